@@ -1,0 +1,330 @@
+/* device.c: the ctorch.device Python type, device-argument parsing, the CPU vtable and the
+ * lookup of a device's vtable (the CUDA one comes from the lazily loaded backend). */
+#include "device.h"
+#include "cuda_loader.h"
+#include "dtype.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    PyObject_HEAD
+    CtDeviceType type;
+    int index; /* -1: no index given ('cuda' or 'cpu') */
+} CtDeviceObject;
+
+static PyTypeObject *CtDeviceObj_Type;
+int ct_cuda_current_device = 0;
+
+/* --- the CPU vtable ------------------------------------------------------------------------ */
+static void *cpu_alloc(size_t nbytes, CtDevice device)
+{
+    /* 64-byte alignment for vector loads; at least one byte so that the pointer is unique. */
+    size_t n = (nbytes + 63) & ~(size_t)63;
+    void *p = NULL;
+    if (n < nbytes || posix_memalign(&p, 64, n ? n : 64) != 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "[enforce fail at alloc_cpu.cpp] . DefaultCPUAllocator: can't allocate memory: you tried to "
+                     "allocate %zu bytes.",
+                     nbytes);
+        return NULL;
+    }
+    return p;
+}
+static void cpu_free(void *ptr, size_t nbytes, CtDevice device) { free(ptr); }
+static int cpu_copy(void *dst, const void *src, size_t nbytes, CtDevice device)
+{
+    if (nbytes) {
+        memmove(dst, src, nbytes);
+    }
+    return 0;
+}
+static int cpu_memset(void *dst, int value, size_t nbytes, CtDevice device)
+{
+    memset(dst, value, nbytes);
+    return 0;
+}
+
+
+const CtDeviceOps ct_cpu_ops = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_h2d = cpu_copy,
+    .copy_d2h = cpu_copy,
+    .copy_d2d = cpu_copy,
+    .memset = cpu_memset,
+};
+
+const CtDeviceOps *ct_device_ops(CtDevice d)
+{
+    if (d.type == CT_DEV_CPU) {
+        return &ct_cpu_ops;
+    }
+    return ct_cuda_get_ops(d.index);
+}
+
+/* --- parsing ------------------------------------------------------------------------------- */
+void ct_device_str(CtDevice d, char *buf, size_t n)
+{
+    if (d.type == CT_DEV_CPU) {
+        snprintf(buf, n, "cpu");
+    } else if (d.index < 0) {
+        snprintf(buf, n, "cuda");
+    } else {
+        snprintf(buf, n, "cuda:%d", d.index);
+    }
+}
+
+/* Parses "cpu", "cuda", "cuda:N" into type and index (-1 when absent). */
+static int parse_device_string(const char *s, CtDeviceType *type, int *index)
+{
+    const char *colon = strchr(s, ':');
+    size_t tlen = colon ? (size_t)(colon - s) : strlen(s);
+    if (tlen == 3 && strncmp(s, "cpu", 3) == 0) {
+        *type = CT_DEV_CPU;
+    } else if (tlen == 4 && strncmp(s, "cuda", 4) == 0) {
+        *type = CT_DEV_CUDA;
+    } else {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected one of cpu, cuda device type at start of device string: %s", s);
+        return -1;
+    }
+    *index = -1;
+    if (colon) {
+        const char *p = colon + 1;
+        if (*p == '\0' || strlen(p) > 9) {
+            PyErr_Format(PyExc_RuntimeError, "Invalid device string: '%s'", s);
+            return -1;
+        }
+        for (const char *q = p; *q; q++) {
+            if (*q < '0' || *q > '9') {
+                PyErr_Format(PyExc_RuntimeError, "Invalid device string: '%s'", s);
+                return -1;
+            }
+        }
+        if (p[0] == '0' && p[1] != '\0') {
+            PyErr_Format(PyExc_RuntimeError, "Invalid device string: '%s'", s);
+            return -1;
+        }
+        *index = atoi(p);
+    }
+    if (*type == CT_DEV_CPU && *index > 0) {
+        PyErr_Format(PyExc_RuntimeError, "CPU device index must be -1 or zero, got %d", *index);
+        return -1;
+    }
+    if (*type == CT_DEV_CPU) {
+        *index = -1;
+    }
+    return 0;
+}
+
+static PyObject *device_new_object(CtDeviceType type, int index)
+{
+    CtDeviceObject *o = PyObject_New(CtDeviceObject, CtDeviceObj_Type);
+    if (o == NULL) {
+        return NULL;
+    }
+    o->type = type;
+    o->index = index;
+    return (PyObject *)o;
+}
+
+PyObject *ct_device_object(CtDevice d) { return device_new_object(d.type, d.index); }
+
+int ct_device_from_object(PyObject *obj, CtDevice *out)
+{
+    CtDeviceType type;
+    int index;
+    if (Py_IS_TYPE(obj, CtDeviceObj_Type)) {
+        type = ((CtDeviceObject *)obj)->type;
+        index = ((CtDeviceObject *)obj)->index;
+    } else if (PyUnicode_Check(obj)) {
+        const char *s = PyUnicode_AsUTF8(obj);
+        if (s == NULL || parse_device_string(s, &type, &index) < 0) {
+            return -1;
+        }
+    } else if (PyLong_Check(obj) && !PyBool_Check(obj)) {
+        long v = PyLong_AsLong(obj);
+        if (v == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (v < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "Device index must not be negative");
+            return -1;
+        }
+        type = CT_DEV_CUDA;
+        index = (int)v;
+    } else {
+        PyErr_Format(PyExc_TypeError, "Expected a torch.device, a string or an int for device, but got %s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (type == CT_DEV_CUDA && index < 0) {
+        index = ct_cuda_current_device;
+    }
+    out->type = type;
+    out->index = type == CT_DEV_CPU ? -1 : index;
+    return 0;
+}
+
+int ct_device_converter(PyObject *obj, void *out)
+{
+    if (obj == Py_None) {
+        return 1;
+    }
+    return ct_device_from_object(obj, (CtDevice *)out) == 0 ? 1 : 0;
+}
+
+/* --- the ctorch.device type ---------------------------------------------------------------- */
+static PyObject *device_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"type", "index", NULL};
+    PyObject *spec, *index_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:device", kwlist, &spec, &index_obj)) {
+        return NULL;
+    }
+    if (Py_IS_TYPE(spec, CtDeviceObj_Type) && index_obj == Py_None) {
+        return Py_NewRef(spec);
+    }
+    CtDeviceType dtype;
+    int index = -1;
+    if (PyUnicode_Check(spec)) {
+        const char *s = PyUnicode_AsUTF8(spec);
+        if (s == NULL || parse_device_string(s, &dtype, &index) < 0) {
+            return NULL;
+        }
+        if (index_obj != Py_None) {
+            if (strchr(s, ':') != NULL) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "type (string) must not include an index because index was passed explicitly: %s", s);
+                return NULL;
+            }
+            long v = PyLong_AsLong(index_obj);
+            if (v == -1 && PyErr_Occurred()) {
+                return NULL;
+            }
+            if (v < 0) {
+                PyErr_SetString(PyExc_RuntimeError, "Device index must not be negative");
+                return NULL;
+            }
+            if (dtype == CT_DEV_CPU && v != 0) {
+                PyErr_Format(PyExc_RuntimeError, "CPU device index must be -1 or zero, got %ld", v);
+                return NULL;
+            }
+            index = dtype == CT_DEV_CPU ? -1 : (int)v;
+        }
+    } else if (PyLong_Check(spec) && index_obj == Py_None) {
+        long v = PyLong_AsLong(spec);
+        if (v == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (v < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "Device index must not be negative");
+            return NULL;
+        }
+        dtype = CT_DEV_CUDA;
+        index = (int)v;
+    } else {
+        PyErr_Format(PyExc_TypeError, "device() received an invalid combination of arguments - got (%s)",
+                     Py_TYPE(spec)->tp_name);
+        return NULL;
+    }
+    return device_new_object(dtype, index);
+}
+
+static PyObject *device_repr(PyObject *self)
+{
+    CtDeviceObject *d = (CtDeviceObject *)self;
+    const char *t = d->type == CT_DEV_CPU ? "cpu" : "cuda";
+    if (d->index < 0) {
+        return PyUnicode_FromFormat("device(type='%s')", t);
+    }
+    return PyUnicode_FromFormat("device(type='%s', index=%d)", t, d->index);
+}
+
+static PyObject *device_str(PyObject *self)
+{
+    char buf[32];
+    CtDevice d = {((CtDeviceObject *)self)->type, ((CtDeviceObject *)self)->index};
+    ct_device_str(d, buf, sizeof(buf));
+    return PyUnicode_FromString(buf);
+}
+
+static PyObject *device_get_type(PyObject *self, void *closure)
+{
+    return PyUnicode_FromString(((CtDeviceObject *)self)->type == CT_DEV_CPU ? "cpu" : "cuda");
+}
+
+static PyObject *device_get_index(PyObject *self, void *closure)
+{
+    int i = ((CtDeviceObject *)self)->index;
+    if (i < 0) {
+        Py_RETURN_NONE;
+    }
+    return PyLong_FromLong(i);
+}
+
+static PyObject *device_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if (!Py_IS_TYPE(b, CtDeviceObj_Type) || (op != Py_EQ && op != Py_NE)) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    CtDeviceObject *x = (CtDeviceObject *)a, *y = (CtDeviceObject *)b;
+    int eq = x->type == y->type && x->index == y->index;
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t device_hash(PyObject *self)
+{
+    CtDeviceObject *d = (CtDeviceObject *)self;
+    Py_hash_t h = (Py_hash_t)d->type * 1000003 + d->index + 2;
+    return h == -1 ? -2 : h;
+}
+
+static PyObject *device_reduce(PyObject *self, PyObject *unused)
+{
+    CtDeviceObject *d = (CtDeviceObject *)self;
+    PyObject *t = device_get_type(self, NULL);
+    if (t == NULL) {
+        return NULL;
+    }
+    PyObject *r = d->index < 0 ? Py_BuildValue("(O(N))", Py_TYPE(self), t)
+                               : Py_BuildValue("(O(Ni))", Py_TYPE(self), t, d->index);
+    return r;
+}
+
+static PyGetSetDef device_getset[] = {
+    {"type", device_get_type, NULL, "device type: 'cpu' or 'cuda'", NULL},
+    {"index", device_get_index, NULL, "device index or None", NULL},
+    {NULL},
+};
+
+static PyMethodDef device_methods[] = {
+    {"__reduce__", device_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyType_Slot device_slots[] = {
+    {Py_tp_new, device_tp_new},
+    {Py_tp_repr, device_repr},
+    {Py_tp_str, device_str},
+    {Py_tp_hash, device_hash},
+    {Py_tp_richcompare, device_richcompare},
+    {Py_tp_getset, device_getset},
+    {Py_tp_methods, device_methods},
+    {Py_tp_doc, "device(type, index=None): where a tensor's memory lives ('cpu' or 'cuda:N')."},
+    {0, NULL},
+};
+
+static PyType_Spec device_spec = {
+    "ctorch.device", sizeof(CtDeviceObject), 0, Py_TPFLAGS_DEFAULT, device_slots,
+};
+
+int ct_device_init(PyObject *module)
+{
+    CtDeviceObj_Type = (PyTypeObject *)PyType_FromSpec(&device_spec);
+    if (CtDeviceObj_Type == NULL) {
+        return -1;
+    }
+    return PyModule_AddObjectRef(module, "device", (PyObject *)CtDeviceObj_Type);
+}

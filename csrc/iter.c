@@ -1,0 +1,199 @@
+/* iter.c: broadcasting, dim reordering and coalescing for elementwise ops, and the CPU
+ * walker that feeds inner loops (split across threads for large tensors). */
+#include "iter.h"
+#include "parallel.h"
+#include "tensor.h"
+#include <string.h>
+
+int ct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int64_t *out)
+{
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int ia = na - n + i, ib = nb - n + i;
+        int64_t sa = ia >= 0 ? a[ia] : 1;
+        int64_t sb = ib >= 0 ? b[ib] : 1;
+        if (sa == sb || sb == 1) {
+            out[i] = sa;
+        } else if (sa == 1) {
+            out[i] = sb;
+        } else {
+            PyErr_Format(PyExc_RuntimeError,
+                         "The size of tensor a (%lld) must match the size of tensor b (%lld) at non-singleton "
+                         "dimension %d",
+                         (long long)sa, (long long)sb, i);
+            return -1;
+        }
+    }
+    return n;
+}
+
+int ct_iter_init(CtIter *it, int nops, CtTensorObject *const *ops)
+{
+    const CtTensorObject *out = ops[0];
+    int nd = out->ndim;
+    memset(it, 0, sizeof(*it));
+    it->nops = nops;
+    it->numel = ct_numel(out);
+    /* Gather strides in bytes, innermost dim first, broadcast dims get stride 0. */
+    for (int op = 0; op < nops; op++) {
+        const CtTensorObject *t = ops[op];
+        int64_t isz = (int64_t)ct_itemsize(t);
+        it->data[op] = ct_data(t);
+        it->dtypes[op] = t->dtype;
+        if (t->ndim > nd) {
+            PyErr_Format(PyExc_RuntimeError, "output with %d dims doesn't match the broadcast of %d dims", nd,
+                         t->ndim);
+            return -1;
+        }
+        for (int d = 0; d < nd; d++) {
+            int td = t->ndim - nd + d; /* dim of t aligned with out's dim d */
+            int64_t size = td >= 0 ? t->sizes[td] : 1;
+            int64_t stride = td >= 0 ? t->strides[td] * isz : 0;
+            if (size != out->sizes[d]) {
+                if (size != 1) {
+                    PyErr_Format(PyExc_RuntimeError,
+                                 "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
+                                 "non-singleton dimension %d",
+                                 (long long)out->sizes[d], (long long)size, d);
+                    return -1;
+                }
+                stride = 0;
+            }
+            it->strides[nd - 1 - d][op] = stride;
+        }
+    }
+    for (int d = 0; d < nd; d++) {
+        it->shape[nd - 1 - d] = out->sizes[d];
+    }
+    it->ndim = nd;
+    if (it->numel == 0) {
+        it->ndim = 1;
+        it->shape[0] = 0;
+        return 0;
+    }
+    /* Reorder dims so that the output's smallest stride is innermost (insertion sort, stable;
+     * ties broken by the inputs). Makes in-place ops on transposed tensors walk memory in order. */
+    for (int i = 1; i < nd; i++) {
+        for (int j = i; j > 0; j--) {
+            int swap = 0;
+            for (int op = 0; op < nops; op++) {
+                int64_t s0 = it->strides[j - 1][op], s1 = it->strides[j][op];
+                if (s0 < 0) s0 = -s0;
+                if (s1 < 0) s1 = -s1;
+                if (s0 == 0 || s1 == 0 || s0 == s1) {
+                    continue;
+                }
+                swap = s0 > s1;
+                break;
+            }
+            if (!swap) {
+                break;
+            }
+            int64_t tmp = it->shape[j];
+            it->shape[j] = it->shape[j - 1];
+            it->shape[j - 1] = tmp;
+            for (int op = 0; op < nops; op++) {
+                int64_t ts = it->strides[j][op];
+                it->strides[j][op] = it->strides[j - 1][op];
+                it->strides[j - 1][op] = ts;
+            }
+        }
+    }
+    /* Coalesce: drop size-1 dims and merge dim d into the previous one when contiguous. */
+    int k = 0;
+    for (int d = 0; d < nd; d++) {
+        if (it->shape[d] == 1) {
+            continue;
+        }
+        if (k > 0) {
+            int mergeable = 1;
+            for (int op = 0; op < nops; op++) {
+                if (it->strides[d][op] != it->shape[k - 1] * it->strides[k - 1][op]) {
+                    mergeable = 0;
+                    break;
+                }
+            }
+            if (mergeable) {
+                it->shape[k - 1] *= it->shape[d];
+                continue;
+            }
+        }
+        it->shape[k] = it->shape[d];
+        memmove(it->strides[k], it->strides[d], sizeof(it->strides[d]));
+        k++;
+    }
+    if (k == 0) { /* a single element */
+        k = 1;
+        it->shape[0] = 1;
+        memset(it->strides[0], 0, sizeof(it->strides[0]));
+    }
+    it->ndim = k;
+    return 0;
+}
+
+typedef struct {
+    const CtIter *it;
+    CtInnerLoop loop;
+    void *ctx;
+} RunCtx;
+
+/* Walks the linear range [begin, end) of the iteration space. */
+static void run_range(int64_t begin, int64_t end, void *arg)
+{
+    const RunCtx *rc = (const RunCtx *)arg;
+    const CtIter *it = rc->it;
+    int nd = it->ndim, nops = it->nops;
+    int64_t idx[CT_MAX_DIMS];
+    char *ptr[CT_MAX_OPERANDS];
+    int64_t rem = begin;
+    for (int op = 0; op < nops; op++) {
+        ptr[op] = it->data[op];
+    }
+    for (int d = 0; d < nd; d++) {
+        idx[d] = rem % it->shape[d];
+        rem /= it->shape[d];
+        for (int op = 0; op < nops; op++) {
+            ptr[op] += idx[d] * it->strides[d][op];
+        }
+    }
+    int64_t pos = begin;
+    while (pos < end) {
+        int64_t n = it->shape[0] - idx[0];
+        if (n > end - pos) {
+            n = end - pos;
+        }
+        rc->loop(ptr, it->strides[0], n, rc->ctx);
+        pos += n;
+        if (pos >= end) {
+            break;
+        }
+        /* advance: the inner dim ended, carry into the outer dims */
+        for (int op = 0; op < nops; op++) {
+            ptr[op] -= idx[0] * it->strides[0][op];
+        }
+        idx[0] = 0;
+        for (int d = 1; d < nd; d++) {
+            idx[d]++;
+            for (int op = 0; op < nops; op++) {
+                ptr[op] += it->strides[d][op];
+            }
+            if (idx[d] < it->shape[d]) {
+                break;
+            }
+            for (int op = 0; op < nops; op++) {
+                ptr[op] -= idx[d] * it->strides[d][op];
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+void ct_iter_cpu_run(const CtIter *it, CtInnerLoop loop, void *ctx)
+{
+    if (it->numel == 0) {
+        return;
+    }
+    RunCtx rc = {it, loop, ctx};
+    /* Below ~64K elements a second thread costs more than it saves. */
+    ct_parallel_for(it->numel, 65536, run_range, &rc);
+}

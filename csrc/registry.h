@@ -1,0 +1,28 @@
+/* registry.h: how op families plug into the Tensor type and the _C module.
+ *
+ * Each family (one .c file) exports NULL-terminated tables; tensor.c adds the methods and
+ * slots to ctorch.Tensor and module.c adds the functions to ctorch._C. A family adds a row
+ * to CT_FAMILY_LIST and defines the three tables (any may be just the terminator). */
+#ifndef CTORCH_REGISTRY_H
+#define CTORCH_REGISTRY_H
+
+#include "ctorch.h"
+
+#define CT_FAMILY_LIST(X) \
+    X(core)               \
+    X(views)              \
+    X(elementwise)        \
+    X(reduce)             \
+    X(index)              \
+    X(linalg)             \
+    X(creation)           \
+    X(interop)
+
+#define CT_FAMILY_DECLARE(name)                       \
+    extern PyMethodDef ct_##name##_tensor_methods[];  \
+    extern PyMethodDef ct_##name##_module_methods[];  \
+    extern PyType_Slot ct_##name##_tensor_slots[];
+CT_FAMILY_LIST(CT_FAMILY_DECLARE)
+#undef CT_FAMILY_DECLARE
+
+#endif /* CTORCH_REGISTRY_H */

@@ -1,0 +1,19 @@
+/* storage.h: CtStorage, the one owner of tensor memory. */
+#ifndef CTORCH_STORAGE_H
+#define CTORCH_STORAGE_H
+
+#include "ctorch.h"
+
+extern PyTypeObject *CtStorage_Type;
+
+/* A new storage of nbytes on device (uninitialised). NULL with an exception on failure
+ * (RuntimeError for impossible sizes, OutOfMemoryError on CUDA). */
+CtStorageObject *ct_storage_new(size_t nbytes, CtDevice device);
+/* A storage over memory that owner keeps alive (steals nothing; takes a new reference). */
+CtStorageObject *ct_storage_wrap(void *data, size_t nbytes, CtDevice device, PyObject *owner);
+/* Number of live storages (for the leak tests). */
+extern Py_ssize_t ct_live_storages;
+
+int ct_storage_init(PyObject *module);
+
+#endif /* CTORCH_STORAGE_H */

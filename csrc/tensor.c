@@ -1,0 +1,935 @@
+/* tensor.c: the ctorch.Tensor type: construction, lifetime, attributes and the methods that
+ * only read or convert metadata (size, stride, to, clone, item, ...). Op families add their
+ * methods and slots through registry.h. */
+#include "tensor.h"
+#include "args.h"
+#include "device.h"
+#include "registry.h"
+#include "storage.h"
+#include "views.h"
+#include <string.h>
+#include <structmember.h>
+
+PyTypeObject *CtTensor_Type;
+static PyObject *size_class; /* ctorch.Size, set by the Python package */
+
+/* --- construction -------------------------------------------------------------------------- */
+CtTensorObject *ct_tensor_new(CtStorageObject *storage, int64_t offset, int ndim, const int64_t *sizes,
+                              const int64_t *strides, CtDType dtype)
+{
+    if (ndim > CT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions, got %d", CT_MAX_DIMS, ndim);
+        return NULL;
+    }
+    CtTensorObject *t = PyObject_GC_New(CtTensorObject, CtTensor_Type);
+    if (t == NULL) {
+        return NULL;
+    }
+    t->storage = (CtStorageObject *)Py_NewRef(storage);
+    t->offset = offset;
+    t->ndim = ndim;
+    t->dtype = dtype;
+    if (ndim > 0) {
+        memcpy(t->sizes, sizes, sizeof(int64_t) * ndim);
+        memcpy(t->strides, strides, sizeof(int64_t) * ndim);
+    }
+    t->requires_grad = false;
+    t->retains_grad = false;
+    t->output_nr = 0;
+    t->grad = NULL;
+    t->grad_fn = NULL;
+    t->hooks = NULL;
+    t->weakreflist = NULL;
+    PyObject_GC_Track(t);
+    return t;
+}
+
+int64_t ct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
+{
+    int64_t n = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = n;
+        n *= sizes[i] > 0 ? sizes[i] : 1;
+    }
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] == 0) {
+            return 0;
+        }
+    }
+    return n;
+}
+
+CtTensorObject *ct_empty(int ndim, const int64_t *sizes, CtDType dtype, CtDevice device)
+{
+    int64_t strides[CT_MAX_DIMS];
+    if (ndim > CT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions, got %d", CT_MAX_DIMS, ndim);
+        return NULL;
+    }
+    /* Reject negative sizes and element counts whose byte size overflows. */
+    uint64_t numel = 1;
+    size_t isz = ct_dtype_info[dtype].itemsize;
+    int overflow = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0) {
+            char buf[256];
+            ct_format_sizes(buf, sizeof(buf), ndim, sizes);
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+                         (long long)sizes[i], buf);
+            return NULL;
+        }
+        if (sizes[i] != 0 && numel > (uint64_t)INT64_MAX / (uint64_t)sizes[i]) {
+            overflow = 1;
+        }
+        numel *= (uint64_t)sizes[i];
+    }
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] == 0) {
+            overflow = 0;
+        }
+    }
+    if (overflow || numel > (uint64_t)INT64_MAX / isz) {
+        char buf[256];
+        ct_format_sizes(buf, sizeof(buf), ndim, sizes);
+        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s", buf);
+        return NULL;
+    }
+    ct_contiguous_strides(ndim, sizes, strides);
+    CtStorageObject *s = ct_storage_new((size_t)numel * isz, device);
+    if (s == NULL) {
+        return NULL;
+    }
+    CtTensorObject *t = ct_tensor_new(s, 0, ndim, sizes, strides, dtype);
+    Py_DECREF(s);
+    return t;
+}
+
+CtTensorObject *ct_empty_like(const CtTensorObject *t, CtDType dtype)
+{
+    return ct_empty(t->ndim, t->sizes, dtype, ct_device_of(t));
+}
+
+CtTensorObject *ct_view_of(const CtTensorObject *base, int ndim, const int64_t *sizes, const int64_t *strides,
+                           int64_t offset)
+{
+    return ct_tensor_new(base->storage, offset, ndim, sizes, strides, base->dtype);
+}
+
+/* --- metadata helpers ------------------------------------------------------------------------ */
+bool ct_is_contiguous(const CtTensorObject *t)
+{
+    int64_t expected = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->sizes[i] == 0) {
+            return true;
+        }
+        if (t->sizes[i] != 1 && t->strides[i] != expected) {
+            return false;
+        }
+        expected *= t->sizes[i];
+    }
+    return true;
+}
+
+int ct_wrap_dim(int64_t dim, int ndim, int *out)
+{
+    int n = ndim > 0 ? ndim : 1; /* a 0-d tensor accepts dim 0 and -1 */
+    if (dim < -n || dim >= n) {
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %lld)",
+                     -n, n - 1, (long long)dim);
+        return -1;
+    }
+    *out = (int)(dim < 0 ? dim + n : dim);
+    return 0;
+}
+
+void ct_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes)
+{
+    size_t pos = 0;
+    pos += snprintf(buf + pos, n - pos, "[");
+    for (int i = 0; i < ndim && pos < n; i++) {
+        pos += snprintf(buf + pos, n - pos, i ? ", %lld" : "%lld", (long long)sizes[i]);
+    }
+    if (pos < n) {
+        snprintf(buf + pos, n - pos, "]");
+    }
+}
+
+static int parse_one_size(PyObject *item, int64_t *out, bool allow_minus_one, int pos, const char *what)
+{
+    if (PyFloat_Check(item) || !PyIndex_Check(item)) {
+        PyErr_Format(PyExc_TypeError, "%s must be tuple of ints, but found element of type %s at pos %d", what,
+                     Py_TYPE(item)->tp_name, pos);
+        return -1;
+    }
+    int overflow = 0;
+    PyObject *idx = PyNumber_Index(item);
+    if (idx == NULL) {
+        return -1;
+    }
+    long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+    Py_DECREF(idx);
+    if (overflow) {
+        PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+        return -1;
+    }
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int ct_parse_size_seq(PyObject *seq, int64_t *sizes, bool allow_minus_one)
+{
+    PyObject *fast = PySequence_Fast(seq, "size must be a tuple of ints");
+    if (fast == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n > CT_MAX_DIMS) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions, got %zd", CT_MAX_DIMS, n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (parse_one_size(PySequence_Fast_GET_ITEM(fast, i), &sizes[i], allow_minus_one, (int)i, "size") < 0) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return (int)n;
+}
+
+int ct_parse_sizes(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes, bool allow_minus_one)
+{
+    if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
+        return ct_parse_size_seq(args[0], sizes, allow_minus_one);
+    }
+    if (nargs > CT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions, got %zd", CT_MAX_DIMS, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        if (parse_one_size(args[i], &sizes[i], allow_minus_one, (int)i, "size") < 0) {
+            return -1;
+        }
+    }
+    return (int)nargs;
+}
+
+PyObject *ct_size_object(int ndim, const int64_t *sizes)
+{
+    PyObject *tuple = PyTuple_New(ndim);
+    if (tuple == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < ndim; i++) {
+        PyObject *v = PyLong_FromLongLong(sizes[i]);
+        if (v == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, i, v);
+    }
+    if (size_class == NULL) {
+        return tuple;
+    }
+    PyObject *r = PyObject_CallOneArg(size_class, tuple);
+    Py_DECREF(tuple);
+    return r;
+}
+
+int ct_check_same_device(int n, CtTensorObject *const *ts, bool allow_cpu_scalars, CtDevice *out)
+{
+    /* The first non-scalar tensor decides; 0-d CPU tensors follow any device. */
+    int first = -1;
+    for (int i = 0; i < n; i++) {
+        if (ts[i] == NULL) {
+            continue;
+        }
+        if (allow_cpu_scalars && ts[i]->ndim == 0 && ct_device_of(ts[i]).type == CT_DEV_CPU) {
+            continue;
+        }
+        if (first < 0) {
+            first = i;
+            continue;
+        }
+        CtDevice a = ct_device_of(ts[first]), b = ct_device_of(ts[i]);
+        if (!ct_device_equal(a, b)) {
+            char sa[32], sb[32];
+            ct_device_str(a, sa, sizeof(sa));
+            ct_device_str(b, sb, sizeof(sb));
+            if (a.type == CT_DEV_CPU) { /* PyTorch names the CUDA device first */
+                PyErr_Format(PyExc_RuntimeError,
+                             "Expected all tensors to be on the same device, but found at least two devices, %s "
+                             "and %s!",
+                             sb, sa);
+            } else {
+                PyErr_Format(PyExc_RuntimeError,
+                             "Expected all tensors to be on the same device, but found at least two devices, %s "
+                             "and %s!",
+                             sa, sb);
+            }
+            return -1;
+        }
+    }
+    if (first < 0) {
+        for (int i = 0; i < n; i++) {
+            if (ts[i] != NULL) {
+                first = i;
+                break;
+            }
+        }
+    }
+    *out = first >= 0 ? ct_device_of(ts[first]) : ct_cpu();
+    return 0;
+}
+
+CtTensorObject *ct_scalar_tensor(const CtScalar *s, CtDType dtype, CtDevice device)
+{
+    CtTensorObject *t = ct_empty(0, NULL, dtype, ct_cpu());
+    if (t == NULL) {
+        return NULL;
+    }
+    char *p = ct_data(t);
+    switch (dtype) {
+#define CT_STORE_SCALAR(NAME, ctype, acctype, ...)                                     \
+    case CT_##NAME:                                                                    \
+        if (s->kind == CT_KIND_FLOAT) {                                                \
+            CT_STORE_##NAME(p, (acctype)s->v.d);                                       \
+        } else if (s->kind == CT_KIND_INT) {                                           \
+            CT_STORE_##NAME(p, (acctype)s->v.i);                                       \
+        } else {                                                                       \
+            CT_STORE_##NAME(p, (acctype)s->v.b);                                       \
+        }                                                                              \
+        break;
+        CT_DTYPE_LIST(CT_STORE_SCALAR)
+#undef CT_STORE_SCALAR
+    default:
+        break;
+    }
+    if (device.type != CT_DEV_CPU) {
+        CtTensorObject *moved = ct_to(t, dtype, device, false);
+        Py_DECREF(t);
+        return moved;
+    }
+    return t;
+}
+
+CtTensorObject *ct_as_tensor_arg(PyObject *obj, CtDevice device, bool *is_wrapped_number)
+{
+    if (CtTensor_Check(obj)) {
+        *is_wrapped_number = false;
+        return (CtTensorObject *)Py_NewRef(obj);
+    }
+    CtScalar s;
+    if (ct_scalar_from_object(obj, &s) < 0) {
+        return NULL;
+    }
+    *is_wrapped_number = true;
+    return ct_scalar_tensor(&s, ct_scalar_dtype(&s), device);
+}
+
+/* Reads the single element of t (any device) as a scalar. */
+int ct_item(CtTensorObject *t, CtScalar *out)
+{
+    int64_t n = ct_numel(t);
+    if (n != 1) {
+        PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar", (long long)n);
+        return -1;
+    }
+    union {
+        double d;
+        int64_t i;
+        char bytes[16];
+    } buf;
+    const CtDeviceOps *ops = ct_device_ops(ct_device_of(t));
+    if (ops == NULL || ops->copy_d2h(buf.bytes, ct_data(t), ct_itemsize(t), ct_device_of(t)) < 0) {
+        return -1;
+    }
+    switch (t->dtype) {
+#define CT_ITEM_CASE(NAME, ctype, acctype, pyname, npy, dlc, dlb, KIND) \
+    case CT_##NAME:                                                       \
+        out->kind = KIND;                                                 \
+        if (KIND == CT_KIND_FLOAT) {                                      \
+            out->v.d = (double)CT_LOAD_##NAME(buf.bytes);                 \
+        } else if (KIND == CT_KIND_INT) {                                 \
+            out->v.i = (int64_t)CT_LOAD_##NAME(buf.bytes);                \
+        } else {                                                          \
+            out->v.b = (bool)CT_LOAD_##NAME(buf.bytes);                   \
+        }                                                                 \
+        break;
+        CT_DTYPE_LIST(CT_ITEM_CASE)
+#undef CT_ITEM_CASE
+    default:
+        break;
+    }
+    return 0;
+}
+
+static PyObject *scalar_to_python(const CtScalar *s)
+{
+    if (s->kind == CT_KIND_FLOAT) {
+        return PyFloat_FromDouble(s->v.d);
+    }
+    if (s->kind == CT_KIND_INT) {
+        return PyLong_FromLongLong(s->v.i);
+    }
+    return PyBool_FromLong(s->v.b);
+}
+
+CtTensorObject *ct_contiguous(CtTensorObject *t)
+{
+    if (ct_is_contiguous(t)) {
+        return (CtTensorObject *)Py_NewRef(t);
+    }
+    return ct_to(t, t->dtype, ct_device_of(t), true);
+}
+
+CtTensorObject *ct_to(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy)
+{
+    if (!copy && dtype == t->dtype && ct_device_equal(device, ct_device_of(t))) {
+        return (CtTensorObject *)Py_NewRef(t);
+    }
+    CtTensorObject *out = ct_empty(t->ndim, t->sizes, dtype, device);
+    if (out == NULL) {
+        return NULL;
+    }
+    if (ct_copy_(out, t) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* --- type slots ------------------------------------------------------------------------------ */
+static int tensor_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    CtTensorObject *t = (CtTensorObject *)self;
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(t->grad);
+    Py_VISIT(t->grad_fn);
+    Py_VISIT(t->hooks);
+    return 0;
+}
+
+static int tensor_clear(PyObject *self)
+{
+    CtTensorObject *t = (CtTensorObject *)self;
+    Py_CLEAR(t->grad);
+    Py_CLEAR(t->grad_fn);
+    Py_CLEAR(t->hooks);
+    return 0;
+}
+
+static void tensor_dealloc(PyObject *self)
+{
+    CtTensorObject *t = (CtTensorObject *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (t->weakreflist != NULL) {
+        PyObject_ClearWeakRefs(self);
+    }
+    tensor_clear(self);
+    Py_CLEAR(t->storage);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+/* Tensor(*sizes) / Tensor(sequence): the legacy constructor, float32 by default. */
+static PyObject *tensor_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n == 1 && !PyLong_Check(PyTuple_GET_ITEM(args, 0))) {
+        PyObject *fn = PyObject_GetAttrString(PyImport_AddModule("ctorch._C"), "tensor");
+        if (fn == NULL) {
+            return NULL;
+        }
+        PyObject *kw = Py_BuildValue("{sO}", "dtype", ct_dtype_object(ct_default_float_dtype));
+        PyObject *r = kw ? PyObject_Call(fn, args, kw) : NULL;
+        Py_XDECREF(kw);
+        Py_DECREF(fn);
+        return r;
+    }
+    int64_t sizes[CT_MAX_DIMS];
+    int nd = ct_parse_sizes(&PyTuple_GET_ITEM(args, 0), n, sizes, false);
+    if (nd < 0) {
+        return NULL;
+    }
+    if (n == 0) {
+        int64_t zero = 0;
+        return (PyObject *)ct_empty(1, &zero, ct_default_float_dtype, ct_cpu());
+    }
+    return (PyObject *)ct_empty(nd, sizes, ct_default_float_dtype, ct_cpu());
+}
+
+/* --- attributes -------------------------------------------------------------------------------- */
+static PyObject *tensor_get_shape(PyObject *self, void *c)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    return ct_size_object(t->ndim, t->sizes);
+}
+static PyObject *tensor_get_dtype(PyObject *self, void *c) { return Py_NewRef(ct_dtype_object(CT_TENSOR(self)->dtype)); }
+static PyObject *tensor_get_device(PyObject *self, void *c) { return ct_device_object(ct_device_of(CT_TENSOR(self))); }
+static PyObject *tensor_get_ndim(PyObject *self, void *c) { return PyLong_FromLong(CT_TENSOR(self)->ndim); }
+static PyObject *tensor_get_is_cuda(PyObject *self, void *c)
+{
+    return PyBool_FromLong(ct_device_of(CT_TENSOR(self)).type == CT_DEV_CUDA);
+}
+static PyObject *tensor_get_is_cpu(PyObject *self, void *c)
+{
+    return PyBool_FromLong(ct_device_of(CT_TENSOR(self)).type == CT_DEV_CPU);
+}
+static PyObject *tensor_get_itemsize(PyObject *self, void *c) { return PyLong_FromSize_t(ct_itemsize(CT_TENSOR(self))); }
+static PyObject *tensor_get_nbytes(PyObject *self, void *c)
+{
+    return PyLong_FromLongLong(ct_numel(CT_TENSOR(self)) * (int64_t)ct_itemsize(CT_TENSOR(self)));
+}
+
+/* .data: a detached alias sharing storage; assigning replaces this tensor's storage/metadata. */
+static CtTensorObject *detach_alias(CtTensorObject *t)
+{
+    return ct_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
+}
+static PyObject *tensor_get_data(PyObject *self, void *c) { return (PyObject *)detach_alias(CT_TENSOR(self)); }
+static int tensor_set_data(PyObject *self, PyObject *value, void *c)
+{
+    if (value == NULL || !CtTensor_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "Tensor.data must be a Tensor");
+        return -1;
+    }
+    CtTensorObject *t = CT_TENSOR(self), *v = CT_TENSOR(value);
+    Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(v->storage));
+    t->offset = v->offset;
+    t->ndim = v->ndim;
+    t->dtype = v->dtype;
+    memcpy(t->sizes, v->sizes, sizeof(t->sizes));
+    memcpy(t->strides, v->strides, sizeof(t->strides));
+    return 0;
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"shape", tensor_get_shape, NULL, "the size of the tensor as a ctorch.Size", NULL},
+    {"dtype", tensor_get_dtype, NULL, "the element type", NULL},
+    {"device", tensor_get_device, NULL, "the device holding the data", NULL},
+    {"ndim", tensor_get_ndim, NULL, "number of dimensions", NULL},
+    {"is_cuda", tensor_get_is_cuda, NULL, "True if the tensor is on a CUDA device", NULL},
+    {"is_cpu", tensor_get_is_cpu, NULL, "True if the tensor is on the CPU", NULL},
+    {"itemsize", tensor_get_itemsize, NULL, "bytes per element", NULL},
+    {"nbytes", tensor_get_nbytes, NULL, "bytes of the elements viewed", NULL},
+    {"data", tensor_get_data, tensor_set_data, "the tensor without autograd history", NULL},
+    {"T", ct_views_get_T, NULL, "all dims reversed", NULL},
+    {"mT", ct_views_get_mT, NULL, "the last two dims swapped", NULL},
+    {NULL},
+};
+
+/* --- methods ------------------------------------------------------------------------------------ */
+static PyObject *optional_dim_of(CtTensorObject *t, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                                 const char *fname, const int64_t *values)
+{
+    static const char *const names[] = {"dim", NULL};
+    PyObject *dim_obj;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 0, &dim_obj) < 0) {
+        return NULL;
+    }
+    if (dim_obj == NULL || dim_obj == Py_None) {
+        if (values == t->sizes) {
+            return ct_size_object(t->ndim, t->sizes);
+        }
+        PyObject *tuple = PyTuple_New(t->ndim);
+        for (int i = 0; tuple && i < t->ndim; i++) {
+            PyTuple_SET_ITEM(tuple, i, PyLong_FromLongLong(values[i]));
+        }
+        return tuple;
+    }
+    int64_t d = 0;
+    int dim;
+    if (ct_arg_int64(dim_obj, &d) < 0 || ct_wrap_dim(d, t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    if (t->ndim == 0) {
+        PyErr_SetString(PyExc_IndexError, "dimension specified as 0 but tensor has no dimensions");
+        return NULL;
+    }
+    return PyLong_FromLongLong(values[dim]);
+}
+
+static PyObject *tensor_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return optional_dim_of(CT_TENSOR(self), args, nargs, kwnames, "size", CT_TENSOR(self)->sizes);
+}
+static PyObject *tensor_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return optional_dim_of(CT_TENSOR(self), args, nargs, kwnames, "stride", CT_TENSOR(self)->strides);
+}
+static PyObject *tensor_dim(PyObject *self, PyObject *unused) { return PyLong_FromLong(CT_TENSOR(self)->ndim); }
+static PyObject *tensor_numel(PyObject *self, PyObject *unused) { return PyLong_FromLongLong(ct_numel(CT_TENSOR(self))); }
+static PyObject *tensor_storage_offset(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromLongLong(CT_TENSOR(self)->offset);
+}
+static PyObject *tensor_element_size(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromSize_t(ct_itemsize(CT_TENSOR(self)));
+}
+static PyObject *tensor_data_ptr(PyObject *self, PyObject *unused) { return PyLong_FromVoidPtr(ct_data(CT_TENSOR(self))); }
+static PyObject *tensor_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return PyBool_FromLong(ct_is_contiguous(CT_TENSOR(self)));
+}
+static PyObject *tensor_is_floating_point(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(ct_is_floating(CT_TENSOR(self)->dtype));
+}
+static PyObject *tensor_untyped_storage(PyObject *self, PyObject *unused)
+{
+    return Py_NewRef(CT_TENSOR(self)->storage);
+}
+static PyObject *tensor_get_device_index(PyObject *self, PyObject *unused)
+{
+    CtDevice d = ct_device_of(CT_TENSOR(self));
+    return PyLong_FromLong(d.type == CT_DEV_CPU ? -1 : d.index);
+}
+
+static PyObject *tensor_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return (PyObject *)ct_contiguous(CT_TENSOR(self));
+}
+
+static PyObject *tensor_clone(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    return (PyObject *)ct_to(t, t->dtype, ct_device_of(t), true);
+}
+
+static PyObject *tensor_detach(PyObject *self, PyObject *unused) { return (PyObject *)detach_alias(CT_TENSOR(self)); }
+
+static PyObject *tensor_detach_(PyObject *self, PyObject *unused)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    Py_CLEAR(t->grad_fn);
+    t->requires_grad = false;
+    return Py_NewRef(self);
+}
+
+static PyObject *tensor_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"src", "non_blocking", NULL};
+    PyObject *a[2];
+    if (ct_parse_args("copy_", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    if (!CtTensor_Check(a[0])) {
+        PyErr_Format(PyExc_TypeError, "copy_(): argument 'src' must be Tensor, not %s", Py_TYPE(a[0])->tp_name);
+        return NULL;
+    }
+    if (ct_copy_(CT_TENSOR(self), CT_TENSOR(a[0])) < 0) {
+        return NULL;
+    }
+    ct_bump_version(CT_TENSOR(self));
+    return Py_NewRef(self);
+}
+
+/* to(dtype) / to(device, dtype=None) / to(other) / to(dtype=, device=), with copy= and non_blocking=. */
+static PyObject *tensor_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"a", "b", "*dtype", "*device", "*non_blocking", "*copy", "*memory_format",
+                                        NULL};
+    PyObject *a[7];
+    CtTensorObject *t = CT_TENSOR(self);
+    if (ct_parse_args("to", args, nargs, kwnames, names, 0, a) < 0) {
+        return NULL;
+    }
+    CtDType dtype = t->dtype;
+    CtDevice device = ct_device_of(t);
+    bool copy = false;
+    for (int i = 0; i < 2; i++) {
+        PyObject *p = a[i];
+        if (p == NULL || p == Py_None) {
+            continue;
+        }
+        if (CtTensor_Check(p)) {
+            dtype = CT_TENSOR(p)->dtype;
+            device = ct_device_of(CT_TENSOR(p));
+        } else if (PyUnicode_Check(p) || PyLong_Check(p) || strcmp(Py_TYPE(p)->tp_name, "ctorch.device") == 0) {
+            if (ct_device_from_object(p, &device) < 0) {
+                return NULL;
+            }
+        } else if (ct_dtype_from_object(p, &dtype) < 0) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError,
+                         "to() received an invalid combination of arguments - got (%s), expected a device, dtype "
+                         "or tensor",
+                         Py_TYPE(p)->tp_name);
+            return NULL;
+        }
+    }
+    if (!ct_dtype_converter(a[2] ? a[2] : Py_None, &dtype) || !ct_device_converter(a[3] ? a[3] : Py_None, &device) ||
+        ct_arg_bool(a[5], &copy) < 0) {
+        return NULL;
+    }
+    return (PyObject *)ct_to(t, dtype, device, copy);
+}
+
+static PyObject *convert_dtype(PyObject *self, CtDType d)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    return (PyObject *)ct_to(t, d, ct_device_of(t), false);
+}
+#define CT_DTYPE_METHOD(pyname, d) \
+    static PyObject *tensor_##pyname(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *k) \
+    {                                                                                              \
+        return convert_dtype(self, d);                                                             \
+    }
+CT_DTYPE_METHOD(float, CT_F32)
+CT_DTYPE_METHOD(double, CT_F64)
+CT_DTYPE_METHOD(half, CT_F16)
+CT_DTYPE_METHOD(bfloat16, CT_BF16)
+CT_DTYPE_METHOD(long, CT_I64)
+CT_DTYPE_METHOD(int, CT_I32)
+CT_DTYPE_METHOD(short, CT_I16)
+CT_DTYPE_METHOD(char, CT_I8)
+CT_DTYPE_METHOD(byte, CT_U8)
+CT_DTYPE_METHOD(bool, CT_BOOL)
+#undef CT_DTYPE_METHOD
+
+static PyObject *tensor_type(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dtype", "non_blocking", NULL};
+    PyObject *a[2];
+    if (ct_parse_args("type", args, nargs, kwnames, names, 0, a) < 0) {
+        return NULL;
+    }
+    CtTensorObject *t = CT_TENSOR(self);
+    if (a[0] == NULL || a[0] == Py_None) {
+        static const char *legacy[CT_NUM_DTYPES] = {
+            [CT_BOOL] = "BoolTensor", [CT_U8] = "ByteTensor",   [CT_I8] = "CharTensor",
+            [CT_I16] = "ShortTensor", [CT_I32] = "IntTensor",   [CT_I64] = "LongTensor",
+            [CT_F16] = "HalfTensor",  [CT_BF16] = "BFloat16Tensor", [CT_F32] = "FloatTensor",
+            [CT_F64] = "DoubleTensor"};
+        return PyUnicode_FromFormat("torch.%s%s", ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "",
+                                    legacy[t->dtype]);
+    }
+    CtDType d;
+    if (ct_dtype_from_object(a[0], &d) < 0) {
+        return NULL;
+    }
+    return convert_dtype(self, d);
+}
+
+static PyObject *tensor_cpu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    return (PyObject *)ct_to(t, t->dtype, ct_cpu(), false);
+}
+
+static PyObject *tensor_cuda(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"device", "non_blocking", NULL};
+    PyObject *a[2];
+    if (ct_parse_args("cuda", args, nargs, kwnames, names, 0, a) < 0) {
+        return NULL;
+    }
+    CtTensorObject *t = CT_TENSOR(self);
+    CtDevice d = {CT_DEV_CUDA, ct_cuda_current_device};
+    if (a[0] != NULL && a[0] != Py_None) {
+        if (ct_device_from_object(a[0], &d) < 0) {
+            return NULL;
+        }
+        if (d.type != CT_DEV_CUDA) {
+            PyErr_Format(PyExc_RuntimeError, "Invalid device, must be cuda device");
+            return NULL;
+        }
+    }
+    return (PyObject *)ct_to(t, t->dtype, d, false);
+}
+
+static PyObject *tensor_item(PyObject *self, PyObject *unused)
+{
+    CtScalar s;
+    if (ct_item(CT_TENSOR(self), &s) < 0) {
+        return NULL;
+    }
+    return scalar_to_python(&s);
+}
+
+/* --- number conversions (__float__, __int__, __bool__, __index__, __len__) ------------------------ */
+static PyObject *tensor_float_slot(PyObject *self)
+{
+    CtScalar s;
+    if (ct_item(CT_TENSOR(self), &s) < 0) {
+        return NULL;
+    }
+    return PyFloat_FromDouble(ct_scalar_to_double(&s));
+}
+static PyObject *tensor_int_slot(PyObject *self)
+{
+    CtScalar s;
+    if (ct_item(CT_TENSOR(self), &s) < 0) {
+        return NULL;
+    }
+    if (s.kind == CT_KIND_FLOAT) {
+        return PyNumber_Long(PyFloat_FromDouble(s.v.d)); /* raises on nan/inf like Python */
+    }
+    return PyLong_FromLongLong(ct_scalar_to_int(&s));
+}
+static PyObject *tensor_index_slot(PyObject *self)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (ct_numel(t) != 1 || !ct_is_integral(t->dtype, true)) {
+        PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
+        return NULL;
+    }
+    return tensor_int_slot(self);
+}
+static int tensor_bool_slot(PyObject *self)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    int64_t n = ct_numel(t);
+    if (n != 1) {
+        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s values is ambiguous",
+                     n == 0 ? "no" : "more than one");
+        return -1;
+    }
+    CtScalar s;
+    if (ct_item(t, &s) < 0) {
+        return -1;
+    }
+    return ct_scalar_to_double(&s) != 0.0;
+}
+static Py_ssize_t tensor_len(PyObject *self)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (t->ndim == 0) {
+        PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+        return -1;
+    }
+    return (Py_ssize_t)t->sizes[0];
+}
+
+static Py_hash_t tensor_hash(PyObject *self) { return _Py_HashPointer(self); }
+
+static PyMethodDef tensor_core_methods[] = {
+    {"size", CT_FASTCALL(tensor_size), CT_METH_FK, "size(dim=None) -> Size or int"},
+    {"stride", CT_FASTCALL(tensor_stride), CT_METH_FK, "stride(dim=None) -> tuple or int"},
+    {"dim", tensor_dim, METH_NOARGS, "number of dimensions"},
+    {"ndimension", tensor_dim, METH_NOARGS, "number of dimensions"},
+    {"numel", tensor_numel, METH_NOARGS, "number of elements"},
+    {"nelement", tensor_numel, METH_NOARGS, "number of elements"},
+    {"storage_offset", tensor_storage_offset, METH_NOARGS, "offset into the storage, in elements"},
+    {"element_size", tensor_element_size, METH_NOARGS, "bytes per element"},
+    {"data_ptr", tensor_data_ptr, METH_NOARGS, "address of the first element"},
+    {"is_contiguous", CT_FASTCALL(tensor_is_contiguous), CT_METH_FK, "True if laid out row-major without gaps"},
+    {"is_floating_point", tensor_is_floating_point, METH_NOARGS, "True for float dtypes"},
+    {"untyped_storage", tensor_untyped_storage, METH_NOARGS, "the storage behind the tensor"},
+    {"get_device", tensor_get_device_index, METH_NOARGS, "CUDA ordinal, or -1 on the CPU"},
+    {"contiguous", CT_FASTCALL(tensor_contiguous), CT_METH_FK, "self if contiguous, else a contiguous copy"},
+    {"clone", CT_FASTCALL(tensor_clone), CT_METH_FK, "a copy with its own storage"},
+    {"detach", tensor_detach, METH_NOARGS, "a view without autograd history"},
+    {"detach_", tensor_detach_, METH_NOARGS, "drops autograd history in place"},
+    {"copy_", CT_FASTCALL(tensor_copy_), CT_METH_FK, "copies src into self (broadcast, cast, cross-device)"},
+    {"to", CT_FASTCALL(tensor_to), CT_METH_FK, "to(device=None, dtype=None, non_blocking=False, copy=False)"},
+    {"type", CT_FASTCALL(tensor_type), CT_METH_FK, "type(dtype=None): legacy type name or conversion"},
+    {"float", CT_FASTCALL(tensor_float), CT_METH_FK, "to float32"},
+    {"double", CT_FASTCALL(tensor_double), CT_METH_FK, "to float64"},
+    {"half", CT_FASTCALL(tensor_half), CT_METH_FK, "to float16"},
+    {"bfloat16", CT_FASTCALL(tensor_bfloat16), CT_METH_FK, "to bfloat16"},
+    {"long", CT_FASTCALL(tensor_long), CT_METH_FK, "to int64"},
+    {"int", CT_FASTCALL(tensor_int), CT_METH_FK, "to int32"},
+    {"short", CT_FASTCALL(tensor_short), CT_METH_FK, "to int16"},
+    {"char", CT_FASTCALL(tensor_char), CT_METH_FK, "to int8"},
+    {"byte", CT_FASTCALL(tensor_byte), CT_METH_FK, "to uint8"},
+    {"bool", CT_FASTCALL(tensor_bool), CT_METH_FK, "to bool"},
+    {"cpu", CT_FASTCALL(tensor_cpu), CT_METH_FK, "a copy on the CPU (self if already there)"},
+    {"cuda", CT_FASTCALL(tensor_cuda), CT_METH_FK, "a copy on a CUDA device (self if already there)"},
+    {"item", tensor_item, METH_NOARGS, "the value of a one-element tensor as a Python number"},
+    {NULL},
+};
+
+PyMethodDef ct_core_tensor_methods[] = {{NULL}};
+PyMethodDef ct_core_module_methods[] = {{NULL}};
+PyType_Slot ct_core_tensor_slots[] = {{0, NULL}};
+
+/* --- the type ------------------------------------------------------------------------------------ */
+static PyObject *py_set_size_class(PyObject *self, PyObject *cls)
+{
+    Py_XSETREF(size_class, Py_NewRef(cls));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef tensor_module_methods[] = {
+    {"_set_size_class", py_set_size_class, METH_O, "registers ctorch.Size"},
+    {NULL},
+};
+
+#define CT_FAMILY_SLOTS(name) ct_##name##_tensor_slots,
+#define CT_FAMILY_METHODS(name) ct_##name##_tensor_methods,
+
+int ct_tensor_init(PyObject *module)
+{
+    static PyMemberDef members[] = {
+        {"__weaklistoffset__", T_PYSSIZET, offsetof(CtTensorObject, weakreflist), READONLY, NULL},
+        {NULL},
+    };
+    static PyType_Slot base_slots[] = {
+        {Py_tp_new, tensor_tp_new},
+        {Py_tp_dealloc, tensor_dealloc},
+        {Py_tp_traverse, tensor_traverse},
+        {Py_tp_clear, tensor_clear},
+        {Py_tp_getset, tensor_getset},
+        {Py_tp_methods, tensor_core_methods},
+        {Py_tp_members, members},
+        {Py_tp_hash, tensor_hash},
+        {Py_nb_float, tensor_float_slot},
+        {Py_nb_int, tensor_int_slot},
+        {Py_nb_index, tensor_index_slot},
+        {Py_nb_bool, tensor_bool_slot},
+        {Py_mp_length, tensor_len},
+        {Py_sq_length, tensor_len},
+        {Py_tp_doc, "A multi-dimensional array on a device, with PyTorch's API."},
+    };
+    PyType_Slot *families[] = {CT_FAMILY_LIST(CT_FAMILY_SLOTS) NULL};
+    PyType_Slot slots[128];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(base_slots) / sizeof(base_slots[0]); i++) {
+        slots[n++] = base_slots[i];
+    }
+    for (int f = 0; families[f] != NULL; f++) {
+        for (PyType_Slot *s = families[f]; s->slot != 0; s++) {
+            if (n + 1 >= sizeof(slots) / sizeof(slots[0])) {
+                PyErr_SetString(PyExc_SystemError, "too many Tensor slots");
+                return -1;
+            }
+            slots[n++] = *s;
+        }
+    }
+    slots[n].slot = 0;
+    slots[n].pfunc = NULL;
+    PyType_Spec spec = {
+        "ctorch.Tensor", sizeof(CtTensorObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+        slots,
+    };
+    CtTensor_Type = (PyTypeObject *)PyType_FromSpec(&spec);
+    if (CtTensor_Type == NULL) {
+        return -1;
+    }
+    /* Family methods go into the type's dict. */
+    PyMethodDef *tables[] = {CT_FAMILY_LIST(CT_FAMILY_METHODS) NULL};
+    for (int f = 0; tables[f] != NULL; f++) {
+        for (PyMethodDef *m = tables[f]; m->ml_name != NULL; m++) {
+            PyObject *descr = PyDescr_NewMethod(CtTensor_Type, m);
+            if (descr == NULL || PyDict_SetItemString(CtTensor_Type->tp_dict, m->ml_name, descr) < 0) {
+                Py_XDECREF(descr);
+                return -1;
+            }
+            Py_DECREF(descr);
+        }
+    }
+    PyType_Modified(CtTensor_Type);
+    if (PyModule_AddObjectRef(module, "Tensor", (PyObject *)CtTensor_Type) < 0) {
+        return -1;
+    }
+    return PyModule_AddFunctions(module, tensor_module_methods);
+}

@@ -1,0 +1,79 @@
+/* tensor.h: construction, metadata helpers and checks for CtTensorObject. */
+#ifndef CTORCH_TENSOR_H
+#define CTORCH_TENSOR_H
+
+#include "ctorch.h"
+#include "dtype.h"
+
+extern PyTypeObject *CtTensor_Type;
+#define CtTensor_Check(op) PyObject_TypeCheck((op), CtTensor_Type)
+#define CT_TENSOR(op) ((CtTensorObject *)(op))
+
+/* --- construction ------------------------------------------------------------------------ */
+/* A new contiguous tensor (uninitialised memory). */
+CtTensorObject *ct_empty(int ndim, const int64_t *sizes, CtDType dtype, CtDevice device);
+/* Same shape as t, contiguous, given dtype (uninitialised). */
+CtTensorObject *ct_empty_like(const CtTensorObject *t, CtDType dtype);
+/* A tensor over storage with the given metadata (takes a new reference to storage). */
+CtTensorObject *ct_tensor_new(CtStorageObject *storage, int64_t offset, int ndim, const int64_t *sizes,
+                              const int64_t *strides, CtDType dtype);
+/* A view of base: same storage and dtype, new metadata. */
+CtTensorObject *ct_view_of(const CtTensorObject *base, int ndim, const int64_t *sizes, const int64_t *strides,
+                           int64_t offset);
+/* A 0-d tensor holding a scalar cast to dtype on device. */
+CtTensorObject *ct_scalar_tensor(const CtScalar *s, CtDType dtype, CtDevice device);
+/* Reads the single element of t (any device). RuntimeError unless numel == 1. */
+int ct_item(CtTensorObject *t, CtScalar *out);
+/* Fills t with a scalar (any layout). 0 or -1. */
+int ct_fill_(CtTensorObject *t, const CtScalar *value);
+
+/* --- metadata ---------------------------------------------------------------------------- */
+static inline int64_t ct_numel(const CtTensorObject *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        n *= t->sizes[i];
+    }
+    return n;
+}
+static inline size_t ct_itemsize(const CtTensorObject *t) { return ct_dtype_info[t->dtype].itemsize; }
+static inline CtDevice ct_device_of(const CtTensorObject *t) { return t->storage->device; }
+/* Address of element [0,...,0] (device memory for CUDA tensors). */
+static inline char *ct_data(const CtTensorObject *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)ct_itemsize(t);
+}
+bool ct_is_contiguous(const CtTensorObject *t);
+/* Contiguous strides for sizes; returns the element count. */
+int64_t ct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+/* Wraps a possibly negative dim into [0, ndim); IndexError as PyTorch otherwise. */
+int ct_wrap_dim(int64_t dim, int ndim, int *out);
+/* Parses sizes given as f(2, 3), f((2, 3)), f([2, 3]) or f(torch.Size). Negative sizes are
+ * allowed only when allow_minus_one (for view/reshape). Returns ndim or -1. */
+int ct_parse_sizes(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes, bool allow_minus_one);
+int ct_parse_size_seq(PyObject *seq, int64_t *sizes, bool allow_minus_one);
+/* Formats sizes as "[2, 3]" into buf. */
+void ct_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes);
+/* torch.Size(...) for sizes: new reference. */
+PyObject *ct_size_object(int ndim, const int64_t *sizes);
+
+/* --- common transformations (new references) --------------------------------------------- */
+/* t itself (new reference) when already contiguous, else a contiguous copy. */
+CtTensorObject *ct_contiguous(CtTensorObject *t);
+/* A copy of t with dtype (and device); t itself (new reference) when nothing changes and !copy. */
+CtTensorObject *ct_to(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy);
+/* dst[...] = src with broadcasting, dtype casts and device transfer. 0 or -1. */
+int ct_copy_(CtTensorObject *dst, CtTensorObject *src);
+/* Every tensor in ts on one device, else RuntimeError "Expected all tensors to be on the same
+ * device, ..." (0-d CPU tensors are allowed to mix, as in PyTorch, when allow_cpu_scalars). */
+int ct_check_same_device(int n, CtTensorObject *const *ts, bool allow_cpu_scalars, CtDevice *out);
+/* Tensor or scalar argument: returns a new reference to a tensor. Python scalars become 0-d
+ * tensors of their default dtype on device; *is_scalar tells which. */
+CtTensorObject *ct_as_tensor_arg(PyObject *obj, CtDevice device, bool *is_wrapped_number);
+
+/* Marks an in-place write for autograd's version counter. */
+static inline void ct_bump_version(CtTensorObject *t) { t->storage->version++; }
+
+int ct_tensor_init(PyObject *module);
+
+#endif /* CTORCH_TENSOR_H */

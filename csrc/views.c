@@ -1,0 +1,869 @@
+/* views.c: operations that only change metadata and share storage: view/reshape, flatten/
+ * unflatten, squeeze/unsqueeze, transpose/t/T/mT/permute/movedim, expand, narrow/select,
+ * unbind/split/chunk. reshape copies only when no view is possible, as in PyTorch. */
+#include "args.h"
+#include "registry.h"
+#include "tensor.h"
+#include "views.h"
+#include <string.h>
+
+/* --- helpers ----------------------------------------------------------------------------------- */
+static int parse_dim(PyObject *obj, int ndim, int *out)
+{
+    int64_t d = 0;
+    if (obj == NULL) {
+        PyErr_SetString(PyExc_TypeError, "missing dim argument");
+        return -1;
+    }
+    if (ct_arg_int64(obj, &d) < 0) {
+        return -1;
+    }
+    return ct_wrap_dim(d, ndim, out);
+}
+
+/* Replaces a single -1 in sizes by the inferred size; checks the element count. */
+static int infer_size(int ndim, int64_t *sizes, int64_t numel)
+{
+    int infer = -1;
+    int64_t prod = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] == -1) {
+            if (infer >= 0) {
+                PyErr_SetString(PyExc_RuntimeError, "only one dimension can be inferred");
+                return -1;
+            }
+            infer = i;
+        } else if (sizes[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "invalid shape dimension %lld", (long long)sizes[i]);
+            return -1;
+        } else {
+            prod *= sizes[i];
+        }
+    }
+    if (infer >= 0 && prod != 0 && numel % prod == 0) {
+        sizes[infer] = numel / prod;
+        return 0;
+    }
+    if (infer < 0 && prod == numel) {
+        return 0;
+    }
+    char buf[256];
+    ct_format_sizes(buf, sizeof(buf), ndim, sizes);
+    /* PyTorch prints the -1 as given */
+    PyErr_Format(PyExc_RuntimeError, "shape '%s' is invalid for input of size %lld", buf, (long long)numel);
+    return -1;
+}
+
+/* Strides for viewing t with new sizes without copying, or false when impossible. */
+static bool compute_view_strides(const CtTensorObject *t, int nd, const int64_t *sizes, int64_t *strides)
+{
+    int64_t numel = ct_numel(t);
+    if (numel == 0 || t->ndim == 0) {
+        ct_contiguous_strides(nd, sizes, strides);
+        if (numel == 0 && t->ndim == nd && memcmp(t->sizes, sizes, sizeof(int64_t) * nd) == 0) {
+            memcpy(strides, t->strides, sizeof(int64_t) * nd);
+        }
+        return true;
+    }
+    int view_d = nd - 1;
+    int64_t chunk_base_stride = t->strides[t->ndim - 1];
+    int64_t tensor_numel = 1, view_numel = 1;
+    for (int tensor_d = t->ndim - 1; tensor_d >= 0; tensor_d--) {
+        tensor_numel *= t->sizes[tensor_d];
+        /* end of a chunk of dims that are contiguous with each other */
+        if (tensor_d == 0 ||
+            (t->sizes[tensor_d - 1] != 1 && t->strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+            while (view_d >= 0 && (view_numel < tensor_numel || sizes[view_d] == 1)) {
+                strides[view_d] = view_numel * chunk_base_stride;
+                view_numel *= sizes[view_d];
+                view_d--;
+            }
+            if (view_numel != tensor_numel) {
+                return false;
+            }
+            if (tensor_d > 0) {
+                chunk_base_stride = t->strides[tensor_d - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    return view_d == -1;
+}
+
+/* --- view / reshape ----------------------------------------------------------------------------- */
+static PyObject *view_impl(CtTensorObject *t, int nd, int64_t *sizes, bool allow_copy)
+{
+    int64_t strides[CT_MAX_DIMS];
+    if (infer_size(nd, sizes, ct_numel(t)) < 0) {
+        return NULL;
+    }
+    if (compute_view_strides(t, nd, sizes, strides)) {
+        return (PyObject *)ct_view_of(t, nd, sizes, strides, t->offset);
+    }
+    if (!allow_copy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "view size is not compatible with input tensor's size and stride (at least one dimension "
+                        "spans across two contiguous subspaces). Use .reshape(...) instead.");
+        return NULL;
+    }
+    CtTensorObject *c = ct_contiguous(t);
+    if (c == NULL) {
+        return NULL;
+    }
+    ct_contiguous_strides(nd, sizes, strides);
+    PyObject *r = (PyObject *)ct_view_of(c, nd, sizes, strides, c->offset);
+    Py_DECREF(c);
+    return r;
+}
+
+static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    int64_t sizes[CT_MAX_DIMS];
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) { /* view(size=...) */
+        args = args + nargs;
+        nargs = 1;
+    }
+    if (nargs == 1 && !PyTuple_Check(args[0]) && !PyList_Check(args[0]) && !PyIndex_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "view(): argument 'size' must be tuple of ints or a dtype");
+        return NULL;
+    }
+    int nd = ct_parse_sizes(args, nargs, sizes, true);
+    if (nd < 0) {
+        return NULL;
+    }
+    return view_impl(CT_TENSOR(self), nd, sizes, false);
+}
+
+static PyObject *tensor_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    int64_t sizes[CT_MAX_DIMS];
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) { /* reshape(shape=...) */
+        args = args + nargs;
+        nargs = 1;
+    }
+    int nd = ct_parse_sizes(args, nargs, sizes, true);
+    if (nd < 0) {
+        return NULL;
+    }
+    return view_impl(CT_TENSOR(self), nd, sizes, true);
+}
+
+static PyObject *tensor_view_as(PyObject *self, PyObject *other)
+{
+    if (!CtTensor_Check(other)) {
+        PyErr_SetString(PyExc_TypeError, "view_as(): argument 'other' must be Tensor");
+        return NULL;
+    }
+    int64_t sizes[CT_MAX_DIMS];
+    memcpy(sizes, CT_TENSOR(other)->sizes, sizeof(sizes));
+    return view_impl(CT_TENSOR(self), CT_TENSOR(other)->ndim, sizes, false);
+}
+
+static PyObject *tensor_reshape_as(PyObject *self, PyObject *other)
+{
+    if (!CtTensor_Check(other)) {
+        PyErr_SetString(PyExc_TypeError, "reshape_as(): argument 'other' must be Tensor");
+        return NULL;
+    }
+    int64_t sizes[CT_MAX_DIMS];
+    memcpy(sizes, CT_TENSOR(other)->sizes, sizeof(sizes));
+    return view_impl(CT_TENSOR(self), CT_TENSOR(other)->ndim, sizes, true);
+}
+
+static PyObject *tensor_flatten(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"start_dim", "end_dim", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self);
+    int64_t s = 0, e = -1;
+    int start, end;
+    if (ct_parse_args("flatten", args, nargs, kwnames, names, 0, a) < 0 || ct_arg_int64(a[0], &s) < 0 ||
+        ct_arg_int64(a[1], &e) < 0 || ct_wrap_dim(s, t->ndim, &start) < 0 || ct_wrap_dim(e, t->ndim, &end) < 0) {
+        return NULL;
+    }
+    if (t->ndim == 0) {
+        int64_t one = 1;
+        return view_impl(t, 1, &one, true);
+    }
+    if (start > end) {
+        PyErr_SetString(PyExc_RuntimeError, "flatten() has invalid args: start_dim cannot come after end_dim");
+        return NULL;
+    }
+    if (start == end) {
+        return Py_NewRef(self);
+    }
+    int64_t sizes[CT_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < start; i++) {
+        sizes[nd++] = t->sizes[i];
+    }
+    int64_t prod = 1;
+    for (int i = start; i <= end; i++) {
+        prod *= t->sizes[i];
+    }
+    sizes[nd++] = prod;
+    for (int i = end + 1; i < t->ndim; i++) {
+        sizes[nd++] = t->sizes[i];
+    }
+    return view_impl(t, nd, sizes, true);
+}
+
+static PyObject *tensor_unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dim", "sizes", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self);
+    int dim;
+    int64_t inner[CT_MAX_DIMS];
+    if (ct_parse_args("unflatten", args, nargs, kwnames, names, 2, a) < 0 || parse_dim(a[0], t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    int ni = ct_parse_size_seq(a[1], inner, true);
+    if (ni < 0) {
+        return NULL;
+    }
+    if (ni == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "unflatten: sizes must be non-empty");
+        return NULL;
+    }
+    if (t->ndim - 1 + ni > CT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions", CT_MAX_DIMS);
+        return NULL;
+    }
+    if (infer_size(ni, inner, t->sizes[dim]) < 0) {
+        PyErr_Clear();
+        char buf[256];
+        ct_format_sizes(buf, sizeof(buf), ni, inner);
+        PyErr_Format(PyExc_RuntimeError,
+                     "unflatten: Provided sizes %s don't multiply up to the size of dim %d (%lld) in the input "
+                     "tensor",
+                     buf, dim, (long long)t->sizes[dim]);
+        return NULL;
+    }
+    int64_t sizes[CT_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < dim; i++) {
+        sizes[nd++] = t->sizes[i];
+    }
+    for (int i = 0; i < ni; i++) {
+        sizes[nd++] = inner[i];
+    }
+    for (int i = dim + 1; i < t->ndim; i++) {
+        sizes[nd++] = t->sizes[i];
+    }
+    return view_impl(t, nd, sizes, true);
+}
+
+/* --- squeeze / unsqueeze -------------------------------------------------------------------------- */
+static PyObject *tensor_squeeze(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dim", NULL};
+    PyObject *a[1];
+    CtTensorObject *t = CT_TENSOR(self);
+    bool drop[CT_MAX_DIMS] = {false};
+    if (ct_parse_args("squeeze", args, nargs, kwnames, names, 0, a) < 0) {
+        return NULL;
+    }
+    if (a[0] == NULL || a[0] == Py_None) {
+        for (int i = 0; i < t->ndim; i++) {
+            drop[i] = t->sizes[i] == 1;
+        }
+    } else if (PyTuple_Check(a[0]) || PyList_Check(a[0])) {
+        Py_ssize_t n = PySequence_Size(a[0]);
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *item = PySequence_GetItem(a[0], k);
+            int d;
+            int r = item ? parse_dim(item, t->ndim, &d) : -1;
+            Py_XDECREF(item);
+            if (r < 0) {
+                return NULL;
+            }
+            if (t->ndim > 0) {
+                drop[d] = t->sizes[d] == 1;
+            }
+        }
+    } else {
+        int d;
+        if (parse_dim(a[0], t->ndim, &d) < 0) {
+            return NULL;
+        }
+        if (t->ndim > 0) {
+            drop[d] = t->sizes[d] == 1;
+        }
+    }
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (!drop[i]) {
+            sizes[nd] = t->sizes[i];
+            strides[nd] = t->strides[i];
+            nd++;
+        }
+    }
+    return (PyObject *)ct_view_of(t, nd, sizes, strides, t->offset);
+}
+
+static PyObject *tensor_unsqueeze(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dim", NULL};
+    PyObject *a[1];
+    CtTensorObject *t = CT_TENSOR(self);
+    int dim;
+    if (ct_parse_args("unsqueeze", args, nargs, kwnames, names, 1, a) < 0 || parse_dim(a[0], t->ndim + 1, &dim) < 0) {
+        return NULL;
+    }
+    if (t->ndim + 1 > CT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions", CT_MAX_DIMS);
+        return NULL;
+    }
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i <= t->ndim; i++) {
+        if (i == dim) {
+            sizes[nd] = 1;
+            strides[nd] = i < t->ndim ? t->sizes[i] * t->strides[i] : 1;
+            nd++;
+        }
+        if (i < t->ndim) {
+            sizes[nd] = t->sizes[i];
+            strides[nd] = t->strides[i];
+            nd++;
+        }
+    }
+    return (PyObject *)ct_view_of(t, nd, sizes, strides, t->offset);
+}
+
+/* --- permutations ------------------------------------------------------------------------------------ */
+static PyObject *permuted(CtTensorObject *t, const int *perm)
+{
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) {
+        sizes[i] = t->sizes[perm[i]];
+        strides[i] = t->strides[perm[i]];
+    }
+    return (PyObject *)ct_view_of(t, t->ndim, sizes, strides, t->offset);
+}
+
+static PyObject *transpose_dims(CtTensorObject *t, int d0, int d1)
+{
+    int perm[CT_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) {
+        perm[i] = i;
+    }
+    if (t->ndim > 0) {
+        perm[d0] = d1;
+        perm[d1] = d0;
+    }
+    return permuted(t, perm);
+}
+
+static PyObject *tensor_transpose(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dim0", "dim1", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self);
+    int d0, d1;
+    if (ct_parse_args("transpose", args, nargs, kwnames, names, 2, a) < 0 || parse_dim(a[0], t->ndim, &d0) < 0 ||
+        parse_dim(a[1], t->ndim, &d1) < 0) {
+        return NULL;
+    }
+    return transpose_dims(t, d0, d1);
+}
+
+static PyObject *tensor_t(PyObject *self, PyObject *unused)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (t->ndim > 2) {
+        PyErr_Format(PyExc_RuntimeError, "t() expects a tensor with <= 2 dimensions, but self is %dD", t->ndim);
+        return NULL;
+    }
+    return t->ndim < 2 ? (PyObject *)ct_view_of(t, t->ndim, t->sizes, t->strides, t->offset)
+                       : transpose_dims(t, 0, 1);
+}
+
+PyObject *ct_views_get_T(PyObject *self, void *closure)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    int perm[CT_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) {
+        perm[i] = t->ndim - 1 - i;
+    }
+    return permuted(t, perm);
+}
+
+PyObject *ct_views_get_mT(PyObject *self, void *closure)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (t->ndim < 2) {
+        PyErr_SetString(PyExc_RuntimeError, "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.");
+        return NULL;
+    }
+    return transpose_dims(t, t->ndim - 2, t->ndim - 1);
+}
+
+/* Reads dims given as f(0, 2, 1) or f((0, 2, 1)) into perm. Returns the count or -1. */
+static int parse_dim_list(PyObject *const *args, Py_ssize_t nargs, int ndim, int *dims)
+{
+    PyObject *seq = NULL;
+    if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
+        seq = PySequence_Fast(args[0], "dims must be a sequence");
+        if (seq == NULL) {
+            return -1;
+        }
+        args = PySequence_Fast_ITEMS(seq);
+        nargs = PySequence_Fast_GET_SIZE(seq);
+    }
+    int r = (int)nargs;
+    if (nargs > CT_MAX_DIMS) {
+        PyErr_SetString(PyExc_RuntimeError, "too many dims");
+        r = -1;
+    }
+    for (Py_ssize_t i = 0; r >= 0 && i < nargs; i++) {
+        if (parse_dim(args[i], ndim, &dims[i]) < 0) {
+            r = -1;
+        }
+    }
+    Py_XDECREF(seq);
+    return r;
+}
+
+static PyObject *tensor_permute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    int perm[CT_MAX_DIMS];
+    if (kwnames != NULL && nargs == 0 && PyTuple_GET_SIZE(kwnames) == 1) { /* permute(dims=...) */
+        nargs = 1;
+    }
+    int n = parse_dim_list(args, nargs, t->ndim, perm);
+    if (n < 0) {
+        return NULL;
+    }
+    if (n != t->ndim) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "permute(sparse_coo): number of dimensions in the tensor input does not match the length of "
+                     "the desired ordering of dimensions i.e. input.dim() = %d is not equal to len(dims) = %d",
+                     t->ndim, n);
+        return NULL;
+    }
+    bool seen[CT_MAX_DIMS] = {false};
+    for (int i = 0; i < n; i++) {
+        if (seen[perm[i]]) {
+            PyErr_SetString(PyExc_RuntimeError, "permute(): duplicate dims are not allowed.");
+            return NULL;
+        }
+        seen[perm[i]] = true;
+    }
+    return permuted(t, perm);
+}
+
+static PyObject *tensor_movedim(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"source", "destination", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self);
+    int src[CT_MAX_DIMS], dst[CT_MAX_DIMS];
+    if (ct_parse_args("movedim", args, nargs, kwnames, names, 2, a) < 0) {
+        return NULL;
+    }
+    int ns = parse_dim_list(&a[0], 1, t->ndim, src);
+    int nd = ns < 0 ? -1 : parse_dim_list(&a[1], 1, t->ndim, dst);
+    if (nd < 0) {
+        return NULL;
+    }
+    if (ns != nd) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "movedim: Invalid source or destination dims: source (%d dims) should contain the same number "
+                     "of dims as destination (%d dims)",
+                     ns, nd);
+        return NULL;
+    }
+    int perm[CT_MAX_DIMS];
+    bool used_src[CT_MAX_DIMS] = {false}, used_dst[CT_MAX_DIMS] = {false};
+    for (int i = 0; i < t->ndim; i++) {
+        perm[i] = -1;
+    }
+    for (int i = 0; i < ns; i++) {
+        if (used_src[src[i]] || used_dst[dst[i]]) {
+            PyErr_SetString(PyExc_RuntimeError, "movedim: repeated dim in `source` or `destination`");
+            return NULL;
+        }
+        used_src[src[i]] = used_dst[dst[i]] = true;
+        perm[dst[i]] = src[i];
+    }
+    int next = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (perm[i] >= 0) {
+            continue;
+        }
+        while (used_src[next]) {
+            next++;
+        }
+        perm[i] = next++;
+    }
+    return permuted(t, perm);
+}
+
+/* --- expand ---------------------------------------------------------------------------------------- */
+PyObject *ct_expand(CtTensorObject *t, int nd, const int64_t *target)
+{
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    if (nd < t->ndim) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "expand(torch.FloatTensor{...}, size=[...]): the number of sizes provided (%d) must be greater "
+                     "or equal to the number of dimensions in the tensor (%d)",
+                     nd, t->ndim);
+        return NULL;
+    }
+    for (int i = nd - 1; i >= 0; i--) {
+        int td = i - (nd - t->ndim);
+        int64_t want = target[i];
+        if (td < 0) {
+            if (want < 0) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "The expanded size of the tensor (%lld) isn't allowed in a leading, non-existing "
+                             "dimension %d",
+                             (long long)want, i);
+                return NULL;
+            }
+            sizes[i] = want;
+            strides[i] = 0;
+            continue;
+        }
+        int64_t have = t->sizes[td];
+        if (want == -1) {
+            want = have;
+        }
+        if (want < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld", (long long)want);
+            return NULL;
+        }
+        if (have == want) {
+            sizes[i] = have;
+            strides[i] = t->strides[td];
+        } else if (have == 1) {
+            sizes[i] = want;
+            strides[i] = 0;
+        } else {
+            char a[256], b[256];
+            ct_format_sizes(a, sizeof(a), nd, target);
+            ct_format_sizes(b, sizeof(b), t->ndim, t->sizes);
+            PyErr_Format(PyExc_RuntimeError,
+                         "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
+                         "non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s",
+                         (long long)want, (long long)have, i, a, b);
+            return NULL;
+        }
+    }
+    return (PyObject *)ct_view_of(t, nd, sizes, strides, t->offset);
+}
+
+static PyObject *tensor_expand(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    int64_t sizes[CT_MAX_DIMS];
+    if (kwnames != NULL && nargs == 0 && PyTuple_GET_SIZE(kwnames) == 1) {
+        nargs = 1;
+    }
+    int nd = ct_parse_sizes(args, nargs, sizes, true);
+    if (nd < 0) {
+        return NULL;
+    }
+    return ct_expand(CT_TENSOR(self), nd, sizes);
+}
+
+static PyObject *tensor_expand_as(PyObject *self, PyObject *other)
+{
+    if (!CtTensor_Check(other)) {
+        PyErr_SetString(PyExc_TypeError, "expand_as(): argument 'other' must be Tensor");
+        return NULL;
+    }
+    return ct_expand(CT_TENSOR(self), CT_TENSOR(other)->ndim, CT_TENSOR(other)->sizes);
+}
+
+/* --- narrow / select / unbind / split / chunk --------------------------------------------------------- */
+PyObject *ct_narrow(CtTensorObject *t, int dim, int64_t start, int64_t length)
+{
+    int64_t sizes[CT_MAX_DIMS];
+    memcpy(sizes, t->sizes, sizeof(int64_t) * t->ndim);
+    sizes[dim] = length;
+    return (PyObject *)ct_view_of(t, t->ndim, sizes, t->strides, t->offset + start * t->strides[dim]);
+}
+
+static PyObject *tensor_narrow(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dim", "start", "length", NULL};
+    PyObject *a[3];
+    CtTensorObject *t = CT_TENSOR(self);
+    int dim;
+    int64_t start = 0, length = 0;
+    if (ct_parse_args("narrow", args, nargs, kwnames, names, 3, a) < 0 || ct_arg_int64(a[1], &start) < 0 ||
+        ct_arg_int64(a[2], &length) < 0) {
+        return NULL;
+    }
+    if (t->ndim == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "narrow() cannot be applied to a 0-dim tensor.");
+        return NULL;
+    }
+    if (parse_dim(a[0], t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    int64_t size = t->sizes[dim];
+    if (start < -size || start > size) {
+        PyErr_Format(PyExc_IndexError, "start out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                     (long long)-size, (long long)size, (long long)start);
+        return NULL;
+    }
+    if (start < 0) {
+        start += size;
+    }
+    if (length < 0 || start > size - length) {
+        PyErr_Format(PyExc_RuntimeError, "start (%lld) + length (%lld) exceeds dimension size (%lld).",
+                     (long long)start, (long long)length, (long long)size);
+        return NULL;
+    }
+    return ct_narrow(t, dim, start, length);
+}
+
+PyObject *ct_select(CtTensorObject *t, int dim, int64_t index)
+{
+    int64_t size = t->sizes[dim];
+    if (index < -size || index >= size) {
+        char buf[256];
+        ct_format_sizes(buf, sizeof(buf), t->ndim, t->sizes);
+        PyErr_Format(PyExc_IndexError, "select(): index %lld out of range for tensor of size %s at dimension %d",
+                     (long long)index, buf, dim);
+        return NULL;
+    }
+    if (index < 0) {
+        index += size;
+    }
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (i != dim) {
+            sizes[nd] = t->sizes[i];
+            strides[nd] = t->strides[i];
+            nd++;
+        }
+    }
+    return (PyObject *)ct_view_of(t, nd, sizes, strides, t->offset + index * t->strides[dim]);
+}
+
+static PyObject *tensor_select(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dim", "index", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self);
+    int dim;
+    int64_t index = 0;
+    if (ct_parse_args("select", args, nargs, kwnames, names, 2, a) < 0 || ct_arg_int64(a[1], &index) < 0) {
+        return NULL;
+    }
+    if (t->ndim == 0) {
+        PyErr_SetString(PyExc_IndexError, "select() cannot be applied to a 0-dim tensor.");
+        return NULL;
+    }
+    if (parse_dim(a[0], t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    return ct_select(t, dim, index);
+}
+
+static PyObject *tensor_unbind(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dim", NULL};
+    PyObject *a[1];
+    CtTensorObject *t = CT_TENSOR(self);
+    int dim = 0;
+    if (ct_parse_args("unbind", args, nargs, kwnames, names, 0, a) < 0) {
+        return NULL;
+    }
+    if (t->ndim == 0) {
+        PyErr_SetString(PyExc_IndexError, "Dimension specified as 0 but tensor has no dimensions");
+        return NULL;
+    }
+    if (a[0] != NULL && parse_dim(a[0], t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    PyObject *out = PyTuple_New(t->sizes[dim]);
+    for (int64_t i = 0; out != NULL && i < t->sizes[dim]; i++) {
+        PyObject *v = ct_select(t, dim, i);
+        if (v == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+/* Splits dim into pieces of the given lengths (which must sum to the dim's size). */
+static PyObject *split_into(CtTensorObject *t, int dim, int n, const int64_t *lengths)
+{
+    PyObject *out = PyTuple_New(n);
+    int64_t start = 0;
+    for (int i = 0; out != NULL && i < n; i++) {
+        PyObject *v = ct_narrow(t, dim, start, lengths[i]);
+        if (v == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, i, v);
+        start += lengths[i];
+    }
+    return out;
+}
+
+static PyObject *split_by_size(CtTensorObject *t, int dim, int64_t split_size)
+{
+    int64_t size = t->sizes[dim];
+    if (split_size < 0 || (split_size == 0 && size != 0)) {
+        PyErr_Format(PyExc_RuntimeError, "split_size can only be 0 if dimension size is 0, but got dimension size of %lld",
+                     (long long)size);
+        return NULL;
+    }
+    int64_t n = split_size == 0 ? 1 : (size + split_size - 1) / split_size;
+    if (n == 0) {
+        n = 1;
+    }
+    int64_t *lengths = PyMem_Malloc(sizeof(int64_t) * n);
+    if (lengths == NULL) {
+        return PyErr_NoMemory();
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t rest = size - i * split_size;
+        lengths[i] = rest < split_size ? rest : split_size;
+    }
+    PyObject *r = split_into(t, dim, (int)n, lengths);
+    PyMem_Free(lengths);
+    return r;
+}
+
+static PyObject *tensor_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"split_size_or_sections", "dim", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self);
+    int dim = 0;
+    if (ct_parse_args("split", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    if (t->ndim == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "split expects at least a 1-dimensional tensor");
+        return NULL;
+    }
+    if (a[1] != NULL && parse_dim(a[1], t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    if (PyIndex_Check(a[0]) && !CtTensor_Check(a[0])) {
+        int64_t s = 0;
+        if (ct_arg_int64(a[0], &s) < 0) {
+            return NULL;
+        }
+        return split_by_size(t, dim, s);
+    }
+    PyObject *seq = PySequence_Fast(a[0], "split(): split_size_or_sections must be an int or a list of ints");
+    if (seq == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *lengths = PyMem_Malloc(sizeof(int64_t) * (n ? n : 1));
+    int64_t total = 0;
+    PyObject *r = NULL;
+    if (lengths == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (ct_arg_int64(PySequence_Fast_GET_ITEM(seq, i), &lengths[i]) < 0) {
+            goto done;
+        }
+        if (lengths[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                         "split_sizes=%lld",
+                         (long long)lengths[i]);
+            goto done;
+        }
+        total += lengths[i];
+    }
+    if (total != t->sizes[dim]) {
+        char buf[512];
+        ct_format_sizes(buf, sizeof(buf), (int)(n < 32 ? n : 32), lengths);
+        PyErr_Format(PyExc_RuntimeError,
+                     "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at dimension "
+                     "%d), but got split_sizes=%s",
+                     (long long)t->sizes[dim], dim, buf);
+        goto done;
+    }
+    r = split_into(t, dim, (int)n, lengths);
+done:
+    PyMem_Free(lengths);
+    Py_DECREF(seq);
+    return r;
+}
+
+static PyObject *tensor_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"chunks", "dim", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self);
+    int dim = 0;
+    int64_t chunks = 0;
+    if (ct_parse_args("chunk", args, nargs, kwnames, names, 1, a) < 0 || ct_arg_int64(a[0], &chunks) < 0) {
+        return NULL;
+    }
+    if (t->ndim == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "chunk expects at least a 1-dimensional tensor");
+        return NULL;
+    }
+    if (chunks <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)chunks);
+        return NULL;
+    }
+    if (a[1] != NULL && parse_dim(a[1], t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    int64_t size = t->sizes[dim];
+    int64_t split_size = (size + chunks - 1) / chunks;
+    if (split_size == 0 && size == 0) {
+        /* PyTorch returns `chunks` empty pieces */
+        int64_t *lengths = PyMem_Calloc(chunks, sizeof(int64_t));
+        if (lengths == NULL) {
+            return PyErr_NoMemory();
+        }
+        PyObject *r = split_into(t, dim, (int)chunks, lengths);
+        PyMem_Free(lengths);
+        return r;
+    }
+    return split_by_size(t, dim, split_size);
+}
+
+PyMethodDef ct_views_tensor_methods[] = {
+    {"view", CT_FASTCALL(tensor_view), CT_METH_FK, "view(*shape): same data, new shape (no copy)"},
+    {"reshape", CT_FASTCALL(tensor_reshape), CT_METH_FK, "reshape(*shape): a view when possible, else a copy"},
+    {"view_as", tensor_view_as, METH_O, "view_as(other)"},
+    {"reshape_as", tensor_reshape_as, METH_O, "reshape_as(other)"},
+    {"flatten", CT_FASTCALL(tensor_flatten), CT_METH_FK, "flatten(start_dim=0, end_dim=-1)"},
+    {"unflatten", CT_FASTCALL(tensor_unflatten), CT_METH_FK, "unflatten(dim, sizes)"},
+    {"squeeze", CT_FASTCALL(tensor_squeeze), CT_METH_FK, "squeeze(dim=None)"},
+    {"unsqueeze", CT_FASTCALL(tensor_unsqueeze), CT_METH_FK, "unsqueeze(dim)"},
+    {"transpose", CT_FASTCALL(tensor_transpose), CT_METH_FK, "transpose(dim0, dim1)"},
+    {"swapaxes", CT_FASTCALL(tensor_transpose), CT_METH_FK, "swapaxes(dim0, dim1)"},
+    {"swapdims", CT_FASTCALL(tensor_transpose), CT_METH_FK, "swapdims(dim0, dim1)"},
+    {"t", tensor_t, METH_NOARGS, "t(): transpose of a matrix (<= 2 dims)"},
+    {"permute", CT_FASTCALL(tensor_permute), CT_METH_FK, "permute(*dims)"},
+    {"movedim", CT_FASTCALL(tensor_movedim), CT_METH_FK, "movedim(source, destination)"},
+    {"moveaxis", CT_FASTCALL(tensor_movedim), CT_METH_FK, "moveaxis(source, destination)"},
+    {"expand", CT_FASTCALL(tensor_expand), CT_METH_FK, "expand(*sizes): broadcast view, -1 keeps a size"},
+    {"expand_as", tensor_expand_as, METH_O, "expand_as(other)"},
+    {"narrow", CT_FASTCALL(tensor_narrow), CT_METH_FK, "narrow(dim, start, length)"},
+    {"select", CT_FASTCALL(tensor_select), CT_METH_FK, "select(dim, index)"},
+    {"unbind", CT_FASTCALL(tensor_unbind), CT_METH_FK, "unbind(dim=0)"},
+    {"split", CT_FASTCALL(tensor_split), CT_METH_FK, "split(split_size_or_sections, dim=0)"},
+    {"chunk", CT_FASTCALL(tensor_chunk), CT_METH_FK, "chunk(chunks, dim=0)"},
+    {NULL},
+};
+
+PyMethodDef ct_views_module_methods[] = {{NULL}};
+PyType_Slot ct_views_tensor_slots[] = {{0, NULL}};

@@ -1,0 +1,26 @@
+"""ctorch: GPU tensors with PyTorch's API, written in C and CUDA.
+
+    import ctorch as torch
+
+The tensor type, dtypes, devices and every op live in the C extension ``ctorch._C``; this
+package re-exports them under PyTorch's names and adds the parts that are naturally Python.
+"""
+from . import _C
+from ._C import Tensor, device, dtype  # noqa: F401
+
+
+from ._size import Size
+
+_C._set_size_class(Size)
+
+
+def _export_c_names():
+    g = globals()
+    for name in dir(_C):
+        if not name.startswith("_") and name not in g:
+            g[name] = getattr(_C, name)
+
+
+_export_c_names()
+
+__version__ = "0.1.0"
