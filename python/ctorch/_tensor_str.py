@@ -296,7 +296,8 @@ def tensor_repr(values, dtype_name, device_str, *, extra_suffixes=(), default_dt
         raise ValueError(f"tensor_repr: unsupported dtype {dtype_name!r}")
     values = np.asarray(values)
     if dtype_name in ("float16", "bfloat16") and values.dtype != np.float32:
-        # PyTorch prints half types through float32.
+        # Half values are exact in float32 and each is printed through a Python float,
+        # so widening changes nothing in the text.
         values = values.astype(np.float32)
 
     prefix = "tensor("

@@ -1,0 +1,79 @@
+"""Shared fixtures: the device list every test is parametrised over (CUDA is skipped where it
+is not available), NumPy tolerances per dtype, and helpers to build tensors in several layouts."""
+import numpy as np
+import pytest
+
+import ctorch
+
+
+def _cuda_ok():
+    try:
+        return ctorch.cuda.is_available()
+    except AttributeError:
+        return False
+
+
+DEVICES = [
+    pytest.param("cpu", id="cpu"),
+    pytest.param("cuda", id="cuda", marks=pytest.mark.skipif(not _cuda_ok(), reason="CUDA not available")),
+]
+
+FLOAT_DTYPES = ["float32", "float64", "float16", "bfloat16"]
+INT_DTYPES = ["int64", "int32", "int16", "int8", "uint8"]
+ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + ["bool"]
+
+# rtol/atol for comparing with a float64 NumPy oracle
+TOL = {
+    "float64": (1e-12, 1e-12),
+    "float32": (1e-5, 1e-6),
+    "float16": (2e-3, 2e-3),
+    "bfloat16": (1.6e-2, 1.6e-2),
+}
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def to_numpy(t):
+    """A NumPy copy of any tensor (bfloat16 is widened to float32)."""
+    t = t.detach().cpu() if hasattr(t, "detach") else t.cpu()
+    if t.dtype == ctorch.bfloat16:
+        t = t.float()
+    return np.array(t.numpy(), copy=True)
+
+
+def np_dtype(name):
+    return np.float32 if name == "bfloat16" else np.dtype(name)
+
+
+def assert_close(actual, expected, dtype=None):
+    """Compares a tensor with a NumPy array using the tolerance of the tensor's dtype."""
+    name = str(actual.dtype).replace("torch.", "") if dtype is None else dtype
+    a = to_numpy(actual)
+    assert a.shape == np.shape(expected), f"shape {a.shape} != {np.shape(expected)}"
+    if name in TOL:
+        rtol, atol = TOL[name]
+        np.testing.assert_allclose(a.astype(np.float64), np.asarray(expected, dtype=np.float64), rtol=rtol, atol=atol,
+                                   equal_nan=True)
+    else:
+        np.testing.assert_array_equal(a, np.asarray(expected))
+
+
+def make_layouts(arr, device, dtype=None):
+    """Yields (id, tensor, numpy_equivalent) for arr in several layouts: contiguous, transposed,
+    sliced with a step, and (for >= 1-d) expanded from a broadcast dim."""
+    kw = {"device": device}
+    if dtype is not None:
+        kw["dtype"] = getattr(ctorch, dtype)
+    t = ctorch.tensor(arr, **kw)
+    yield "contiguous", t, arr
+    if arr.ndim >= 2:
+        big = ctorch.tensor(np.ascontiguousarray(arr.T), **kw)
+        yield "transposed", big.T, arr
