@@ -13,6 +13,9 @@ from ._size import Size
 
 _C._set_size_class(Size)
 
+from . import _tensor  # noqa: E402,F401  (attaches repr and Python-level methods)
+from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402,F401
+
 
 def _export_c_names():
     g = globals()
