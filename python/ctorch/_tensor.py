@@ -25,3 +25,13 @@ def _repr(self, *, tensor_contents=None):
 
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
+
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Computes the gradient of this tensor with respect to graph leaves (accumulated in .grad)."""
+    from . import autograd
+
+    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+Tensor.backward = _backward
