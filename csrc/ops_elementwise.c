@@ -176,6 +176,65 @@ static int check_cast(CtDType result, CtTensorObject *out)
     return 0;
 }
 
+/* Strides a permutation of contiguous ones (PyTorch's is_non_overlapping_and_dense). */
+static bool non_overlapping_and_dense(const CtTensorObject *t)
+{
+    int perm[CT_MAX_DIMS], m = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] != 1) {
+            int j = m++;
+            while (j > 0 && t->strides[perm[j - 1]] > t->strides[d]) {
+                perm[j] = perm[j - 1];
+                j--;
+            }
+            perm[j] = d;
+        }
+    }
+    int64_t expected = 1;
+    for (int i = 0; i < m; i++) {
+        if (t->strides[perm[i]] != expected) {
+            return false;
+        }
+        expected *= t->sizes[perm[i]];
+    }
+    return true;
+}
+
+/* PyTorch's checks before writing `out`: no element written twice, and no input that shares
+ * part (but not all) of its memory with out. Only dense layouts are compared, as in PyTorch. */
+static int check_overlap(CtTensorObject *out, int n, const CtEwArg *in)
+{
+    for (int d = 0; d < out->ndim; d++) {
+        if (out->strides[d] == 0 && out->sizes[d] > 1) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "unsupported operation: more than one element of the written-to tensor refers to a single "
+                            "memory location. Please clone() the tensor before performing the operation.");
+            return -1;
+        }
+    }
+    if (ct_numel(out) == 0 || !non_overlapping_and_dense(out)) {
+        return 0;
+    }
+    const char *ob = ct_data(out), *oe = ob + ct_numel(out) * (int64_t)ct_itemsize(out);
+    for (int k = 0; k < n; k++) {
+        const CtTensorObject *t = in[k].t;
+        if (t == NULL || t == out || t->storage->data != out->storage->data || ct_numel(t) == 0 ||
+            !non_overlapping_and_dense(t)) {
+            continue;
+        }
+        const char *b = ct_data(t), *e = b + ct_numel(t) * (int64_t)ct_itemsize(t);
+        bool full = b == ob && e == oe && t->ndim == out->ndim &&
+                    memcmp(t->strides, out->strides, sizeof(int64_t) * t->ndim) == 0;
+        if (!full && b < oe && ob < e) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+                            "to a single memory location. Please clone() the tensor before performing the operation.");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The engine. resize_out: out came from out= (resized when its shape is wrong) rather than
  * being self of an in-place op (an error then). */
 static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out, const CtOpParams *params,
@@ -236,7 +295,7 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
                 return NULL;
             }
         }
-        if (check_cast(result, out) < 0) {
+        if (check_cast(result, out) < 0 || check_overlap(out, n, in) < 0) {
             return NULL;
         }
         res = (CtTensorObject *)Py_NewRef(out);
@@ -1036,6 +1095,35 @@ static CtTensorObject *clamp_op(const CtEwArg *x, PyObject *min_obj, PyObject *m
         PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
                      ct_scalar_type_name(r), cpp_type_name(out->dtype));
         return NULL;
+    }
+    /* Python-number bounds: an integer bound beyond the dtype's range is a no-op on its own side
+     * and an error on the other; a float bound must fit the float dtype. */
+    for (int k = 1; k < n; k++) {
+        if (in[k].t != NULL) {
+            continue;
+        }
+        bool is_min = k == 1 && has_min;
+        CtScalar *s = &in[k].s;
+        if (ct_is_integral(r, false) && s->kind == CT_KIND_INT) {
+            int bits = (int)ct_dtype_info[r].itemsize * 8;
+            int64_t hi = r == CT_U8 ? 255 : (int64_t)((UINT64_C(1) << (bits - 1)) - 1);
+            int64_t lo = r == CT_U8 ? 0 : -hi - 1;
+            int64_t v = s->v.i;
+            if ((is_min && v > hi) || (!is_min && v < lo)) {
+                PyErr_Format(PyExc_RuntimeError, "Clamp %s value %lld is outside the representable range of %s",
+                             is_min ? "min" : "max", (long long)v, ct_scalar_type_name(r));
+                return NULL;
+            }
+            s->v.i = v < lo ? lo : v > hi ? hi : v;
+        } else if (ct_is_floating(r) && r != CT_F64) {
+            double v = ct_scalar_to_double(s);
+            double big = r == CT_F16 ? 65504.0 : r == CT_BF16 ? 3.3895313892515355e+38 : FLT_MAX;
+            if (isfinite(v) && fabs(v) > big) {
+                PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
+                             cpp_type_name(r));
+                return NULL;
+            }
+        }
     }
     CtEwOp op = n == 3 ? CT_EW_CLAMP : has_min ? CT_EW_CLAMP_MIN : CT_EW_CLAMP_MAX;
     return run_op(op, in, out, NULL, -1, resize);
