@@ -8,7 +8,8 @@
 int ct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int64_t *out)
 {
     int n = na > nb ? na : nb;
-    for (int i = 0; i < n; i++) {
+    /* from the last dim, so that the error names the last mismatch as PyTorch does */
+    for (int i = n - 1; i >= 0; i--) {
         int ia = na - n + i, ib = nb - n + i;
         int64_t sa = ia >= 0 ? a[ia] : 1;
         int64_t sb = ib >= 0 ? b[ib] : 1;
