@@ -4,6 +4,7 @@
 #include "cuda_loader.h"
 #include "dtype.h"
 #include "elementwise.h"
+#include "reduce.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,7 @@ const CtDeviceOps ct_cpu_ops = {
     .copy_d2d = cpu_copy,
     .memset = cpu_memset,
     .elementwise = &ct_cpu_elementwise_kernels,
+    .reduce = &ct_cpu_reduce_kernels,
 };
 
 const CtDeviceOps *ct_device_ops(CtDevice d)
