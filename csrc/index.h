@@ -86,7 +86,7 @@ int ct_index_add_(CtTensorObject *self, int64_t dim, CtTensorObject *index, CtTe
                   const CtScalar *alpha);
 int ct_index_copy_(CtTensorObject *self, int64_t dim, CtTensorObject *index, CtTensorObject *source);
 int ct_index_fill_(CtTensorObject *self, int64_t dim, CtTensorObject *index, const CtScalar *value);
-/* self.index_put_(indices, values, accumulate): indices as a tuple/list of tensors (or None). */
+/* self.index_put_(indices, values, accumulate): indices a tuple or list of tensors. */
 int ct_index_put_(CtTensorObject *self, PyObject *indices, CtTensorObject *values, bool accumulate);
 /* self.masked_fill_(mask, value): mask bool, broadcastable to self. */
 int ct_masked_fill_(CtTensorObject *self, CtTensorObject *mask, const CtScalar *value);

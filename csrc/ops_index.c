@@ -76,42 +76,95 @@ static inline bool index_offset(IndexLoopCtx *c, char **data, const int64_t *str
     return true;
 }
 
-/* Gather loops, one per element size: out[i] = src[i + offset(i)]. One int64 index is the hot
- * case (x[idx], index_select, gather) and gets its own loop. */
+/* One index operand of type IT (the hot case: x[idx], index_select, gather, scatter): checks
+ * and wraps value v, or reports it and skips the element. */
+#define CT_ONE_INDEX(IT, ip, si, i, w, skip)                                                    \
+    int64_t v = (int64_t) * (const IT *)((ip) + (i) * (si));                                   \
+    int64_t w = (v < 0 && c->wrap) ? v + size : v;                                             \
+    if ((uint64_t)w >= (uint64_t)size) {                                                       \
+        report_bad(c, 0, v);                                                                   \
+        skip;                                                                                  \
+    }
+
+/* out[i] = src[i + idx[i] * step] for one index of type IT; a run where the index does not
+ * move (idx stride 0: whole rows gathered) is one offset and a plain copy. */
+#define CT_DEFINE_GATHER1(T, IT)                                                                 \
+    static void gather1_##T##_##IT(IndexLoopCtx *c, char **data, const int64_t *strides, int64_t n) \
+    {                                                                                            \
+        char *out = data[0];                                                                     \
+        const char *src = data[1], *ip = data[2];                                                \
+        int64_t so = strides[0], ss = strides[1], si = strides[2];                               \
+        int64_t size = c->sizes[0], step = c->strides[0];                                        \
+        if (si == 0) {                                                                           \
+            CT_ONE_INDEX(IT, ip, si, 0, w, return)                                               \
+            src += w * step;                                                                     \
+            if (so == sizeof(T) && ss == sizeof(T)) {                                            \
+                memcpy(out, src, (size_t)n * sizeof(T));                                         \
+                return;                                                                          \
+            }                                                                                    \
+            for (int64_t i = 0; i < n; i++) {                                                    \
+                *(T *)(out + i * so) = *(const T *)(src + i * ss);                               \
+            }                                                                                    \
+            return;                                                                              \
+        }                                                                                        \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            CT_ONE_INDEX(IT, ip, si, i, w, continue)                                             \
+            *(T *)(out + i * so) = *(const T *)(src + i * ss + w * step);                        \
+        }                                                                                        \
+    }
+
+/* dst[i + idx[i] * step] = values[i] for one index of type IT. */
+#define CT_DEFINE_PUT1(T, IT)                                                                    \
+    static void put1_##T##_##IT(IndexLoopCtx *c, char **data, const int64_t *strides, int64_t n) \
+    {                                                                                            \
+        char *dst = data[0];                                                                     \
+        const char *val = data[1], *ip = data[2];                                                \
+        int64_t sd = strides[0], sv = strides[1], si = strides[2];                               \
+        int64_t size = c->sizes[0], step = c->strides[0];                                        \
+        if (si == 0) {                                                                           \
+            CT_ONE_INDEX(IT, ip, si, 0, w, return)                                               \
+            dst += w * step;                                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                    \
+                *(T *)(dst + i * sd) = *(const T *)(val + i * sv);                               \
+            }                                                                                    \
+            return;                                                                              \
+        }                                                                                        \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            CT_ONE_INDEX(IT, ip, si, i, w, continue)                                             \
+            *(T *)(dst + i * sd + w * step) = *(const T *)(val + i * sv);                        \
+        }                                                                                        \
+    }
+
+/* Gather loops, one per element size: out[i] = src[i + offset(i)]. */
 #define CT_DEFINE_GATHER(T)                                                                      \
+    CT_DEFINE_GATHER1(T, int64_t)                                                                \
+    CT_DEFINE_GATHER1(T, int32_t)                                                                \
     static void gather_loop_##T(char **data, const int64_t *strides, int64_t n, void *arg)      \
     {                                                                                            \
         IndexLoopCtx *c = (IndexLoopCtx *)arg;                                                   \
-        char *out = data[0];                                                                     \
-        const char *src = data[1];                                                               \
-        int64_t so = strides[0], ss = strides[1];                                                \
-        if (c->nindex == 1 && c->is64[0]) {                                                      \
-            const char *ip = data[2];                                                            \
-            int64_t si = strides[2], size = c->sizes[0], step = c->strides[0];                   \
-            for (int64_t i = 0; i < n; i++) {                                                    \
-                int64_t v = *(const int64_t *)(ip + i * si);                                     \
-                int64_t w = (v < 0 && c->wrap) ? v + size : v;                                   \
-                if ((uint64_t)w >= (uint64_t)size) {                                             \
-                    report_bad(c, 0, v);                                                         \
-                    continue;                                                                    \
-                }                                                                                \
-                *(T *)(out + i * so) = *(const T *)(src + i * ss + w * step);                    \
-            }                                                                                    \
+        if (c->nindex == 1) {                                                                    \
+            (c->is64[0] ? gather1_##T##_int64_t : gather1_##T##_int32_t)(c, data, strides, n);   \
             return;                                                                              \
         }                                                                                        \
         for (int64_t i = 0; i < n; i++) {                                                        \
             int64_t off;                                                                         \
             if (index_offset(c, data, strides, i, &off)) {                                       \
-                *(T *)(out + i * so) = *(const T *)(src + i * ss + off);                         \
+                *(T *)(data[0] + i * strides[0]) = *(const T *)(data[1] + i * strides[1] + off); \
             }                                                                                    \
         }                                                                                        \
     }
 
 /* Put loops (assignment), one per element size: dst[i + offset(i)] = values[i]. */
 #define CT_DEFINE_PUT(T)                                                                         \
+    CT_DEFINE_PUT1(T, int64_t)                                                                   \
+    CT_DEFINE_PUT1(T, int32_t)                                                                   \
     static void put_loop_##T(char **data, const int64_t *strides, int64_t n, void *arg)         \
     {                                                                                            \
         IndexLoopCtx *c = (IndexLoopCtx *)arg;                                                   \
+        if (c->nindex == 1) {                                                                    \
+            (c->is64[0] ? put1_##T##_int64_t : put1_##T##_int32_t)(c, data, strides, n);         \
+            return;                                                                              \
+        }                                                                                        \
         for (int64_t i = 0; i < n; i++) {                                                        \
             int64_t off;                                                                         \
             if (index_offset(c, data, strides, i, &off)) {                                       \
@@ -480,6 +533,22 @@ typedef struct {
 static inline void copy_row(const SelectCtx *s, char *dst, const char *src)
 {
     size_t isz = s->itemsize;
+    if (s->inner == 1) { /* one element: a typed move, not a memcpy call */
+        switch (isz) {
+        case 1:
+            *(uint8_t *)dst = *(const uint8_t *)src;
+            return;
+        case 2:
+            *(uint16_t *)dst = *(const uint16_t *)src;
+            return;
+        case 4:
+            *(uint32_t *)dst = *(const uint32_t *)src;
+            return;
+        default:
+            *(uint64_t *)dst = *(const uint64_t *)src;
+            return;
+        }
+    }
     if (s->inner_stride == (int64_t)isz) {
         memcpy(dst, src, isz * s->inner);
         return;
@@ -541,10 +610,18 @@ static void select_chunks(int64_t begin, int64_t end, void *arg)
             rem /= s->sizes[d];
             offset += coord[d] * s->strides[d];
         }
-        for (int64_t i = lo; i < hi; i++) {
-            if (c->flags[i]) {
+        /* one-element rows: always copy, advance by the flag (no unpredictable branch), stop
+         * once the chunk's share of the output is written */
+        int64_t w = 0, wend = c->counts[k + 1] - c->counts[k];
+        for (int64_t i = lo; i < hi && w < wend; i++) {
+            if (s->inner == 1) {
+                copy_row(s, dst, s->src + offset);
+                w += c->flags[i] != 0;
+                dst += row_bytes * (c->flags[i] != 0);
+            } else if (c->flags[i]) {
                 copy_row(s, dst, s->src + offset);
                 dst += row_bytes;
+                w++;
             }
             for (int d = s->nrow - 1; d >= 0; d--) {
                 offset += s->strides[d];
@@ -679,17 +756,29 @@ static void triangle_rows(int64_t begin, int64_t end, void *arg)
             s += c * t->bsrc[d];
             o += c * t->bout[d];
         }
-        /* tril keeps j <= i + diagonal; triu keeps j >= i + diagonal */
-        int64_t edge = i + t->diagonal;
+        /* tril keeps columns j <= i + diagonal; triu keeps j >= i + diagonal: [lo, hi) */
+        int64_t edge = i + t->diagonal, lo, hi;
+        if (t->upper) {
+            lo = edge < 0 ? 0 : edge > t->cols ? t->cols : edge;
+            hi = t->cols;
+        } else {
+            lo = 0;
+            hi = edge + 1 < 0 ? 0 : edge + 1 > t->cols ? t->cols : edge + 1;
+        }
+        if (t->out_col == (int64_t)isz && t->src_col == (int64_t)isz) {
+            if (o != s) {
+                memcpy(o + lo * isz, s + lo * isz, (size_t)(hi - lo) * isz);
+            }
+            memset(o, 0, (size_t)lo * isz); /* zero is all-zero bits in every dtype */
+            memset(o + hi * isz, 0, (size_t)(t->cols - hi) * isz);
+            continue;
+        }
         for (int64_t j = 0; j < t->cols; j++) {
-            bool keep = t->upper ? j >= edge : j <= edge;
             char *dst = o + j * t->out_col;
-            if (keep) {
-                if (dst != s + j * t->src_col) {
-                    memcpy(dst, s + j * t->src_col, isz);
-                }
-            } else {
-                memset(dst, 0, isz); /* zero is all-zero bits in every dtype */
+            if (j < lo || j >= hi) {
+                memset(dst, 0, isz);
+            } else if (dst != s + j * t->src_col) {
+                memcpy(dst, s + j * t->src_col, isz);
             }
         }
     }
@@ -715,7 +804,9 @@ static int cpu_triangle(CtTensorObject *out, CtTensorObject *src, int64_t diagon
     t.src = ct_data(src);
     t.out = ct_data(out);
     t.itemsize = (size_t)isz;
-    t.diagonal = diagonal;
+    /* beyond rows + cols every diagonal keeps all or nothing; clamping avoids overflow */
+    int64_t reach = t.rows + t.cols;
+    t.diagonal = diagonal > reach ? reach : diagonal < -reach ? -reach : diagonal;
     t.upper = upper;
     int64_t nrows = ct_numel(src) / (t.cols > 0 ? t.cols : 1);
     if (ct_numel(src) == 0) {
@@ -789,6 +880,9 @@ static void legacy_type_name(const CtTensorObject *t, char *buf, size_t n)
 }
 
 static bool is_index_dtype(CtDType d) { return d == CT_I64 || d == CT_I32; }
+
+/* The type name PyTorch prints for an argument ("Tensor", "int", "numpy.ndarray"). */
+static const char *type_name(PyObject *obj) { return CtTensor_Check(obj) ? "Tensor" : Py_TYPE(obj)->tp_name; }
 
 /* A zero-filled contiguous tensor. */
 static CtTensorObject *zeros(int nd, const int64_t *sizes, CtDType dtype, CtDevice device)
@@ -998,8 +1092,8 @@ static PyObject *tensor_factory(void)
     return fn;
 }
 
-/* A tensor from a Python sequence or numpy array used as an index (torch.tensor's inference;
- * an empty sequence gives int64). New reference. */
+/* A tensor from a Python sequence or numpy array used as an index: bool and uint8 data stay
+ * masks, anything else becomes int64 (an empty sequence too), as PyTorch does. New reference. */
 static CtTensorObject *tensor_from_sequence(PyObject *obj)
 {
     Py_ssize_t n = PyObject_Length(obj);
@@ -1023,7 +1117,11 @@ static CtTensorObject *tensor_from_sequence(PyObject *obj)
         PyErr_SetString(PyExc_TypeError, "index conversion did not produce a tensor");
         return NULL;
     }
-    return CT_TENSOR(t);
+    CtTensorObject *r = CT_TENSOR(t);
+    if (!is_mask_dtype(r->dtype) && r->dtype != CT_I64) { /* like PyTorch: data indexes as long */
+        Py_SETREF(r, ct_to(r, CT_I64, ct_cpu(), false));
+    }
+    return r;
 }
 
 static int convert_item(PyObject *obj, IndexItem *item)
@@ -1086,7 +1184,7 @@ static int convert_item(PyObject *obj, IndexItem *item)
         PyErr_Clear();
     }
     if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", type_name(obj));
         return -1;
     }
     if (PySequence_Check(obj)) {
@@ -1097,7 +1195,7 @@ static int convert_item(PyObject *obj, IndexItem *item)
     PyErr_Format(PyExc_IndexError,
                  "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
                  "(got %s)",
-                 Py_TYPE(obj)->tp_name);
+                 type_name(obj));
     return -1;
 }
 
@@ -1170,22 +1268,16 @@ static int apply_indexing(CtTensorObject *self, PyObject *index, Indexed *ix)
         }
     }
     /* dims the index names explicitly; Ellipsis covers the rest */
-    int specified = 0, ellipses = 0;
+    int specified = 0;
     for (Py_ssize_t i = 0; i < nitems; i++) {
         IndexItem *it = &items[i];
         if (it->kind == ITEM_INT || it->kind == ITEM_SLICE) {
             specified++;
-        } else if (it->kind == ITEM_ELLIPSIS) {
-            ellipses++;
         } else if (it->kind == ITEM_TENSOR) {
             /* a mask names its dims; a 0-d bool adds a dim of its own; anything else names one */
             const CtTensorObject *t = it->tensor;
             specified += (t->dtype == CT_BOOL || (t->dtype == CT_U8 && t->ndim > 0)) ? t->ndim : 1;
         }
-    }
-    if (ellipses > 1) {
-        PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
-        goto done;
     }
     if (specified > self->ndim) {
         if (self->ndim == 0 && nitems == 1 && items[0].kind == ITEM_INT) {
@@ -1397,6 +1489,7 @@ typedef struct {
     int rnd;
     int64_t rshape[CT_MAX_DIMS];
     int bpos;                          /* first result dim of the broadcast block */
+    bool adjacent;                     /* indexed dims side by side: the block stays in place */
     int src_dim[CT_MAX_DIMS];          /* per result dim: dim of the view, or -1 inside the block */
 } AdvPlan;
 
@@ -1433,6 +1526,7 @@ static int plan_advanced(const Indexed *ix, AdvPlan *p)
         memcpy(p->bshape, out, sizeof(int64_t) * r);
     }
     bool adjacent = p->dims[p->n - 1] - p->dims[0] + 1 == p->n;
+    p->adjacent = adjacent;
     int rest = v->ndim - p->n;
     if (rest + p->nb > CT_MAX_DIMS) {
         PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions", CT_MAX_DIMS);
@@ -1492,15 +1586,18 @@ static int restride_for_plan(const Indexed *ix, const AdvPlan *p, CtTensorObject
     return 0;
 }
 
-static void raise_advanced_oob(const AdvPlan *p, const Indexed *ix, int bad, int64_t value)
+/* PyTorch names the dim as its kernels see it: reads always move the indexed dims to the front
+ * (the index's position among the advanced indices); writes do so only when the indexed dims
+ * are not side by side (else the dim of the view). */
+static void raise_advanced_oob(const AdvPlan *p, const Indexed *ix, int bad, int64_t value, bool put)
 {
     int64_t size = ix->view->sizes[p->dims[bad]];
-    if (size == 0) {
+    if (size == 0 && !put) {
         PyErr_SetString(PyExc_IndexError, "index is out of bounds for dimension with size 0");
         return;
     }
     PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension %d with size %lld", (long long)value,
-                 bad, (long long)size);
+                 put && p->adjacent ? p->dims[bad] : bad, (long long)size);
 }
 
 /* Moves every index to the view's device and checks dtypes. */
@@ -1568,7 +1665,7 @@ static PyObject *advanced_get(Indexed *ix)
         goto done;
     }
     if (r > 0) {
-        raise_advanced_oob(&plan, ix, bad, bad_value);
+        raise_advanced_oob(&plan, ix, bad, bad_value, false);
         goto done;
     }
     result = (PyObject *)out;
@@ -1663,6 +1760,13 @@ static int advanced_put(Indexed *ix, CtTensorObject *value, CtIndexReduce reduce
                      a, b);
         goto done;
     }
+    if (value->dtype != view->dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Index put requires the source and destination dtypes match, got %s for the destination and %s "
+                     "for the source.",
+                     scalar_type_name[view->dtype], scalar_type_name[value->dtype]);
+        goto done;
+    }
     vals = ct_view_of(stripped, plan.rnd, plan.rshape, vstrides, stripped->offset);
     if (vals == NULL || restride_for_plan(ix, &plan, &data, idx) < 0) {
         goto done;
@@ -1679,7 +1783,7 @@ static int advanced_put(Indexed *ix, CtTensorObject *value, CtIndexReduce reduce
         goto done;
     }
     if (r > 0) {
-        raise_advanced_oob(&plan, ix, bad, bad_value);
+        raise_advanced_oob(&plan, ix, bad, bad_value, true);
         goto done;
     }
     rc = 0;
@@ -1734,7 +1838,7 @@ static CtTensorObject *setitem_value(CtTensorObject *self, PyObject *value, bool
         char tname[64];
         PyErr_Clear();
         legacy_type_name(self, tname, sizeof(tname));
-        PyErr_Format(PyExc_TypeError, "can't assign a %s to a %s", Py_TYPE(value)->tp_name, tname);
+        PyErr_Format(PyExc_TypeError, "can't assign a %s to a %s", type_name(value), tname);
         return NULL;
     }
     *is_scalar = true;
@@ -1769,16 +1873,13 @@ int ct_setitem(CtTensorObject *self, PyObject *index, PyObject *value)
     CtDevice device = ct_device_of(self);
     int mdim;
     CtTensorObject *mask = single_mask(&ix, &mdim);
+    Py_SETREF(v, strip_leading_ones(v, 0));
+    if (v == NULL) {
+        goto done;
+    }
     if (mask != NULL && v->ndim == 0) { /* x[mask] = scalar: a masked fill, value cast to x's dtype */
         cast = ct_to(v, self->dtype, device, false);
         rc = cast == NULL ? -1 : masked_fill_at(ix.view, mask, mdim, cast);
-        goto done;
-    }
-    if (v->dtype != self->dtype) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "Index put requires the source and destination dtypes match, got %s for the destination and %s "
-                     "for the source.",
-                     scalar_type_name[self->dtype], scalar_type_name[v->dtype]);
         goto done;
     }
     cast = on_device(v, device);
@@ -1810,14 +1911,9 @@ int ct_index_put_(CtTensorObject *self, PyObject *indices, CtTensorObject *value
     int dim = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
-        if (o == Py_None) {
-            dim++;
-            continue;
-        }
         if (!CtTensor_Check(o)) {
-            PyErr_Format(PyExc_TypeError, "index_put_(): argument 'indices' must be tuple of Tensors, but found "
-                                          "element of type %s at pos %zd",
-                         Py_TYPE(o)->tp_name, i);
+            PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0, but got %s", i,
+                         type_name(o));
             goto done;
         }
         CtTensorObject *t = CT_TENSOR(o);
@@ -1836,13 +1932,6 @@ int ct_index_put_(CtTensorObject *self, PyObject *indices, CtTensorObject *value
         goto done;
     }
     if (prepare_entries(&ix) < 0 || check_masks(&ix) < 0) {
-        goto done;
-    }
-    if (values->dtype != self->dtype) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "Index put requires the source and destination dtypes match, got %s for the destination and %s "
-                     "for the source.",
-                     scalar_type_name[self->dtype], scalar_type_name[values->dtype]);
         goto done;
     }
     vals = on_device(values, ct_device_of(self));
@@ -2360,7 +2449,7 @@ int ct_masked_fill_(CtTensorObject *self, CtTensorObject *mask, const CtScalar *
         return -1;
     }
     int64_t bshape[CT_MAX_DIMS];
-    int nd = ct_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, bshape);
+    int nd = ct_broadcast_shapes(mask->ndim, mask->sizes, self->ndim, self->sizes, bshape);
     if (nd < 0) {
         return -1;
     }
@@ -2934,7 +3023,7 @@ static PyObject *call_with_input(const char *fname, MethodFK method, PyObject *c
     if (nargs >= 1) {
         if (!CtTensor_Check(args[0])) {
             PyErr_Format(PyExc_TypeError, "%s(): argument 'input' (position 1) must be Tensor, not %s", fname,
-                         Py_TYPE(args[0])->tp_name);
+                         type_name(args[0]));
             return NULL;
         }
         return method(args[0], args + 1, nargs - 1, kwnames);
@@ -2951,7 +3040,7 @@ static PyObject *call_with_input(const char *fname, MethodFK method, PyObject *c
     }
     PyObject *input = args[found];
     if (!CtTensor_Check(input)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor, not %s", fname, Py_TYPE(input)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor, not %s", fname, type_name(input));
         return NULL;
     }
     PyObject *rest[32];
@@ -2982,7 +3071,7 @@ static CtTensorObject *tensor_arg(PyObject *obj, const char *fname, const char *
         return CT_TENSOR(obj);
     }
     PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, name, pos,
-                 obj ? Py_TYPE(obj)->tp_name : "NoneType");
+                 obj ? type_name(obj) : "NoneType");
     return NULL;
 }
 
@@ -2990,7 +3079,7 @@ static int dim_arg(PyObject *obj, int64_t *out, const char *fname)
 {
     if (obj == NULL || PyFloat_Check(obj) || !PyIndex_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' must be int, not %s", fname,
-                     obj ? Py_TYPE(obj)->tp_name : "NoneType");
+                     obj ? type_name(obj) : "NoneType");
         return -1;
     }
     return ct_arg_int64(obj, out);
@@ -3004,7 +3093,7 @@ static int int_list_arg(PyObject *obj, int64_t *out, int max, const char *fname,
     }
     if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be tuple of ints, not %s", fname, name,
-                     pos, Py_TYPE(obj)->tp_name);
+                     pos, type_name(obj));
         return -1;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
@@ -3017,7 +3106,7 @@ static int int_list_arg(PyObject *obj, int64_t *out, int max, const char *fname,
         if (PyFloat_Check(item) || !PyIndex_Check(item)) {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be tuple of ints, but found "
                                           "element of type %s at pos %zd",
-                         fname, name, pos, Py_TYPE(item)->tp_name, i);
+                         fname, name, pos, type_name(item), i);
             return -1;
         }
         if (ct_arg_int64(item, &out[i]) < 0) {
@@ -3044,7 +3133,7 @@ static Py_ssize_t tensor_list_arg(PyObject *obj, const char *fname, CtTensorObje
 {
     if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'tensors' (position 1) must be tuple of Tensors, not %s", fname,
-                     Py_TYPE(obj)->tp_name);
+                     type_name(obj));
         return -1;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
@@ -3057,7 +3146,7 @@ static Py_ssize_t tensor_list_arg(PyObject *obj, const char *fname, CtTensorObje
         PyObject *item = PySequence_Fast_GET_ITEM(obj, i);
         if (!CtTensor_Check(item)) {
             PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0, but got %s", i,
-                         Py_TYPE(item)->tp_name);
+                         type_name(item));
             PyMem_Free(*out);
             *out = NULL;
             return -1;
@@ -3282,7 +3371,7 @@ static int index_put_args(PyObject *target, const char *fname, PyObject *const *
     }
     if (!PyTuple_Check(a[0]) && !PyList_Check(a[0])) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'indices' (position 1) must be tuple of Tensors, not %s", fname,
-                     Py_TYPE(a[0])->tp_name);
+                     type_name(a[0]));
         return -1;
     }
     return ct_index_put_(CT_TENSOR(target), a[0], values, accumulate);
@@ -3348,7 +3437,7 @@ static PyObject *tensor_masked_fill(PyObject *self, PyObject *const *args, Py_ss
         }
     }
     if (mask != NULL && CtTensor_Check(mask)) {
-        nd = ct_broadcast_shapes(t->ndim, t->sizes, CT_TENSOR(mask)->ndim, CT_TENSOR(mask)->sizes, bshape);
+        nd = ct_broadcast_shapes(CT_TENSOR(mask)->ndim, CT_TENSOR(mask)->sizes, t->ndim, t->sizes, bshape);
         if (nd < 0) {
             return NULL;
         }
@@ -3400,7 +3489,7 @@ static int diagonal_arg(PyObject *obj, int64_t *out, const char *fname)
         return 0;
     }
     if (PyFloat_Check(obj) || !PyIndex_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'diagonal' must be int, not %s", fname, Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'diagonal' must be int, not %s", fname, type_name(obj));
         return -1;
     }
     return ct_arg_int64(obj, out);
@@ -3471,7 +3560,7 @@ static int varargs_ints(const char *fname, const char *name, PyObject *const *ar
         if (PyFloat_Check(args[i]) || !PyIndex_Check(args[i])) {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be tuple of ints, but found element of type %s at "
                                           "pos %zd",
-                         fname, name, Py_TYPE(args[i])->tp_name, i);
+                         fname, name, type_name(args[i]), i);
             return -1;
         }
         if (ct_arg_int64(args[i], &out[i]) < 0) {
@@ -3617,7 +3706,7 @@ static PyObject *py_flip(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,
     }
     if (!PyTuple_Check(a[1]) && !PyList_Check(a[1])) {
         PyErr_Format(PyExc_TypeError, "flip(): argument 'dims' (position 2) must be tuple of ints, not %s",
-                     Py_TYPE(a[1])->tp_name);
+                     type_name(a[1]));
         return NULL;
     }
     int n = int_list_arg(a[1], dims, CT_MAX_DIMS, "flip", "dims", 2);
