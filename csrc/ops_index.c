@@ -1288,7 +1288,7 @@ static int apply_indexing(CtTensorObject *self, PyObject *index, Indexed *ix)
         }
         goto done;
     }
-    int nd = self->ndim, dim = 0;
+    int nd = self->ndim, dim = 0, too_many = -1; /* too_many: some tensor lands past the end */
     int64_t sizes[CT_MAX_DIMS + 1], strides[CT_MAX_DIMS + 1], offset = self->offset;
     memcpy(sizes, self->sizes, sizeof(int64_t) * nd);
     memcpy(strides, self->strides, sizeof(int64_t) * nd);
@@ -1316,6 +1316,28 @@ static int apply_indexing(CtTensorObject *self, PyObject *index, Indexed *ix)
         if ((kind == ITEM_NONE || kind == ITEM_BOOL) && nd + 1 > CT_MAX_DIMS) {
             PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions", CT_MAX_DIMS);
             goto done;
+        }
+        /* Several Ellipses can push dim past the end. PyTorch then fails in select (reading a
+         * size it does not have: we say 0), in slice/unsqueeze (dim out of range), or, for
+         * tensors, later when indexing (too many indices). */
+        int unused;
+        if (kind == ITEM_INT && dim >= nd) {
+            PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension %d with size 0",
+                         (long long)value, (int)pos);
+            goto done;
+        }
+        if ((kind == ITEM_SLICE && dim >= nd && ct_wrap_dim(dim, nd, &unused) < 0) ||
+            ((kind == ITEM_NONE || kind == ITEM_BOOL) && dim > nd && ct_wrap_dim(dim, nd + 1, &unused) < 0)) {
+            goto done;
+        }
+        if (kind == ITEM_TENSOR) {
+            const CtTensorObject *t = it->tensor;
+            int span = is_mask_dtype(t->dtype) ? t->ndim : 1;
+            if (dim + span > nd) {
+                too_many = 1;
+                dim += span;
+                continue;
+            }
         }
         switch (kind) {
         case ITEM_INT: {
@@ -1390,6 +1412,10 @@ static int apply_indexing(CtTensorObject *self, PyObject *index, Indexed *ix)
             break;
         }
         }
+    }
+    if (too_many >= 0) {
+        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d (got %d)", nd, dim);
+        goto done;
     }
     ix->view = ct_view_of(self, nd, sizes, strides, offset);
     if (ix->view == NULL) {
@@ -1489,7 +1515,6 @@ typedef struct {
     int rnd;
     int64_t rshape[CT_MAX_DIMS];
     int bpos;                          /* first result dim of the broadcast block */
-    bool adjacent;                     /* indexed dims side by side: the block stays in place */
     int src_dim[CT_MAX_DIMS];          /* per result dim: dim of the view, or -1 inside the block */
 } AdvPlan;
 
@@ -1526,7 +1551,6 @@ static int plan_advanced(const Indexed *ix, AdvPlan *p)
         memcpy(p->bshape, out, sizeof(int64_t) * r);
     }
     bool adjacent = p->dims[p->n - 1] - p->dims[0] + 1 == p->n;
-    p->adjacent = adjacent;
     int rest = v->ndim - p->n;
     if (rest + p->nb > CT_MAX_DIMS) {
         PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions", CT_MAX_DIMS);
@@ -1586,18 +1610,18 @@ static int restride_for_plan(const Indexed *ix, const AdvPlan *p, CtTensorObject
     return 0;
 }
 
-/* PyTorch names the dim as its kernels see it: reads always move the indexed dims to the front
- * (the index's position among the advanced indices); writes do so only when the indexed dims
- * are not side by side (else the dim of the view). */
-static void raise_advanced_oob(const AdvPlan *p, const Indexed *ix, int bad, int64_t value, bool put)
+/* PyTorch's index kernels name the index's position among the advanced indices; a write of a
+ * Python number through one int64 index goes through its index_fill_, which names the dim of
+ * the view (view_dim). */
+static void raise_advanced_oob(const AdvPlan *p, const Indexed *ix, int bad, int64_t value, bool view_dim)
 {
     int64_t size = ix->view->sizes[p->dims[bad]];
-    if (size == 0 && !put) {
+    if (size == 0 && !view_dim) {
         PyErr_SetString(PyExc_IndexError, "index is out of bounds for dimension with size 0");
         return;
     }
     PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension %d with size %lld", (long long)value,
-                 put && p->adjacent ? p->dims[bad] : bad, (long long)size);
+                 view_dim ? p->dims[bad] : bad, (long long)size);
 }
 
 /* Moves every index to the view's device and checks dtypes. */
@@ -1735,8 +1759,9 @@ static int copy_into_view(CtTensorObject *dst, CtTensorObject *value)
     return r;
 }
 
-/* dst (restrided) [idx] (op)= values broadcast to the plan's result shape. */
-static int advanced_put(Indexed *ix, CtTensorObject *value, CtIndexReduce reduce)
+/* dst (restrided) [idx] (op)= values broadcast to the plan's result shape. view_dim: name the
+ * view's dim in out-of-range errors (see raise_advanced_oob). */
+static int advanced_put(Indexed *ix, CtTensorObject *value, CtIndexReduce reduce, bool view_dim)
 {
     CtTensorObject *data = NULL, *vals = NULL, *stripped = NULL;
     CtTensorObject *idx[CT_MAX_DIMS] = {NULL};
@@ -1783,7 +1808,7 @@ static int advanced_put(Indexed *ix, CtTensorObject *value, CtIndexReduce reduce
         goto done;
     }
     if (r > 0) {
-        raise_advanced_oob(&plan, ix, bad, bad_value, true);
+        raise_advanced_oob(&plan, ix, bad, bad_value, view_dim);
         goto done;
     }
     rc = 0;
@@ -1886,7 +1911,11 @@ int ct_setitem(CtTensorObject *self, PyObject *index, PyObject *value)
     if (cast == NULL) {
         goto done;
     }
-    rc = advanced_put(&ix, cast, CT_REDUCE_NONE);
+    bool fill_like = false; /* a Python number through one int64 index: PyTorch's index_fill_ */
+    for (int d = 0; is_scalar && ix.nentries == 1 && d < ix.view->ndim; d++) {
+        fill_like = fill_like || (ix.entry[d] != NULL && ix.entry[d]->dtype == CT_I64);
+    }
+    rc = advanced_put(&ix, cast, CT_REDUCE_NONE, fill_like);
 done:
     if (rc == 0) {
         ct_bump_version(self);
@@ -1938,7 +1967,7 @@ int ct_index_put_(CtTensorObject *self, PyObject *indices, CtTensorObject *value
     if (vals == NULL) {
         goto done;
     }
-    rc = advanced_put(&ix, vals, accumulate ? CT_REDUCE_ADD : CT_REDUCE_NONE);
+    rc = advanced_put(&ix, vals, accumulate ? CT_REDUCE_ADD : CT_REDUCE_NONE, false);
 done:
     if (rc == 0) {
         ct_bump_version(self);

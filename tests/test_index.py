@@ -377,8 +377,10 @@ def test_setitem_errors(device):
     raises(IndexError, "index 7 is out of bounds for dimension 0 with size 3", lambda: x.__setitem__((0, [7]), 1))
     raises(IndexError, "index 7 is out of bounds for dimension 1 with size 4",
            lambda: x.__setitem__((0, slice(None), [7]), 1))
-    raises(IndexError, "index 7 is out of bounds for dimension 1 with size 4",  # non-adjacent: moved to the front
+    raises(IndexError, "index 7 is out of bounds for dimension 1 with size 4",  # two indices: their position
            lambda: x.__setitem__(([0], slice(None), [7]), 1))
+    raises(IndexError, "index 7 is out of bounds for dimension 0 with size 4",  # a tensor value: the position
+           lambda: x.__setitem__((0, slice(None), [7]), ctorch.tensor(1.0, device=device)))
     raises(IndexError, "index 7 is out of bounds for dimension 2 with size 3",
            lambda: x.__setitem__((None, slice(None), [7]), 1))
     raises(IndexError, "index 5 is out of bounds for dimension 0 with size 2", lambda: x.__setitem__(5, 1))
