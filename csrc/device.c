@@ -5,6 +5,7 @@
 #include "dtype.h"
 #include "elementwise.h"
 #include "reduce.h"
+#include "index.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,7 @@ const CtDeviceOps ct_cpu_ops = {
     .memset = cpu_memset,
     .elementwise = &ct_cpu_elementwise_kernels,
     .reduce = &ct_cpu_reduce_kernels,
+    .index = &ct_cpu_index_kernels,
 };
 
 const CtDeviceOps *ct_device_ops(CtDevice d)
