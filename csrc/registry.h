@@ -16,6 +16,7 @@
     X(index)              \
     X(linalg)             \
     X(creation)           \
+    X(random)             \
     X(interop)
 
 #define CT_FAMILY_DECLARE(name)                       \

@@ -25,3 +25,8 @@ def _repr(self, *, tensor_contents=None):
 
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
+
+# numpy interop: numpy reads CPU tensors through __array_interface__ (no copy; the array keeps
+# the tensor alive) and defers binary operators to the tensor, as it does for PyTorch.
+Tensor.__array_interface__ = property(_C._array_interface)
+Tensor.__array_priority__ = 1000
