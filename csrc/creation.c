@@ -114,7 +114,7 @@ static int dtype_arg(const char *fname, PyObject *obj, CtDType *out)
         return 0;
     }
     PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "%s(): argument 'dtype' must be torch.dtype, not %s", fname, Py_TYPE(obj)->tp_name);
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'dtype' must be torch.dtype, not %s", fname, ct_type_name(obj));
     return -1;
 }
 
@@ -126,7 +126,7 @@ static int device_arg(const char *fname, PyObject *obj, CtDevice *out)
     if (PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%s(): argument 'device' must be torch.device, not %s", fname,
-                     Py_TYPE(obj)->tp_name);
+                     ct_type_name(obj));
     }
     return -1;
 }
@@ -156,7 +156,7 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
     if (kw[0] != NULL && kw[0] != Py_None) {
         if (!CtTensor_Check(kw[0])) {
             PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname,
-                         Py_TYPE(kw[0])->tp_name);
+                         ct_type_name(kw[0]));
             return -1;
         }
         opt->out = kw[0];
@@ -226,8 +226,8 @@ static bool is_int_like(PyObject *o)
     if (CtTensor_Check(o)) {
         return CT_TENSOR(o)->ndim == 0 && ct_is_integral(CT_TENSOR(o)->dtype, false);
     }
-    return PyIndex_Check(o) && strcmp(Py_TYPE(o)->tp_name, "numpy.bool") != 0 &&
-           strcmp(Py_TYPE(o)->tp_name, "numpy.bool_") != 0;
+    return PyIndex_Check(o) && strcmp(ct_type_name(o), "numpy.bool") != 0 &&
+           strcmp(ct_type_name(o), "numpy.bool_") != 0;
 }
 
 /* Converts an int-like object; -1 with an exception on overflow (TypeError, PyTorch's words). */
@@ -259,10 +259,10 @@ int ct_parse_size_arg(const char *fname, const char *argname, int pos, PyObject 
     if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
         if (pos > 0) {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be tuple of ints, not %s", fname,
-                         argname, pos, Py_TYPE(obj)->tp_name);
+                         argname, pos, ct_type_name(obj));
         } else {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be tuple of ints, not %s", fname, argname,
-                         Py_TYPE(obj)->tp_name);
+                         ct_type_name(obj));
         }
         return -1;
     }
@@ -278,11 +278,11 @@ int ct_parse_size_arg(const char *fname, const char *argname, int pos, PyObject 
                 PyErr_Format(PyExc_TypeError,
                              "%s(): argument '%s' (position %d) must be tuple of ints, but found element of type %s at "
                              "pos %zd",
-                             fname, argname, pos, Py_TYPE(item)->tp_name, i);
+                             fname, argname, pos, ct_type_name(item), i);
             } else {
                 PyErr_Format(PyExc_TypeError,
                              "%s(): argument '%s' must be tuple of ints, but found element of type %s at pos %zd",
-                             fname, argname, Py_TYPE(item)->tp_name, i);
+                             fname, argname, ct_type_name(item), i);
             }
             return -1;
         }
@@ -323,7 +323,7 @@ int ct_parse_size_varargs(const char *fname, PyObject *const *args, Py_ssize_t n
             PyErr_Format(PyExc_TypeError,
                          "%s(): argument 'size' failed to unpack the object at pos %zd with error \"type must be tuple "
                          "of ints,but got %s\"",
-                         fname, i + 1, Py_TYPE(args[i])->tp_name);
+                         fname, i + 1, ct_type_name(args[i]));
             return -1;
         }
         if (int_like_value(fname, "size", (int)i + 1, args[i], &sizes[i]) < 0) {
@@ -344,10 +344,10 @@ int ct_number_arg(const char *fname, const char *argname, int pos, PyObject *obj
     if (!ok) {
         if (pos > 0) {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Number, not %s", fname, argname,
-                         pos, Py_TYPE(obj)->tp_name);
+                         pos, ct_type_name(obj));
         } else {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be Number, not %s", fname, argname,
-                         Py_TYPE(obj)->tp_name);
+                         ct_type_name(obj));
         }
         return -1;
     }
@@ -366,10 +366,10 @@ int ct_int_arg(const char *fname, const char *argname, int pos, PyObject *obj, i
     if (!is_int_like(obj)) {
         if (pos > 0) {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be int, not %s", fname, argname, pos,
-                         Py_TYPE(obj)->tp_name);
+                         ct_type_name(obj));
         } else {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be int, not %s", fname, argname,
-                         Py_TYPE(obj)->tp_name);
+                         ct_type_name(obj));
         }
         return -1;
     }
@@ -644,6 +644,9 @@ static CtTensorObject *linlogspace(SeqKind kind, double start, double end, int64
         return NULL;
     }
     SeqCtx ctx = {.kind = kind, .dtype = dtype, .n = steps, .base = base};
+    if (steps == 1) {
+        end = start; /* one step is the start (the symmetric formula would give the end) */
+    }
     if (kind == SEQ_LINSPACE && !ct_is_floating(dtype)) {
         start = (double)(int64_t)start; /* PyTorch converts the ends to the integer type first */
         end = (double)(int64_t)end;
@@ -886,7 +889,7 @@ static int like_input(const char *fname, PyObject *obj)
 {
     if (!CtTensor_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'input' (position 1) must be Tensor, not %s", fname,
-                     Py_TYPE(obj)->tp_name);
+                     ct_type_name(obj));
         return -1;
     }
     return 0;
@@ -1069,7 +1072,7 @@ static PyObject *py_numel(PyObject *self, PyObject *obj)
 {
     if (!CtTensor_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "numel(): argument 'input' (position 1) must be Tensor, not %s",
-                     Py_TYPE(obj)->tp_name);
+                     ct_type_name(obj));
         return NULL;
     }
     return PyLong_FromLongLong(ct_numel(CT_TENSOR(obj)));

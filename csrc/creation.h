@@ -6,6 +6,7 @@
 
 #include "ctorch.h"
 #include "dtype.h"
+#include "tensor.h"
 
 /* --- factories (new references; NULL with an exception set) --------------------------------- */
 CtTensorObject *ct_zeros(int ndim, const int64_t *sizes, CtDType dtype, CtDevice device);
@@ -35,6 +36,12 @@ int ct_zero_(CtTensorObject *t);
 int ct_check_scalar_fits(const CtScalar *s, CtDType dtype, bool cpp_names);
 /* PyTorch's name of a dtype in kernel errors: "Float", "Long", "BFloat16", ... */
 const char *ct_dtype_kernel_name(CtDType d);
+
+/* The type name PyTorch prints in argument errors ("Tensor", "float", "numpy.ndarray"). */
+static inline const char *ct_type_name(PyObject *obj)
+{
+    return CtTensor_Check(obj) ? "Tensor" : Py_TYPE(obj)->tp_name;
+}
 
 /* --- argument helpers for factories --------------------------------------------------------- */
 /* The keyword-only options every factory accepts, in this order, at the end of its names

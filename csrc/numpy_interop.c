@@ -108,7 +108,7 @@ static bool is_numpy_scalar(PyObject *obj) { return PyArray_IsScalar(obj, Generi
 static PyObject *py_from_numpy(PyObject *self, PyObject *arg)
 {
     if (!PyArray_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %s)", Py_TYPE(arg)->tp_name);
+        PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %s)", ct_type_name(arg));
         return NULL;
     }
     return (PyObject *)wrap_array((PyArrayObject *)arg);
@@ -131,7 +131,7 @@ static int compute_sizes(PyObject *data, int64_t *sizes)
             int tnd = CtTensor_Check(cur) ? CT_TENSOR(cur)->ndim : PyArray_NDIM((PyArrayObject *)cur);
             if (nd + tnd > CT_MAX_DIMS) {
                 PyErr_Format(PyExc_ValueError, "too many dimensions '%s' (ctorch supports at most %d)",
-                             Py_TYPE(cur)->tp_name, CT_MAX_DIMS);
+                             ct_type_name(cur), CT_MAX_DIMS);
                 Py_DECREF(cur);
                 return -1;
             }
@@ -142,7 +142,7 @@ static int compute_sizes(PyObject *data, int64_t *sizes)
         }
         if (PyUnicode_Check(cur) || PyBytes_Check(cur)) {
             if (nd > 0) {
-                PyErr_Format(PyExc_ValueError, "too many dimensions '%s'", Py_TYPE(cur)->tp_name);
+                PyErr_Format(PyExc_ValueError, "too many dimensions '%s'", ct_type_name(cur));
                 Py_DECREF(cur);
                 return -1;
             }
@@ -158,7 +158,7 @@ static int compute_sizes(PyObject *data, int64_t *sizes)
         }
         if (nd == CT_MAX_DIMS) {
             PyErr_Format(PyExc_ValueError, "too many dimensions '%s' (ctorch supports at most %d)",
-                         Py_TYPE(cur)->tp_name, CT_MAX_DIMS);
+                         ct_type_name(cur), CT_MAX_DIMS);
             Py_DECREF(cur);
             return -1;
         }
@@ -187,7 +187,7 @@ static int numpy_scalar_dtype(PyObject *obj, CtDType *out)
     int r = dtype_of_npy(descr->type_num, out);
     Py_DECREF(descr);
     if (r < 0) {
-        PyErr_Format(PyExc_TypeError, "can't convert %s to a tensor: unsupported numpy dtype", Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "can't convert %s to a tensor: unsupported numpy dtype", ct_type_name(obj));
     }
     return r;
 }
@@ -213,7 +213,7 @@ static int infer_dtype(PyObject *obj, int depth, int ndim, CtDType *acc, bool *h
             return unsupported_array_dtype((PyArrayObject *)obj);
         }
     } else if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", ct_type_name(obj));
         return -1;
     } else if (PyComplex_Check(obj)) {
         PyErr_SetString(PyExc_TypeError, "new(): invalid data type 'complex' (ctorch has no complex dtypes)");
@@ -236,7 +236,7 @@ static int infer_dtype(PyObject *obj, int depth, int ndim, CtDType *acc, bool *h
         Py_DECREF(seq);
         return 0;
     } else {
-        PyErr_Format(PyExc_RuntimeError, "Could not infer dtype of %s", Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_RuntimeError, "Could not infer dtype of %s", ct_type_name(obj));
         return -1;
     }
     *acc = *have ? ct_promote_types(*acc, d) : d;
@@ -286,7 +286,7 @@ static int store_scalar(PyObject *obj, CtDType dtype, char *p)
     }
     if (dtype == CT_BOOL) {
         if (!PyNumber_Check(obj) || PySequence_Check(obj)) {
-            PyErr_Format(PyExc_TypeError, "must be real number, not %s", Py_TYPE(obj)->tp_name);
+            PyErr_Format(PyExc_TypeError, "must be real number, not %s", ct_type_name(obj));
             return -1;
         }
         int v = PyObject_IsTrue(obj);
@@ -365,7 +365,7 @@ static int store(PyObject *obj, int dim, CtTensorObject *out, int64_t offset)
         return r;
     }
     if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", ct_type_name(obj));
         return -1;
     }
     PyObject *seq = PySequence_Fast(obj, "not a sequence");
@@ -501,7 +501,7 @@ static CtTensorObject *tensor_from_data(PyObject *data, bool has_dtype, CtDType 
     } else if (PyArray_Check(data) || is_numpy_scalar(data)) {
         src = wrap_numpy_object(data);
     } else if (PyUnicode_Check(data) || PyBytes_Check(data)) {
-        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(data)->tp_name);
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", ct_type_name(data));
         return NULL;
     } else {
         out = tensor_from_sequence(data, has_dtype, dtype);

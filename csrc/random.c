@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -259,7 +261,7 @@ CtGeneratorObject *ct_generator_arg(PyObject *obj, CtDevice device, const char *
     }
     if (!CtGenerator_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'generator' must be torch.Generator, not %s", fname,
-                     Py_TYPE(obj)->tp_name);
+                     ct_type_name(obj));
         return NULL;
     }
     CtGeneratorObject *g = (CtGeneratorObject *)obj;
@@ -275,7 +277,7 @@ CtGeneratorObject *ct_generator_arg(PyObject *obj, CtDevice device, const char *
 static int seed_value(PyObject *obj, uint64_t *out)
 {
     if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_RuntimeError, "manual_seed expected a long, but got %s", Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_RuntimeError, "manual_seed expected a long, but got %s", ct_type_name(obj));
         return -1;
     }
     int overflow = 0;
@@ -424,7 +426,7 @@ static PyObject *generator_set_offset(PyObject *self, PyObject *offset)
 {
     uint64_t v;
     if (!PyLong_Check(offset)) {
-        PyErr_Format(PyExc_TypeError, "set_offset(): argument 'offset' must be int, not %s", Py_TYPE(offset)->tp_name);
+        PyErr_Format(PyExc_TypeError, "set_offset(): argument 'offset' must be int, not %s", ct_type_name(offset));
         return NULL;
     }
     v = PyLong_AsUnsignedLongLong(offset);
@@ -654,6 +656,17 @@ CtTensorObject *ct_randperm(int64_t n, CtDType dtype, CtDevice device, CtGenerat
 
 /* ------------------------------------------------------------------------------------------
  * argument checks shared by the Python entry points */
+
+/* PyErr_Format without %g: PyTorch's messages print doubles as C++ streams do ("1", "3e+38"). */
+static void error_printf(PyObject *exc, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    PyErr_SetString(exc, buf);
+}
 static int require_float(CtDType d, const char *kernel)
 {
     if (!ct_is_floating(d)) {
@@ -739,7 +752,7 @@ static int check_from_to(CtDType d, int64_t from, int64_t to)
 static int check_std(double std)
 {
     if (!(std >= 0.0)) {
-        PyErr_Format(PyExc_RuntimeError, "normal expects std >= 0.0, but found std %g", std);
+        error_printf(PyExc_RuntimeError, "normal expects std >= 0.0, but found std %g", std);
         return -1;
     }
     return 0;
@@ -759,12 +772,12 @@ static int check_uniform(CtDType d, double from, double to)
         return -1;
     }
     if (from > to) {
-        PyErr_Format(PyExc_RuntimeError, "uniform_ expects to return a [from, to) range, but found from=%g > to=%g",
+        error_printf(PyExc_RuntimeError, "uniform_ expects to return a [from, to) range, but found from=%g > to=%g",
                      from, to);
         return -1;
     }
     if (to - from > hi) {
-        PyErr_Format(PyExc_RuntimeError,
+        error_printf(PyExc_RuntimeError,
                      "uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and from=%g which "
                      "result in to-from to exceed the limit",
                      ct_dtype_kernel_name(d), to, from);
@@ -784,7 +797,7 @@ static int float_arg(const char *fname, const char *argname, int pos, PyObject *
                Py_TYPE(obj)->tp_as_number != NULL && Py_TYPE(obj)->tp_as_number->nb_float != NULL);
     if (!ok) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be float, not %s", fname, argname, pos,
-                     Py_TYPE(obj)->tp_name);
+                     ct_type_name(obj));
         return -1;
     }
     CtScalar s;
@@ -963,7 +976,7 @@ static PyObject *rand_like_factory(const char *fname, bool normal, PyObject *con
     }
     if (!CtTensor_Check(a[0])) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'input' (position 1) must be Tensor, not %s", fname,
-                     Py_TYPE(a[0])->tp_name);
+                     ct_type_name(a[0]));
         return NULL;
     }
     CtTensorObject *input = CT_TENSOR(a[0]);
@@ -1004,19 +1017,23 @@ static PyObject *py_randint_like(PyObject *self, PyObject *const *args, Py_ssize
     PyObject *a[3 + RANDOM_NKW];
     CtFactoryOptions opt;
     int64_t low = 0, high;
-    if (ct_parse_args("randint_like", args, nargs, kwnames, names, 2, a) < 0 ||
+    if (ct_parse_args("randint_like", args, nargs, kwnames, names, 1, a) < 0 ||
         ct_factory_options("randint_like", a + 4, &opt) < 0) {
         return NULL;
     }
     if (!CtTensor_Check(a[0])) {
         PyErr_Format(PyExc_TypeError, "randint_like(): argument 'input' (position 1) must be Tensor, not %s",
-                     Py_TYPE(a[0])->tp_name);
+                     ct_type_name(a[0]));
         return NULL;
     }
     PyObject *low_obj = a[1], *high_obj = a[2];
     if (high_obj == NULL) { /* randint_like(input, high) */
         high_obj = low_obj;
         low_obj = NULL;
+    }
+    if (high_obj == NULL) {
+        PyErr_SetString(PyExc_TypeError, "randint_like() missing required argument 'high'");
+        return NULL;
     }
     if ((low_obj != NULL && ct_int_arg("randint_like", "low", 2, low_obj, &low) < 0) ||
         ct_int_arg("randint_like", "high", low_obj != NULL ? 3 : 2, high_obj, &high) < 0) {
@@ -1162,7 +1179,7 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *const *args, Py_ssize_t 
     }
     if (!CtTensor_Check(a[0])) {
         PyErr_Format(PyExc_TypeError, "bernoulli(): argument 'input' (position 1) must be Tensor, not %s",
-                     Py_TYPE(a[0])->tp_name);
+                     ct_type_name(a[0]));
         return NULL;
     }
     CtTensorObject *input = CT_TENSOR(a[0]);
@@ -1177,7 +1194,7 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *const *args, Py_ssize_t 
             return NULL;
         }
         if (!(p >= 0 && p <= 1)) {
-            PyErr_Format(PyExc_RuntimeError, "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
+            error_printf(PyExc_RuntimeError, "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
             return NULL;
         }
         t = ct_empty_like_preserve(input, input->dtype, ct_device_of(input));
@@ -1196,7 +1213,7 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *const *args, Py_ssize_t 
     CtFactoryOptions opt = {.out = a[3] != Py_None ? a[3] : NULL};
     if (opt.out != NULL && !CtTensor_Check(opt.out)) {
         Py_DECREF(t);
-        PyErr_Format(PyExc_TypeError, "bernoulli(): argument 'out' must be Tensor, not %s", Py_TYPE(opt.out)->tp_name);
+        PyErr_Format(PyExc_TypeError, "bernoulli(): argument 'out' must be Tensor, not %s", ct_type_name(opt.out));
         return NULL;
     }
     return ct_factory_finish("bernoulli", t, &opt);
@@ -1328,7 +1345,7 @@ static PyObject *tensor_bernoulli_(PyObject *self, PyObject *const *args, Py_ssi
         return NULL;
     }
     if (!(p >= 0 && p <= 1)) {
-        PyErr_Format(PyExc_RuntimeError, "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
+        error_printf(PyExc_RuntimeError, "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
         return NULL;
     }
     if (ct_bernoulli_scalar_(t, p, g) < 0) {
@@ -1356,7 +1373,7 @@ static PyObject *tensor_exponential_(PyObject *self, PyObject *const *args, Py_s
         return NULL;
     }
     if (!(lambd > 0.0)) {
-        PyErr_Format(PyExc_RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=%g", lambd);
+        error_printf(PyExc_RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=%g", lambd);
         return NULL;
     }
     CtGeneratorObject *g = method_generator(a[1], t, "exponential_");
