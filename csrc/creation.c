@@ -175,7 +175,8 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
         opt->has_device = true;
     }
     bool pin = false;
-    if (ct_arg_bool(kw[4], &pin) < 0 || ct_arg_bool(kw[5], &opt->requires_grad) < 0 ||
+    if (ct_bool_arg(fname, "pin_memory", kw[4], &pin) < 0 ||
+        ct_bool_arg(fname, "requires_grad", kw[5], &opt->requires_grad) < 0 ||
         is_contiguous_format(kw[6], &opt->contiguous_format) < 0) {
         return -1;
     }
@@ -358,6 +359,19 @@ int ct_number_arg(const char *fname, const char *argname, int pos, PyObject *obj
         }
         return -1;
     }
+    return 0;
+}
+
+int ct_bool_arg(const char *fname, const char *argname, PyObject *obj, bool *out)
+{
+    if (obj == NULL || obj == Py_None) {
+        return 0;
+    }
+    if (!PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be bool, not %s", fname, argname, ct_type_name(obj));
+        return -1;
+    }
+    *out = obj == Py_True;
     return 0;
 }
 

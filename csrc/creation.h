@@ -77,6 +77,8 @@ int ct_parse_size_arg(const char *fname, const char *argname, int pos, PyObject 
 /* A Number argument (bool, int, float, numpy scalar, 0-d tensor): TypeError "fname(): argument
  * 'name' (position pos) must be Number, not str" otherwise. */
 int ct_number_arg(const char *fname, const char *argname, int pos, PyObject *obj, CtScalar *out);
+/* A bool argument (None keeps *out): TypeError "fname(): argument 'name' must be bool, not int". */
+int ct_bool_arg(const char *fname, const char *argname, PyObject *obj, bool *out);
 /* An int argument (not bool, not float): TypeError "fname(): argument 'name' (position pos)
  * must be int, not float" otherwise. */
 int ct_int_arg(const char *fname, const char *argname, int pos, PyObject *obj, int64_t *out);

@@ -422,7 +422,7 @@ static CtTensorObject *tensor_from_sequence(PyObject *data, bool has_dtype, CtDT
     if (out == NULL) {
         return NULL;
     }
-    if (ct_numel(out) > 0 && store(data, 0, out, 0) < 0) {
+    if (store(data, 0, out, 0) < 0) {
         Py_DECREF(out);
         return NULL;
     }
@@ -545,7 +545,7 @@ static PyObject *py_tensor(PyObject *self, PyObject *const *args, Py_ssize_t nar
     CtFactoryOptions opt;
     bool requires_grad = false;
     if (ct_parse_args("tensor", args, nargs, kwnames, names, 1, a) < 0 ||
-        dtype_device_args("tensor", a[1], a[2], &opt) < 0 || ct_arg_bool(a[3], &requires_grad) < 0) {
+        dtype_device_args("tensor", a[1], a[2], &opt) < 0 || ct_bool_arg("tensor", "requires_grad", a[3], &requires_grad) < 0) {
         return NULL;
     }
     CtTensorObject *t = tensor_from_data(a[0], opt.has_dtype, opt.dtype, opt.has_device, opt.device);
@@ -565,7 +565,8 @@ static PyObject *tensor_new_tensor(PyObject *self, PyObject *const *args, Py_ssi
     bool requires_grad = false;
     CtTensorObject *base = CT_TENSOR(self);
     if (ct_parse_args("new_tensor", args, nargs, kwnames, names, 1, a) < 0 ||
-        dtype_device_args("new_tensor", a[1], a[2], &opt) < 0 || ct_arg_bool(a[3], &requires_grad) < 0) {
+        dtype_device_args("new_tensor", a[1], a[2], &opt) < 0 ||
+        ct_bool_arg("new_tensor", "requires_grad", a[3], &requires_grad) < 0) {
         return NULL;
     }
     CtTensorObject *t = tensor_from_data(a[0], true, opt.has_dtype ? opt.dtype : base->dtype, true,
@@ -613,7 +614,8 @@ static PyObject *py_asarray(PyObject *self, PyObject *const *args, Py_ssize_t na
     CtFactoryOptions opt;
     bool requires_grad = false;
     if (ct_parse_args("asarray", args, nargs, kwnames, names, 1, a) < 0 ||
-        dtype_device_args("asarray", a[1], a[2], &opt) < 0 || ct_arg_bool(a[4], &requires_grad) < 0) {
+        dtype_device_args("asarray", a[1], a[2], &opt) < 0 ||
+        ct_bool_arg("asarray", "requires_grad", a[4], &requires_grad) < 0) {
         return NULL;
     }
     int copy = -1; /* None */
@@ -649,7 +651,7 @@ static PyObject *py_frombuffer(PyObject *self, PyObject *const *args, Py_ssize_t
     bool requires_grad = false;
     if (ct_parse_args("frombuffer", args, nargs, kwnames, names, 2, a) < 0 ||
         dtype_device_args("frombuffer", a[1], NULL, &opt) < 0 || ct_arg_int64(a[2], &count) < 0 ||
-        ct_arg_int64(a[3], &offset) < 0 || ct_arg_bool(a[4], &requires_grad) < 0) {
+        ct_arg_int64(a[3], &offset) < 0 || ct_bool_arg("frombuffer", "requires_grad", a[4], &requires_grad) < 0) {
         return NULL;
     }
     PyObject *view = PyMemoryView_FromObject(a[0]);
