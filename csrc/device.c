@@ -6,6 +6,7 @@
 #include "elementwise.h"
 #include "reduce.h"
 #include "index.h"
+#include "random.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,7 @@ const CtDeviceOps ct_cpu_ops = {
     .elementwise = &ct_cpu_elementwise_kernels,
     .reduce = &ct_cpu_reduce_kernels,
     .index = &ct_cpu_index_kernels,
+    .random = &ct_cpu_random_kernels,
 };
 
 const CtDeviceOps *ct_device_ops(CtDevice d)

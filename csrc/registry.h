@@ -18,6 +18,8 @@
     X(creation)           \
     X(interop)            \
     X(autograd)
+    X(random)             \
+    X(interop)
 
 #define CT_FAMILY_DECLARE(name)                       \
     extern PyMethodDef ct_##name##_tensor_methods[];  \
