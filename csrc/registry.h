@@ -16,10 +16,9 @@
     X(index)              \
     X(linalg)             \
     X(creation)           \
+    X(random)             \
     X(interop)            \
     X(autograd)
-    X(random)             \
-    X(interop)
 
 #define CT_FAMILY_DECLARE(name)                       \
     extern PyMethodDef ct_##name##_tensor_methods[];  \
