@@ -180,6 +180,14 @@ static inline bool index_offset(IndexLoopCtx *c, char **data, const int64_t *str
         T value = *(const T *)data[2];                                                            \
         char *dst = data[0];                                                                      \
         const char *mask = data[1];                                                               \
+        if (strides[0] == sizeof(T) && strides[1] == 1) { /* dense: a branch-free select */      \
+            T *d = (T *)dst;                                                                      \
+            const uint8_t *m = (const uint8_t *)mask;                                             \
+            for (int64_t i = 0; i < n; i++) {                                                     \
+                d[i] = m[i] ? value : d[i];                                                       \
+            }                                                                                     \
+            return;                                                                               \
+        }                                                                                         \
         for (int64_t i = 0; i < n; i++) {                                                         \
             if (*(const uint8_t *)(mask + i * strides[1])) {                                      \
                 *(T *)(dst + i * strides[0]) = value;                                             \
@@ -334,8 +342,8 @@ static int cpu_index_put(const CtIter *it, CtIndexArgs *args)
     index_ctx_init(&c, it, args, 2);
     if (args->reduce == CT_REDUCE_NONE) {
         size_t isz = ct_dtype_info[it->dtypes[0]].itemsize;
-        ct_iter_cpu_run(it, loop_by_size(isz, put_loop_uint8_t, put_loop_uint16_t, put_loop_uint32_t, put_loop_uint64_t),
-                        &c);
+        CtInnerLoop loop = loop_by_size(isz, put_loop_uint8_t, put_loop_uint16_t, put_loop_uint32_t, put_loop_uint64_t);
+        ct_iter_cpu_run(it, loop, &c);
     } else {
         const CtInnerLoop *table = args->reduce == CT_REDUCE_ADD ? put_add_table : put_mul_table;
         iter_run_serial(it, table[it->dtypes[0]], &c);
@@ -1064,7 +1072,6 @@ typedef struct {
 typedef struct {
     CtTensorObject *view;               /* owned */
     CtTensorObject *entry[CT_MAX_DIMS]; /* per dim of view: index tensor (owned) or NULL */
-    bool covered[CT_MAX_DIMS];          /* dim covered by a mask that starts at an earlier dim */
     int nentries;
 } Indexed;
 
@@ -1401,14 +1408,7 @@ static int apply_indexing(CtTensorObject *self, PyObject *index, Indexed *ix)
             }
             ix->entry[dim] = (CtTensorObject *)Py_NewRef(t);
             ix->nentries++;
-            if (is_mask_dtype(t->dtype)) {
-                for (int j = 1; j < t->ndim; j++) {
-                    ix->covered[dim + j] = true;
-                }
-                dim += t->ndim;
-            } else {
-                dim++;
-            }
+            dim += is_mask_dtype(t->dtype) ? t->ndim : 1; /* a mask covers its ndim dims */
             break;
         }
         }
@@ -1496,7 +1496,6 @@ static int expand_masks(Indexed *ix)
                 return -1;
             }
             ix->entry[d + j] = CT_TENSOR(col);
-            ix->covered[d + j] = false;
             ix->nentries++;
         }
         Py_DECREF(coords);
@@ -2164,13 +2163,12 @@ int ct_scatter_add_(CtTensorObject *self, int64_t dim, CtTensorObject *index, Ct
 static int along_dim_views(CtTensorObject *self, int dim, CtTensorObject *index, int64_t *shape, int *nd,
                            CtTensorObject **self_view, CtTensorObject **index_view)
 {
-    int64_t ss[CT_MAX_DIMS], st[CT_MAX_DIMS], zero[CT_MAX_DIMS] = {0}, istr[CT_MAX_DIMS] = {0};
+    int64_t ss[CT_MAX_DIMS], st[CT_MAX_DIMS], istr[CT_MAX_DIMS] = {0};
     *nd = dims_1d(self, ss, st);
     memcpy(shape, ss, sizeof(int64_t) * *nd);
     shape[dim] = ct_numel(index);
     st[dim] = 0;
     istr[dim] = index->ndim > 0 ? index->strides[0] : 0;
-    (void)zero;
     *self_view = ct_view_of(self, *nd, shape, st, self->offset);
     *index_view = *self_view ? ct_view_of(index, *nd, shape, istr, index->offset) : NULL;
     if (*index_view == NULL) {
@@ -2209,7 +2207,8 @@ CtTensorObject *ct_index_select(CtTensorObject *self, int64_t dim_arg, CtTensorO
         goto done;
     }
     /* the kernel walks the 1-d form; a 0-d result is the same single element */
-    CtTensorObject *out_view = self->ndim == 0 ? ct_view_of(out, nd, shape, (int64_t[]){1}, 0) : (CtTensorObject *)Py_NewRef(out);
+    int64_t one = 1;
+    CtTensorObject *out_view = self->ndim == 0 ? ct_view_of(out, nd, shape, &one, 0) : (CtTensorObject *)Py_NewRef(out);
     if (out_view == NULL) {
         goto done;
     }

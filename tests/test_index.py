@@ -505,8 +505,10 @@ def test_dim_op_errors(device):
            lambda: ctorch.gather(x, 2, i([[0]])))
     raises(RuntimeError, "scatter(): Expected self.dtype to be equal to src.dtype",
            lambda: ctorch.scatter(x, 1, i([[0]]), t_([[9.0]], device)))
-    raises(RuntimeError, "scatter(): Expected dtype int32/int64 for index", lambda: ctorch.scatter(x, 1, t_([[0.0]]), 1))
-    raises(RuntimeError, "index 5 is out of bounds for dimension 1 with size 3", lambda: ctorch.scatter(x, 1, i([[5]]), 9))
+    raises(RuntimeError, "scatter(): Expected dtype int32/int64 for index",
+           lambda: ctorch.scatter(x, 1, t_([[0.0]]), 1))
+    raises(RuntimeError, "index 5 is out of bounds for dimension 1 with size 3",
+           lambda: ctorch.scatter(x, 1, i([[5]]), 9))
     raises(RuntimeError, "Expected index [1, 2] to be no larger than self [2, 3] apart from dimension 1 and to be no "
                          "larger size than src [1, 1]", lambda: ctorch.scatter(x, 1, i([[0, 1]]), i([[9]])))
     raises(RuntimeError, "Expected index [3, 3] to be no larger than self [2, 3] apart from dimension 1",
