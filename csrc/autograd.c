@@ -829,7 +829,7 @@ int ct_autograd_install(PyObject *module)
             continue; /* slot formulas are installed below */
         }
         PyObject *fn = PyDict_GetItemString(module_dict, f->op); /* borrowed */
-        if (fn != NULL && !Py_IS_TYPE(fn, CtAutogradFunction_Type)) {
+        if (fn != NULL && PyCFunction_Check(fn)) { /* functions only: "float" is also a dtype */
             PyObject *w = wrap_callable(f, fn);
             if (w == NULL || PyDict_SetItemString(module_dict, f->op, w) < 0) {
                 Py_XDECREF(w);
