@@ -504,3 +504,15 @@ def test_requires_grad_option():
         t.numpy()
     with pytest.raises(RuntimeError, match="Only Tensors of floating point"):
         torch.randint(3, (2,), requires_grad=True)
+
+
+def test_random_module():
+    import ctorch.random
+
+    assert torch.random.manual_seed(5) is torch.default_generator and torch.random.initial_seed() == 5
+    with torch.random.fork_rng():
+        inside = torch.rand(3).numpy()
+    np.testing.assert_array_equal(torch.rand(3).numpy(), inside)
+    with torch.random.fork_rng(enabled=False):
+        torch.rand(3)
+    assert torch.default_generator.get_offset() == 6

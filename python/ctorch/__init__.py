@@ -14,6 +14,7 @@ from ._size import Size
 _C._set_size_class(Size)
 
 from . import _tensor  # noqa: E402,F401  (attaches repr and Python-level methods)
+from . import random  # noqa: E402,F401
 from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402,F401
 
 
