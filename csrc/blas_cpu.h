@@ -42,16 +42,18 @@ void ct_blas_use_builtin(int on);
  * All ten dtypes. alpha/beta are cast to the computation type: float for f16/bf16/f32,
  * double for f64; for integer dtypes they are truncated to int64 (pass integral values) and
  * the result wraps modulo 2^bits exactly as repeated integer multiply-adds would; for bool
- * the result is (alpha && any_k(A & B)) || (beta && C). When beta == 0, C is not read (it may
- * hold NaN); when alpha == 0 or K == 0, A and B are not read (BLAS semantics).
+ * the result is (alpha && any_k(A & B)) || (beta && C), alpha/beta counting when nonzero.
+ * When beta == 0, C is not read (it may hold NaN); when alpha == 0 or K == 0, A and B are not
+ * read (BLAS semantics).
  * Returns 0, or -1 with a Python exception set (ValueError for bad leading dimensions,
- * MemoryError). Call with the GIL held; large products release it while they run, so A, B
- * and C must stay alive and must not alias each other's written region. */
+ * MemoryError). Call with the GIL held; large products release it while they run (A, B and
+ * C must stay alive; C must not overlap A or B). */
 int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
                 const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc);
 
 /* --- tuning and test hooks ----------------------------------------------------------------- */
-/* The built-in f32 kernel in use, e.g. "avx2+fma 6x16" or "generic-simd 6x8". */
+/* The built-in f32 kernel in use, e.g. "avx2+fma 6x16", or "simd128 6x8" on CPUs
+ * without AVX2 (and in builds with -DCT_NO_AVX2_KERNEL, which test the portable kernel). */
 const char *ct_cpu_gemm_kernel_name(void);
 /* Caps the threads the built-in f32/f64 kernel may use (0: ct_get_num_threads()). Does not
  * affect the loaded BLAS, which runs its own pool. */

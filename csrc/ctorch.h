@@ -130,6 +130,8 @@ typedef struct {
     PyObject *grad;     /* Tensor or NULL */
     PyObject *grad_fn;  /* autograd node or NULL */
     PyObject *hooks;    /* list of callables or NULL */
+    PyObject *grad_accumulator; /* weak reference to this leaf's AccumulateGrad node, or NULL */
+    PyObject *view_base;        /* the tensor this one is a differentiable view of, or NULL */
     PyObject *weakreflist;
 } CtTensorObject;
 

@@ -3,6 +3,7 @@
 #define PY_ARRAY_UNIQUE_SYMBOL ctorch_ARRAY_API
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include "ctorch.h"
+#include "autograd.h"
 #include "cuda_loader.h"
 #include "device.h"
 #include "dtype.h"
@@ -52,10 +53,13 @@ PyMODINIT_FUNC PyInit__C(void)
         return NULL;
     }
     if (ct_dtype_init(m) < 0 || ct_device_init(m) < 0 || ct_storage_init(m) < 0 || ct_tensor_init(m) < 0 ||
-        ct_cuda_loader_init(m) < 0 || ct_random_init(m) < 0) {
+        ct_cuda_loader_init(m) < 0 || ct_random_init(m) < 0 || ct_autograd_init(m) < 0) {
         goto error;
     }
     CT_FAMILY_LIST(CT_FAMILY_ADD)
+    if (ct_autograd_install(m) < 0) {
+        goto error;
+    }
     return m;
 error:
     Py_DECREF(m);

@@ -17,7 +17,8 @@
     X(linalg)             \
     X(creation)           \
     X(random)             \
-    X(interop)
+    X(interop)            \
+    X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \
     extern PyMethodDef ct_##name##_tensor_methods[];  \

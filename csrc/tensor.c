@@ -3,6 +3,7 @@
  * methods and slots through registry.h. */
 #include "tensor.h"
 #include "args.h"
+#include "autograd.h"
 #include "device.h"
 #include "registry.h"
 #include "storage.h"
@@ -39,6 +40,8 @@ CtTensorObject *ct_tensor_new(CtStorageObject *storage, int64_t offset, int ndim
     t->grad = NULL;
     t->grad_fn = NULL;
     t->hooks = NULL;
+    t->grad_accumulator = NULL;
+    t->view_base = NULL;
     t->weakreflist = NULL;
     PyObject_GC_Track(t);
     return t;
@@ -412,6 +415,7 @@ static int tensor_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(t->grad);
     Py_VISIT(t->grad_fn);
     Py_VISIT(t->hooks);
+    Py_VISIT(t->view_base);
     return 0;
 }
 
@@ -421,6 +425,8 @@ static int tensor_clear(PyObject *self)
     Py_CLEAR(t->grad);
     Py_CLEAR(t->grad_fn);
     Py_CLEAR(t->hooks);
+    Py_CLEAR(t->grad_accumulator);
+    Py_CLEAR(t->view_base);
     return 0;
 }
 
@@ -510,7 +516,70 @@ static int tensor_set_data(PyObject *self, PyObject *value, void *c)
     return 0;
 }
 
+static PyObject *tensor_get_requires_grad(PyObject *self, void *c)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    return PyBool_FromLong(t->requires_grad || t->grad_fn != NULL);
+}
+static int tensor_set_requires_grad(PyObject *self, PyObject *value, void *c)
+{
+    int v = value ? PyObject_IsTrue(value) : 0;
+    if (value == NULL || !PyBool_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
+        return -1;
+    }
+    return v < 0 ? -1 : ct_autograd_set_requires_grad(CT_TENSOR(self), v);
+}
+static PyObject *tensor_get_grad(PyObject *self, void *c)
+{
+    PyObject *g = CT_TENSOR(self)->grad;
+    return Py_NewRef(g ? g : Py_None);
+}
+static int tensor_set_grad(PyObject *self, PyObject *value, void *c)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (value == NULL || value == Py_None) {
+        Py_CLEAR(t->grad);
+        return 0;
+    }
+    if (!CtTensor_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "assigned grad expected to be a Tensor or None but got grad of type %s",
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    CtTensorObject *g = CT_TENSOR(value);
+    if (g->dtype != t->dtype) {
+        PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different type");
+        return -1;
+    }
+    if (!ct_device_equal(ct_device_of(g), ct_device_of(t))) {
+        PyErr_SetString(PyExc_RuntimeError, "assigned grad has data located on a different device");
+        return -1;
+    }
+    if (g->ndim != t->ndim || memcmp(g->sizes, t->sizes, sizeof(int64_t) * t->ndim) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different size");
+        return -1;
+    }
+    Py_XSETREF(t->grad, Py_NewRef(value));
+    return 0;
+}
+static PyObject *tensor_get_grad_fn(PyObject *self, void *c) { return ct_autograd_get_grad_fn(CT_TENSOR(self)); }
+static PyObject *tensor_get_is_leaf(PyObject *self, void *c) { return PyBool_FromLong(CT_TENSOR(self)->grad_fn == NULL); }
+static PyObject *tensor_get_retains_grad(PyObject *self, void *c) { return PyBool_FromLong(CT_TENSOR(self)->retains_grad); }
+static PyObject *tensor_get_output_nr(PyObject *self, void *c) { return PyLong_FromLong(CT_TENSOR(self)->output_nr); }
+static PyObject *tensor_get_version(PyObject *self, void *c)
+{
+    return PyLong_FromUnsignedLongLong(CT_TENSOR(self)->storage->version);
+}
+
 static PyGetSetDef tensor_getset[] = {
+    {"requires_grad", tensor_get_requires_grad, tensor_set_requires_grad, "whether gradients are recorded", NULL},
+    {"grad", tensor_get_grad, tensor_set_grad, "the accumulated gradient (leaves) or None", NULL},
+    {"grad_fn", tensor_get_grad_fn, NULL, "the node that created this tensor, or None", NULL},
+    {"is_leaf", tensor_get_is_leaf, NULL, "True for tensors not created by a recorded op", NULL},
+    {"retains_grad", tensor_get_retains_grad, NULL, "True after retain_grad() on a non-leaf", NULL},
+    {"output_nr", tensor_get_output_nr, NULL, "which output of grad_fn this tensor is", NULL},
+    {"_version", tensor_get_version, NULL, "in-place modification counter", NULL},
     {"shape", tensor_get_shape, NULL, "the size of the tensor as a ctorch.Size", NULL},
     {"dtype", tensor_get_dtype, NULL, "the element type", NULL},
     {"device", tensor_get_device, NULL, "the device holding the data", NULL},

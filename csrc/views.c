@@ -382,14 +382,15 @@ static PyObject *tensor_t(PyObject *self, PyObject *unused)
                        : transpose_dims(t, 0, 1);
 }
 
+/* T and mT go through permute/transpose (method calls) so that autograd records them. */
 PyObject *ct_views_get_T(PyObject *self, void *closure)
 {
     CtTensorObject *t = CT_TENSOR(self);
-    int perm[CT_MAX_DIMS];
-    for (int i = 0; i < t->ndim; i++) {
-        perm[i] = t->ndim - 1 - i;
+    PyObject *dims = PyTuple_New(t->ndim);
+    for (int i = 0; dims != NULL && i < t->ndim; i++) {
+        PyTuple_SET_ITEM(dims, i, PyLong_FromLong(t->ndim - 1 - i));
     }
-    return permuted(t, perm);
+    return dims ? PyObject_CallMethod(self, "permute", "(N)", dims) : NULL;
 }
 
 PyObject *ct_views_get_mT(PyObject *self, void *closure)
@@ -399,7 +400,7 @@ PyObject *ct_views_get_mT(PyObject *self, void *closure)
         PyErr_SetString(PyExc_RuntimeError, "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.");
         return NULL;
     }
-    return transpose_dims(t, t->ndim - 2, t->ndim - 1);
+    return PyObject_CallMethod(self, "transpose", "(ii)", -2, -1);
 }
 
 /* Reads dims given as f(0, 2, 1) or f((0, 2, 1)) into perm. Returns the count or -1. */

@@ -30,3 +30,13 @@ Tensor.__str__ = _repr
 # the tensor alive) and defers binary operators to the tensor, as it does for PyTorch.
 Tensor.__array_interface__ = property(_C._array_interface)
 Tensor.__array_priority__ = 1000
+
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Computes the gradient of this tensor with respect to graph leaves (accumulated in .grad)."""
+    from . import autograd
+
+    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+Tensor.backward = _backward

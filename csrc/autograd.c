@@ -1,0 +1,1638 @@
+/* autograd.c: graph nodes, the recording of differentiable ops and the backward engine.
+ *
+ * Recording: ct_autograd_install() replaces each op listed in ct_formulas[] (module function,
+ * Tensor method, and the number/mapping slots) by a wrapper. When grad mode is on and an
+ * input requires grad, the wrapper runs the op with grad mode off, then creates a node that
+ * holds the call's normalised arguments, edges to the inputs' nodes, and (if the formula
+ * needs them) detached aliases of the outputs. Otherwise it calls the op directly.
+ *
+ * Engine: ct_run_backward() counts dependencies with an explicit stack, then executes nodes
+ * from a max-heap on sequence number (newest first, as PyTorch), accumulating gradients per
+ * node output. Saved tensors are released as soon as a node has run unless retain_graph. */
+#include "autograd.h"
+#include "args.h"
+#include "device.h"
+#include "registry.h"
+#include "tensor.h"
+#include <string.h>
+#include <structmember.h>
+
+bool ct_grad_enabled = true;
+static uint64_t next_sequence_nr = 0;
+static uint64_t engine_runs = 0;
+
+static PyTypeObject *CtNode_Type;
+static PyObject *node_types; /* dict: node name -> subtype of Node */
+
+static const char *freed_message =
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+    "you need to access saved tensors after calling backward.";
+
+static inline bool tensor_requires_grad(const CtTensorObject *t) { return t->requires_grad || t->grad_fn != NULL; }
+
+/* --- nodes ----------------------------------------------------------------------------------------- */
+static PyTypeObject *node_type_for(const char *name)
+{
+    PyObject *tp = PyDict_GetItemString(node_types, name); /* borrowed */
+    if (tp != NULL) {
+        return (PyTypeObject *)tp;
+    }
+    PyObject *bases = PyTuple_Pack(1, (PyObject *)CtNode_Type);
+    if (bases == NULL) {
+        return NULL;
+    }
+    /* Each backward kind is its own class so that type(y.grad_fn).__name__ reads "MulBackward0". */
+    char qualname[128];
+    snprintf(qualname, sizeof(qualname), "ctorch.autograd.graph.%s", name);
+    static PyType_Slot slots[] = {{Py_tp_traverse, NULL}, {Py_tp_clear, NULL}, {0, NULL}};
+    slots[0].pfunc = (void *)CtNode_Type->tp_traverse;
+    slots[1].pfunc = (void *)CtNode_Type->tp_clear;
+    PyType_Spec spec = {NULL, 0, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, slots};
+    spec.name = PyMem_RawMalloc(strlen(qualname) + 1); /* type names must outlive the type */
+    if (spec.name == NULL) {
+        Py_DECREF(bases);
+        return (PyTypeObject *)PyErr_NoMemory();
+    }
+    strcpy((char *)spec.name, qualname);
+    spec.basicsize = sizeof(CtNodeObject);
+    tp = PyType_FromSpecWithBases(&spec, bases);
+    Py_DECREF(bases);
+    if (tp == NULL || PyDict_SetItemString(node_types, name, tp) < 0) {
+        Py_XDECREF(tp);
+        return NULL;
+    }
+    Py_DECREF(tp); /* the dict keeps it */
+    return (PyTypeObject *)tp;
+}
+
+static CtNodeObject *node_new(const char *name, int kind, int num_edges, int num_outputs)
+{
+    PyTypeObject *tp = node_type_for(name);
+    if (tp == NULL) {
+        return NULL;
+    }
+    CtNodeObject *n = PyObject_GC_New(CtNodeObject, tp);
+    if (n == NULL) {
+        return NULL;
+    }
+    memset((char *)n + sizeof(PyObject), 0, sizeof(CtNodeObject) - sizeof(PyObject));
+    n->kind = kind;
+    n->num_edges = num_edges;
+    n->num_outputs = num_outputs;
+    n->sequence_nr = next_sequence_nr++;
+    if (num_edges > 0) {
+        n->edge_nodes = PyMem_Calloc(num_edges, sizeof(PyObject *));
+        n->edge_input_nr = PyMem_Calloc(num_edges, sizeof(int));
+        if (n->edge_nodes == NULL || n->edge_input_nr == NULL) {
+            PyObject_GC_Track(n);
+            Py_DECREF(n);
+            return (CtNodeObject *)PyErr_NoMemory();
+        }
+    }
+    PyObject_GC_Track(n);
+    return n;
+}
+
+static void node_release_saved(CtNodeObject *n)
+{
+    bool had_tensors = false;
+    for (int i = 0; i < n->nargs; i++) {
+        if (n->args[i] != NULL && CtTensor_Check(n->args[i])) {
+            Py_CLEAR(n->args[i]);
+            had_tensors = true;
+        }
+    }
+    if (n->outputs != NULL) {
+        Py_CLEAR(n->outputs);
+        had_tensors = true;
+    }
+    if (n->kind == CT_NODE_PYFUNCTION && n->py_ctx != NULL) {
+        PyObject *r = PyObject_CallMethod(n->py_ctx, "_release", NULL);
+        Py_XDECREF(r);
+        PyErr_Clear();
+        had_tensors = true;
+    }
+    if (had_tensors) {
+        n->released = true;
+    }
+}
+
+static int node_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    CtNodeObject *n = (CtNodeObject *)self;
+    Py_VISIT(Py_TYPE(self));
+    for (int i = 0; i < n->num_edges; i++) {
+        Py_VISIT(n->edge_nodes[i]);
+    }
+    for (int i = 0; i < n->nargs; i++) {
+        Py_VISIT(n->args[i]);
+    }
+    Py_VISIT(n->outputs);
+    Py_VISIT(n->variable);
+    Py_VISIT(n->py_ctx);
+    Py_VISIT(n->pre_hooks);
+    Py_VISIT(n->metadata);
+    Py_VISIT(n->buffer);
+    return 0;
+}
+
+static int node_clear(PyObject *self)
+{
+    CtNodeObject *n = (CtNodeObject *)self;
+    for (int i = 0; i < n->num_edges; i++) {
+        Py_CLEAR(n->edge_nodes[i]);
+    }
+    for (int i = 0; i < n->nargs; i++) {
+        Py_CLEAR(n->args[i]);
+    }
+    Py_CLEAR(n->outputs);
+    Py_CLEAR(n->variable);
+    Py_CLEAR(n->py_ctx);
+    Py_CLEAR(n->pre_hooks);
+    Py_CLEAR(n->metadata);
+    Py_CLEAR(n->buffer);
+    return 0;
+}
+
+static void node_dealloc(PyObject *self)
+{
+    CtNodeObject *n = (CtNodeObject *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    /* The trashcan turns the deallocation of a long chain of nodes into a loop. */
+    Py_TRASHCAN_BEGIN(self, node_dealloc)
+    if (n->weakreflist != NULL) {
+        PyObject_ClearWeakRefs(self);
+    }
+    node_clear(self);
+    PyMem_Free(n->edge_nodes);
+    PyMem_Free(n->edge_input_nr);
+    PyMem_Free(n->meta);
+    PyObject_GC_Del(self);
+    Py_DECREF(tp);
+    Py_TRASHCAN_END
+}
+
+static PyObject *node_name(PyObject *self, PyObject *unused) { return PyUnicode_FromString(_PyType_Name(Py_TYPE(self))); }
+
+static PyObject *node_get_next_functions(PyObject *self, void *c)
+{
+    CtNodeObject *n = (CtNodeObject *)self;
+    PyObject *t = PyTuple_New(n->num_edges);
+    for (int i = 0; t != NULL && i < n->num_edges; i++) {
+        PyObject *e = Py_BuildValue("(Oi)", n->edge_nodes[i] ? n->edge_nodes[i] : Py_None, n->edge_input_nr[i]);
+        if (e == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, e);
+    }
+    return t;
+}
+
+static PyObject *node_get_variable(PyObject *self, void *c)
+{
+    CtNodeObject *n = (CtNodeObject *)self;
+    if (n->variable == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "only AccumulateGrad nodes have a variable");
+        return NULL;
+    }
+    return Py_NewRef(n->variable);
+}
+
+static PyObject *node_get_metadata(PyObject *self, void *c)
+{
+    CtNodeObject *n = (CtNodeObject *)self;
+    if (n->metadata == NULL && (n->metadata = PyDict_New()) == NULL) {
+        return NULL;
+    }
+    return Py_NewRef(n->metadata);
+}
+
+static PyObject *node_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<%s object at %p>", _PyType_Name(Py_TYPE(self)), self);
+}
+
+static PyMethodDef node_methods[] = {
+    {"name", node_name, METH_NOARGS, "the node's class name, e.g. 'MulBackward0'"},
+    {NULL},
+};
+
+static PyGetSetDef node_getset[] = {
+    {"next_functions", node_get_next_functions, NULL, "((node, input_nr), ...) for each input", NULL},
+    {"variable", node_get_variable, NULL, "the leaf of an AccumulateGrad node", NULL},
+    {"metadata", node_get_metadata, NULL, "a dict for user data", NULL},
+    {NULL},
+};
+
+/* --- saved values ------------------------------------------------------------------------------------ */
+static int check_version(CtNodeObject *node, CtTensorObject *t, uint64_t expected, int which)
+{
+    if (t->storage->version != expected) {
+        char shape[256];
+        ct_format_sizes(shape, sizeof(shape), t->ndim, t->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "one of the variables needed for gradient computation has been modified by an inplace "
+                     "operation: [torch.%s %s], which is input %d of %s, is at version %llu; expected version %llu "
+                     "instead. Hint: the backtrace further above shows the operation that failed to compute its "
+                     "gradient. The variable in question was changed in there or anywhere later. Good luck!",
+                     ct_dtype_info[t->dtype].name, shape, which, _PyType_Name(Py_TYPE(node)),
+                     (unsigned long long)t->storage->version, (unsigned long long)expected);
+        return -1;
+    }
+    return 0;
+}
+
+CtTensorObject *ct_node_tensor(CtNodeObject *node, int i)
+{
+    PyObject *a = node->args[i];
+    if (a == NULL || !CtTensor_Check(a)) {
+        if (node->released && node->meta != NULL && node->meta[i].is_tensor) {
+            PyErr_SetString(PyExc_RuntimeError, freed_message);
+        } else {
+            PyErr_Format(PyExc_RuntimeError, "%s: argument %d is not a saved tensor", _PyType_Name(Py_TYPE(node)), i);
+        }
+        return NULL;
+    }
+    if (check_version(node, CT_TENSOR(a), node->versions[i], i) < 0) {
+        return NULL;
+    }
+    return CT_TENSOR(a);
+}
+
+CtTensorObject *ct_node_output(CtNodeObject *node, int k)
+{
+    if (node->outputs == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, freed_message);
+        return NULL;
+    }
+    CtTensorObject *t = CT_TENSOR(PyTuple_GET_ITEM(node->outputs, k));
+    if (check_version(node, t, node->versions[CT_MAX_FORMULA_ARGS], k) < 0) {
+        return NULL;
+    }
+    return t;
+}
+
+/* --- calling ops ---------------------------------------------------------------------------------------- */
+static PyObject *module_dict; /* borrowed: ctorch._C's dict */
+
+PyObject *ct_op(const char *name, PyObject *const *args, size_t nargs, PyObject *kwnames)
+{
+    PyObject *fn = PyDict_GetItemString(module_dict, name); /* borrowed */
+    if (fn == NULL) {
+        PyErr_Format(PyExc_NotImplementedError, "ctorch: op '%s' is not available", name);
+        return NULL;
+    }
+    return PyObject_Vectorcall(fn, args, nargs, kwnames);
+}
+
+PyObject *ct_sum_to(PyObject *grad, int ndim, const int64_t *sizes)
+{
+    CtTensorObject *g = CT_TENSOR(grad);
+    if (g->ndim == ndim && memcmp(g->sizes, sizes, sizeof(int64_t) * ndim) == 0) {
+        return Py_NewRef(grad);
+    }
+    /* Sum the leading dims added by broadcasting and the dims that were 1. */
+    int lead = g->ndim - ndim;
+    PyObject *dims = PyList_New(0);
+    if (dims == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < g->ndim; i++) {
+        bool reduce = i < lead || (sizes[i - lead] == 1 && g->sizes[i] != 1);
+        if (reduce) {
+            PyObject *d = PyLong_FromLong(i);
+            if (d == NULL || PyList_Append(dims, d) < 0) {
+                Py_XDECREF(d);
+                Py_DECREF(dims);
+                return NULL;
+            }
+            Py_DECREF(d);
+        }
+    }
+    PyObject *summed;
+    if (PyList_GET_SIZE(dims) > 0) {
+        PyObject *tuple = PyList_AsTuple(dims);
+        PyObject *kw = Py_BuildValue("(s)", "keepdim");
+        PyObject *args[3] = {grad, tuple, Py_True};
+        summed = tuple && kw ? ct_op("sum", args, 2, kw) : NULL;
+        Py_XDECREF(tuple);
+        Py_XDECREF(kw);
+    } else {
+        summed = Py_NewRef(grad);
+    }
+    Py_DECREF(dims);
+    if (summed == NULL) {
+        return NULL;
+    }
+    PyObject *shape = ct_size_object(ndim, sizes);
+    if (shape == NULL) {
+        Py_DECREF(summed);
+        return NULL;
+    }
+    PyObject *r = PyObject_CallMethod(summed, "reshape", "(O)", shape);
+    Py_DECREF(shape);
+    Py_DECREF(summed);
+    return r;
+}
+
+/* --- recording ----------------------------------------------------------------------------------------------- */
+static PyObject *accumulator_for(CtTensorObject *leaf)
+{
+    if (leaf->grad_accumulator != NULL) {
+        PyObject *n = PyWeakref_GetObject(leaf->grad_accumulator);
+        if (n != Py_None) {
+            return Py_NewRef(n);
+        }
+        Py_CLEAR(leaf->grad_accumulator);
+    }
+    CtNodeObject *n = node_new("AccumulateGrad", CT_NODE_ACCUMULATE, 0, 1);
+    if (n == NULL) {
+        return NULL;
+    }
+    n->variable = Py_NewRef(leaf);
+    leaf->grad_accumulator = PyWeakref_NewRef((PyObject *)n, NULL);
+    if (leaf->grad_accumulator == NULL) {
+        Py_DECREF(n);
+        return NULL;
+    }
+    return (PyObject *)n;
+}
+
+/* The edge that gradients for t flow along: (t.grad_fn, t.output_nr) or its accumulator. */
+static int edge_for(CtTensorObject *t, PyObject **node, int *input_nr)
+{
+    *node = NULL;
+    *input_nr = 0;
+    if (!tensor_requires_grad(t)) {
+        return 0;
+    }
+    if (t->grad_fn != NULL) {
+        *node = Py_NewRef(t->grad_fn);
+        *input_nr = t->output_nr;
+        return 0;
+    }
+    *node = accumulator_for(t);
+    return *node == NULL ? -1 : 0;
+}
+
+/* Number of edges for the differentiable arguments; -1 if a list input is not a sequence. */
+static Py_ssize_t count_edges(const CtFormula *f, PyObject *const *norm, bool *needed)
+{
+    Py_ssize_t n = 0;
+    *needed = false;
+    for (int i = 0; f->sig[i] != NULL; i++) {
+        if (!(f->diff & (1u << i))) {
+            continue;
+        }
+        PyObject *a = norm[i];
+        if (i == 0 && (f->flags & CT_F_LIST_INPUT)) {
+            if (a == NULL || !(PyList_Check(a) || PyTuple_Check(a))) {
+                return -1;
+            }
+            Py_ssize_t m = PySequence_Fast_GET_SIZE(a);
+            for (Py_ssize_t k = 0; k < m; k++) {
+                PyObject *e = PySequence_Fast_GET_ITEM(a, k);
+                if (CtTensor_Check(e) && tensor_requires_grad(CT_TENSOR(e))) {
+                    *needed = true;
+                }
+            }
+            n += m;
+            continue;
+        }
+        if (a != NULL && CtTensor_Check(a) && tensor_requires_grad(CT_TENSOR(a))) {
+            *needed = true;
+        }
+        n++;
+    }
+    return n;
+}
+
+typedef PyObject *(*CtThunk)(void *ctx);
+
+static int set_output_history(CtNodeObject *node, PyObject *out, int index, CtTensorObject *view_of)
+{
+    if (!CtTensor_Check(out)) {
+        return 0;
+    }
+    CtTensorObject *t = CT_TENSOR(out);
+    if (!ct_is_floating(t->dtype)) {
+        return 0;
+    }
+    Py_XSETREF(t->grad_fn, Py_NewRef(node));
+    t->output_nr = index;
+    t->requires_grad = true;
+    if (view_of != NULL && (PyObject *)view_of != out) {
+        Py_XSETREF(t->view_base, Py_NewRef(view_of));
+    }
+    return 0;
+}
+
+static PyObject *detached_alias(PyObject *o)
+{
+    CtTensorObject *t = CT_TENSOR(o);
+    return (PyObject *)ct_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
+}
+
+/* Runs thunk(ctx) and, when needed, records a node for formula f over the call's arguments. */
+static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    PyObject *norm[CT_MAX_FORMULA_ARGS];
+    if (ct_parse_args(f->op, args, nargs, kwnames, f->sig, 0, norm) < 0) {
+        PyErr_Clear(); /* let the op report its own argument error */
+        return thunk(ctx);
+    }
+    bool needed;
+    Py_ssize_t num_edges = count_edges(f, norm, &needed);
+    if (num_edges < 0 || !needed) {
+        return thunk(ctx);
+    }
+    CtTensorObject *self = norm[0] != NULL && CtTensor_Check(norm[0]) ? CT_TENSOR(norm[0]) : NULL;
+    if ((f->flags & CT_F_INPLACE) && self != NULL) {
+        if (self->grad_fn == NULL && self->requires_grad) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "a leaf Variable that requires grad is being used in an in-place operation.");
+            return NULL;
+        }
+        if (self->view_base != NULL) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "ctorch does not support in-place operations on a view of a tensor that requires grad "
+                            "yet; use the out-of-place form of the operation");
+            return NULL;
+        }
+    }
+    PyObject *result = NULL, *out = NULL;
+    CtNodeObject *node = node_new(f->node_name, CT_NODE_FORMULA, (int)num_edges, 1);
+    if (node == NULL) {
+        return NULL;
+    }
+    node->formula = f;
+    /* Edges first: an in-place op replaces self's history. */
+    int e = 0;
+    for (int i = 0; f->sig[i] != NULL; i++) {
+        if (!(f->diff & (1u << i))) {
+            continue;
+        }
+        PyObject *a = norm[i];
+        if (i == 0 && (f->flags & CT_F_LIST_INPUT)) {
+            Py_ssize_t m = PySequence_Fast_GET_SIZE(a);
+            for (Py_ssize_t k = 0; k < m; k++, e++) {
+                PyObject *el = PySequence_Fast_GET_ITEM(a, k);
+                if (CtTensor_Check(el) && edge_for(CT_TENSOR(el), &node->edge_nodes[e], &node->edge_input_nr[e]) < 0) {
+                    goto error;
+                }
+            }
+            continue;
+        }
+        if (a != NULL && CtTensor_Check(a) && edge_for(CT_TENSOR(a), &node->edge_nodes[e], &node->edge_input_nr[e]) < 0) {
+            goto error;
+        }
+        e++;
+    }
+    bool prev = ct_grad_enabled;
+    ct_grad_enabled = false;
+    out = thunk(ctx);
+    ct_grad_enabled = prev;
+    if (out == NULL) {
+        goto error;
+    }
+    /* Save the normalised arguments and the shapes of tensor arguments. */
+    int n = 0;
+    while (f->sig[n] != NULL) {
+        n++;
+    }
+    node->nargs = n;
+    node->meta = PyMem_Calloc(CT_MAX_FORMULA_ARGS, sizeof(CtTensorMeta));
+    if (node->meta == NULL) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *a = norm[i];
+        if (a == NULL) {
+            continue;
+        }
+        if (CtTensor_Check(a)) {
+            CtTensorObject *t = CT_TENSOR(a);
+            CtTensorMeta *m = &node->meta[i];
+            m->is_tensor = true;
+            m->ndim = t->ndim;
+            m->dtype = t->dtype;
+            m->device = ct_device_of(t);
+            memcpy(m->sizes, t->sizes, sizeof(int64_t) * t->ndim);
+            node->versions[i] = t->storage->version;
+            /* in-place: self is the output; keep an alias so the node does not own its output */
+            node->args[i] = (i == 0 && (f->flags & CT_F_INPLACE)) ? detached_alias(a) : Py_NewRef(a);
+            if (node->args[i] == NULL) {
+                goto error;
+            }
+        } else {
+            node->args[i] = Py_NewRef(a);
+        }
+    }
+    /* Outputs: one tensor, or a tuple (named tuples included) of them. */
+    CtTensorObject *view_of = (f->flags & CT_F_VIEW) ? self : NULL;
+    if (CtTensor_Check(out)) {
+        if ((f->flags & CT_F_SAVE_OUT)) {
+            PyObject *alias = detached_alias(out);
+            if (alias == NULL || (node->outputs = PyTuple_Pack(1, alias)) == NULL) {
+                Py_XDECREF(alias);
+                goto error;
+            }
+            Py_DECREF(alias);
+            node->versions[CT_MAX_FORMULA_ARGS] = CT_TENSOR(out)->storage->version;
+        }
+        set_output_history(node, out, 0, view_of);
+    } else if (PyTuple_Check(out)) {
+        Py_ssize_t k = PyTuple_GET_SIZE(out);
+        node->num_outputs = (int)k;
+        if (f->flags & CT_F_SAVE_OUT) {
+            node->outputs = PyTuple_New(k);
+            if (node->outputs == NULL) {
+                goto error;
+            }
+            for (Py_ssize_t j = 0; j < k; j++) {
+                PyObject *o = PyTuple_GET_ITEM(out, j);
+                PyObject *alias = CtTensor_Check(o) ? detached_alias(o) : Py_NewRef(o);
+                if (alias == NULL) {
+                    goto error;
+                }
+                PyTuple_SET_ITEM(node->outputs, j, alias);
+            }
+        }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            set_output_history(node, PyTuple_GET_ITEM(out, j), (int)j, view_of);
+        }
+    }
+    result = out;
+    out = NULL;
+error:
+    Py_XDECREF(out);
+    Py_DECREF(node);
+    return result;
+}
+
+/* --- the wrapper object: a callable that is also a method descriptor ------------------------------------ */
+typedef struct {
+    PyObject_HEAD
+    const CtFormula *formula;
+    PyObject *wrapped; /* the original function or method descriptor */
+    vectorcallfunc vectorcall;
+} CtAutogradFunctionObject;
+
+static PyTypeObject *CtAutogradFunction_Type;
+
+typedef struct {
+    PyObject *fn;
+    PyObject *const *args;
+    size_t nargsf;
+    PyObject *kwnames;
+} VectorcallCtx;
+
+static PyObject *vectorcall_thunk(void *p)
+{
+    VectorcallCtx *c = (VectorcallCtx *)p;
+    return PyObject_Vectorcall(c->fn, c->args, c->nargsf, c->kwnames);
+}
+
+static PyObject *autograd_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    CtAutogradFunctionObject *w = (CtAutogradFunctionObject *)self;
+    if (!ct_grad_enabled) {
+        return PyObject_Vectorcall(w->wrapped, args, nargsf, kwnames);
+    }
+    VectorcallCtx c = {w->wrapped, args, nargsf, kwnames};
+    return record_call(w->formula, vectorcall_thunk, &c, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+static PyObject *autograd_function_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) {
+        return Py_NewRef(self);
+    }
+    return PyMethod_New(self, obj);
+}
+
+static void autograd_function_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_CLEAR(((CtAutogradFunctionObject *)self)->wrapped);
+    PyObject_Free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *autograd_function_get_doc(PyObject *self, void *c)
+{
+    return PyObject_GetAttrString(((CtAutogradFunctionObject *)self)->wrapped, "__doc__");
+}
+static PyObject *autograd_function_get_name(PyObject *self, void *c)
+{
+    return PyObject_GetAttrString(((CtAutogradFunctionObject *)self)->wrapped, "__name__");
+}
+
+static PyObject *autograd_function_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<ctorch op %s>", ((CtAutogradFunctionObject *)self)->formula->op);
+}
+
+static PyGetSetDef autograd_function_getset[] = {
+    {"__doc__", autograd_function_get_doc, NULL, NULL, NULL},
+    {"__name__", autograd_function_get_name, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyMemberDef autograd_function_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(CtAutogradFunctionObject, vectorcall), READONLY, NULL},
+    {NULL},
+};
+
+static PyType_Slot autograd_function_slots[] = {
+    {Py_tp_dealloc, autograd_function_dealloc},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_descr_get, autograd_function_descr_get},
+    {Py_tp_getset, autograd_function_getset},
+    {Py_tp_members, autograd_function_members},
+    {Py_tp_repr, autograd_function_repr},
+    {0, NULL},
+};
+
+static PyType_Spec autograd_function_spec = {
+    "ctorch._C._AutogradFunction",
+    sizeof(CtAutogradFunctionObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    autograd_function_slots,
+};
+
+static PyObject *wrap_callable(const CtFormula *f, PyObject *wrapped)
+{
+    CtAutogradFunctionObject *w = PyObject_New(CtAutogradFunctionObject, CtAutogradFunction_Type);
+    if (w == NULL) {
+        return NULL;
+    }
+    w->formula = f;
+    w->wrapped = Py_NewRef(wrapped);
+    w->vectorcall = autograd_function_vectorcall;
+    return (PyObject *)w;
+}
+
+/* --- slot trampolines ------------------------------------------------------------------------------------- */
+/* Each wrapped slot keeps the original function and the formula it records with. */
+#define CT_SLOTS(X)                                     \
+    X(nb_add, binaryfunc, "add")                        \
+    X(nb_subtract, binaryfunc, "sub")                   \
+    X(nb_multiply, binaryfunc, "mul")                   \
+    X(nb_true_divide, binaryfunc, "div")                \
+    X(nb_matrix_multiply, binaryfunc, "matmul")         \
+    X(nb_inplace_add, binaryfunc, "add_")               \
+    X(nb_inplace_subtract, binaryfunc, "sub_")          \
+    X(nb_inplace_multiply, binaryfunc, "mul_")          \
+    X(nb_inplace_true_divide, binaryfunc, "div_")       \
+    X(nb_negative, unaryfunc, "neg")                    \
+    X(nb_absolute, unaryfunc, "abs")
+
+typedef struct {
+    const CtFormula *formula;
+    binaryfunc fn2;
+    unaryfunc fn1;
+    ternaryfunc fn3;
+    objobjargproc setfn;
+    PyObject *a, *b, *c;
+    bool swapped;
+} SlotCtx;
+
+static PyObject *slot_thunk(void *p)
+{
+    SlotCtx *s = (SlotCtx *)p;
+    if (s->fn1) {
+        return s->fn1(s->a);
+    }
+    if (s->fn3) {
+        return s->fn3(s->a, s->b, s->c);
+    }
+    if (s->setfn) {
+        return s->setfn(s->a, s->b, s->c) < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    return s->fn2(s->a, s->b);
+}
+
+static bool either_requires_grad(PyObject *a, PyObject *b)
+{
+    return (CtTensor_Check(a) && tensor_requires_grad(CT_TENSOR(a))) ||
+           (b != NULL && CtTensor_Check(b) && tensor_requires_grad(CT_TENSOR(b)));
+}
+
+/* Binary slots may be called reflected (2 * x calls nb_multiply(2, x)); the formula's input
+ * order follows the operands as written, so reflected calls are recorded with the scalar
+ * first, which the formulas handle (a non-tensor argument simply gets no gradient). */
+#define CT_SLOT_STATE(slot, type, op) \
+    static type orig_##slot;          \
+    static const CtFormula *formula_##slot;
+CT_SLOTS(CT_SLOT_STATE)
+#undef CT_SLOT_STATE
+
+#define CT_BINARY_TRAMPOLINE(slot)                                                      \
+    static PyObject *ag_##slot(PyObject *a, PyObject *b)                                \
+    {                                                                                   \
+        if (!ct_grad_enabled || formula_##slot == NULL || !either_requires_grad(a, b)) { \
+            return orig_##slot(a, b);                                                   \
+        }                                                                               \
+        SlotCtx s = {formula_##slot, orig_##slot, NULL, NULL, NULL, a, b, NULL, false}; \
+        PyObject *args[2] = {a, b};                                                     \
+        return record_call(formula_##slot, slot_thunk, &s, args, 2, NULL);              \
+    }
+#define CT_UNARY_TRAMPOLINE(slot)                                                       \
+    static PyObject *ag_##slot(PyObject *a)                                             \
+    {                                                                                   \
+        if (!ct_grad_enabled || formula_##slot == NULL || !either_requires_grad(a, NULL)) { \
+            return orig_##slot(a);                                                      \
+        }                                                                               \
+        SlotCtx s = {formula_##slot, NULL, orig_##slot, NULL, NULL, a, NULL, NULL, false}; \
+        PyObject *args[1] = {a};                                                        \
+        return record_call(formula_##slot, slot_thunk, &s, args, 1, NULL);              \
+    }
+CT_BINARY_TRAMPOLINE(nb_add)
+CT_BINARY_TRAMPOLINE(nb_subtract)
+CT_BINARY_TRAMPOLINE(nb_multiply)
+CT_BINARY_TRAMPOLINE(nb_true_divide)
+CT_BINARY_TRAMPOLINE(nb_matrix_multiply)
+CT_BINARY_TRAMPOLINE(nb_inplace_add)
+CT_BINARY_TRAMPOLINE(nb_inplace_subtract)
+CT_BINARY_TRAMPOLINE(nb_inplace_multiply)
+CT_BINARY_TRAMPOLINE(nb_inplace_true_divide)
+CT_UNARY_TRAMPOLINE(nb_negative)
+CT_UNARY_TRAMPOLINE(nb_absolute)
+
+/* power: nb_power(a, b, None) */
+static ternaryfunc orig_nb_power;
+static const CtFormula *formula_nb_power;
+static PyObject *ag_nb_power(PyObject *a, PyObject *b, PyObject *c)
+{
+    if (!ct_grad_enabled || formula_nb_power == NULL || !either_requires_grad(a, b)) {
+        return orig_nb_power(a, b, c);
+    }
+    SlotCtx s = {formula_nb_power, NULL, NULL, orig_nb_power, NULL, a, b, c, false};
+    PyObject *args[2] = {a, b};
+    return record_call(formula_nb_power, slot_thunk, &s, args, 2, NULL);
+}
+
+/* indexing: x[i] records "__getitem__"; x[i] = v records the in-place "__setitem__" */
+static binaryfunc orig_mp_subscript;
+static const CtFormula *formula_getitem;
+static PyObject *ag_mp_subscript(PyObject *a, PyObject *key)
+{
+    if (!ct_grad_enabled || formula_getitem == NULL || !either_requires_grad(a, NULL)) {
+        return orig_mp_subscript(a, key);
+    }
+    SlotCtx s = {formula_getitem, orig_mp_subscript, NULL, NULL, NULL, a, key, NULL, false};
+    PyObject *args[2] = {a, key};
+    return record_call(formula_getitem, slot_thunk, &s, args, 2, NULL);
+}
+
+static objobjargproc orig_mp_ass_subscript;
+static const CtFormula *formula_setitem;
+static int ag_mp_ass_subscript(PyObject *a, PyObject *key, PyObject *value)
+{
+    if (value == NULL || !ct_grad_enabled || formula_setitem == NULL || !either_requires_grad(a, value)) {
+        return orig_mp_ass_subscript(a, key, value);
+    }
+    SlotCtx s = {formula_setitem, NULL, NULL, NULL, orig_mp_ass_subscript, a, key, value, false};
+    PyObject *args[3] = {a, key, value};
+    PyObject *r = record_call(formula_setitem, slot_thunk, &s, args, 3, NULL);
+    if (r == NULL) {
+        return -1;
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+static const CtFormula *find_formula(const char *op)
+{
+    for (const CtFormula *f = ct_formulas; f->op != NULL; f++) {
+        if (strcmp(f->op, op) == 0) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+int ct_autograd_install(PyObject *module)
+{
+    module_dict = PyModule_GetDict(module);
+    PyObject *tdict = CtTensor_Type->tp_dict;
+    for (const CtFormula *f = ct_formulas; f->op != NULL; f++) {
+        if (f->op[0] == '_' && f->op[1] == '_') {
+            continue; /* slot formulas are installed below */
+        }
+        PyObject *fn = PyDict_GetItemString(module_dict, f->op); /* borrowed */
+        if (fn != NULL && PyCFunction_Check(fn)) { /* functions only: "float" is also a dtype */
+            PyObject *w = wrap_callable(f, fn);
+            if (w == NULL || PyDict_SetItemString(module_dict, f->op, w) < 0) {
+                Py_XDECREF(w);
+                return -1;
+            }
+            Py_DECREF(w);
+        }
+        PyObject *m = PyDict_GetItemString(tdict, f->op); /* borrowed */
+        if (m != NULL && !Py_IS_TYPE(m, CtAutogradFunction_Type) && PyObject_HasAttrString(m, "__objclass__")) {
+            PyObject *w = wrap_callable(f, m);
+            if (w == NULL || PyDict_SetItemString(tdict, f->op, w) < 0) {
+                Py_XDECREF(w);
+                return -1;
+            }
+            Py_DECREF(w);
+        }
+    }
+    PyNumberMethods *nb = CtTensor_Type->tp_as_number;
+#define CT_INSTALL_SLOT(slot, type, op)              \
+    if (nb->slot != NULL) {                          \
+        orig_##slot = nb->slot;                      \
+        formula_##slot = find_formula(op);           \
+        nb->slot = ag_##slot;                        \
+    }
+    CT_SLOTS(CT_INSTALL_SLOT)
+#undef CT_INSTALL_SLOT
+    if (nb->nb_power != NULL) {
+        orig_nb_power = nb->nb_power;
+        formula_nb_power = find_formula("pow");
+        nb->nb_power = ag_nb_power;
+    }
+    PyMappingMethods *mp = CtTensor_Type->tp_as_mapping;
+    if (mp != NULL && mp->mp_subscript != NULL) {
+        orig_mp_subscript = mp->mp_subscript;
+        formula_getitem = find_formula("__getitem__");
+        mp->mp_subscript = ag_mp_subscript;
+    }
+    if (mp != NULL && mp->mp_ass_subscript != NULL) {
+        orig_mp_ass_subscript = mp->mp_ass_subscript;
+        formula_setitem = find_formula("__setitem__");
+        mp->mp_ass_subscript = ag_mp_ass_subscript;
+    }
+    PyType_Modified(CtTensor_Type);
+    return 0;
+}
+
+/* --- the engine ------------------------------------------------------------------------------------------------ */
+typedef struct {
+    CtNodeObject **items;
+    Py_ssize_t size, cap;
+} NodeHeap; /* max-heap on sequence_nr; holds borrowed pointers (the graph keeps nodes alive) */
+
+static int heap_push(NodeHeap *h, CtNodeObject *n)
+{
+    if (h->size == h->cap) {
+        Py_ssize_t cap = h->cap ? h->cap * 2 : 64;
+        CtNodeObject **items = PyMem_Realloc(h->items, sizeof(*items) * cap);
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        h->items = items;
+        h->cap = cap;
+    }
+    Py_ssize_t i = h->size++;
+    while (i > 0) {
+        Py_ssize_t p = (i - 1) / 2;
+        if (h->items[p]->sequence_nr >= n->sequence_nr) {
+            break;
+        }
+        h->items[i] = h->items[p];
+        i = p;
+    }
+    h->items[i] = n;
+    return 0;
+}
+
+static CtNodeObject *heap_pop(NodeHeap *h)
+{
+    CtNodeObject *top = h->items[0];
+    CtNodeObject *last = h->items[--h->size];
+    Py_ssize_t i = 0;
+    for (;;) {
+        Py_ssize_t l = 2 * i + 1, r = l + 1, m = i;
+        uint64_t best = last->sequence_nr;
+        if (l < h->size && h->items[l]->sequence_nr > best) {
+            m = l;
+            best = h->items[l]->sequence_nr;
+        }
+        if (r < h->size && h->items[r]->sequence_nr > best) {
+            m = r;
+        }
+        if (m == i) {
+            break;
+        }
+        h->items[i] = h->items[m];
+        i = m;
+    }
+    if (h->size > 0) {
+        h->items[i] = last;
+    }
+    return top;
+}
+
+/* Adds grad into node's buffer slot nr (out-of-place, so shared gradients stay intact). */
+static int buffer_add(CtNodeObject *node, int nr, PyObject *grad)
+{
+    if (node->buffer == NULL) {
+        node->buffer = PyList_New(node->num_outputs);
+        if (node->buffer == NULL) {
+            return -1;
+        }
+        for (int i = 0; i < node->num_outputs; i++) {
+            PyList_SET_ITEM(node->buffer, i, Py_NewRef(Py_None));
+        }
+    }
+    if (nr < 0 || nr >= node->num_outputs) {
+        PyErr_Format(PyExc_RuntimeError, "autograd: invalid output index %d for %s", nr, _PyType_Name(Py_TYPE(node)));
+        return -1;
+    }
+    PyObject *cur = PyList_GET_ITEM(node->buffer, nr);
+    if (cur == Py_None) {
+        return PyList_SetItem(node->buffer, nr, Py_NewRef(grad));
+    }
+    PyObject *args[2] = {cur, grad};
+    PyObject *sum = ct_op("add", args, 2, NULL);
+    if (sum == NULL) {
+        return -1;
+    }
+    return PyList_SetItem(node->buffer, nr, sum);
+}
+
+/* Runs the tensor hooks in `hooks` (a list) on grad; returns a new reference. Items that are
+ * weak references mean retain_grad: the gradient is stored in that tensor's .grad. */
+static PyObject *run_hooks(PyObject *hooks, PyObject *grad)
+{
+    Py_INCREF(grad);
+    for (Py_ssize_t i = 0; hooks != NULL && i < PyList_GET_SIZE(hooks); i++) {
+        PyObject *h = PyList_GET_ITEM(hooks, i);
+        if (PyWeakref_CheckRef(h)) {
+            PyObject *t = PyWeakref_GetObject(h);
+            if (t != Py_None && CtTensor_Check(t)) {
+                PyObject *alias = detached_alias(grad);
+                if (alias == NULL) {
+                    Py_DECREF(grad);
+                    return NULL;
+                }
+                Py_XSETREF(CT_TENSOR(t)->grad, alias);
+            }
+            continue;
+        }
+        PyObject *r = PyObject_CallOneArg(h, grad);
+        if (r == NULL) {
+            Py_DECREF(grad);
+            return NULL;
+        }
+        if (r != Py_None) {
+            Py_SETREF(grad, r);
+        } else {
+            Py_DECREF(r);
+        }
+    }
+    return grad;
+}
+
+/* A gradient stored into .grad must not alias any other tensor's memory. */
+static PyObject *owned_grad(PyObject *grad)
+{
+    CtTensorObject *g = CT_TENSOR(grad);
+    if (Py_REFCNT(grad) == 1 && Py_REFCNT(g->storage) == 1 && g->grad_fn == NULL) {
+        return Py_NewRef(grad);
+    }
+    return (PyObject *)ct_to(g, g->dtype, ct_device_of(g), true);
+}
+
+static int accumulate_leaf(CtNodeObject *node, PyObject *grad, bool create_graph)
+{
+    CtTensorObject *leaf = CT_TENSOR(node->variable);
+    if (leaf->ndim != CT_TENSOR(grad)->ndim ||
+        memcmp(leaf->sizes, CT_TENSOR(grad)->sizes, sizeof(int64_t) * leaf->ndim) != 0) {
+        char a[256], b[256];
+        ct_format_sizes(a, sizeof(a), CT_TENSOR(grad)->ndim, CT_TENSOR(grad)->sizes);
+        ct_format_sizes(b, sizeof(b), leaf->ndim, leaf->sizes);
+        PyErr_Format(PyExc_RuntimeError, "Function AccumulateGrad returned an invalid gradient - got %s but expected "
+                     "shape compatible with %s", a, b);
+        return -1;
+    }
+    PyObject *g = run_hooks(leaf->hooks, grad);
+    if (g == NULL) {
+        return -1;
+    }
+    int rc = 0;
+    if (leaf->grad == NULL) {
+        PyObject *owned = create_graph ? Py_NewRef(g) : owned_grad(g);
+        if (owned == NULL) {
+            rc = -1;
+        } else {
+            leaf->grad = owned;
+        }
+    } else if (!create_graph) {
+        PyObject *args[2] = {leaf->grad, g};
+        PyObject *r = ct_op("add_", args, 2, NULL);
+        rc = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+    } else {
+        PyObject *args[2] = {leaf->grad, g};
+        PyObject *r = ct_op("add", args, 2, NULL);
+        if (r == NULL) {
+            rc = -1;
+        } else {
+            Py_SETREF(leaf->grad, r);
+        }
+    }
+    Py_DECREF(g);
+    return rc;
+}
+
+static int call_python_function(CtNodeObject *node, PyObject *const *grads, PyObject **grad_inputs)
+{
+    PyObject *tuple = PyTuple_New(node->num_outputs);
+    if (tuple == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < node->num_outputs; i++) {
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(grads[i] ? grads[i] : Py_None));
+    }
+    PyObject *r = PyObject_CallMethod(node->py_ctx, "_run_backward", "(O)", tuple);
+    Py_DECREF(tuple);
+    if (r == NULL) {
+        return -1;
+    }
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != node->num_edges) {
+        PyErr_Format(PyExc_RuntimeError, "function %s returned an incorrect number of gradients (expected %d)",
+                     _PyType_Name(Py_TYPE(node)), node->num_edges);
+        Py_DECREF(r);
+        return -1;
+    }
+    for (int e = 0; e < node->num_edges; e++) {
+        PyObject *g = PyTuple_GET_ITEM(r, e);
+        grad_inputs[e] = g == Py_None ? NULL : Py_NewRef(g);
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+typedef struct {
+    PyObject *node; /* where the gradient is captured (borrowed) */
+    int nr;
+    PyObject *grad; /* result (new reference) */
+} Capture;
+
+/* Runs backward from roots (tensors) seeded with grads. With captures (autograd.grad) the
+ * gradients reaching those edges are returned there and leaves' .grad are left untouched. */
+static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool create_graph, Capture *captures,
+                      Py_ssize_t ncaptures)
+{
+    uint64_t run = ++engine_runs;
+    NodeHeap ready = {NULL, 0, 0};
+    PyObject *stack = PyList_New(0), *all = PyList_New(0); /* all: strong refs to every visited node */
+    PyObject **grad_inputs = NULL;
+    PyObject **outs = NULL;
+    int rc = -1;
+    bool prev_mode = ct_grad_enabled;
+    if (stack == NULL || all == NULL) {
+        goto done;
+    }
+    Py_ssize_t nroots = PyList_GET_SIZE(roots);
+    /* Root edges. */
+    for (Py_ssize_t i = 0; i < nroots; i++) {
+        CtTensorObject *t = CT_TENSOR(PyList_GET_ITEM(roots, i));
+        PyObject *node;
+        int nr;
+        if (edge_for(t, &node, &nr) < 0) {
+            goto done;
+        }
+        if (node == NULL) {
+            PyErr_Format(PyExc_RuntimeError, "element %zd of tensors does not require grad and does not have a "
+                         "grad_fn", i);
+            goto done;
+        }
+        CtNodeObject *n = (CtNodeObject *)node;
+        if (n->engine_run != run) {
+            n->engine_run = run;
+            n->dependencies = 0;
+            Py_CLEAR(n->buffer);
+            if (PyList_Append(stack, node) < 0 || PyList_Append(all, node) < 0) {
+                Py_DECREF(node);
+                goto done;
+            }
+        }
+        Py_DECREF(node);
+    }
+    /* Dependencies: how many edges point at each reachable node. */
+    while (PyList_GET_SIZE(stack) > 0) {
+        Py_ssize_t last = PyList_GET_SIZE(stack) - 1;
+        CtNodeObject *n = (CtNodeObject *)PyList_GET_ITEM(stack, last);
+        Py_INCREF(n);
+        if (PyList_SetSlice(stack, last, last + 1, NULL) < 0) {
+            Py_DECREF(n);
+            goto done;
+        }
+        for (int e = 0; e < n->num_edges; e++) {
+            CtNodeObject *next = (CtNodeObject *)n->edge_nodes[e];
+            if (next == NULL) {
+                continue;
+            }
+            if (next->engine_run != run) {
+                next->engine_run = run;
+                next->dependencies = 0;
+                Py_CLEAR(next->buffer);
+                if (PyList_Append(stack, (PyObject *)next) < 0 || PyList_Append(all, (PyObject *)next) < 0) {
+                    Py_DECREF(n);
+                    goto done;
+                }
+            }
+            next->dependencies++;
+        }
+        Py_DECREF(n);
+    }
+    /* Seed the roots. */
+    for (Py_ssize_t i = 0; i < nroots; i++) {
+        CtTensorObject *t = CT_TENSOR(PyList_GET_ITEM(roots, i));
+        PyObject *node;
+        int nr;
+        if (edge_for(t, &node, &nr) < 0) {
+            goto done;
+        }
+        int r = buffer_add((CtNodeObject *)node, nr, PyList_GET_ITEM(grads, i));
+        CtNodeObject *n = (CtNodeObject *)node;
+        if (r == 0 && n->dependencies == 0) {
+            bool queued = false;
+            for (Py_ssize_t k = 0; k < ready.size; k++) {
+                queued |= ready.items[k] == n;
+            }
+            if (!queued) {
+                r = heap_push(&ready, n);
+            }
+        }
+        Py_DECREF(node);
+        if (r < 0) {
+            goto done;
+        }
+    }
+    ct_grad_enabled = create_graph;
+    while (ready.size > 0) {
+        CtNodeObject *n = heap_pop(&ready);
+        PyObject *buffer = n->buffer ? Py_NewRef(n->buffer) : NULL;
+        Py_CLEAR(n->buffer);
+        bool any = false;
+        outs = PyMem_Calloc(n->num_outputs > 0 ? n->num_outputs : 1, sizeof(PyObject *));
+        if (outs == NULL) {
+            Py_XDECREF(buffer);
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (int i = 0; buffer != NULL && i < n->num_outputs; i++) {
+            PyObject *g = PyList_GET_ITEM(buffer, i);
+            if (g == Py_None) {
+                continue;
+            }
+            /* tensor hooks and retain_grad on this output */
+            PyObject *hooks = NULL;
+            if (n->pre_hooks != NULL) {
+                PyObject *key = PyLong_FromLong(i);
+                hooks = key ? PyDict_GetItemWithError(n->pre_hooks, key) : NULL;
+                Py_XDECREF(key);
+                if (hooks == NULL && PyErr_Occurred()) {
+                    Py_DECREF(buffer);
+                    goto done;
+                }
+            }
+            outs[i] = hooks ? run_hooks(hooks, g) : Py_NewRef(g);
+            if (outs[i] == NULL) {
+                Py_DECREF(buffer);
+                goto done;
+            }
+            any = true;
+        }
+        Py_XDECREF(buffer);
+        for (Py_ssize_t c = 0; c < ncaptures; c++) {
+            if (captures[c].node == (PyObject *)n && outs[captures[c].nr] != NULL && captures[c].grad == NULL) {
+                captures[c].grad = Py_NewRef(outs[captures[c].nr]);
+            }
+        }
+        grad_inputs = PyMem_Calloc(n->num_edges > 0 ? n->num_edges : 1, sizeof(PyObject *));
+        if (grad_inputs == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (any) {
+            if (n->kind == CT_NODE_ACCUMULATE) {
+                if (ncaptures == 0 && accumulate_leaf(n, outs[0], create_graph) < 0) {
+                    goto done;
+                }
+            } else if (n->kind == CT_NODE_PYFUNCTION) {
+                if (n->released) {
+                    PyErr_SetString(PyExc_RuntimeError, freed_message);
+                    goto done;
+                }
+                if (call_python_function(n, outs, grad_inputs) < 0) {
+                    goto done;
+                }
+            } else {
+                if (n->num_outputs == 1 && outs[0] == NULL) {
+                    /* nothing flows */
+                } else if (n->formula->flags & CT_F_NO_DERIV) {
+                    PyErr_Format(PyExc_NotImplementedError, "the derivative for '%s' is not implemented.",
+                                 n->formula->op);
+                    goto done;
+                } else if (n->formula->backward(n, outs, grad_inputs) < 0) {
+                    goto done;
+                }
+            }
+            if (!retain_graph) {
+                node_release_saved(n);
+            }
+        }
+        for (int i = 0; i < n->num_outputs; i++) {
+            Py_CLEAR(outs[i]);
+        }
+        PyMem_Free(outs);
+        outs = NULL;
+        for (int e = 0; e < n->num_edges; e++) {
+            CtNodeObject *next = (CtNodeObject *)n->edge_nodes[e];
+            if (next == NULL) {
+                Py_CLEAR(grad_inputs[e]);
+                continue;
+            }
+            if (grad_inputs[e] != NULL) {
+                int r = buffer_add(next, n->edge_input_nr[e], grad_inputs[e]);
+                Py_CLEAR(grad_inputs[e]);
+                if (r < 0) {
+                    goto done;
+                }
+            }
+            if (--next->dependencies == 0 && heap_push(&ready, next) < 0) {
+                goto done;
+            }
+        }
+        PyMem_Free(grad_inputs);
+        grad_inputs = NULL;
+    }
+    rc = 0;
+done:
+    ct_grad_enabled = prev_mode;
+    if (grad_inputs != NULL) {
+        PyMem_Free(grad_inputs); /* entries were cleared or are owned by a failing node: leak-free */
+    }
+    PyMem_Free(outs);
+    PyMem_Free(ready.items);
+    if (all != NULL) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(all); i++) {
+            CtNodeObject *n = (CtNodeObject *)PyList_GET_ITEM(all, i);
+            Py_CLEAR(n->buffer);
+            n->engine_run = 0;
+        }
+    }
+    Py_XDECREF(stack);
+    Py_XDECREF(all);
+    return rc;
+}
+
+/* _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused)
+ * inputs=None: accumulate into leaves' .grad and return None; else return a tuple of grads. */
+static PyObject *py_run_backward(PyObject *self, PyObject *args)
+{
+    PyObject *tensors, *grads, *inputs;
+    int retain_graph, create_graph, allow_unused;
+    if (!PyArg_ParseTuple(args, "OOppOp", &tensors, &grads, &retain_graph, &create_graph, &inputs, &allow_unused)) {
+        return NULL;
+    }
+    PyObject *roots = PySequence_List(tensors);
+    PyObject *seeds = PyList_New(0);
+    PyObject *result = NULL;
+    Capture *caps = NULL;
+    Py_ssize_t ncaps = 0;
+    if (roots == NULL || seeds == NULL) {
+        goto done;
+    }
+    PyObject *gl = PySequence_List(grads);
+    if (gl == NULL) {
+        goto done;
+    }
+    if (PyList_GET_SIZE(gl) != PyList_GET_SIZE(roots)) {
+        PyErr_Format(PyExc_RuntimeError, "grad can be implicitly created only for scalar outputs");
+        Py_DECREF(gl);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(roots); i++) {
+        PyObject *t = PyList_GET_ITEM(roots, i), *g = PyList_GET_ITEM(gl, i);
+        if (!CtTensor_Check(t)) {
+            PyErr_SetString(PyExc_TypeError, "backward() expects tensors");
+            Py_DECREF(gl);
+            goto done;
+        }
+        if (!tensor_requires_grad(CT_TENSOR(t))) {
+            PyErr_Format(PyExc_RuntimeError, "element %zd of tensors does not require grad and does not have a "
+                         "grad_fn", i);
+            Py_DECREF(gl);
+            goto done;
+        }
+        PyObject *seed;
+        if (g == Py_None) {
+            if (ct_numel(CT_TENSOR(t)) != 1) {
+                PyErr_SetString(PyExc_RuntimeError, "grad can be implicitly created only for scalar outputs");
+                Py_DECREF(gl);
+                goto done;
+            }
+            PyObject *a[1] = {t};
+            seed = ct_op("ones_like", a, 1, NULL);
+        } else {
+            if (!CtTensor_Check(g)) {
+                PyErr_SetString(PyExc_TypeError, "gradient must be a Tensor or None");
+                Py_DECREF(gl);
+                goto done;
+            }
+            CtTensorObject *gt = CT_TENSOR(g), *tt = CT_TENSOR(t);
+            if (gt->ndim != tt->ndim || memcmp(gt->sizes, tt->sizes, sizeof(int64_t) * tt->ndim) != 0) {
+                char a[256], b[256];
+                ct_format_sizes(a, sizeof(a), gt->ndim, gt->sizes);
+                ct_format_sizes(b, sizeof(b), tt->ndim, tt->sizes);
+                PyErr_Format(PyExc_RuntimeError, "Mismatch in shape: grad_output[%zd] has a shape of torch.Size(%s) "
+                             "and output[%zd] has a shape of torch.Size(%s).", i, a, i, b);
+                Py_DECREF(gl);
+                goto done;
+            }
+            seed = Py_NewRef(g);
+        }
+        if (seed == NULL || PyList_Append(seeds, seed) < 0) {
+            Py_XDECREF(seed);
+            Py_DECREF(gl);
+            goto done;
+        }
+        Py_DECREF(seed);
+    }
+    Py_DECREF(gl);
+    if (inputs != Py_None) {
+        PyObject *il = PySequence_Fast(inputs, "inputs must be a sequence of tensors");
+        if (il == NULL) {
+            goto done;
+        }
+        ncaps = PySequence_Fast_GET_SIZE(il);
+        caps = PyMem_Calloc(ncaps ? ncaps : 1, sizeof(Capture));
+        if (caps == NULL) {
+            Py_DECREF(il);
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < ncaps; i++) {
+            PyObject *t = PySequence_Fast_GET_ITEM(il, i);
+            if (!CtTensor_Check(t) || !tensor_requires_grad(CT_TENSOR(t))) {
+                PyErr_Format(PyExc_RuntimeError, "One of the differentiated Tensors does not require grad");
+                Py_DECREF(il);
+                goto done;
+            }
+            PyObject *node;
+            if (edge_for(CT_TENSOR(t), &node, &caps[i].nr) < 0) {
+                Py_DECREF(il);
+                goto done;
+            }
+            caps[i].node = node; /* the graph or the leaf keeps it alive; drop our reference below */
+            Py_DECREF(node);
+        }
+        Py_DECREF(il);
+    }
+    if (run_engine(roots, seeds, retain_graph, create_graph, caps, inputs == Py_None ? 0 : ncaps) < 0) {
+        goto done;
+    }
+    if (inputs == Py_None) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    result = PyTuple_New(ncaps);
+    for (Py_ssize_t i = 0; result != NULL && i < ncaps; i++) {
+        if (caps[i].grad == NULL && !allow_unused) {
+            PyErr_SetString(PyExc_RuntimeError, "One of the differentiated Tensors appears to not have been used in "
+                            "the graph. Set allow_unused=True if this is the desired behavior.");
+            Py_CLEAR(result);
+            break;
+        }
+        PyTuple_SET_ITEM(result, i, caps[i].grad ? Py_NewRef(caps[i].grad) : Py_NewRef(Py_None));
+    }
+done:
+    for (Py_ssize_t i = 0; caps != NULL && i < ncaps; i++) {
+        Py_XDECREF(caps[i].grad);
+    }
+    PyMem_Free(caps);
+    Py_XDECREF(roots);
+    Py_XDECREF(seeds);
+    return result;
+}
+
+/* --- Python-level Function nodes ----------------------------------------------------------------------------- */
+/* _make_function_node(name, ctx, inputs, outputs): the node of a custom autograd.Function. */
+static PyObject *py_make_function_node(PyObject *self, PyObject *args)
+{
+    const char *name;
+    PyObject *ctx, *inputs, *outputs;
+    if (!PyArg_ParseTuple(args, "sOOO", &name, &ctx, &inputs, &outputs) || !PyTuple_Check(inputs) ||
+        !PyTuple_Check(outputs)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "_make_function_node(name, ctx, inputs: tuple, outputs: tuple)");
+        }
+        return NULL;
+    }
+    Py_ssize_t ni = PyTuple_GET_SIZE(inputs), no = PyTuple_GET_SIZE(outputs);
+    CtNodeObject *node = node_new(name, CT_NODE_PYFUNCTION, (int)ni, (int)no);
+    if (node == NULL) {
+        return NULL;
+    }
+    node->py_ctx = Py_NewRef(ctx);
+    for (Py_ssize_t i = 0; i < ni; i++) {
+        PyObject *t = PyTuple_GET_ITEM(inputs, i);
+        if (CtTensor_Check(t) && edge_for(CT_TENSOR(t), &node->edge_nodes[i], &node->edge_input_nr[i]) < 0) {
+            Py_DECREF(node);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t j = 0; j < no; j++) {
+        set_output_history(node, PyTuple_GET_ITEM(outputs, j), (int)j, NULL);
+    }
+    return (PyObject *)node;
+}
+
+/* --- tensor-facing helpers ---------------------------------------------------------------------------------- */
+PyObject *ct_autograd_get_grad_fn(CtTensorObject *t) { return Py_NewRef(t->grad_fn ? t->grad_fn : Py_None); }
+
+int ct_autograd_set_requires_grad(CtTensorObject *t, int value)
+{
+    if (t->grad_fn != NULL) {
+        if (!value) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                            "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+            return -1;
+        }
+        return 0;
+    }
+    if (value && !ct_is_floating(t->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point and complex dtype can require gradients");
+        return -1;
+    }
+    t->requires_grad = value;
+    return 0;
+}
+
+/* Registers a hook (or, with a weakref, retain_grad) for the gradient of non-leaf t. */
+static int add_pre_hook(CtTensorObject *t, PyObject *hook)
+{
+    CtNodeObject *n = (CtNodeObject *)t->grad_fn;
+    if (n->pre_hooks == NULL && (n->pre_hooks = PyDict_New()) == NULL) {
+        return -1;
+    }
+    PyObject *key = PyLong_FromLong(t->output_nr);
+    if (key == NULL) {
+        return -1;
+    }
+    PyObject *list = PyDict_GetItemWithError(n->pre_hooks, key);
+    if (list == NULL) {
+        if (PyErr_Occurred() || (list = PyList_New(0)) == NULL || PyDict_SetItem(n->pre_hooks, key, list) < 0) {
+            Py_XDECREF(list);
+            Py_DECREF(key);
+            return -1;
+        }
+        Py_DECREF(list);
+    }
+    Py_DECREF(key);
+    return PyList_Append(list, hook);
+}
+
+static PyObject *tensor_register_hook(PyObject *self, PyObject *hook)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (!tensor_requires_grad(t)) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot register a hook on a tensor that doesn't require gradient");
+        return NULL;
+    }
+    if (!PyCallable_Check(hook)) {
+        PyErr_SetString(PyExc_TypeError, "hook must be callable");
+        return NULL;
+    }
+    if (t->grad_fn != NULL) {
+        if (add_pre_hook(t, hook) < 0) {
+            return NULL;
+        }
+    } else {
+        if (t->hooks == NULL && (t->hooks = PyList_New(0)) == NULL) {
+            return NULL;
+        }
+        if (PyList_Append(t->hooks, hook) < 0) {
+            return NULL;
+        }
+    }
+    /* A handle with remove(), built in Python (ctorch.utils.hooks.RemovableHandle). */
+    PyObject *mod = PyImport_ImportModule("ctorch.utils.hooks");
+    if (mod == NULL) {
+        return NULL;
+    }
+    PyObject *owner = t->grad_fn ? ((CtNodeObject *)t->grad_fn)->pre_hooks : t->hooks;
+    PyObject *r = PyObject_CallMethod(mod, "_handle_for", "OOi", owner, hook, t->grad_fn ? t->output_nr : -1);
+    Py_DECREF(mod);
+    return r;
+}
+
+static PyObject *tensor_retain_grad(PyObject *self, PyObject *unused)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (!tensor_requires_grad(t)) {
+        PyErr_SetString(PyExc_RuntimeError, "can't retain_grad on Tensor that has requires_grad=False");
+        return NULL;
+    }
+    if (t->grad_fn == NULL || t->retains_grad) {
+        Py_RETURN_NONE; /* leaves keep their grad anyway */
+    }
+    PyObject *ref = PyWeakref_NewRef(self, NULL);
+    if (ref == NULL || add_pre_hook(t, ref) < 0) {
+        Py_XDECREF(ref);
+        return NULL;
+    }
+    Py_DECREF(ref);
+    t->retains_grad = true;
+    Py_RETURN_NONE;
+}
+
+static PyObject *tensor_requires_grad_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"requires_grad", NULL};
+    PyObject *a[1];
+    bool value = true;
+    if (ct_parse_args("requires_grad_", args, nargs, kwnames, names, 0, a) < 0 || ct_arg_bool(a[0], &value) < 0 ||
+        ct_autograd_set_requires_grad(CT_TENSOR(self), value) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(self);
+}
+
+static PyObject *py_set_grad_enabled(PyObject *self, PyObject *arg)
+{
+    int v = PyObject_IsTrue(arg);
+    if (v < 0) {
+        return NULL;
+    }
+    ct_grad_enabled = v;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_is_grad_enabled(PyObject *self, PyObject *unused) { return PyBool_FromLong(ct_grad_enabled); }
+
+PyMethodDef ct_autograd_tensor_methods[] = {
+    {"register_hook", tensor_register_hook, METH_O, "register_hook(hook): hook(grad) may return a new grad"},
+    {"retain_grad", tensor_retain_grad, METH_NOARGS, "keep .grad for this non-leaf tensor"},
+    {"requires_grad_", CT_FASTCALL(tensor_requires_grad_), CT_METH_FK, "requires_grad_(requires_grad=True)"},
+    {NULL},
+};
+
+PyMethodDef ct_autograd_module_methods[] = {
+    {"_run_backward", py_run_backward, METH_VARARGS, "the autograd engine"},
+    {"_make_function_node", py_make_function_node, METH_VARARGS, "node for a custom autograd.Function"},
+    {"_set_grad_enabled", py_set_grad_enabled, METH_O, "sets grad mode"},
+    {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, "True when ops record history"},
+    {NULL},
+};
+
+PyType_Slot ct_autograd_tensor_slots[] = {{0, NULL}};
+
+static PyType_Slot node_slots[] = {
+    {Py_tp_dealloc, node_dealloc},
+    {Py_tp_traverse, node_traverse},
+    {Py_tp_clear, node_clear},
+    {Py_tp_methods, node_methods},
+    {Py_tp_getset, node_getset},
+    {Py_tp_repr, node_repr},
+    {Py_tp_doc, "A node of the autograd graph."},
+    {0, NULL},
+};
+
+int ct_autograd_init(PyObject *module)
+{
+    static PyMemberDef node_members[] = {
+        {"__weaklistoffset__", T_PYSSIZET, offsetof(CtNodeObject, weakreflist), READONLY, NULL},
+        {NULL},
+    };
+    PyType_Slot slots[16];
+    int k = 0;
+    for (PyType_Slot *s = node_slots; s->slot; s++) {
+        slots[k++] = *s;
+    }
+    slots[k].slot = Py_tp_members;
+    slots[k++].pfunc = node_members;
+    slots[k].slot = 0;
+    slots[k].pfunc = NULL;
+    PyType_Spec spec = {"ctorch.autograd.graph.Node", sizeof(CtNodeObject), 0,
+                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, slots};
+    CtNode_Type = (PyTypeObject *)PyType_FromSpec(&spec);
+    if (CtNode_Type == NULL || (node_types = PyDict_New()) == NULL) {
+        return -1;
+    }
+    CtAutogradFunction_Type = (PyTypeObject *)PyType_FromSpec(&autograd_function_spec);
+    if (CtAutogradFunction_Type == NULL) {
+        return -1;
+    }
+    if (PyModule_AddObjectRef(module, "_Node", (PyObject *)CtNode_Type) < 0) {
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,98 @@
+/* autograd.h: the autograd engine. Ops are recorded generically: a table of formulas (one per
+ * differentiable op, autograd_formulas.c) wraps the op's Python entry points so that, when grad
+ * mode is on and an input requires grad, the call's normalised arguments and (optionally) its
+ * outputs are saved in a node whose backward function computes the input gradients with ctorch
+ * ops. The engine runs nodes in topological order without recursion. */
+#ifndef CTORCH_AUTOGRAD_H
+#define CTORCH_AUTOGRAD_H
+
+#include "ctorch.h"
+
+#define CT_MAX_FORMULA_ARGS 8
+
+typedef struct CtNodeObject CtNodeObject;
+
+/* grad_outputs[i]: gradient for output i (borrowed) or NULL when that output got none (only for
+ * nodes with several outputs). grad_inputs[e]: set a new reference (or leave NULL) for edge e. */
+typedef int (*CtBackwardFn)(CtNodeObject *node, PyObject *const *grad_outputs, PyObject **grad_inputs);
+
+/* formula flags */
+#define CT_F_VIEW 1        /* output is a view of input 0 */
+#define CT_F_INPLACE 2     /* modifies input 0 and returns it */
+#define CT_F_SAVE_OUT 4    /* backward needs the outputs */
+#define CT_F_LIST_INPUT 8  /* input 0 is a sequence of tensors: one edge per element */
+#define CT_F_NO_DERIV 16   /* backward raises "not implemented" */
+
+typedef struct {
+    const char *op;                          /* Python name: "mul", "__add__" slot alias, ... */
+    const char *node_name;                   /* "MulBackward0" */
+    const char *sig[CT_MAX_FORMULA_ARGS + 1]; /* argument names; sig[0] is the tensor (self) */
+    unsigned diff;                           /* bit i: argument i is a differentiable tensor input */
+    int flags;
+    CtBackwardFn backward;
+} CtFormula;
+
+struct CtNodeObject {
+    PyObject_HEAD
+    const CtFormula *formula;  /* NULL for AccumulateGrad and Python Function nodes */
+    int kind;                  /* CT_NODE_* */
+    int num_edges;
+    PyObject **edge_nodes;     /* next nodes (NULL: no gradient flows there) */
+    int *edge_input_nr;        /* which output of the next node the gradient is for */
+    int num_outputs;
+    PyObject *args[CT_MAX_FORMULA_ARGS]; /* normalised saved arguments (NULL if absent); tensor
+                                            arguments are dropped when the node is released */
+    struct CtTensorMeta *meta;  /* [CT_MAX_FORMULA_ARGS] shapes of tensor arguments, or NULL */
+    int nargs;
+    PyObject *outputs;         /* tuple of detached output aliases (CT_F_SAVE_OUT) or NULL */
+    uint64_t versions[CT_MAX_FORMULA_ARGS + 1]; /* storage versions of saved tensors */
+    PyObject *variable;        /* AccumulateGrad: the leaf */
+    PyObject *py_ctx;          /* Function: the ctx object (holds backward) */
+    PyObject *pre_hooks;       /* dict output_nr -> list of callables (tensor hooks, retain_grad) */
+    PyObject *metadata;
+    uint64_t sequence_nr;
+    bool released;
+    /* engine scratch, valid while engine_run == the current run */
+    uint64_t engine_run;
+    int64_t dependencies;
+    PyObject *buffer;          /* list of accumulated gradients, one per output */
+    PyObject *weakreflist;
+};
+
+/* What backward formulas may need of an input after its data is freed. */
+typedef struct CtTensorMeta {
+    bool is_tensor;
+    int ndim;
+    CtDType dtype;
+    CtDevice device;
+    int64_t sizes[CT_MAX_DIMS];
+} CtTensorMeta;
+
+/* Formula helpers (borrowed references; NULL with the "backward through the graph a second
+ * time" or version-counter RuntimeError set when the saved tensor is gone or was modified). */
+CtTensorObject *ct_node_tensor(CtNodeObject *node, int i);
+CtTensorObject *ct_node_output(CtNodeObject *node, int k);
+
+#define CT_NODE_FORMULA 0
+#define CT_NODE_ACCUMULATE 1
+#define CT_NODE_PYFUNCTION 2
+
+extern bool ct_grad_enabled;
+
+/* Tensor attribute helpers (tensor.c's getset uses these). */
+PyObject *ct_autograd_get_grad_fn(CtTensorObject *t);
+int ct_autograd_set_requires_grad(CtTensorObject *t, int value);
+
+/* Calls `callable(*args)` (vectorcall) through ctorch's autograd layer. */
+PyObject *ct_op(const char *name, PyObject *const *args, size_t nargs, PyObject *kwnames);
+/* Sums grad down to shape (the inverse of broadcasting). New reference. */
+PyObject *ct_sum_to(PyObject *grad, int ndim, const int64_t *sizes);
+
+int ct_autograd_init(PyObject *module);
+/* Installs the formula wrappers; call after every op family is registered. */
+int ct_autograd_install(PyObject *module);
+
+/* formulas (autograd_formulas.c) */
+extern const CtFormula ct_formulas[];
+
+#endif /* CTORCH_AUTOGRAD_H */

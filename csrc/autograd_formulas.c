@@ -1,0 +1,1723 @@
+/* autograd_formulas.c: the backward formula of every differentiable op, and the table that
+ * tells autograd.c which ops to record. Formulas are written with ctorch ops (called through
+ * the Python number protocol and methods, so that create_graph=True records them too).
+ *
+ * Conventions: n->args[i] is argument i of the op's signature (sig[0] is the tensor/self);
+ * gi[e] is the gradient for the e-th differentiable argument (in sig order); NEEDS(e) tells
+ * whether anything wants it. A formula returns 0, or -1 with an exception set. */
+#include "autograd.h"
+#include "device.h"
+#include "tensor.h"
+#include <math.h>
+#include <string.h>
+
+#define NEEDS(e) (n->edge_nodes[(e)] != NULL)
+#define META(i) (&n->meta[(i)])
+#define ARG(i) (n->args[(i)] != NULL && n->args[(i)] != Py_None ? n->args[(i)] : NULL)
+
+/* --- helpers --------------------------------------------------------------------------------------- */
+/* Reduces a broadcast gradient to the shape and dtype of argument i. New reference. */
+static PyObject *fit(PyObject *grad, const CtTensorMeta *m)
+{
+    PyObject *g = ct_sum_to(grad, m->ndim, m->sizes);
+    if (g == NULL || CT_TENSOR(g)->dtype == m->dtype) {
+        return g;
+    }
+    PyObject *r = PyObject_CallMethod(g, "to", "(O)", ct_dtype_object(m->dtype));
+    Py_DECREF(g);
+    return r;
+}
+
+static PyObject *shape_of(const CtTensorMeta *m) { return ct_size_object(m->ndim, m->sizes); }
+
+static PyObject *zeros_for(const CtTensorMeta *m)
+{
+    PyObject *mod = PyImport_AddModule("ctorch._C"); /* borrowed */
+    PyObject *shape = shape_of(m);
+    if (mod == NULL || shape == NULL) {
+        Py_XDECREF(shape);
+        return NULL;
+    }
+    PyObject *fn = PyObject_GetAttrString(mod, "zeros");
+    PyObject *dev = ct_device_object(m->device);
+    PyObject *kw = fn && dev ? Py_BuildValue("{sOsO}", "dtype", ct_dtype_object(m->dtype), "device", dev) : NULL;
+    PyObject *args = kw ? PyTuple_Pack(1, shape) : NULL;
+    PyObject *r = args ? PyObject_Call(fn, args, kw) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(kw);
+    Py_XDECREF(dev);
+    Py_XDECREF(fn);
+    Py_DECREF(shape);
+    return r;
+}
+
+static PyObject *scalar_or(PyObject *obj, double dflt) { return obj ? Py_NewRef(obj) : PyFloat_FromDouble(dflt); }
+
+/* g * x for a Python number or tensor x; steals nothing. */
+static PyObject *mul(PyObject *a, PyObject *b) { return PyNumber_Multiply(a, b); }
+static PyObject *method0(PyObject *o, const char *name) { return PyObject_CallMethod(o, name, NULL); }
+
+/* grad * local, fitted to argument i. */
+static int set_fit(PyObject **slot, PyObject *value, const CtTensorMeta *m)
+{
+    if (value == NULL) {
+        return -1;
+    }
+    *slot = fit(value, m);
+    Py_DECREF(value);
+    return *slot == NULL ? -1 : 0;
+}
+
+/* --- elementwise ---------------------------------------------------------------------------------------- */
+static int bw_add(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (NEEDS(0) && set_fit(&gi[0], Py_NewRef(g[0]), META(0)) < 0) {
+        return -1;
+    }
+    if (NEEDS(1)) {
+        PyObject *alpha = ARG(2);
+        if (set_fit(&gi[1], alpha ? mul(g[0], alpha) : Py_NewRef(g[0]), META(1)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int bw_sub(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (NEEDS(0) && set_fit(&gi[0], Py_NewRef(g[0]), META(0)) < 0) {
+        return -1;
+    }
+    if (NEEDS(1)) {
+        PyObject *alpha = ARG(2);
+        PyObject *neg = PyNumber_Negative(g[0]);
+        if (neg == NULL) {
+            return -1;
+        }
+        PyObject *v = alpha ? mul(neg, alpha) : Py_NewRef(neg);
+        Py_DECREF(neg);
+        if (set_fit(&gi[1], v, META(1)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int bw_rsub(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    /* rsub(input, other, alpha) = other - alpha * input */
+    if (NEEDS(0)) {
+        PyObject *neg = PyNumber_Negative(g[0]);
+        PyObject *alpha = ARG(2);
+        PyObject *v = neg && alpha ? mul(neg, alpha) : (neg ? Py_NewRef(neg) : NULL);
+        Py_XDECREF(neg);
+        if (set_fit(&gi[0], v, META(0)) < 0) {
+            return -1;
+        }
+    }
+    if (NEEDS(1) && set_fit(&gi[1], Py_NewRef(g[0]), META(1)) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static int bw_mul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (NEEDS(0)) {
+        PyObject *other = META(1)->is_tensor ? (PyObject *)ct_node_tensor(n, 1) : n->args[1];
+        if (other == NULL || set_fit(&gi[0], mul(g[0], other), META(0)) < 0) {
+            return -1;
+        }
+    }
+    if (NEEDS(1)) {
+        PyObject *self = META(0)->is_tensor ? (PyObject *)ct_node_tensor(n, 0) : n->args[0];
+        if (self == NULL || set_fit(&gi[1], mul(g[0], self), META(1)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int bw_div(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (ARG(2) != NULL) { /* rounding_mode: piecewise constant, zero gradient */
+        for (int e = 0; e < 2; e++) {
+            if (NEEDS(e) && (gi[e] = zeros_for(META(e))) == NULL) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    PyObject *other = META(1)->is_tensor ? (PyObject *)ct_node_tensor(n, 1) : n->args[1];
+    if (other == NULL) {
+        return -1;
+    }
+    if (NEEDS(0) && set_fit(&gi[0], PyNumber_TrueDivide(g[0], other), META(0)) < 0) {
+        return -1;
+    }
+    if (NEEDS(1)) {
+        /* d(a/b)/db = -a/b^2 = -out/b */
+        PyObject *self = META(0)->is_tensor ? (PyObject *)ct_node_tensor(n, 0) : n->args[0];
+        if (self == NULL) {
+            return -1;
+        }
+        PyObject *q = PyNumber_TrueDivide(self, other);
+        PyObject *q2 = q ? PyNumber_TrueDivide(q, other) : NULL;
+        PyObject *t = q2 ? mul(g[0], q2) : NULL;
+        PyObject *v = t ? PyNumber_Negative(t) : NULL;
+        Py_XDECREF(q);
+        Py_XDECREF(q2);
+        Py_XDECREF(t);
+        if (set_fit(&gi[1], v, META(1)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int bw_neg(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    gi[0] = PyNumber_Negative(g[0]);
+    return gi[0] ? 0 : -1;
+}
+
+static int bw_identity(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return set_fit(&gi[0], Py_NewRef(g[0]), META(0)); }
+
+static int bw_zero(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    gi[0] = zeros_for(META(0));
+    return gi[0] ? 0 : -1;
+}
+
+/* gi = g * f(x, out) for unary ops, f given as a small expression over tensors */
+typedef PyObject *(*LocalGrad)(PyObject *x, PyObject *out);
+
+static int unary_with(CtNodeObject *n, PyObject *const *g, PyObject **gi, LocalGrad f, bool needs_x, bool needs_out)
+{
+    PyObject *x = needs_x ? (PyObject *)ct_node_tensor(n, 0) : NULL;
+    PyObject *out = needs_out ? (PyObject *)ct_node_output(n, 0) : NULL;
+    if ((needs_x && x == NULL) || (needs_out && out == NULL)) {
+        return -1;
+    }
+    PyObject *local = f(x, out);
+    if (local == NULL) {
+        return -1;
+    }
+    PyObject *v = mul(g[0], local);
+    Py_DECREF(local);
+    return set_fit(&gi[0], v, META(0));
+}
+
+static PyObject *lg_sign(PyObject *x, PyObject *o) { return method0(x, "sign"); }
+static PyObject *lg_out(PyObject *x, PyObject *o) { return Py_NewRef(o); }
+static PyObject *lg_recip_x(PyObject *x, PyObject *o) { return method0(x, "reciprocal"); }
+static PyObject *lg_cos(PyObject *x, PyObject *o) { return method0(x, "cos"); }
+static PyObject *lg_neg_sin(PyObject *x, PyObject *o)
+{
+    PyObject *s = method0(x, "sin");
+    PyObject *r = s ? PyNumber_Negative(s) : NULL;
+    Py_XDECREF(s);
+    return r;
+}
+static PyObject *one_minus_sq(PyObject *o) /* 1 - o^2 */
+{
+    PyObject *sq = mul(o, o);
+    PyObject *one = PyFloat_FromDouble(1.0);
+    PyObject *r = sq && one ? PyNumber_Subtract(one, sq) : NULL;
+    Py_XDECREF(sq);
+    Py_XDECREF(one);
+    return r;
+}
+static PyObject *lg_tanh(PyObject *x, PyObject *o) { return one_minus_sq(o); }
+static PyObject *lg_tan(PyObject *x, PyObject *o) /* 1 + o^2 */
+{
+    PyObject *sq = mul(o, o);
+    PyObject *one = PyFloat_FromDouble(1.0);
+    PyObject *r = sq && one ? PyNumber_Add(one, sq) : NULL;
+    Py_XDECREF(sq);
+    Py_XDECREF(one);
+    return r;
+}
+static PyObject *lg_sigmoid(PyObject *x, PyObject *o) /* o (1 - o) */
+{
+    PyObject *one = PyFloat_FromDouble(1.0);
+    PyObject *c = one ? PyNumber_Subtract(one, o) : NULL;
+    PyObject *r = c ? mul(o, c) : NULL;
+    Py_XDECREF(one);
+    Py_XDECREF(c);
+    return r;
+}
+static PyObject *lg_sqrt(PyObject *x, PyObject *o) /* 0.5 / o */
+{
+    PyObject *h = PyFloat_FromDouble(0.5);
+    PyObject *r = h ? PyNumber_TrueDivide(h, o) : NULL;
+    Py_XDECREF(h);
+    return r;
+}
+static PyObject *lg_rsqrt(PyObject *x, PyObject *o) /* -0.5 o^3 */
+{
+    PyObject *o2 = mul(o, o);
+    PyObject *o3 = o2 ? mul(o2, o) : NULL;
+    PyObject *c = PyFloat_FromDouble(-0.5);
+    PyObject *r = o3 && c ? mul(o3, c) : NULL;
+    Py_XDECREF(o2);
+    Py_XDECREF(o3);
+    Py_XDECREF(c);
+    return r;
+}
+static PyObject *lg_reciprocal(PyObject *x, PyObject *o) /* -o^2 */
+{
+    PyObject *o2 = mul(o, o);
+    PyObject *r = o2 ? PyNumber_Negative(o2) : NULL;
+    Py_XDECREF(o2);
+    return r;
+}
+static PyObject *scaled_recip(PyObject *x, double c) /* 1 / (c x) */
+{
+    PyObject *s = PyFloat_FromDouble(c);
+    PyObject *d = s ? mul(x, s) : NULL;
+    PyObject *r = d ? method0(d, "reciprocal") : NULL;
+    Py_XDECREF(s);
+    Py_XDECREF(d);
+    return r;
+}
+static PyObject *lg_log2(PyObject *x, PyObject *o) { return scaled_recip(x, M_LN2); }
+static PyObject *lg_log10(PyObject *x, PyObject *o) { return scaled_recip(x, M_LN10); }
+static PyObject *lg_log1p(PyObject *x, PyObject *o)
+{
+    PyObject *one = PyFloat_FromDouble(1.0);
+    PyObject *d = one ? PyNumber_Add(x, one) : NULL;
+    PyObject *r = d ? method0(d, "reciprocal") : NULL;
+    Py_XDECREF(one);
+    Py_XDECREF(d);
+    return r;
+}
+static PyObject *lg_expm1(PyObject *x, PyObject *o)
+{
+    PyObject *one = PyFloat_FromDouble(1.0);
+    PyObject *r = one ? PyNumber_Add(o, one) : NULL;
+    Py_XDECREF(one);
+    return r;
+}
+static PyObject *lg_relu(PyObject *x, PyObject *o)
+{
+    PyObject *zero = PyFloat_FromDouble(0.0);
+    PyObject *mask = zero ? PyObject_RichCompare(o, zero, Py_GT) : NULL;
+    PyObject *r = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(o)->dtype)) : NULL;
+    Py_XDECREF(zero);
+    Py_XDECREF(mask);
+    return r;
+}
+static PyObject *lg_exp2(PyObject *x, PyObject *o)
+{
+    PyObject *c = PyFloat_FromDouble(M_LN2);
+    PyObject *r = c ? mul(o, c) : NULL;
+    Py_XDECREF(c);
+    return r;
+}
+static PyObject *lg_sinh(PyObject *x, PyObject *o) { return method0(x, "cosh"); }
+static PyObject *lg_cosh(PyObject *x, PyObject *o) { return method0(x, "sinh"); }
+static PyObject *lg_asin(PyObject *x, PyObject *o) /* 1/sqrt(1-x^2) */
+{
+    PyObject *c = one_minus_sq(x);
+    PyObject *r = c ? method0(c, "rsqrt") : NULL;
+    Py_XDECREF(c);
+    return r;
+}
+static PyObject *lg_acos(PyObject *x, PyObject *o)
+{
+    PyObject *a = lg_asin(x, o);
+    PyObject *r = a ? PyNumber_Negative(a) : NULL;
+    Py_XDECREF(a);
+    return r;
+}
+static PyObject *lg_atan(PyObject *x, PyObject *o) /* 1/(1+x^2) */
+{
+    PyObject *t = lg_tan(NULL, x);
+    PyObject *r = t ? method0(t, "reciprocal") : NULL;
+    Py_XDECREF(t);
+    return r;
+}
+static PyObject *lg_silu(PyObject *x, PyObject *o) /* s (1 + x (1 - s)) */
+{
+    PyObject *s = method0(x, "sigmoid");
+    PyObject *one = PyFloat_FromDouble(1.0);
+    PyObject *c = s && one ? PyNumber_Subtract(one, s) : NULL;
+    PyObject *xc = c ? mul(x, c) : NULL;
+    PyObject *p = xc ? PyNumber_Add(one, xc) : NULL;
+    PyObject *r = p ? mul(s, p) : NULL;
+    Py_XDECREF(s);
+    Py_XDECREF(one);
+    Py_XDECREF(c);
+    Py_XDECREF(xc);
+    Py_XDECREF(p);
+    return r;
+}
+
+#define CT_UNARY_BW(name, f, needs_x, needs_out)                                    \
+    static int bw_##name(CtNodeObject *n, PyObject *const *g, PyObject **gi)       \
+    {                                                                               \
+        return unary_with(n, g, gi, f, needs_x, needs_out);                         \
+    }
+CT_UNARY_BW(abs, lg_sign, true, false)
+CT_UNARY_BW(exp, lg_out, false, true)
+CT_UNARY_BW(exp2, lg_exp2, false, true)
+CT_UNARY_BW(log, lg_recip_x, true, false)
+CT_UNARY_BW(log2, lg_log2, true, false)
+CT_UNARY_BW(log10, lg_log10, true, false)
+CT_UNARY_BW(log1p, lg_log1p, true, false)
+CT_UNARY_BW(expm1, lg_expm1, false, true)
+CT_UNARY_BW(sqrt, lg_sqrt, false, true)
+CT_UNARY_BW(rsqrt, lg_rsqrt, false, true)
+CT_UNARY_BW(reciprocal, lg_reciprocal, false, true)
+CT_UNARY_BW(sin, lg_cos, true, false)
+CT_UNARY_BW(cos, lg_neg_sin, true, false)
+CT_UNARY_BW(tan, lg_tan, false, true)
+CT_UNARY_BW(tanh, lg_tanh, false, true)
+CT_UNARY_BW(sigmoid, lg_sigmoid, false, true)
+CT_UNARY_BW(relu, lg_relu, false, true)
+CT_UNARY_BW(sinh, lg_sinh, true, false)
+CT_UNARY_BW(cosh, lg_cosh, true, false)
+CT_UNARY_BW(asin, lg_asin, true, false)
+CT_UNARY_BW(acos, lg_acos, true, false)
+CT_UNARY_BW(atan, lg_atan, true, false)
+CT_UNARY_BW(silu, lg_silu, true, false)
+
+static int bw_square(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *two = PyFloat_FromDouble(2.0);
+    PyObject *t = x && two ? mul(x, two) : NULL;
+    Py_XDECREF(two);
+    PyObject *v = t ? mul(g[0], t) : NULL;
+    Py_XDECREF(t);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* gelu: d/dx [x Phi(x)] = Phi(x) + x phi(x); tanh approximation differentiated exactly. */
+static int bw_gelu(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtTensorObject *xt = ct_node_tensor(n, 0);
+    if (xt == NULL) {
+        return -1;
+    }
+    PyObject *x = (PyObject *)xt;
+    PyObject *approx = ARG(1);
+    bool use_tanh = approx != NULL && PyUnicode_Check(approx) && PyUnicode_CompareWithASCIIString(approx, "tanh") == 0;
+    PyObject *local = NULL;
+    if (!use_tanh) {
+        PyObject *s = PyFloat_FromDouble(M_SQRT1_2);
+        PyObject *xs = s ? mul(x, s) : NULL;
+        PyObject *erf = xs ? method0(xs, "erf") : NULL;
+        PyObject *one = PyFloat_FromDouble(1.0), *half = PyFloat_FromDouble(0.5);
+        PyObject *e1 = erf ? PyNumber_Add(erf, one) : NULL;
+        PyObject *cdf = e1 ? mul(e1, half) : NULL;
+        PyObject *x2 = mul(x, x);
+        PyObject *mh = PyFloat_FromDouble(-0.5);
+        PyObject *ex = x2 ? mul(x2, mh) : NULL;
+        PyObject *pdf0 = ex ? method0(ex, "exp") : NULL;
+        PyObject *c = PyFloat_FromDouble(0.3989422804014327); /* 1/sqrt(2 pi) */
+        PyObject *pdf = pdf0 ? mul(pdf0, c) : NULL;
+        PyObject *xp = pdf ? mul(x, pdf) : NULL;
+        local = xp && cdf ? PyNumber_Add(cdf, xp) : NULL;
+        Py_XDECREF(s); Py_XDECREF(xs); Py_XDECREF(erf); Py_XDECREF(one); Py_XDECREF(half); Py_XDECREF(e1);
+        Py_XDECREF(cdf); Py_XDECREF(x2); Py_XDECREF(mh); Py_XDECREF(ex); Py_XDECREF(pdf0); Py_XDECREF(c);
+        Py_XDECREF(pdf); Py_XDECREF(xp);
+    } else {
+        /* u = k (x + 0.044715 x^3), y = 0.5 x (1 + tanh u)
+         * dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 * 0.044715 x^2) */
+        const double k = 0.7978845608028654, a = 0.044715;
+        PyObject *x2 = mul(x, x);
+        PyObject *ca = PyFloat_FromDouble(a), *ck = PyFloat_FromDouble(k), *one = PyFloat_FromDouble(1.0);
+        PyObject *half = PyFloat_FromDouble(0.5), *c3a = PyFloat_FromDouble(3 * a);
+        PyObject *ax2 = x2 ? mul(x2, ca) : NULL;
+        PyObject *in = ax2 ? PyNumber_Add(one, ax2) : NULL;
+        PyObject *xin = in ? mul(x, in) : NULL;
+        PyObject *u = xin ? mul(xin, ck) : NULL;
+        PyObject *t = u ? method0(u, "tanh") : NULL;
+        PyObject *t1 = t ? PyNumber_Add(one, t) : NULL;
+        PyObject *left = t1 ? mul(t1, half) : NULL;
+        PyObject *sech = t ? one_minus_sq(t) : NULL;
+        PyObject *b2 = x2 ? mul(x2, c3a) : NULL;
+        PyObject *b = b2 ? PyNumber_Add(one, b2) : NULL;
+        PyObject *kb = b ? mul(b, ck) : NULL;
+        PyObject *hx = mul(x, half);
+        PyObject *r1 = sech && kb ? mul(sech, kb) : NULL;
+        PyObject *right = r1 && hx ? mul(hx, r1) : NULL;
+        local = left && right ? PyNumber_Add(left, right) : NULL;
+        Py_XDECREF(x2); Py_XDECREF(ca); Py_XDECREF(ck); Py_XDECREF(one); Py_XDECREF(half); Py_XDECREF(c3a);
+        Py_XDECREF(ax2); Py_XDECREF(in); Py_XDECREF(xin); Py_XDECREF(u); Py_XDECREF(t); Py_XDECREF(t1);
+        Py_XDECREF(left); Py_XDECREF(sech); Py_XDECREF(b2); Py_XDECREF(b); Py_XDECREF(kb); Py_XDECREF(hx);
+        Py_XDECREF(r1); Py_XDECREF(right);
+    }
+    if (local == NULL) {
+        return -1;
+    }
+    PyObject *v = mul(g[0], local);
+    Py_DECREF(local);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* pow(input, exponent): scalar or tensor exponent, or a scalar base (reflected 2 ** x). */
+static int bw_pow(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = META(0)->is_tensor ? (PyObject *)ct_node_tensor(n, 0) : n->args[0];
+    PyObject *e = META(1)->is_tensor ? (PyObject *)ct_node_tensor(n, 1) : n->args[1];
+    if (x == NULL || e == NULL) {
+        return -1;
+    }
+    if (NEEDS(0)) {
+        /* e * x^(e-1), zero where e == 0 */
+        PyObject *one = PyFloat_FromDouble(1.0);
+        PyObject *em1 = one ? PyNumber_Subtract(e, one) : NULL;
+        PyObject *p = em1 ? PyNumber_Power(x, em1, Py_None) : NULL;
+        PyObject *ep = p ? mul(e, p) : NULL;
+        PyObject *v = ep ? mul(g[0], ep) : NULL;
+        Py_XDECREF(one);
+        Py_XDECREF(em1);
+        Py_XDECREF(p);
+        Py_XDECREF(ep);
+        if (!META(1)->is_tensor && v != NULL) {
+            double ev = PyFloat_AsDouble(e);
+            if (ev == 0.0) {
+                Py_SETREF(v, zeros_for(META(0)));
+            }
+        }
+        if (set_fit(&gi[0], v, META(0)) < 0) {
+            return -1;
+        }
+    }
+    if (NEEDS(1)) {
+        /* x^e * log(x) */
+        PyObject *p = PyNumber_Power(x, e, Py_None);
+        PyObject *lx = NULL;
+        if (META(0)->is_tensor) {
+            lx = method0(x, "log");
+        } else {
+            double xv = PyFloat_AsDouble(x);
+            lx = PyErr_Occurred() ? NULL : PyFloat_FromDouble(log(xv));
+        }
+        PyObject *pl = p && lx ? mul(p, lx) : NULL;
+        PyObject *v = pl ? mul(g[0], pl) : NULL;
+        Py_XDECREF(p);
+        Py_XDECREF(lx);
+        Py_XDECREF(pl);
+        if (set_fit(&gi[1], v, META(1)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* clamp(input, min, max): gradient flows where min <= x <= max */
+static int bw_clamp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL) {
+        return -1;
+    }
+    PyObject *mask = NULL;
+    for (int k = 1; k <= 2; k++) {
+        PyObject *bound = ARG(k);
+        if (bound == NULL) {
+            continue;
+        }
+        if (META(k)->is_tensor && (bound = (PyObject *)ct_node_tensor(n, k)) == NULL) {
+            Py_XDECREF(mask);
+            return -1;
+        }
+        PyObject *m = PyObject_RichCompare(x, bound, k == 1 ? Py_GE : Py_LE);
+        if (m == NULL) {
+            Py_XDECREF(mask);
+            return -1;
+        }
+        if (mask == NULL) {
+            mask = m;
+        } else {
+            Py_SETREF(mask, PyNumber_And(mask, m));
+            Py_DECREF(m);
+            if (mask == NULL) {
+                return -1;
+            }
+        }
+    }
+    if (mask == NULL) {
+        return set_fit(&gi[0], Py_NewRef(g[0]), META(0));
+    }
+    PyObject *mf = PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype));
+    Py_DECREF(mask);
+    PyObject *v = mf ? mul(g[0], mf) : NULL;
+    Py_XDECREF(mf);
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_clamp_min(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *bound = META(1)->is_tensor ? (PyObject *)ct_node_tensor(n, 1) : n->args[1];
+    if (x == NULL || bound == NULL) {
+        return -1;
+    }
+    bool is_min = strcmp(n->formula->op, "clamp_min") == 0;
+    PyObject *m = PyObject_RichCompare(x, bound, is_min ? Py_GE : Py_LE);
+    PyObject *mf = m ? PyObject_CallMethod(m, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype)) : NULL;
+    Py_XDECREF(m);
+    PyObject *v = mf ? mul(g[0], mf) : NULL;
+    Py_XDECREF(mf);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* where(condition, input, other) */
+static int bw_where(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *cond = (PyObject *)ct_node_tensor(n, 0);
+    if (cond == NULL) {
+        return -1;
+    }
+    PyObject *zero = PyFloat_FromDouble(0.0);
+    PyObject *mod = PyImport_AddModule("ctorch._C");
+    PyObject *where = mod ? PyObject_GetAttrString(mod, "where") : NULL;
+    int rc = -1;
+    if (zero == NULL || where == NULL) {
+        goto done;
+    }
+    if (NEEDS(0) && set_fit(&gi[0], PyObject_CallFunction(where, "OOO", cond, g[0], zero), META(1)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && set_fit(&gi[1], PyObject_CallFunction(where, "OOO", cond, zero, g[0]), META(2)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(zero);
+    Py_XDECREF(where);
+    return rc;
+}
+
+/* maximum/minimum: the gradient goes to the larger (smaller) input, split evenly on ties. */
+static int bw_maximum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
+    if (a == NULL || b == NULL) {
+        return -1;
+    }
+    bool is_max = strstr(n->formula->op, "max") != NULL;
+    PyObject *dt = ct_dtype_object(CT_TENSOR(g[0])->dtype);
+    PyObject *win = PyObject_RichCompare(a, b, is_max ? Py_GT : Py_LT);
+    PyObject *tie = PyObject_RichCompare(a, b, Py_EQ);
+    PyObject *wf = win ? PyObject_CallMethod(win, "to", "(O)", dt) : NULL;
+    PyObject *tf = tie ? PyObject_CallMethod(tie, "to", "(O)", dt) : NULL;
+    PyObject *half = PyFloat_FromDouble(0.5);
+    PyObject *th = tf && half ? mul(tf, half) : NULL;
+    PyObject *wa = wf && th ? PyNumber_Add(wf, th) : NULL; /* weight for a */
+    PyObject *one = PyFloat_FromDouble(1.0);
+    PyObject *wb = wa && one ? PyNumber_Subtract(one, wa) : NULL;
+    int rc = -1;
+    if (wb == NULL) {
+        goto done;
+    }
+    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], wa), META(0)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && set_fit(&gi[1], mul(g[0], wb), META(1)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(win); Py_XDECREF(tie); Py_XDECREF(wf); Py_XDECREF(tf); Py_XDECREF(half); Py_XDECREF(th);
+    Py_XDECREF(wa); Py_XDECREF(one); Py_XDECREF(wb);
+    return rc;
+}
+
+/* lerp(input, end, weight) = input + weight (end - input) */
+static int bw_lerp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *w = META(2)->is_tensor ? (PyObject *)ct_node_tensor(n, 2) : n->args[2];
+    if (w == NULL) {
+        return -1;
+    }
+    PyObject *one = PyFloat_FromDouble(1.0);
+    PyObject *omw = one ? PyNumber_Subtract(one, w) : NULL;
+    Py_XDECREF(one);
+    if (omw == NULL) {
+        return -1;
+    }
+    int rc = -1;
+    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], omw), META(0)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && set_fit(&gi[1], mul(g[0], w), META(1)) < 0) {
+        goto done;
+    }
+    if (NEEDS(2)) {
+        PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
+        PyObject *d = a && b ? PyNumber_Subtract(b, a) : NULL;
+        PyObject *v = d ? mul(g[0], d) : NULL;
+        Py_XDECREF(d);
+        if (set_fit(&gi[2], v, META(2)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    Py_DECREF(omw);
+    return rc;
+}
+
+/* addcmul(input, tensor1, tensor2, value=1) = input + value t1 t2 ; addcdiv: input + value t1 / t2 */
+static int bw_addcmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    bool is_div = strstr(n->formula->op, "addcdiv") != NULL;
+    PyObject *value = scalar_or(ARG(3), 1.0);
+    PyObject *gv = value ? mul(g[0], value) : NULL;
+    Py_XDECREF(value);
+    if (gv == NULL) {
+        return -1;
+    }
+    int rc = -1;
+    PyObject *t1 = (PyObject *)ct_node_tensor(n, 1), *t2 = (PyObject *)ct_node_tensor(n, 2);
+    if (t1 == NULL || t2 == NULL) {
+        goto done;
+    }
+    if (NEEDS(0) && set_fit(&gi[0], Py_NewRef(g[0]), META(0)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && set_fit(&gi[1], is_div ? PyNumber_TrueDivide(gv, t2) : mul(gv, t2), META(1)) < 0) {
+        goto done;
+    }
+    if (NEEDS(2)) {
+        PyObject *v;
+        if (is_div) { /* -value g t1 / t2^2 */
+            PyObject *q = PyNumber_TrueDivide(t1, t2);
+            PyObject *q2 = q ? PyNumber_TrueDivide(q, t2) : NULL;
+            PyObject *m = q2 ? mul(gv, q2) : NULL;
+            v = m ? PyNumber_Negative(m) : NULL;
+            Py_XDECREF(q);
+            Py_XDECREF(q2);
+            Py_XDECREF(m);
+        } else {
+            v = mul(gv, t1);
+        }
+        if (set_fit(&gi[2], v, META(2)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    Py_DECREF(gv);
+    return rc;
+}
+
+/* --- reductions ------------------------------------------------------------------------------------------- */
+/* Brings a reduced gradient back to the input's shape: unsqueeze the reduced dims (unless
+ * keepdim) and expand. dims_obj: None/absent = all dims; an int or a sequence. */
+static PyObject *unreduce(PyObject *grad, const CtTensorMeta *m, PyObject *dims_obj, bool keepdim)
+{
+    PyObject *g = Py_NewRef(grad);
+    if (!keepdim && m->ndim > 0) {
+        bool reduced[CT_MAX_DIMS] = {false};
+        if (dims_obj == NULL || dims_obj == Py_None) {
+            for (int i = 0; i < m->ndim; i++) {
+                reduced[i] = true;
+            }
+        } else {
+            PyObject *seq = PyLong_Check(dims_obj) ? PyTuple_Pack(1, dims_obj) : PySequence_Tuple(dims_obj);
+            if (seq == NULL) {
+                Py_DECREF(g);
+                return NULL;
+            }
+            if (PyTuple_GET_SIZE(seq) == 0) { /* sum(dim=()) reduces everything */
+                for (int i = 0; i < m->ndim; i++) {
+                    reduced[i] = true;
+                }
+            }
+            for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(seq); k++) {
+                long d = PyLong_AsLong(PyTuple_GET_ITEM(seq, k));
+                int w;
+                if ((d == -1 && PyErr_Occurred()) || ct_wrap_dim(d, m->ndim, &w) < 0) {
+                    Py_DECREF(seq);
+                    Py_DECREF(g);
+                    return NULL;
+                }
+                reduced[w] = true;
+            }
+            Py_DECREF(seq);
+        }
+        int64_t kept[CT_MAX_DIMS];
+        for (int i = 0; i < m->ndim; i++) {
+            kept[i] = reduced[i] ? 1 : m->sizes[i];
+        }
+        PyObject *shape = ct_size_object(m->ndim, kept);
+        PyObject *r = shape ? PyObject_CallMethod(g, "reshape", "(O)", shape) : NULL;
+        Py_XDECREF(shape);
+        Py_SETREF(g, r);
+        if (g == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *shape = shape_of(m);
+    PyObject *r = shape ? PyObject_CallMethod(g, "expand", "(O)", shape) : NULL;
+    Py_XDECREF(shape);
+    Py_DECREF(g);
+    return r;
+}
+
+static bool arg_true(PyObject *o) { return o != NULL && o != Py_None && PyObject_IsTrue(o) == 1; }
+
+static int64_t reduced_count(const CtTensorMeta *m, PyObject *dims_obj)
+{
+    if (dims_obj == NULL || dims_obj == Py_None) {
+        int64_t c = 1;
+        for (int i = 0; i < m->ndim; i++) {
+            c *= m->sizes[i];
+        }
+        return c;
+    }
+    PyObject *seq = PyLong_Check(dims_obj) ? PyTuple_Pack(1, dims_obj) : PySequence_Tuple(dims_obj);
+    if (seq == NULL) {
+        return -1;
+    }
+    int64_t c = 1;
+    if (PyTuple_GET_SIZE(seq) == 0) {
+        for (int i = 0; i < m->ndim; i++) {
+            c *= m->sizes[i];
+        }
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(seq); k++) {
+        int w;
+        if (ct_wrap_dim(PyLong_AsLong(PyTuple_GET_ITEM(seq, k)), m->ndim, &w) < 0) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        c *= m->ndim ? m->sizes[w] : 1;
+    }
+    Py_DECREF(seq);
+    return c;
+}
+
+static int bw_sum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *v = unreduce(g[0], META(0), ARG(1), arg_true(ARG(2)));
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    int64_t count = reduced_count(META(0), ARG(1));
+    if (count < 0) {
+        return -1;
+    }
+    PyObject *c = PyFloat_FromDouble((double)count);
+    PyObject *q = c ? PyNumber_TrueDivide(g[0], c) : NULL;
+    Py_XDECREF(c);
+    if (q == NULL) {
+        return -1;
+    }
+    PyObject *v = unreduce(q, META(0), ARG(1), arg_true(ARG(2)));
+    Py_DECREF(q);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* var/std(input, dim, *, correction, keepdim, unbiased) */
+static int bw_var(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    bool is_std = strncmp(n->formula->op, "std", 3) == 0;
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL) {
+        return -1;
+    }
+    PyObject *dims = ARG(1);
+    double correction = 1.0;
+    if (ARG(3) != NULL) {
+        correction = PyFloat_AsDouble(ARG(3));
+    } else if (ARG(5) != NULL) {
+        correction = PyObject_IsTrue(ARG(5)) ? 1.0 : 0.0;
+    }
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    bool keepdim = arg_true(ARG(4));
+    int64_t count = reduced_count(META(0), dims);
+    if (count < 0) {
+        return -1;
+    }
+    double denom = (double)count - correction;
+    PyObject *mean = dims ? PyObject_CallMethod(x, "mean", "(OO)", dims, Py_True) : PyObject_CallMethod(x, "mean", NULL);
+    PyObject *centered = mean ? PyNumber_Subtract(x, mean) : NULL;
+    PyObject *gx = unreduce(g[0], META(0), dims, keepdim);
+    PyObject *scale = PyFloat_FromDouble((is_std ? 1.0 : 2.0) / denom);
+    PyObject *v = NULL;
+    if (centered && gx && scale) {
+        PyObject *t = mul(gx, centered);
+        PyObject *t2 = t ? mul(t, scale) : NULL;
+        Py_XDECREF(t);
+        if (t2 != NULL && is_std) {
+            PyObject *out = (PyObject *)ct_node_output(n, 0);
+            PyObject *ou = out ? unreduce(out, META(0), dims, keepdim) : NULL;
+            v = ou ? PyNumber_TrueDivide(t2, ou) : NULL;
+            Py_XDECREF(ou);
+            Py_DECREF(t2);
+        } else {
+            v = t2;
+        }
+    }
+    Py_XDECREF(mean);
+    Py_XDECREF(centered);
+    Py_XDECREF(gx);
+    Py_XDECREF(scale);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* prod(input, dim=None, keepdim=False): g * out / x (inputs with zeros get the product of the others
+ * only where exactly computed; this formula is exact when x has no zeros). */
+static int bw_prod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
+    if (x == NULL || out == NULL) {
+        return -1;
+    }
+    PyObject *dims = ARG(1);
+    if (dims != NULL && !PyLong_Check(dims)) {
+        dims = NULL;
+    }
+    bool keepdim = arg_true(ARG(2));
+    PyObject *go = mul(g[0], out);
+    PyObject *u = go ? unreduce(go, META(0), dims, keepdim) : NULL;
+    PyObject *v = u ? PyNumber_TrueDivide(u, x) : NULL;
+    Py_XDECREF(go);
+    Py_XDECREF(u);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* amax/amin and max()/min() without dim: evenly shared among the tied extreme elements. */
+static int bw_amax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
+    if (x == NULL || out == NULL) {
+        return -1;
+    }
+    bool full = strcmp(n->formula->op, "max") == 0 || strcmp(n->formula->op, "min") == 0;
+    PyObject *dims = full ? NULL : ARG(1);
+    bool keepdim = full ? false : arg_true(ARG(2));
+    PyObject *ou = unreduce(out, META(0), dims, keepdim);
+    PyObject *mask = ou ? PyObject_RichCompare(x, ou, Py_EQ) : NULL;
+    PyObject *mf = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype)) : NULL;
+    PyObject *cnt = NULL;
+    if (mf != NULL) {
+        cnt = dims ? PyObject_CallMethod(mf, "sum", "(OO)", dims, keepdim ? Py_True : Py_False)
+                   : PyObject_CallMethod(mf, "sum", NULL);
+    }
+    PyObject *share = cnt ? PyNumber_TrueDivide(g[0], cnt) : NULL;
+    PyObject *su = share ? unreduce(share, META(0), dims, keepdim) : NULL;
+    PyObject *v = su ? mul(su, mf) : NULL;
+    Py_XDECREF(ou); Py_XDECREF(mask); Py_XDECREF(mf); Py_XDECREF(cnt); Py_XDECREF(share); Py_XDECREF(su);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* max/min/sort/topk with indices: scatter the gradient of the values back to the indices. */
+static int bw_values_indices(CtNodeObject *n, PyObject *const *g, PyObject **gi, PyObject *dim, bool keepdim)
+{
+    if (g[0] == NULL) {
+        return 0;
+    }
+    PyObject *indices = PyTuple_GET_ITEM(n->outputs, 1);
+    PyObject *z = zeros_for(META(0));
+    PyObject *gv = Py_NewRef(g[0]), *idx = Py_NewRef(indices);
+    if (!keepdim && META(0)->ndim > 0) {
+        Py_SETREF(gv, PyObject_CallMethod(gv, "unsqueeze", "(O)", dim));
+        Py_SETREF(idx, idx ? PyObject_CallMethod(idx, "unsqueeze", "(O)", dim) : NULL);
+    }
+    PyObject *v = z && gv && idx ? PyObject_CallMethod(z, "scatter", "(OOO)", dim, idx, gv) : NULL;
+    Py_XDECREF(z);
+    Py_XDECREF(gv);
+    Py_XDECREF(idx);
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_max_dim(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (META(1)->is_tensor) { /* max(input, other) is maximum */
+        return bw_maximum(n, g, gi);
+    }
+    if (ARG(1) == NULL) { /* max() over everything: a single output */
+        return bw_amax(n, g, gi);
+    }
+    return bw_values_indices(n, g, gi, ARG(1), arg_true(ARG(2)));
+}
+
+static int bw_sort(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *dim = ARG(1);
+    PyObject *m1 = dim ? NULL : PyLong_FromLong(-1);
+    int r = bw_values_indices(n, g, gi, dim ? dim : m1, true);
+    Py_XDECREF(m1);
+    return r;
+}
+
+static int bw_topk(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *dim = ARG(2);
+    PyObject *m1 = dim ? NULL : PyLong_FromLong(-1);
+    int r = bw_values_indices(n, g, gi, dim ? dim : m1, true);
+    Py_XDECREF(m1);
+    return r;
+}
+
+static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
+    if (x == NULL || out == NULL) {
+        return -1;
+    }
+    bool keepdim = arg_true(ARG(2));
+    PyObject *ou = unreduce(out, META(0), ARG(1), keepdim);
+    PyObject *d = ou ? PyNumber_Subtract(x, ou) : NULL;
+    PyObject *e = d ? method0(d, "exp") : NULL;
+    PyObject *gu = unreduce(g[0], META(0), ARG(1), keepdim);
+    PyObject *v = e && gu ? mul(gu, e) : NULL;
+    Py_XDECREF(ou); Py_XDECREF(d); Py_XDECREF(e); Py_XDECREF(gu);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* norm(input, p='fro', dim=None, keepdim=False): p = 2 (default/'fro'), 1, inf or any p. */
+static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
+    if (x == NULL || out == NULL) {
+        return -1;
+    }
+    double p = 2.0;
+    PyObject *pobj = ARG(1);
+    if (pobj != NULL && !PyUnicode_Check(pobj)) {
+        p = PyFloat_AsDouble(pobj);
+        if (p == -1.0 && PyErr_Occurred()) {
+            return -1;
+        }
+    }
+    PyObject *dims = ARG(2);
+    bool keepdim = arg_true(ARG(3));
+    PyObject *ou = unreduce(out, META(0), dims, keepdim);
+    PyObject *gu = unreduce(g[0], META(0), dims, keepdim);
+    PyObject *local = NULL;
+    if (ou != NULL && gu != NULL) {
+        if (isinf(p)) {
+            PyObject *ax = method0(x, "abs");
+            PyObject *mask = ax ? PyObject_RichCompare(ax, ou, Py_EQ) : NULL;
+            PyObject *mf = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(x)->dtype)) : NULL;
+            PyObject *cnt = mf ? (dims ? PyObject_CallMethod(mf, "sum", "(OO)", dims, Py_True)
+                                       : PyObject_CallMethod(mf, "sum", NULL)) : NULL;
+            PyObject *sg = method0(x, "sign");
+            PyObject *a = mf && sg ? mul(mf, sg) : NULL;
+            local = a && cnt ? PyNumber_TrueDivide(a, cnt) : NULL;
+            Py_XDECREF(ax); Py_XDECREF(mask); Py_XDECREF(mf); Py_XDECREF(cnt); Py_XDECREF(sg); Py_XDECREF(a);
+        } else if (p == 1.0) {
+            local = method0(x, "sign");
+        } else if (p == 2.0) {
+            local = PyNumber_TrueDivide(x, ou);
+        } else {
+            /* x |x|^(p-2) / norm^(p-1) */
+            PyObject *ax = method0(x, "abs");
+            PyObject *pm2 = PyFloat_FromDouble(p - 2.0), *pm1 = PyFloat_FromDouble(p - 1.0);
+            PyObject *pw = ax ? PyNumber_Power(ax, pm2, Py_None) : NULL;
+            PyObject *num = pw ? mul(x, pw) : NULL;
+            PyObject *den = PyNumber_Power(ou, pm1, Py_None);
+            local = num && den ? PyNumber_TrueDivide(num, den) : NULL;
+            Py_XDECREF(ax); Py_XDECREF(pm2); Py_XDECREF(pm1); Py_XDECREF(pw); Py_XDECREF(num); Py_XDECREF(den);
+        }
+    }
+    PyObject *v = local ? mul(gu, local) : NULL;
+    if (v != NULL && p == 2.0) {
+        /* the gradient of a zero norm is zero, not nan */
+        PyObject *zero = PyFloat_FromDouble(0.0);
+        PyObject *nz = zero ? PyObject_RichCompare(ou, zero, Py_EQ) : NULL;
+        PyObject *fixed = nz ? PyObject_CallMethod(v, "masked_fill", "(OO)", nz, zero) : NULL;
+        if (fixed == NULL) {
+            PyErr_Clear();
+        } else {
+            Py_SETREF(v, fixed);
+        }
+        Py_XDECREF(zero);
+        Py_XDECREF(nz);
+    }
+    Py_XDECREF(ou); Py_XDECREF(gu); Py_XDECREF(local);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* softmax(input, dim): out (g - sum(g out)); log_softmax: g - exp(out) sum(g) */
+static int bw_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *out = (PyObject *)ct_node_output(n, 0);
+    PyObject *dim = ARG(1);
+    if (out == NULL) {
+        return -1;
+    }
+    PyObject *go = mul(g[0], out);
+    PyObject *s = go ? PyObject_CallMethod(go, "sum", "(OO)", dim, Py_True) : NULL;
+    PyObject *d = s ? PyNumber_Subtract(g[0], s) : NULL;
+    PyObject *v = d ? mul(out, d) : NULL;
+    Py_XDECREF(go); Py_XDECREF(s); Py_XDECREF(d);
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_log_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *out = (PyObject *)ct_node_output(n, 0);
+    PyObject *dim = ARG(1);
+    if (out == NULL) {
+        return -1;
+    }
+    PyObject *s = PyObject_CallMethod(g[0], "sum", "(OO)", dim, Py_True);
+    PyObject *e = method0(out, "exp");
+    PyObject *es = s && e ? mul(e, s) : NULL;
+    PyObject *v = es ? PyNumber_Subtract(g[0], es) : NULL;
+    Py_XDECREF(s); Py_XDECREF(e); Py_XDECREF(es);
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_cumsum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *dim = ARG(1);
+    PyObject *dims = dim ? PyTuple_Pack(1, dim) : NULL;
+    PyObject *f = dims ? PyObject_CallMethod(g[0], "flip", "(O)", dims) : NULL;
+    PyObject *c = f ? PyObject_CallMethod(f, "cumsum", "(O)", dim) : NULL;
+    PyObject *v = c ? PyObject_CallMethod(c, "flip", "(O)", dims) : NULL;
+    Py_XDECREF(dims); Py_XDECREF(f); Py_XDECREF(c);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* --- views and shape changes --------------------------------------------------------------------------- */
+static int bw_reshape(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *shape = shape_of(META(0));
+    PyObject *v = shape ? PyObject_CallMethod(g[0], "reshape", "(O)", shape) : NULL;
+    Py_XDECREF(shape);
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_transpose(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *v;
+    if (ARG(1) != NULL && ARG(2) != NULL) {
+        v = PyObject_CallMethod(g[0], "transpose", "(OO)", ARG(1), ARG(2));
+    } else {
+        v = PyObject_CallMethod(g[0], "t", NULL);
+    }
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_permute(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    /* dims were passed as permute(*dims) (normalised into args[1..]) or permute(dims) */
+    int nd = META(0)->ndim;
+    int perm[CT_MAX_DIMS];
+    PyObject *first = ARG(1);
+    PyObject *seq = NULL;
+    if (first != NULL && (PyTuple_Check(first) || PyList_Check(first))) {
+        seq = PySequence_Tuple(first);
+    } else {
+        seq = PyTuple_New(0);
+        for (int i = 1; seq != NULL && i < n->nargs && ARG(i) != NULL; i++) {
+            PyObject *one = PyTuple_Pack(1, ARG(i));
+            PyObject *cat = one ? PySequence_Concat(seq, one) : NULL;
+            Py_XDECREF(one);
+            Py_SETREF(seq, cat);
+        }
+    }
+    if (seq == NULL) {
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(seq) != nd) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_RuntimeError, "permute backward: bad dims");
+        return -1;
+    }
+    for (int i = 0; i < nd; i++) {
+        int w;
+        if (ct_wrap_dim(PyLong_AsLong(PyTuple_GET_ITEM(seq, i)), nd, &w) < 0) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        perm[i] = w;
+    }
+    Py_DECREF(seq);
+    PyObject *inv = PyTuple_New(nd);
+    for (int i = 0; inv != NULL && i < nd; i++) {
+        PyTuple_SET_ITEM(inv, perm[i], PyLong_FromLong(i));
+    }
+    PyObject *v = inv ? PyObject_CallMethod(g[0], "permute", "(O)", inv) : NULL;
+    Py_XDECREF(inv);
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_movedim(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *v = PyObject_CallMethod(g[0], "movedim", "(OO)", ARG(2), ARG(1));
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* narrow(dim, start, length) and select(dim, index): put g into zeros */
+static int bw_narrow(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *z = zeros_for(META(0));
+    PyObject *slot = NULL;
+    if (z == NULL) {
+        return -1;
+    }
+    if (strcmp(n->formula->op, "select") == 0) {
+        slot = PyObject_CallMethod(z, "select", "(OO)", ARG(1), ARG(2));
+    } else {
+        slot = PyObject_CallMethod(z, "narrow", "(OOO)", ARG(1), ARG(2), ARG(3));
+    }
+    PyObject *r = slot ? PyObject_CallMethod(slot, "copy_", "(O)", g[0]) : NULL;
+    Py_XDECREF(slot);
+    if (r == NULL) {
+        Py_DECREF(z);
+        return -1;
+    }
+    Py_DECREF(r);
+    gi[0] = z;
+    return 0;
+}
+
+/* split/chunk/unbind: concatenate the pieces' gradients, zeros where a piece got none */
+static int bw_pieces(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    bool is_unbind = strcmp(n->formula->op, "unbind") == 0;
+    PyObject *dim = is_unbind ? ARG(1) : ARG(2 - (strcmp(n->formula->op, "chunk") == 0 ? 0 : 0));
+    if (strcmp(n->formula->op, "split") == 0 || strcmp(n->formula->op, "chunk") == 0) {
+        dim = ARG(2);
+    }
+    PyObject *d0 = dim ? Py_NewRef(dim) : PyLong_FromLong(0);
+    PyObject *parts = PyList_New(n->num_outputs);
+    int rc = -1;
+    if (parts == NULL || d0 == NULL) {
+        goto done;
+    }
+    for (int k = 0; k < n->num_outputs; k++) {
+        PyObject *piece = g[k];
+        if (piece == NULL) {
+            CtTensorObject *o = ct_node_output(n, k);
+            if (o == NULL) {
+                goto done;
+            }
+            PyObject *a[1] = {(PyObject *)o};
+            piece = ct_op("zeros_like", a, 1, NULL);
+        } else {
+            Py_INCREF(piece);
+        }
+        if (piece == NULL) {
+            goto done;
+        }
+        PyList_SET_ITEM(parts, k, piece);
+    }
+    PyObject *a[2] = {parts, d0};
+    PyObject *v = ct_op(is_unbind ? "stack" : "cat", a, 2, NULL);
+    if (set_fit(&gi[0], v, META(0)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(parts);
+    Py_XDECREF(d0);
+    return rc;
+}
+
+static int bw_to(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *dev = ct_device_object(META(0)->device);
+    PyObject *v = dev ? PyObject_CallMethod(g[0], "to", "(OO)", dev, ct_dtype_object(META(0)->dtype)) : NULL;
+    Py_XDECREF(dev);
+    if (v == NULL) {
+        return -1;
+    }
+    gi[0] = v;
+    return 0;
+}
+
+/* --- indexing and joining --------------------------------------------------------------------------------- */
+static int bw_cat(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *tensors = n->args[0];
+    PyObject *dim = ARG(1);
+    PyObject *d0 = dim ? Py_NewRef(dim) : PyLong_FromLong(0);
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(tensors);
+    PyObject *sizes = PyList_New(0);
+    int rc = -1;
+    if (sizes == NULL || d0 == NULL) {
+        goto done;
+    }
+    int wd;
+    if (ct_wrap_dim(PyLong_AsLong(d0), CT_TENSOR(g[0])->ndim, &wd) < 0) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(tensors, i);
+        CtTensorObject *tt = CT_TENSOR(t);
+        /* legacy: 1-d empty tensors are skipped by cat */
+        int64_t len = (tt->ndim == 1 && tt->sizes[0] == 0 && CT_TENSOR(g[0])->ndim != 1) ? 0 : tt->sizes[wd];
+        PyObject *l = PyLong_FromLongLong(len);
+        if (l == NULL || PyList_Append(sizes, l) < 0) {
+            Py_XDECREF(l);
+            goto done;
+        }
+        Py_DECREF(l);
+    }
+    PyObject *pieces = PyObject_CallMethod(g[0], "split", "(OO)", sizes, d0);
+    if (pieces == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(tensors, i);
+        PyObject *p = PyTuple_GET_ITEM(pieces, i);
+        if (CT_TENSOR(t)->ndim != CT_TENSOR(p)->ndim) {
+            gi[i] = PyObject_CallMethod(p, "reshape", "(N)", PyObject_GetAttrString(t, "shape"));
+        } else {
+            gi[i] = Py_NewRef(p);
+        }
+    }
+    Py_DECREF(pieces);
+    rc = 0;
+done:
+    Py_XDECREF(sizes);
+    Py_XDECREF(d0);
+    return rc;
+}
+
+static int bw_stack(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *dim = ARG(1);
+    PyObject *d0 = dim ? Py_NewRef(dim) : PyLong_FromLong(0);
+    PyObject *pieces = d0 ? PyObject_CallMethod(g[0], "unbind", "(O)", d0) : NULL;
+    Py_XDECREF(d0);
+    if (pieces == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pieces) && i < n->num_edges; i++) {
+        gi[i] = Py_NewRef(PyTuple_GET_ITEM(pieces, i));
+    }
+    Py_DECREF(pieces);
+    return 0;
+}
+
+/* x[key]: scatter-add g into zeros at key (index_put with accumulation, so repeated indices add) */
+static int bw_getitem(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *z = zeros_for(META(0));
+    if (z == NULL) {
+        return -1;
+    }
+    PyObject *r = PyObject_CallMethod(z, "index_put_", "(OOO)", n->args[1], g[0], Py_True);
+    if (r == NULL) {
+        Py_DECREF(z);
+        return -1;
+    }
+    Py_DECREF(r);
+    gi[0] = z;
+    return 0;
+}
+
+/* x[key] = value (in place): x's gradient is g with zeros at key; value's is g[key] */
+static int bw_setitem(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *key = n->args[1];
+    if (NEEDS(0)) {
+        PyObject *c = method0(g[0], "clone");
+        PyObject *zero = PyFloat_FromDouble(0.0);
+        if (c == NULL || zero == NULL || PyObject_SetItem(c, key, zero) < 0) {
+            Py_XDECREF(c);
+            Py_XDECREF(zero);
+            return -1;
+        }
+        Py_DECREF(zero);
+        gi[0] = c;
+    }
+    if (NEEDS(1) && META(2)->is_tensor) {
+        PyObject *sel = PyObject_GetItem(g[0], key);
+        if (set_fit(&gi[1], sel, META(2)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int bw_gather(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *z = zeros_for(META(0));
+    PyObject *idx = (PyObject *)ct_node_tensor(n, 2);
+    PyObject *v = z && idx ? PyObject_CallMethod(z, "scatter_add", "(OOO)", ARG(1), idx, g[0]) : NULL;
+    Py_XDECREF(z);
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_index_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *z = zeros_for(META(0));
+    PyObject *idx = (PyObject *)ct_node_tensor(n, 2);
+    PyObject *v = z && idx ? PyObject_CallMethod(z, "index_add", "(OOO)", ARG(1), idx, g[0]) : NULL;
+    Py_XDECREF(z);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* scatter(input, dim, index, src) / scatter_add */
+static int bw_scatter(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    bool is_add = strstr(n->formula->op, "scatter_add") != NULL;
+    PyObject *idx = (PyObject *)ct_node_tensor(n, 2);
+    if (idx == NULL) {
+        return -1;
+    }
+    if (NEEDS(0)) {
+        PyObject *v = is_add ? Py_NewRef(g[0]) : PyObject_CallMethod(g[0], "scatter", "(OOd)", ARG(1), idx, 0.0);
+        if (set_fit(&gi[0], v, META(0)) < 0) {
+            return -1;
+        }
+    }
+    if (NEEDS(1) && META(3)->is_tensor) {
+        PyObject *v = PyObject_CallMethod(g[0], "gather", "(OO)", ARG(1), idx);
+        if (set_fit(&gi[1], v, META(3)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int bw_masked_fill(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *mask = (PyObject *)ct_node_tensor(n, 1);
+    PyObject *v = mask ? PyObject_CallMethod(g[0], "masked_fill", "(Od)", mask, 0.0) : NULL;
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_tril(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *diag = ARG(1) ? Py_NewRef(ARG(1)) : PyLong_FromLong(0);
+    PyObject *v = diag ? PyObject_CallMethod(g[0], n->formula->op[0] == 't' && n->formula->op[1] == 'r' &&
+                                                            n->formula->op[2] == 'i' && n->formula->op[3] == 'l'
+                                                        ? "tril"
+                                                        : "triu",
+                                             "(O)", diag)
+                       : NULL;
+    Py_XDECREF(diag);
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_flip(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *v = PyObject_CallMethod(g[0], "flip", "(O)", ARG(1));
+    return set_fit(&gi[0], v, META(0));
+}
+
+static int bw_roll(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *shifts = ARG(1);
+    PyObject *neg = NULL;
+    if (PyLong_Check(shifts)) {
+        neg = PyNumber_Negative(shifts);
+    } else {
+        PyObject *seq = PySequence_Tuple(shifts);
+        neg = seq ? PyTuple_New(PyTuple_GET_SIZE(seq)) : NULL;
+        for (Py_ssize_t i = 0; neg != NULL && i < PyTuple_GET_SIZE(seq); i++) {
+            PyTuple_SET_ITEM(neg, i, PyNumber_Negative(PyTuple_GET_ITEM(seq, i)));
+        }
+        Py_XDECREF(seq);
+    }
+    PyObject *v = neg ? (ARG(2) ? PyObject_CallMethod(g[0], "roll", "(OO)", neg, ARG(2))
+                                : PyObject_CallMethod(g[0], "roll", "(O)", neg))
+                      : NULL;
+    Py_XDECREF(neg);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* repeat(*sizes): sum the tiles: view g as (r0, s0, r1, s1, ...) and sum the r dims */
+static int bw_repeat(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtTensorObject *gt = CT_TENSOR(g[0]);
+    const CtTensorMeta *m = META(0);
+    int lead = gt->ndim - m->ndim;
+    PyObject *shape = PyList_New(0), *dims = PyList_New(0);
+    int rc = -1;
+    if (shape == NULL || dims == NULL) {
+        goto done;
+    }
+    for (int i = 0; i < gt->ndim; i++) {
+        int64_t s = i < lead ? 1 : m->sizes[i - lead];
+        int64_t r = s == 0 ? 0 : gt->sizes[i] / (s ? s : 1);
+        PyObject *rv = PyLong_FromLongLong(r), *sv = PyLong_FromLongLong(s), *dv = PyLong_FromLong(2 * i);
+        if (!rv || !sv || !dv || PyList_Append(shape, rv) < 0 || PyList_Append(shape, sv) < 0 ||
+            PyList_Append(dims, dv) < 0) {
+            Py_XDECREF(rv); Py_XDECREF(sv); Py_XDECREF(dv);
+            goto done;
+        }
+        Py_DECREF(rv); Py_DECREF(sv); Py_DECREF(dv);
+    }
+    PyObject *shape_t = PyList_AsTuple(shape), *dims_t = PyList_AsTuple(dims);
+    PyObject *r = shape_t ? PyObject_CallMethod(g[0], "reshape", "(O)", shape_t) : NULL;
+    PyObject *s = r && dims_t ? PyObject_CallMethod(r, "sum", "(O)", dims_t) : NULL;
+    Py_XDECREF(shape_t); Py_XDECREF(dims_t); Py_XDECREF(r);
+    rc = set_fit(&gi[0], s, m);
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(dims);
+    return rc;
+}
+
+/* --- linear algebra ----------------------------------------------------------------------------------- */
+/* matmul(a, b) for any ranks: lift 1-d operands to matrices, use the batched rule, undo. */
+static int bw_matmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtTensorObject *a = ct_node_tensor(n, 0), *b = ct_node_tensor(n, 1);
+    if (a == NULL || b == NULL) {
+        return -1;
+    }
+    PyObject *A = Py_NewRef(a), *B = Py_NewRef(b), *G = Py_NewRef(g[0]);
+    int rc = -1;
+    bool a1 = a->ndim == 1, b1 = b->ndim == 1;
+    if (a1) {
+        Py_SETREF(A, PyObject_CallMethod(A, "unsqueeze", "(i)", 0));
+        Py_SETREF(G, G ? PyObject_CallMethod(G, "unsqueeze", "(i)", b1 ? 0 : -2) : NULL);
+    }
+    if (b1) {
+        Py_SETREF(B, B ? PyObject_CallMethod(B, "unsqueeze", "(i)", 1) : NULL);
+        Py_SETREF(G, G ? PyObject_CallMethod(G, "unsqueeze", "(i)", -1) : NULL);
+    }
+    if (A == NULL || B == NULL || G == NULL) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        PyObject *bt = PyObject_GetAttrString(B, "mT");
+        PyObject *v = bt ? PyNumber_MatrixMultiply(G, bt) : NULL;
+        Py_XDECREF(bt);
+        if (v != NULL && a1) {
+            Py_SETREF(v, PyObject_CallMethod(v, "reshape", "(N)", PyObject_GetAttrString((PyObject *)a, "shape")));
+        }
+        if (set_fit(&gi[0], v, META(0)) < 0) {
+            goto done;
+        }
+    }
+    if (NEEDS(1)) {
+        PyObject *at = PyObject_GetAttrString(A, "mT");
+        PyObject *v = at ? PyNumber_MatrixMultiply(at, G) : NULL;
+        Py_XDECREF(at);
+        if (v != NULL && b1) {
+            PyObject *s = PyObject_GetAttrString(v, "shape");
+            /* sum over the batch dims first, then drop the column dim */
+            Py_XDECREF(s);
+            Py_SETREF(v, ct_sum_to(v, 2, (int64_t[]){b->sizes[0], 1}));
+            if (v != NULL) {
+                Py_SETREF(v, PyObject_CallMethod(v, "reshape", "(N)", PyObject_GetAttrString((PyObject *)b, "shape")));
+            }
+        }
+        if (set_fit(&gi[1], v, META(1)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    Py_XDECREF(A);
+    Py_XDECREF(B);
+    Py_XDECREF(G);
+    return rc;
+}
+
+/* addmm(input, mat1, mat2, *, beta=1, alpha=1) */
+static int bw_addmm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *beta = scalar_or(ARG(3), 1.0), *alpha = scalar_or(ARG(4), 1.0);
+    int rc = -1;
+    if (beta == NULL || alpha == NULL) {
+        goto done;
+    }
+    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], beta), META(0)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1)) {
+        PyObject *m2 = (PyObject *)ct_node_tensor(n, 2);
+        PyObject *t = m2 ? PyObject_CallMethod(m2, "t", NULL) : NULL;
+        PyObject *p = t ? PyNumber_MatrixMultiply(g[0], t) : NULL;
+        Py_XDECREF(t);
+        if (set_fit(&gi[1], p ? mul(p, alpha) : NULL, META(1)) < 0) {
+            Py_XDECREF(p);
+            goto done;
+        }
+        Py_DECREF(p);
+    }
+    if (NEEDS(2)) {
+        PyObject *m1 = (PyObject *)ct_node_tensor(n, 1);
+        PyObject *t = m1 ? PyObject_CallMethod(m1, "t", NULL) : NULL;
+        PyObject *p = t ? PyNumber_MatrixMultiply(t, g[0]) : NULL;
+        Py_XDECREF(t);
+        if (set_fit(&gi[2], p ? mul(p, alpha) : NULL, META(2)) < 0) {
+            Py_XDECREF(p);
+            goto done;
+        }
+        Py_DECREF(p);
+    }
+    rc = 0;
+done:
+    Py_XDECREF(beta);
+    Py_XDECREF(alpha);
+    return rc;
+}
+
+static int bw_outer(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
+    if (a == NULL || b == NULL) {
+        return -1;
+    }
+    if (NEEDS(0) && set_fit(&gi[0], PyNumber_MatrixMultiply(g[0], b), META(0)) < 0) {
+        return -1;
+    }
+    if (NEEDS(1)) {
+        PyObject *t = PyObject_CallMethod(g[0], "t", NULL);
+        if (set_fit(&gi[1], t ? PyNumber_MatrixMultiply(t, a) : NULL, META(1)) < 0) {
+            Py_XDECREF(t);
+            return -1;
+        }
+        Py_DECREF(t);
+    }
+    return 0;
+}
+
+/* --- the table ------------------------------------------------------------------------------------------ */
+#define SIG(...) {__VA_ARGS__, NULL}
+#define BIN SIG("input", "other", "*alpha")
+const CtFormula ct_formulas[] = {
+    /* elementwise */
+    {"add", "AddBackward0", BIN, 3, 0, bw_add},
+    {"add_", "AddBackward0", BIN, 3, CT_F_INPLACE, bw_add},
+    {"sub", "SubBackward0", BIN, 3, 0, bw_sub},
+    {"subtract", "SubBackward0", BIN, 3, 0, bw_sub},
+    {"sub_", "SubBackward0", BIN, 3, CT_F_INPLACE, bw_sub},
+    {"rsub", "RsubBackward0", BIN, 3, 0, bw_rsub},
+    {"mul", "MulBackward0", SIG("input", "other"), 3, 0, bw_mul},
+    {"multiply", "MulBackward0", SIG("input", "other"), 3, 0, bw_mul},
+    {"div", "DivBackward0", SIG("input", "other", "*rounding_mode"), 3, 0, bw_div},
+    {"divide", "DivBackward0", SIG("input", "other", "*rounding_mode"), 3, 0, bw_div},
+    {"true_divide", "DivBackward0", SIG("input", "other"), 3, 0, bw_div},
+    {"neg", "NegBackward0", SIG("input"), 1, 0, bw_neg},
+    {"negative", "NegBackward0", SIG("input"), 1, 0, bw_neg},
+    {"abs", "AbsBackward0", SIG("input"), 1, 0, bw_abs},
+    {"exp", "ExpBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_exp},
+    {"exp2", "Exp2Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_exp2},
+    {"log", "LogBackward0", SIG("input"), 1, 0, bw_log},
+    {"log2", "Log2Backward0", SIG("input"), 1, 0, bw_log2},
+    {"log10", "Log10Backward0", SIG("input"), 1, 0, bw_log10},
+    {"log1p", "Log1PBackward0", SIG("input"), 1, 0, bw_log1p},
+    {"expm1", "Expm1Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_expm1},
+    {"sqrt", "SqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_sqrt},
+    {"rsqrt", "RsqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_rsqrt},
+    {"reciprocal", "ReciprocalBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_reciprocal},
+    {"square", "PowBackward0", SIG("input"), 1, 0, bw_square},
+    {"sin", "SinBackward0", SIG("input"), 1, 0, bw_sin},
+    {"cos", "CosBackward0", SIG("input"), 1, 0, bw_cos},
+    {"tan", "TanBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_tan},
+    {"tanh", "TanhBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_tanh},
+    {"sigmoid", "SigmoidBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_sigmoid},
+    {"relu", "ReluBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_relu},
+    {"sinh", "SinhBackward0", SIG("input"), 1, 0, bw_sinh},
+    {"cosh", "CoshBackward0", SIG("input"), 1, 0, bw_cosh},
+    {"asin", "AsinBackward0", SIG("input"), 1, 0, bw_asin},
+    {"acos", "AcosBackward0", SIG("input"), 1, 0, bw_acos},
+    {"atan", "AtanBackward0", SIG("input"), 1, 0, bw_atan},
+    {"silu", "SiluBackward0", SIG("input"), 1, 0, bw_silu},
+    {"gelu", "GeluBackward0", SIG("input", "*approximate"), 1, 0, bw_gelu},
+    {"pow", "PowBackward0", SIG("input", "exponent"), 3, 0, bw_pow},
+    {"clamp", "ClampBackward1", SIG("input", "min", "max"), 1, 0, bw_clamp},
+    {"clip", "ClampBackward1", SIG("input", "min", "max"), 1, 0, bw_clamp},
+    {"clamp_min", "ClampMinBackward0", SIG("input", "min"), 1, 0, bw_clamp_min},
+    {"clamp_max", "ClampMaxBackward0", SIG("input", "max"), 1, 0, bw_clamp_min},
+    {"where", "WhereBackward0", SIG("condition", "input", "other"), 6, 0, bw_where},
+    {"maximum", "MaximumBackward0", SIG("input", "other"), 3, 0, bw_maximum},
+    {"minimum", "MinimumBackward0", SIG("input", "other"), 3, 0, bw_maximum},
+    {"fmax", "FmaxBackward0", SIG("input", "other"), 3, 0, bw_maximum},
+    {"fmin", "FminBackward0", SIG("input", "other"), 3, 0, bw_maximum},
+    {"lerp", "LerpBackward1", SIG("input", "end", "weight"), 7, 0, bw_lerp},
+    {"addcmul", "AddcmulBackward0", SIG("input", "tensor1", "tensor2", "*value"), 7, 0, bw_addcmul},
+    {"addcdiv", "AddcdivBackward0", SIG("input", "tensor1", "tensor2", "*value"), 7, 0, bw_addcmul},
+    {"sign", "SignBackward0", SIG("input"), 1, 0, bw_zero},
+    {"floor", "FloorBackward0", SIG("input"), 1, 0, bw_zero},
+    {"ceil", "CeilBackward0", SIG("input"), 1, 0, bw_zero},
+    {"round", "RoundBackward0", SIG("input", "*decimals"), 1, 0, bw_zero},
+    {"trunc", "TruncBackward0", SIG("input"), 1, 0, bw_zero},
+    {"frac", "FracBackward0", SIG("input"), 1, 0, bw_identity},
+    /* reductions */
+    {"sum", "SumBackward1", SIG("input", "dim", "keepdim", "*dtype"), 1, 0, bw_sum},
+    {"mean", "MeanBackward1", SIG("input", "dim", "keepdim", "*dtype"), 1, 0, bw_mean},
+    {"prod", "ProdBackward0", SIG("input", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_prod},
+    {"var", "VarBackward0", SIG("input", "dim", "unbiased_or_none", "*correction", "keepdim", "*unbiased"), 1, 0, bw_var},
+    {"std", "StdBackward0", SIG("input", "dim", "unbiased_or_none", "*correction", "keepdim", "*unbiased"), 1,
+     CT_F_SAVE_OUT, bw_var},
+    {"amax", "AmaxBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_amax},
+    {"amin", "AminBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_amax},
+    {"max", "MaxBackward0", SIG("input", "dim", "keepdim"), 3, CT_F_SAVE_OUT, bw_max_dim},
+    {"min", "MinBackward0", SIG("input", "dim", "keepdim"), 3, CT_F_SAVE_OUT, bw_max_dim},
+    {"sort", "SortBackward0", SIG("input", "dim", "descending", "*stable"), 1, CT_F_SAVE_OUT, bw_sort},
+    {"topk", "TopkBackward0", SIG("input", "k", "dim", "largest", "sorted"), 1, CT_F_SAVE_OUT, bw_topk},
+    {"logsumexp", "LogsumexpBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_logsumexp},
+    {"norm", "NormBackward1", SIG("input", "p", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_norm},
+    {"softmax", "SoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT, bw_softmax},
+    {"log_softmax", "LogSoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT, bw_log_softmax},
+    {"cumsum", "CumsumBackward0", SIG("input", "dim", "*dtype"), 1, 0, bw_cumsum},
+    {"cumprod", "CumprodBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_NO_DERIV, NULL},
+    /* views and copies */
+    {"view", "ViewBackward0", SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7"), 1, CT_F_VIEW, bw_reshape},
+    {"reshape", "ViewBackward0", SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7"), 1, CT_F_VIEW, bw_reshape},
+    {"view_as", "ViewBackward0", SIG("input", "other"), 1, CT_F_VIEW, bw_reshape},
+    {"reshape_as", "ViewBackward0", SIG("input", "other"), 1, CT_F_VIEW, bw_reshape},
+    {"flatten", "ViewBackward0", SIG("input", "start_dim", "end_dim"), 1, CT_F_VIEW, bw_reshape},
+    {"unflatten", "ViewBackward0", SIG("input", "dim", "sizes"), 1, CT_F_VIEW, bw_reshape},
+    {"squeeze", "SqueezeBackward1", SIG("input", "dim"), 1, CT_F_VIEW, bw_reshape},
+    {"unsqueeze", "UnsqueezeBackward0", SIG("input", "dim"), 1, CT_F_VIEW, bw_reshape},
+    {"transpose", "TransposeBackward0", SIG("input", "dim0", "dim1"), 1, CT_F_VIEW, bw_transpose},
+    {"swapaxes", "TransposeBackward0", SIG("input", "dim0", "dim1"), 1, CT_F_VIEW, bw_transpose},
+    {"swapdims", "TransposeBackward0", SIG("input", "dim0", "dim1"), 1, CT_F_VIEW, bw_transpose},
+    {"t", "TBackward0", SIG("input"), 1, CT_F_VIEW, bw_transpose},
+    {"permute", "PermuteBackward0", SIG("input", "d1", "d2", "d3", "d4", "d5", "d6", "d7"), 1, CT_F_VIEW, bw_permute},
+    {"movedim", "MovedimBackward0", SIG("input", "source", "destination"), 1, CT_F_VIEW, bw_movedim},
+    {"moveaxis", "MovedimBackward0", SIG("input", "source", "destination"), 1, CT_F_VIEW, bw_movedim},
+    {"expand", "ExpandBackward0", SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7"), 1, CT_F_VIEW, bw_identity},
+    {"expand_as", "ExpandBackward0", SIG("input", "other"), 1, CT_F_VIEW, bw_identity},
+    {"narrow", "SliceBackward0", SIG("input", "dim", "start", "length"), 1, CT_F_VIEW, bw_narrow},
+    {"select", "SelectBackward0", SIG("input", "dim", "index"), 1, CT_F_VIEW, bw_narrow},
+    {"unbind", "UnbindBackward0", SIG("input", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT, bw_pieces},
+    {"split", "SplitBackward0", SIG("input", "split_size_or_sections", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT, bw_pieces},
+    {"chunk", "SplitBackward0", SIG("input", "chunks", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT, bw_pieces},
+    {"contiguous", "CloneBackward0", SIG("input", "*memory_format"), 1, 0, bw_identity},
+    {"clone", "CloneBackward0", SIG("input", "*memory_format"), 1, 0, bw_identity},
+    {"to", "ToCopyBackward0", SIG("input", "a", "b", "*dtype", "*device", "*non_blocking", "*copy", "*memory_format"),
+     1, 0, bw_to},
+    {"type", "ToCopyBackward0", SIG("input", "dtype", "non_blocking"), 1, 0, bw_to},
+    {"float", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
+    {"double", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
+    {"half", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
+    {"bfloat16", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
+    {"cpu", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
+    {"cuda", "ToCopyBackward0", SIG("input", "device", "non_blocking"), 1, 0, bw_to},
+    /* indexing and joining */
+    {"__getitem__", "IndexBackward0", SIG("input", "key"), 1, 0, bw_getitem},
+    {"__setitem__", "IndexPutBackward0", SIG("input", "key", "value"), 5, CT_F_INPLACE, bw_setitem},
+    {"cat", "CatBackward0", SIG("tensors", "dim"), 1, CT_F_LIST_INPUT, bw_cat},
+    {"concat", "CatBackward0", SIG("tensors", "dim"), 1, CT_F_LIST_INPUT, bw_cat},
+    {"stack", "StackBackward0", SIG("tensors", "dim"), 1, CT_F_LIST_INPUT, bw_stack},
+    {"gather", "GatherBackward0", SIG("input", "dim", "index", "*sparse_grad"), 1, 0, bw_gather},
+    {"index_select", "IndexSelectBackward0", SIG("input", "dim", "index"), 1, 0, bw_index_select},
+    {"scatter", "ScatterBackward0", SIG("input", "dim", "index", "src", "*value", "*reduce"), 9, 0, bw_scatter},
+    {"scatter_add", "ScatterAddBackward0", SIG("input", "dim", "index", "src"), 9, 0, bw_scatter},
+    {"masked_fill", "MaskedFillBackward0", SIG("input", "mask", "value"), 1, 0, bw_masked_fill},
+    {"tril", "TrilBackward0", SIG("input", "diagonal"), 1, 0, bw_tril},
+    {"triu", "TriuBackward0", SIG("input", "diagonal"), 1, 0, bw_tril},
+    {"flip", "FlipBackward0", SIG("input", "dims"), 1, 0, bw_flip},
+    {"roll", "RollBackward0", SIG("input", "shifts", "dims"), 1, 0, bw_roll},
+    {"repeat", "RepeatBackward0", SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7"), 1, 0, bw_repeat},
+    /* linear algebra */
+    {"matmul", "MmBackward0", SIG("input", "other"), 3, 0, bw_matmul},
+    {"mm", "MmBackward0", SIG("input", "mat2"), 3, 0, bw_matmul},
+    {"bmm", "BmmBackward0", SIG("input", "mat2"), 3, 0, bw_matmul},
+    {"mv", "MvBackward0", SIG("input", "vec"), 3, 0, bw_matmul},
+    {"dot", "DotBackward0", SIG("input", "tensor"), 3, 0, bw_matmul},
+    {"outer", "OuterBackward0", SIG("input", "vec2"), 3, 0, bw_outer},
+    {"addmm", "AddmmBackward0", SIG("input", "mat1", "mat2", "*beta", "*alpha"), 7, 0, bw_addmm},
+    {"einsum", "EinsumBackward0", SIG("equation", "operands"), 0, CT_F_NO_DERIV, NULL},
+    {NULL},
+};

@@ -1,0 +1,89 @@
+"""ctorch.autograd.Function: custom ops with a user-written backward.
+
+forward runs with grad mode off; the C engine gets a node (made by _C._make_function_node)
+whose backward calls the user's staticmethod backward(ctx, *grad_outputs)."""
+from .. import _C
+
+
+class FunctionCtx:
+    """The ctx passed to forward and backward."""
+
+    def __init__(self, fn_cls, num_inputs):
+        self._fn_cls = fn_cls
+        self._saved = None
+        self._released = False
+        self._num_inputs = num_inputs
+        self.needs_input_grad = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._released:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                "have already been freed). Saved intermediate values of the graph are freed when you call "
+                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph "
+                "a second time or if you need to access saved tensors after calling backward.")
+        return self._saved if self._saved is not None else ()
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = value
+
+    # called by the C engine
+    def _run_backward(self, grads):
+        if self.materialize_grads:
+            grads = tuple(g if g is not None else _C.zeros_like(o) for g, o in zip(grads, self._outputs))
+        result = self._fn_cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        if len(result) < self._num_inputs:
+            raise RuntimeError(f"function {self._fn_cls.__name__}Backward returned an incorrect number of gradients "
+                               f"(expected {self._num_inputs}, got {len(result)})")
+        return tuple(result[:self._num_inputs])
+
+    def _release(self):
+        self._saved = None
+        self._released = True
+
+
+class Function:
+    """Subclass with staticmethods forward(ctx, *args) and backward(ctx, *grad_outputs)."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args):
+        ctx = FunctionCtx(cls, len(args))
+        ctx.needs_input_grad = tuple(isinstance(a, _C.Tensor) and a.requires_grad for a in args)
+        prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+        try:
+            out = cls.forward(ctx, *args)
+        finally:
+            _C._set_grad_enabled(prev)
+        if not (prev and any(ctx.needs_input_grad)):
+            return out
+        outputs = out if isinstance(out, tuple) else (out,)
+        # outputs that are inputs get a fresh alias so the input keeps its own history
+        outputs = tuple(o.view_as(o) if isinstance(o, _C.Tensor) and any(o is a for a in args) else o
+                        for o in outputs)
+        ctx._outputs = tuple(o.detach() if isinstance(o, _C.Tensor) else o for o in outputs)
+        non_diff = getattr(ctx, "_non_differentiable", ())
+        _C._make_function_node(cls.__name__ + "Backward", ctx, tuple(args), outputs)
+        for o in outputs:
+            if any(o is nd for nd in non_diff):
+                o.detach_()
+        return outputs if isinstance(out, tuple) else outputs[0]

@@ -1,0 +1,72 @@
+"""Grad-mode switches: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Each works as a context manager and as a decorator, as in PyTorch. The flag itself lives in C
+(ctorch._C._set_grad_enabled / is_grad_enabled) where ops read it."""
+import functools
+
+from .. import _C
+
+
+class _GradModeBase:
+    _mode = None  # the grad mode to enter; subclasses set it
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args()):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _args(self):
+        return ()
+
+    def __enter__(self):
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._mode)
+        return self
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+        return False
+
+
+class no_grad(_GradModeBase):
+    """Disables gradient recording inside the block."""
+
+    _mode = False
+
+
+class enable_grad(_GradModeBase):
+    """Enables gradient recording inside the block (e.g. inside no_grad)."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradModeBase):
+    """set_grad_enabled(mode): sets grad mode now; restores it when used as a context manager."""
+
+    def __init__(self, mode):
+        self._mode = bool(mode)
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._mode)
+
+    def _args(self):
+        return (self._mode,)
+
+    def __call__(self, fn):
+        _C._set_grad_enabled(self._prev)
+        return super().__call__(fn)
+
+    def __enter__(self):
+        return self
+
+
+class inference_mode(_GradModeBase):
+    """inference_mode(mode=True): like no_grad (ctorch has no separate inference tensors)."""
+
+    def __init__(self, mode=True):
+        self._mode = not mode
+
+    def _args(self):
+        return (not self._mode,)

@@ -1,0 +1,1 @@
+"""ctorch.utils: hooks and data loading helpers."""
