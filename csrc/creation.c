@@ -7,6 +7,7 @@
  * every device) and move them with ct_to. */
 #include "creation.h"
 #include "args.h"
+#include "autograd.h"
 #include "device.h"
 #include "parallel.h"
 #include "random.h"
@@ -101,6 +102,15 @@ int ct_check_scalar_fits(const CtScalar *s, CtDType dtype, bool cpp_names)
     if (overflow) {
         PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
                      cpp_names ? cpp_type_name(dtype) : ct_dtype_info[dtype].name);
+        return -1;
+    }
+    return 0;
+}
+
+int ct_check_inplace_leaf(const CtTensorObject *t)
+{
+    if (ct_grad_enabled && t->requires_grad && t->grad_fn == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
         return -1;
     }
     return 0;
@@ -1052,7 +1062,7 @@ static PyObject *tensor_fill_(PyObject *self, PyObject *const *args, Py_ssize_t 
     PyObject *a[1];
     CtScalar value;
     CtTensorObject *t = CT_TENSOR(self);
-    if (ct_parse_args("fill_", args, nargs, kwnames, names, 1, a) < 0) {
+    if (ct_parse_args("fill_", args, nargs, kwnames, names, 1, a) < 0 || ct_check_inplace_leaf(t) < 0) {
         return NULL;
     }
     if (CtTensor_Check(a[0]) && CT_TENSOR(a[0])->ndim != 0) {
@@ -1073,7 +1083,7 @@ static PyObject *tensor_fill_(PyObject *self, PyObject *const *args, Py_ssize_t 
 
 static PyObject *tensor_zero_(PyObject *self, PyObject *unused)
 {
-    if (ct_zero_(CT_TENSOR(self)) < 0) {
+    if (ct_check_inplace_leaf(CT_TENSOR(self)) < 0 || ct_zero_(CT_TENSOR(self)) < 0) {
         return NULL;
     }
     return Py_NewRef(self);

@@ -27,6 +27,10 @@ CtTensorObject *ct_eye(int64_t n, int64_t m, CtDType dtype, CtDevice device);
 /* In place (any layout), bumping the version. 0 or -1. */
 int ct_zero_(CtTensorObject *t);
 
+/* PyTorch's guard for Python-level in-place ops: RuntimeError when t is a leaf that requires
+ * grad and grad mode is on. 0 or -1. */
+int ct_check_inplace_leaf(const CtTensorObject *t);
+
 /* --- checks ------------------------------------------------------------------------------- */
 /* 0 when the scalar fits dtype by PyTorch's rules for checked conversions (integers may wrap
  * down to -max for unsigned types; floats overflow only when finite and beyond the range),

@@ -389,6 +389,14 @@ static int store(PyObject *obj, int dim, CtTensorObject *out, int64_t offset)
                 *(float *)p = (float)PyFloat_AS_DOUBLE(item);
             } else if (dtype == CT_F64 && PyFloat_CheckExact(item)) {
                 *(double *)p = PyFloat_AS_DOUBLE(item);
+            } else if (dtype == CT_I64 && PyLong_CheckExact(item)) {
+                int overflow = 0;
+                long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+                if (overflow) {
+                    PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+                    r = -1;
+                }
+                *(int64_t *)p = v;
             } else {
                 r = store_scalar(item, dtype, p);
             }

@@ -45,6 +45,7 @@
 #ifndef CTORCH_PHILOX_H
 #define CTORCH_PHILOX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -238,18 +239,13 @@ CT_HOST_DEVICE double ct_det_cos_2pi(double u)
     int odd = octant & 1;
     double a = odd ? 1.0 - f : f; /* exact: the angle from the nearest multiple of pi/2 */
     double theta = CT_DMUL(a, pi_4);
-    double c = ct_det_cos_small(theta), s = ct_det_sin_small(theta);
-    double cos_phi = odd ? s : c, sin_phi = odd ? c : s; /* phi = (octant % 2 + f) pi/4 */
-    switch (octant >> 1) {
-    case 0:
-        return cos_phi;
-    case 1:
-        return -sin_phi;
-    case 2:
-        return -cos_phi;
-    default:
-        return sin_phi;
-    }
+    /* phi = (octant % 2 + f) pi/4 and cos(2 pi u) = cos(q pi/2 + phi), q = octant / 2:
+     * q = 0: cos phi, 1: -sin phi, 2: -cos phi, 3: sin phi; and for odd octants
+     * cos phi = sin theta, sin phi = cos theta. */
+    int q = octant >> 1;
+    bool use_sin = (q & 1) != odd;
+    double v = use_sin ? ct_det_sin_small(theta) : ct_det_cos_small(theta);
+    return (q == 1 || q == 2) ? -v : v;
 }
 
 /* Standard normal in double (Box-Muller, cosine branch). 1 - u1 is in (0, 1], so log is finite. */

@@ -1221,8 +1221,12 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *const *args, Py_ssize_t 
 
 /* ------------------------------------------------------------------------------------------
  * Python: in-place Tensor methods */
+/* The generator of an in-place method, after PyTorch's leaf check on self. */
 static CtGeneratorObject *method_generator(PyObject *obj, CtTensorObject *t, const char *fname)
 {
+    if (ct_check_inplace_leaf(t) < 0) {
+        return NULL;
+    }
     return ct_generator_arg(obj, ct_device_of(t), fname);
 }
 

@@ -275,10 +275,12 @@ SCRIPT = textwrap.dedent(r'''
 
 
 def test_crash_battery():
+    import ctorch
+
     env = dict(os.environ)
-    here = os.path.dirname(os.path.abspath(__file__))
-    pkg = os.path.join(os.path.dirname(here), "python")
-    env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
+    # the subprocess imports the same ctorch as this process (installed or in-place build)
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(ctorch.__file__)))
+    env["PYTHONPATH"] = pkg_parent + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"rc={proc.returncode}\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}"
     assert proc.stdout.startswith("OK")

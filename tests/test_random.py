@@ -504,3 +504,28 @@ def test_requires_grad_option():
         t.numpy()
     with pytest.raises(RuntimeError, match="Only Tensors of floating point"):
         torch.randint(3, (2,), requires_grad=True)
+
+
+def test_random_module():
+    import ctorch.random
+
+    assert torch.random.manual_seed(5) is torch.default_generator and torch.random.initial_seed() == 5
+    with torch.random.fork_rng():
+        inside = torch.rand(3).numpy()
+    np.testing.assert_array_equal(torch.rand(3).numpy(), inside)
+    with torch.random.fork_rng(enabled=False):
+        torch.rand(3)
+    assert torch.default_generator.get_offset() == 6
+
+
+def test_inplace_on_leaf_requiring_grad():
+    w = torch.empty(3, 4, requires_grad=True)
+    for call in (lambda: w.uniform_(), lambda: w.normal_(), lambda: w.random_(3), lambda: w.bernoulli_(),
+                 lambda: w.exponential_(), lambda: w.fill_(1), lambda: w.zero_()):
+        with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used in an in-place "
+                                               "operation.$"):
+            call()
+    with torch.no_grad():  # what nn.init does
+        w.uniform_(-1, 1).normal_(0, 0.02)
+        w.fill_(0.5).zero_()
+    assert w.requires_grad and w.detach().numpy().sum() == 0

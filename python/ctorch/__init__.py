@@ -15,6 +15,7 @@ _C._set_size_class(Size)
 
 from . import _tensor  # noqa: E402,F401  (attaches repr and Python-level methods)
 from . import return_types  # noqa: E402,F401  (named tuples of max/min/sort/topk/median)
+from . import random  # noqa: E402,F401
 from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
