@@ -1030,8 +1030,7 @@ static int accumulate_leaf(CtNodeObject *node, PyObject *grad, bool create_graph
             leaf->grad = owned;
         }
     } else if (!create_graph) {
-        PyObject *args[2] = {leaf->grad, g};
-        PyObject *r = ct_op("add_", args, 2, NULL);
+        PyObject *r = PyObject_CallMethod(leaf->grad, "add_", "(O)", g);
         rc = r == NULL ? -1 : 0;
         Py_XDECREF(r);
     } else {

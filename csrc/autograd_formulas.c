@@ -1299,21 +1299,77 @@ static int bw_stack(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return 0;
 }
 
-/* x[key]: scatter-add g into zeros at key (index_put with accumulation, so repeated indices add) */
+/* True when an index key holds an advanced index (tensor, list, array), which may repeat elements. */
+static bool key_is_advanced(PyObject *key)
+{
+    if (PyTuple_Check(key)) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+            if (key_is_advanced(PyTuple_GET_ITEM(key, i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+    return !(PyLong_Check(key) || PySlice_Check(key) || key == Py_None || key == Py_Ellipsis || PyBool_Check(key) ||
+             (CtTensor_Check(key) && CT_TENSOR(key)->ndim == 0 && CT_TENSOR(key)->dtype != CT_BOOL));
+}
+
+/* x[key]: basic keys write g into zeros at key; advanced keys may repeat elements, so their
+ * gradient is accumulated: the flat positions selected by key (an arange indexed the same
+ * way) receive index_add of g. */
 static int bw_getitem(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
+    PyObject *key = n->args[1];
     PyObject *z = zeros_for(META(0));
     if (z == NULL) {
         return -1;
     }
-    PyObject *r = PyObject_CallMethod(z, "index_put_", "(OOO)", n->args[1], g[0], Py_True);
-    if (r == NULL) {
-        Py_DECREF(z);
-        return -1;
+    if (!key_is_advanced(key)) {
+        if (PyObject_SetItem(z, key, g[0]) < 0) {
+            Py_DECREF(z);
+            return -1;
+        }
+        gi[0] = z;
+        return 0;
     }
-    Py_DECREF(r);
-    gi[0] = z;
-    return 0;
+    int64_t numel = 1;
+    for (int i = 0; i < META(0)->ndim; i++) {
+        numel *= META(0)->sizes[i];
+    }
+    PyObject *mod = PyImport_AddModule("ctorch._C");
+    PyObject *dev = ct_device_object(META(0)->device);
+    PyObject *shape = shape_of(META(0));
+    PyObject *ar = NULL, *pos = NULL, *flat = NULL, *r = NULL;
+    int rc = -1;
+    if (mod == NULL || dev == NULL || shape == NULL) {
+        goto done;
+    }
+    ar = PyObject_CallMethod(mod, "arange", "(L)", (long long)numel);
+    if (ar == NULL) {
+        goto done;
+    }
+    Py_SETREF(ar, PyObject_CallMethod(ar, "to", "(O)", dev));
+    Py_SETREF(ar, ar ? PyObject_CallMethod(ar, "reshape", "(O)", shape) : NULL);
+    pos = ar ? PyObject_GetItem(ar, key) : NULL;
+    Py_SETREF(pos, pos ? PyObject_CallMethod(pos, "reshape", "(i)", -1) : NULL);
+    flat = PyObject_CallMethod(z, "view", "(i)", -1);
+    PyObject *gf = pos && flat ? PyObject_CallMethod(g[0], "reshape", "(i)", -1) : NULL;
+    r = gf ? PyObject_CallMethod(flat, "index_add_", "(iOO)", 0, pos, gf) : NULL;
+    Py_XDECREF(gf);
+    if (r == NULL) {
+        goto done;
+    }
+    gi[0] = Py_NewRef(z);
+    rc = 0;
+done:
+    Py_XDECREF(dev);
+    Py_XDECREF(shape);
+    Py_XDECREF(ar);
+    Py_XDECREF(pos);
+    Py_XDECREF(flat);
+    Py_XDECREF(r);
+    Py_DECREF(z);
+    return rc;
 }
 
 /* x[key] = value (in place): x's gradient is g with zeros at key; value's is g[key] */
