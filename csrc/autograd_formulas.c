@@ -509,46 +509,71 @@ static int bw_pow(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return 0;
 }
 
-/* clamp(input, min, max): gradient flows where min <= x <= max */
+/* clamp(input, min, max): the gradient goes to x where min <= x <= max, to a tensor min where
+ * x < min and to a tensor max where x > max (max wins when min > max, as clamp's result does). */
+static PyObject *as_float_mask(PyObject *mask, PyObject *like)
+{
+    PyObject *r = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(like)->dtype)) : NULL;
+    Py_XDECREF(mask);
+    return r;
+}
+
 static int bw_clamp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *x = (PyObject *)ct_node_tensor(n, 0);
     if (x == NULL) {
         return -1;
     }
-    PyObject *mask = NULL;
-    for (int k = 1; k <= 2; k++) {
-        PyObject *bound = ARG(k);
-        if (bound == NULL) {
-            continue;
-        }
-        if (META(k)->is_tensor && (bound = (PyObject *)ct_node_tensor(n, k)) == NULL) {
-            Py_XDECREF(mask);
+    PyObject *lo = ARG(1), *hi = ARG(2);
+    if ((lo && META(1)->is_tensor && (lo = (PyObject *)ct_node_tensor(n, 1)) == NULL) ||
+        (hi && META(2)->is_tensor && (hi = (PyObject *)ct_node_tensor(n, 2)) == NULL)) {
+        return -1;
+    }
+    /* which source each output element comes from */
+    PyObject *above = hi ? as_float_mask(PyObject_RichCompare(x, hi, Py_GT), g[0]) : NULL;
+    PyObject *below = lo ? as_float_mask(PyObject_RichCompare(x, lo, Py_LT), g[0]) : NULL;
+    if ((hi && above == NULL) || (lo && below == NULL)) {
+        Py_XDECREF(above);
+        Py_XDECREF(below);
+        return -1;
+    }
+    if (below != NULL && above != NULL) { /* where x > max, max wins even if x < min */
+        PyObject *one = PyFloat_FromDouble(1.0);
+        PyObject *na = one ? PyNumber_Subtract(one, above) : NULL;
+        Py_XDECREF(one);
+        Py_SETREF(below, na ? mul(below, na) : NULL);
+        Py_XDECREF(na);
+        if (below == NULL) {
+            Py_DECREF(above);
             return -1;
         }
-        PyObject *m = PyObject_RichCompare(x, bound, k == 1 ? Py_GE : Py_LE);
-        if (m == NULL) {
-            Py_XDECREF(mask);
-            return -1;
-        }
-        if (mask == NULL) {
-            mask = m;
-        } else {
-            Py_SETREF(mask, PyNumber_And(mask, m));
-            Py_DECREF(m);
-            if (mask == NULL) {
-                return -1;
-            }
-        }
     }
-    if (mask == NULL) {
-        return set_fit(&gi[0], Py_NewRef(g[0]), META(0));
+    int rc = -1;
+    PyObject *keep = PyFloat_FromDouble(1.0);
+    if (keep != NULL && above != NULL) {
+        Py_SETREF(keep, PyNumber_Subtract(keep, above));
     }
-    PyObject *mf = PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype));
-    Py_DECREF(mask);
-    PyObject *v = mf ? mul(g[0], mf) : NULL;
-    Py_XDECREF(mf);
-    return set_fit(&gi[0], v, META(0));
+    if (keep != NULL && below != NULL) {
+        Py_SETREF(keep, PyNumber_Subtract(keep, below));
+    }
+    if (keep == NULL) {
+        goto done;
+    }
+    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], keep), META(0)) < 0) {
+        goto done;
+    }
+    if (n->num_edges > 1 && NEEDS(1) && below != NULL && set_fit(&gi[1], mul(g[0], below), META(1)) < 0) {
+        goto done;
+    }
+    if (n->num_edges > 2 && NEEDS(2) && above != NULL && set_fit(&gi[2], mul(g[0], above), META(2)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(keep);
+    Py_XDECREF(above);
+    Py_XDECREF(below);
+    return rc;
 }
 
 static int bw_clamp_min(CtNodeObject *n, PyObject *const *g, PyObject **gi)
@@ -1679,8 +1704,8 @@ const CtFormula ct_formulas[] = {
     {"silu", "SiluBackward0", SIG("input"), 1, 0, bw_silu},
     {"gelu", "GeluBackward0", SIG("input", "*approximate"), 1, 0, bw_gelu},
     {"pow", "PowBackward0", SIG("input", "exponent"), 3, 0, bw_pow},
-    {"clamp", "ClampBackward1", SIG("input", "min", "max"), 1, 0, bw_clamp},
-    {"clip", "ClampBackward1", SIG("input", "min", "max"), 1, 0, bw_clamp},
+    {"clamp", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp},
+    {"clip", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp},
     {"clamp_min", "ClampMinBackward0", SIG("input", "min"), 1, 0, bw_clamp_min},
     {"clamp_max", "ClampMaxBackward0", SIG("input", "max"), 1, 0, bw_clamp_min},
     {"where", "WhereBackward0", SIG("condition", "input", "other"), 6, 0, bw_where},
