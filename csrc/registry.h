@@ -16,7 +16,8 @@
     X(index)              \
     X(linalg)             \
     X(creation)           \
-    X(interop)
+    X(interop)            \
+    X(cuda)
 
 #define CT_FAMILY_DECLARE(name)                       \
     extern PyMethodDef ct_##name##_tensor_methods[];  \
