@@ -640,24 +640,25 @@ static PyObject *py_cuda_get_arch_list(PyObject *self, PyObject *unused)
 
 /* Every function below needs a CUDA build; in a CPU-only one the parsing helper raises. */
 #ifdef CT_HAVE_CUDA
-#define CT_CUDA_CALL(call)                                      \
-    do {                                                        \
-        int st_ = (call);                                       \
-        if (st_ != CT_CUDA_OK) {                                \
-            raise_status(st_);                                  \
-            return NULL;                                        \
-        }                                                       \
+#define CT_CUDA_CALL(call)        \
+    do {                          \
+        int st_ = (call);         \
+        if (st_ != CT_CUDA_OK) {  \
+            raise_status(st_);    \
+            return NULL;          \
+        }                         \
     } while (0)
 /* The same with the GIL released (waits on the GPU). */
-#define CT_CUDA_CALL_NOGIL(call)                                \
-    do {                                                        \
-        int st_;                                                \
-        Py_BEGIN_ALLOW_THREADS st_ = (call);                    \
-        Py_END_ALLOW_THREADS if (st_ != CT_CUDA_OK)             \
-        {                                                       \
-            raise_status(st_);                                  \
-            return NULL;                                        \
-        }                                                       \
+#define CT_CUDA_CALL_NOGIL(call)                     \
+    do {                                             \
+        int st_;                                     \
+        PyThreadState *save_ = PyEval_SaveThread();  \
+        st_ = (call);                                \
+        PyEval_RestoreThread(save_);                 \
+        if (st_ != CT_CUDA_OK) {                     \
+            raise_status(st_);                       \
+            return NULL;                             \
+        }                                            \
     } while (0)
 #else
 #define CT_CUDA_CALL(call) return not_compiled()

@@ -115,10 +115,13 @@ __host__ __device__ __forceinline__ typename CtCudaType<D>::Acc ct_widen(typenam
 {
     return (typename CtCudaType<D>::Acc)x;
 }
+/* Through __half_raw: its conversions are host-callable in every CUDA 11-13 release. */
 template <>
 __host__ __device__ __forceinline__ float ct_widen<CT_F16>(ct_half x)
 {
-    return __half2float(__ushort_as_half(x));
+    __half_raw raw;
+    raw.x = x;
+    return __half2float(__half(raw));
 }
 template <>
 __host__ __device__ __forceinline__ float ct_widen<CT_BF16>(ct_bfloat16 x)
@@ -134,7 +137,7 @@ __host__ __device__ __forceinline__ typename CtCudaType<D>::T ct_narrow(V v)
 {
     typedef typename CtCudaType<D>::T T;
     if constexpr (D == CT_F16) {
-        return __half_as_ushort(__float2half_rn((float)v));
+        return ((__half_raw)__float2half_rn((float)v)).x;
     } else if constexpr (D == CT_BF16) {
         return ct_float_to_bfloat16((float)v);
     } else if constexpr ((D == CT_U8 || D == CT_I8 || D == CT_I16) && std::is_floating_point<V>::value) {

@@ -136,6 +136,10 @@ static int rt_device_count(int *count)
         why = " The NVIDIA kernel module and the user-space driver library (libcuda) have different versions, "
               "usually after a driver update without a reboot: reboot, or reinstall the driver.";
         break;
+    case cudaErrorStubLibrary:
+        why = " The libcuda.so.1 found is the CUDA toolkit's stub library, not a driver: remove the toolkit's "
+              "lib64/stubs directory from LD_LIBRARY_PATH (or install the NVIDIA driver).";
+        break;
     case cudaErrorCompatNotSupportedOnDevice:
         why = " CUDA forward-compatibility libraries are in use, but this GPU does not support them.";
         break;
