@@ -433,9 +433,13 @@ LAYOUTS = ["contiguous", "transposed", "narrowed", "expanded", "scalar", "empty"
 def make(layout, dtype, device, rng):
     """(tensor, numpy equivalent) of a 5x7 random array of dtype in the given layout."""
     nd = np_dtype(dtype)
-    base = (rng.standard_normal((5, 7)) * 50).astype(nd) if dtype != "bool" else rng.random((5, 7)) > 0.5
-    if dtype in ("uint8",):
-        base = np.abs(base)
+    if dtype == "bool":
+        base = rng.random((5, 7)) > 0.5
+    elif np.issubdtype(nd, np.integer):
+        info = np.iinfo(nd)
+        base = rng.integers(max(info.min, -1000), min(info.max, 1000), size=(5, 7), endpoint=True).astype(nd)
+    else:
+        base = (rng.standard_normal((5, 7)) * 50).astype(nd)
     kw = {"dtype": getattr(ctorch, dtype), "device": device}
     if layout == "contiguous":
         return ctorch.tensor(base, **kw), base
