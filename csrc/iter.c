@@ -35,6 +35,7 @@ int ct_iter_init(CtIter *it, int nops, CtTensorObject *const *ops)
     memset(it, 0, sizeof(*it));
     it->nops = nops;
     it->numel = ct_numel(out);
+    it->device = ct_device_of(out);
     /* Gather strides in bytes, innermost dim first, broadcast dims get stride 0. */
     for (int op = 0; op < nops; op++) {
         const CtTensorObject *t = ops[op];

@@ -18,6 +18,7 @@
     X(creation)           \
     X(random)             \
     X(interop)            \
+    X(cuda)               \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \

@@ -30,4 +30,6 @@ def _export_c_names():
 
 _export_c_names()
 
+from . import backends, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
+
 __version__ = "0.1.0"
