@@ -18,6 +18,7 @@ from . import return_types  # noqa: E402,F401  (named tuples of max/min/sort/top
 from . import random  # noqa: E402,F401
 from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
 
 
