@@ -13,12 +13,15 @@ import numpy as np
 import ctorch
 
 
-def times(stmts, env, number, repeat=9):
-    """Interleaved runs: {stmt: (median, best)} seconds per call."""
+def times(stmts, env, number, rounds=3, repeat=5):
+    """{stmt: (median, best)} seconds per call. Each statement runs in its own blocks (mixing
+    NumPy's and ctorch's allocations inside one block churns the heap for both), and the
+    blocks alternate between the statements so that both see the same machine load."""
     runs = {s: [] for s in stmts}
-    for _ in range(repeat):
+    for _ in range(rounds):
         for s in stmts:
-            runs[s].append(timeit.timeit(s, globals=env, number=number) / number)
+            eval(s, env)  # warm the allocator for this statement
+            runs[s] += [t / number for t in timeit.repeat(s, globals=env, number=number, repeat=repeat)]
     return {s: (sorted(r)[len(r) // 2], min(r)) for s, r in runs.items()}
 
 

@@ -450,6 +450,12 @@ def test_reflected_operators(device):
     assert +f is f
     assert_close(~ctorch.tensor([0, 5], device=device), np.array([-1, -6]))
     assert_close(~ctorch.tensor([True, False], device=device), np.array([False, True]))
+    # NumPy scalars are Python numbers here, on either side
+    r = np.float32(2) * f
+    assert isinstance(r, ctorch.Tensor) and r.dtype == ctorch.float32
+    assert_close(r, np.array([2.0, -4.0]))
+    assert (f + np.int64(1)).dtype == ctorch.float32
+    assert (a * np.float64(0.5)).dtype == ctorch.float32
 
 
 def test_operator_type_errors(device):

@@ -25,3 +25,7 @@ def _repr(self, *, tensor_contents=None):
 
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
+
+# NumPy defers binary operators with a Tensor operand to the Tensor (np.float32(2) + t is a
+# Tensor), as in PyTorch.
+Tensor.__array_priority__ = 1000
