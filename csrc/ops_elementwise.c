@@ -325,6 +325,9 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
         if (has_cond && k == 0) {
             host_dtypes[k] = CT_BOOL;
             convert_one(host_values[k], CT_BOOL, src, src_dtype);
+        } else if (info->flags & CT_EW_OPMATH_SCALARS) {
+            host_dtypes[k] = acc_dtype(compute);
+            convert_one(host_values[k], host_dtypes[k], src, src_dtype);
         } else {
             /* round to the compute dtype first (a float16 op sees float16 values) */
             _Alignas(8) char tmp[8];
@@ -448,21 +451,47 @@ static CtTensorObject *unary_op(CtEwOp op, const CtEwArg *in, CtTensorObject *ou
 
 static bool scalar_equals(const CtScalar *s, double v) { return ct_scalar_to_double(s) == v; }
 
+/* tensor ** number, with PyTorch's special cases: they decide the value at -0.0 and infinities
+ * (x ** 0.5 is sqrt(x), so (-0.0) ** 0.5 is -0.0) and the rounding (x ** 3 is x * x * x). */
+static CtTensorObject *pow_scalar_op(const CtEwArg *in, CtTensorObject *out, bool resize, int compute)
+{
+    const CtScalar *e = &in[1].s;
+    CtDType r = compute >= 0 ? (CtDType)compute : ct_result_type(2, in);
+    if (e->kind != CT_KIND_FLOAT && ct_scalar_to_int(e) < 0 && !ct_is_floating(r)) {
+        PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
+        return NULL;
+    }
+    double ev = ct_scalar_to_double(e);
+    if (r == CT_BOOL) {
+        /* bool ** True is a copy, bool ** False is all True: b | False, b | True */
+        CtEwArg or_in[2] = {in[0], {NULL, {CT_KIND_BOOL, {.b = ev == 0.0}}}};
+        return run_op(CT_EW_BITWISE_OR, or_in, out, NULL, -1, resize);
+    }
+    CtEwArg base[1] = {in[0]};
+    if (ct_is_floating(r)) {
+        static const struct {
+            double exponent;
+            CtEwOp op;
+        } special[] = {{0.5, CT_EW_SQRT},   {-0.5, CT_EW_RSQRT}, {-1.0, CT_EW_RECIPROCAL},
+                       {2.0, CT_EW_SQUARE}, {3.0, CT_EW_CUBE},   {-2.0, CT_EW_INV_SQUARE}};
+        for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
+            if (ev == special[i].exponent && (r != CT_F16 || fabs(ev) != 0.5)) {
+                return run_op(special[i].op, base, out, NULL, r, resize);
+            }
+        }
+    } else if (ev == 2.0) {
+        return run_op(CT_EW_SQUARE, base, out, NULL, r, resize);
+    }
+    return run_op(CT_EW_POW, in, out, NULL, compute, resize);
+}
+
 static CtTensorObject *binary_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out, bool resize)
 {
     if ((op == CT_EW_SUB || op == CT_EW_SUB_ALPHA) && check_sub(in) < 0) {
         return NULL;
     }
-    if (op == CT_EW_POW && in[1].t == NULL) {
-        CtDType r = ct_result_type(2, in);
-        if (in[1].s.kind == CT_KIND_INT && in[1].s.v.i < 0 && !ct_is_floating(r)) {
-            PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
-            return NULL;
-        }
-        if (in[0].t != NULL && in[1].s.kind != CT_KIND_BOOL && scalar_equals(&in[1].s, 2.0) && r != CT_BOOL) {
-            /* x ** 2 is x * x, exactly as PyTorch's fast path */
-            return run_op(CT_EW_SQUARE, in, out, NULL, r, resize);
-        }
+    if (op == CT_EW_POW && in[1].t == NULL && in[0].t != NULL) {
+        return pow_scalar_op(in, out, resize, -1);
     }
     return run_op(op, in, out, NULL, -1, resize);
 }
@@ -490,6 +519,11 @@ static CtTensorObject *add_sub_op(bool is_sub, const CtEwArg *in, const CtScalar
             memset(&p, 0, sizeof(p));
             p.f[0] = ct_scalar_to_double(alpha);
             p.i[0] = ct_scalar_to_int(alpha);
+            if (r == CT_F16 || r == CT_BF16) { /* PyTorch rounds alpha to the tensor's dtype */
+                _Alignas(8) char tmp[8];
+                convert_one(tmp, r, &p.f[0], CT_F64);
+                convert_one(&p.f[0], CT_F64, tmp, r);
+            }
             return run_op(is_sub ? CT_EW_SUB_ALPHA : CT_EW_ADD_ALPHA, in, out, &p, -1, resize);
         }
     }
@@ -1045,6 +1079,9 @@ static PyObject *float_power_entry(const char *name, PyObject *self, PyObject *c
                      ct_scalar_type_name(out->dtype));
         return NULL;
     }
+    if (in[1].t == NULL) {
+        return (PyObject *)pow_scalar_op(in, out, resize, CT_F64);
+    }
     return (PyObject *)run_op(CT_EW_POW, in, out, NULL, CT_F64, resize);
 }
 
@@ -1408,6 +1445,18 @@ static PyObject *slot_binary(CtEwOp op, PyObject *x, PyObject *y, bool inplace)
         Py_RETURN_NOTIMPLEMENTED;
     }
     CtTensorObject *out = inplace ? CT_TENSOR(x) : NULL;
+    if (op == CT_EW_DIV && in[0].t == NULL) {
+        /* number / tensor is reciprocal(tensor) * number, as PyTorch's Tensor.__rtruediv__ */
+        CtEwArg rec_in[1] = {in[1]};
+        CtTensorObject *rec = unary_op(CT_EW_RECIPROCAL, rec_in, NULL, false);
+        if (rec == NULL) {
+            return NULL;
+        }
+        CtEwArg mul_in[2] = {{rec}, in[0]};
+        CtTensorObject *r = binary_op(CT_EW_MUL, mul_in, NULL, false);
+        Py_DECREF(rec);
+        return (PyObject *)r;
+    }
     if (op == CT_EW_ADD || op == CT_EW_SUB) {
         return (PyObject *)add_sub_op(op == CT_EW_SUB, in, NULL, out, false);
     }

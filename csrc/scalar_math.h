@@ -124,6 +124,8 @@
     CT_HOST_DEVICE T ct_sm_abs_##T(T a) { return CT_MF(T, fabs)(a); }                                      \
     CT_HOST_DEVICE T ct_sm_sign_##T(T a) { return (T)((a > 0) - (a < 0)); }                                \
     CT_HOST_DEVICE T ct_sm_square_##T(T a) { return a * a; }                                               \
+    CT_HOST_DEVICE T ct_sm_cube_##T(T a) { return a * a * a; }                                             \
+    CT_HOST_DEVICE T ct_sm_inv_square_##T(T a) { return (T)1 / (a * a); }                                  \
     CT_HOST_DEVICE T ct_sm_relu_##T(T a) { return a < 0 ? (T)0 : a; }                                      \
     CT_HOST_DEVICE T ct_sm_floor_##T(T a) { return CT_MF(T, floor)(a); }                                   \
     CT_HOST_DEVICE T ct_sm_ceil_##T(T a) { return CT_MF(T, ceil)(a); }                                     \
@@ -161,8 +163,9 @@
     CT_HOST_DEVICE T ct_sm_erfc_##T(T a) { return CT_MF(T, erfc)(a); }                                     \
     CT_HOST_DEVICE T ct_sm_sigmoid_##T(T a) { return (T)1 / ((T)1 + CT_MF(T, exp)(-a)); }                  \
     CT_HOST_DEVICE T ct_sm_silu_##T(T a) { return a / ((T)1 + CT_MF(T, exp)(-a)); }                        \
-    /* gelu: x * Phi(x) exactly, or the tanh approximation */                                              \
-    CT_HOST_DEVICE T ct_sm_gelu_##T(T a) { return a * (T)0.5 * ((T)1 + CT_MF(T, erf)(a * (T)0.70710678118654752440)); } \
+    /* gelu: x * Phi(x), through erfc so that the negative tail keeps its precision; or the tanh     \
+     * approximation */                                                                                     \
+    CT_HOST_DEVICE T ct_sm_gelu_##T(T a) { return (T)0.5 * a * CT_MF(T, erfc)(a * -(T)0.70710678118654752440); } \
     CT_HOST_DEVICE T ct_sm_gelu_tanh_##T(T a)                                                             \
     {                                                                                                       \
         T inner = (T)0.79788456080286535588 * (a + (T)0.044715 * a * a * a);                                \

@@ -352,6 +352,9 @@ def test_binary(device, op, dtype, layout, rng):
         b = make(gen_b(op, rng, dtype, sb), dtype, device, lb)
         b_np = held(b)
     fn = getattr(ctorch, op.name)
+    if op.name == "pow" and dtype == "bool" and layout == "scalar":
+        assert_close(fn(a, True), held(a))  # bool ** True is a copy, as in PyTorch
+        return
     if not supported(op.domain, dtype):
         exc, msg = op.error or (NotImplementedError, "not implemented for '{}'".format(SCALAR_TYPE[dtype]))
         with pytest.raises(exc, match=msg):
@@ -624,6 +627,45 @@ def test_integer_pow(device):
     with pytest.raises(RuntimeError, match="the base given to float_power_ has dtype Float but the operation's result "
                                            "requires dtype Double"):
         ctorch.tensor([1.0]).float_power_(2)
+
+
+def test_pow_scalar_special_cases(device):
+    # PyTorch computes x ** 0.5 as sqrt(x), x ** -0.5 as rsqrt(x), x ** 3 as x * x * x, ...
+    x = ctorch.tensor([-0.0, -np.inf, 4.0, np.nan], device=device)
+    r = x ** 0.5
+    assert_close(r, np.array([-0.0, np.nan, 2.0, np.nan]))
+    assert np.signbit(to_numpy(r)[0])
+    assert_close(x ** -0.5, np.array([-np.inf, np.nan, 0.5, np.nan]))
+    assert_close(x ** -1, np.array([-np.inf, -0.0, 0.25, np.nan]))
+    assert_close(x ** 3, np.array([-0.0, -np.inf, 64.0, np.nan]))
+    assert_close(x ** -2, np.array([np.inf, 0.0, 1 / 16, np.nan]))
+    assert_close(x ** 0, np.array([1.0, 1.0, 1.0, 1.0]))
+    assert_close(ctorch.float_power(x, -0.5), np.array([-np.inf, np.nan, 0.5, np.nan]))
+    b = ctorch.tensor([True, False], device=device)
+    assert (b ** True).dtype == ctorch.bool
+    assert_close(b ** True, np.array([True, False]))
+    assert_close(b ** False, np.array([True, True]))
+    assert_close(b ** 0, np.array([1, 1]))
+    assert_close(ctorch.tensor([3, -2], device=device) ** 3, np.array([27, -8]))
+
+
+def test_float16_rounding_rules(device):
+    # mixed inputs are rounded to the compute dtype first: int32 2**31-1 is inf in float16
+    i = ctorch.tensor([2 ** 31 - 1, 32767], dtype=ctorch.int32, device=device)
+    h = ctorch.tensor([0.0, -2.5], dtype=ctorch.float16, device=device)
+    assert_close(i * h, np.array([np.nan, -np.inf]))  # 32768 * -2.5 overflows float16
+    assert_close(ctorch.fmod(i, h), np.array([np.nan, 0.5]))
+    # an out= of a wider dtype receives the float16-rounded result
+    out = ctorch.tensor([0.0, 0.0], device=device)
+    ctorch.add(h, ctorch.tensor([1e-4, 1e-4], dtype=ctorch.float16, device=device), out=out)
+    assert to_numpy(out)[0] == np.float32(np.float16(1e-4))
+    # mul and div take a Python number unrounded (float16 * 0.3 is float16(float(x) * 0.3f)), add rounds it
+    v = np.linspace(-3, 3, 101).astype(np.float16)
+    hv = ctorch.tensor(v, device=device)
+    assert np.array_equal(to_numpy(hv * 0.3), (v.astype(np.float32) * np.float32(0.3)).astype(np.float16))
+    assert np.array_equal(to_numpy(hv / 0.3), (v.astype(np.float32) / np.float32(0.3)).astype(np.float16))
+    assert np.array_equal(to_numpy(hv + 0.3),
+                          (v.astype(np.float32) + np.float32(np.float16(0.3))).astype(np.float16))
 
 
 def test_shift_semantics(device):
