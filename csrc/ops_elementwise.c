@@ -258,12 +258,6 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
             compute = ct_default_float_dtype;
         }
     }
-    int cls = compute == CT_BOOL ? CT_EW_DOM_BOOL : ct_is_floating(compute) ? CT_EW_DOM_FLOAT : CT_EW_DOM_INT;
-    if (!(info->domain & cls)) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", info->kernel_name,
-                     ct_scalar_type_name(compute));
-        return NULL;
-    }
     CtDType result = (info->flags & CT_EW_OUT_BOOL) ? CT_BOOL : compute;
 
     /* shape */
@@ -280,22 +274,27 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
         }
     }
 
-    /* output */
+    /* output checks (PyTorch's order: shape, cast, then whether a kernel exists) */
+    bool wrong_shape = out != NULL && (out->ndim != ndim || memcmp(out->sizes, shape, sizeof(int64_t) * ndim) != 0);
+    if (wrong_shape && !resize_out) {
+        char a[256], b[256];
+        ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);
+        ct_format_sizes(b, sizeof(b), ndim, shape);
+        PyErr_Format(PyExc_RuntimeError, "output with shape %s doesn't match the broadcast shape %s", a, b);
+        return NULL;
+    }
+    if (out != NULL && check_cast(result, out) < 0) {
+        return NULL;
+    }
+    int cls = compute == CT_BOOL ? CT_EW_DOM_BOOL : ct_is_floating(compute) ? CT_EW_DOM_FLOAT : CT_EW_DOM_INT;
+    if (!(info->domain & cls)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", info->kernel_name,
+                     ct_scalar_type_name(compute));
+        return NULL;
+    }
     CtTensorObject *res;
     if (out != NULL) {
-        if (out->ndim != ndim || memcmp(out->sizes, shape, sizeof(int64_t) * ndim) != 0) {
-            if (!resize_out) {
-                char a[256], b[256];
-                ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);
-                ct_format_sizes(b, sizeof(b), ndim, shape);
-                PyErr_Format(PyExc_RuntimeError, "output with shape %s doesn't match the broadcast shape %s", a, b);
-                return NULL;
-            }
-            if (resize_output(out, ndim, shape) < 0) {
-                return NULL;
-            }
-        }
-        if (check_cast(result, out) < 0 || check_overlap(out, n, in) < 0) {
+        if ((wrong_shape && resize_output(out, ndim, shape) < 0) || check_overlap(out, n, in) < 0) {
             return NULL;
         }
         res = (CtTensorObject *)Py_NewRef(out);
