@@ -276,6 +276,9 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
 
     /* output checks (PyTorch's order: shape, cast, then whether a kernel exists) */
     bool wrong_shape = out != NULL && (out->ndim != ndim || memcmp(out->sizes, shape, sizeof(int64_t) * ndim) != 0);
+    for (int k = 0; wrong_shape && resize_out && k < n; k++) {
+        resize_out = in[k].t != out; /* an out= that is also an input is not resized */
+    }
     if (wrong_shape && !resize_out) {
         char a[256], b[256];
         ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);

@@ -1040,6 +1040,8 @@ def test_out_argument(device, recwarn):
     assert any("was resized" in str(w.message) for w in recwarn)
     with pytest.raises(TypeError):
         a.exp(out=out)
+    with pytest.raises(RuntimeError, match=r"output with shape \[2\] doesn't match the broadcast shape \[3, 2\]"):
+        ctorch.add(a, ctorch.tensor(np.ones((3, 2), np.float32), device=device), out=a)
 
 
 def test_inplace_on_views_and_versions(device):
