@@ -17,6 +17,11 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <dlfcn.h>
+#include <execinfo.h>
+#define CT_HAVE_BACKTRACE 1
+#endif
 
 const CtEwOpInfo ct_ew_op_info[CT_EW_NUM_OPS] = {
 #define CT_EW_INFO(NAME, arity, domain, flags, kname) {#NAME, arity, domain, flags, kname},
@@ -1418,6 +1423,95 @@ static PyObject *fn_can_cast(PyObject *m, PyObject *const *args, Py_ssize_t narg
     return PyBool_FromLong(ct_can_cast(from, to));
 }
 
+/* --- temporary elision ------------------------------------------------------------------------------------
+ * In `a * b + c` on large tensors the product is a temporary that only the interpreter's value
+ * stack holds, so the sum can be written into it instead of into a fresh buffer: one allocation
+ * and one stream of memory traffic less (NumPy does the same). A reference count of 1 proves
+ * nothing when the caller is C code that still uses its reference, so the elision also requires
+ * every C frame between the slot and the interpreter loop to belong to Python itself (NumPy's
+ * rule too); anything else (Cython, a C type's slot delegating to a tensor it owns) disables it. */
+#define CT_ELIDE_MIN_BYTES (256 * 1024) /* below this the check costs more than it saves */
+
+#ifdef CT_HAVE_BACKTRACE
+static bool called_from_interpreter(void)
+{
+    static int state = 0; /* 0 unknown, 1 usable, -1 unusable */
+    static void *python_base, *eval_loop, *own_base;
+    Dl_info info;
+    if (state == 0) {
+        void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+        state = -1;
+        if (eval != NULL && dladdr(eval, &info) && info.dli_saddr == eval) {
+            python_base = info.dli_fbase;
+            eval_loop = eval;
+            if (dladdr((void *)called_from_interpreter, &info)) {
+                own_base = info.dli_fbase;
+                state = 1;
+            }
+        }
+    }
+    if (state < 0) {
+        return false;
+    }
+    void *frames[32];
+    int n = backtrace(frames, 32), i = 0;
+    while (i < n && dladdr(frames[i], &info) && info.dli_fbase == own_base) {
+        i++; /* our own frames */
+    }
+    for (; i < n; i++) {
+        if (!dladdr(frames[i], &info) || info.dli_fbase != python_base) {
+            return false;
+        }
+        if (info.dli_saddr == eval_loop) {
+            return true;
+        }
+    }
+    return false;
+}
+#else
+static bool called_from_interpreter(void) { return false; }
+#endif
+
+/* obj may receive the result of a binary op in place: a plain CPU tensor of the result's dtype
+ * and shape whose storage nothing else sees, held only by the interpreter's stack. */
+static bool elidable(PyObject *obj, const CtEwArg *in)
+{
+    if (Py_REFCNT(obj) != 1 || !Py_IS_TYPE(obj, CtTensor_Type)) {
+        return false;
+    }
+    CtTensorObject *t = CT_TENSOR(obj);
+    if (t->requires_grad || t->grad_fn != NULL || t->hooks != NULL || t->weakreflist != NULL ||
+        Py_REFCNT(t->storage) != 1 || t->storage->owner != NULL || ct_device_of(t).type != CT_DEV_CPU ||
+        (int64_t)ct_itemsize(t) * ct_numel(t) < CT_ELIDE_MIN_BYTES || !ct_is_contiguous(t)) {
+        return false;
+    }
+    const CtTensorObject *other = in[0].t == t ? in[1].t : in[0].t;
+    if (other != NULL && other != t && other->ndim > t->ndim) {
+        return false;
+    }
+    for (int k = 0; other != NULL && other != t && k < other->ndim; k++) {
+        int64_t size = other->sizes[other->ndim - 1 - k];
+        if (size != 1 && size != t->sizes[t->ndim - 1 - k]) {
+            return false;
+        }
+    }
+    return ct_result_type(2, in) == t->dtype;
+}
+
+/* The temporary to write a + b, a - b, a * b, a / b into, or NULL. */
+static CtTensorObject *elision_target(CtEwOp op, PyObject *x, PyObject *y, const CtEwArg *in)
+{
+    if (op != CT_EW_ADD && op != CT_EW_SUB && op != CT_EW_MUL && op != CT_EW_DIV) {
+        return NULL;
+    }
+    PyObject *target = elidable(x, in) ? x : elidable(y, in) ? y : NULL;
+    if (target == NULL || (op == CT_EW_DIV && !ct_is_floating(CT_TENSOR(target)->dtype)) ||
+        !called_from_interpreter()) {
+        return NULL;
+    }
+    return CT_TENSOR(target);
+}
+
 /* --- type slots -------------------------------------------------------------------------------------------- */
 /* 1: obj is an operand; 0: not one (the slot returns NotImplemented); -1: error. */
 static int slot_operand(PyObject *obj, CtEwArg *out)
@@ -1446,7 +1540,6 @@ static PyObject *slot_binary(CtEwOp op, PyObject *x, PyObject *y, bool inplace)
     if (r == 0) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    CtTensorObject *out = inplace ? CT_TENSOR(x) : NULL;
     if (op == CT_EW_DIV && in[0].t == NULL) {
         /* number / tensor is reciprocal(tensor) * number, as PyTorch's Tensor.__rtruediv__ */
         CtEwArg rec_in[1] = {in[1]};
@@ -1459,6 +1552,7 @@ static PyObject *slot_binary(CtEwOp op, PyObject *x, PyObject *y, bool inplace)
         Py_DECREF(rec);
         return (PyObject *)r;
     }
+    CtTensorObject *out = inplace ? CT_TENSOR(x) : elision_target(op, x, y, in);
     if (op == CT_EW_ADD || op == CT_EW_SUB) {
         return (PyObject *)add_sub_op(op == CT_EW_SUB, in, NULL, out, false);
     }

@@ -1083,6 +1083,36 @@ def test_large_parallel_and_casting_paths(device, rng):
     assert_close(c, (a * 100).astype(np.int32) + 5)
 
 
+def test_temporary_elision_keeps_values(device, rng):
+    """Large temporaries may be reused for the result of the next operator; nothing visible may
+    change: named tensors, list items and views keep their values."""
+    n = 100_000
+    av = rng.standard_normal(n).astype(np.float32)
+    bv = rng.standard_normal(n).astype(np.float32)
+    a, b = ctorch.tensor(av, device=device), ctorch.tensor(bv, device=device)
+    expected = av.astype(np.float64) * bv + av
+    assert_close(a * b + a, expected)
+    assert_close(a + a * b, expected)
+    assert_close(2.0 - a * b, 2.0 - av.astype(np.float64) * bv)
+    assert_close((a * b) / 2.0 + (a - b) * 3, av.astype(np.float64) * bv / 2 + (av.astype(np.float64) - bv) * 3)
+    t = a * b
+    u = t + a  # t is named: it must not become the result
+    assert_close(t, av.astype(np.float64) * bv)
+    assert_close(u, expected)
+    items = [a * 1.0, a]
+    assert_close(sum(items), 2 * av.astype(np.float64))
+    assert_close(items[0], av)
+    v = (a * 1.0).narrow(0, 0, n // 2)  # a view keeps the temporary's storage alive
+    w = v + 1.0
+    assert_close(v, av[: n // 2])
+    assert_close(w, av[: n // 2].astype(np.float64) + 1)
+    i = ctorch.tensor((av * 100).astype(np.int32), device=device)
+    r = i * 2 / 4  # true division of a temporary int tensor: a new float tensor
+    assert r.dtype == ctorch.float32
+    assert_close(r, (av * 100).astype(np.int32) * 2 / 4.0)
+    assert_close(a * b + ctorch.tensor(1.0, dtype=ctorch.float64), expected - av + 1.0)
+
+
 def test_mixed_device_error():
     if not (hasattr(ctorch, "cuda") and ctorch.cuda.is_available()):
         pytest.skip("CUDA not available")
