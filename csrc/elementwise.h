@@ -18,6 +18,8 @@
  *   CT_EW_OUT_BOOL      the result is bool (comparisons, isnan, logical ops)
  *   CT_EW_COND          operand 1 is a bool condition, outside type promotion (where)
  *   CT_EW_INT_DIV       integer kernels detect division by zero (RuntimeError "ZeroDivisionError")
+ *   CT_EW_OPMATH_SCALARS  host scalars go to the acc type unrounded (float16 * 0.3 multiplies by
+ *                       0.3f, not by float16(0.3)), as PyTorch's CPU kernels for mul, div, lerp
  * Params (CtEwCall.params) used by: ADD_ALPHA/SUB_ALPHA (alpha), ADDCMUL/ADDCDIV (value),
  * ROUND_DECIMALS (10^|decimals|, decimals < 0), NAN_TO_NUM (nan, posinf, neginf),
  * SOFTPLUS (beta, threshold). */
@@ -34,6 +36,7 @@
 #define CT_EW_OUT_BOOL 2
 #define CT_EW_COND 4
 #define CT_EW_INT_DIV 8
+#define CT_EW_OPMATH_SCALARS 16
 
 #define CT_EW_OP_LIST(X)                                                   \
     /* unary */                                                            \
@@ -41,6 +44,8 @@
     X(ABS, 1, CT_EW_NUM, 0, "abs_cpu")                                     \
     X(SIGN, 1, CT_EW_ALL, 0, "sign_cpu")                                   \
     X(SQUARE, 1, CT_EW_NUM, 0, "square_cpu")                               \
+    X(CUBE, 1, CT_EW_FLT, 0, "pow")                                        \
+    X(INV_SQUARE, 1, CT_EW_FLT, 0, "pow")                                  \
     X(RELU, 1, CT_EW_NUM, 0, "relu_cpu")                                   \
     X(FLOOR, 1, CT_EW_NUM, 0, "floor_vml_cpu")                             \
     X(CEIL, 1, CT_EW_NUM, 0, "ceil_vml_cpu")                               \
@@ -89,10 +94,10 @@
     /* binary */                                                           \
     X(ADD, 2, CT_EW_ALL, 0, "add_cpu")                                     \
     X(SUB, 2, CT_EW_NUM, 0, "sub_cpu")                                     \
-    X(MUL, 2, CT_EW_ALL, 0, "mul_cpu")                                     \
+    X(MUL, 2, CT_EW_ALL, CT_EW_OPMATH_SCALARS, "mul_cpu")                  \
     X(ADD_ALPHA, 2, CT_EW_ALL, 0, "add_cpu")                               \
     X(SUB_ALPHA, 2, CT_EW_NUM, 0, "sub_cpu")                               \
-    X(DIV, 2, CT_EW_FLT, CT_EW_INT_TO_FLOAT, "div_true_cpu")               \
+    X(DIV, 2, CT_EW_FLT, CT_EW_INT_TO_FLOAT | CT_EW_OPMATH_SCALARS, "div_true_cpu") \
     X(DIV_TRUNC, 2, CT_EW_NUM, CT_EW_INT_DIV, "div_trunc_cpu")             \
     X(DIV_FLOOR, 2, CT_EW_NUM, CT_EW_INT_DIV, "div_floor_cpu")             \
     X(REMAINDER, 2, CT_EW_NUM, CT_EW_INT_DIV, "remainder_cpu")             \
@@ -126,7 +131,7 @@
     /* ternary */                                                          \
     X(WHERE, 3, CT_EW_ALL, CT_EW_COND, "where_cpu")                        \
     X(CLAMP, 3, CT_EW_NUM, 0, "clamp_cpu")                                 \
-    X(LERP, 3, CT_EW_FLT, 0, "lerp_kernel_tensor")                         \
+    X(LERP, 3, CT_EW_FLT, CT_EW_OPMATH_SCALARS, "lerp_kernel_tensor")      \
     X(ADDCMUL, 3, CT_EW_NUM, 0, "addcmul_cpu_out")                         \
     X(ADDCDIV, 3, CT_EW_FLT, 0, "addcdiv_cpu_out")
 
@@ -158,7 +163,10 @@ typedef struct {
  * op's order. The kernel computes in the acc type of `compute` (float for float16/bfloat16).
  * Operand dtypes (it->dtypes) need not be the natural ones (the compute dtype for inputs, the
  * WHERE condition bool; bool or the compute dtype for the output): in-place ops and mixed
- * inputs give any dtype, and the kernel converts on load and store.
+ * inputs give any dtype, and the kernel converts on load and store, through the compute dtype:
+ * an int32 input of a float16 op is rounded to float16 before being widened to float, and a
+ * float16 result written to a float32 out= is rounded to float16 first, as PyTorch does.
+ * Host scalars are already in the acc type (float for float16/bfloat16).
  * host_scalars bit k: operand k is a single value in host memory (all its strides are 0), e.g. a
  * Python number or a 0-d CPU tensor; a GPU kernel reads it on the host before launching. */
 typedef struct {

@@ -195,6 +195,7 @@ typedef struct {
     X(U, ABS, abs, FLT) X(U, ABS, abs, INT)                                                      \
     X(U, SIGN, sign, FLT) X(U, SIGN, sign, INT) X(U, SIGN, sign, BOOL)                           \
     X(U, SQUARE, square, FLT) X(U, SQUARE, square, INT)                                          \
+    X(U, CUBE, cube, FLT) X(U, INV_SQUARE, inv_square, FLT)                                      \
     X(U, RELU, relu, FLT) X(U, RELU, relu, INT)                                                  \
     X(U, FLOOR, floor, FLT) X(U, FLOOR, floor, INT)                                              \
     X(U, CEIL, ceil, FLT) X(U, CEIL, ceil, INT)                                                  \
@@ -274,46 +275,64 @@ static const CtInnerLoop kernel_table[CT_EW_NUM_OPS][CT_NUM_DTYPES] = {CPU_KERNE
 /* --- dtype conversion around the kernels ------------------------------------------------------ */
 #define CAST_CHUNK 256
 
+/* One conversion, in one step or two (through the compute dtype, mid). */
+typedef struct {
+    CtInnerLoop first, second; /* first NULL: none; second NULL: one step */
+    int64_t mid_size;
+} Conversion;
+
 typedef struct {
     CtInnerLoop kernel;
     CpuCtx *inner;
     int nops;
-    CtInnerLoop load[CT_MAX_OPERANDS]; /* inputs: actual -> natural dtype, NULL when equal */
-    CtInnerLoop store;                 /* output: natural -> actual dtype, NULL when equal */
+    Conversion conv[CT_MAX_OPERANDS]; /* inputs: actual -> natural; output: natural -> actual */
     int64_t natural_size[CT_MAX_OPERANDS];
 } CastCtx;
+
+static void convert_run(const Conversion *cv, char *dst, int64_t dst_stride, const char *src, int64_t src_stride,
+                        int64_t n, char *mid)
+{
+    if (cv->second == NULL) {
+        char *d[2] = {dst, (char *)src};
+        int64_t st[2] = {dst_stride, src_stride};
+        cv->first(d, st, n, NULL);
+        return;
+    }
+    char *d1[2] = {mid, (char *)src};
+    int64_t s1[2] = {cv->mid_size, src_stride};
+    cv->first(d1, s1, n, NULL);
+    char *d2[2] = {dst, mid};
+    int64_t s2[2] = {dst_stride, cv->mid_size};
+    cv->second(d2, s2, n, NULL);
+}
 
 static void casting_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
 {
     const CastCtx *c = (const CastCtx *)vctx;
     _Alignas(64) char buf[CT_MAX_OPERANDS][CAST_CHUNK * sizeof(double)];
+    _Alignas(64) char mid[CAST_CHUNK * sizeof(double)];
     char *ptr[CT_MAX_OPERANDS];
     int64_t st[CT_MAX_OPERANDS];
     for (int64_t off = 0; off < n; off += CAST_CHUNK) {
         int64_t m = n - off < CAST_CHUNK ? n - off : CAST_CHUNK;
         for (int k = 0; k < c->nops; k++) {
             char *src = data[k] + off * strides[k];
-            if (k == 0 && c->store != NULL) {
-                ptr[0] = buf[0];
-                st[0] = c->natural_size[0];
-            } else if (k > 0 && c->load[k] != NULL) {
-                /* a broadcast operand is converted once */
-                int64_t count = strides[k] == 0 ? 1 : m;
-                char *cd[2] = {buf[k], src};
-                int64_t cs[2] = {c->natural_size[k], strides[k]};
-                c->load[k](cd, cs, count, NULL);
-                ptr[k] = buf[k];
-                st[k] = strides[k] == 0 ? 0 : c->natural_size[k];
-            } else {
+            if (c->conv[k].first == NULL) {
                 ptr[k] = src;
                 st[k] = strides[k];
+            } else if (k == 0) { /* the output: computed into buf[0], converted below */
+                ptr[0] = buf[0];
+                st[0] = c->natural_size[0];
+            } else { /* a broadcast operand is converted once */
+                bool single = strides[k] == 0;
+                convert_run(&c->conv[k], buf[k], c->natural_size[k], src, strides[k], single ? 1 : m, mid);
+                ptr[k] = buf[k];
+                st[k] = single ? 0 : c->natural_size[k];
             }
         }
         c->kernel(ptr, st, m, c->inner);
-        if (c->store != NULL) {
-            char *cd[2] = {data[0] + off * strides[0], buf[0]};
-            int64_t cs[2] = {strides[0], c->natural_size[0]};
-            c->store(cd, cs, m, NULL);
+        if (c->conv[0].first != NULL) {
+            convert_run(&c->conv[0], data[0] + off * strides[0], strides[0], buf[0], c->natural_size[0], m, mid);
         }
     }
 }
@@ -322,6 +341,23 @@ static void casting_loop(char **data, const int64_t *strides, int64_t n, void *v
 static CtDType kernel_dtype(CtDType compute)
 {
     return (compute == CT_F16 || compute == CT_BF16) ? CT_F32 : compute;
+}
+
+/* from -> to, through `via` when the value must be rounded to it on the way. */
+static Conversion conversion(CtDType to, CtDType from, CtDType via)
+{
+    Conversion cv = {NULL, NULL, 0};
+    if (to == from) {
+        return cv;
+    }
+    if (via == to || via == from) {
+        cv.first = ct_cpu_cast_loop(to, from);
+        return cv;
+    }
+    cv.first = ct_cpu_cast_loop(via, from);
+    cv.second = ct_cpu_cast_loop(to, via);
+    cv.mid_size = (int64_t)ct_dtype_info[via].itemsize;
+    return cv;
 }
 
 static int cpu_run(const CtIter *it, const CtEwCall *call)
@@ -359,14 +395,12 @@ static int cpu_run(const CtIter *it, const CtEwCall *call)
         cc.inner = &ctx;
         cc.nops = it->nops;
         for (int k = 0; k < it->nops; k++) {
+            /* values pass through the compute dtype (float16 data rounds to float16) unless they
+             * are bool (conditions, comparison results) or host scalars (already converted) */
+            bool through = natural[k] == kd && !(call->host_scalars & (1u << k));
+            CtDType via = through ? call->compute : natural[k];
             cc.natural_size[k] = (int64_t)ct_dtype_info[natural[k]].itemsize;
-            if (it->dtypes[k] != natural[k]) {
-                if (k == 0) {
-                    cc.store = ct_cpu_cast_loop(it->dtypes[0], natural[0]);
-                } else {
-                    cc.load[k] = ct_cpu_cast_loop(natural[k], it->dtypes[k]);
-                }
-            }
+            cc.conv[k] = k == 0 ? conversion(it->dtypes[0], natural[0], via) : conversion(natural[k], it->dtypes[k], via);
         }
         ct_iter_cpu_run(it, casting_loop, &cc);
     }

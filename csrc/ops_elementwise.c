@@ -17,6 +17,11 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <dlfcn.h>
+#include <execinfo.h>
+#define CT_HAVE_BACKTRACE 1
+#endif
 
 const CtEwOpInfo ct_ew_op_info[CT_EW_NUM_OPS] = {
 #define CT_EW_INFO(NAME, arity, domain, flags, kname) {#NAME, arity, domain, flags, kname},
@@ -258,12 +263,6 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
             compute = ct_default_float_dtype;
         }
     }
-    int cls = compute == CT_BOOL ? CT_EW_DOM_BOOL : ct_is_floating(compute) ? CT_EW_DOM_FLOAT : CT_EW_DOM_INT;
-    if (!(info->domain & cls)) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", info->kernel_name,
-                     ct_scalar_type_name(compute));
-        return NULL;
-    }
     CtDType result = (info->flags & CT_EW_OUT_BOOL) ? CT_BOOL : compute;
 
     /* shape */
@@ -280,22 +279,30 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
         }
     }
 
-    /* output */
+    /* output checks (PyTorch's order: shape, cast, then whether a kernel exists) */
+    bool wrong_shape = out != NULL && (out->ndim != ndim || memcmp(out->sizes, shape, sizeof(int64_t) * ndim) != 0);
+    for (int k = 0; wrong_shape && resize_out && k < n; k++) {
+        resize_out = in[k].t != out; /* an out= that is also an input is not resized */
+    }
+    if (wrong_shape && !resize_out) {
+        char a[256], b[256];
+        ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);
+        ct_format_sizes(b, sizeof(b), ndim, shape);
+        PyErr_Format(PyExc_RuntimeError, "output with shape %s doesn't match the broadcast shape %s", a, b);
+        return NULL;
+    }
+    if (out != NULL && check_cast(result, out) < 0) {
+        return NULL;
+    }
+    int cls = compute == CT_BOOL ? CT_EW_DOM_BOOL : ct_is_floating(compute) ? CT_EW_DOM_FLOAT : CT_EW_DOM_INT;
+    if (!(info->domain & cls)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", info->kernel_name,
+                     ct_scalar_type_name(compute));
+        return NULL;
+    }
     CtTensorObject *res;
     if (out != NULL) {
-        if (out->ndim != ndim || memcmp(out->sizes, shape, sizeof(int64_t) * ndim) != 0) {
-            if (!resize_out) {
-                char a[256], b[256];
-                ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);
-                ct_format_sizes(b, sizeof(b), ndim, shape);
-                PyErr_Format(PyExc_RuntimeError, "output with shape %s doesn't match the broadcast shape %s", a, b);
-                return NULL;
-            }
-            if (resize_output(out, ndim, shape) < 0) {
-                return NULL;
-            }
-        }
-        if (check_cast(result, out) < 0 || check_overlap(out, n, in) < 0) {
+        if ((wrong_shape && resize_output(out, ndim, shape) < 0) || check_overlap(out, n, in) < 0) {
             return NULL;
         }
         res = (CtTensorObject *)Py_NewRef(out);
@@ -325,6 +332,9 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
         if (has_cond && k == 0) {
             host_dtypes[k] = CT_BOOL;
             convert_one(host_values[k], CT_BOOL, src, src_dtype);
+        } else if (info->flags & CT_EW_OPMATH_SCALARS) {
+            host_dtypes[k] = acc_dtype(compute);
+            convert_one(host_values[k], host_dtypes[k], src, src_dtype);
         } else {
             /* round to the compute dtype first (a float16 op sees float16 values) */
             _Alignas(8) char tmp[8];
@@ -448,21 +458,47 @@ static CtTensorObject *unary_op(CtEwOp op, const CtEwArg *in, CtTensorObject *ou
 
 static bool scalar_equals(const CtScalar *s, double v) { return ct_scalar_to_double(s) == v; }
 
+/* tensor ** number, with PyTorch's special cases: they decide the value at -0.0 and infinities
+ * (x ** 0.5 is sqrt(x), so (-0.0) ** 0.5 is -0.0) and the rounding (x ** 3 is x * x * x). */
+static CtTensorObject *pow_scalar_op(const CtEwArg *in, CtTensorObject *out, bool resize, int compute)
+{
+    const CtScalar *e = &in[1].s;
+    CtDType r = compute >= 0 ? (CtDType)compute : ct_result_type(2, in);
+    if (e->kind != CT_KIND_FLOAT && ct_scalar_to_int(e) < 0 && !ct_is_floating(r)) {
+        PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
+        return NULL;
+    }
+    double ev = ct_scalar_to_double(e);
+    if (r == CT_BOOL) {
+        /* bool ** True is a copy, bool ** False is all True: b | False, b | True */
+        CtEwArg or_in[2] = {in[0], {NULL, {CT_KIND_BOOL, {.b = ev == 0.0}}}};
+        return run_op(CT_EW_BITWISE_OR, or_in, out, NULL, -1, resize);
+    }
+    CtEwArg base[1] = {in[0]};
+    if (ct_is_floating(r)) {
+        static const struct {
+            double exponent;
+            CtEwOp op;
+        } special[] = {{0.5, CT_EW_SQRT},   {-0.5, CT_EW_RSQRT}, {-1.0, CT_EW_RECIPROCAL},
+                       {2.0, CT_EW_SQUARE}, {3.0, CT_EW_CUBE},   {-2.0, CT_EW_INV_SQUARE}};
+        for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
+            if (ev == special[i].exponent && (r != CT_F16 || fabs(ev) != 0.5)) {
+                return run_op(special[i].op, base, out, NULL, r, resize);
+            }
+        }
+    } else if (ev == 2.0) {
+        return run_op(CT_EW_SQUARE, base, out, NULL, r, resize);
+    }
+    return run_op(CT_EW_POW, in, out, NULL, compute, resize);
+}
+
 static CtTensorObject *binary_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out, bool resize)
 {
     if ((op == CT_EW_SUB || op == CT_EW_SUB_ALPHA) && check_sub(in) < 0) {
         return NULL;
     }
-    if (op == CT_EW_POW && in[1].t == NULL) {
-        CtDType r = ct_result_type(2, in);
-        if (in[1].s.kind == CT_KIND_INT && in[1].s.v.i < 0 && !ct_is_floating(r)) {
-            PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
-            return NULL;
-        }
-        if (in[0].t != NULL && in[1].s.kind != CT_KIND_BOOL && scalar_equals(&in[1].s, 2.0) && r != CT_BOOL) {
-            /* x ** 2 is x * x, exactly as PyTorch's fast path */
-            return run_op(CT_EW_SQUARE, in, out, NULL, r, resize);
-        }
+    if (op == CT_EW_POW && in[1].t == NULL && in[0].t != NULL) {
+        return pow_scalar_op(in, out, resize, -1);
     }
     return run_op(op, in, out, NULL, -1, resize);
 }
@@ -490,6 +526,11 @@ static CtTensorObject *add_sub_op(bool is_sub, const CtEwArg *in, const CtScalar
             memset(&p, 0, sizeof(p));
             p.f[0] = ct_scalar_to_double(alpha);
             p.i[0] = ct_scalar_to_int(alpha);
+            if (r == CT_F16 || r == CT_BF16) { /* PyTorch rounds alpha to the tensor's dtype */
+                _Alignas(8) char tmp[8];
+                convert_one(tmp, r, &p.f[0], CT_F64);
+                convert_one(&p.f[0], CT_F64, tmp, r);
+            }
             return run_op(is_sub ? CT_EW_SUB_ALPHA : CT_EW_ADD_ALPHA, in, out, &p, -1, resize);
         }
     }
@@ -1045,6 +1086,9 @@ static PyObject *float_power_entry(const char *name, PyObject *self, PyObject *c
                      ct_scalar_type_name(out->dtype));
         return NULL;
     }
+    if (in[1].t == NULL) {
+        return (PyObject *)pow_scalar_op(in, out, resize, CT_F64);
+    }
     return (PyObject *)run_op(CT_EW_POW, in, out, NULL, CT_F64, resize);
 }
 
@@ -1379,6 +1423,95 @@ static PyObject *fn_can_cast(PyObject *m, PyObject *const *args, Py_ssize_t narg
     return PyBool_FromLong(ct_can_cast(from, to));
 }
 
+/* --- temporary elision ------------------------------------------------------------------------------------
+ * In `a * b + c` on large tensors the product is a temporary that only the interpreter's value
+ * stack holds, so the sum can be written into it instead of into a fresh buffer: one allocation
+ * and one stream of memory traffic less (NumPy does the same). A reference count of 1 proves
+ * nothing when the caller is C code that still uses its reference, so the elision also requires
+ * every C frame between the slot and the interpreter loop to belong to Python itself (NumPy's
+ * rule too); anything else (Cython, a C type's slot delegating to a tensor it owns) disables it. */
+#define CT_ELIDE_MIN_BYTES (256 * 1024) /* below this the check costs more than it saves */
+
+#ifdef CT_HAVE_BACKTRACE
+static bool called_from_interpreter(void)
+{
+    static int state = 0; /* 0 unknown, 1 usable, -1 unusable */
+    static void *python_base, *eval_loop, *own_base;
+    Dl_info info;
+    if (state == 0) {
+        void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+        state = -1;
+        if (eval != NULL && dladdr(eval, &info) && info.dli_saddr == eval) {
+            python_base = info.dli_fbase;
+            eval_loop = eval;
+            if (dladdr((void *)called_from_interpreter, &info)) {
+                own_base = info.dli_fbase;
+                state = 1;
+            }
+        }
+    }
+    if (state < 0) {
+        return false;
+    }
+    void *frames[32];
+    int n = backtrace(frames, 32), i = 0;
+    while (i < n && dladdr(frames[i], &info) && info.dli_fbase == own_base) {
+        i++; /* our own frames */
+    }
+    for (; i < n; i++) {
+        if (!dladdr(frames[i], &info) || info.dli_fbase != python_base) {
+            return false;
+        }
+        if (info.dli_saddr == eval_loop) {
+            return true;
+        }
+    }
+    return false;
+}
+#else
+static bool called_from_interpreter(void) { return false; }
+#endif
+
+/* obj may receive the result of a binary op in place: a plain CPU tensor of the result's dtype
+ * and shape whose storage nothing else sees, held only by the interpreter's stack. */
+static bool elidable(PyObject *obj, const CtEwArg *in)
+{
+    if (Py_REFCNT(obj) != 1 || !Py_IS_TYPE(obj, CtTensor_Type)) {
+        return false;
+    }
+    CtTensorObject *t = CT_TENSOR(obj);
+    if (t->requires_grad || t->grad_fn != NULL || t->hooks != NULL || t->weakreflist != NULL ||
+        Py_REFCNT(t->storage) != 1 || t->storage->owner != NULL || ct_device_of(t).type != CT_DEV_CPU ||
+        (int64_t)ct_itemsize(t) * ct_numel(t) < CT_ELIDE_MIN_BYTES || !ct_is_contiguous(t)) {
+        return false;
+    }
+    const CtTensorObject *other = in[0].t == t ? in[1].t : in[0].t;
+    if (other != NULL && other != t && other->ndim > t->ndim) {
+        return false;
+    }
+    for (int k = 0; other != NULL && other != t && k < other->ndim; k++) {
+        int64_t size = other->sizes[other->ndim - 1 - k];
+        if (size != 1 && size != t->sizes[t->ndim - 1 - k]) {
+            return false;
+        }
+    }
+    return ct_result_type(2, in) == t->dtype;
+}
+
+/* The temporary to write a + b, a - b, a * b, a / b into, or NULL. */
+static CtTensorObject *elision_target(CtEwOp op, PyObject *x, PyObject *y, const CtEwArg *in)
+{
+    if (op != CT_EW_ADD && op != CT_EW_SUB && op != CT_EW_MUL && op != CT_EW_DIV) {
+        return NULL;
+    }
+    PyObject *target = elidable(x, in) ? x : elidable(y, in) ? y : NULL;
+    if (target == NULL || (op == CT_EW_DIV && !ct_is_floating(CT_TENSOR(target)->dtype)) ||
+        !called_from_interpreter()) {
+        return NULL;
+    }
+    return CT_TENSOR(target);
+}
+
 /* --- type slots -------------------------------------------------------------------------------------------- */
 /* 1: obj is an operand; 0: not one (the slot returns NotImplemented); -1: error. */
 static int slot_operand(PyObject *obj, CtEwArg *out)
@@ -1407,7 +1540,19 @@ static PyObject *slot_binary(CtEwOp op, PyObject *x, PyObject *y, bool inplace)
     if (r == 0) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    CtTensorObject *out = inplace ? CT_TENSOR(x) : NULL;
+    if (op == CT_EW_DIV && in[0].t == NULL) {
+        /* number / tensor is reciprocal(tensor) * number, as PyTorch's Tensor.__rtruediv__ */
+        CtEwArg rec_in[1] = {in[1]};
+        CtTensorObject *rec = unary_op(CT_EW_RECIPROCAL, rec_in, NULL, false);
+        if (rec == NULL) {
+            return NULL;
+        }
+        CtEwArg mul_in[2] = {{rec}, in[0]};
+        CtTensorObject *r = binary_op(CT_EW_MUL, mul_in, NULL, false);
+        Py_DECREF(rec);
+        return (PyObject *)r;
+    }
+    CtTensorObject *out = inplace ? CT_TENSOR(x) : elision_target(op, x, y, in);
     if (op == CT_EW_ADD || op == CT_EW_SUB) {
         return (PyObject *)add_sub_op(op == CT_EW_SUB, in, NULL, out, false);
     }

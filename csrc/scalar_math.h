@@ -124,6 +124,8 @@
     CT_HOST_DEVICE T ct_sm_abs_##T(T a) { return CT_MF(T, fabs)(a); }                                      \
     CT_HOST_DEVICE T ct_sm_sign_##T(T a) { return (T)((a > 0) - (a < 0)); }                                \
     CT_HOST_DEVICE T ct_sm_square_##T(T a) { return a * a; }                                               \
+    CT_HOST_DEVICE T ct_sm_cube_##T(T a) { return a * a * a; }                                             \
+    CT_HOST_DEVICE T ct_sm_inv_square_##T(T a) { return (T)1 / (a * a); }                                  \
     CT_HOST_DEVICE T ct_sm_relu_##T(T a) { return a < 0 ? (T)0 : a; }                                      \
     CT_HOST_DEVICE T ct_sm_floor_##T(T a) { return CT_MF(T, floor)(a); }                                   \
     CT_HOST_DEVICE T ct_sm_ceil_##T(T a) { return CT_MF(T, ceil)(a); }                                     \
@@ -161,8 +163,9 @@
     CT_HOST_DEVICE T ct_sm_erfc_##T(T a) { return CT_MF(T, erfc)(a); }                                     \
     CT_HOST_DEVICE T ct_sm_sigmoid_##T(T a) { return (T)1 / ((T)1 + CT_MF(T, exp)(-a)); }                  \
     CT_HOST_DEVICE T ct_sm_silu_##T(T a) { return a / ((T)1 + CT_MF(T, exp)(-a)); }                        \
-    /* gelu: x * Phi(x) exactly, or the tanh approximation */                                              \
-    CT_HOST_DEVICE T ct_sm_gelu_##T(T a) { return a * (T)0.5 * ((T)1 + CT_MF(T, erf)(a * (T)0.70710678118654752440)); } \
+    /* gelu: x * Phi(x), through erfc so that the negative tail keeps its precision; or the tanh     \
+     * approximation */                                                                                     \
+    CT_HOST_DEVICE T ct_sm_gelu_##T(T a) { return (T)0.5 * a * CT_MF(T, erfc)(a * -(T)0.70710678118654752440); } \
     CT_HOST_DEVICE T ct_sm_gelu_tanh_##T(T a)                                                             \
     {                                                                                                       \
         T inner = (T)0.79788456080286535588 * (a + (T)0.044715 * a * a * a);                                \
@@ -189,68 +192,73 @@ CT_SM_FLOAT_FUNCS(double)
 /* ------------------------------------------------------------------------------------------
  * integers: T the type, U the unsigned type its arithmetic wraps in (at least unsigned int, so
  * that the usual promotions never make it signed), BITS its width, S 1 when T is signed. */
-#define CT_SM_INT_FUNCS(T, U, BITS, S)                                                                      \
+/* x < 0, written so that unsigned types do not compare with zero (S: T is signed) */
+#define CT_SM_LT0(S, x) CT_SM_LT0_##S(x)
+#define CT_SM_LT0_1(x) ((x) < 0)
+#define CT_SM_LT0_0(x) false
+
+#define CT_SM_INT_FUNCS(T, U, BITS, S)                                                                     \
     CT_HOST_DEVICE T ct_sm_add_##T(T a, T b) { return (T)((U)a + (U)b); }                                  \
     CT_HOST_DEVICE T ct_sm_sub_##T(T a, T b) { return (T)((U)a - (U)b); }                                  \
     CT_HOST_DEVICE T ct_sm_mul_##T(T a, T b) { return (T)((U)a * (U)b); }                                  \
     CT_HOST_DEVICE T ct_sm_add_alpha_##T(T a, T b, T alpha) { return (T)((U)a + (U)alpha * (U)b); }        \
     CT_HOST_DEVICE T ct_sm_sub_alpha_##T(T a, T b, T alpha) { return (T)((U)a - (U)alpha * (U)b); }        \
     /* b == 0 gives 0 (the caller reports it); b == -1 is negation, which wraps for the minimum */         \
-    CT_HOST_DEVICE T ct_sm_div_trunc_##T(T a, T b)                                                        \
-    {                                                                                                       \
-        return b == 0 ? (T)0 : (S && b == (T)-1) ? (T)((U)0 - (U)a) : (T)(a / b);                                \
-    }                                                                                                       \
-    CT_HOST_DEVICE T ct_sm_div_floor_##T(T a, T b)                                                        \
-    {                                                                                                       \
-        if (b == 0) {                                                                                       \
-            return 0;                                                                                       \
-        }                                                                                                   \
-        if (S && b == (T)-1) {                                                                              \
-            return (T)((U)0 - (U)a);                                                                        \
-        }                                                                                                   \
-        T q = (T)(a / b), r = (T)(a % b);                                                                   \
-        if (r != 0 && ((r < 0) != (b < 0))) {                                                               \
-            q--;                                                                                            \
-        }                                                                                                   \
-        return q;                                                                                           \
-    }                                                                                                       \
-    CT_HOST_DEVICE T ct_sm_remainder_##T(T a, T b)                                                        \
-    {                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_div_trunc_##T(T a, T b)                                                         \
+    {                                                                                                      \
+        return b == 0 ? (T)0 : (S && b == (T)-1) ? (T)((U)0 - (U)a) : (T)(a / b);                          \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_div_floor_##T(T a, T b)                                                         \
+    {                                                                                                      \
+        if (b == 0) {                                                                                      \
+            return 0;                                                                                      \
+        }                                                                                                  \
+        if (S && b == (T)-1) {                                                                             \
+            return (T)((U)0 - (U)a);                                                                       \
+        }                                                                                                  \
+        T q = (T)(a / b), r = (T)(a % b);                                                                  \
+        if (r != 0 && (CT_SM_LT0(S, r) != CT_SM_LT0(S, b))) {                                              \
+            q--;                                                                                           \
+        }                                                                                                  \
+        return q;                                                                                          \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_remainder_##T(T a, T b)                                                         \
+    {                                                                                                      \
         if (b == 0 || (S && b == (T)-1)) {                                                                 \
-            return 0;                                                                                       \
-        }                                                                                                   \
-        T r = (T)(a % b);                                                                                   \
-        if (r != 0 && ((r < 0) != (b < 0))) {                                                               \
-            r = (T)(r + b);                                                                                 \
-        }                                                                                                   \
-        return r;                                                                                           \
-    }                                                                                                       \
-    CT_HOST_DEVICE T ct_sm_fmod_##T(T a, T b) { return (b == 0 || (S && b == (T)-1)) ? (T)0 : (T)(a % b); }  \
-    CT_HOST_DEVICE T ct_sm_pow_##T(T a, T b)                                                              \
-    {                                                                                                       \
-        if (b < 0) {                                                                                        \
-            return a == 1 ? (T)1 : (S && a == (T)-1) ? (T)((b & 1) ? -1 : 1) : (T)0;                             \
-        }                                                                                                   \
-        U result = 1, base = (U)a;                                                                          \
-        while (b != 0) {                                                                                    \
-            if (b & 1) {                                                                                    \
-                result *= base;                                                                             \
-            }                                                                                               \
-            b = (T)(b >> 1);                                                                                \
-            base *= base;                                                                                   \
-        }                                                                                                   \
-        return (T)result;                                                                                   \
-    }                                                                                                       \
-    CT_HOST_DEVICE T ct_sm_maximum_##T(T a, T b) { return a > b ? a : b; }                                \
-    CT_HOST_DEVICE T ct_sm_minimum_##T(T a, T b) { return a < b ? a : b; }                                \
-    CT_HOST_DEVICE T ct_sm_fmax_##T(T a, T b) { return a > b ? a : b; }                                   \
-    CT_HOST_DEVICE T ct_sm_fmin_##T(T a, T b) { return a < b ? a : b; }                                   \
-    CT_HOST_DEVICE T ct_sm_clamp_min_##T(T a, T lo) { return a > lo ? a : lo; }                           \
-    CT_HOST_DEVICE T ct_sm_clamp_max_##T(T a, T hi) { return a < hi ? a : hi; }                           \
-    CT_HOST_DEVICE T ct_sm_clamp_##T(T a, T lo, T hi)                                                     \
-    {                                                                                                       \
-        return ct_sm_clamp_max_##T(ct_sm_clamp_min_##T(a, lo), hi);                                         \
-    }                                                                                                       \
+            return 0;                                                                                      \
+        }                                                                                                  \
+        T r = (T)(a % b);                                                                                  \
+        if (r != 0 && (CT_SM_LT0(S, r) != CT_SM_LT0(S, b))) {                                              \
+            r = (T)(r + b);                                                                                \
+        }                                                                                                  \
+        return r;                                                                                          \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_fmod_##T(T a, T b) { return (b == 0 || (S && b == (T)-1)) ? (T)0 : (T)(a % b); } \
+    CT_HOST_DEVICE T ct_sm_pow_##T(T a, T b)                                                               \
+    {                                                                                                      \
+        if (CT_SM_LT0(S, b)) {                                                                             \
+            return a == 1 ? (T)1 : (S && a == (T)-1) ? (T)((b & 1) ? -1 : 1) : (T)0;                       \
+        }                                                                                                  \
+        U result = 1, base = (U)a;                                                                         \
+        while (b != 0) {                                                                                   \
+            if (b & 1) {                                                                                   \
+                result *= base;                                                                            \
+            }                                                                                              \
+            b = (T)(b >> 1);                                                                               \
+            base *= base;                                                                                  \
+        }                                                                                                  \
+        return (T)result;                                                                                  \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_maximum_##T(T a, T b) { return a > b ? a : b; }                                 \
+    CT_HOST_DEVICE T ct_sm_minimum_##T(T a, T b) { return a < b ? a : b; }                                 \
+    CT_HOST_DEVICE T ct_sm_fmax_##T(T a, T b) { return a > b ? a : b; }                                    \
+    CT_HOST_DEVICE T ct_sm_fmin_##T(T a, T b) { return a < b ? a : b; }                                    \
+    CT_HOST_DEVICE T ct_sm_clamp_min_##T(T a, T lo) { return a > lo ? a : lo; }                            \
+    CT_HOST_DEVICE T ct_sm_clamp_max_##T(T a, T hi) { return a < hi ? a : hi; }                            \
+    CT_HOST_DEVICE T ct_sm_clamp_##T(T a, T lo, T hi)                                                      \
+    {                                                                                                      \
+        return ct_sm_clamp_max_##T(ct_sm_clamp_min_##T(a, lo), hi);                                        \
+    }                                                                                                      \
     CT_HOST_DEVICE bool ct_sm_eq_##T(T a, T b) { return a == b; }                                          \
     CT_HOST_DEVICE bool ct_sm_ne_##T(T a, T b) { return a != b; }                                          \
     CT_HOST_DEVICE bool ct_sm_lt_##T(T a, T b) { return a < b; }                                           \
@@ -259,30 +267,30 @@ CT_SM_FLOAT_FUNCS(double)
     CT_HOST_DEVICE bool ct_sm_ge_##T(T a, T b) { return a >= b; }                                          \
     CT_HOST_DEVICE bool ct_sm_logical_and_##T(T a, T b) { return a != 0 && b != 0; }                       \
     CT_HOST_DEVICE bool ct_sm_logical_or_##T(T a, T b) { return a != 0 || b != 0; }                        \
-    CT_HOST_DEVICE bool ct_sm_logical_xor_##T(T a, T b) { return (a != 0) != (b != 0); }                  \
+    CT_HOST_DEVICE bool ct_sm_logical_xor_##T(T a, T b) { return (a != 0) != (b != 0); }                   \
     CT_HOST_DEVICE bool ct_sm_logical_not_##T(T a) { return a == 0; }                                      \
     CT_HOST_DEVICE T ct_sm_bitwise_and_##T(T a, T b) { return (T)(a & b); }                                \
     CT_HOST_DEVICE T ct_sm_bitwise_or_##T(T a, T b) { return (T)(a | b); }                                 \
     CT_HOST_DEVICE T ct_sm_bitwise_xor_##T(T a, T b) { return (T)(a ^ b); }                                \
     CT_HOST_DEVICE T ct_sm_bitwise_not_##T(T a) { return (T)~a; }                                          \
-    CT_HOST_DEVICE T ct_sm_lshift_##T(T a, T b)                                                           \
-    {                                                                                                       \
-        return (b < 0 || b >= BITS) ? (T)0 : (T)((U)a << b);                                                \
-    }                                                                                                       \
-    CT_HOST_DEVICE T ct_sm_rshift_##T(T a, T b)                                                           \
-    {                                                                                                       \
-        return (b < 0 || b >= BITS) ? (T)(a < 0 ? -1 : 0) : (T)(a >> b);                                    \
-    }                                                                                                       \
-    CT_HOST_DEVICE T ct_sm_where_##T(bool c, T a, T b) { return c ? a : b; }                              \
-    CT_HOST_DEVICE T ct_sm_addcmul_##T(T s, T t1, T t2, T value)                                          \
-    {                                                                                                       \
-        return (T)((U)s + (U)value * (U)t1 * (U)t2);                                                        \
-    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_lshift_##T(T a, T b)                                                            \
+    {                                                                                                      \
+        return (CT_SM_LT0(S, b) || b >= BITS) ? (T)0 : (T)((U)a << b);                                     \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_rshift_##T(T a, T b)                                                            \
+    {                                                                                                      \
+        return (CT_SM_LT0(S, b) || b >= BITS) ? (T)(CT_SM_LT0(S, a) ? -1 : 0) : (T)(a >> b);               \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_where_##T(bool c, T a, T b) { return c ? a : b; }                               \
+    CT_HOST_DEVICE T ct_sm_addcmul_##T(T s, T t1, T t2, T value)                                           \
+    {                                                                                                      \
+        return (T)((U)s + (U)value * (U)t1 * (U)t2);                                                       \
+    }                                                                                                      \
     CT_HOST_DEVICE T ct_sm_neg_##T(T a) { return (T)((U)0 - (U)a); }                                       \
-    CT_HOST_DEVICE T ct_sm_abs_##T(T a) { return a < 0 ? (T)((U)0 - (U)a) : a; }                           \
-    CT_HOST_DEVICE T ct_sm_sign_##T(T a) { return (T)((a > 0) - (a < 0)); }                                \
+    CT_HOST_DEVICE T ct_sm_abs_##T(T a) { return CT_SM_LT0(S, a) ? (T)((U)0 - (U)a) : a; }                 \
+    CT_HOST_DEVICE T ct_sm_sign_##T(T a) { return (T)((a > 0) - CT_SM_LT0(S, a)); }                        \
     CT_HOST_DEVICE T ct_sm_square_##T(T a) { return (T)((U)a * (U)a); }                                    \
-    CT_HOST_DEVICE T ct_sm_relu_##T(T a) { return a < 0 ? (T)0 : a; }                                      \
+    CT_HOST_DEVICE T ct_sm_relu_##T(T a) { return CT_SM_LT0(S, a) ? (T)0 : a; }                            \
     CT_HOST_DEVICE T ct_sm_floor_##T(T a) { return a; }                                                    \
     CT_HOST_DEVICE T ct_sm_ceil_##T(T a) { return a; }                                                     \
     CT_HOST_DEVICE T ct_sm_round_##T(T a) { return a; }                                                    \
@@ -292,7 +300,7 @@ CT_SM_FLOAT_FUNCS(double)
     CT_HOST_DEVICE bool ct_sm_isfinite_##T(T a) { return true; }                                           \
     CT_HOST_DEVICE bool ct_sm_isposinf_##T(T a) { return false; }                                          \
     CT_HOST_DEVICE bool ct_sm_isneginf_##T(T a) { return false; }                                          \
-    CT_HOST_DEVICE bool ct_sm_signbit_##T(T a) { return a < 0; }
+    CT_HOST_DEVICE bool ct_sm_signbit_##T(T a) { return CT_SM_LT0(S, a); }
 
 CT_SM_INT_FUNCS(uint8_t, unsigned int, 8, 0)
 CT_SM_INT_FUNCS(int8_t, unsigned int, 8, 1)

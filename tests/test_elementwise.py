@@ -352,6 +352,9 @@ def test_binary(device, op, dtype, layout, rng):
         b = make(gen_b(op, rng, dtype, sb), dtype, device, lb)
         b_np = held(b)
     fn = getattr(ctorch, op.name)
+    if op.name == "pow" and dtype == "bool" and layout == "scalar":
+        assert_close(fn(a, True), held(a))  # bool ** True is a copy, as in PyTorch
+        return
     if not supported(op.domain, dtype):
         exc, msg = op.error or (NotImplementedError, "not implemented for '{}'".format(SCALAR_TYPE[dtype]))
         with pytest.raises(exc, match=msg):
@@ -450,6 +453,12 @@ def test_reflected_operators(device):
     assert +f is f
     assert_close(~ctorch.tensor([0, 5], device=device), np.array([-1, -6]))
     assert_close(~ctorch.tensor([True, False], device=device), np.array([False, True]))
+    # NumPy scalars are Python numbers here, on either side
+    r = np.float32(2) * f
+    assert isinstance(r, ctorch.Tensor) and r.dtype == ctorch.float32
+    assert_close(r, np.array([2.0, -4.0]))
+    assert (f + np.int64(1)).dtype == ctorch.float32
+    assert (a * np.float64(0.5)).dtype == ctorch.float32
 
 
 def test_operator_type_errors(device):
@@ -618,6 +627,45 @@ def test_integer_pow(device):
     with pytest.raises(RuntimeError, match="the base given to float_power_ has dtype Float but the operation's result "
                                            "requires dtype Double"):
         ctorch.tensor([1.0]).float_power_(2)
+
+
+def test_pow_scalar_special_cases(device):
+    # PyTorch computes x ** 0.5 as sqrt(x), x ** -0.5 as rsqrt(x), x ** 3 as x * x * x, ...
+    x = ctorch.tensor([-0.0, -np.inf, 4.0, np.nan], device=device)
+    r = x ** 0.5
+    assert_close(r, np.array([-0.0, np.nan, 2.0, np.nan]))
+    assert np.signbit(to_numpy(r)[0])
+    assert_close(x ** -0.5, np.array([-np.inf, np.nan, 0.5, np.nan]))
+    assert_close(x ** -1, np.array([-np.inf, -0.0, 0.25, np.nan]))
+    assert_close(x ** 3, np.array([-0.0, -np.inf, 64.0, np.nan]))
+    assert_close(x ** -2, np.array([np.inf, 0.0, 1 / 16, np.nan]))
+    assert_close(x ** 0, np.array([1.0, 1.0, 1.0, 1.0]))
+    assert_close(ctorch.float_power(x, -0.5), np.array([-np.inf, np.nan, 0.5, np.nan]))
+    b = ctorch.tensor([True, False], device=device)
+    assert (b ** True).dtype == ctorch.bool
+    assert_close(b ** True, np.array([True, False]))
+    assert_close(b ** False, np.array([True, True]))
+    assert_close(b ** 0, np.array([1, 1]))
+    assert_close(ctorch.tensor([3, -2], device=device) ** 3, np.array([27, -8]))
+
+
+def test_float16_rounding_rules(device):
+    # mixed inputs are rounded to the compute dtype first: int32 2**31-1 is inf in float16
+    i = ctorch.tensor([2 ** 31 - 1, 32767], dtype=ctorch.int32, device=device)
+    h = ctorch.tensor([0.0, -2.5], dtype=ctorch.float16, device=device)
+    assert_close(i * h, np.array([np.nan, -np.inf]))  # 32768 * -2.5 overflows float16
+    assert_close(ctorch.fmod(i, h), np.array([np.nan, 0.5]))
+    # an out= of a wider dtype receives the float16-rounded result
+    out = ctorch.tensor([0.0, 0.0], device=device)
+    ctorch.add(h, ctorch.tensor([1e-4, 1e-4], dtype=ctorch.float16, device=device), out=out)
+    assert to_numpy(out)[0] == np.float32(np.float16(1e-4))
+    # mul and div take a Python number unrounded (float16 * 0.3 is float16(float(x) * 0.3f)), add rounds it
+    v = np.linspace(-3, 3, 101).astype(np.float16)
+    hv = ctorch.tensor(v, device=device)
+    assert np.array_equal(to_numpy(hv * 0.3), (v.astype(np.float32) * np.float32(0.3)).astype(np.float16))
+    assert np.array_equal(to_numpy(hv / 0.3), (v.astype(np.float32) / np.float32(0.3)).astype(np.float16))
+    assert np.array_equal(to_numpy(hv + 0.3),
+                          (v.astype(np.float32) + np.float32(np.float16(0.3))).astype(np.float16))
 
 
 def test_shift_semantics(device):
@@ -992,6 +1040,8 @@ def test_out_argument(device, recwarn):
     assert any("was resized" in str(w.message) for w in recwarn)
     with pytest.raises(TypeError):
         a.exp(out=out)
+    with pytest.raises(RuntimeError, match=r"output with shape \[2\] doesn't match the broadcast shape \[3, 2\]"):
+        ctorch.add(a, ctorch.tensor(np.ones((3, 2), np.float32), device=device), out=a)
 
 
 def test_inplace_on_views_and_versions(device):
@@ -1031,6 +1081,36 @@ def test_large_parallel_and_casting_paths(device, rng):
     c += ctorch.tensor(np.int64(5))
     assert c.dtype == ctorch.int32
     assert_close(c, (a * 100).astype(np.int32) + 5)
+
+
+def test_temporary_elision_keeps_values(device, rng):
+    """Large temporaries may be reused for the result of the next operator; nothing visible may
+    change: named tensors, list items and views keep their values."""
+    n = 100_000
+    av = rng.standard_normal(n).astype(np.float32)
+    bv = rng.standard_normal(n).astype(np.float32)
+    a, b = ctorch.tensor(av, device=device), ctorch.tensor(bv, device=device)
+    expected = av.astype(np.float64) * bv + av
+    assert_close(a * b + a, expected)
+    assert_close(a + a * b, expected)
+    assert_close(2.0 - a * b, 2.0 - av.astype(np.float64) * bv)
+    assert_close((a * b) / 2.0 + (a - b) * 3, av.astype(np.float64) * bv / 2 + (av.astype(np.float64) - bv) * 3)
+    t = a * b
+    u = t + a  # t is named: it must not become the result
+    assert_close(t, av.astype(np.float64) * bv)
+    assert_close(u, expected)
+    items = [a * 1.0, a]
+    assert_close(sum(items), 2 * av.astype(np.float64))
+    assert_close(items[0], av)
+    v = (a * 1.0).narrow(0, 0, n // 2)  # a view keeps the temporary's storage alive
+    w = v + 1.0
+    assert_close(v, av[: n // 2])
+    assert_close(w, av[: n // 2].astype(np.float64) + 1)
+    i = ctorch.tensor((av * 100).astype(np.int32), device=device)
+    r = i * 2 / 4  # true division of a temporary int tensor: a new float tensor
+    assert r.dtype == ctorch.float32
+    assert_close(r, (av * 100).astype(np.int32) * 2 / 4.0)
+    assert_close(a * b + ctorch.tensor(1.0, dtype=ctorch.float64), expected - av + 1.0)
 
 
 def test_mixed_device_error():
