@@ -15,10 +15,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define BLOCK 256          /* elements converted into a stack buffer at a time */
 #define LEAF 4096          /* contiguous elements summed pairwise before the cascade */
-#define TILE 128           /* outputs accumulated together in outer mode */
+#define TILE_BYTES 8192    /* outer mode: accumulator lanes per tile, in bytes (a row fits L1) */
 #define ROWS_PER_LEAF 64   /* outer mode: rows added into a tile before the cascade */
 #define MAX_CHUNKS 64      /* most chunks the reduced elements of one output are cut into */
 #define MIN_CHUNK 16384    /* fewest elements (per output) worth a chunk of its own */
@@ -37,9 +40,13 @@ typedef struct {
     int64_t rshape[CT_MAX_DIMS], rin[CT_MAX_DIMS];
     int64_t R;       /* reduced elements per output */
     int64_t nchunks; /* chunks per output (or per tile) */
+    int64_t tile;    /* outer mode: accumulator lanes per tile */
     int64_t ntiles;  /* outer mode: tiles along kept dim 0 */
     int64_t units;
-    void *partials; /* nchunks > 1: [out_numel][nchunks] accumulators */
+    int64_t fold;    /* outer mode: rows per segment (see outer_reduce) */
+    int nlevels;     /* outer mode: cascade levels a unit can need */
+    int failed;      /* set (atomically) by a worker whose scratch allocation failed */
+    void *partials;  /* nchunks > 1: [out_numel][nchunks] accumulators */
 } Plan;
 
 /* Offsets of canonical output o (kept dim 0 fastest) in the input, output and shift. */
@@ -82,6 +89,18 @@ static void plan_advance(const Plan *pl, int64_t *idx, int64_t *in_off, int64_t 
 #define ACC_EXP expf
 #define ACC_LOG logf
 #define ACC_SQRT sqrtf
+#define ACC_MASK_T int32_t
+#ifdef __SSE2__
+#define ACC_SSE_T __m128
+#define ACC_SSE_SET1 _mm_set1_ps
+#define ACC_SSE_LOADU _mm_loadu_ps
+#define ACC_SSE_STOREU _mm_storeu_ps
+#define ACC_SSE_MAX _mm_max_ps
+#define ACC_SSE_MIN _mm_min_ps
+#define ACC_SSE_OR _mm_or_ps
+#define ACC_SSE_UNORD _mm_cmpunord_ps
+#define ACC_SSE_MOVEMASK _mm_movemask_ps
+#endif
 #include "reduce_cpu_acc.inc"
 #undef ACC_T
 #undef SFX
@@ -90,6 +109,16 @@ static void plan_advance(const Plan *pl, int64_t *idx, int64_t *in_off, int64_t 
 #undef ACC_EXP
 #undef ACC_LOG
 #undef ACC_SQRT
+#undef ACC_MASK_T
+#undef ACC_SSE_T
+#undef ACC_SSE_SET1
+#undef ACC_SSE_LOADU
+#undef ACC_SSE_STOREU
+#undef ACC_SSE_MAX
+#undef ACC_SSE_MIN
+#undef ACC_SSE_OR
+#undef ACC_SSE_UNORD
+#undef ACC_SSE_MOVEMASK
 
 #define ACC_T double
 #define SFX f64
@@ -98,6 +127,18 @@ static void plan_advance(const Plan *pl, int64_t *idx, int64_t *in_off, int64_t 
 #define ACC_EXP exp
 #define ACC_LOG log
 #define ACC_SQRT sqrt
+#define ACC_MASK_T int64_t
+#ifdef __SSE2__
+#define ACC_SSE_T __m128d
+#define ACC_SSE_SET1 _mm_set1_pd
+#define ACC_SSE_LOADU _mm_loadu_pd
+#define ACC_SSE_STOREU _mm_storeu_pd
+#define ACC_SSE_MAX _mm_max_pd
+#define ACC_SSE_MIN _mm_min_pd
+#define ACC_SSE_OR _mm_or_pd
+#define ACC_SSE_UNORD _mm_cmpunord_pd
+#define ACC_SSE_MOVEMASK _mm_movemask_pd
+#endif
 #include "reduce_cpu_acc.inc"
 #undef ACC_T
 #undef SFX
@@ -106,6 +147,16 @@ static void plan_advance(const Plan *pl, int64_t *idx, int64_t *in_off, int64_t 
 #undef ACC_EXP
 #undef ACC_LOG
 #undef ACC_SQRT
+#undef ACC_MASK_T
+#undef ACC_SSE_T
+#undef ACC_SSE_SET1
+#undef ACC_SSE_LOADU
+#undef ACC_SSE_STOREU
+#undef ACC_SSE_MAX
+#undef ACC_SSE_MIN
+#undef ACC_SSE_OR
+#undef ACC_SSE_UNORD
+#undef ACC_SSE_MOVEMASK
 
 #define ACC_T int64_t
 #define SFX i64
@@ -116,6 +167,17 @@ static void plan_advance(const Plan *pl, int64_t *idx, int64_t *in_off, int64_t 
 #undef SFX
 #undef ACC_DTYPE
 #undef ACC_IS_INT
+
+/* Upper-case aliases so that stamping macros can paste CT_ACC_ names. */
+#define load_F32 load_f32
+#define load_F64 load_f64
+#define load_I64 load_i64
+#define store_F32 store_f32
+#define store_F64 store_f64
+#define store_I64 store_i64
+#define block_reduce_F32 block_reduce_f32
+#define block_reduce_F64 block_reduce_f64
+#define block_reduce_I64 block_reduce_i64
 
 /* --- reductions ------------------------------------------------------------------------------ */
 static const CtDType acc_dtype[] = {[CT_ACC_F32] = CT_F32, [CT_ACC_F64] = CT_F64, [CT_ACC_I64] = CT_I64};
@@ -153,15 +215,16 @@ static void plan_build(Plan *pl, const CtReduceDesc *d)
     pl->outer = pl->nk > 0 && pl->R > 0 && (!d->reduced[0] || pl->rshape[0] < 16);
     int64_t tile_w = 1, units_out = d->out_numel;
     if (pl->outer) {
-        pl->ntiles = (pl->kshape[0] + TILE - 1) / TILE;
-        tile_w = pl->kshape[0] < TILE ? pl->kshape[0] : TILE;
+        pl->tile = TILE_BYTES / (int64_t)acc_size[d->acc];
+        pl->ntiles = (pl->kshape[0] + pl->tile - 1) / pl->tile;
+        tile_w = pl->kshape[0] < pl->tile ? pl->kshape[0] : pl->tile;
         units_out = d->out_numel / pl->kshape[0] * pl->ntiles;
     }
     /* Cut the reduced elements into chunks only when there are too few outputs to keep the
      * threads busy. A function of the shape alone: the thread count must not change bits. */
     pl->nchunks = 1;
-    if (units_out < 32 && pl->R >= 2) {
-        int64_t want = (64 + units_out - 1) / units_out;
+    if (units_out < 16 && pl->R >= 2) {
+        int64_t want = (32 + units_out - 1) / units_out;
         int64_t most = pl->R * tile_w / MIN_CHUNK;
         if (most > pl->R) {
             most = pl->R;
@@ -175,20 +238,32 @@ static void plan_build(Plan *pl, const CtReduceDesc *d)
         pl->nchunks = want > 1 ? want : 1;
     }
     pl->units = units_out * pl->nchunks;
+    pl->fold = 1;
+    if (pl->outer && pl->ntiles == 1 && pl->kshape[0] * 2 <= pl->tile &&
+        pl->rin[0] == pl->kshape[0] * pl->kin[0]) {
+        pl->fold = pl->tile / pl->kshape[0];
+    }
+    /* segments per unit / ROWS_PER_LEAF leaves need bit_length(leaves) levels */
+    int64_t leaves = (pl->R / pl->nchunks + 1) / ROWS_PER_LEAF + 1;
+    pl->nlevels = 1;
+    while (leaves >>= 1) {
+        pl->nlevels++;
+    }
 }
 
 static int cpu_reduce(const CtReduceDesc *d)
 {
     Plan pl;
     plan_build(&pl, d);
-    if (pl.nchunks > 1) {
-        pl.partials = malloc((size_t)d->out_numel * (size_t)pl.nchunks * acc_size[d->acc]);
+    if (pl.nchunks > 1) { /* inner: [out_numel][nchunks] scalars; outer: [units][tile] vectors */
+        size_t n = pl.outer ? (size_t)pl.units * (size_t)pl.tile : (size_t)d->out_numel * (size_t)pl.nchunks;
+        pl.partials = malloc(n * acc_size[d->acc]);
         if (pl.partials == NULL) {
             PyErr_NoMemory();
             return -1;
         }
     }
-    int64_t tile_w = pl.outer ? (pl.kshape[0] < TILE ? pl.kshape[0] : TILE) : 1;
+    int64_t tile_w = pl.outer ? (pl.kshape[0] < pl.tile ? pl.kshape[0] : pl.tile) : 1;
     int64_t work = pl.R / pl.nchunks * tile_w + 1;
     int64_t grain = UNIT_WORK / work > 1 ? UNIT_WORK / work : 1;
     void (*units)(int64_t, int64_t, void *);
@@ -196,21 +271,29 @@ static int cpu_reduce(const CtReduceDesc *d)
     switch (d->acc) {
     case CT_ACC_F32:
         units = pl.outer ? outer_units_f32 : inner_units_f32;
-        partials = partial_units_f32;
+        partials = pl.outer ? outer_partials_f32 : partial_units_f32;
         break;
     case CT_ACC_F64:
         units = pl.outer ? outer_units_f64 : inner_units_f64;
-        partials = partial_units_f64;
+        partials = pl.outer ? outer_partials_f64 : partial_units_f64;
         break;
     default:
         units = pl.outer ? outer_units_i64 : inner_units_i64;
-        partials = partial_units_i64;
+        partials = pl.outer ? outer_partials_i64 : partial_units_i64;
         break;
     }
     ct_parallel_for(pl.units, grain, units, &pl);
     if (pl.nchunks > 1) {
-        ct_parallel_for(d->out_numel, UNIT_WORK / pl.nchunks, partials, &pl);
+        if (!pl.failed) {
+            int64_t n = pl.outer ? pl.units / pl.nchunks : d->out_numel;
+            int64_t per = pl.outer ? pl.nchunks * tile_w : pl.nchunks;
+            ct_parallel_for(n, UNIT_WORK / per > 1 ? UNIT_WORK / per : 1, partials, &pl);
+        }
         free(pl.partials);
+    }
+    if (pl.failed) {
+        PyErr_NoMemory();
+        return -1;
     }
     return 0;
 }
@@ -288,35 +371,61 @@ static int run_lines(const CtDimDesc *d, LineFn fn, const void *params, size_t s
 static bool dtype_is_float(CtDType t) { return ct_dtype_info[t].kind == CT_KIND_FLOAT; }
 
 /* --- arg-reductions: the first max/min, NaN greatest and least -------------------------------- */
-#define CT_RED_ARG_LINE(NAME, ctype, acctype, ...)                                              \
-    static void arg_line_##NAME(const char *p, int64_t s, int64_t n, bool is_max, char *vout, \
-                                char *iout)                                                   \
-    {                                                                                         \
-        acctype best = CT_LOAD_##NAME(p);                                                     \
-        int64_t bi = 0;                                                                       \
-        for (int64_t i = 1; i < n && best == best; i++) {                                    \
-            acctype v = CT_LOAD_##NAME(p + i * s);                                            \
-            if ((is_max ? v > best : v < best) || v != v) {                                   \
-                best = v;                                                                     \
-                bi = i;                                                                       \
-            }                                                                                 \
-        }                                                                                     \
-        if (vout) {                                                                           \
-            CT_STORE_##NAME(vout, best);                                                      \
-        }                                                                                     \
-        if (iout) {                                                                           \
-            *(int64_t *)iout = bi;                                                            \
-        }                                                                                     \
+/* Block by block: the block's extremum comes from the vectorised block_reduce, and only a
+ * block that beats the best so far is searched for the first position of its extremum. */
+#define CT_RED_ARG_LINE(SFX, T, IS_FLOAT)                                                            \
+    static void arg_line_##SFX(const CtDimDesc *d, bool is_max, char *const *ptr)                    \
+    {                                                                                               \
+        CtReduceCombine op = is_max ? CT_COMBINE_MAX : CT_COMBINE_MIN;                              \
+        int64_t s = d->dim_strides[0], n = d->n, bi = -1;                                           \
+        bool direct = d->dtypes[0] == acc_dtype[CT_ACC_##SFX] && s == (int64_t)sizeof(T);          \
+        T buf[BLOCK], best = 0;                                                                     \
+        for (int64_t off = 0; off < n; off += BLOCK) {                                              \
+            int64_t m = n - off < BLOCK ? n - off : BLOCK;                                          \
+            const T *x = buf;                                                                       \
+            if (direct) {                                                                           \
+                x = (const T *)(ptr[0] + off * s);                                                  \
+            } else {                                                                                \
+                load_##SFX(buf, ptr[0] + off * s, s, m, d->dtypes[0]);                              \
+            }                                                                                       \
+            T bm = block_reduce_##SFX(x, m, op);                                                    \
+            bool bm_nan = IS_FLOAT && bm != bm;                                                     \
+            if (bi >= 0 && !bm_nan && !(is_max ? bm > best : bm < best)) {                          \
+                continue;                                                                           \
+            }                                                                                       \
+            for (int64_t i = 0; i < m; i++) {                                                       \
+                if (bm_nan ? x[i] != x[i] : x[i] == bm) {                                           \
+                    best = x[i];                                                                    \
+                    bi = off + i;                                                                   \
+                    break;                                                                          \
+                }                                                                                   \
+            }                                                                                       \
+            if (bm_nan) {                                                                           \
+                break;                                                                              \
+            }                                                                                       \
+        }                                                                                           \
+        if (ptr[1]) {                                                                               \
+            store_##SFX(ptr[1], 0, &best, 1, d->dtypes[1]);                                         \
+        }                                                                                           \
+        if (ptr[2]) {                                                                               \
+            *(int64_t *)ptr[2] = bi;                                                                \
+        }                                                                                           \
     }
-CT_DTYPE_LIST(CT_RED_ARG_LINE)
-
-typedef void (*ArgLineFn)(const char *, int64_t, int64_t, bool, char *, char *);
-#define CT_RED_ARG_ROW(NAME, ...) arg_line_##NAME,
-static const ArgLineFn arg_lines[CT_NUM_DTYPES] = {CT_DTYPE_LIST(CT_RED_ARG_ROW)};
+CT_RED_ARG_LINE(F32, float, 1)
+CT_RED_ARG_LINE(F64, double, 1)
+CT_RED_ARG_LINE(I64, int64_t, 0)
 
 static void arg_line(const CtDimDesc *d, const void *params, char *const *ptr, void *scratch)
 {
-    arg_lines[d->dtypes[0]](ptr[0], d->dim_strides[0], d->n, *(const bool *)params, ptr[1], ptr[2]);
+    bool is_max = *(const bool *)params;
+    CtDType dt = d->dtypes[0];
+    if (dt == CT_F64) {
+        arg_line_F64(d, is_max, ptr);
+    } else if (dtype_is_float(dt)) {
+        arg_line_F32(d, is_max, ptr);
+    } else {
+        arg_line_I64(d, is_max, ptr);
+    }
 }
 
 static int cpu_arg_reduce(const CtDimDesc *d, bool is_max) { return run_lines(d, arg_line, &is_max, 0); }
@@ -355,24 +464,36 @@ static void scan_line(const CtDimDesc *d, const void *params, char *const *ptr, 
 static int cpu_scan(const CtDimDesc *d, CtReduceCombine op) { return run_lines(d, scan_line, &op, 0); }
 
 /* --- softmax / log_softmax: max, sum of exp(x - max), then the output; float or double ------- */
+/* When the output has the computation's own type and unit stride, exp(x - max) is written in
+ * the second pass and scaled in place, so each element costs one exp. */
 #define CT_RED_SOFTMAX_LINE(SFX, T, EXP, LOG)                                                     \
     static void softmax_line_##SFX(const CtDimDesc *d, bool log_out, char *const *ptr)          \
     {                                                                                            \
         int64_t s0 = d->dim_strides[0], s1 = d->dim_strides[1], n = d->n;                        \
         T buf[BLOCK], mx = -(T)INFINITY, sum = 0;                                                \
+        bool in_place = !log_out && d->dtypes[1] == acc_dtype[CT_ACC_##SFX] && s1 == sizeof(T);  \
         for (int64_t off = 0; off < n; off += BLOCK) {                                           \
             int64_t m = n - off < BLOCK ? n - off : BLOCK;                                       \
             load_##SFX(buf, ptr[0] + off * s0, s0, m, d->dtypes[0]);                             \
-            for (int64_t i = 0; i < m; i++) {                                                    \
-                mx = (buf[i] > mx || buf[i] != buf[i]) ? buf[i] : mx;                            \
-            }                                                                                    \
+            mx = FN_COMBINE_##SFX(mx, block_reduce_##SFX(buf, m, CT_COMBINE_MAX));               \
         }                                                                                        \
         for (int64_t off = 0; off < n; off += BLOCK) {                                           \
             int64_t m = n - off < BLOCK ? n - off : BLOCK;                                       \
             load_##SFX(buf, ptr[0] + off * s0, s0, m, d->dtypes[0]);                             \
             for (int64_t i = 0; i < m; i++) {                                                    \
-                sum += EXP(buf[i] - mx);                                                         \
+                buf[i] = EXP(buf[i] - mx);                                                       \
             }                                                                                    \
+            sum += block_reduce_##SFX(buf, m, CT_COMBINE_SUM);                                   \
+            if (in_place) {                                                                      \
+                memcpy(ptr[1] + off * s1, buf, sizeof(T) * m);                                   \
+            }                                                                                    \
+        }                                                                                        \
+        if (in_place) {                                                                          \
+            T *out = (T *)ptr[1], inv = 1 / sum;                                                 \
+            for (int64_t i = 0; i < n; i++) {                                                    \
+                out[i] *= inv;                                                                   \
+            }                                                                                    \
+            return;                                                                              \
         }                                                                                        \
         T lse = LOG(sum);                                                                        \
         for (int64_t off = 0; off < n; off += BLOCK) {                                           \
@@ -390,16 +511,18 @@ static int cpu_scan(const CtDimDesc *d, CtReduceCombine op) { return run_lines(d
             store_##SFX(ptr[1] + off * s1, s1, buf, m, d->dtypes[1]);                            \
         }                                                                                        \
     }
-CT_RED_SOFTMAX_LINE(f32, float, expf, logf)
-CT_RED_SOFTMAX_LINE(f64, double, exp, log)
+#define FN_COMBINE_F32(a, b) combine2_f32(a, b, CT_COMBINE_MAX)
+#define FN_COMBINE_F64(a, b) combine2_f64(a, b, CT_COMBINE_MAX)
+CT_RED_SOFTMAX_LINE(F32, float, expf, logf)
+CT_RED_SOFTMAX_LINE(F64, double, exp, log)
 
 static void softmax_line(const CtDimDesc *d, const void *params, char *const *ptr, void *scratch)
 {
     bool log_out = *(const bool *)params;
     if (d->dtypes[0] == CT_F64) {
-        softmax_line_f64(d, log_out, ptr);
+        softmax_line_F64(d, log_out, ptr);
     } else {
-        softmax_line_f32(d, log_out, ptr);
+        softmax_line_F32(d, log_out, ptr);
     }
 }
 
