@@ -215,6 +215,14 @@ def test_max_nan_and_ties(device):
     assert tw.argmax().item() == 3000 and math.isnan(tw.max().item())
     cols = ctorch.tensor(np.stack([w, w[::-1].copy()], 1), device=device)
     assert np.isnan(to_numpy(cols.amax(0))).all()
+    # outer-dim max/min over rows taken four at a time, NaN in any of the four
+    m = np.random.default_rng(3).standard_normal((67, 3000))
+    for r, c in [(37, 2500), (5, 10), (64, 2999), (66, 0), (1, 1)]:
+        m[r, c] = np.nan
+    for dtype in ("float32", "float64"):
+        tm = ctorch.tensor(m, dtype=dt(dtype), device=device)
+        for fn, npfn in ((tm.amax, np.max), (tm.amin, np.min)):
+            np.testing.assert_array_equal(to_numpy(fn(0)), npfn(m, axis=0).astype(dtype))
 
 
 def test_max_binary_and_bad_args(device):
@@ -682,7 +690,11 @@ def test_large_layouts(device, shape, dims, rng):
     # float64 and integer accumulation on the same layout
     check(ctorch.tensor(x, device=device).sum(dims), exp, "float64", rtol=1e-12, atol_scale=1e-2)
     ai = (a * 10).astype(np.int32)
-    check(ctorch.tensor(ai, device=device).sum(dims), np.sum(ai.astype(np.int64), axis=ax), "int64")
+    ti = ctorch.tensor(ai, device=device)
+    check(ti.sum(dims), np.sum(ai.astype(np.int64), axis=ax), "int64")
+    check(ti.amax(dims), np.max(ai, axis=ax), "int32")
+    check(ti.amin(dims), np.min(ai, axis=ax), "int32")
+    check(ctorch.tensor(x, device=device).amin(dims), np.min(x, axis=ax), "float64")
 
 
 def test_expanded_reduction(device):
