@@ -697,6 +697,45 @@ def test_large_layouts(device, shape, dims, rng):
     check(ctorch.tensor(x, device=device).amin(dims), np.min(x, axis=ax), "float64")
 
 
+def test_random_views(device):
+    """Random shapes, permutations, slices and broadcasts against NumPy: the dim reordering and
+    merging of the reduction description."""
+    rng = np.random.default_rng(99)
+    for case in range(150):
+        nd = int(rng.integers(1, 5))
+        shape = [int(v) for v in rng.integers(1, 7, size=nd)]
+        a = rng.standard_normal(shape)
+        t = ctorch.tensor(a, device=device)
+        perm = [int(v) for v in rng.permutation(nd)]
+        t, a = t.permute(*perm), a.transpose(perm)
+        d = int(rng.integers(0, nd))
+        if a.shape[d] > 2:  # a slice
+            t, a = t.narrow(d, 1, a.shape[d] - 2), a[(slice(None),) * d + (slice(1, -1),)]
+        d = int(rng.integers(0, nd))
+        if a.shape[d] == 1:  # a broadcast
+            t = t.expand(*[3 if i == d else s for i, s in enumerate(a.shape)])
+            a = np.broadcast_to(a, t.shape)
+        dims = tuple(int(v) for v in np.nonzero(rng.random(nd) < 0.5)[0]) or None
+        keepdim = bool(rng.random() < 0.5)
+        ax = dims
+        check(t.sum(dims, keepdim), np.sum(a, axis=ax, keepdims=keepdim), "float64", atol_scale=10)
+        check(t.amax(dims, keepdim), np.max(a, axis=ax, keepdims=keepdim), "float64")
+        check(t.mean(dims, keepdim), np.mean(a, axis=ax, keepdims=keepdim), "float64", atol_scale=10)
+        n = a.size if ax is None else int(np.prod([a.shape[i] for i in ax]))
+        if n > 1:
+            check(t.var(dims, keepdim=keepdim), np.var(a, axis=ax, ddof=1, keepdims=keepdim), "float64",
+                  atol_scale=10)
+        check(ctorch.logsumexp(t, dims if dims else list(range(nd)), keepdim),
+              np.log(np.sum(np.exp(a), axis=ax, keepdims=keepdim)), "float64", atol_scale=10)
+        check(t.float().sum(dims, keepdim), np.sum(a, axis=ax, keepdims=keepdim), "float32", atol_scale=10)
+        if nd > 0:
+            d = int(rng.integers(0, nd))
+            check(t.argmax(d), np.argmax(a, axis=d), "int64")
+            check(t.cumsum(d), np.cumsum(a, axis=d), "float64", atol_scale=10)
+            check(t.softmax(d), np.exp(a) / np.exp(a).sum(axis=d, keepdims=True), "float64")
+            check(t.sort(d).values, np.sort(a, axis=d), "float64")
+
+
 def test_expanded_reduction(device):
     a = np.arange(5, dtype=np.float32)
     t = ctorch.tensor(a, device=device).expand(100000, 5)
@@ -739,3 +778,16 @@ def test_determinism(device):
             assert [to_numpy(op()).tobytes() for op in ops] == first  # independent of the thread count
     finally:
         ctorch.set_num_threads(old)
+
+
+def test_sum_to_size(device, rng):
+    a = rng.standard_normal((2, 3))
+    t = ctorch.tensor(a, device=device)
+    check(t.sum_to_size(3), a.sum(0), "float64")
+    check(t.sum_to_size(1, 3), a.sum(0, keepdims=True), "float64")
+    check(t.sum_to_size((2, 1)), a.sum(1, keepdims=True), "float64")
+    check(t.sum_to_size([1, 1]), a.sum(keepdims=True), "float64")
+    assert t.sum_to_size(2, 3) is t
+    for bad in [(2,), (4, 3), (2, 3, 1)]:
+        with pytest.raises(RuntimeError, match=r"size \{\[.*\]\} is not expandable to size \{\[2, 3\]\}."):
+            t.sum_to_size(*bad)
