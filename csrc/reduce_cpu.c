@@ -27,6 +27,14 @@
 #define MIN_CHUNK 16384    /* fewest elements (per output) worth a chunk of its own */
 #define UNIT_WORK 32768    /* elements per parallel task, below which threads do not pay */
 
+/* The hot loops are compiled twice on x86-64 with GCC, for AVX2 and for the baseline, and the
+ * loader picks one at run time (an ifunc): twice the vector width where the CPU has it. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define CT_RED_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CT_RED_CLONES
+#endif
+
 #define CT_RED_CAT2(a, b) a##_##b
 #define CT_RED_CAT(a, b) CT_RED_CAT2(a, b)
 
