@@ -399,54 +399,58 @@ static int cpu_reduce(const CtReduceDesc *d)
 }
 
 /* --- lines ------------------------------------------------------------------------------------- */
+/* A line function sees one line: ptr[op] points at its first element, d->dim_strides[op] steps
+ * along it (d->n input elements). */
 typedef void (*LineFn)(const CtDimDesc *d, const void *params, char *const *ptr, void *scratch);
+
+/* A vertical function sees a tile of w neighbouring lines at once (ptr[op] at the first line,
+ * d->outer_strides[0][op] bytes between lines, d->dim_strides[op] between rows) and walks the
+ * rows in memory order; scratch holds VERT_SCRATCH accumulators per lane. */
+typedef void (*VertFn)(const CtDimDesc *d, const void *params, char *const *ptr, int64_t w, void *scratch);
+#define VERT_TILE 1024
+#define VERT_SCRATCH 4
 
 typedef struct {
     const CtDimDesc *d;
     LineFn fn;
+    VertFn vfn;
     const void *params;
     size_t scratch_bytes;
-    int failed; /* set (atomically) by a worker whose scratch allocation failed */
+    int64_t out_len[CT_DIM_OPS]; /* elements per line of each operand */
+    int64_t tile;                /* > 0: lines are gathered tile lines at a time (see tiled_range) */
+    int64_t ntiles0;             /* tiles along outer dim 0 */
+    int failed;                  /* set (atomically) by a worker whose allocation failed */
 } LinesCtx;
 
+/* Byte offsets of line (or tile) index q over outer dims [first, nouter). */
+static void line_offsets(const CtDimDesc *d, int first, int64_t q, int64_t *off)
+{
+    for (int op = 0; op < CT_DIM_OPS; op++) {
+        off[op] = 0;
+    }
+    for (int k = first; k < d->nouter; k++) {
+        int64_t i = q % d->outer_shape[k];
+        q /= d->outer_shape[k];
+        for (int op = 0; op < CT_DIM_OPS; op++) {
+            off[op] += i * d->outer_strides[k][op];
+        }
+    }
+}
+
+/* Lines [begin, end), each walked in place. */
 static void lines_range(int64_t begin, int64_t end, void *arg)
 {
     LinesCtx *lc = (LinesCtx *)arg;
     const CtDimDesc *d = lc->d;
     void *scratch = NULL;
-    if (lc->scratch_bytes > 0) {
-        scratch = malloc(lc->scratch_bytes);
-        if (scratch == NULL) {
-            __atomic_store_n(&lc->failed, 1, __ATOMIC_RELAXED);
-            return;
-        }
+    if (lc->scratch_bytes > 0 && (scratch = malloc(lc->scratch_bytes)) == NULL) {
+        __atomic_store_n(&lc->failed, 1, __ATOMIC_RELAXED);
+        return;
     }
-    int64_t idx[CT_MAX_DIMS], off[CT_DIM_OPS] = {0, 0, 0};
+    int64_t off[CT_DIM_OPS];
     char *ptr[CT_DIM_OPS];
-    int64_t rem = begin;
-    for (int k = 0; k < d->nouter; k++) {
-        idx[k] = rem % d->outer_shape[k];
-        rem /= d->outer_shape[k];
-        for (int op = 0; op < CT_DIM_OPS; op++) {
-            off[op] += idx[k] * d->outer_strides[k][op];
-        }
-    }
     for (int64_t line = begin; line < end; line++) {
-        if (line > begin) {
-            for (int k = 0; k < d->nouter; k++) {
-                idx[k]++;
-                for (int op = 0; op < CT_DIM_OPS; op++) {
-                    off[op] += d->outer_strides[k][op];
-                }
-                if (idx[k] < d->outer_shape[k]) {
-                    break;
-                }
-                for (int op = 0; op < CT_DIM_OPS; op++) {
-                    off[op] -= idx[k] * d->outer_strides[k][op];
-                }
-                idx[k] = 0;
-            }
-        }
+        line_offsets(d, 0, line, off);
         for (int op = 0; op < CT_DIM_OPS; op++) {
             ptr[op] = d->data[op] ? d->data[op] + off[op] : NULL;
         }
@@ -455,12 +459,142 @@ static void lines_range(int64_t begin, int64_t end, void *arg)
     free(scratch);
 }
 
-static int run_lines(const CtDimDesc *d, LineFn fn, const void *params, size_t scratch_bytes)
+static inline void copy_element(char *dst, const char *src, size_t size)
 {
-    LinesCtx lc = {d, fn, params, scratch_bytes, 0};
+    switch (size) { /* constant sizes: single moves */
+    case 1:
+        *dst = *src;
+        break;
+    case 2:
+        memcpy(dst, src, 2);
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    default:
+        memcpy(dst, src, 8);
+        break;
+    }
+}
+
+/* Tiles [begin, end): when lines lie side by side in memory (outer dim 0 has unit stride) but
+ * each line is strided, walking lines one by one touches a new cache line per element. Instead
+ * a tile of neighbouring lines is gathered row by row into contiguous buffers, the line
+ * function runs on the buffers, and the outputs are scattered back the same way. */
+static void tiled_range(int64_t begin, int64_t end, void *arg)
+{
+    LinesCtx *lc = (LinesCtx *)arg;
+    const CtDimDesc *d = lc->d;
+    size_t isz[CT_DIM_OPS], buf_bytes = 0;
+    int64_t ld[CT_DIM_OPS]; /* buffer line pitch: padded, since a power-of-two pitch would put
+                               every element of a gathered row in the same cache set */
+    for (int op = 0; op < CT_DIM_OPS; op++) {
+        isz[op] = d->data[op] ? ct_dtype_info[d->dtypes[op]].itemsize : 0;
+        ld[op] = lc->out_len[op] + (lc->out_len[op] >= 16 ? 16 : 0);
+        buf_bytes += (size_t)lc->tile * (size_t)ld[op] * isz[op];
+    }
+    char *mem = malloc(buf_bytes + lc->scratch_bytes + 1);
+    if (mem == NULL) {
+        __atomic_store_n(&lc->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    char *buf[CT_DIM_OPS];
+    buf[0] = mem;
+    buf[1] = buf[0] + (size_t)lc->tile * (size_t)ld[0] * isz[0];
+    buf[2] = buf[1] + (size_t)lc->tile * (size_t)ld[1] * isz[1];
+    void *scratch = mem + buf_bytes;
+    CtDimDesc local = *d; /* the same lines, laid out contiguously in the buffers */
+    for (int op = 0; op < CT_DIM_OPS; op++) {
+        local.dim_strides[op] = (int64_t)isz[op];
+    }
+    int64_t off[CT_DIM_OPS];
+    char *ptr[CT_DIM_OPS];
+    for (int64_t u = begin; u < end; u++) {
+        int64_t j0 = (u % lc->ntiles0) * lc->tile;
+        int64_t w = d->outer_shape[0] - j0 < lc->tile ? d->outer_shape[0] - j0 : lc->tile;
+        line_offsets(d, 1, u / lc->ntiles0, off);
+        for (int op = 0; op < CT_DIM_OPS; op++) {
+            off[op] += j0 * d->outer_strides[0][op];
+        }
+        const char *in = d->data[0] + off[0];
+        for (int64_t i = 0; i < d->n; i++) { /* gather: row i of the tile */
+            const char *row = in + i * d->dim_strides[0];
+            for (int64_t l = 0; l < w; l++) {
+                copy_element(buf[0] + (l * ld[0] + i) * isz[0], row + l * d->outer_strides[0][0], isz[0]);
+            }
+        }
+        for (int64_t l = 0; l < w; l++) {
+            for (int op = 0; op < CT_DIM_OPS; op++) {
+                ptr[op] = d->data[op] ? buf[op] + l * ld[op] * (int64_t)isz[op] : NULL;
+            }
+            lc->fn(&local, lc->params, ptr, scratch);
+        }
+        for (int op = 1; op < CT_DIM_OPS; op++) { /* scatter the outputs */
+            if (d->data[op] == NULL) {
+                continue;
+            }
+            for (int64_t i = 0; i < lc->out_len[op]; i++) {
+                char *row = d->data[op] + off[op] + i * d->dim_strides[op];
+                for (int64_t l = 0; l < w; l++) {
+                    copy_element(row + l * d->outer_strides[0][op], buf[op] + (l * ld[op] + i) * isz[op], isz[op]);
+                }
+            }
+        }
+    }
+    free(mem);
+}
+
+/* Tiles [begin, end) of neighbouring lines for a vertical function. */
+static void vertical_range(int64_t begin, int64_t end, void *arg)
+{
+    LinesCtx *lc = (LinesCtx *)arg;
+    const CtDimDesc *d = lc->d;
+    void *scratch = malloc(sizeof(double) * VERT_SCRATCH * VERT_TILE);
+    if (scratch == NULL) {
+        __atomic_store_n(&lc->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    int64_t off[CT_DIM_OPS];
+    char *ptr[CT_DIM_OPS];
+    for (int64_t u = begin; u < end; u++) {
+        int64_t j0 = (u % lc->ntiles0) * VERT_TILE;
+        int64_t w = d->outer_shape[0] - j0 < VERT_TILE ? d->outer_shape[0] - j0 : VERT_TILE;
+        line_offsets(d, 1, u / lc->ntiles0, off);
+        for (int op = 0; op < CT_DIM_OPS; op++) {
+            ptr[op] = d->data[op] ? d->data[op] + off[op] + j0 * d->outer_strides[0][op] : NULL;
+        }
+        lc->vfn(d, lc->params, ptr, w, scratch);
+    }
+    free(scratch);
+}
+
+/* Runs fn over every line; out_len[op] is the length of operand op along the dim. Lines that
+ * lie side by side in memory while each is strided (a reduction over an outer dim) go to vfn
+ * when there is one, else through the gathering tiles of tiled_range. */
+static int run_lines(const CtDimDesc *d, LineFn fn, VertFn vfn, const void *params, size_t scratch_bytes,
+                     int64_t out_len1, int64_t out_len2)
+{
+    LinesCtx lc = {d, fn, vfn, params, scratch_bytes, {d->n, out_len1, out_len2}, 0, 0, 0};
+    int64_t isz = (int64_t)ct_dtype_info[d->dtypes[0]].itemsize;
     int64_t per_line = d->n > 0 ? d->n : 1;
-    int64_t grain = UNIT_WORK / per_line > 1 ? UNIT_WORK / per_line : 1;
-    ct_parallel_for(d->outer_numel, grain, lines_range, &lc);
+    bool side_by_side = d->nouter > 0 && d->outer_shape[0] > 1 && d->n > 1 && d->dim_strides[0] != isz &&
+                        d->outer_strides[0][0] == isz;
+    if (side_by_side && vfn != NULL) {
+        lc.ntiles0 = (d->outer_shape[0] + VERT_TILE - 1) / VERT_TILE;
+        int64_t tiles = d->outer_numel / d->outer_shape[0] * lc.ntiles0;
+        int64_t work = (d->outer_shape[0] < VERT_TILE ? d->outer_shape[0] : VERT_TILE) * per_line;
+        ct_parallel_for(tiles, UNIT_WORK / work > 1 ? UNIT_WORK / work : 1, vertical_range, &lc);
+    } else if (side_by_side && d->n <= 262144) {
+        int64_t tile = 131072 / d->n; /* about half of L2 for float32; long row pieces */
+        tile = tile < 4 ? 4 : tile > 256 ? 256 : tile;
+        lc.tile = tile < d->outer_shape[0] ? tile : d->outer_shape[0];
+        lc.ntiles0 = (d->outer_shape[0] + lc.tile - 1) / lc.tile;
+        int64_t tiles = d->outer_numel / d->outer_shape[0] * lc.ntiles0;
+        int64_t work = lc.tile * per_line;
+        ct_parallel_for(tiles, UNIT_WORK / work > 1 ? UNIT_WORK / work : 1, tiled_range, &lc);
+    } else {
+        ct_parallel_for(d->outer_numel, UNIT_WORK / per_line > 1 ? UNIT_WORK / per_line : 1, lines_range, &lc);
+    }
     if (lc.failed) {
         PyErr_NoMemory();
         return -1;
@@ -529,7 +663,56 @@ static void arg_line(const CtDimDesc *d, const void *params, char *const *ptr, v
     }
 }
 
-static int cpu_arg_reduce(const CtDimDesc *d, bool is_max) { return run_lines(d, arg_line, &is_max, 0); }
+/* Vertical: per lane the best value so far and its row; a lane that holds NaN keeps it. */
+#define CT_RED_ARG_VERT(SFX, T, IS_FLOAT)                                                            \
+    static void arg_vert_##SFX(const CtDimDesc *d, bool is_max, char *const *ptr, int64_t w, T *buf,  \
+                               T *best, int64_t *bi)                                                \
+    {                                                                                               \
+        int64_t ls = d->outer_strides[0][0];                                                        \
+        load_##SFX(best, ptr[0], ls, w, d->dtypes[0]);                                              \
+        for (int64_t l = 0; l < w; l++) {                                                           \
+            bi[l] = 0;                                                                              \
+        }                                                                                           \
+        for (int64_t i = 1; i < d->n; i++) {                                                        \
+            load_##SFX(buf, ptr[0] + i * d->dim_strides[0], ls, w, d->dtypes[0]);                   \
+            for (int64_t l = 0; l < w; l++) {                                                       \
+                T v = buf[l], b = best[l];                                                          \
+                bool take = ((is_max ? v > b : v < b) || (IS_FLOAT && v != v)) && !(IS_FLOAT && b != b); \
+                best[l] = take ? v : b;                                                             \
+                bi[l] = take ? i : bi[l];                                                           \
+            }                                                                                       \
+        }                                                                                           \
+        if (ptr[1]) {                                                                               \
+            store_##SFX(ptr[1], d->outer_strides[0][1], best, w, d->dtypes[1]);                     \
+        }                                                                                           \
+        if (ptr[2]) {                                                                               \
+            for (int64_t l = 0; l < w; l++) {                                                       \
+                *(int64_t *)(ptr[2] + l * d->outer_strides[0][2]) = bi[l];                          \
+            }                                                                                       \
+        }                                                                                           \
+    }
+CT_RED_ARG_VERT(F32, float, 1)
+CT_RED_ARG_VERT(F64, double, 1)
+CT_RED_ARG_VERT(I64, int64_t, 0)
+
+static void arg_vert(const CtDimDesc *d, const void *params, char *const *ptr, int64_t w, void *scratch)
+{
+    bool is_max = *(const bool *)params;
+    double *s = (double *)scratch; /* [VERT_SCRATCH][VERT_TILE] 8-byte slots */
+    CtDType dt = d->dtypes[0];
+    if (dt == CT_F64) {
+        arg_vert_F64(d, is_max, ptr, w, s, s + VERT_TILE, (int64_t *)(s + 2 * VERT_TILE));
+    } else if (dtype_is_float(dt)) {
+        arg_vert_F32(d, is_max, ptr, w, (float *)s, (float *)(s + VERT_TILE), (int64_t *)(s + 2 * VERT_TILE));
+    } else {
+        arg_vert_I64(d, is_max, ptr, w, (int64_t *)s, (int64_t *)(s + VERT_TILE), (int64_t *)(s + 2 * VERT_TILE));
+    }
+}
+
+static int cpu_arg_reduce(const CtDimDesc *d, bool is_max)
+{
+    return run_lines(d, arg_line, arg_vert, &is_max, 0, 1, 1);
+}
 
 /* --- scans: cumsum / cumprod in double (floats) or int64 (integers), as PyTorch's CPU ------ */
 static void scan_line(const CtDimDesc *d, const void *params, char *const *ptr, void *scratch)
@@ -562,7 +745,42 @@ static void scan_line(const CtDimDesc *d, const void *params, char *const *ptr, 
     }
 }
 
-static int cpu_scan(const CtDimDesc *d, CtReduceCombine op) { return run_lines(d, scan_line, &op, 0); }
+/* Vertical: a running value per lane, rows read and written in memory order. */
+static void scan_vert(const CtDimDesc *d, const void *params, char *const *ptr, int64_t w, void *scratch)
+{
+    CtReduceCombine op = *(const CtReduceCombine *)params;
+    int64_t ls0 = d->outer_strides[0][0], ls1 = d->outer_strides[0][1];
+    if (dtype_is_float(d->dtypes[0])) {
+        double *buf = (double *)scratch, *acc = buf + VERT_TILE;
+        for (int64_t l = 0; l < w; l++) {
+            acc[l] = op == CT_COMBINE_SUM ? 0.0 : 1.0;
+        }
+        for (int64_t i = 0; i < d->n; i++) {
+            load_f64(buf, ptr[0] + i * d->dim_strides[0], ls0, w, d->dtypes[0]);
+            for (int64_t l = 0; l < w; l++) {
+                acc[l] = op == CT_COMBINE_SUM ? acc[l] + buf[l] : acc[l] * buf[l];
+                buf[l] = acc[l];
+            }
+            store_f64(ptr[1] + i * d->dim_strides[1], ls1, buf, w, d->dtypes[1]);
+        }
+    } else {
+        int64_t *buf = (int64_t *)scratch;
+        uint64_t *acc = (uint64_t *)(buf + VERT_TILE);
+        for (int64_t l = 0; l < w; l++) {
+            acc[l] = op == CT_COMBINE_SUM ? 0 : 1;
+        }
+        for (int64_t i = 0; i < d->n; i++) {
+            load_i64(buf, ptr[0] + i * d->dim_strides[0], ls0, w, d->dtypes[0]);
+            for (int64_t l = 0; l < w; l++) {
+                acc[l] = op == CT_COMBINE_SUM ? acc[l] + (uint64_t)buf[l] : acc[l] * (uint64_t)buf[l];
+                buf[l] = (int64_t)acc[l];
+            }
+            store_i64(ptr[1] + i * d->dim_strides[1], ls1, buf, w, d->dtypes[1]);
+        }
+    }
+}
+
+static int cpu_scan(const CtDimDesc *d, CtReduceCombine op) { return run_lines(d, scan_line, scan_vert, &op, 0, d->n, 0); }
 
 /* --- softmax / log_softmax: max, sum of exp(x - max), then the output; float or double ------- */
 /* When the output has the computation's own type and unit stride, exp(x - max) is written in
@@ -626,7 +844,82 @@ static void softmax_line(const CtDimDesc *d, const void *params, char *const *pt
     }
 }
 
-static int cpu_softmax(const CtDimDesc *d, bool log_out) { return run_lines(d, softmax_line, &log_out, 0); }
+/* Vertical: the max and the sum of exponentials per lane, then the outputs, each pass reading
+ * rows in memory order. */
+#define CT_RED_SOFTMAX_VERT(SFX, T, LOG)                                                          \
+    static void softmax_vert_##SFX(const CtDimDesc *d, bool log_out, char *const *ptr, int64_t w, \
+                                   T *buf, T *mx, T *sum)                                        \
+    {                                                                                            \
+        int64_t ls0 = d->outer_strides[0][0], ls1 = d->outer_strides[0][1];                      \
+        for (int64_t l = 0; l < w; l++) {                                                        \
+            mx[l] = -(T)INFINITY;                                                                \
+            sum[l] = 0;                                                                          \
+        }                                                                                        \
+        for (int64_t i = 0; i < d->n; i++) {                                                     \
+            load_##SFX(buf, ptr[0] + i * d->dim_strides[0], ls0, w, d->dtypes[0]);               \
+            for (int64_t l = 0; l < w; l++) {                                                    \
+                mx[l] = (buf[l] > mx[l] || buf[l] != buf[l]) ? buf[l] : mx[l];                   \
+            }                                                                                    \
+        }                                                                                        \
+        /* exp(x - max) goes straight to the output when it has the computation's type */     \
+        bool in_place = !log_out && d->dtypes[1] == acc_dtype[CT_ACC_##SFX];                      \
+        for (int64_t i = 0; i < d->n; i++) {                                                     \
+            load_##SFX(buf, ptr[0] + i * d->dim_strides[0], ls0, w, d->dtypes[0]);               \
+            exp_sub_##SFX(buf, mx, 1, w);                                                        \
+            for (int64_t l = 0; l < w; l++) {                                                    \
+                sum[l] += buf[l];                                                                \
+            }                                                                                    \
+            if (in_place) {                                                                      \
+                store_##SFX(ptr[1] + i * d->dim_strides[1], ls1, buf, w, d->dtypes[1]);          \
+            }                                                                                    \
+        }                                                                                        \
+        if (log_out) {                                                                           \
+            for (int64_t l = 0; l < w; l++) {                                                    \
+                sum[l] = mx[l] + LOG(sum[l]);                                                    \
+            }                                                                                    \
+        }                                                                                        \
+        for (int64_t i = 0; i < d->n; i++) {                                                     \
+            if (in_place) {                                                                      \
+                load_##SFX(buf, ptr[1] + i * d->dim_strides[1], ls1, w, d->dtypes[1]);           \
+            } else {                                                                             \
+                load_##SFX(buf, ptr[0] + i * d->dim_strides[0], ls0, w, d->dtypes[0]);           \
+            }                                                                                    \
+            if (log_out) {                                                                       \
+                for (int64_t l = 0; l < w; l++) {                                                \
+                    buf[l] = buf[l] - sum[l];                                                    \
+                }                                                                                \
+            } else if (!in_place) {                                                              \
+                exp_sub_##SFX(buf, mx, 1, w);                                                    \
+                for (int64_t l = 0; l < w; l++) {                                                \
+                    buf[l] = buf[l] / sum[l];                                                    \
+                }                                                                                \
+            } else {                                                                             \
+                for (int64_t l = 0; l < w; l++) {                                                \
+                    buf[l] = buf[l] / sum[l];                                                    \
+                }                                                                                \
+            }                                                                                    \
+            store_##SFX(ptr[1] + i * d->dim_strides[1], ls1, buf, w, d->dtypes[1]);              \
+        }                                                                                        \
+    }
+CT_RED_SOFTMAX_VERT(F32, float, logf)
+CT_RED_SOFTMAX_VERT(F64, double, log)
+
+static void softmax_vert(const CtDimDesc *d, const void *params, char *const *ptr, int64_t w, void *scratch)
+{
+    bool log_out = *(const bool *)params;
+    double *s = (double *)scratch;
+    if (d->dtypes[0] == CT_F64) {
+        softmax_vert_F64(d, log_out, ptr, w, s, s + VERT_TILE, s + 2 * VERT_TILE);
+    } else {
+        float *f = (float *)scratch;
+        softmax_vert_F32(d, log_out, ptr, w, f, f + VERT_TILE, f + 2 * VERT_TILE);
+    }
+}
+
+static int cpu_softmax(const CtDimDesc *d, bool log_out)
+{
+    return run_lines(d, softmax_line, softmax_vert, &log_out, 0, d->n, 0);
+}
 
 /* --- sort: a stable merge sort of (key, index) pairs, NaN greater than everything ------------- */
 typedef struct {
@@ -644,16 +937,23 @@ static inline bool before_f(double a, double b, bool desc)
 }
 static inline bool before_i(int64_t a, int64_t b, bool desc) { return desc ? a > b : a < b; }
 
-/* Sorts a[0..n) stably (tmp: n more entries); returns the array that holds the result. */
-#define CT_RED_DEFINE_SORT(SFX, KEY)                                                             \
-    static KEY *sort_##SFX(KEY *a, KEY *tmp, int64_t n, bool desc)                               \
+/* Comparisons of pairs: by key only (the merge sort keeps input order among equal keys), and
+ * the total order "by key, then by index" that a stable sort of the line produces, used by
+ * selection so that topk and median pick exactly the elements the full sort would. */
+#define KEY_BEFORE(SFX, x, y, desc) before_##SFX((x).key, (y).key, desc)
+#define TOTAL_BEFORE(SFX, x, y, desc) \
+    (before_##SFX((x).key, (y).key, desc) || (!before_##SFX((y).key, (x).key, desc) && (x).index < (y).index))
+
+/* Sorts a[0..n) (tmp: n more entries) and returns the array that holds the result. */
+#define CT_RED_DEFINE_SORT(NAME, SFX, KEY, BEFORE)                                               \
+    static KEY *NAME(KEY *a, KEY *tmp, int64_t n, bool desc)                                     \
     {                                                                                            \
         for (int64_t lo = 0; lo < n; lo += 32) {                                                 \
             int64_t hi = n - lo < 32 ? n : lo + 32;                                              \
             for (int64_t i = lo + 1; i < hi; i++) {                                              \
                 KEY x = a[i];                                                                    \
                 int64_t j = i;                                                                   \
-                while (j > lo && before_##SFX(x.key, a[j - 1].key, desc)) {                      \
+                while (j > lo && BEFORE(SFX, x, a[j - 1], desc)) {                               \
                     a[j] = a[j - 1];                                                             \
                     j--;                                                                         \
                 }                                                                                \
@@ -666,7 +966,7 @@ static inline bool before_i(int64_t a, int64_t b, bool desc) { return desc ? a >
                 int64_t hi = n - lo < 2 * width ? n : lo + 2 * width;                            \
                 int64_t i = lo, j = mid, k = lo;                                                 \
                 while (i < mid && j < hi) {                                                      \
-                    tmp[k++] = before_##SFX(a[j].key, a[i].key, desc) ? a[j++] : a[i++];         \
+                    tmp[k++] = BEFORE(SFX, a[j], a[i], desc) ? a[j++] : a[i++];                  \
                 }                                                                                \
                 while (i < mid) {                                                                \
                     tmp[k++] = a[i++];                                                           \
@@ -681,8 +981,67 @@ static inline bool before_i(int64_t a, int64_t b, bool desc) { return desc ? a >
         }                                                                                        \
         return a;                                                                                \
     }
-CT_RED_DEFINE_SORT(f, KeyF)
-CT_RED_DEFINE_SORT(i, KeyI)
+CT_RED_DEFINE_SORT(sort_f, f, KeyF, KEY_BEFORE)
+CT_RED_DEFINE_SORT(sort_i, i, KeyI, KEY_BEFORE)
+CT_RED_DEFINE_SORT(sort_total_f, f, KeyF, TOTAL_BEFORE)
+CT_RED_DEFINE_SORT(sort_total_i, i, KeyI, TOTAL_BEFORE)
+
+/* Quickselect in the total order: afterwards a[kth] is the element a full sort puts there, with
+ * every element before it in the order to its left (in no order) and the rest to its right.
+ * Median-of-three pivots; a run of bad pivots falls back to sorting the remaining range. */
+#define CT_RED_DEFINE_SELECT(SFX, KEY)                                                           \
+    static void select_##SFX(KEY *a, KEY *tmp, int64_t n, int64_t kth, bool desc)                \
+    {                                                                                            \
+        int64_t lo = 0, hi = n - 1;                                                              \
+        int budget = 8;                                                                          \
+        for (int64_t m = n; m > 1; m >>= 1) {                                                    \
+            budget += 2;                                                                         \
+        }                                                                                        \
+        while (hi > lo) {                                                                        \
+            if (--budget < 0 || hi - lo < 16) {                                                  \
+                KEY *r = sort_total_##SFX(a + lo, tmp, hi - lo + 1, desc);                       \
+                if (r != a + lo) {                                                               \
+                    memcpy(a + lo, r, sizeof(KEY) * (size_t)(hi - lo + 1));                      \
+                }                                                                                \
+                return;                                                                          \
+            }                                                                                    \
+            int64_t mid = lo + (hi - lo) / 2;                                                    \
+            KEY t;                                                                               \
+            if (TOTAL_BEFORE(SFX, a[mid], a[lo], desc)) {                                        \
+                t = a[mid], a[mid] = a[lo], a[lo] = t;                                           \
+            }                                                                                    \
+            if (TOTAL_BEFORE(SFX, a[hi], a[lo], desc)) {                                         \
+                t = a[hi], a[hi] = a[lo], a[lo] = t;                                             \
+            }                                                                                    \
+            if (TOTAL_BEFORE(SFX, a[hi], a[mid], desc)) {                                        \
+                t = a[hi], a[hi] = a[mid], a[mid] = t;                                           \
+            }                                                                                    \
+            KEY pivot = a[mid];                                                                  \
+            int64_t i = lo, j = hi;                                                              \
+            while (i <= j) {                                                                     \
+                while (TOTAL_BEFORE(SFX, a[i], pivot, desc)) {                                   \
+                    i++;                                                                         \
+                }                                                                                \
+                while (TOTAL_BEFORE(SFX, pivot, a[j], desc)) {                                   \
+                    j--;                                                                         \
+                }                                                                                \
+                if (i <= j) {                                                                    \
+                    t = a[i], a[i] = a[j], a[j] = t;                                             \
+                    i++;                                                                         \
+                    j--;                                                                         \
+                }                                                                                \
+            }                                                                                    \
+            if (kth <= j) {                                                                      \
+                hi = j;                                                                          \
+            } else if (kth >= i) {                                                               \
+                lo = i;                                                                          \
+            } else {                                                                             \
+                return;                                                                          \
+            }                                                                                    \
+        }                                                                                        \
+    }
+CT_RED_DEFINE_SELECT(f, KeyF)
+CT_RED_DEFINE_SELECT(i, KeyI)
 
 typedef struct {
     bool descending;
@@ -719,7 +1078,18 @@ typedef struct {
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
-        KEY *sorted = sort_##SFX(keys, keys + n, n, sp->descending);                          \
+        KEY *sorted = keys;                                                                   \
+        int64_t last = sp->start + sp->count; /* positions [start, last) are wanted */        \
+        if (last == n && sp->start == 0) {                                                    \
+            sorted = sort_##SFX(keys, keys + n, n, sp->descending);                           \
+        } else { /* select, then order what is wanted (topk) */                               \
+            select_##SFX(keys, keys + n, n, last - 1, sp->descending);                        \
+            if (sp->start > 0 && sp->count > 1) {                                             \
+                select_##SFX(keys, keys + n, last - 1, sp->start, sp->descending);            \
+            }                                                                                 \
+            KEY *r = sort_total_##SFX(keys + sp->start, keys + n, sp->count, sp->descending); \
+            sorted = r - sp->start;                                                           \
+        }                                                                                     \
         for (int64_t i = 0; i < sp->count; i++) {                                             \
             const KEY *e = &sorted[sp->start + i];                                            \
             if (ptr[1]) {                                                                     \
@@ -749,13 +1119,13 @@ static int cpu_sort(const CtDimDesc *d, bool descending, int64_t start, int64_t 
     if (count == 0) {
         return 0;
     }
-    return run_lines(d, sort_line, &sp, (size_t)d->n * 2 * sizeof(KeyF));
+    return run_lines(d, sort_line, NULL, &sp, (size_t)d->n * 2 * sizeof(KeyF), count, count);
 }
 
 static int cpu_median(const CtDimDesc *d)
 {
     SortParams sp = {false, true, (d->n - 1) / 2, 1};
-    return run_lines(d, sort_line, &sp, (size_t)d->n * 2 * sizeof(KeyF));
+    return run_lines(d, sort_line, NULL, &sp, (size_t)d->n * 2 * sizeof(KeyF), 1, 1);
 }
 
 const struct CtReduceKernels ct_cpu_reduce_kernels = {

@@ -521,6 +521,33 @@ def test_sort_topk_nan_and_errors(device):
     assert s.sort().values.item() == 3.0 and s.topk(1).indices.item() == 0
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16"])
+def test_topk_median_select_matches_stable_sort(device, dtype):
+    """topk and median select in the order of a stable sort, so with many ties the indices are
+    exactly those of the stable sort's first k (and middle) positions."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 6, size=(7, 301)).astype(np.float64)
+    x[2, ::7] = np.nan if dtype != "int64" else 3
+    t = ctorch.tensor(x, dtype=dt(dtype), device=device)
+    for dim, xs in ((1, x), (0, x.T)):  # dim 0: the tiled (column) path
+        for largest in (True, False):
+            for k in (1, 37, 300):
+                if k > xs.shape[1]:
+                    continue
+                r = t.topk(k, dim, largest)
+                key = np.where(np.isnan(xs), np.inf, xs)
+                order = np.argsort(-key if largest else key, axis=1, kind="stable")[:, :k]
+                got = to_numpy(r.indices)
+                check(r.indices, order if dim == 1 else order.T, "int64")
+                assert got.shape == (order.shape if dim == 1 else order.T.shape)
+        m = t.median(dim)
+        key = np.where(np.isnan(xs), np.inf, xs)
+        mid = np.argsort(key, axis=1, kind="stable")[:, (xs.shape[1] - 1) // 2]
+        has_nan = np.isnan(xs).any(axis=1)
+        exp_idx = np.where(has_nan, np.argmax(np.isnan(xs), axis=1), mid)
+        check(m.indices, exp_idx, "int64")
+
+
 @pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != "bool"])
 def test_median(device, dtype, rng):
     t = make(data(dtype, (3, 4, 5), rng), dtype, "narrowed", device)
