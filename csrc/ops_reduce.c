@@ -886,21 +886,25 @@ CtTensorObject *ct_median_all(CtTensorObject *t)
 /* --- sum_to_size -------------------------------------------------------------------------------------- */
 CtTensorObject *ct_sum_to_size(CtTensorObject *t, int ndim, const int64_t *sizes)
 {
-    bool mask[CT_MAX_DIMS];
+    bool mask[CT_MAX_DIMS], any = false;
     int lead = t->ndim - ndim;
-    if (lead < 0) {
-        PyErr_SetString(PyExc_RuntimeError, "size {...} is not expandable to size of tensor");
+    bool ok = lead >= 0;
+    for (int i = 0; ok && i < t->ndim; i++) {
+        mask[i] = i < lead || (sizes[i - lead] == 1 && t->sizes[i] != 1);
+        ok = mask[i] || sizes[i - lead] == t->sizes[i];
+        any |= mask[i];
+    }
+    if (!ok) {
+        char a[256], b[256];
+        ct_format_sizes(a, sizeof(a), ndim, sizes);
+        ct_format_sizes(b, sizeof(b), t->ndim, t->sizes);
+        PyErr_Format(PyExc_RuntimeError, "size {%s} is not expandable to size {%s}.", a, b);
         return NULL;
     }
-    for (int i = 0; i < t->ndim; i++) {
-        mask[i] = i < lead || (sizes[i - lead] == 1 && t->sizes[i] != 1);
-        if (i >= lead && !mask[i] && sizes[i - lead] != t->sizes[i]) {
-            PyErr_SetString(PyExc_RuntimeError, "size is not expandable to size of tensor");
-            return NULL;
-        }
+    if (!any) {
+        return (CtTensorObject *)Py_NewRef(t);
     }
-    CtTensorObject *r = ct_sum(t, mask, true, t->dtype);
-    return reshape_fresh(r, ndim, sizes);
+    return reshape_fresh(ct_sum(t, mask, true, CT_DTYPE_UNSET), ndim, sizes);
 }
 
 /* ======================================================================================================
@@ -1620,6 +1624,21 @@ static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     return make_pair(RT_MEDIAN, values, indices);
 }
 
+/* Tensor.sum_to_size(*size): the sum down to a size that self broadcasts from. */
+static PyObject *method_sum_to_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    int64_t sizes[CT_MAX_DIMS];
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        PyErr_SetString(PyExc_TypeError, "sum_to_size() takes no keyword arguments");
+        return NULL;
+    }
+    int nd = ct_parse_sizes(args, nargs, sizes, false);
+    if (nd < 0) {
+        return NULL;
+    }
+    return (PyObject *)ct_sum_to_size(CT_TENSOR(self), nd, sizes);
+}
+
 /* --- tables ---------------------------------------------------------------------------------------------------- */
 #define CT_RED_OPS(X)                                                                                  \
     X(sum, "sum(input, dim=None, keepdim=False, *, dtype=None)")                                        \
@@ -1660,7 +1679,9 @@ CT_RED_OPS(CT_RED_METHOD)
 #define CT_RED_MODULE_ROW(name, doc) {#name, CT_FASTCALL(py_##name), CT_METH_FK, doc},
 
 PyMethodDef ct_reduce_tensor_methods[] = {
-    CT_RED_OPS(CT_RED_METHOD_ROW){NULL},
+    CT_RED_OPS(CT_RED_METHOD_ROW)
+    {"sum_to_size", CT_FASTCALL(method_sum_to_size), CT_METH_FK, "sum_to_size(*size)"},
+    {NULL},
 };
 PyMethodDef ct_reduce_module_methods[] = {
     CT_RED_OPS(CT_RED_MODULE_ROW)

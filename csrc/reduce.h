@@ -146,7 +146,8 @@ int ct_topk(CtTensorObject *t, int64_t k, int dim, bool largest, CtTensorObject 
 int ct_median_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices);
 CtTensorObject *ct_median_all(CtTensorObject *t);
 
-/* Sum of t down to a shape that t broadcasts from (autograd's sum_to_size). */
+/* Sum of t down to a shape that t broadcasts from (autograd's sum_to_size); t itself (a new
+ * reference) when nothing is reduced. Integers sum to int64, as PyTorch. */
 CtTensorObject *ct_sum_to_size(CtTensorObject *t, int ndim, const int64_t *sizes);
 
 #endif /* CTORCH_REDUCE_H */
