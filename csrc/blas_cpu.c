@@ -949,8 +949,10 @@ static int gemm_dispatch(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb,
 /* Products with at least this many multiply-adds run without the GIL. */
 #define CT_GEMM_RELEASE_GIL_WORK 32768.0
 
-int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
-                const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc)
+/* The argument checks shared by ct_cpu_gemm and ct_cpu_gemm_batched: 0, or -1 with the
+ * exception set. */
+static int gemm_check_args(CtDType dtype, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+                           int64_t ldc)
 {
     if ((int)dtype < 0 || dtype >= CT_NUM_DTYPES) {
         PyErr_Format(PyExc_TypeError, "ct_cpu_gemm: unknown dtype %d", (int)dtype);
@@ -967,6 +969,15 @@ int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
                      "K=%lld); they must be >= 0 and ldc >= N",
                      (long long)lda, (long long)ldb, (long long)ldc, ct_dtype_info[dtype].name, (long long)M,
                      (long long)N, (long long)K);
+        return -1;
+    }
+    return 0;
+}
+
+int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc)
+{
+    if (gemm_check_args(dtype, M, N, K, lda, ldb, ldc) < 0) {
         return -1;
     }
     if (M == 0 || N == 0) {
@@ -989,6 +1000,108 @@ int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
     if (rc < 0) {
         PyErr_Format(PyExc_MemoryError, "ct_cpu_gemm: out of memory for a %lldx%lldx%lld %s matmul", (long long)M,
                      (long long)N, (long long)K, ct_dtype_info[dtype].name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Strided batches (added for ops_linalg.c's bmm/matmul/einsum). Small products run one per
+ * task on ct_parallel_for's threads, each single-threaded (cfg.max_threads = 1; a loaded
+ * OpenBLAS keeps products this small on the calling thread too); larger ones run one after
+ * another, each with the engine's own threads. */
+/* Products up to this many multiply-adds are spread over threads batch-wise (OpenBLAS stays
+ * single-threaded below 64^3). */
+#define CT_GEMM_BATCH_PARALLEL_WORK 262144.0
+
+typedef struct {
+    GemmConfig cfg;
+    CtDType dtype;
+    bool ta, tb;
+    int64_t M, N, K;
+    double alpha, beta;
+    const char *A, *B;
+    char *C;
+    int64_t lda, ldb, ldc;
+    int64_t stride_a, stride_b, stride_c; /* bytes */
+    int failed;                           /* set (atomically) by a task that ran out of memory */
+} BatchedJob;
+
+static void batched_run(int64_t begin, int64_t end, void *ctx)
+{
+    BatchedJob *j = (BatchedJob *)ctx;
+    for (int64_t b = begin; b < end; b++) {
+        if (gemm_dispatch(&j->cfg, j->dtype, j->ta, j->tb, j->M, j->N, j->K, j->alpha, j->A + b * j->stride_a,
+                          j->lda, j->B + b * j->stride_b, j->ldb, j->beta, j->C + b * j->stride_c, j->ldc) < 0) {
+            __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+int ct_cpu_gemm_batched(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+                        const void *A, int64_t lda, int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                        double beta, void *C, int64_t ldc, int64_t stride_c, int64_t batch)
+{
+    if (batch < 0) {
+        PyErr_Format(PyExc_ValueError, "ct_cpu_gemm_batched: negative batch count %lld", (long long)batch);
+        return -1;
+    }
+    if (batch <= 1) {
+        return batch == 0 ? 0 : ct_cpu_gemm(dtype, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    double work = (double)M * (double)N * (double)K;
+    if (work > CT_GEMM_BATCH_PARALLEL_WORK) { /* big products: the engine's threads, one after another */
+        const size_t es = (dtype >= 0 && dtype < CT_NUM_DTYPES) ? ct_dtype_info[dtype].itemsize : 0;
+        for (int64_t b = 0; b < batch; b++) {
+            if (ct_cpu_gemm(dtype, trans_a, trans_b, M, N, K, alpha, (const char *)A + (size_t)(b * stride_a) * es,
+                            lda, (const char *)B + (size_t)(b * stride_b) * es, ldb, beta,
+                            (char *)C + (size_t)(b * stride_c) * es, ldc) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    if (gemm_check_args(dtype, M, N, K, lda, ldb, ldc) < 0) {
+        return -1;
+    }
+    if (M == 0 || N == 0) {
+        return 0;
+    }
+    const size_t es = ct_dtype_info[dtype].itemsize;
+    BatchedJob job;
+    job.cfg.use_blas = blas_lib.int_bits != 0 && !blas_force_builtin;
+    job.cfg.lib = blas_lib;
+    job.cfg.int_max = blas_int_limit > 0 ? blas_int_limit : blas_lib.int_max;
+    job.cfg.max_threads = 1;
+    (void)float_kernels(); /* decide the ISA under the GIL */
+    job.dtype = dtype;
+    job.ta = trans_a;
+    job.tb = trans_b;
+    job.M = M;
+    job.N = N;
+    job.K = K;
+    job.alpha = alpha;
+    job.beta = beta;
+    job.A = (const char *)A;
+    job.B = (const char *)B;
+    job.C = (char *)C;
+    job.lda = lda;
+    job.ldb = ldb;
+    job.ldc = ldc;
+    job.stride_a = stride_a * (int64_t)es;
+    job.stride_b = stride_b * (int64_t)es;
+    job.stride_c = stride_c * (int64_t)es;
+    job.failed = 0;
+    /* Each task gets at least ~64K multiply-adds so that waking a thread pays off. */
+    int64_t grain = (int64_t)(65536.0 / (work + (double)M * (double)N + 1.0)) + 1;
+    PyThreadState *ts = work * (double)batch >= CT_GEMM_RELEASE_GIL_WORK ? PyEval_SaveThread() : NULL;
+    ct_parallel_for(batch, grain, batched_run, &job);
+    if (ts != NULL) {
+        PyEval_RestoreThread(ts);
+    }
+    if (job.failed) {
+        PyErr_Format(PyExc_MemoryError, "ct_cpu_gemm_batched: out of memory for %lld %lldx%lldx%lld %s matmuls",
+                     (long long)batch, (long long)M, (long long)N, (long long)K, ct_dtype_info[dtype].name);
         return -1;
     }
     return 0;

@@ -3,6 +3,7 @@
 #include "device.h"
 #include "cuda_loader.h"
 #include "dtype.h"
+#include "linalg.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,7 @@ const CtDeviceOps ct_cpu_ops = {
     .copy_d2h = cpu_copy,
     .copy_d2d = cpu_copy,
     .memset = cpu_memset,
+    .blas = &ct_cpu_blas_kernels,
 };
 
 const CtDeviceOps *ct_device_ops(CtDevice d)
