@@ -53,6 +53,7 @@ static char blas_lib_name[128];
 static int blas_force_builtin = 0;
 static int64_t blas_int_limit = 0; /* test hook; 0: the library's real limit */
 static int gemm_max_threads = 0;   /* 0: ct_get_num_threads() */
+static double blas_max_work = 0;  /* larger products skip the library; 0: no limit */
 
 /* Symbol spellings, tried in order. An empty suffix is 64-bit only when the library's
  * openblas_get_config() says USE64BITINT. */
@@ -127,6 +128,12 @@ int ct_blas_int_bits(void) { return blas_lib.int_bits; }
 void ct_blas_use_builtin(int on) { blas_force_builtin = on != 0; }
 void ct_blas_set_int_limit(int64_t limit) { blas_int_limit = limit > 0 ? limit : 0; }
 void ct_cpu_gemm_set_max_threads(int n) { gemm_max_threads = n > 0 ? n : 0; }
+double ct_blas_set_max_work(double max_work)
+{
+    double previous = blas_max_work;
+    blas_max_work = max_work > 0 ? max_work : 0;
+    return previous;
+}
 
 /* ------------------------------------------------------------------------------------------
  * Scratch memory. Packing buffers and widened panels are a few hundred KB to a few MB; a fresh
@@ -417,6 +424,7 @@ typedef struct {
     bool use_blas;
     BlasLib lib;
     int64_t int_max;  /* the library's largest int (or the test hook's limit) */
+    double blas_max_work; /* products with more multiply-adds use the built-in kernel (0: none) */
     int max_threads;  /* for the built-in kernel */
 } GemmConfig;
 
@@ -583,7 +591,7 @@ static int float_gemm(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb, in
                       double alpha, const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C,
                       int64_t ldc)
 {
-    if (!cfg->use_blas) {
+    if (!cfg->use_blas || (cfg->blas_max_work > 0 && (double)M * (double)N * (double)K > cfg->blas_max_work)) {
         return float_gemm_builtin(cfg, dtype, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     }
     const size_t es = dtype == CT_F64 ? sizeof(double) : sizeof(float);
@@ -988,6 +996,7 @@ int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
     cfg.use_blas = blas_lib.int_bits != 0 && !blas_force_builtin;
     cfg.lib = blas_lib;
     cfg.int_max = blas_int_limit > 0 ? blas_int_limit : blas_lib.int_max;
+    cfg.blas_max_work = blas_max_work;
     cfg.max_threads = gemm_max_threads > 0 ? gemm_max_threads : ct_get_num_threads();
     (void)float_kernels(); /* decide the ISA under the GIL */
 
@@ -1072,6 +1081,7 @@ int ct_cpu_gemm_batched(CtDType dtype, bool trans_a, bool trans_b, int64_t M, in
     job.cfg.use_blas = blas_lib.int_bits != 0 && !blas_force_builtin;
     job.cfg.lib = blas_lib;
     job.cfg.int_max = blas_int_limit > 0 ? blas_int_limit : blas_lib.int_max;
+    job.cfg.blas_max_work = blas_max_work;
     job.cfg.max_threads = 1;
     (void)float_kernels(); /* decide the ISA under the GIL */
     job.dtype = dtype;

@@ -56,8 +56,10 @@ static int check_not_bool(CtDType dtype, const char *kernel)
 
 /* ------------------------------------------------------------------------------------------
  * CPU kernel: tiny products in a direct loop, the rest in ct_cpu_gemm(_batched). */
-/* Products up to this many multiply-adds skip the engine (packing, dispatch, BLAS call). */
-#define CT_TINY_GEMM_WORK 512
+/* Integer products up to this many multiply-adds take the direct loop; it keeps one row of
+ * C (at most CT_TINY_MAX_N elements) in a local array. */
+#define CT_TINY_GEMM_WORK 8192
+#define CT_TINY_MAX_N 1024
 
 typedef struct {
     bool ta, tb;
@@ -84,31 +86,51 @@ static int64_t tiny_to_int64(double x)
 }
 
 /* One loop per dtype: W is the type the sum is kept in (float for the 16-bit floats, an
- * unsigned type for integers so that overflow wraps exactly as in the engine). */
+ * unsigned type for integers so that overflow wraps exactly as in the engine). A row of C is
+ * accumulated in acc: as axpys over rows of op(B) when those are contiguous (the inner loop
+ * vectorises), else as dot products. N <= CT_TINY_MAX_N whenever A and B are read. */
 #define CT_DEFINE_TINY(NAME, T, W, ALPHA, BETA)                                                                  \
     static void tiny_##NAME(int64_t begin, int64_t end, void *ctx)                                            \
     {                                                                                                          \
         const TinyJob *j = (const TinyJob *)ctx;                                                               \
         const W alpha = ALPHA(j->alpha), beta = BETA(j->beta);                                                 \
-        const bool read_ab = j->alpha != 0, read_c = j->beta != 0;                                             \
+        const bool read_ab = j->alpha != 0 && j->K > 0, read_c = j->beta != 0;                                 \
+        const int64_t M = j->M, N = j->N, K = j->K;                                                            \
         const int64_t ai = j->ta ? 1 : j->lda, ak = j->ta ? j->lda : 1; /* op(A)[i][k] */                     \
         const int64_t bk = j->tb ? 1 : j->ldb, bn = j->tb ? j->ldb : 1; /* op(B)[k][n] */                     \
+        W acc[CT_TINY_MAX_N];                                                                                  \
         for (int64_t b = begin; b < end; b++) {                                                                \
             const T *A = (const T *)j->A + b * j->stride_a;                                                    \
             const T *B = (const T *)j->B + b * j->stride_b;                                                    \
             T *C = (T *)j->C + b * j->stride_c;                                                                \
-            for (int64_t i = 0; i < j->M; i++) {                                                               \
-                for (int64_t n = 0; n < j->N; n++) {                                                           \
-                    W acc = 0;                                                                                 \
-                    for (int64_t k = 0; read_ab && k < j->K; k++) {                                            \
-                        acc += (W)CT_LOAD_##NAME(A + i * ai + k * ak) * (W)CT_LOAD_##NAME(B + k * bk + n * bn); \
+            for (int64_t i = 0; i < M; i++) {                                                                  \
+                if (read_ab && bn == 1) {                                                                      \
+                    for (int64_t n = 0; n < N; n++) {                                                          \
+                        acc[n] = 0;                                                                            \
                     }                                                                                          \
-                    T *c = C + i * j->ldc + n;                                                                 \
-                    W v = alpha * acc;                                                                         \
+                    for (int64_t k = 0; k < K; k++) {                                                          \
+                        const W a = (W)CT_LOAD_##NAME(A + i * ai + k * ak);                                    \
+                        const T *brow = B + k * bk;                                                            \
+                        for (int64_t n = 0; n < N; n++) {                                                      \
+                            acc[n] += a * (W)CT_LOAD_##NAME(brow + n);                                         \
+                        }                                                                                      \
+                    }                                                                                          \
+                } else if (read_ab) {                                                                          \
+                    for (int64_t n = 0; n < N; n++) {                                                          \
+                        W sum = 0;                                                                             \
+                        for (int64_t k = 0; k < K; k++) {                                                      \
+                            sum += (W)CT_LOAD_##NAME(A + i * ai + k * ak) * (W)CT_LOAD_##NAME(B + k * bk + n * bn); \
+                        }                                                                                      \
+                        acc[n] = sum;                                                                          \
+                    }                                                                                          \
+                }                                                                                              \
+                T *crow = C + i * j->ldc;                                                                      \
+                for (int64_t n = 0; n < N; n++) {                                                              \
+                    W v = read_ab ? alpha * acc[n] : (W)0;                                                     \
                     if (read_c) {                                                                              \
-                        v += beta * (W)CT_LOAD_##NAME(c);                                                      \
+                        v += beta * (W)CT_LOAD_##NAME(crow + n);                                               \
                     }                                                                                          \
-                    CT_STORE_##NAME(c, v);                                                                     \
+                    CT_STORE_##NAME(crow + n, v);                                                              \
                 }                                                                                              \
             }                                                                                                  \
         }                                                                                                      \
@@ -156,6 +178,26 @@ static void (*const tiny_kernels[CT_NUM_DTYPES])(int64_t, int64_t, void *) = {
     [CT_I64] = tiny_I64,   [CT_F16] = tiny_F16, [CT_BF16] = tiny_BF16, [CT_F32] = tiny_F32, [CT_F64] = tiny_F64,
 };
 
+/* Products up to this many multiply-adds take the direct loop rather than the engine: where
+ * each stops paying off, measured here per 8x8..24x24 batch (bench_linalg.py): below ~6^3
+ * against an OpenBLAS call, ~12^3 against the built-in float kernel, 4^3 for float16 (its
+ * loads convert in the inner loop), 8^3 for bfloat16, 20^3 for integers (the exact engine
+ * allocates and blocks per call). */
+static double tiny_limit(CtDType dtype)
+{
+    switch (dtype) {
+    case CT_F32:
+    case CT_F64:
+        return strcmp(ct_blas_name(), "built-in") != 0 ? 256 : 1728;
+    case CT_F16:
+        return 64;
+    case CT_BF16:
+        return 512;
+    default:
+        return CT_TINY_GEMM_WORK;
+    }
+}
+
 static int cpu_gemm_batched(CtDevice device, CtDType dtype, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
                             double alpha, const void *A, int64_t lda, int64_t stride_a, const void *B, int64_t ldb,
                             int64_t stride_b, double beta, void *C, int64_t ldc, int64_t stride_c, int64_t batch)
@@ -164,7 +206,7 @@ static int cpu_gemm_batched(CtDevice device, CtDType dtype, bool ta, bool tb, in
         return 0;
     }
     double work = (double)M * (double)N * (double)K;
-    if (work <= CT_TINY_GEMM_WORK) {
+    if (K == 0 || alpha == 0 || (work <= tiny_limit(dtype) && N <= CT_TINY_MAX_N)) {
         TinyJob job = {ta, tb, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc, stride_a, stride_b, stride_c};
         double per = work + (double)(M * N); /* loop overhead counts too */
         int64_t grain = (int64_t)(32768.0 / per) + 1;
@@ -1972,6 +2014,15 @@ static PyObject *fn_blas_load(PyObject *module, PyObject *arg)
     return PyUnicode_FromString(ct_blas_name());
 }
 
+static PyObject *fn_blas_max_work(PyObject *module, PyObject *arg)
+{
+    double v = PyFloat_AsDouble(arg);
+    if (v == -1.0 && PyErr_Occurred()) {
+        return NULL;
+    }
+    return PyFloat_FromDouble(ct_blas_set_max_work(v));
+}
+
 static PyObject *fn_blas_name(PyObject *module, PyObject *unused) { return PyUnicode_FromString(ct_blas_name()); }
 
 static PyObject *fn_blas_use_builtin(PyObject *module, PyObject *arg)
@@ -2025,6 +2076,9 @@ PyMethodDef ct_linalg_module_methods[] = {
     CT_LINALG_FUNCTION(addbmm, "addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor"),
     {"einsum", CT_FASTCALL(fn_einsum), CT_METH_FK, einsum_doc},
     {"_blas_load", fn_blas_load, METH_O, "_blas_load(path) -> str: opens a BLAS library for CPU matmul (OSError)"},
+    {"_blas_max_work", fn_blas_max_work, METH_O,
+     "_blas_max_work(n) -> float: float products above n multiply-adds use the built-in kernel even with a "
+     "library loaded (0: none); returns the previous limit"},
     {"_blas_name", fn_blas_name, METH_NOARGS, "_blas_name() -> str: what CPU float matmuls run on"},
     {"_blas_use_builtin", fn_blas_use_builtin, METH_O,
      "_blas_use_builtin(on) -> bool: forces the built-in GEMM (tests); returns the previous setting"},
