@@ -1,8 +1,11 @@
 """Linear-algebra benchmarks: ctorch (OpenBLAS and built-in kernel) against NumPy in one run.
 
 Each case is validated against NumPy first, then timed: rounds alternate between the
-contenders (so that load from other processes hits them alike) and the best round counts.
-Prints microseconds per call and the ratio to NumPy (lower is better).
+contenders (so that load from other processes hits them alike) and the median round counts.
+Contenders: ctorch as configured at import (OpenBLAS for float products up to 64^3
+multiply-adds, the built-in kernel above), ctorch with every float product on OpenBLAS,
+ctorch on the built-in kernel only, and NumPy. Prints microseconds per call, the ratio of the
+default to NumPy (lower is better) and the default's GFLOP/s.
 
     python3 benchmarks/bench_linalg.py [--quick] [--cases matmul,small,batched,einsum]
 """
@@ -16,18 +19,30 @@ import numpy as np
 import ctorch
 
 
-def best_times(fns, number, rounds):
-    """Best per-call seconds of each fn, rounds interleaved."""
-    for fn in fns:
-        fn()
-    best = [float("inf")] * len(fns)
-    for _ in range(rounds):
-        for i, fn in enumerate(fns):
+def median_times(contenders, number, rounds):
+    """Median per-call seconds of each (mode, fn) over rounds interleaved between them (a
+    shared machine's load then hits every contender alike; medians show the typical call).
+    mode is (builtin, max_work) set around each round, or None for ctorch as configured."""
+    def timed(mode, fn):
+        prev = None
+        if mode is not None:
+            prev = (ctorch._C._blas_use_builtin(mode[0]), ctorch._C._blas_max_work(mode[1]))
+        try:
+            fn()
             t0 = time.perf_counter()
             for _ in range(number):
                 fn()
-            best[i] = min(best[i], (time.perf_counter() - t0) / number)
-    return best
+            return (time.perf_counter() - t0) / number
+        finally:
+            if prev is not None:
+                ctorch._C._blas_use_builtin(prev[0])
+                ctorch._C._blas_max_work(prev[1])
+
+    times = [[] for _ in contenders]
+    for _ in range(rounds):
+        for i, (mode, fn) in enumerate(contenders):
+            times[i].append(timed(mode, fn))
+    return [float(np.median(t)) for t in times]
 
 
 def check(name, got, want, rtol):
@@ -37,31 +52,22 @@ def check(name, got, want, rtol):
 
 
 def run_case(name, ours, ref, flops, number, rounds, rtol=1e-3):
-    """Times ours under OpenBLAS and the built-in kernel against ref (NumPy)."""
+    """Times ours as configured (default), all on OpenBLAS, all on the built-in kernel, and
+    ref (NumPy); medians over interleaved rounds (best in the JSON-free printout's GFLOP/s)."""
     check(name, ours(), ref(), rtol)
-
-    def builtin():
-        prev = ctorch._C._blas_use_builtin(True)
-        try:
-            ours()
-        finally:
-            ctorch._C._blas_use_builtin(prev)
-
-    has_blas = ctorch._C._blas_name() != "built-in"
-    fns = [ours, builtin, ref] if has_blas else [ours, ref]
-    times = best_times(fns, number, rounds)
-    t_np = times[-1]
-    t_blas = times[0] if has_blas else float("nan")
-    t_builtin = times[1] if has_blas else times[0]
+    default_limit = ctorch._C._blas_max_work(0)
+    ctorch._C._blas_max_work(default_limit)
+    contenders = [(None, ours), ((False, 0), ours), ((True, default_limit), ours), (None, ref)]
+    med = median_times(contenders, number, rounds)
     gf = (lambda t: flops / t / 1e9) if flops else (lambda t: float("nan"))
-    print(f"{name:34s} {t_blas * 1e6:11.2f} {t_builtin * 1e6:11.2f} {t_np * 1e6:11.2f} "
-          f"{t_blas / t_np:7.2f} {t_builtin / t_np:7.2f} {gf(min(t_blas, t_builtin)):8.1f}")
+    print(f"{name:34s} " + " ".join(f"{t * 1e6:11.2f}" for t in med) +
+          f" {med[0] / med[3]:7.2f} {gf(med[0]):8.1f}", flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--cases", default="matmul,small,batched,einsum")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
@@ -70,8 +76,8 @@ def main():
     print(f"ctorch linalg benchmarks  {time.strftime('%Y-%m-%d %H:%M')}  {platform.machine()}  "
           f"{os.cpu_count()} cores  numpy {np.__version__}  load {os.getloadavg()[0]:.1f}")
     print(f"ctorch BLAS: {ctorch._C._blas_name()}  built-in kernel: threads {ctorch.get_num_threads()}")
-    print(f"{'case':34s} {'openblas us':>11s} {'builtin us':>11s} {'numpy us':>11s} {'r_blas':>7s} "
-          f"{'r_built':>7s} {'GFLOP/s':>8s}")
+    print(f"{'case':34s} {'default us':>11s} {'openblas us':>11s} {'builtin us':>11s} {'numpy us':>11s} "
+          f"{'ratio':>7s} {'GFLOP/s':>8s}")
 
     def T(x):
         return ctorch.from_numpy(np.ascontiguousarray(x))

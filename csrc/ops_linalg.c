@@ -858,6 +858,20 @@ static CtTensorObject *addend_output(CtTensorObject *input, int nd, const int64_
     return out;
 }
 
+/* In-place results may not have two elements at one address (a broadcast self). */
+static int check_no_internal_overlap(CtTensorObject *t)
+{
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] > 1 && t->strides[d] == 0) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "unsupported operation: more than one element of the written-to tensor refers to a single "
+                            "memory location. Please clone() the tensor before performing the operation.");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* self and mat2, then mat1 and mat2: PyTorch's order for addmm/addbmm. */
 static int check_addmm_dtypes(CtTensorObject *input, CtTensorObject *m1, CtTensorObject *m2)
 {
@@ -892,6 +906,9 @@ static CtTensorObject *addmm_impl(CtTensorObject *input, CtTensorObject *m1, CtT
             ct_format_sizes(b, sizeof b, 2, target);
             PyErr_Format(PyExc_RuntimeError,
                          "Bad in-place call: input tensor size %s and output tensor size %s should match", a, b);
+            return NULL;
+        }
+        if (check_no_internal_overlap(input) < 0) {
             return NULL;
         }
         out = (CtTensorObject *)Py_NewRef(input);
@@ -972,6 +989,9 @@ static CtTensorObject *baddbmm_impl(CtTensorObject *input, CtTensorObject *b1, C
                          "Bad in-place call: input tensor size %s and output tensor size %s should match", a, b);
             return NULL;
         }
+        if (check_no_internal_overlap(input) < 0) {
+            return NULL;
+        }
         out = (CtTensorObject *)Py_NewRef(input);
     } else if ((out = addend_output(input, 3, target, beta, device)) == NULL) {
         return NULL;
@@ -1028,6 +1048,9 @@ static CtTensorObject *addbmm_impl(CtTensorObject *input, CtTensorObject *b1, Ct
             ct_format_sizes(b, sizeof b, 2, target);
             PyErr_Format(PyExc_RuntimeError,
                          "Bad in-place call: input tensor size %s and output tensor size %s should match", a, b);
+            return NULL;
+        }
+        if (check_no_internal_overlap(input) < 0) {
             return NULL;
         }
         out = (CtTensorObject *)Py_NewRef(input);
@@ -1998,6 +2021,15 @@ static PyObject *tensor_matmul_slot(PyObject *a, PyObject *b)
 }
 
 /* --- BLAS selection (python/ctorch/_blas.py calls these at import) ---------------------- */
+/* Products above this many multiply-adds go to the built-in kernel even with OpenBLAS loaded:
+ * 64^3 is where OpenBLAS starts its own threads (65536 * GEMM_MULTITHREAD_THRESHOLD), and on
+ * this shared 2-core machine those threads, spin-waiting for each other, made products of
+ * 96^3..512^3 10-500x slower whenever other processes held the cores (median 0.1-3 GFLOP/s
+ * against the built-in kernel's 10-47), while below it OpenBLAS beats the built-in kernel
+ * (e.g. 70 vs 50 GFLOP/s at 64^3 float32). Idle, the two are within ~5% on large products
+ * (1024^3 float32: 188 vs 180 GFLOP/s). See benchmarks/bench_linalg.py. */
+#define CT_BLAS_MAX_WORK 262144.0
+
 static bool builtin_forced = false;
 
 static PyObject *fn_blas_load(PyObject *module, PyObject *arg)
@@ -2011,6 +2043,7 @@ static PyObject *fn_blas_load(PyObject *module, PyObject *arg)
     if (rc < 0) {
         return NULL;
     }
+    ct_blas_set_max_work(CT_BLAS_MAX_WORK);
     return PyUnicode_FromString(ct_blas_name());
 }
 

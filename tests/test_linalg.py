@@ -87,14 +87,19 @@ def make(arr, layout, name, device):
     raise ValueError(layout)
 
 
-@pytest.fixture(params=["openblas", "builtin"])
+@pytest.fixture(params=["default", "openblas", "builtin"])
 def gemm_path(request):
-    """Runs the test on the loaded BLAS and on the built-in kernel."""
+    """Runs the test as configured at import (OpenBLAS for small float products, the built-in
+    kernel for large ones), with every float product on the loaded BLAS, and on the built-in
+    kernel only."""
     if request.param == "openblas" and ctorch._C._blas_name() == "built-in":
         pytest.skip("no BLAS library loaded")
     prev = ctorch._C._blas_use_builtin(request.param == "builtin")
+    prev_limit = ctorch._C._blas_max_work(0) if request.param == "openblas" else None
     yield request.param
     ctorch._C._blas_use_builtin(prev)
+    if prev_limit is not None:
+        ctorch._C._blas_max_work(prev_limit)
 
 
 def check(result, expected, name):
@@ -512,6 +517,9 @@ ERRORS = [
      "to the number of dimensions in the tensor (3)"),
     (lambda: o(2, 1).addmm_(o(2, 3), o(3, 2)), RuntimeError,
      "Bad in-place call: input tensor size [2, 1] and output tensor size [2, 2] should match"),
+    (lambda: o(1, 2).expand(2, 2).addmm_(o(2, 3), o(3, 2)), RuntimeError,
+     "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
+     "Please clone() the tensor before performing the operation."),
     (lambda: ctorch.addmv(o(3), o(2, 3), o(3)), RuntimeError, "size mismatch, got input (3), mat (2x3), vec (3)"),
     (lambda: ctorch.baddbmm(o(2, 2, 2), o(2, 2, 3, name="float64"), o(2, 3, 2)), RuntimeError,
      "Input dtypes must be the same, got: input float, batch1: double, batch2: float"),
