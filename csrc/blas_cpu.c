@@ -53,6 +53,7 @@ static char blas_lib_name[128];
 static int blas_force_builtin = 0;
 static int64_t blas_int_limit = 0; /* test hook; 0: the library's real limit */
 static int gemm_max_threads = 0;   /* 0: ct_get_num_threads() */
+static double blas_max_work = 0;  /* larger products skip the library; 0: no limit */
 
 /* Symbol spellings, tried in order. An empty suffix is 64-bit only when the library's
  * openblas_get_config() says USE64BITINT. */
@@ -127,6 +128,12 @@ int ct_blas_int_bits(void) { return blas_lib.int_bits; }
 void ct_blas_use_builtin(int on) { blas_force_builtin = on != 0; }
 void ct_blas_set_int_limit(int64_t limit) { blas_int_limit = limit > 0 ? limit : 0; }
 void ct_cpu_gemm_set_max_threads(int n) { gemm_max_threads = n > 0 ? n : 0; }
+double ct_blas_set_max_work(double max_work)
+{
+    double previous = blas_max_work;
+    blas_max_work = max_work > 0 ? max_work : 0;
+    return previous;
+}
 
 /* ------------------------------------------------------------------------------------------
  * Scratch memory. Packing buffers and widened panels are a few hundred KB to a few MB; a fresh
@@ -417,6 +424,7 @@ typedef struct {
     bool use_blas;
     BlasLib lib;
     int64_t int_max;  /* the library's largest int (or the test hook's limit) */
+    double blas_max_work; /* products with more multiply-adds use the built-in kernel (0: none) */
     int max_threads;  /* for the built-in kernel */
 } GemmConfig;
 
@@ -583,7 +591,7 @@ static int float_gemm(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb, in
                       double alpha, const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C,
                       int64_t ldc)
 {
-    if (!cfg->use_blas) {
+    if (!cfg->use_blas || (cfg->blas_max_work > 0 && (double)M * (double)N * (double)K > cfg->blas_max_work)) {
         return float_gemm_builtin(cfg, dtype, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     }
     const size_t es = dtype == CT_F64 ? sizeof(double) : sizeof(float);
@@ -949,8 +957,10 @@ static int gemm_dispatch(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb,
 /* Products with at least this many multiply-adds run without the GIL. */
 #define CT_GEMM_RELEASE_GIL_WORK 32768.0
 
-int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
-                const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc)
+/* The argument checks shared by ct_cpu_gemm and ct_cpu_gemm_batched: 0, or -1 with the
+ * exception set. */
+static int gemm_check_args(CtDType dtype, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+                           int64_t ldc)
 {
     if ((int)dtype < 0 || dtype >= CT_NUM_DTYPES) {
         PyErr_Format(PyExc_TypeError, "ct_cpu_gemm: unknown dtype %d", (int)dtype);
@@ -969,6 +979,15 @@ int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
                      (long long)N, (long long)K);
         return -1;
     }
+    return 0;
+}
+
+int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc)
+{
+    if (gemm_check_args(dtype, M, N, K, lda, ldb, ldc) < 0) {
+        return -1;
+    }
     if (M == 0 || N == 0) {
         return 0;
     }
@@ -977,6 +996,7 @@ int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
     cfg.use_blas = blas_lib.int_bits != 0 && !blas_force_builtin;
     cfg.lib = blas_lib;
     cfg.int_max = blas_int_limit > 0 ? blas_int_limit : blas_lib.int_max;
+    cfg.blas_max_work = blas_max_work;
     cfg.max_threads = gemm_max_threads > 0 ? gemm_max_threads : ct_get_num_threads();
     (void)float_kernels(); /* decide the ISA under the GIL */
 
@@ -989,6 +1009,109 @@ int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
     if (rc < 0) {
         PyErr_Format(PyExc_MemoryError, "ct_cpu_gemm: out of memory for a %lldx%lldx%lld %s matmul", (long long)M,
                      (long long)N, (long long)K, ct_dtype_info[dtype].name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Strided batches (added for ops_linalg.c's bmm/matmul/einsum). Small products run one per
+ * task on ct_parallel_for's threads, each single-threaded (cfg.max_threads = 1; a loaded
+ * OpenBLAS keeps products this small on the calling thread too); larger ones run one after
+ * another, each with the engine's own threads. */
+/* Products up to this many multiply-adds are spread over threads batch-wise (OpenBLAS stays
+ * single-threaded below 64^3). */
+#define CT_GEMM_BATCH_PARALLEL_WORK 262144.0
+
+typedef struct {
+    GemmConfig cfg;
+    CtDType dtype;
+    bool ta, tb;
+    int64_t M, N, K;
+    double alpha, beta;
+    const char *A, *B;
+    char *C;
+    int64_t lda, ldb, ldc;
+    int64_t stride_a, stride_b, stride_c; /* bytes */
+    int failed;                           /* set (atomically) by a task that ran out of memory */
+} BatchedJob;
+
+static void batched_run(int64_t begin, int64_t end, void *ctx)
+{
+    BatchedJob *j = (BatchedJob *)ctx;
+    for (int64_t b = begin; b < end; b++) {
+        if (gemm_dispatch(&j->cfg, j->dtype, j->ta, j->tb, j->M, j->N, j->K, j->alpha, j->A + b * j->stride_a,
+                          j->lda, j->B + b * j->stride_b, j->ldb, j->beta, j->C + b * j->stride_c, j->ldc) < 0) {
+            __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+int ct_cpu_gemm_batched(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+                        const void *A, int64_t lda, int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                        double beta, void *C, int64_t ldc, int64_t stride_c, int64_t batch)
+{
+    if (batch < 0) {
+        PyErr_Format(PyExc_ValueError, "ct_cpu_gemm_batched: negative batch count %lld", (long long)batch);
+        return -1;
+    }
+    if (batch <= 1) {
+        return batch == 0 ? 0 : ct_cpu_gemm(dtype, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    double work = (double)M * (double)N * (double)K;
+    if (work > CT_GEMM_BATCH_PARALLEL_WORK) { /* big products: the engine's threads, one after another */
+        const size_t es = (dtype >= 0 && dtype < CT_NUM_DTYPES) ? ct_dtype_info[dtype].itemsize : 0;
+        for (int64_t b = 0; b < batch; b++) {
+            if (ct_cpu_gemm(dtype, trans_a, trans_b, M, N, K, alpha, (const char *)A + (size_t)(b * stride_a) * es,
+                            lda, (const char *)B + (size_t)(b * stride_b) * es, ldb, beta,
+                            (char *)C + (size_t)(b * stride_c) * es, ldc) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    if (gemm_check_args(dtype, M, N, K, lda, ldb, ldc) < 0) {
+        return -1;
+    }
+    if (M == 0 || N == 0) {
+        return 0;
+    }
+    const size_t es = ct_dtype_info[dtype].itemsize;
+    BatchedJob job;
+    job.cfg.use_blas = blas_lib.int_bits != 0 && !blas_force_builtin;
+    job.cfg.lib = blas_lib;
+    job.cfg.int_max = blas_int_limit > 0 ? blas_int_limit : blas_lib.int_max;
+    job.cfg.blas_max_work = blas_max_work;
+    job.cfg.max_threads = 1;
+    (void)float_kernels(); /* decide the ISA under the GIL */
+    job.dtype = dtype;
+    job.ta = trans_a;
+    job.tb = trans_b;
+    job.M = M;
+    job.N = N;
+    job.K = K;
+    job.alpha = alpha;
+    job.beta = beta;
+    job.A = (const char *)A;
+    job.B = (const char *)B;
+    job.C = (char *)C;
+    job.lda = lda;
+    job.ldb = ldb;
+    job.ldc = ldc;
+    job.stride_a = stride_a * (int64_t)es;
+    job.stride_b = stride_b * (int64_t)es;
+    job.stride_c = stride_c * (int64_t)es;
+    job.failed = 0;
+    /* Each task gets at least ~64K multiply-adds so that waking a thread pays off. */
+    int64_t grain = (int64_t)(65536.0 / (work + (double)M * (double)N + 1.0)) + 1;
+    PyThreadState *ts = work * (double)batch >= CT_GEMM_RELEASE_GIL_WORK ? PyEval_SaveThread() : NULL;
+    ct_parallel_for(batch, grain, batched_run, &job);
+    if (ts != NULL) {
+        PyEval_RestoreThread(ts);
+    }
+    if (job.failed) {
+        PyErr_Format(PyExc_MemoryError, "ct_cpu_gemm_batched: out of memory for %lld %lldx%lldx%lld %s matmuls",
+                     (long long)batch, (long long)M, (long long)N, (long long)K, ct_dtype_info[dtype].name);
         return -1;
     }
     return 0;

@@ -7,6 +7,7 @@
 #include "reduce.h"
 #include "index.h"
 #include "random.h"
+#include "linalg.h"
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
@@ -73,6 +74,7 @@ const CtDeviceOps ct_cpu_ops = {
     .reduce = &ct_cpu_reduce_kernels,
     .index = &ct_cpu_index_kernels,
     .random = &ct_cpu_random_kernels,
+    .blas = &ct_cpu_blas_kernels,
 };
 
 const CtDeviceOps *ct_device_ops(CtDevice d)

@@ -19,6 +19,9 @@ from . import random  # noqa: E402,F401
 from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+from . import _blas  # noqa: E402
+
+_blas.load()
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
 
 
