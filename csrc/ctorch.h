@@ -82,6 +82,8 @@ struct CtReduceKernels;
 struct CtIndexKernels;
 struct CtBlasKernels;
 struct CtRandomKernels;
+struct CtNNKernels;
+struct CtOptimKernels;
 
 /* The device vtable: memory first, then kernel families. Every op reaches device memory
  * only through this table. alloc returns NULL with a Python exception set on failure. */
@@ -99,6 +101,8 @@ typedef struct CtDeviceOps {
     const struct CtIndexKernels *index;
     const struct CtBlasKernels *blas;
     const struct CtRandomKernels *random;
+    const struct CtNNKernels *nn;
+    const struct CtOptimKernels *optim;
 } CtDeviceOps;
 
 /* ------------------------------------------------------------------------------------------

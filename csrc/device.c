@@ -3,6 +3,8 @@
 #include "device.h"
 #include "cuda_loader.h"
 #include "dtype.h"
+#include "nn.h"
+#include "optim.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,8 @@ const CtDeviceOps ct_cpu_ops = {
     .copy_d2h = cpu_copy,
     .copy_d2d = cpu_copy,
     .memset = cpu_memset,
+    .nn = &ct_cpu_nn_kernels,
+    .optim = &ct_cpu_optim_kernels,
 };
 
 const CtDeviceOps *ct_device_ops(CtDevice d)

@@ -17,6 +17,8 @@
     X(linalg)             \
     X(creation)           \
     X(interop)            \
+    X(nn)                 \
+    X(optim)              \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \
