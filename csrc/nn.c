@@ -1062,9 +1062,9 @@ static inline double loss_value(CtPointwiseLoss kind, double x, double y, double
 {
     switch (kind) {
     case CT_LOSS_MSE:
-        return (x - y) * (x - y);
+        return w * (x - y) * (x - y);
     case CT_LOSS_L1:
-        return fabs(x - y);
+        return w * fabs(x - y);
     case CT_LOSS_SMOOTH_L1: {
         double z = fabs(x - y);
         return z < beta ? 0.5 * z * z / beta : z - 0.5 * beta;
@@ -1085,11 +1085,11 @@ static inline void loss_grads(CtPointwiseLoss kind, double x, double y, double w
 {
     switch (kind) {
     case CT_LOSS_MSE:
-        *gx = 2.0 * (x - y);
+        *gx = w * 2.0 * (x - y);
         *gy = -*gx;
         return;
     case CT_LOSS_L1:
-        *gx = sign_of(x - y);
+        *gx = w * sign_of(x - y);
         *gy = -*gx;
         return;
     case CT_LOSS_SMOOTH_L1: {
@@ -1110,6 +1110,24 @@ static inline void loss_grads(CtPointwiseLoss kind, double x, double y, double w
         return;
     }
     }
+}
+
+/* The mean of a weighted mse / l1 loss divides by the sum of the weights (PyTorch's
+ * F.mse_loss(weight=)); every other mean divides by the element count. */
+static double loss_mean_divisor(const CtPointwiseLossDesc *d)
+{
+    if (d->weight == NULL || (d->kind != CT_LOSS_MSE && d->kind != CT_LOSS_L1)) {
+        return (double)d->n;
+    }
+    double w[256], total = 0.0;
+    for (int64_t s = 0; s < d->n; s += 256) {
+        int64_t m = d->n - s < 256 ? d->n - s : 256;
+        load_row(d->dtype, d->weight, s, 1, m, w);
+        for (int64_t i = 0; i < m; i++) {
+            total += w[i];
+        }
+    }
+    return total;
 }
 
 typedef struct {
@@ -1218,7 +1236,7 @@ static int cpu_pointwise_loss(CtPointwiseLossDesc *d)
         for (int64_t b = 0; b < nblocks; b++) {
             total += cx.partial[b];
         }
-        store_one(d->dtype, d->out, 0, d->reduction == CT_REDUCTION_MEAN ? total / (double)d->n : total);
+        store_one(d->dtype, d->out, 0, d->reduction == CT_REDUCTION_MEAN ? total / loss_mean_divisor(d) : total);
         PyMem_RawFree(cx.partial);
     }
     return 0;
@@ -1231,7 +1249,7 @@ static int cpu_pointwise_loss_backward(const CtPointwiseLossDesc *d)
     if (d->reduction != CT_REDUCTION_NONE) {
         cx.scale = load_one(d->dtype, d->grad_out, 0);
         if (d->reduction == CT_REDUCTION_MEAN) {
-            cx.scale /= (double)d->n;
+            cx.scale /= loss_mean_divisor(d);
         }
     }
     ct_parallel_for(nblocks, 4, loss_backward_blocks, &cx);
@@ -1844,6 +1862,116 @@ done:
     return result;
 }
 
+/* ====================================================================================================
+ * nn.init.trunc_normal_'s inverse-CDF transform
+ * ==================================================================================================== */
+/* erfinv: Giles' single-precision approximation ("Approximating the erfinv function", GPU Gems
+ * 2011), refined by two Newton steps on erf for double accuracy. */
+static double ct_erfinv(double y)
+{
+    if (y <= -1.0) {
+        return y == -1.0 ? -INFINITY : NAN;
+    }
+    if (y >= 1.0) {
+        return y == 1.0 ? INFINITY : NAN;
+    }
+    double w = -log((1.0 - y) * (1.0 + y)), x;
+    if (w < 5.0) {
+        w -= 2.5;
+        x = 2.81022636e-08;
+        x = 3.43273939e-07 + x * w;
+        x = -3.5233877e-06 + x * w;
+        x = -4.39150654e-06 + x * w;
+        x = 0.00021858087 + x * w;
+        x = -0.00125372503 + x * w;
+        x = -0.00417768164 + x * w;
+        x = 0.246640727 + x * w;
+        x = 1.50140941 + x * w;
+    } else {
+        w = sqrt(w) - 3.0;
+        x = -0.000200214257;
+        x = 0.000100950558 + x * w;
+        x = 0.00134934322 + x * w;
+        x = -0.00367342844 + x * w;
+        x = 0.00573950773 + x * w;
+        x = -0.0076224613 + x * w;
+        x = 0.00943887047 + x * w;
+        x = 1.00167406 + x * w;
+        x = 2.83297682 + x * w;
+    }
+    x *= y;
+    for (int i = 0; i < 2; i++) {
+        x -= (erf(x) - y) / (1.1283791670955126 * exp(-x * x));
+    }
+    return x;
+}
+
+typedef struct {
+    CtDType dtype;
+    void *data;
+    double mean, std, a, b;
+} TruncCtx;
+
+static void trunc_normal_blocks(int64_t begin, int64_t end, void *p)
+{
+    const TruncCtx *cx = (const TruncCtx *)p;
+    double v[256];
+    for (int64_t s = begin; s < end; s += 256) {
+        int64_t m = end - s < 256 ? end - s : 256;
+        load_row(cx->dtype, cx->data, s, 1, m, v);
+        for (int64_t i = 0; i < m; i++) {
+            double x = cx->mean + cx->std * M_SQRT2 * ct_erfinv(v[i]);
+            v[i] = x < cx->a ? cx->a : x > cx->b ? cx->b : x;
+        }
+        store_row(cx->dtype, cx->data, s, 1, m, v);
+    }
+}
+
+static int cpu_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
+                                      double a, double b)
+{
+    TruncCtx cx = {dtype, data, mean, std, a, b};
+    ct_parallel_for(n, 16384, trunc_normal_blocks, &cx);
+    return 0;
+}
+
+PyDoc_STRVAR(trunc_normal_doc, "_trunc_normal_transform_(tensor, mean, std, a, b): in place, uniform samples -> "
+                               "clamp(mean + std * sqrt(2) * erfinv(u), a, b) (nn.init.trunc_normal_)");
+static PyObject *py_trunc_normal_transform(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"tensor", "mean", "std", "a", "b", NULL};
+    PyObject *a[5];
+    double mean = 0.0, std = 1.0, lo = -2.0, hi = 2.0;
+    if (ct_parse_args("_trunc_normal_transform_", args, nargs, kwnames, names, 1, a) < 0 ||
+        check_tensor_arg("_trunc_normal_transform_", "tensor", 1, a[0], false) < 0 || ct_arg_double(a[1], &mean) < 0 ||
+        ct_arg_double(a[2], &std) < 0 || ct_arg_double(a[3], &lo) < 0 || ct_arg_double(a[4], &hi) < 0) {
+        return NULL;
+    }
+    CtTensorObject *t = CT_TENSOR(a[0]);
+    if (!ct_is_floating(t->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '%s'", kernel_name(t->dtype));
+        return NULL;
+    }
+    const struct CtNNKernels *k = nn_kernels(ct_device_of(t));
+    if (k == NULL) {
+        return NULL;
+    }
+    CtTensorObject *d = dense(t, t->dtype);
+    if (d == NULL) {
+        return NULL;
+    }
+    int rc = k->trunc_normal_transform(t->dtype, ct_device_of(t), ct_numel(t), ct_data(d), mean, std, lo, hi);
+    if (rc == 0 && d != t) {
+        rc = ct_copy_(t, d);
+    }
+    Py_DECREF(d);
+    if (rc < 0) {
+        return NULL;
+    }
+    ct_bump_version(t);
+    return Py_NewRef(a[0]);
+}
+
 const struct CtNNKernels ct_cpu_nn_kernels = {
     .linear = cpu_linear,
     .nll = cpu_nll,
@@ -1855,6 +1983,7 @@ const struct CtNNKernels ct_cpu_nn_kernels = {
     .embedding = cpu_embedding,
     .embedding_backward = cpu_embedding_backward,
     .leaky_relu = cpu_leaky_relu,
+    .trunc_normal_transform = cpu_trunc_normal_transform,
 };
 
 /* ====================================================================================================
@@ -2174,6 +2303,7 @@ PyMethodDef ct_nn_module_methods[] = {
     {"_leaky_relu", CT_FASTCALL(py_leaky_relu), CT_METH_FK, leaky_relu_doc},
     {"_leaky_relu_backward", CT_FASTCALL(py_leaky_relu_backward), CT_METH_FK, leaky_relu_backward_doc},
     {"_make_subclass", CT_FASTCALL(py_make_subclass), CT_METH_FK, make_subclass_doc},
+    {"_trunc_normal_transform_", CT_FASTCALL(py_trunc_normal_transform), CT_METH_FK, trunc_normal_doc},
     {NULL},
 };
 PyMethodDef ct_nn_tensor_methods[] = {{NULL}};

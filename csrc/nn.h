@@ -84,7 +84,8 @@ typedef enum {
 } CtPointwiseLoss;
 
 /* Every operand is n dense elements of dtype (broadcast operands are expanded by the front end).
- * forward: out = the elementwise losses (NONE: n elements) or their sum / mean (one element).
+ * forward: out = the elementwise losses (NONE: n elements) or their sum / mean (one element); the
+ * mean of a weighted mse / l1 divides by the sum of the weights, as F.mse_loss(weight=) does.
  * backward: grad_input (and grad_target when not NULL) = d loss / d input (target) * grad_out,
  * grad_out being n elements for NONE or one element otherwise (mean also divides by n). */
 typedef struct {
@@ -93,7 +94,7 @@ typedef struct {
     CtDevice device;
     int64_t n;
     const void *input, *target;
-    const void *weight;     /* or NULL (bce, bce_with_logits) */
+    const void *weight;     /* or NULL (every kind but smooth_l1) */
     const void *pos_weight; /* or NULL (bce_with_logits) */
     double beta;            /* smooth_l1 */
     int reduction;
@@ -154,6 +155,10 @@ struct CtNNKernels {
      * dense elements of dtype. grad is NULL for the forward. */
     int (*leaky_relu)(CtDType dtype, CtDevice device, int64_t n, const void *x, const void *grad, double slope,
                       void *out);
+    /* nn.init.trunc_normal_'s transform, in place on n dense elements of dtype holding uniform samples
+     * u in (2 cdf(a') - 1, 2 cdf(b') - 1): x = clamp(mean + std * sqrt(2) * erfinv(u), a, b). */
+    int (*trunc_normal_transform)(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
+                                  double a, double b);
 };
 
 extern const struct CtNNKernels ct_cpu_nn_kernels;

@@ -19,6 +19,7 @@
     X(interop)            \
     X(nn)                 \
     X(optim)              \
+    X(serialization)      \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \
