@@ -829,7 +829,8 @@ int ct_autograd_install(PyObject *module)
             continue; /* slot formulas are installed below */
         }
         PyObject *fn = PyDict_GetItemString(module_dict, f->op); /* borrowed */
-        if (fn != NULL && !Py_IS_TYPE(fn, CtAutogradFunction_Type)) {
+        /* only functions: module attributes such as the dtype ctorch.bfloat16 share names with methods */
+        if (fn != NULL && PyCFunction_Check(fn) && !Py_IS_TYPE(fn, CtAutogradFunction_Type)) {
             PyObject *w = wrap_callable(f, fn);
             if (w == NULL || PyDict_SetItemString(module_dict, f->op, w) < 0) {
                 Py_XDECREF(w);
