@@ -379,7 +379,9 @@ static CtTensorObject *nll_forward(CtTensorObject *input, CtTensorObject *target
         }
     }
     if (!is_nll && label_smoothing > 1.0) {
-        PyErr_Format(PyExc_RuntimeError, "label_smoothing must be between 0.0 and 1.0. Got: %g", label_smoothing);
+        char num[64];
+        snprintf(num, sizeof(num), "%g", label_smoothing); /* PyErr_Format has no %g */
+        PyErr_Format(PyExc_RuntimeError, "label_smoothing must be between 0.0 and 1.0. Got: %s", num);
         return NULL;
     }
     if (label_smoothing < 0.0) {
