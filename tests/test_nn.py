@@ -824,10 +824,12 @@ def test_module_setattr_rules():
     assert "extra" in m._modules
     del m.extra
     assert "extra" not in m._modules
-    with pytest.raises(KeyError, match="parameter name can't contain"):
+    with pytest.raises(KeyError) as e:
         m.register_parameter("a.b", None)
-    with pytest.raises(KeyError, match="attribute 'weight' already exists"):
-        m.register_buffer("weight", None) if False else m.register_parameter("training", None)
+    assert e.value.args[0] == 'parameter name can\'t contain "."'
+    with pytest.raises(KeyError) as e:
+        m.register_parameter("training", None)
+    assert e.value.args[0] == "attribute 'training' already exists"
     with pytest.raises(TypeError, match="^int is not a Module subclass$"):
         m.add_module("x", 3)
     with pytest.raises(AttributeError, match="^'Linear' object has no attribute 'foo'$"):
