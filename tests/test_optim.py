@@ -290,8 +290,10 @@ def test_param_list_validation():
         optim.SGD([1], lr=0.1)
     with pytest.raises(ValueError, match="^can't optimize a non-leaf Tensor$"):
         optim.SGD([p * 2], lr=0.1)
-    with pytest.raises(TypeError, match="optimizer parameters need to be organized in ordered collections"):
+    with pytest.warns(FutureWarning, match="optimizer parameters need to be organized in ordered collections"):
         optim.SGD({p}, lr=0.1)
+    with pytest.raises(TypeError, match="optimizer parameters need to be organized in ordered collections"):
+        optim.SGD([{"params": {p}}], lr=0.1)
     opt = optim.SGD([p], lr=0.1)
     with pytest.raises(ValueError, match="^some parameters appear in more than one parameter group$"):
         opt.add_param_group({"params": [p]})
@@ -341,10 +343,16 @@ def test_state_dict_round_trip(device, name, kw):
     sd = opt.state_dict()
     assert set(sd) == {"state", "param_groups"}
     assert sd["param_groups"][0]["params"] == [0, 1, 2] and sorted(sd["state"]) == [0, 1, 2]
-    # a fresh optimizer on copies of the parameters continues identically
+    # a fresh optimizer on copies of the parameters continues identically (the state dict holds
+    # references to the live state, as in PyTorch: load a copy made through ctorch.save / ctorch.load)
+    import io
+
+    buf = io.BytesIO()
+    ctorch.save(sd, buf)
+    buf.seek(0)
     params2 = [nn.Parameter(p.detach().clone()) for p in params]
     opt2 = getattr(optim, name)(params2, **kw)
-    opt2.load_state_dict(sd)
+    opt2.load_state_dict(ctorch.load(buf))
     assert opt2.param_groups[0]["params"] == params2
     for gs in grads[5:]:
         for p, q, g in zip(params, params2, gs):
@@ -354,9 +362,7 @@ def test_state_dict_round_trip(device, name, kw):
         opt2.step()
     for p, q in zip(params, params2):
         np.testing.assert_array_equal(to_numpy(p), to_numpy(q))
-    # and through ctorch.save / ctorch.load
-    import io
-
+    # and the state itself round-trips through ctorch.save / ctorch.load
     buf = io.BytesIO()
     ctorch.save(opt.state_dict(), buf)
     buf.seek(0)

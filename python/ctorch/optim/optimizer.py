@@ -44,6 +44,10 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
                             "got " + _typename(params))
+        if isinstance(params, set):
+            warnings.warn("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                          "tensors in sets will change between runs. Please use a list instead. This will be an error "
+                          "in a future release.", FutureWarning, stacklevel=3)
         param_groups = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
@@ -72,7 +76,7 @@ class Optimizer:
     def add_param_group(self, param_group):
         """Adds a group of parameters (a dict with 'params' and per-group options)."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             param_group["params"] = [params]
@@ -83,7 +87,7 @@ class Optimizer:
             param_group["params"] = list(params)
         extracted, names = [], []
         for p in param_group["params"]:
-            if isinstance(p, tuple) and len(p) == 2:  # named parameters
+            if isinstance(p, tuple):  # named parameters: (name, tensor)
                 names.append(p[0])
                 extracted.append(p[1])
             else:
