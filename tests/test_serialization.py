@@ -350,13 +350,26 @@ def test_absurd_header_length_and_bad_json():
             ctorch.load(io.BytesIO(data))
 
 
-def test_deeply_nested_tree_is_rejected():
-    node = 1
-    for _ in range(2000):
-        node = {"$t": "list", "v": [node]}
-    data = _with_header(obj=node)
+@pytest.mark.parametrize("depth", [300, 5000])
+def test_deeply_nested_tree_is_rejected(depth):
+    # built as text: json.dumps itself would hit the recursion limit
+    good = _with_header()
+    hlen = struct.unpack("<Q", good[8:16])[0]
+    header = good[16:16 + hlen].decode()
+    nested = '{"$t":"list","v":[' * depth + "1" + "]}" * depth
+    header = header.replace('{"$t": "tensor", "i": 0}', nested)
+    raw = header.encode()
+    prefix = MAGIC + struct.pack("<Q", len(raw)) + raw
+    data = prefix + b"\0" * ((-len(prefix)) % 64) + BLOB + b"\0" * 56
     with pytest.raises(RuntimeError, match="nested too deeply|not valid JSON"):
         ctorch.load(io.BytesIO(data))
+    shallow = '{"$t":"list","v":[' * 100 + "1" + "]}" * 100  # within the limit
+    raw = header.replace(nested, shallow).encode()
+    prefix = MAGIC + struct.pack("<Q", len(raw)) + raw
+    out = ctorch.load(io.BytesIO(prefix + b"\0" * ((-len(prefix)) % 64) + BLOB + b"\0" * 56))
+    for _ in range(100):
+        out = out[0]
+    assert out == 1
 
 
 def test_overlapping_tensors_rejected():

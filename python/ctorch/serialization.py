@@ -27,7 +27,7 @@ MAGIC = b"CTORCH\x00\x01"
 FORMAT_VERSION = 1
 ALIGN = 64
 MAX_HEADER_BYTES = 1 << 30  # 1 GiB of JSON is far beyond any real checkpoint's header
-MAX_DEPTH = 512
+MAX_DEPTH = 200  # containers nested deeper than this are rejected (no Python recursion limit hit)
 
 _DTYPES = {
     "bool": _C.bool, "uint8": _C.uint8, "int8": _C.int8, "int16": _C.int16, "int32": _C.int32, "int64": _C.int64,
@@ -391,7 +391,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             elif e["requires_grad"] and t.is_floating_point():
                 t.requires_grad_(True)
             tensors[i] = t
-        return _Decoder(tensors).decode(header.get("object"))
+        try:
+            return _Decoder(tensors).decode(header.get("object"))
+        except RecursionError:
+            _fail("the object tree is nested too deeply")
     finally:
         if close:
             fh.close()
