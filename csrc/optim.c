@@ -27,50 +27,56 @@ typedef struct {
 #define CT_LERP(s, e, w) ((w) < 0.5 ? (s) + (w) * ((e) - (s)) : (e) - ((e) - (s)) * (1 - (w)))
 
 /* Operands: 0 param, 1 grad, 2.. the state slots in use (see optim.h), in slot order. */
+/* The bodies are always inlined: into a strided CtInnerLoop, and into a dense variant whose unit
+ * strides are constants so that the compiler can vectorise it. Flags are copied into locals first
+ * (stores through char pointers could otherwise alias the parameter struct). */
 #define CT_OPTIM_STAMP(NAME, ACC, SQRT)                                                                  \
-    static void sgd_loop_##NAME(char **data, const int64_t *st, int64_t n, void *vctx)                   \
+    static inline __attribute__((always_inline)) void sgd_body_##NAME(char **data, const int64_t *st,    \
+                                                                      int64_t n, const StepCtx *c)       \
     {                                                                                                    \
-        const StepCtx *c = (const StepCtx *)vctx;                                                        \
         const CtOptimParams *p = c->p;                                                                   \
         const ACC lr = (ACC)p->lr, wd = (ACC)p->weight_decay, mom = (ACC)p->momentum;                    \
-        const ACC damp1 = (ACC)(1.0 - p->dampening);                                                     \
+        const ACC damp1 = (ACC)(1.0 - p->dampening), sign = p->maximize ? (ACC)-1 : (ACC)1;              \
+        const bool use_wd = p->weight_decay != 0, use_mom = p->momentum != 0, fresh = c->fresh;          \
+        const bool nesterov = p->nesterov;                                                               \
+        char *const d0 = data[0], *const d1 = data[1], *const d2 = data[2];                              \
+        const int64_t s0 = st[0], s1 = st[1], s2 = use_mom ? st[2] : 0;                                  \
         for (int64_t i = 0; i < n; i++) {                                                                \
-            char *pp = data[0] + i * st[0];                                                              \
-            ACC g = (ACC)CT_LOAD_##NAME(data[1] + i * st[1]);                                            \
+            char *pp = d0 + i * s0;                                                                      \
+            ACC g = sign * (ACC)CT_LOAD_##NAME(d1 + i * s1); /* -grad when maximize (exact) */          \
             ACC w = (ACC)CT_LOAD_##NAME(pp);                                                             \
-            if (p->maximize) {                                                                           \
-                g = -g;                                                                                  \
-            }                                                                                            \
-            if (p->weight_decay != 0) {                                                                  \
+            if (use_wd) {                                                                                \
                 g = g + wd * w; /* grad.add(param, alpha=weight_decay) */                                \
             }                                                                                            \
-            if (p->momentum != 0) {                                                                      \
-                char *bp = data[2] + i * st[2];                                                          \
+            if (use_mom) {                                                                               \
+                char *bp = d2 + i * s2;                                                                  \
                 /* first step: buf = grad.clone(); then buf.mul_(momentum).add_(grad, alpha=1-damp) */   \
-                ACC b = c->fresh ? g : (ACC)CT_LOAD_##NAME(bp) * mom + damp1 * g;                        \
+                ACC b = fresh ? g : (ACC)CT_LOAD_##NAME(bp) * mom + damp1 * g;                           \
                 CT_STORE_##NAME(bp, b);                                                                  \
                 b = (ACC)CT_LOAD_##NAME(bp);                                                             \
-                g = p->nesterov ? g + mom * b : b; /* grad.add(buf, alpha=momentum) */                   \
+                g = nesterov ? g + mom * b : b; /* grad.add(buf, alpha=momentum) */                      \
             }                                                                                            \
             CT_STORE_##NAME(pp, w + (-lr) * g); /* param.add_(grad, alpha=-lr) */                        \
         }                                                                                                \
     }                                                                                                    \
-    static void adam_loop_##NAME(char **data, const int64_t *st, int64_t n, void *vctx)                  \
+    static inline __attribute__((always_inline)) void adam_body_##NAME(char **data, const int64_t *st,   \
+                                                                       int64_t n, const StepCtx *c)      \
     {                                                                                                    \
-        const StepCtx *c = (const StepCtx *)vctx;                                                        \
         const CtOptimParams *p = c->p;                                                                   \
         const ACC wd = (ACC)p->weight_decay, decay = (ACC)(1.0 - p->lr * p->weight_decay);               \
         const ACC w1 = (ACC)(1.0 - p->beta1), b2 = (ACC)p->beta2, c2 = (ACC)(1.0 - p->beta2);            \
         const ACC bc2 = (ACC)c->bias_corr2_sqrt, eps = (ACC)p->eps, nstep = (ACC)(-c->step_size);        \
+        const ACC sign = p->maximize ? (ACC)-1 : (ACC)1;                                                 \
+        const bool use_wd = p->weight_decay != 0, decoupled = p->decoupled_weight_decay;                 \
+        const bool amsgrad = p->amsgrad;                                                                 \
+        const int64_t s4 = amsgrad ? st[4] : 0;                                                          \
+        char *const d4 = amsgrad ? data[4] : NULL;                                                       \
         for (int64_t i = 0; i < n; i++) {                                                                \
             char *pp = data[0] + i * st[0], *mp = data[2] + i * st[2], *vp = data[3] + i * st[3];        \
-            ACC g = (ACC)CT_LOAD_##NAME(data[1] + i * st[1]);                                            \
+            ACC g = sign * (ACC)CT_LOAD_##NAME(data[1] + i * st[1]);                                     \
             ACC w = (ACC)CT_LOAD_##NAME(pp);                                                             \
-            if (p->maximize) {                                                                           \
-                g = -g;                                                                                  \
-            }                                                                                            \
-            if (p->weight_decay != 0) {                                                                  \
-                if (p->decoupled_weight_decay) {                                                         \
+            if (use_wd) {                                                                                \
+                if (decoupled) {                                                                         \
                     w = w * decay; /* param.mul_(1 - lr * weight_decay) */                               \
                 } else {                                                                                 \
                     g = g + wd * w; /* grad.add(param, alpha=weight_decay) */                            \
@@ -84,8 +90,8 @@ typedef struct {
             v = v + c2 * g * g; /* exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2) */       \
             CT_STORE_##NAME(vp, v);                                                                      \
             v = (ACC)CT_LOAD_##NAME(vp);                                                                 \
-            if (p->amsgrad) {                                                                            \
-                char *xp = data[4] + i * st[4];                                                          \
+            if (amsgrad) {                                                                               \
+                char *xp = d4 + i * s4;                                                                  \
                 ACC vmax = (ACC)CT_LOAD_##NAME(xp);                                                      \
                 vmax = vmax > v || isnan(vmax) ? vmax : v; /* torch.maximum (NaN-propagating) */         \
                 CT_STORE_##NAME(xp, vmax);                                                               \
@@ -95,22 +101,21 @@ typedef struct {
             CT_STORE_##NAME(pp, w + nstep * (m / denom)); /* param.addcdiv_(m, denom, value=-step) */   \
         }                                                                                                \
     }                                                                                                    \
-    static void rmsprop_loop_##NAME(char **data, const int64_t *st, int64_t n, void *vctx)               \
+    static inline __attribute__((always_inline)) void rmsprop_body_##NAME(char **data, const int64_t *st, \
+                                                                          int64_t n, const StepCtx *c)   \
     {                                                                                                    \
-        const StepCtx *c = (const StepCtx *)vctx;                                                        \
         const CtOptimParams *p = c->p;                                                                   \
         const ACC lr = (ACC)p->lr, wd = (ACC)p->weight_decay, a = (ACC)p->alpha;                         \
         const ACC c1 = (ACC)(1.0 - p->alpha), eps = (ACC)p->eps, mom = (ACC)p->momentum;                 \
+        const ACC sign = p->maximize ? (ACC)-1 : (ACC)1;                                                 \
+        const bool use_wd = p->weight_decay != 0, centered = p->centered, use_mom = p->momentum > 0;     \
         /* operand of each optional slot: grad_avg follows square_avg, the buffer comes last */          \
-        const int gop = 3, bop = p->centered ? 4 : 3;                                                    \
+        const int gop = 3, bop = centered ? 4 : 3;                                                       \
         for (int64_t i = 0; i < n; i++) {                                                                \
             char *pp = data[0] + i * st[0], *sp = data[2] + i * st[2];                                   \
-            ACC g = (ACC)CT_LOAD_##NAME(data[1] + i * st[1]);                                            \
+            ACC g = sign * (ACC)CT_LOAD_##NAME(data[1] + i * st[1]);                                     \
             ACC w = (ACC)CT_LOAD_##NAME(pp);                                                             \
-            if (p->maximize) {                                                                           \
-                g = -g;                                                                                  \
-            }                                                                                            \
-            if (p->weight_decay != 0) {                                                                  \
+            if (use_wd) {                                                                                \
                 g = g + wd * w;                                                                          \
             }                                                                                            \
             ACC sq = (ACC)CT_LOAD_##NAME(sp) * a;                                                        \
@@ -118,7 +123,7 @@ typedef struct {
             CT_STORE_##NAME(sp, sq);                                                                     \
             sq = (ACC)CT_LOAD_##NAME(sp);                                                                \
             ACC avg;                                                                                     \
-            if (p->centered) {                                                                           \
+            if (centered) {                                                                              \
                 char *gp = data[gop] + i * st[gop];                                                      \
                 ACC ga = (ACC)CT_LOAD_##NAME(gp);                                                        \
                 ga = CT_LERP(ga, g, c1); /* grad_avg.lerp_(grad, 1 - alpha) */                           \
@@ -129,7 +134,7 @@ typedef struct {
                 avg = SQRT(sq);                                                                          \
             }                                                                                            \
             avg = avg + eps;                                                                             \
-            if (p->momentum > 0) {                                                                       \
+            if (use_mom) {                                                                               \
                 char *bp = data[bop] + i * st[bop];                                                      \
                 ACC b = (ACC)CT_LOAD_##NAME(bp) * mom + g / avg; /* buf.mul_(m).addcdiv_(grad, avg) */   \
                 CT_STORE_##NAME(bp, b);                                                                  \
@@ -139,19 +144,62 @@ typedef struct {
                 CT_STORE_##NAME(pp, w + (-lr) * (g / avg)); /* param.addcdiv_(grad, avg, value=-lr) */   \
             }                                                                                            \
         }                                                                                                \
+    }                                                                                                    \
+    static void sgd_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                      \
+    {                                                                                                    \
+        sgd_body_##NAME(data, st, n, (const StepCtx *)c);                                                \
+    }                                                                                                    \
+    static void adam_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                     \
+    {                                                                                                    \
+        adam_body_##NAME(data, st, n, (const StepCtx *)c);                                               \
+    }                                                                                                    \
+    static void rmsprop_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                  \
+    {                                                                                                    \
+        rmsprop_body_##NAME(data, st, n, (const StepCtx *)c);                                            \
+    }                                                                                                    \
+    static void sgd_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                 \
+    {                                                                                                    \
+        static const int64_t st[5] = {sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
+                                      sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
+                                      sizeof(ct_##NAME##_storage)};                                      \
+        sgd_body_##NAME(data, st, n, (const StepCtx *)c);                                                \
+    }                                                                                                    \
+    static void adam_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                \
+    {                                                                                                    \
+        static const int64_t st[5] = {sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
+                                      sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
+                                      sizeof(ct_##NAME##_storage)};                                      \
+        adam_body_##NAME(data, st, n, (const StepCtx *)c);                                               \
+    }                                                                                                    \
+    static void rmsprop_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)             \
+    {                                                                                                    \
+        static const int64_t st[5] = {sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
+                                      sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
+                                      sizeof(ct_##NAME##_storage)};                                      \
+        rmsprop_body_##NAME(data, st, n, (const StepCtx *)c);                                            \
     }
+
+typedef ct_half ct_F16_storage;
+typedef ct_bfloat16 ct_BF16_storage;
+typedef float ct_F32_storage;
+typedef double ct_F64_storage;
 
 CT_OPTIM_STAMP(F16, float, sqrtf)
 CT_OPTIM_STAMP(BF16, float, sqrtf)
 CT_OPTIM_STAMP(F32, float, sqrtf)
 CT_OPTIM_STAMP(F64, double, sqrt)
 
-static CtInnerLoop step_loop(CtOptimKind kind, CtDType dtype)
+/* The inner loop of kind for dtype; dense: every operand has unit stride (the strides are ignored). */
+static CtInnerLoop step_loop(CtOptimKind kind, CtDType dtype, bool dense)
 {
     switch (dtype) {
-#define CT_OPTIM_CASE(NAME)                                                                     \
-    case CT_##NAME:                                                                             \
-        return kind == CT_OPTIM_SGD ? sgd_loop_##NAME : kind == CT_OPTIM_ADAM ? adam_loop_##NAME \
+#define CT_OPTIM_CASE(NAME)                                                                          \
+    case CT_##NAME:                                                                                  \
+        if (dense) {                                                                                 \
+            return kind == CT_OPTIM_SGD ? sgd_dense_##NAME : kind == CT_OPTIM_ADAM ? adam_dense_##NAME \
+                                                                                     : rmsprop_dense_##NAME; \
+        }                                                                                            \
+        return kind == CT_OPTIM_SGD ? sgd_loop_##NAME : kind == CT_OPTIM_ADAM ? adam_loop_##NAME     \
                                                                                 : rmsprop_loop_##NAME;
         CT_OPTIM_CASE(F16)
         CT_OPTIM_CASE(BF16)
@@ -217,7 +265,7 @@ static void flat_range(int64_t begin, int64_t end, void *vctx)
             strides[o] = (int64_t)isz;
         }
         StepCtx sc = {fc->p, t->fresh_buffer, t->step_size, t->bias_corr2_sqrt};
-        step_loop(fc->p->kind, t->param->dtype)(data, strides, b - a, &sc);
+        step_loop(fc->p->kind, t->param->dtype, true)(data, strides, b - a, &sc);
     }
 }
 
@@ -252,7 +300,7 @@ static int cpu_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tens
             return -1;
         }
         StepCtx sc = {p, t->fresh_buffer, t->step_size, t->bias_corr2_sqrt};
-        ct_iter_cpu_run(&it, step_loop(p->kind, t->param->dtype), &sc);
+        ct_iter_cpu_run(&it, step_loop(p->kind, t->param->dtype, false), &sc);
     }
     starts[ndense] = total;
     if (ndense > 0 && total > 0) {
