@@ -29,16 +29,10 @@ typedef struct {
 /* Operands: 0 param, 1 grad, 2.. the state slots in use (see optim.h), in slot order. */
 /* The bodies are always inlined: into a strided CtInnerLoop, and into a dense variant whose unit
  * strides are constants so that the compiler can vectorise it. Flags are copied into locals first
- * (stores through char pointers could otherwise alias the parameter struct). sqrt of the moment
- * estimates never sees a negative number but, under -std=c11, may set errno, which stops GCC from
- * vectorising it: these functions are compiled without errno semantics (CT_OPTIM_FN). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define CT_OPTIM_FN __attribute__((optimize("no-math-errno")))
-#else
-#define CT_OPTIM_FN
-#endif
+ * (stores through char pointers could otherwise alias the parameter struct). The sqrt of Adam and
+ * RMSprop vectorises because setup.py builds with -fno-math-errno. */
 #define CT_OPTIM_STAMP(NAME, ACC, SQRT)                                                                  \
-    static inline __attribute__((always_inline)) CT_OPTIM_FN void sgd_body_##NAME(char **data, const int64_t *st,    \
+    static inline __attribute__((always_inline)) void sgd_body_##NAME(char **data, const int64_t *st,    \
                                                                       int64_t n, const StepCtx *c)       \
     {                                                                                                    \
         const CtOptimParams *p = c->p;                                                                   \
@@ -66,7 +60,7 @@ typedef struct {
             CT_STORE_##NAME(pp, w + (-lr) * g); /* param.add_(grad, alpha=-lr) */                        \
         }                                                                                                \
     }                                                                                                    \
-    static inline __attribute__((always_inline)) CT_OPTIM_FN void adam_body_##NAME(char **data, const int64_t *st,   \
+    static inline __attribute__((always_inline)) void adam_body_##NAME(char **data, const int64_t *st,   \
                                                                        int64_t n, const StepCtx *c)      \
     {                                                                                                    \
         const CtOptimParams *p = c->p;                                                                   \
@@ -108,7 +102,7 @@ typedef struct {
             CT_STORE_##NAME(pp, w + nstep * (m / denom)); /* param.addcdiv_(m, denom, value=-step) */   \
         }                                                                                                \
     }                                                                                                    \
-    static inline __attribute__((always_inline)) CT_OPTIM_FN void rmsprop_body_##NAME(char **data, const int64_t *st, \
+    static inline __attribute__((always_inline)) void rmsprop_body_##NAME(char **data, const int64_t *st, \
                                                                           int64_t n, const StepCtx *c)   \
     {                                                                                                    \
         const CtOptimParams *p = c->p;                                                                   \
@@ -152,33 +146,33 @@ typedef struct {
             }                                                                                            \
         }                                                                                                \
     }                                                                                                    \
-    static CT_OPTIM_FN void sgd_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                      \
+    static void sgd_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                      \
     {                                                                                                    \
         sgd_body_##NAME(data, st, n, (const StepCtx *)c);                                                \
     }                                                                                                    \
-    static CT_OPTIM_FN void adam_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                     \
+    static void adam_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                     \
     {                                                                                                    \
         adam_body_##NAME(data, st, n, (const StepCtx *)c);                                               \
     }                                                                                                    \
-    static CT_OPTIM_FN void rmsprop_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                  \
+    static void rmsprop_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                  \
     {                                                                                                    \
         rmsprop_body_##NAME(data, st, n, (const StepCtx *)c);                                            \
     }                                                                                                    \
-    static CT_OPTIM_FN void sgd_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                 \
+    static void sgd_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                 \
     {                                                                                                    \
         static const int64_t st[5] = {sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
                                       sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
                                       sizeof(ct_##NAME##_storage)};                                      \
         sgd_body_##NAME(data, st, n, (const StepCtx *)c);                                                \
     }                                                                                                    \
-    static CT_OPTIM_FN void adam_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                \
+    static void adam_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                \
     {                                                                                                    \
         static const int64_t st[5] = {sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
                                       sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
                                       sizeof(ct_##NAME##_storage)};                                      \
         adam_body_##NAME(data, st, n, (const StepCtx *)c);                                               \
     }                                                                                                    \
-    static CT_OPTIM_FN void rmsprop_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)             \
+    static void rmsprop_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)             \
     {                                                                                                    \
         static const int64_t st[5] = {sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
                                       sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
