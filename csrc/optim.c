@@ -26,164 +26,216 @@ typedef struct {
 /* torch.lerp's formula (exact at both ends) */
 #define CT_LERP(s, e, w) ((w) < 0.5 ? (s) + (w) * ((e) - (s)) : (e) - ((e) - (s)) * (1 - (w)))
 
-/* Operands: 0 param, 1 grad, 2.. the state slots in use (see optim.h), in slot order. */
-/* The bodies are always inlined: into a strided CtInnerLoop, and into a dense variant whose unit
- * strides are constants so that the compiler can vectorise it. Flags are copied into locals first
- * (stores through char pointers could otherwise alias the parameter struct). The sqrt of Adam and
- * RMSprop vectorises because setup.py builds with -fno-math-errno. */
-#define CT_OPTIM_STAMP(NAME, ACC, SQRT)                                                                  \
-    static inline __attribute__((always_inline)) void sgd_body_##NAME(char **data, const int64_t *st,    \
-                                                                      int64_t n, const StepCtx *c)       \
-    {                                                                                                    \
-        const CtOptimParams *p = c->p;                                                                   \
-        const ACC lr = (ACC)p->lr, wd = (ACC)p->weight_decay, mom = (ACC)p->momentum;                    \
-        const ACC damp1 = (ACC)(1.0 - p->dampening), sign = p->maximize ? (ACC)-1 : (ACC)1;              \
-        const bool use_wd = p->weight_decay != 0, use_mom = p->momentum != 0, fresh = c->fresh;          \
-        const bool nesterov = p->nesterov;                                                               \
-        char *const d0 = data[0], *const d1 = data[1], *const d2 = data[2];                              \
-        const int64_t s0 = st[0], s1 = st[1], s2 = use_mom ? st[2] : 0;                                  \
-        for (int64_t i = 0; i < n; i++) {                                                                \
-            char *pp = d0 + i * s0;                                                                      \
-            ACC g = sign * (ACC)CT_LOAD_##NAME(d1 + i * s1); /* -grad when maximize (exact) */          \
-            ACC w = (ACC)CT_LOAD_##NAME(pp);                                                             \
-            if (use_wd) {                                                                                \
-                g = g + wd * w; /* grad.add(param, alpha=weight_decay) */                                \
-            }                                                                                            \
-            if (use_mom) {                                                                               \
-                char *bp = d2 + i * s2;                                                                  \
-                /* first step: buf = grad.clone(); then buf.mul_(momentum).add_(grad, alpha=1-damp) */   \
-                ACC b = fresh ? g : (ACC)CT_LOAD_##NAME(bp) * mom + damp1 * g;                           \
-                CT_STORE_##NAME(bp, b);                                                                  \
-                b = (ACC)CT_LOAD_##NAME(bp);                                                             \
-                g = nesterov ? g + mom * b : b; /* grad.add(buf, alpha=momentum) */                      \
-            }                                                                                            \
-            CT_STORE_##NAME(pp, w + (-lr) * g); /* param.add_(grad, alpha=-lr) */                        \
-        }                                                                                                \
-    }                                                                                                    \
-    static inline __attribute__((always_inline)) void adam_body_##NAME(char **data, const int64_t *st,   \
-                                                                       int64_t n, const StepCtx *c)      \
-    {                                                                                                    \
-        const CtOptimParams *p = c->p;                                                                   \
-        const ACC wd = (ACC)p->weight_decay, decay = (ACC)(1.0 - p->lr * p->weight_decay);               \
-        const ACC w1 = (ACC)(1.0 - p->beta1), b2 = (ACC)p->beta2, c2 = (ACC)(1.0 - p->beta2);            \
-        const ACC bc2 = (ACC)c->bias_corr2_sqrt, eps = (ACC)p->eps, nstep = (ACC)(-c->step_size);        \
-        const ACC sign = p->maximize ? (ACC)-1 : (ACC)1;                                                 \
-        const bool use_wd = p->weight_decay != 0, decoupled = p->decoupled_weight_decay;                 \
-        const bool amsgrad = p->amsgrad;                                                                 \
-        const int64_t s4 = amsgrad ? st[4] : 0;                                                          \
-        char *const d4 = amsgrad ? data[4] : NULL;                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                                \
-            char *pp = data[0] + i * st[0], *mp = data[2] + i * st[2], *vp = data[3] + i * st[3];        \
-            ACC g = sign * (ACC)CT_LOAD_##NAME(data[1] + i * st[1]);                                     \
-            ACC w = (ACC)CT_LOAD_##NAME(pp);                                                             \
-            if (use_wd) {                                                                                \
-                if (decoupled) {                                                                         \
-                    w = w * decay; /* param.mul_(1 - lr * weight_decay) */                               \
-                } else {                                                                                 \
-                    g = g + wd * w; /* grad.add(param, alpha=weight_decay) */                            \
-                }                                                                                        \
-            }                                                                                            \
-            ACC m = (ACC)CT_LOAD_##NAME(mp);                                                             \
-            m = CT_LERP(m, g, w1); /* exp_avg.lerp_(grad, 1 - beta1) */                                  \
-            CT_STORE_##NAME(mp, m);                                                                      \
-            m = (ACC)CT_LOAD_##NAME(mp);                                                                 \
-            ACC v = (ACC)CT_LOAD_##NAME(vp) * b2;                                                        \
-            v = v + c2 * g * g; /* exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2) */       \
-            CT_STORE_##NAME(vp, v);                                                                      \
-            v = (ACC)CT_LOAD_##NAME(vp);                                                                 \
-            if (amsgrad) {                                                                               \
-                char *xp = d4 + i * s4;                                                                  \
-                ACC vmax = (ACC)CT_LOAD_##NAME(xp);                                                      \
-                vmax = vmax > v || isnan(vmax) ? vmax : v; /* torch.maximum (NaN-propagating) */         \
-                CT_STORE_##NAME(xp, vmax);                                                               \
-                v = (ACC)CT_LOAD_##NAME(xp);                                                             \
-            }                                                                                            \
-            ACC denom = SQRT(v) / bc2 + eps; /* (v.sqrt() / bias_correction2_sqrt).add_(eps) */          \
-            CT_STORE_##NAME(pp, w + nstep * (m / denom)); /* param.addcdiv_(m, denom, value=-step) */   \
-        }                                                                                                \
-    }                                                                                                    \
-    static inline __attribute__((always_inline)) void rmsprop_body_##NAME(char **data, const int64_t *st, \
-                                                                          int64_t n, const StepCtx *c)   \
-    {                                                                                                    \
-        const CtOptimParams *p = c->p;                                                                   \
-        const ACC lr = (ACC)p->lr, wd = (ACC)p->weight_decay, a = (ACC)p->alpha;                         \
-        const ACC c1 = (ACC)(1.0 - p->alpha), eps = (ACC)p->eps, mom = (ACC)p->momentum;                 \
-        const ACC sign = p->maximize ? (ACC)-1 : (ACC)1;                                                 \
-        const bool use_wd = p->weight_decay != 0, centered = p->centered, use_mom = p->momentum > 0;     \
-        /* operand of each optional slot: grad_avg follows square_avg, the buffer comes last */          \
-        const int gop = 3, bop = centered ? 4 : 3;                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                                \
-            char *pp = data[0] + i * st[0], *sp = data[2] + i * st[2];                                   \
-            ACC g = sign * (ACC)CT_LOAD_##NAME(data[1] + i * st[1]);                                     \
-            ACC w = (ACC)CT_LOAD_##NAME(pp);                                                             \
-            if (use_wd) {                                                                                \
-                g = g + wd * w;                                                                          \
-            }                                                                                            \
-            ACC sq = (ACC)CT_LOAD_##NAME(sp) * a;                                                        \
-            sq = sq + c1 * g * g; /* square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha) */     \
-            CT_STORE_##NAME(sp, sq);                                                                     \
-            sq = (ACC)CT_LOAD_##NAME(sp);                                                                \
-            ACC avg;                                                                                     \
-            if (centered) {                                                                              \
-                char *gp = data[gop] + i * st[gop];                                                      \
-                ACC ga = (ACC)CT_LOAD_##NAME(gp);                                                        \
-                ga = CT_LERP(ga, g, c1); /* grad_avg.lerp_(grad, 1 - alpha) */                           \
-                CT_STORE_##NAME(gp, ga);                                                                 \
-                ga = (ACC)CT_LOAD_##NAME(gp);                                                            \
-                avg = SQRT(sq + (ACC)(-1) * ga * ga); /* square_avg.addcmul(ga, ga, value=-1).sqrt_() */ \
-            } else {                                                                                     \
-                avg = SQRT(sq);                                                                          \
-            }                                                                                            \
-            avg = avg + eps;                                                                             \
-            if (use_mom) {                                                                               \
-                char *bp = data[bop] + i * st[bop];                                                      \
-                ACC b = (ACC)CT_LOAD_##NAME(bp) * mom + g / avg; /* buf.mul_(m).addcdiv_(grad, avg) */   \
-                CT_STORE_##NAME(bp, b);                                                                  \
-                b = (ACC)CT_LOAD_##NAME(bp);                                                             \
-                CT_STORE_##NAME(pp, w + (-lr) * b); /* param.add_(buf, alpha=-lr) */                    \
-            } else {                                                                                     \
-                CT_STORE_##NAME(pp, w + (-lr) * (g / avg)); /* param.addcdiv_(grad, avg, value=-lr) */   \
-            }                                                                                            \
-        }                                                                                                \
-    }                                                                                                    \
-    static void sgd_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                      \
-    {                                                                                                    \
-        sgd_body_##NAME(data, st, n, (const StepCtx *)c);                                                \
-    }                                                                                                    \
-    static void adam_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                     \
-    {                                                                                                    \
-        adam_body_##NAME(data, st, n, (const StepCtx *)c);                                               \
-    }                                                                                                    \
-    static void rmsprop_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                  \
-    {                                                                                                    \
-        rmsprop_body_##NAME(data, st, n, (const StepCtx *)c);                                            \
-    }                                                                                                    \
-    static void sgd_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                 \
-    {                                                                                                    \
-        static const int64_t st[5] = {sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
-                                      sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
-                                      sizeof(ct_##NAME##_storage)};                                      \
-        sgd_body_##NAME(data, st, n, (const StepCtx *)c);                                                \
-    }                                                                                                    \
-    static void adam_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                \
-    {                                                                                                    \
-        static const int64_t st[5] = {sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
-                                      sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
-                                      sizeof(ct_##NAME##_storage)};                                      \
-        adam_body_##NAME(data, st, n, (const StepCtx *)c);                                               \
-    }                                                                                                    \
-    static void rmsprop_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)             \
-    {                                                                                                    \
-        static const int64_t st[5] = {sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
-                                      sizeof(ct_##NAME##_storage), sizeof(ct_##NAME##_storage),          \
-                                      sizeof(ct_##NAME##_storage)};                                      \
-        rmsprop_body_##NAME(data, st, n, (const StepCtx *)c);                                            \
+/* Operands: 0 param, 1 grad, 2.. the state slots in use (see optim.h), in slot order.
+ *
+ * Each body is an always-inline function whose option flags are parameters; the wrappers call it
+ * once per combination of flags with constants (CT_FLAGS3/4), so every instance is a straight loop
+ * that the compiler can vectorise (with the dense wrappers' constant unit strides). Pointers and
+ * strides are copied into locals first: stores through char pointers could otherwise alias them.
+ * The sqrt of Adam and RMSprop vectorises because setup.py builds with -fno-math-errno. */
+#define CT_INLINE static inline __attribute__((always_inline))
+
+#define CT_FLAGS2(CALL, a, b, ...)       \
+    do {                                 \
+        if (a) {                         \
+            if (b) {                     \
+                CALL(__VA_ARGS__, 1, 1); \
+            } else {                     \
+                CALL(__VA_ARGS__, 1, 0); \
+            }                            \
+        } else {                         \
+            if (b) {                     \
+                CALL(__VA_ARGS__, 0, 1); \
+            } else {                     \
+                CALL(__VA_ARGS__, 0, 0); \
+            }                            \
+        }                                \
+    } while (0)
+#define CT_FLAGS3(CALL, a, b, c, ...)                 \
+    do {                                              \
+        if (a) {                                      \
+            CT_FLAGS2(CALL, b, c, __VA_ARGS__, 1);    \
+        } else {                                      \
+            CT_FLAGS2(CALL, b, c, __VA_ARGS__, 0);    \
+        }                                             \
+    } while (0)
+#define CT_FLAGS4(CALL, a, b, c, d, ...)              \
+    do {                                              \
+        if (a) {                                      \
+            CT_FLAGS3(CALL, b, c, d, __VA_ARGS__, 1); \
+        } else {                                      \
+            CT_FLAGS3(CALL, b, c, d, __VA_ARGS__, 0); \
+        }                                             \
+    } while (0)
+
+#define CT_OPTIM_STAMP(NAME, ACC, SQRT)                                                                      \
+    CT_INLINE void sgd_body_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c, bool use_wd, \
+                                   bool use_mom, bool fresh, bool nesterov)                                  \
+    {                                                                                                        \
+        const CtOptimParams *p = c->p;                                                                       \
+        const ACC lr = (ACC)p->lr, wd = (ACC)p->weight_decay, mom = (ACC)p->momentum;                        \
+        const ACC damp1 = (ACC)(1.0 - p->dampening), sign = p->maximize ? (ACC)-1 : (ACC)1;                  \
+        char *const d0 = data[0], *const d1 = data[1], *const d2 = use_mom ? data[2] : NULL;                 \
+        const int64_t s0 = st[0], s1 = st[1], s2 = use_mom ? st[2] : 0;                                      \
+        for (int64_t i = 0; i < n; i++) {                                                                    \
+            char *pp = d0 + i * s0;                                                                          \
+            ACC g = sign * (ACC)CT_LOAD_##NAME(d1 + i * s1); /* -grad when maximize (exact) */              \
+            ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                 \
+            if (use_wd) {                                                                                    \
+                g = g + wd * w; /* grad.add(param, alpha=weight_decay) */                                    \
+            }                                                                                                \
+            if (use_mom) {                                                                                   \
+                char *bp = d2 + i * s2;                                                                      \
+                /* first step: buf = grad.clone(); then buf.mul_(momentum).add_(grad, alpha=1-damp) */       \
+                ACC b = fresh ? g : (ACC)CT_LOAD_##NAME(bp) * mom + damp1 * g;                               \
+                CT_STORE_##NAME(bp, b);                                                                      \
+                b = (ACC)CT_LOAD_##NAME(bp);                                                                 \
+                g = nesterov ? g + mom * b : b; /* grad.add(buf, alpha=momentum) */                          \
+            }                                                                                                \
+            CT_STORE_##NAME(pp, w + (-lr) * g); /* param.add_(grad, alpha=-lr) */                            \
+        }                                                                                                    \
+    }                                                                                                        \
+    CT_INLINE void adam_body_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c,            \
+                                    bool use_wd, bool decoupled, bool amsgrad)                               \
+    {                                                                                                        \
+        const CtOptimParams *p = c->p;                                                                       \
+        const ACC wd = (ACC)p->weight_decay, decay = (ACC)(1.0 - p->lr * p->weight_decay);                   \
+        const ACC w1 = (ACC)(1.0 - p->beta1), b2 = (ACC)p->beta2, c2 = (ACC)(1.0 - p->beta2);                \
+        const ACC bc2 = (ACC)c->bias_corr2_sqrt, eps = (ACC)p->eps, nstep = (ACC)(-c->step_size);            \
+        const ACC sign = p->maximize ? (ACC)-1 : (ACC)1;                                                     \
+        const int64_t s0 = st[0], s1 = st[1], s2 = st[2], s3 = st[3], s4 = amsgrad ? st[4] : 0;              \
+        char *const d0 = data[0], *const d1 = data[1], *const d2 = data[2], *const d3 = data[3];             \
+        char *const d4 = amsgrad ? data[4] : NULL;                                                           \
+        for (int64_t i = 0; i < n; i++) {                                                                    \
+            char *pp = d0 + i * s0, *mp = d2 + i * s2, *vp = d3 + i * s3;                                    \
+            ACC g = sign * (ACC)CT_LOAD_##NAME(d1 + i * s1);                                                 \
+            ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                 \
+            if (use_wd) {                                                                                    \
+                if (decoupled) {                                                                             \
+                    w = w * decay; /* param.mul_(1 - lr * weight_decay) */                                   \
+                } else {                                                                                     \
+                    g = g + wd * w; /* grad.add(param, alpha=weight_decay) */                                \
+                }                                                                                            \
+            }                                                                                                \
+            ACC m = (ACC)CT_LOAD_##NAME(mp);                                                                 \
+            m = CT_LERP(m, g, w1); /* exp_avg.lerp_(grad, 1 - beta1) */                                      \
+            CT_STORE_##NAME(mp, m);                                                                          \
+            m = (ACC)CT_LOAD_##NAME(mp);                                                                     \
+            ACC v = (ACC)CT_LOAD_##NAME(vp) * b2;                                                            \
+            v = v + c2 * g * g; /* exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2) */           \
+            CT_STORE_##NAME(vp, v);                                                                          \
+            v = (ACC)CT_LOAD_##NAME(vp);                                                                     \
+            if (amsgrad) {                                                                                   \
+                char *xp = d4 + i * s4;                                                                      \
+                ACC vmax = (ACC)CT_LOAD_##NAME(xp);                                                          \
+                vmax = (vmax > v) | (vmax != vmax) ? vmax : v; /* torch.maximum (NaN-propagating) */        \
+                CT_STORE_##NAME(xp, vmax);                                                                   \
+                v = (ACC)CT_LOAD_##NAME(xp);                                                                 \
+            }                                                                                                \
+            ACC denom = SQRT(v) / bc2 + eps; /* (v.sqrt() / bias_correction2_sqrt).add_(eps) */              \
+            CT_STORE_##NAME(pp, w + nstep * (m / denom)); /* param.addcdiv_(m, denom, value=-step) */       \
+        }                                                                                                    \
+    }                                                                                                        \
+    CT_INLINE void rmsprop_body_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c,         \
+                                       bool use_wd, bool centered, bool use_mom)                             \
+    {                                                                                                        \
+        const CtOptimParams *p = c->p;                                                                       \
+        const ACC lr = (ACC)p->lr, wd = (ACC)p->weight_decay, a = (ACC)p->alpha;                             \
+        const ACC c1 = (ACC)(1.0 - p->alpha), eps = (ACC)p->eps, mom = (ACC)p->momentum;                     \
+        const ACC sign = p->maximize ? (ACC)-1 : (ACC)1;                                                     \
+        /* operand of each optional slot: grad_avg follows square_avg, the buffer comes last */              \
+        const int gop = 3, bop = centered ? 4 : 3;                                                           \
+        const int64_t s0 = st[0], s1 = st[1], s2 = st[2];                                                    \
+        const int64_t sg = centered ? st[gop] : 0, sb = use_mom ? st[bop] : 0;                               \
+        char *const d0 = data[0], *const d1 = data[1], *const d2 = data[2];                                  \
+        char *const dg = centered ? data[gop] : NULL, *const db = use_mom ? data[bop] : NULL;                \
+        for (int64_t i = 0; i < n; i++) {                                                                    \
+            char *pp = d0 + i * s0, *sp = d2 + i * s2;                                                       \
+            ACC g = sign * (ACC)CT_LOAD_##NAME(d1 + i * s1);                                                 \
+            ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                 \
+            if (use_wd) {                                                                                    \
+                g = g + wd * w;                                                                              \
+            }                                                                                                \
+            ACC sq = (ACC)CT_LOAD_##NAME(sp) * a;                                                            \
+            sq = sq + c1 * g * g; /* square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha) */         \
+            CT_STORE_##NAME(sp, sq);                                                                         \
+            sq = (ACC)CT_LOAD_##NAME(sp);                                                                    \
+            ACC avg;                                                                                         \
+            if (centered) {                                                                                  \
+                char *gp = dg + i * sg;                                                                      \
+                ACC ga = (ACC)CT_LOAD_##NAME(gp);                                                            \
+                ga = CT_LERP(ga, g, c1); /* grad_avg.lerp_(grad, 1 - alpha) */                               \
+                CT_STORE_##NAME(gp, ga);                                                                     \
+                ga = (ACC)CT_LOAD_##NAME(gp);                                                                \
+                avg = SQRT(sq + (ACC)(-1) * ga * ga); /* square_avg.addcmul(ga, ga, value=-1).sqrt_() */     \
+            } else {                                                                                         \
+                avg = SQRT(sq);                                                                              \
+            }                                                                                                \
+            avg = avg + eps;                                                                                 \
+            if (use_mom) {                                                                                   \
+                char *bp = db + i * sb;                                                                      \
+                ACC b = (ACC)CT_LOAD_##NAME(bp) * mom + g / avg; /* buf.mul_(m).addcdiv_(grad, avg) */       \
+                CT_STORE_##NAME(bp, b);                                                                      \
+                b = (ACC)CT_LOAD_##NAME(bp);                                                                 \
+                CT_STORE_##NAME(pp, w + (-lr) * b); /* param.add_(buf, alpha=-lr) */                         \
+            } else {                                                                                         \
+                CT_STORE_##NAME(pp, w + (-lr) * (g / avg)); /* param.addcdiv_(grad, avg, value=-lr) */       \
+            }                                                                                                \
+        }                                                                                                    \
+    }                                                                                                        \
+    CT_INLINE void sgd_any_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c)              \
+    {                                                                                                        \
+        const CtOptimParams *p = c->p;                                                                       \
+        CT_FLAGS4(sgd_body_##NAME, p->weight_decay != 0, p->momentum != 0, c->fresh, p->nesterov, data, st, \
+                  n, c);                                                                                     \
+    }                                                                                                        \
+    CT_INLINE void adam_any_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c)             \
+    {                                                                                                        \
+        const CtOptimParams *p = c->p;                                                                       \
+        CT_FLAGS3(adam_body_##NAME, p->weight_decay != 0, p->decoupled_weight_decay, p->amsgrad, data, st,  \
+                  n, c);                                                                                     \
+    }                                                                                                        \
+    CT_INLINE void rmsprop_any_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c)          \
+    {                                                                                                        \
+        const CtOptimParams *p = c->p;                                                                       \
+        CT_FLAGS3(rmsprop_body_##NAME, p->weight_decay != 0, p->centered, p->momentum > 0, data, st, n, c); \
+    }                                                                                                        \
+    static void sgd_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                          \
+    {                                                                                                        \
+        sgd_any_##NAME(data, st, n, (const StepCtx *)c);                                                     \
+    }                                                                                                        \
+    static void adam_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                         \
+    {                                                                                                        \
+        adam_any_##NAME(data, st, n, (const StepCtx *)c);                                                    \
+    }                                                                                                        \
+    static void rmsprop_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                      \
+    {                                                                                                        \
+        rmsprop_any_##NAME(data, st, n, (const StepCtx *)c);                                                 \
+    }                                                                                                        \
+    static void sgd_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                     \
+    {                                                                                                        \
+        static const int64_t st[5] = {CT_ISZ_##NAME, CT_ISZ_##NAME, CT_ISZ_##NAME, CT_ISZ_##NAME,            \
+                                      CT_ISZ_##NAME};                                                        \
+        sgd_any_##NAME(data, st, n, (const StepCtx *)c);                                                     \
+    }                                                                                                        \
+    static void adam_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                    \
+    {                                                                                                        \
+        static const int64_t st[5] = {CT_ISZ_##NAME, CT_ISZ_##NAME, CT_ISZ_##NAME, CT_ISZ_##NAME,            \
+                                      CT_ISZ_##NAME};                                                        \
+        adam_any_##NAME(data, st, n, (const StepCtx *)c);                                                    \
+    }                                                                                                        \
+    static void rmsprop_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                 \
+    {                                                                                                        \
+        static const int64_t st[5] = {CT_ISZ_##NAME, CT_ISZ_##NAME, CT_ISZ_##NAME, CT_ISZ_##NAME,            \
+                                      CT_ISZ_##NAME};                                                        \
+        rmsprop_any_##NAME(data, st, n, (const StepCtx *)c);                                                 \
     }
 
-typedef ct_half ct_F16_storage;
-typedef ct_bfloat16 ct_BF16_storage;
-typedef float ct_F32_storage;
-typedef double ct_F64_storage;
+/* element sizes for the dense variants */
+#define CT_ISZ_F16 2
+#define CT_ISZ_BF16 2
+#define CT_ISZ_F32 4
+#define CT_ISZ_F64 8
 
 CT_OPTIM_STAMP(F16, float, sqrtf)
 CT_OPTIM_STAMP(BF16, float, sqrtf)
