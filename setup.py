@@ -184,8 +184,9 @@ def extension():
         include_dirs=include_dirs,
         define_macros=define_macros,
         libraries=["m", "pthread", "dl"],
-        extra_compile_args=["-O3", "-std=c11", "-fno-strict-aliasing", "-Wall", "-Wno-unused-function",
-                            "-Wno-missing-braces"],
+        # -fno-math-errno: ctorch never reads errno, and with it sqrt (optimizer steps) vectorises
+        extra_compile_args=["-O3", "-std=c11", "-fno-strict-aliasing", "-fno-math-errno", "-Wall",
+                            "-Wno-unused-function", "-Wno-missing-braces"],
     )
 
 

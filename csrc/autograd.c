@@ -812,6 +812,23 @@ static int ag_mp_ass_subscript(PyObject *a, PyObject *key, PyObject *value)
     return 0;
 }
 
+/* The type's slot wrappers (Tensor.__mul__, __rmul__, ...) keep the function they were made for, and
+ * Python subclasses (nn.Parameter) take their slots from those wrappers: point every wrapper of an
+ * original slot function at its recording replacement. */
+static void retarget_slot_wrappers(void *orig, void *replacement)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(CtTensor_Type->tp_dict, &pos, &key, &value)) {
+        if (Py_IS_TYPE(value, &PyWrapperDescr_Type)) {
+            PyWrapperDescrObject *w = (PyWrapperDescrObject *)value;
+            if (w->d_wrapped == orig) {
+                w->d_wrapped = replacement;
+            }
+        }
+    }
+}
+
 static const CtFormula *find_formula(const char *op)
 {
     for (const CtFormula *f = ct_formulas; f->op != NULL; f++) {
@@ -831,7 +848,8 @@ int ct_autograd_install(PyObject *module)
             continue; /* slot formulas are installed below */
         }
         PyObject *fn = PyDict_GetItemString(module_dict, f->op); /* borrowed */
-        if (fn != NULL && PyCFunction_Check(fn)) { /* functions only: "float" is also a dtype */
+        /* only functions: module attributes such as the dtype ctorch.bfloat16 share names with methods */
+        if (fn != NULL && PyCFunction_Check(fn) && !Py_IS_TYPE(fn, CtAutogradFunction_Type)) {
             PyObject *w = wrap_callable(f, fn);
             if (w == NULL || PyDict_SetItemString(module_dict, f->op, w) < 0) {
                 Py_XDECREF(w);
@@ -850,11 +868,12 @@ int ct_autograd_install(PyObject *module)
         }
     }
     PyNumberMethods *nb = CtTensor_Type->tp_as_number;
-#define CT_INSTALL_SLOT(slot, type, op)              \
-    if (nb->slot != NULL) {                          \
-        orig_##slot = nb->slot;                      \
-        formula_##slot = find_formula(op);           \
-        nb->slot = ag_##slot;                        \
+#define CT_INSTALL_SLOT(slot, type, op)                               \
+    if (nb->slot != NULL) {                                           \
+        orig_##slot = nb->slot;                                       \
+        formula_##slot = find_formula(op);                            \
+        nb->slot = ag_##slot;                                         \
+        retarget_slot_wrappers((void *)orig_##slot, (void *)ag_##slot); \
     }
     CT_SLOTS(CT_INSTALL_SLOT)
 #undef CT_INSTALL_SLOT
@@ -862,17 +881,20 @@ int ct_autograd_install(PyObject *module)
         orig_nb_power = nb->nb_power;
         formula_nb_power = find_formula("pow");
         nb->nb_power = ag_nb_power;
+        retarget_slot_wrappers((void *)orig_nb_power, (void *)ag_nb_power);
     }
     PyMappingMethods *mp = CtTensor_Type->tp_as_mapping;
     if (mp != NULL && mp->mp_subscript != NULL) {
         orig_mp_subscript = mp->mp_subscript;
         formula_getitem = find_formula("__getitem__");
         mp->mp_subscript = ag_mp_subscript;
+        retarget_slot_wrappers((void *)orig_mp_subscript, (void *)ag_mp_subscript);
     }
     if (mp != NULL && mp->mp_ass_subscript != NULL) {
         orig_mp_ass_subscript = mp->mp_ass_subscript;
         formula_setitem = find_formula("__setitem__");
         mp->mp_ass_subscript = ag_mp_ass_subscript;
+        retarget_slot_wrappers((void *)orig_mp_ass_subscript, (void *)ag_mp_ass_subscript);
     }
     PyType_Modified(CtTensor_Type);
     return 0;

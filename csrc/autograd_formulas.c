@@ -7,6 +7,7 @@
  * whether anything wants it. A formula returns 0, or -1 with an exception set. */
 #include "autograd.h"
 #include "device.h"
+#include "nn.h"
 #include "tensor.h"
 #include <math.h>
 #include <string.h>
@@ -1800,5 +1801,47 @@ const CtFormula ct_formulas[] = {
     {"outer", "OuterBackward0", SIG("input", "vec2"), 3, 0, bw_outer},
     {"addmm", "AddmmBackward0", SIG("input", "mat1", "mat2", "*beta", "*alpha"), 7, 0, bw_addmm},
     {"einsum", "EinsumBackward0", SIG("equation", "operands"), 0, CT_F_NO_DERIV, NULL},
+    /* nn (csrc/nn.c): linear's node name follows PyTorch's for 2-D input with a bias; the Python
+     * layer calls the aliases for the other cases so that grad_fn names match PyTorch's */
+    {"linear", "AddmmBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
+    {"_linear_mm", "MmBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
+    {"_linear_nd", "UnsafeViewBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
+    {"_cross_entropy", "NllLossBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
+     3, 0, ct_nn_bw_cross_entropy},
+    {"_cross_entropy_ls", "AddBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
+     3, 0, ct_nn_bw_cross_entropy},
+    {"_cross_entropy_soft", "NegBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
+     3, 0, ct_nn_bw_cross_entropy},
+    {"_cross_entropy_soft_mean", "DivBackward1",
+     SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"), 3, 0, ct_nn_bw_cross_entropy},
+    {"_nll_loss", "NllLossBackward0", SIG("input", "target", "weight", "reduction", "ignore_index"), 1, 0,
+     ct_nn_bw_nll_loss},
+    {"_mse_loss", "MseLossBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0,
+     ct_nn_bw_pointwise_loss},
+    {"_l1_loss", "L1LossBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0,
+     ct_nn_bw_pointwise_loss},
+    {"_smooth_l1_loss", "SmoothL1LossBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3,
+     0, ct_nn_bw_pointwise_loss},
+    {"_binary_cross_entropy", "BinaryCrossEntropyBackward0",
+     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss},
+    {"_binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
+     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss},
+    {"layer_norm", "NativeLayerNormBackward0", SIG("input", "normalized_shape", "weight", "bias", "eps", "cudnn_enable"),
+     13, 0, ct_nn_bw_layer_norm},
+    {"embedding", "EmbeddingBackward0", SIG("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"), 1, 0,
+     ct_nn_bw_embedding},
+    {"_leaky_relu", "LeakyReluBackward0", SIG("input", "negative_slope"), 1, 0, ct_nn_bw_leaky_relu},
+    {"_leaky_relu_backward", "LeakyReluBackwardBackward0", SIG("grad", "input", "negative_slope"), 1, 0,
+     ct_nn_bw_leaky_relu},
+    /* the backward ops of the fused kernels are not differentiable themselves */
+    {"_nll_backward", "NllLossBackwardBackward0",
+     SIG("grad", "input", "target", "weight", "reduction", "ignore_index", "label_smoothing", "flags"), 7, CT_F_NO_DERIV,
+     NULL},
+    {"_pointwise_loss_backward", "PointwiseLossBackwardBackward0",
+     SIG("mode", "grad", "input", "target", "weight", "pos_weight", "reduction", "beta"), 14, CT_F_NO_DERIV, NULL},
+    {"_layer_norm_backward", "NativeLayerNormBackwardBackward0",
+     SIG("grad", "input", "normalized_shape", "weight", "bias", "eps", "mask"), 11, CT_F_NO_DERIV, NULL},
+    {"_embedding_backward", "EmbeddingBackwardBackward0",
+     SIG("grad", "indices", "num_weights", "padding_idx", "scale_grad_by_freq"), 1, CT_F_NO_DERIV, NULL},
     {NULL},
 };

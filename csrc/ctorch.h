@@ -82,6 +82,8 @@ struct CtReduceKernels;
 struct CtIndexKernels;
 struct CtBlasKernels;
 struct CtRandomKernels;
+struct CtNNKernels;
+struct CtOptimKernels;
 
 /* The device vtable: memory first, then kernel families. Every op reaches device memory
  * only through this table. alloc returns NULL with a Python exception set on failure. */
@@ -103,6 +105,8 @@ typedef struct CtDeviceOps {
      * waiting; fully asynchronous on the device's current stream when the host memory is pinned. */
     int (*copy_h2d_async)(void *dst, const void *src, size_t nbytes, CtDevice device);
     int (*copy_d2h_async)(void *dst, const void *src, size_t nbytes, CtDevice device);
+    const struct CtNNKernels *nn;
+    const struct CtOptimKernels *optim;
 } CtDeviceOps;
 
 /* ------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@
 #include "index.h"
 #include "random.h"
 #include "linalg.h"
+#include "nn.h"
+#include "optim.h"
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
@@ -75,6 +77,8 @@ const CtDeviceOps ct_cpu_ops = {
     .index = &ct_cpu_index_kernels,
     .random = &ct_cpu_random_kernels,
     .blas = &ct_cpu_blas_kernels,
+    .nn = &ct_cpu_nn_kernels,
+    .optim = &ct_cpu_optim_kernels,
 };
 
 const CtDeviceOps *ct_device_ops(CtDevice d)

@@ -19,6 +19,9 @@
     X(random)             \
     X(interop)            \
     X(cuda)               \
+    X(nn)                 \
+    X(optim)              \
+    X(serialization)      \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \

@@ -1,0 +1,188 @@
+/* nn.h: the nn op family: linear (one GEMM with the bias folded in), the fused cross-entropy /
+ * NLL loss, the pointwise losses (mse, l1, smooth_l1, bce, bce_with_logits), layer norm,
+ * embedding and leaky_relu, each with its backward.
+ *
+ * The front end (nn.c) parses arguments, checks shapes and dtypes with PyTorch's messages, makes
+ * operands dense and calls the device's struct CtNNKernels (CtDeviceOps.nn). The CPU kernels are
+ * in nn.c as well; the CUDA backend fills the same struct (cuda/nn.cu). Every kernel works on
+ * contiguous device memory described by one of the descriptors below, returns 0, or -1 with a
+ * Python exception set. */
+#ifndef CTORCH_NN_H
+#define CTORCH_NN_H
+
+#include "ctorch.h"
+
+/* Loss reductions, numbered as ATen's at::Reduction. */
+#define CT_REDUCTION_NONE 0
+#define CT_REDUCTION_MEAN 1
+#define CT_REDUCTION_SUM 2
+
+/* --- linear -------------------------------------------------------------------------------------
+ * out (M, N) = x (M, K) @ w^T + bias, i.e. op(A) = x, op(B) = w^T in ct_cpu_gemm's terms:
+ *   x: (M, K) rows of stride lda, or (K, M) rows of stride lda when trans_x (x^T is dense)
+ *   w: (N, K) rows of stride ldw (the usual layout, trans_w = true), or (K, N) rows of stride
+ *      ldw when !trans_w (w^T is dense)
+ *   bias: NULL, or rows of N contiguous elements bias_ld apart (0: one row broadcast to all M)
+ *   out: dense (M, N). All of one dtype. K may be 0 (out = bias or 0). */
+typedef struct {
+    CtDType dtype;
+    CtDevice device;
+    int64_t M, N, K;
+    const void *x;
+    int64_t lda;
+    bool trans_x;
+    const void *w;
+    int64_t ldw;
+    bool trans_w;
+    const void *bias;
+    int64_t bias_ld;
+    void *out;
+} CtLinearDesc;
+
+/* --- cross-entropy and NLL -----------------------------------------------------------------------
+ * The input is viewed as (outer, classes, inner), dense, of a float dtype; a "row" is one
+ * (outer, inner) pair, its classes `inner` elements apart. Class-index targets are int64 or uint8
+ * of shape (outer, inner); probability targets (soft) have the input's shape and dtype.
+ *   cross_entropy: row loss = (1 - ls) * w[t] * -logp[t] + ls / C * sum_c w[c] * -logp[c]
+ *                  (soft: sum_c w[c] * -logp[c] * (y[c] (1 - ls) + ls / C)); logp = log_softmax
+ *   nll (is_nll):  row loss = w[t] * -x[t]
+ * Rows whose target is ignore_index contribute 0. Mean divides by the sum of w[t] over the rows
+ * not ignored (class indices) or by the row count (soft). */
+typedef struct {
+    CtDType dtype;
+    CtDevice device;
+    bool is_nll;
+    bool soft;
+    int64_t outer, classes, inner;
+    const void *input;  /* (outer, classes, inner) */
+    const void *target; /* (outer, inner) int64/uint8, or (outer, classes, inner) of dtype when soft */
+    CtDType target_dtype;
+    const void *weight; /* (classes) of dtype, or NULL */
+    int64_t ignore_index;
+    double label_smoothing;
+    int reduction;
+    /* forward: out is (outer, inner) losses for NONE, else one element */
+    void *out;
+    /* backward: grad_out is (outer, inner) for NONE, else one element; grad_input has the input's
+     * shape; grad_target (soft only, may be NULL) has the target's shape */
+    const void *grad_out;
+    void *grad_input;
+    void *grad_target;
+    /* set by the kernel when a target is out of [0, classes) and not ignore_index (nothing is
+     * written then): bad_target = 1 and bad_value = the first such target */
+    int bad_target;
+    int64_t bad_value;
+} CtNLLDesc;
+
+/* --- pointwise losses ------------------------------------------------------------------------- */
+typedef enum {
+    CT_LOSS_MSE,
+    CT_LOSS_L1,
+    CT_LOSS_SMOOTH_L1,
+    CT_LOSS_BCE,
+    CT_LOSS_BCE_LOGITS,
+} CtPointwiseLoss;
+
+/* Every operand is n dense elements of dtype (broadcast operands are expanded by the front end).
+ * forward: out = the elementwise losses (NONE: n elements) or their sum / mean (one element); the
+ * mean of a weighted mse / l1 divides by the sum of the weights, as F.mse_loss(weight=) does.
+ * backward: grad_input (and grad_target when not NULL) = d loss / d input (target) * grad_out,
+ * grad_out being n elements for NONE or one element otherwise (mean also divides by n). */
+typedef struct {
+    CtPointwiseLoss kind;
+    CtDType dtype;
+    CtDevice device;
+    int64_t n;
+    const void *input, *target;
+    const void *weight;     /* or NULL (every kind but smooth_l1) */
+    const void *pos_weight; /* or NULL (bce_with_logits) */
+    double beta;            /* smooth_l1 */
+    int reduction;
+    void *out;
+    const void *grad_out;
+    void *grad_input, *grad_target;
+    /* bce: set by the forward kernel when an input (1) or a target (2) is outside [0, 1] */
+    int bad;
+} CtPointwiseLossDesc;
+
+/* --- layer norm ---------------------------------------------------------------------------------
+ * x is (rows, cols) dense; weight/bias are cols elements or NULL. forward writes out (rows, cols);
+ * backward reads grad_out (rows, cols) and writes grad_input (may be NULL), grad_weight and
+ * grad_bias (cols, NULL when not wanted). Statistics are computed in double for f64, float else. */
+typedef struct {
+    CtDType dtype;
+    CtDevice device;
+    int64_t rows, cols;
+    double eps;
+    const void *x, *weight, *bias;
+    void *out;
+    const void *grad_out;
+    void *grad_input, *grad_weight, *grad_bias;
+} CtLayerNormDesc;
+
+/* --- embedding ------------------------------------------------------------------------------------
+ * forward: out[i, :] = weight[idx[i], :] for n indices (int64 or int32), weight (num, dim) dense.
+ * backward: grad_weight (num, dim), zeroed by the kernel, += grad_out[i, :] at idx[i], skipping
+ * padding_idx (>= 0, or -1 for none); with scale_grad_by_freq each row is divided by the count of
+ * its index. Out-of-range indices: bad_index = 1 and nothing is read for them. */
+typedef struct {
+    CtDType dtype;
+    CtDevice device;
+    int64_t n, num, dim;
+    const void *indices;
+    CtDType index_dtype;
+    const void *weight;
+    void *out;
+    const void *grad_out;
+    void *grad_weight;
+    int64_t padding_idx;
+    bool scale_grad_by_freq;
+    int bad_index;
+    int64_t bad_value;
+} CtEmbeddingDesc;
+
+struct CtNNKernels {
+    int (*linear)(const CtLinearDesc *d);
+    int (*nll)(CtNLLDesc *d);
+    int (*nll_backward)(CtNLLDesc *d);
+    int (*pointwise_loss)(CtPointwiseLossDesc *d);
+    int (*pointwise_loss_backward)(const CtPointwiseLossDesc *d);
+    int (*layer_norm)(const CtLayerNormDesc *d);
+    int (*layer_norm_backward)(const CtLayerNormDesc *d);
+    int (*embedding)(CtEmbeddingDesc *d);
+    int (*embedding_backward)(CtEmbeddingDesc *d);
+    /* out[i] = x[i] >= 0 ? x[i] : slope * x[i] (backward: grad[i] * (x[i] > 0 ? 1 : slope)); n
+     * dense elements of dtype. grad is NULL for the forward. */
+    int (*leaky_relu)(CtDType dtype, CtDevice device, int64_t n, const void *x, const void *grad, double slope,
+                      void *out);
+    /* nn.init.trunc_normal_'s transform, in place on n dense elements of dtype holding uniform samples
+     * u in (2 cdf(a') - 1, 2 cdf(b') - 1): x = clamp(mean + std * sqrt(2) * erfinv(u), a, b). */
+    int (*trunc_normal_transform)(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
+                                  double a, double b);
+};
+
+extern const struct CtNNKernels ct_cpu_nn_kernels;
+
+/* --- C entry points (new references; NULL with an exception set) ------------------------------ */
+/* input (*, K) @ weight (N, K)^T + bias (N) -> (*, N); weight may be 1-D (K) -> (*). */
+CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias);
+/* reduction: CT_REDUCTION_*; weight may be NULL. */
+CtTensorObject *ct_cross_entropy(CtTensorObject *input, CtTensorObject *target, CtTensorObject *weight,
+                                 int reduction, int64_t ignore_index, double label_smoothing);
+CtTensorObject *ct_nll_loss(CtTensorObject *input, CtTensorObject *target, CtTensorObject *weight, int reduction,
+                            int64_t ignore_index);
+CtTensorObject *ct_layer_norm(CtTensorObject *input, int nnorm, const int64_t *normalized_shape,
+                              CtTensorObject *weight, CtTensorObject *bias, double eps);
+CtTensorObject *ct_embedding(CtTensorObject *weight, CtTensorObject *indices, int64_t padding_idx);
+
+/* --- backward formulas (rows in autograd_formulas.c) ------------------------------------------- */
+struct CtNodeObject;
+int ct_nn_bw_linear(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_cross_entropy(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_nll_loss(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_pointwise_loss(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_layer_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_embedding(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_leaky_relu(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+
+#endif /* CTORCH_NN_H */

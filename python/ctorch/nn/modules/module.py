@@ -1,0 +1,637 @@
+"""nn.Module: the bookkeeping of parameters, buffers and submodules (registration by attribute
+assignment, traversal, device/dtype moves, train/eval, state_dict and its loading, repr), with
+PyTorch's behaviour and messages. No numerics: every tensor operation is a ctorch op."""
+from collections import OrderedDict, namedtuple
+
+from ... import _C
+from ...autograd.grad_mode import no_grad
+from ..parameter import Parameter
+
+Tensor = _C.Tensor
+
+_TYPENAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+    "uint8": "ByteTensor", "bool": "BoolTensor",
+}
+
+
+def _typename(obj):
+    """torch.typename: 'torch.FloatTensor' for tensors, the qualified class name otherwise."""
+    if isinstance(obj, Tensor):
+        name = _TYPENAMES.get(str(obj.dtype).replace("torch.", ""), "Tensor")
+        return ("torch.cuda." if obj.device.type == "cuda" else "torch.") + name
+    module = type(obj).__module__
+    qual = type(obj).__qualname__
+    return qual if module in (None, "builtins") else module + "." + qual
+
+
+def _addindent(text, spaces):
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    first = lines.pop(0)
+    rest = [(" " * spaces) + line if line.strip() else "" for line in lines]
+    return first + "\n" + "\n".join(rest)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+
+class _DictHandle:
+    """A handle that removes a hook from the ordered dict that holds it."""
+
+    next_id = 0
+
+    def __init__(self, hooks):
+        self.hooks = hooks
+        self.id = _DictHandle.next_id
+        _DictHandle.next_id += 1
+
+    def remove(self):
+        if self.hooks is not None:
+            self.hooks.pop(self.id, None)
+            self.hooks = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _forward_unimplemented(self, *input):
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+class Module:
+    """Base class for all neural network modules."""
+
+    dump_patches = False
+    _version = 1
+    training: bool
+    call_super_init = False
+
+    def __init__(self, *args, **kwargs):
+        if self.call_super_init is False and bool(kwargs):
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if self.call_super_init is False and bool(args):
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} "
+                            "were given")
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = {}
+        d["_buffers"] = {}
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = {}
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_state_dict_hooks"] = OrderedDict()
+        d["_load_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_post_hooks"] = OrderedDict()
+
+    forward = _forward_unimplemented
+
+    # --- registration ------------------------------------------------------------------------------
+    def register_buffer(self, name, tensor, persistent=True):
+        """Adds a buffer (state that is not a parameter) to the module."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name, param):
+        """Adds a parameter to the module."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        elif param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                "explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                "the forward() method.")
+        else:
+            self._parameters[name] = param
+
+    def add_module(self, name, module):
+        """Adds a child module, reachable as an attribute under name."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target):
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target):
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return getattr(mod, name)
+
+    # --- attribute protocol ----------------------------------------------------------------------------
+    def __getattr__(self, name):
+        d = self.__dict__
+        if "_parameters" in d and name in d["_parameters"]:
+            return d["_parameters"][name]
+        if "_buffers" in d and name in d["_buffers"]:
+            return d["_buffers"][name]
+        if "_modules" in d and name in d["_modules"]:
+            return d["_modules"][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        def remove_from(*dicts_or_sets):
+            for d in dicts_or_sets:
+                if name in d:
+                    if isinstance(d, dict):
+                        del d[name]
+                    else:
+                        d.discard(name)
+
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            modules = self.__dict__.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                    "(torch.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = self.__dict__.get("_buffers")
+                if buffers is not None and name in buffers:
+                    if value is not None and not isinstance(value, Tensor):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                        "(torch.Tensor or None expected)")
+                    buffers[name] = value
+                else:
+                    object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        attrs = dir(self.__class__) + list(self.__dict__.keys())
+        attrs += list(self._parameters) + list(self._modules) + list(self._buffers)
+        return sorted(a for a in set(attrs) if not a[0].isdigit())
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    # --- calling ------------------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if not self._forward_pre_hooks and not self._forward_hooks:
+            return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            result = hook(self, args, out)
+            if result is not None:
+                out = result
+        return out
+
+    _call_impl = __call__
+
+    def register_forward_pre_hook(self, hook):
+        """hook(module, args) -> None or new args, called before forward."""
+        handle = _DictHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook):
+        """hook(module, args, output) -> None or a new output, called after forward."""
+        handle = _DictHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        return handle
+
+    # --- traversal ----------------------------------------------------------------------------------------
+    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse
+                   else [(prefix, self)])
+        for module_prefix, module in modules:
+            for name, value in get_members(module):
+                if value is None or id(value) in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(id(value))
+                yield module_prefix + ("." if module_prefix else "") + name, value
+
+    def parameters(self, recurse=True):
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix, recurse=recurse,
+                                       remove_duplicate=remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix, recurse=recurse,
+                                       remove_duplicate=remove_duplicate)
+
+    def children(self):
+        for _, module in self.named_children():
+            yield module
+
+    def named_children(self):
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in memo:
+                memo.add(id(module))
+                yield name, module
+
+    def modules(self):
+        for _, module in self.named_modules():
+            yield module
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if id(self) in memo:
+            return
+        if remove_duplicate:
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    # --- modes ---------------------------------------------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                g = p.grad
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
+
+    def apply(self, fn):
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # --- device and dtype moves ---------------------------------------------------------------------------
+    def _apply(self, fn, recurse=True):
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with no_grad():
+                param_applied = fn(param)
+            # Keep the Parameter object (optimizers hold references to it): swap its data.
+            param.data = param_applied
+            if param.grad is not None:
+                with no_grad():
+                    grad_applied = fn(param.grad)
+                param.grad.data = grad_applied
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args, **kwargs):
+        """Moves and/or casts the parameters and buffers in place; returns self.
+
+        to(device=None, dtype=None, non_blocking=False), to(dtype), to(tensor)."""
+        device, dtype, non_blocking = _parse_to(*args, **kwargs)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={dtype}")
+
+        def convert(t):
+            if t.is_floating_point():
+                return t.to(device, dtype) if dtype is not None else t.to(device)
+            return t.to(device)
+
+        return self._apply(convert)
+
+    def cuda(self, device=None):
+        return self._apply(lambda t: t.cuda(device))
+
+    def cpu(self):
+        return self._apply(lambda t: t.cpu())
+
+    def type(self, dst_type):
+        return self._apply(lambda t: t.type(dst_type))
+
+    def float(self):
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self):
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self):
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
+    # --- state dict ----------------------------------------------------------------------------------------
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        extra = getattr(type(self), "get_extra_state", Module.get_extra_state)
+        if extra is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """An OrderedDict of every parameter and persistent buffer, keyed by dotted name."""
+        if args:  # the deprecated positional form state_dict(destination, prefix, keep_vars)
+            destination = args[0]
+            if len(args) > 1:
+                prefix = args[1]
+            if len(args) > 2:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                destination = result
+        return destination
+
+    def get_extra_state(self):
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
+        local_state = {k: v for k, v in list(self._parameters.items()) + list(persistent.items()) if v is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            input_param = state_dict[key]
+            if not isinstance(input_param, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                                  f"Tensor-like object from checkpoint but received {type(input_param)}")
+                continue
+            if len(param.shape) == 0 and len(input_param.shape) == 1 and input_param.shape[0] == 1:
+                input_param = input_param[0]
+            if input_param.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
+                                  f"checkpoint, the shape in current model is {param.shape}.")
+                continue
+            try:
+                with no_grad():
+                    if assign:
+                        if isinstance(param, Parameter) and not isinstance(input_param, Parameter):
+                            input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                        setattr(self, name, input_param)
+                    else:
+                        param.copy_(input_param)
+            except Exception as ex:
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{param.size()} and whose dimensions in the checkpoint are {input_param.size()}, "
+                                  f"an exception occurred : {ex.args}.")
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if getattr(type(self), "set_extra_state", Module.set_extra_state) is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    input_name = key[len(prefix):].split(".", 1)
+                    if input_name[0] not in self._modules and input_name[0] not in local_state:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copies parameters and buffers from state_dict into this module and its descendants.
+
+        strict=True: the keys must match exactly (RuntimeError listing missing/unexpected keys).
+        Returns a NamedTuple (missing_keys, unexpected_keys)."""
+        from collections.abc import Mapping
+
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys, unexpected_keys, error_msgs = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local_state, prefix=""):
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state, prefix, local_metadata, True, missing_keys, unexpected_keys,
+                                         error_msgs)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_state = {k: v for k, v in local_state.items() if k.startswith(child_prefix)}
+                    load(child, child_state, child_prefix)
+            keys = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                hook(module, keys)
+
+        load(self, state_dict)
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                self.__class__.__name__, "\n\t".join(error_msgs)))
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # --- text ------------------------------------------------------------------------------------------------
+    def _get_name(self):
+        return self.__class__.__name__
+
+    def extra_repr(self):
+        """Extra information shown inside the parentheses of repr (one line, or several)."""
+        return ""
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = []
+        for key, module in self._modules.items():
+            mod_str = _addindent(repr(module), 2)
+            child_lines.append("(" + key + "): " + mod_str)
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+def _parse_to(*args, **kwargs):
+    """(device, dtype, non_blocking) from Module.to's arguments."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, _C.dtype):
+            dtype = a
+        elif isinstance(a, bool):
+            non_blocking = a
+        elif isinstance(a, (str, int, _C.device)):
+            device = a
+        elif a is not None:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    if device is not None:
+        device = _C.device(device) if not isinstance(device, int) else _C.device("cuda", device)
+    return device, dtype, non_blocking

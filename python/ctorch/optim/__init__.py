@@ -1,0 +1,6 @@
+"""ctorch.optim: optimizers (update rules in C, csrc/optim.c) and learning-rate schedulers."""
+from . import lr_scheduler  # noqa: F401
+from .adam import Adam, AdamW  # noqa: F401
+from .optimizer import Optimizer  # noqa: F401
+from .rmsprop import RMSprop  # noqa: F401
+from .sgd import SGD  # noqa: F401
