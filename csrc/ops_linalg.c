@@ -1103,54 +1103,6 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------------
- * linear (for nn): input (..., in) @ weight^T + bias, as F.linear: the input folded to
- * (rows, in) and one addmm when there is a bias, matmul otherwise. */
-CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias)
-{
-    CtTensorObject *wt = NULL, *merged = NULL, *folded = NULL, *out = NULL, *result = NULL;
-    if (weight->ndim == 2) {
-        wt = restride(weight, 2, (int64_t[]){weight->sizes[1], weight->sizes[0]},
-                      (int64_t[]){weight->strides[1], weight->strides[0]});
-    } else {
-        wt = (CtTensorObject *)Py_NewRef(weight); /* t() of a vector is itself */
-    }
-    if (wt == NULL) {
-        return NULL;
-    }
-    if (bias == NULL || input->ndim == 0) {
-        result = ct_matmul(input, wt);
-        goto done;
-    }
-    merged = leading_dims_merge(input->ndim, input->sizes, input->strides) ? (CtTensorObject *)Py_NewRef(input)
-                                                                            : ct_contiguous(input);
-    if (merged == NULL) {
-        goto done;
-    }
-    const int nd = merged->ndim;
-    const int64_t in = merged->sizes[nd - 1];
-    int64_t rows = 1;
-    for (int i = 0; i < nd - 1; i++) {
-        rows *= merged->sizes[i];
-    }
-    int64_t fst0 = nd >= 2 && rows > 1 ? merged->strides[nd - 2] : (in > 1 ? in : 1);
-    if ((folded = restride(merged, 2, (int64_t[]){rows, in}, (int64_t[]){fst0, merged->strides[nd - 1]})) == NULL ||
-        (out = addmm_impl(bias, folded, wt, 1.0, 1.0, false)) == NULL) {
-        goto done;
-    }
-    int64_t us[CT_MAX_DIMS], ust[CT_MAX_DIMS];
-    memcpy(us, merged->sizes, sizeof(int64_t) * nd);
-    us[nd - 1] = out->sizes[1];
-    ct_contiguous_strides(nd, us, ust);
-    result = restride(out, nd, us, ust);
-done:
-    Py_XDECREF(wt);
-    Py_XDECREF(merged);
-    Py_XDECREF(folded);
-    Py_XDECREF(out);
-    return result;
-}
-
-/* ------------------------------------------------------------------------------------------
  * einsum */
 #define EIN_LETTERS 52                          /* A-Z are labels 0-25, a-z 26-51 */
 #define EIN_MAX_LABELS (EIN_LETTERS + CT_MAX_DIMS) /* then one label per ellipsis dim */
