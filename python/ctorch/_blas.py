@@ -6,8 +6,8 @@ on x86-64 and aarch64), then the OpenBLAS NumPy bundles (numpy.libs/ or numpy/.l
 CTORCH_BLAS=0 keeps the built-in blocked kernel. Nothing found is not an error: the built-in
 kernel runs every dtype. Once loaded, OpenBLAS takes float products of up to 64^3
 multiply-adds (where it is faster than the built-in kernel and runs on the calling thread);
-larger ones stay on the built-in kernel, which measured as fast idle and far steadier on a
-busy machine (see CT_BLAS_MAX_WORK in csrc/ops_linalg.c).
+larger ones stay on the built-in kernel, within ~5% of OpenBLAS on an idle machine and far
+steadier on a busy one (see CT_BLAS_MAX_WORK in csrc/ops_linalg.c).
 """
 import glob
 import os
