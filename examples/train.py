@@ -46,7 +46,7 @@ def make_digits(n, rng):
             glyph = np.maximum(glyph, np.roll(glyph, 1, axis=1))
         top, left = rng.integers(0, SIDE - h + 1), rng.integers(0, SIDE - w + 1)
         images[i, top:top + h, left:left + w] = glyph * rng.uniform(0.6, 1.0)
-    images += rng.normal(0.0, 0.35, images.shape).astype(np.float32)
+    images += rng.normal(0.0, 0.3, images.shape).astype(np.float32)
     return images.reshape(n, -1), labels
 
 
@@ -75,7 +75,7 @@ def evaluate(model, x, y, loss_fn, batch=2048):
     return total / x.shape[0], correct / x.shape[0]
 
 
-def main(epochs=8, batch=128):
+def main(epochs=12, batch=128):
     cuda = hasattr(torch, "cuda") and torch.cuda.is_available()
     device = torch.device("cuda" if cuda else "cpu")
     print(f"ctorch {torch.__version__} on {device}")
