@@ -8,9 +8,11 @@ an error. Nothing links a BLAS: CPU matmul opens OpenBLAS at run time (see csrc/
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -46,6 +48,24 @@ def want_cuda():
     return nvcc, home
 
 
+def cuda_version(nvcc):
+    """(major, minor) of the toolkit behind nvcc, e.g. (13, 0)."""
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    if m is None:
+        sys.exit(f"ctorch: cannot read the CUDA version from `{nvcc} --version`")
+    return int(m.group(1)), int(m.group(2))
+
+
+def cuda_archs():
+    """The SASS targets (CTORCH_CUDA_ARCH, e.g. "75;80;86;89;90" or "8.6") and the PTX one (the last)."""
+    spec = os.environ.get("CTORCH_CUDA_ARCH", CUDA_ARCHS_DEFAULT)
+    archs = [a.strip().replace(".", "") for a in spec.replace(",", ";").split(";") if a.strip()]
+    if not archs:
+        sys.exit("ctorch: CTORCH_CUDA_ARCH names no architecture")
+    return archs, re.sub(r"[^0-9]", "", archs[-1])
+
+
 class BuildExt(build_ext):
     def build_extensions(self):
         super().build_extensions()
@@ -58,14 +78,11 @@ class BuildExt(build_ext):
         if not sources:
             print("ctorch: no CUDA sources, skipping the CUDA backend")
             return
-        archs = os.environ.get("CTORCH_CUDA_ARCH", CUDA_ARCHS_DEFAULT).replace(",", ";").split(";")
+        archs, ptx = cuda_archs()
         gencode = []
         for a in archs:
-            a = a.strip().replace(".", "")
-            if a:
-                gencode += ["-gencode", f"arch=compute_{a},code=sm_{a}"]
-        last = archs[-1].strip().replace(".", "")
-        gencode += ["-gencode", f"arch=compute_{last},code=compute_{last}"]
+            gencode += ["-gencode", f"arch=compute_{a},code=sm_{a}"]
+        gencode += ["-gencode", f"arch=compute_{ptx},code=compute_{ptx}"]
         build_dir = os.path.join(self.build_temp, "cuda")
         os.makedirs(build_dir, exist_ok=True)
         include = [
@@ -73,16 +90,31 @@ class BuildExt(build_ext):
             "-I" + os.path.join(HERE, "csrc", "cuda"),
             "-I" + __import__("sysconfig").get_paths()["include"],
         ]
+        # The arch list is compiled in so that ctorch.cuda.diagnose() can tell whether the GPU
+        # has a kernel image. Only ct_cuda_backend_init is exported (-fvisibility=hidden).
+        defines = [f'-DCT_CUDA_ARCH_LIST="{";".join(archs)}"', f'-DCT_CUDA_PTX_ARCH="{ptx}"']
+        flags = ["-O3", "-std=c++17", "-lineinfo", "--expt-relaxed-constexpr",
+                 "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wno-unused-function"]
+        # Objects are rebuilt when their source, a header or the flags changed (a stamp file
+        # holds the flags): a full build of every architecture takes minutes.
+        headers = glob.glob(os.path.join(HERE, "csrc", "*.h")) + glob.glob(os.path.join(HERE, "csrc", "cuda", "*.cuh")) \
+            + glob.glob(os.path.join(HERE, "csrc", "cuda", "*.h"))
+        newest_header = max((os.path.getmtime(h) for h in headers), default=0)
+        stamp = os.path.join(build_dir, "flags.txt")
+        flag_text = " ".join([nvcc] + flags + include + defines + gencode)
+        same_flags = os.path.exists(stamp) and open(stamp).read() == flag_text
         objects = []
         jobs = []
         for src in sources:
             obj = os.path.join(build_dir, os.path.basename(src) + ".o")
-            cmd = [nvcc, "-c", src, "-o", obj, "-O3", "-std=c++17", "-Xcompiler", "-fPIC",
-                   "--expt-relaxed-constexpr"] + include + gencode
-            jobs.append((src, cmd))
             objects.append(obj)
+            if same_flags and os.path.exists(obj) and os.path.getmtime(obj) > max(os.path.getmtime(src), newest_header):
+                continue
+            cmd = [nvcc, "-c", src, "-o", obj] + flags + include + defines + gencode
+            jobs.append((src, cmd))
         procs = []
         maxjobs = max(1, int(os.environ.get("CTORCH_NVCC_JOBS", os.cpu_count() or 1)))
+        started = time.time()
         for src, cmd in jobs:
             while len(procs) >= maxjobs:
                 p, s = procs.pop(0)
@@ -93,6 +125,10 @@ class BuildExt(build_ext):
         for p, s in procs:
             if p.wait() != 0:
                 sys.exit(f"ctorch: nvcc failed on {s}")
+        with open(stamp, "w") as f:
+            f.write(flag_text)
+        if jobs:
+            print(f"ctorch: compiled {len(jobs)} CUDA file(s) in {time.time() - started:.1f} s")
         ext_dir = os.path.dirname(self.get_ext_fullpath("ctorch._C"))
         out = os.path.join(ext_dir, "_C_cuda.so")
         libdir = os.path.join(home, "lib64")
@@ -100,11 +136,23 @@ class BuildExt(build_ext):
             libdir = os.path.join(home, "lib")
         # cudart is static so the object needs no libcudart at run time; cuBLAS is dynamic
         # and found at dlopen time (a missing one is reported by ctorch.cuda.diagnose()).
+        # -z defs: the backend must not depend on Python symbols (errors go through CtCudaHost).
         cmd = [nvcc, "-shared", "-o", out] + objects + gencode + [
-            "-L" + libdir, "-cudart", "static", "-lcublas", "-Xlinker", "-rpath," + libdir]
+            "-L" + libdir, "-cudart", "static", "-lcublas", "-Xlinker", "-rpath," + libdir,
+            "-Xlinker", "-z,defs"]
         print("ctorch: linking", os.path.relpath(out, HERE) if out.startswith(HERE) else out)
         if subprocess.call(cmd) != 0:
             sys.exit("ctorch: linking the CUDA backend failed")
+        self.cuda_output = out
+
+    def copy_extensions_to_source(self):
+        # --inplace: setuptools copies _C into the source tree; the CUDA backend goes beside it.
+        super().copy_extensions_to_source()
+        out = getattr(self, "cuda_output", None)
+        if out is not None:
+            package_dir = self.get_finalized_command("build_py").get_package_dir("ctorch")
+            shutil.copy(out, os.path.join(package_dir, "_C_cuda.so"))
+            print("ctorch: copied the CUDA backend to", os.path.join(package_dir, "_C_cuda.so"))
 
 
 def extension():
@@ -115,10 +163,24 @@ def extension():
     include_dirs = ["csrc", numpy.get_include()]
     nvcc, _ = want_cuda()
     if nvcc is not None:
-        define_macros.append(("CT_HAVE_CUDA", "1"))
+        major, minor = cuda_version(nvcc)
+        # _C never includes CUDA headers; it learns the toolkit version (ctorch.version.cuda,
+        # the cuBLAS soname to look for) from these.
+        define_macros += [("CT_HAVE_CUDA", "1"), ("CT_CUDA_VERSION", f'"{major}.{minor}"'),
+                          ("CT_CUDA_MAJOR", str(major))]
+    # setuptools rebuilds _C when a dependency is newer: the headers, and a stamp holding the
+    # configuration, rewritten only when it changes (switching CTORCH_CUDA=0/1 rebuilds).
+    stamp = os.path.join("build", "ctorch_config.stamp")
+    config = repr(define_macros)
+    os.makedirs("build", exist_ok=True)
+    if not os.path.exists(stamp) or open(stamp).read() != config:
+        with open(stamp, "w") as f:
+            f.write(config)
+    depends = sorted(glob.glob(os.path.join("csrc", "*.h")) + glob.glob(os.path.join("csrc", "cuda", "*.h"))) + [stamp]
     return Extension(
         "ctorch._C",
         sources=sources,
+        depends=depends,
         include_dirs=include_dirs,
         define_macros=define_macros,
         libraries=["m", "pthread", "dl"],

@@ -534,19 +534,21 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
             node->args[i] = Py_NewRef(a);
         }
     }
-    /* Outputs: one tensor, or a tuple (named tuples included) of them. */
+    /* Outputs: one tensor, or a tuple (named tuples included) of them. An in-place op's
+     * output is self (x[k] = v returns None at the Python level). */
     CtTensorObject *view_of = (f->flags & CT_F_VIEW) ? self : NULL;
-    if (CtTensor_Check(out)) {
+    PyObject *target = (f->flags & CT_F_INPLACE) && self != NULL ? (PyObject *)self : out;
+    if (CtTensor_Check(target)) {
         if ((f->flags & CT_F_SAVE_OUT)) {
-            PyObject *alias = detached_alias(out);
+            PyObject *alias = detached_alias(target);
             if (alias == NULL || (node->outputs = PyTuple_Pack(1, alias)) == NULL) {
                 Py_XDECREF(alias);
                 goto error;
             }
             Py_DECREF(alias);
-            node->versions[CT_MAX_FORMULA_ARGS] = CT_TENSOR(out)->storage->version;
+            node->versions[CT_MAX_FORMULA_ARGS] = CT_TENSOR(target)->storage->version;
         }
-        set_output_history(node, out, 0, view_of);
+        set_output_history(node, target, 0, view_of);
     } else if (PyTuple_Check(out)) {
         Py_ssize_t k = PyTuple_GET_SIZE(out);
         node->num_outputs = (int)k;
@@ -1052,8 +1054,7 @@ static int accumulate_leaf(CtNodeObject *node, PyObject *grad, bool create_graph
             leaf->grad = owned;
         }
     } else if (!create_graph) {
-        PyObject *args[2] = {leaf->grad, g};
-        PyObject *r = ct_op("add_", args, 2, NULL);
+        PyObject *r = PyObject_CallMethod(leaf->grad, "add_", "(O)", g);
         rc = r == NULL ? -1 : 0;
         Py_XDECREF(r);
     } else {

@@ -510,46 +510,71 @@ static int bw_pow(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return 0;
 }
 
-/* clamp(input, min, max): gradient flows where min <= x <= max */
+/* clamp(input, min, max): the gradient goes to x where min <= x <= max, to a tensor min where
+ * x < min and to a tensor max where x > max (max wins when min > max, as clamp's result does). */
+static PyObject *as_float_mask(PyObject *mask, PyObject *like)
+{
+    PyObject *r = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(like)->dtype)) : NULL;
+    Py_XDECREF(mask);
+    return r;
+}
+
 static int bw_clamp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *x = (PyObject *)ct_node_tensor(n, 0);
     if (x == NULL) {
         return -1;
     }
-    PyObject *mask = NULL;
-    for (int k = 1; k <= 2; k++) {
-        PyObject *bound = ARG(k);
-        if (bound == NULL) {
-            continue;
-        }
-        if (META(k)->is_tensor && (bound = (PyObject *)ct_node_tensor(n, k)) == NULL) {
-            Py_XDECREF(mask);
+    PyObject *lo = ARG(1), *hi = ARG(2);
+    if ((lo && META(1)->is_tensor && (lo = (PyObject *)ct_node_tensor(n, 1)) == NULL) ||
+        (hi && META(2)->is_tensor && (hi = (PyObject *)ct_node_tensor(n, 2)) == NULL)) {
+        return -1;
+    }
+    /* which source each output element comes from */
+    PyObject *above = hi ? as_float_mask(PyObject_RichCompare(x, hi, Py_GT), g[0]) : NULL;
+    PyObject *below = lo ? as_float_mask(PyObject_RichCompare(x, lo, Py_LT), g[0]) : NULL;
+    if ((hi && above == NULL) || (lo && below == NULL)) {
+        Py_XDECREF(above);
+        Py_XDECREF(below);
+        return -1;
+    }
+    if (below != NULL && above != NULL) { /* where x > max, max wins even if x < min */
+        PyObject *one = PyFloat_FromDouble(1.0);
+        PyObject *na = one ? PyNumber_Subtract(one, above) : NULL;
+        Py_XDECREF(one);
+        Py_SETREF(below, na ? mul(below, na) : NULL);
+        Py_XDECREF(na);
+        if (below == NULL) {
+            Py_DECREF(above);
             return -1;
         }
-        PyObject *m = PyObject_RichCompare(x, bound, k == 1 ? Py_GE : Py_LE);
-        if (m == NULL) {
-            Py_XDECREF(mask);
-            return -1;
-        }
-        if (mask == NULL) {
-            mask = m;
-        } else {
-            Py_SETREF(mask, PyNumber_And(mask, m));
-            Py_DECREF(m);
-            if (mask == NULL) {
-                return -1;
-            }
-        }
     }
-    if (mask == NULL) {
-        return set_fit(&gi[0], Py_NewRef(g[0]), META(0));
+    int rc = -1;
+    PyObject *keep = PyFloat_FromDouble(1.0);
+    if (keep != NULL && above != NULL) {
+        Py_SETREF(keep, PyNumber_Subtract(keep, above));
     }
-    PyObject *mf = PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype));
-    Py_DECREF(mask);
-    PyObject *v = mf ? mul(g[0], mf) : NULL;
-    Py_XDECREF(mf);
-    return set_fit(&gi[0], v, META(0));
+    if (keep != NULL && below != NULL) {
+        Py_SETREF(keep, PyNumber_Subtract(keep, below));
+    }
+    if (keep == NULL) {
+        goto done;
+    }
+    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], keep), META(0)) < 0) {
+        goto done;
+    }
+    if (n->num_edges > 1 && NEEDS(1) && below != NULL && set_fit(&gi[1], mul(g[0], below), META(1)) < 0) {
+        goto done;
+    }
+    if (n->num_edges > 2 && NEEDS(2) && above != NULL && set_fit(&gi[2], mul(g[0], above), META(2)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(keep);
+    Py_XDECREF(above);
+    Py_XDECREF(below);
+    return rc;
 }
 
 static int bw_clamp_min(CtNodeObject *n, PyObject *const *g, PyObject **gi)
@@ -1300,21 +1325,77 @@ static int bw_stack(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return 0;
 }
 
-/* x[key]: scatter-add g into zeros at key (index_put with accumulation, so repeated indices add) */
+/* True when an index key holds an advanced index (tensor, list, array), which may repeat elements. */
+static bool key_is_advanced(PyObject *key)
+{
+    if (PyTuple_Check(key)) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+            if (key_is_advanced(PyTuple_GET_ITEM(key, i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+    return !(PyLong_Check(key) || PySlice_Check(key) || key == Py_None || key == Py_Ellipsis || PyBool_Check(key) ||
+             (CtTensor_Check(key) && CT_TENSOR(key)->ndim == 0 && CT_TENSOR(key)->dtype != CT_BOOL));
+}
+
+/* x[key]: basic keys write g into zeros at key; advanced keys may repeat elements, so their
+ * gradient is accumulated: the flat positions selected by key (an arange indexed the same
+ * way) receive index_add of g. */
 static int bw_getitem(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
+    PyObject *key = n->args[1];
     PyObject *z = zeros_for(META(0));
     if (z == NULL) {
         return -1;
     }
-    PyObject *r = PyObject_CallMethod(z, "index_put_", "(OOO)", n->args[1], g[0], Py_True);
-    if (r == NULL) {
-        Py_DECREF(z);
-        return -1;
+    if (!key_is_advanced(key)) {
+        if (PyObject_SetItem(z, key, g[0]) < 0) {
+            Py_DECREF(z);
+            return -1;
+        }
+        gi[0] = z;
+        return 0;
     }
-    Py_DECREF(r);
-    gi[0] = z;
-    return 0;
+    int64_t numel = 1;
+    for (int i = 0; i < META(0)->ndim; i++) {
+        numel *= META(0)->sizes[i];
+    }
+    PyObject *mod = PyImport_AddModule("ctorch._C");
+    PyObject *dev = ct_device_object(META(0)->device);
+    PyObject *shape = shape_of(META(0));
+    PyObject *ar = NULL, *pos = NULL, *flat = NULL, *r = NULL;
+    int rc = -1;
+    if (mod == NULL || dev == NULL || shape == NULL) {
+        goto done;
+    }
+    ar = PyObject_CallMethod(mod, "arange", "(L)", (long long)numel);
+    if (ar == NULL) {
+        goto done;
+    }
+    Py_SETREF(ar, PyObject_CallMethod(ar, "to", "(O)", dev));
+    Py_SETREF(ar, ar ? PyObject_CallMethod(ar, "reshape", "(O)", shape) : NULL);
+    pos = ar ? PyObject_GetItem(ar, key) : NULL;
+    Py_SETREF(pos, pos ? PyObject_CallMethod(pos, "reshape", "(i)", -1) : NULL);
+    flat = PyObject_CallMethod(z, "view", "(i)", -1);
+    PyObject *gf = pos && flat ? PyObject_CallMethod(g[0], "reshape", "(i)", -1) : NULL;
+    r = gf ? PyObject_CallMethod(flat, "index_add_", "(iOO)", 0, pos, gf) : NULL;
+    Py_XDECREF(gf);
+    if (r == NULL) {
+        goto done;
+    }
+    gi[0] = Py_NewRef(z);
+    rc = 0;
+done:
+    Py_XDECREF(dev);
+    Py_XDECREF(shape);
+    Py_XDECREF(ar);
+    Py_XDECREF(pos);
+    Py_XDECREF(flat);
+    Py_XDECREF(r);
+    Py_DECREF(z);
+    return rc;
 }
 
 /* x[key] = value (in place): x's gradient is g with zeros at key; value's is g[key] */
@@ -1624,8 +1705,8 @@ const CtFormula ct_formulas[] = {
     {"silu", "SiluBackward0", SIG("input"), 1, 0, bw_silu},
     {"gelu", "GeluBackward0", SIG("input", "*approximate"), 1, 0, bw_gelu},
     {"pow", "PowBackward0", SIG("input", "exponent"), 3, 0, bw_pow},
-    {"clamp", "ClampBackward1", SIG("input", "min", "max"), 1, 0, bw_clamp},
-    {"clip", "ClampBackward1", SIG("input", "min", "max"), 1, 0, bw_clamp},
+    {"clamp", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp},
+    {"clip", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp},
     {"clamp_min", "ClampMinBackward0", SIG("input", "min"), 1, 0, bw_clamp_min},
     {"clamp_max", "ClampMaxBackward0", SIG("input", "max"), 1, 0, bw_clamp_min},
     {"where", "WhereBackward0", SIG("condition", "input", "other"), 6, 0, bw_where},

@@ -53,6 +53,7 @@ static char blas_lib_name[128];
 static int blas_force_builtin = 0;
 static int64_t blas_int_limit = 0; /* test hook; 0: the library's real limit */
 static int gemm_max_threads = 0;   /* 0: ct_get_num_threads() */
+static double blas_max_work = 0;  /* larger products skip the library; 0: no limit */
 
 /* Symbol spellings, tried in order. An empty suffix is 64-bit only when the library's
  * openblas_get_config() says USE64BITINT. */
@@ -127,6 +128,84 @@ int ct_blas_int_bits(void) { return blas_lib.int_bits; }
 void ct_blas_use_builtin(int on) { blas_force_builtin = on != 0; }
 void ct_blas_set_int_limit(int64_t limit) { blas_int_limit = limit > 0 ? limit : 0; }
 void ct_cpu_gemm_set_max_threads(int n) { gemm_max_threads = n > 0 ? n : 0; }
+double ct_blas_set_max_work(double max_work)
+{
+    double previous = blas_max_work;
+    blas_max_work = max_work > 0 ? max_work : 0;
+    return previous;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Scratch memory. Packing buffers and widened panels are a few hundred KB to a few MB; a fresh
+ * malloc of that size is an mmap whose pages fault in on every call, which costs more than
+ * the arithmetic of a 256^3 product. A handful of freed blocks are kept for the next call.
+ * The lock is only ever tried: a caller that finds it busy (or a child forked while another
+ * thread held it) simply allocates. */
+#define CT_SCRATCH_SLOTS 8
+#define CT_SCRATCH_MAX_BYTES ((size_t)64 << 20) /* larger blocks are not kept */
+
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    void *ptr;
+    size_t bytes;
+} scratch_slots[CT_SCRATCH_SLOTS];
+
+/* 64-byte aligned memory of at least *bytes (updated to the block's real size), or NULL. */
+static void *scratch_get(size_t *bytes)
+{
+    size_t want = (*bytes + 63) / 64 * 64;
+    if (want == 0) {
+        want = 64;
+    }
+    void *p = NULL;
+    if (pthread_mutex_trylock(&scratch_lock) == 0) {
+        int best = -1;
+        for (int i = 0; i < CT_SCRATCH_SLOTS; i++) {
+            if (scratch_slots[i].ptr != NULL && scratch_slots[i].bytes >= want &&
+                (best < 0 || scratch_slots[i].bytes < scratch_slots[best].bytes)) {
+                best = i;
+            }
+        }
+        if (best >= 0) {
+            p = scratch_slots[best].ptr;
+            want = scratch_slots[best].bytes;
+            scratch_slots[best].ptr = NULL;
+        }
+        pthread_mutex_unlock(&scratch_lock);
+    }
+    if (p == NULL) {
+        p = aligned_alloc(64, want);
+    }
+    *bytes = want;
+    return p;
+}
+
+static void scratch_put(void *p, size_t bytes)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (bytes <= CT_SCRATCH_MAX_BYTES && pthread_mutex_trylock(&scratch_lock) == 0) {
+        int slot = -1; /* an empty slot, else the smallest block if it is smaller than this one */
+        for (int i = 0; i < CT_SCRATCH_SLOTS; i++) {
+            if (scratch_slots[i].ptr == NULL) {
+                slot = i;
+                break;
+            }
+            if (scratch_slots[i].bytes < bytes && (slot < 0 || scratch_slots[i].bytes < scratch_slots[slot].bytes)) {
+                slot = i;
+            }
+        }
+        if (slot >= 0) {
+            void *old = scratch_slots[slot].ptr;
+            scratch_slots[slot].ptr = p;
+            scratch_slots[slot].bytes = bytes;
+            p = old;
+        }
+        pthread_mutex_unlock(&scratch_lock);
+    }
+    free(p);
+}
 
 /* ------------------------------------------------------------------------------------------
  * Built-in f32/f64 kernel: packing. A block (mc, kc) is packed as slivers of MR rows, each
@@ -227,6 +306,10 @@ CT_DEFINE_PACK(double)
                 acc[r][v] = (vec_##SFX){0};                                                              \
             }                                                                                            \
         }                                                                                                \
+        for (int r = 0; r < (MR); r++) { /* C's rows arrive while the k loop runs */                   \
+            __builtin_prefetch(c + r * ldc, 1);                                                          \
+            __builtin_prefetch(c + r * ldc + NR - 1, 1);                                                 \
+        }                                                                                                \
         for (int64_t p = 0; p < kc; p++) {                                                               \
             vec_##SFX b[NV];                                                                             \
             for (int v = 0; v < (NV); v++) {                                                             \
@@ -285,7 +368,8 @@ CT_DEFINE_PACK(double)
 CT_DEFINE_FLOAT_KERNEL(f32_simd128, float, 16, 6, 2, CT_FP_CONTRACT)
 CT_DEFINE_FLOAT_KERNEL(f64_simd128, double, 16, 6, 2, CT_FP_CONTRACT)
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* -DCT_NO_AVX2_KERNEL builds only the portable kernel (to test it on an AVX2 machine). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(CT_NO_AVX2_KERNEL)
 #define CT_HAVE_AVX2_KERNEL 1
 #define CT_AVX2 __attribute__((target("avx2,fma"))) CT_FP_CONTRACT
 CT_DEFINE_FLOAT_KERNEL(f32_avx2, float, 32, 6, 2, CT_AVX2)
@@ -332,6 +416,17 @@ static const FloatKernel *float_kernels(void)
 }
 
 const char *ct_cpu_gemm_kernel_name(void) { return float_kernels()[0].name; }
+
+/* ------------------------------------------------------------------------------------------
+ * The engine's settings for one call, read under the GIL by ct_cpu_gemm so that the work
+ * done without it never reads a global that ct_blas_load or a setter may be changing. */
+typedef struct {
+    bool use_blas;
+    BlasLib lib;
+    int64_t int_max;  /* the library's largest int (or the test hook's limit) */
+    double blas_max_work; /* products with more multiply-adds use the built-in kernel (0: none) */
+    int max_threads;  /* for the built-in kernel */
+} GemmConfig;
 
 /* ------------------------------------------------------------------------------------------
  * Built-in f32/f64 kernel: the blocked driver and its threads. */
@@ -383,17 +478,16 @@ static int64_t round_up(int64_t x, int64_t unit) { return (x + unit - 1) / unit 
  * out of memory. C is split along its longer side into one part per thread; each thread
  * packs its own panels (the shared operand is packed once per thread, which costs
  * O(K * shorter side) per thread against O(M N K / threads) of arithmetic). */
-static int float_gemm_builtin(CtDType dtype, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
-                              const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C,
-                              int64_t ldc)
+static int float_gemm_builtin(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb, int64_t M, int64_t N,
+                              int64_t K, double alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                              double beta, void *C, int64_t ldc)
 {
     const FloatKernel *kn = &float_kernels()[dtype == CT_F64 ? 1 : 0];
     const size_t es = kn->elsize;
-    int max_threads = gemm_max_threads > 0 ? gemm_max_threads : ct_get_num_threads();
     double work = (double)M * (double)N * (double)K;
     bool split_m = M >= N;
     int64_t side = split_m ? M : N, unit = split_m ? kn->mr : kn->nr;
-    int64_t nthreads = CT_MIN((int64_t)CT_MIN(max_threads, CT_GEMM_MAX_THREADS), (side + unit - 1) / unit);
+    int64_t nthreads = CT_MIN((int64_t)CT_MIN(cfg->max_threads, CT_GEMM_MAX_THREADS), (side + unit - 1) / unit);
     if ((double)nthreads * CT_GEMM_WORK_PER_THREAD > work) {
         nthreads = CT_MAX((int64_t)1, (int64_t)(work / CT_GEMM_WORK_PER_THREAD));
     }
@@ -401,6 +495,7 @@ static int float_gemm_builtin(CtDType dtype, bool ta, bool tb, int64_t M, int64_
     pthread_t threads[CT_GEMM_MAX_THREADS];
     bool started[CT_GEMM_MAX_THREADS] = {false};
     void *buffers[CT_GEMM_MAX_THREADS] = {NULL};
+    size_t buffer_bytes[CT_GEMM_MAX_THREADS] = {0};
     int rc = -1;
     const int64_t units = (side + unit - 1) / unit; /* nthreads <= units: no part is empty */
     for (int64_t t = 0; t < nthreads; t++) {
@@ -418,11 +513,12 @@ static int float_gemm_builtin(CtDType dtype, bool ta, bool tb, int64_t M, int64_
             j->B += es * (tb ? s0 * ldb : s0);
             j->C += es * s0;
         }
-        /* Packing buffers sized to this job, 64-byte aligned (aligned_alloc wants a multiple). */
+        /* Packing buffers sized to this job, 64-byte aligned. */
         int64_t kc = CT_MIN(kn->kc, K);
         size_t a_bytes = (size_t)round_up(round_up(CT_MIN(kn->mc, j->M), kn->mr) * kc * (int64_t)es, 64);
         size_t b_bytes = (size_t)round_up(round_up(CT_MIN(kn->nc, j->N), kn->nr) * kc * (int64_t)es, 64);
-        buffers[t] = aligned_alloc(64, a_bytes + b_bytes);
+        buffer_bytes[t] = a_bytes + b_bytes;
+        buffers[t] = scratch_get(&buffer_bytes[t]);
         if (buffers[t] == NULL) {
             goto done;
         }
@@ -445,7 +541,7 @@ static int float_gemm_builtin(CtDType dtype, bool ta, bool tb, int64_t M, int64_
     rc = 0;
 done:
     for (int64_t t = 0; t < nthreads; t++) {
-        free(buffers[t]);
+        scratch_put(buffers[t], buffer_bytes[t]);
     }
     return rc;
 }
@@ -455,12 +551,6 @@ done:
  * a matrix stored as one row may have any lda, and a broadcast one (lda < columns) is copied
  * first. Dimensions past the library's int range are cut into chunks; a chunk the library
  * still cannot take (a leading dimension past the range) goes to the built-in kernel. */
-typedef struct {
-    bool use_blas;
-    BlasLib lib;
-    int64_t int_max;
-} GemmConfig;
-
 /* ld that CBLAS accepts for a stored (rows, cols) block whose real row stride is ld. */
 static int64_t blas_ld(int64_t rows, int64_t cols, int64_t ld) { return rows <= 1 ? CT_MAX(ld, CT_MAX(cols, 1)) : ld; }
 
@@ -501,8 +591,8 @@ static int float_gemm(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb, in
                       double alpha, const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C,
                       int64_t ldc)
 {
-    if (!cfg->use_blas) {
-        return float_gemm_builtin(dtype, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (!cfg->use_blas || (cfg->blas_max_work > 0 && (double)M * (double)N * (double)K > cfg->blas_max_work)) {
+        return float_gemm_builtin(cfg, dtype, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     }
     const size_t es = dtype == CT_F64 ? sizeof(double) : sizeof(float);
     void *a_copy = NULL, *b_copy = NULL;
@@ -532,7 +622,7 @@ static int float_gemm(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb, in
                 if (la >= (ta ? m : k) && lb >= (tb ? k : n) && la <= lim && lb <= lim && lc <= lim) {
                     blas_call(&cfg->lib, dtype, ta, tb, m, n, k, alpha, a, la, bb, lb, b, c, lc);
                 } else { /* broadcast operand we could not copy, or a stride past the int range */
-                    rc = float_gemm_builtin(dtype, ta, tb, m, n, k, alpha, a, lda, bb, ldb, b, c, ldc);
+                    rc = float_gemm_builtin(cfg, dtype, ta, tb, m, n, k, alpha, a, lda, bb, ldb, b, c, ldc);
                 }
             }
         }
@@ -551,20 +641,47 @@ static int float_gemm(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb, in
 #define CT_HALF_TN 512
 #define CT_HALF_TK 1024
 
-/* dst (rows, cols) = op(src)[r0.., c0..] widened; op(src)[r][c] = src[c * ld + r] if trans. */
+/* The same function as ct_half_to_float / ct_bfloat16_to_float, written without branches so
+ * that the loops below vectorise: a half's exponent and mantissa moved into a float's place
+ * and scaled by 2^112 give every finite half exactly (subnormals included); inf/nan are
+ * selected separately. */
+static inline float widen_f16(uint16_t h)
+{
+    uint32_t em = h & 0x7fffu;
+    uint32_t finite = ct_f32_to_bits(ct_bits_to_f32(em << 13) * 0x1p112f);
+    uint32_t special = 0x7f800000u | ((em & 0x3ffu) << 13);
+    uint32_t is_special = 0u - (uint32_t)(em >= 0x7c00u); /* a mask, not a branch */
+    uint32_t u = (finite & ~is_special) | (special & is_special);
+    return ct_bits_to_f32(u | ((uint32_t)(h & 0x8000u) << 16));
+}
+static inline float widen_bf16(uint16_t b) { return ct_bits_to_f32((uint32_t)b << 16); }
+
+/* dst (rows, cols), dense = op(src)[r0 .., c0 ..] widened; op(src)[r][c] = src[c * ld + r]
+ * if trans, else src[r * ld + c]. Reads run along src's rows either way. */
 static void widen_panel(CtDType dtype, bool trans, const void *src, int64_t ld, int64_t r0, int64_t c0,
                         int64_t rows, int64_t cols, float *dst)
 {
     const uint16_t *s = (const uint16_t *)src;
-    for (int64_t r = 0; r < rows; r++) {
-        float *d = dst + r * cols;
-        if (dtype == CT_F16) {
-            for (int64_t c = 0; c < cols; c++) {
-                d[c] = ct_half_to_float(trans ? s[(c0 + c) * ld + r0 + r] : s[(r0 + r) * ld + c0 + c]);
+    const bool half = dtype == CT_F16;
+    if (!trans) {
+        for (int64_t r = 0; r < rows; r++) {
+            const uint16_t *in = s + (r0 + r) * ld + c0;
+            float *out = dst + r * cols;
+            if (half) {
+                for (int64_t c = 0; c < cols; c++) {
+                    out[c] = widen_f16(in[c]);
+                }
+            } else {
+                for (int64_t c = 0; c < cols; c++) {
+                    out[c] = widen_bf16(in[c]);
+                }
             }
-        } else {
-            for (int64_t c = 0; c < cols; c++) {
-                d[c] = ct_bfloat16_to_float(trans ? s[(c0 + c) * ld + r0 + r] : s[(r0 + r) * ld + c0 + c]);
+        }
+    } else {
+        for (int64_t c = 0; c < cols; c++) {
+            const uint16_t *in = s + (c0 + c) * ld + r0;
+            for (int64_t r = 0; r < rows; r++) {
+                dst[r * cols + c] = half ? widen_f16(in[r]) : widen_bf16(in[r]);
             }
         }
     }
@@ -575,13 +692,18 @@ static int half_gemm(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb, int
                      int64_t ldc)
 {
     int64_t tm = CT_MIN(M, CT_HALF_TM), tn = CT_MIN(N, CT_HALF_TN), tk = CT_MIN(K, CT_HALF_TK);
-    float *a32 = malloc(sizeof(float) * (size_t)(tm * tk));
-    float *b32 = malloc(sizeof(float) * (size_t)(tk * tn));
-    float *c32 = malloc(sizeof(float) * (size_t)(tm * tn));
+    /* One scratch block holds the three float panels, each 64-byte aligned. */
+    size_t a_bytes = (size_t)round_up(tm * tk * (int64_t)sizeof(float), 64);
+    size_t b_bytes = (size_t)round_up(tk * tn * (int64_t)sizeof(float), 64);
+    size_t bytes = a_bytes + b_bytes + sizeof(float) * (size_t)(tm * tn);
+    char *scratch = scratch_get(&bytes);
     int rc = -1;
-    if (a32 == NULL || b32 == NULL || c32 == NULL) {
+    if (scratch == NULL) {
         goto done;
     }
+    float *a32 = (float *)scratch;                       /* (tm, tk) */
+    float *b32 = (float *)(scratch + a_bytes);           /* (tk, tn) */
+    float *c32 = (float *)(scratch + a_bytes + b_bytes); /* (tm, tn) */
     const float fa = (float)alpha, fb = (float)beta;
     for (int64_t i0 = 0; i0 < M; i0 += tm) {
         int64_t m = CT_MIN(tm, M - i0);
@@ -612,9 +734,7 @@ static int half_gemm(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb, int
     }
     rc = 0;
 done:
-    free(a32);
-    free(b32);
-    free(c32);
+    scratch_put(scratch, bytes);
     return rc;
 }
 
@@ -818,7 +938,7 @@ static int gemm_dispatch(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb,
     case CT_BF16:
         return half_gemm(cfg, dtype, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     case CT_BOOL:
-        return bool_gemm(ta, tb, M, N, K, ia != 0, ib != 0, A, lda, B, ldb, C, ldc);
+        return bool_gemm(ta, tb, M, N, K, alpha != 0, beta != 0, A, lda, B, ldb, C, ldc);
     case CT_U8:
         return int_gemm_u8(ta, tb, M, N, K, (uint32_t)ia, (uint32_t)ib, ib == 0, A, lda, B, ldb, C, ldc);
     case CT_I8:
@@ -837,8 +957,10 @@ static int gemm_dispatch(const GemmConfig *cfg, CtDType dtype, bool ta, bool tb,
 /* Products with at least this many multiply-adds run without the GIL. */
 #define CT_GEMM_RELEASE_GIL_WORK 32768.0
 
-int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
-                const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc)
+/* The argument checks shared by ct_cpu_gemm and ct_cpu_gemm_batched: 0, or -1 with the
+ * exception set. */
+static int gemm_check_args(CtDType dtype, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+                           int64_t ldc)
 {
     if ((int)dtype < 0 || dtype >= CT_NUM_DTYPES) {
         PyErr_Format(PyExc_TypeError, "ct_cpu_gemm: unknown dtype %d", (int)dtype);
@@ -857,6 +979,15 @@ int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
                      (long long)N, (long long)K);
         return -1;
     }
+    return 0;
+}
+
+int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc)
+{
+    if (gemm_check_args(dtype, M, N, K, lda, ldb, ldc) < 0) {
+        return -1;
+    }
     if (M == 0 || N == 0) {
         return 0;
     }
@@ -865,6 +996,8 @@ int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
     cfg.use_blas = blas_lib.int_bits != 0 && !blas_force_builtin;
     cfg.lib = blas_lib;
     cfg.int_max = blas_int_limit > 0 ? blas_int_limit : blas_lib.int_max;
+    cfg.blas_max_work = blas_max_work;
+    cfg.max_threads = gemm_max_threads > 0 ? gemm_max_threads : ct_get_num_threads();
     (void)float_kernels(); /* decide the ISA under the GIL */
 
     double work = (double)M * (double)N * (double)K;
@@ -876,6 +1009,109 @@ int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
     if (rc < 0) {
         PyErr_Format(PyExc_MemoryError, "ct_cpu_gemm: out of memory for a %lldx%lldx%lld %s matmul", (long long)M,
                      (long long)N, (long long)K, ct_dtype_info[dtype].name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Strided batches (added for ops_linalg.c's bmm/matmul/einsum). Small products run one per
+ * task on ct_parallel_for's threads, each single-threaded (cfg.max_threads = 1; a loaded
+ * OpenBLAS keeps products this small on the calling thread too); larger ones run one after
+ * another, each with the engine's own threads. */
+/* Products up to this many multiply-adds are spread over threads batch-wise (OpenBLAS stays
+ * single-threaded below 64^3). */
+#define CT_GEMM_BATCH_PARALLEL_WORK 262144.0
+
+typedef struct {
+    GemmConfig cfg;
+    CtDType dtype;
+    bool ta, tb;
+    int64_t M, N, K;
+    double alpha, beta;
+    const char *A, *B;
+    char *C;
+    int64_t lda, ldb, ldc;
+    int64_t stride_a, stride_b, stride_c; /* bytes */
+    int failed;                           /* set (atomically) by a task that ran out of memory */
+} BatchedJob;
+
+static void batched_run(int64_t begin, int64_t end, void *ctx)
+{
+    BatchedJob *j = (BatchedJob *)ctx;
+    for (int64_t b = begin; b < end; b++) {
+        if (gemm_dispatch(&j->cfg, j->dtype, j->ta, j->tb, j->M, j->N, j->K, j->alpha, j->A + b * j->stride_a,
+                          j->lda, j->B + b * j->stride_b, j->ldb, j->beta, j->C + b * j->stride_c, j->ldc) < 0) {
+            __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+int ct_cpu_gemm_batched(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+                        const void *A, int64_t lda, int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                        double beta, void *C, int64_t ldc, int64_t stride_c, int64_t batch)
+{
+    if (batch < 0) {
+        PyErr_Format(PyExc_ValueError, "ct_cpu_gemm_batched: negative batch count %lld", (long long)batch);
+        return -1;
+    }
+    if (batch <= 1) {
+        return batch == 0 ? 0 : ct_cpu_gemm(dtype, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    double work = (double)M * (double)N * (double)K;
+    if (work > CT_GEMM_BATCH_PARALLEL_WORK) { /* big products: the engine's threads, one after another */
+        const size_t es = (dtype >= 0 && dtype < CT_NUM_DTYPES) ? ct_dtype_info[dtype].itemsize : 0;
+        for (int64_t b = 0; b < batch; b++) {
+            if (ct_cpu_gemm(dtype, trans_a, trans_b, M, N, K, alpha, (const char *)A + (size_t)(b * stride_a) * es,
+                            lda, (const char *)B + (size_t)(b * stride_b) * es, ldb, beta,
+                            (char *)C + (size_t)(b * stride_c) * es, ldc) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    if (gemm_check_args(dtype, M, N, K, lda, ldb, ldc) < 0) {
+        return -1;
+    }
+    if (M == 0 || N == 0) {
+        return 0;
+    }
+    const size_t es = ct_dtype_info[dtype].itemsize;
+    BatchedJob job;
+    job.cfg.use_blas = blas_lib.int_bits != 0 && !blas_force_builtin;
+    job.cfg.lib = blas_lib;
+    job.cfg.int_max = blas_int_limit > 0 ? blas_int_limit : blas_lib.int_max;
+    job.cfg.blas_max_work = blas_max_work;
+    job.cfg.max_threads = 1;
+    (void)float_kernels(); /* decide the ISA under the GIL */
+    job.dtype = dtype;
+    job.ta = trans_a;
+    job.tb = trans_b;
+    job.M = M;
+    job.N = N;
+    job.K = K;
+    job.alpha = alpha;
+    job.beta = beta;
+    job.A = (const char *)A;
+    job.B = (const char *)B;
+    job.C = (char *)C;
+    job.lda = lda;
+    job.ldb = ldb;
+    job.ldc = ldc;
+    job.stride_a = stride_a * (int64_t)es;
+    job.stride_b = stride_b * (int64_t)es;
+    job.stride_c = stride_c * (int64_t)es;
+    job.failed = 0;
+    /* Each task gets at least ~64K multiply-adds so that waking a thread pays off. */
+    int64_t grain = (int64_t)(65536.0 / (work + (double)M * (double)N + 1.0)) + 1;
+    PyThreadState *ts = work * (double)batch >= CT_GEMM_RELEASE_GIL_WORK ? PyEval_SaveThread() : NULL;
+    ct_parallel_for(batch, grain, batched_run, &job);
+    if (ts != NULL) {
+        PyEval_RestoreThread(ts);
+    }
+    if (job.failed) {
+        PyErr_Format(PyExc_MemoryError, "ct_cpu_gemm_batched: out of memory for %lld %lldx%lldx%lld %s matmuls",
+                     (long long)batch, (long long)M, (long long)N, (long long)K, ct_dtype_info[dtype].name);
         return -1;
     }
     return 0;

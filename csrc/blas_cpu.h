@@ -42,16 +42,32 @@ void ct_blas_use_builtin(int on);
  * All ten dtypes. alpha/beta are cast to the computation type: float for f16/bf16/f32,
  * double for f64; for integer dtypes they are truncated to int64 (pass integral values) and
  * the result wraps modulo 2^bits exactly as repeated integer multiply-adds would; for bool
- * the result is (alpha && any_k(A & B)) || (beta && C). When beta == 0, C is not read (it may
- * hold NaN); when alpha == 0 or K == 0, A and B are not read (BLAS semantics).
+ * the result is (alpha && any_k(A & B)) || (beta && C), alpha/beta counting when nonzero.
+ * When beta == 0, C is not read (it may hold NaN); when alpha == 0 or K == 0, A and B are not
+ * read (BLAS semantics).
  * Returns 0, or -1 with a Python exception set (ValueError for bad leading dimensions,
- * MemoryError). Call with the GIL held; large products release it while they run, so A, B
- * and C must stay alive and must not alias each other's written region. */
+ * MemoryError). Call with the GIL held; large products release it while they run (A, B and
+ * C must stay alive; C must not overlap A or B). */
 int ct_cpu_gemm(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
                 const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc);
 
+/* ct_cpu_gemm over `batch` products: matrix b of X is X + b * stride_X elements (strides may be
+ * 0 for an operand shared by every product; C's must keep the products apart). Small products
+ * run one per task on the ct_parallel_for threads, larger ones one after another with the
+ * engine's threads. Same conventions, errors and GIL rules as ct_cpu_gemm. */
+int ct_cpu_gemm_batched(CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+                        const void *A, int64_t lda, int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b,
+                        double beta, void *C, int64_t ldc, int64_t stride_c, int64_t batch);
+
+/* f32/f64 products of more than max_work multiply-adds (M*N*K) run on the built-in kernel even
+ * when a library is loaded; 0 (the default) sends every size to the library. Returns the
+ * previous limit. ops_linalg.c sets it when it loads OpenBLAS (the size where the library's
+ * own threads start to lose to the built-in kernel here). */
+double ct_blas_set_max_work(double max_work);
+
 /* --- tuning and test hooks ----------------------------------------------------------------- */
-/* The built-in f32 kernel in use, e.g. "avx2+fma 6x16" or "generic-simd 6x8". */
+/* The built-in f32 kernel in use, e.g. "avx2+fma 6x16", or "simd128 6x8" on CPUs
+ * without AVX2 (and in builds with -DCT_NO_AVX2_KERNEL, which test the portable kernel). */
 const char *ct_cpu_gemm_kernel_name(void);
 /* Caps the threads the built-in f32/f64 kernel may use (0: ct_get_num_threads()). Does not
  * affect the loaded BLAS, which runs its own pool. */

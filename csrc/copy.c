@@ -81,7 +81,18 @@ static int copy_cpu(CtTensorObject *dst, CtTensorObject *src)
 /* True when t's elements fill [data, data + numel*itemsize) in order. */
 static bool dense_contiguous(const CtTensorObject *t) { return ct_is_contiguous(t); }
 
-int ct_copy_(CtTensorObject *dst, CtTensorObject *src)
+int ct_copy_(CtTensorObject *dst, CtTensorObject *src) { return ct_copy_ex(dst, src, false); }
+
+/* True when src's bytes are exactly what dst needs (same dtype and shape, contiguous). */
+static bool same_layout(const CtTensorObject *dst, const CtTensorObject *src)
+{
+    if (src->dtype != dst->dtype || src->ndim != dst->ndim || !ct_is_contiguous(src)) {
+        return false;
+    }
+    return memcmp(src->sizes, dst->sizes, sizeof(int64_t) * dst->ndim) == 0;
+}
+
+int ct_copy_ex(CtTensorObject *dst, CtTensorObject *src, bool non_blocking)
 {
     CtDevice dd = ct_device_of(dst), sd = ct_device_of(src);
     int64_t bshape[CT_MAX_DIMS];
@@ -118,13 +129,20 @@ int ct_copy_(CtTensorObject *dst, CtTensorObject *src)
         }
         return ops->elementwise->copy(&it);
     }
-    /* Cross-device: bring src to a contiguous buffer of dst's dtype and shape on src's device,
-     * move the bytes, then (if dst is not contiguous) scatter on dst's device. */
+    /* Cross-device: bring src to a contiguous buffer of dst's dtype and shape on src's device
+     * (src itself when it is one: a pinned source stays pinned), move the bytes, then (if dst is
+     * not contiguous) scatter on dst's device. A non-blocking copy returns without waiting; the
+     * staging buffers may be released at once (pageable host memory is consumed before the call
+     * returns, device memory is reused in stream order). */
     int rc = -1;
     CtTensorObject *staged = NULL, *landing = NULL;
-    staged = ct_empty(dst->ndim, dst->sizes, dst->dtype, sd);
-    if (staged == NULL || ct_copy_(staged, src) < 0) {
-        goto done;
+    if (same_layout(dst, src)) {
+        staged = (CtTensorObject *)Py_NewRef(src);
+    } else {
+        staged = ct_empty(dst->ndim, dst->sizes, dst->dtype, sd);
+        if (staged == NULL || ct_copy_(staged, src) < 0) {
+            goto done;
+        }
     }
     landing = dense_contiguous(dst) ? (CtTensorObject *)Py_NewRef(dst) : ct_empty_like(dst, dst->dtype);
     if (landing == NULL) {
@@ -133,12 +151,24 @@ int ct_copy_(CtTensorObject *dst, CtTensorObject *src)
     size_t nbytes = (size_t)ct_numel(dst) * ct_itemsize(dst);
     if (sd.type == CT_DEV_CPU) {
         const CtDeviceOps *ops = ct_device_ops(dd);
-        if (ops == NULL || ops->copy_h2d(ct_data(landing), ct_data(staged), nbytes, dd) < 0) {
+        if (ops == NULL) {
+            goto done;
+        }
+        int (*h2d)(void *, const void *, size_t, CtDevice) =
+            non_blocking && ops->copy_h2d_async ? ops->copy_h2d_async : ops->copy_h2d;
+        if (h2d(ct_data(landing), ct_data(staged), nbytes, dd) < 0) {
             goto done;
         }
     } else if (dd.type == CT_DEV_CPU) {
         const CtDeviceOps *ops = ct_device_ops(sd);
-        if (ops == NULL || ops->copy_d2h(ct_data(landing), ct_data(staged), nbytes, sd) < 0) {
+        if (ops == NULL) {
+            goto done;
+        }
+        /* When landing is a temporary (dst not contiguous) it is pageable memory, into which
+         * even an asynchronous copy completes before returning, so reading it next is safe. */
+        int (*d2h)(void *, const void *, size_t, CtDevice) =
+            non_blocking && ops->copy_d2h_async ? ops->copy_d2h_async : ops->copy_d2h;
+        if (d2h(ct_data(landing), ct_data(staged), nbytes, sd) < 0) {
             goto done;
         }
     } else { /* between two GPUs: through the host */

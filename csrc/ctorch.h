@@ -101,6 +101,10 @@ typedef struct CtDeviceOps {
     const struct CtIndexKernels *index;
     const struct CtBlasKernels *blas;
     const struct CtRandomKernels *random;
+    /* Optional (NULL on the CPU): copy_h2d/copy_d2h for non_blocking=True, which return without
+     * waiting; fully asynchronous on the device's current stream when the host memory is pinned. */
+    int (*copy_h2d_async)(void *dst, const void *src, size_t nbytes, CtDevice device);
+    int (*copy_d2h_async)(void *dst, const void *src, size_t nbytes, CtDevice device);
     const struct CtNNKernels *nn;
     const struct CtOptimKernels *optim;
 } CtDeviceOps;
@@ -114,6 +118,9 @@ typedef struct {
     CtDevice device;
     PyObject *owner;  /* memory borrowed from this object (numpy array, DLPack capsule), or NULL
                          when the device allocator owns it */
+    /* With owner NULL: releases data instead of the device vtable's free when set (pinned host
+     * memory of a CPU storage goes back to the CUDA backend's pinned-memory cache). */
+    void (*free_fn)(void *data, size_t nbytes);
     uint64_t version; /* bumped by in-place writes; shared by every view (autograd checks it) */
 } CtStorageObject;
 

@@ -8,7 +8,8 @@
 int ct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int64_t *out)
 {
     int n = na > nb ? na : nb;
-    for (int i = 0; i < n; i++) {
+    /* from the last dim, so that the error names the last mismatch as PyTorch does */
+    for (int i = n - 1; i >= 0; i--) {
         int ia = na - n + i, ib = nb - n + i;
         int64_t sa = ia >= 0 ? a[ia] : 1;
         int64_t sb = ib >= 0 ? b[ib] : 1;
@@ -34,6 +35,7 @@ int ct_iter_init(CtIter *it, int nops, CtTensorObject *const *ops)
     memset(it, 0, sizeof(*it));
     it->nops = nops;
     it->numel = ct_numel(out);
+    it->device = ct_device_of(out);
     /* Gather strides in bytes, innermost dim first, broadcast dims get stride 0. */
     for (int op = 0; op < nops; op++) {
         const CtTensorObject *t = ops[op];

@@ -17,6 +17,7 @@ typedef struct {
     char *data[CT_MAX_OPERANDS];
     CtDType dtypes[CT_MAX_OPERANDS];
     int64_t numel;
+    CtDevice device; /* where the operands live (operand 0's device); device kernels run there */
 } CtIter;
 
 /* Inner loop: n elements; strides[op] is operand op's byte stride along the run. */

@@ -25,6 +25,7 @@ static uint64_t pool_generation = 0;
 static int pool_next_chunk = 0;
 static int pool_pending = 0;
 static _Thread_local int in_worker = 0;
+static int pool_busy = 0; /* a job is running: concurrent callers run inline */
 
 static void run_chunk(const Job *job, int c)
 {
@@ -66,6 +67,7 @@ static void after_fork_in_child(void)
     pthread_cond_init(&pool_work, NULL);
     pthread_cond_init(&pool_done, NULL);
     pool_started = 0;
+    pool_busy = 0;
     pool_pending = 0;
     pool_next_chunk = 0;
 }
@@ -114,6 +116,12 @@ void ct_parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t, int64_t, void
         return;
     }
     pthread_mutex_lock(&pool_lock);
+    if (pool_busy) { /* another thread (with the GIL released) owns the pool */
+        pthread_mutex_unlock(&pool_lock);
+        fn(0, n, ctx);
+        return;
+    }
+    pool_busy = 1;
     while (pool_started < num_threads - 1) {
         pthread_t t;
         if (pthread_create(&t, NULL, worker_main, NULL) != 0) {
@@ -123,6 +131,7 @@ void ct_parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t, int64_t, void
         pool_started++;
     }
     if (pool_started == 0) {
+        pool_busy = 0;
         pthread_mutex_unlock(&pool_lock);
         fn(0, n, ctx);
         return;
@@ -149,5 +158,6 @@ void ct_parallel_for(int64_t n, int64_t grain, void (*fn)(int64_t, int64_t, void
     while (pool_pending > 0) {
         pthread_cond_wait(&pool_done, &pool_lock);
     }
+    pool_busy = 0;
     pthread_mutex_unlock(&pool_lock);
 }

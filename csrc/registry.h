@@ -16,7 +16,9 @@
     X(index)              \
     X(linalg)             \
     X(creation)           \
+    X(random)             \
     X(interop)            \
+    X(cuda)               \
     X(nn)                 \
     X(optim)              \
     X(serialization)      \

@@ -16,6 +16,7 @@ static CtStorageObject *storage_alloc_object(void)
     s->nbytes = 0;
     s->device = ct_cpu();
     s->owner = NULL;
+    s->free_fn = NULL;
     s->version = 0;
     ct_live_storages++;
     return s;
@@ -59,12 +60,28 @@ CtStorageObject *ct_storage_wrap(void *data, size_t nbytes, CtDevice device, PyO
     return s;
 }
 
+CtStorageObject *ct_storage_wrap_owned(void *data, size_t nbytes, CtDevice device,
+                                       void (*free_fn)(void *data, size_t nbytes))
+{
+    CtStorageObject *s = storage_alloc_object();
+    if (s == NULL) {
+        return NULL;
+    }
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = device;
+    s->free_fn = free_fn;
+    return s;
+}
+
 static void storage_dealloc(PyObject *self)
 {
     CtStorageObject *s = (CtStorageObject *)self;
     PyTypeObject *tp = Py_TYPE(self);
     if (s->owner != NULL) {
         Py_CLEAR(s->owner);
+    } else if (s->free_fn != NULL) {
+        s->free_fn(s->data, s->nbytes);
     } else if (s->data != NULL) {
         /* The vtable exists: this storage was allocated through it. */
         PyObject *et, *ev, *tb;

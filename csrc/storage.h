@@ -11,6 +11,10 @@ extern PyTypeObject *CtStorage_Type;
 CtStorageObject *ct_storage_new(size_t nbytes, CtDevice device);
 /* A storage over memory that owner keeps alive (steals nothing; takes a new reference). */
 CtStorageObject *ct_storage_wrap(void *data, size_t nbytes, CtDevice device, PyObject *owner);
+/* A storage owning data allocated elsewhere; free_fn(data, nbytes) releases it in dealloc
+ * (pinned host memory). */
+CtStorageObject *ct_storage_wrap_owned(void *data, size_t nbytes, CtDevice device,
+                                       void (*free_fn)(void *data, size_t nbytes));
 /* Number of live storages (for the leak tests). */
 extern Py_ssize_t ct_live_storages;
 

@@ -4,6 +4,7 @@
 #include "tensor.h"
 #include "args.h"
 #include "autograd.h"
+#include "cuda_loader.h"
 #include "device.h"
 #include "registry.h"
 #include "storage.h"
@@ -314,7 +315,8 @@ CtTensorObject *ct_scalar_tensor(const CtScalar *s, CtDType dtype, CtDevice devi
         break;
     }
     if (device.type != CT_DEV_CPU) {
-        CtTensorObject *moved = ct_to(t, dtype, device, false);
+        /* Non-blocking: the pageable source is consumed before the copy call returns. */
+        CtTensorObject *moved = ct_to_ex(t, dtype, device, false, true);
         Py_DECREF(t);
         return moved;
     }
@@ -393,14 +395,20 @@ CtTensorObject *ct_contiguous(CtTensorObject *t)
 
 CtTensorObject *ct_to(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy)
 {
+    return ct_to_ex(t, dtype, device, copy, false);
+}
+
+CtTensorObject *ct_to_ex(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking)
+{
     if (!copy && dtype == t->dtype && ct_device_equal(device, ct_device_of(t))) {
         return (CtTensorObject *)Py_NewRef(t);
     }
-    CtTensorObject *out = ct_empty(t->ndim, t->sizes, dtype, device);
+    bool pin_out = non_blocking && device.type == CT_DEV_CPU && ct_device_of(t).type == CT_DEV_CUDA;
+    CtTensorObject *out = pin_out ? ct_empty_pinned(t->ndim, t->sizes, dtype) : ct_empty(t->ndim, t->sizes, dtype, device);
     if (out == NULL) {
         return NULL;
     }
-    if (ct_copy_(out, t) < 0) {
+    if (ct_copy_ex(out, t, non_blocking) < 0) {
         Py_DECREF(out);
         return NULL;
     }
@@ -694,7 +702,8 @@ static PyObject *tensor_copy_(PyObject *self, PyObject *const *args, Py_ssize_t 
         PyErr_Format(PyExc_TypeError, "copy_(): argument 'src' must be Tensor, not %s", Py_TYPE(a[0])->tp_name);
         return NULL;
     }
-    if (ct_copy_(CT_TENSOR(self), CT_TENSOR(a[0])) < 0) {
+    bool non_blocking = false;
+    if (ct_arg_bool(a[1], &non_blocking) < 0 || ct_copy_ex(CT_TENSOR(self), CT_TENSOR(a[0]), non_blocking) < 0) {
         return NULL;
     }
     ct_bump_version(CT_TENSOR(self));
@@ -735,11 +744,12 @@ static PyObject *tensor_to(PyObject *self, PyObject *const *args, Py_ssize_t nar
             return NULL;
         }
     }
+    bool non_blocking = false;
     if (!ct_dtype_converter(a[2] ? a[2] : Py_None, &dtype) || !ct_device_converter(a[3] ? a[3] : Py_None, &device) ||
-        ct_arg_bool(a[5], &copy) < 0) {
+        ct_arg_bool(a[5], &copy) < 0 || ct_arg_bool(a[4], &non_blocking) < 0) {
         return NULL;
     }
-    return (PyObject *)ct_to(t, dtype, device, copy);
+    return (PyObject *)ct_to_ex(t, dtype, device, copy, non_blocking);
 }
 
 static PyObject *convert_dtype(PyObject *self, CtDType d)
@@ -812,7 +822,11 @@ static PyObject *tensor_cuda(PyObject *self, PyObject *const *args, Py_ssize_t n
             return NULL;
         }
     }
-    return (PyObject *)ct_to(t, t->dtype, d, false);
+    bool non_blocking = false;
+    if (ct_arg_bool(a[1], &non_blocking) < 0) {
+        return NULL;
+    }
+    return (PyObject *)ct_to_ex(t, t->dtype, d, false, non_blocking);
 }
 
 static PyObject *tensor_item(PyObject *self, PyObject *unused)

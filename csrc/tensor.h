@@ -64,6 +64,11 @@ CtTensorObject *ct_contiguous(CtTensorObject *t);
 CtTensorObject *ct_to(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy);
 /* dst[...] = src with broadcasting, dtype casts and device transfer. 0 or -1. */
 int ct_copy_(CtTensorObject *dst, CtTensorObject *src);
+/* ct_copy_ and ct_to with non_blocking: host<->device copies return without waiting for the
+ * GPU (asynchronous on the current stream; truly so when the host memory is pinned). A
+ * non-blocking CUDA -> CPU ct_to_ex returns a tensor in pinned memory, as PyTorch does. */
+int ct_copy_ex(CtTensorObject *dst, CtTensorObject *src, bool non_blocking);
+CtTensorObject *ct_to_ex(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking);
 /* Every tensor in ts on one device, else RuntimeError "Expected all tensors to be on the same
  * device, ..." (0-d CPU tensors are allowed to mix, as in PyTorch, when allow_cpu_scalars). */
 int ct_check_same_device(int n, CtTensorObject *const *ts, bool allow_cpu_scalars, CtDevice *out);

@@ -14,8 +14,14 @@ from ._size import Size
 _C._set_size_class(Size)
 
 from . import _tensor  # noqa: E402,F401  (attaches repr and Python-level methods)
+from . import return_types  # noqa: E402,F401  (named tuples of max/min/sort/topk/median)
+from . import random  # noqa: E402,F401
 from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
+from . import _blas  # noqa: E402
+
+_blas.load()
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
 
 
@@ -28,6 +34,7 @@ def _export_c_names():
 
 _export_c_names()
 
+from . import backends, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
 from . import nn, optim  # noqa: E402,F401
 from .serialization import load, load_safetensors, save, save_safetensors  # noqa: E402,F401
 

@@ -35,3 +35,7 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
 
 
 Tensor.backward = _backward
+# numpy interop: numpy reads CPU tensors through __array_interface__ (no copy; the array keeps
+# the tensor alive) and defers binary operators to the tensor, as it does for PyTorch.
+Tensor.__array_interface__ = property(_C._array_interface)
+Tensor.__array_priority__ = 1000

@@ -1,12 +1,12 @@
-// Build and run (from the repository root): gcc -O2 -std=c11 -Icsrc $(python3-config --includes) tests/c/test_gemm.c csrc/blas_cpu.c csrc/parallel.c -o /tmp/test_gemm $(python3-config --embed --ldflags) -ldl -lm -lpthread && /tmp/test_gemm [blas.so ...]
+// Build and run (from the repository root): gcc -O2 -std=c11 -Icsrc $(python3-config --includes) tests/c/test_gemm.c csrc/blas_cpu.c csrc/parallel.c -o /tmp/test_gemm $(python3-config --embed --ldflags) -ldl -lm -lpthread && /tmp/test_gemm
 /* test_gemm.c: stand-alone validation of ct_cpu_gemm (csrc/blas_cpu.c) against a naive
  * reference, for every dtype, on the built-in kernel and on each BLAS library it can find
  * (scipy-openblas32, NumPy's bundled 64-bit OpenBLAS, the system's libblas.so.3; or the paths
- * given on the command line). Covers empty and odd shapes, shapes past every cache block and
- * the threading threshold, all four transpose combinations, padded and broadcast (lda = 0)
- * operands, padded C, alpha/beta (beta == 0 with NaN in C, alpha == 0 with NaN in A), integer
- * wrap-around, the int-range splitting (through the ct_blas_set_int_limit hook) and the
- * errors. Exits 0 when everything passes. */
+ * given as arguments: /tmp/test_gemm lib1.so lib2.so ...). Covers empty and odd shapes,
+ * shapes past every cache block and the threading threshold, all four transpose
+ * combinations, padded and broadcast (lda = 0) operands, padded C, alpha/beta (beta == 0
+ * with NaN in C, alpha == 0 with NaN in A), integer wrap-around, the int-range splitting
+ * (through the ct_blas_set_int_limit hook) and the errors. Exits 0 when everything passes. */
 #include "blas_cpu.h"
 #include "dtype.h"
 #include "parallel.h"
@@ -138,7 +138,7 @@ static void run_case(CtDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t
     cases++;
     void *A = make_operand(dt, ta ? K : M, ta ? M : K, amode, &lda);
     void *B = make_operand(dt, tb ? N : K, tb ? K : N, bmode, &ldb);
-    if (nan_in_a) { /* alpha == 0: A must not be read */
+    if (nan_in_a && (ta ? K : M) > 0) { /* alpha == 0: A must not be read (NaN in its first row) */
         for (int64_t i = 0; i < (ta ? M : K); i++) {
             set_nan(dt, A, i);
         }

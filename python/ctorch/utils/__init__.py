@@ -1,1 +1,2 @@
 """ctorch.utils: hooks and data loading helpers."""
+from . import data, hooks  # noqa: E402,F401

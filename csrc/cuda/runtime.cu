@@ -1,0 +1,472 @@
+/* runtime.cu: the CUDA backend's entry point and its device runtime: error recording,
+ * device discovery (classifying "no driver", "driver too old", "no GPU"), properties, the
+ * per-thread current stream, the stream pool, events, and the CtCudaBackend table that
+ * ct_cuda_backend_init() hands to ctorch._C (see ctorch_cuda.h). */
+#include "allocator.cuh"
+#include "common.cuh"
+#include "copy.cuh"
+#include "elementwise.h"
+#include <mutex>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef CT_CUDA_ARCH_LIST
+#define CT_CUDA_ARCH_LIST ""
+#endif
+#ifndef CT_CUDA_PTX_ARCH
+#define CT_CUDA_PTX_ARCH ""
+#endif
+
+const CtCudaHost *ct_cuda_host = nullptr;
+
+/* --- errors -------------------------------------------------------------------------------- */
+static thread_local char tl_error[4096];
+
+const char *ct_cuda_last_error(void) { return tl_error; }
+
+int ct_cuda_set_error(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tl_error, sizeof(tl_error), fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int ct_cuda_record_error(cudaError_t err, const char *expr, const char *func, const char *file, int line)
+{
+    const char *hint = "";
+    switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+        hint = "\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+               "below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1";
+        break;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidDeviceFunction:
+        hint = "\nctorch was not compiled for this GPU's architecture (see ctorch.cuda.diagnose()); rebuild with "
+               "CTORCH_CUDA_ARCH set to its compute capability, e.g. CTORCH_CUDA_ARCH=86";
+        break;
+    default:
+        break;
+    }
+    ct_cuda_set_error(CT_CUDA_ERROR, "CUDA error: %s\n(%s from %s in %s at %s:%d)%s", cudaGetErrorString(err),
+                      cudaGetErrorName(err), expr, func, base_name(file), line, hint);
+    (void)cudaGetLastError(); /* clears a non-sticky error so that later calls do not see it */
+    return err == cudaErrorMemoryAllocation ? CT_CUDA_OUT_OF_MEMORY : CT_CUDA_ERROR;
+}
+
+int ct_cuda_record_cublas_error(cublasStatus_t err, const char *expr, const char *func, const char *file, int line)
+{
+    ct_cuda_set_error(CT_CUDA_ERROR, "CUDA error: %s when calling `%s`\n(%s in %s at %s:%d)",
+                      cublasGetStatusName(err), expr, cublasGetStatusString(err), func, base_name(file), line);
+    return err == CUBLAS_STATUS_ALLOC_FAILED ? CT_CUDA_OUT_OF_MEMORY : CT_CUDA_ERROR;
+}
+
+int ct_cuda_raise(int status)
+{
+    if (status == CT_CUDA_OK) {
+        status = CT_CUDA_ERROR;
+    }
+    return ct_cuda_host->raise(status, tl_error);
+}
+
+/* --- devices ------------------------------------------------------------------------------- */
+static int rt_driver_version(int *version)
+{
+    *version = 0;
+    cudaError_t err = cudaDriverGetVersion(version);
+    if (err != cudaSuccess) {
+        *version = 0;
+        (void)cudaGetLastError();
+    }
+    return CT_CUDA_OK;
+}
+
+static int rt_runtime_version(int *version)
+{
+    CT_CUDA_CHECK(cudaRuntimeGetVersion(version));
+    return CT_CUDA_OK;
+}
+
+static int rt_device_count(int *count)
+{
+    int n = 0;
+    *count = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    if (err == cudaSuccess) {
+        *count = n;
+        return CT_CUDA_OK;
+    }
+    (void)cudaGetLastError();
+    int driver = 0;
+    rt_driver_version(&driver);
+    if (err == cudaErrorNoDevice) {
+        return ct_cuda_set_error(CT_CUDA_NO_DEVICE, "No CUDA GPUs are available");
+    }
+    if (driver == 0) {
+        return ct_cuda_set_error(CT_CUDA_NO_DRIVER,
+                                 "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
+                                 "and installed a driver from http://www.nvidia.com/Download/index.aspx");
+    }
+    if (err == cudaErrorInsufficientDriver) {
+        return ct_cuda_set_error(CT_CUDA_DRIVER_TOO_OLD,
+                                 "The NVIDIA driver on your system is too old: it supports CUDA up to %d.%d, but "
+                                 "ctorch was built with CUDA %d.%d. Please update your GPU driver by downloading "
+                                 "and installing a new version from http://www.nvidia.com/Download/index.aspx, or "
+                                 "rebuild ctorch with a CUDA toolkit no newer than %d.%d.",
+                                 driver / 1000, driver % 1000 / 10, CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10,
+                                 driver / 1000, driver % 1000 / 10);
+    }
+    const char *why = "";
+    switch (err) {
+    case cudaErrorSystemDriverMismatch:
+        why = " The NVIDIA kernel module and the user-space driver library (libcuda) have different versions, "
+              "usually after a driver update without a reboot: reboot, or reinstall the driver.";
+        break;
+    case cudaErrorStubLibrary:
+        why = " The libcuda.so.1 found is the CUDA toolkit's stub library, not a driver: remove the toolkit's "
+              "lib64/stubs directory from LD_LIBRARY_PATH (or install the NVIDIA driver).";
+        break;
+    case cudaErrorCompatNotSupportedOnDevice:
+        why = " CUDA forward-compatibility libraries are in use, but this GPU does not support them.";
+        break;
+    case cudaErrorDevicesUnavailable:
+        why = " Every GPU is busy or unavailable (exclusive or prohibited compute mode, see nvidia-smi).";
+        break;
+    case cudaErrorOperatingSystem:
+        why = " The operating system refused access to the GPU (in a container, are the /dev/nvidia* devices "
+              "passed through?).";
+        break;
+    default:
+        break;
+    }
+    return ct_cuda_set_error(CT_CUDA_ERROR, "CUDA initialization failed: %s (%s).%s", cudaGetErrorString(err),
+                             cudaGetErrorName(err), why);
+}
+
+static int rt_get_device_properties(int device, CtCudaDeviceProps *out)
+{
+    cudaDeviceProp prop;
+    CT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    memset(out, 0, sizeof(*out));
+    snprintf(out->name, sizeof(out->name), "%s", prop.name);
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    snprintf(out->uuid, sizeof(out->uuid), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    out->total_memory = prop.totalGlobalMem;
+    out->major = prop.major;
+    out->minor = prop.minor;
+    out->multi_processor_count = prop.multiProcessorCount;
+    out->max_threads_per_multi_processor = prop.maxThreadsPerMultiProcessor;
+    out->warp_size = prop.warpSize;
+    out->regs_per_multiprocessor = prop.regsPerMultiprocessor;
+    out->l2_cache_size = prop.l2CacheSize;
+    out->is_integrated = prop.integrated;
+    out->is_multi_gpu_board = prop.isMultiGpuBoard;
+    out->pci_bus_id = prop.pciBusID;
+    out->pci_device_id = prop.pciDeviceID;
+    out->pci_domain_id = prop.pciDomainID;
+    return CT_CUDA_OK;
+}
+
+static int sm_counts[CT_CUDA_MAX_DEVICES];
+
+int ct_cuda_sm_count(int device)
+{
+    if (device < 0 || device >= CT_CUDA_MAX_DEVICES) {
+        return 1;
+    }
+    if (sm_counts[device] == 0) {
+        int n = 0;
+        if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || n <= 0) {
+            (void)cudaGetLastError();
+            n = 1;
+        }
+        sm_counts[device] = n;
+    }
+    return sm_counts[device];
+}
+
+static int rt_set_device(int device) { return ct_cuda_device_guard(device); }
+
+static int rt_synchronize(int device)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaDeviceSynchronize());
+    return CT_CUDA_OK;
+}
+
+static int rt_mem_get_info(int device, size_t *free_bytes, size_t *total_bytes)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes));
+    return CT_CUDA_OK;
+}
+
+/* --- streams ---------------------------------------------------------------------------------
+ * The current stream is per thread and per device, as in PyTorch. Streams handed to Python come
+ * from a pool (32 per device and priority, reused round-robin) and are never destroyed, so a
+ * handle stays valid for the life of the process and the allocator's per-stream free lists never
+ * see a destroyed stream's address come back for a different stream. */
+static thread_local cudaStream_t tl_current_stream[CT_CUDA_MAX_DEVICES];
+
+cudaStream_t ct_cuda_stream(int device)
+{
+    return (device >= 0 && device < CT_CUDA_MAX_DEVICES) ? tl_current_stream[device] : (cudaStream_t)0;
+}
+
+static uintptr_t rt_current_stream(int device) { return (uintptr_t)ct_cuda_stream(device); }
+
+static void rt_set_current_stream(int device, uintptr_t stream)
+{
+    if (device >= 0 && device < CT_CUDA_MAX_DEVICES) {
+        tl_current_stream[device] = (cudaStream_t)stream;
+    }
+}
+
+#define CT_STREAM_POOL_SIZE 32
+#define CT_STREAM_PRIORITY_LEVELS 8
+
+struct StreamPool {
+    cudaStream_t streams[CT_STREAM_POOL_SIZE];
+    int created;
+    unsigned next;
+};
+
+static std::mutex *pool_mutex = new std::mutex(); /* never destroyed: used until process exit */
+static StreamPool stream_pools[CT_CUDA_MAX_DEVICES][CT_STREAM_PRIORITY_LEVELS];
+
+static int rt_stream_priority_range(int device, int *least, int *greatest)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(least, greatest));
+    return CT_CUDA_OK;
+}
+
+static int rt_stream_from_pool(int device, int priority, uintptr_t *stream, int *actual_priority)
+{
+    int least = 0, greatest = 0;
+    CT_CUDA_TRY(rt_stream_priority_range(device, &least, &greatest));
+    /* Lower numbers are higher priorities: greatest <= priority <= least. */
+    if (priority > least) {
+        priority = least;
+    }
+    if (priority < greatest) {
+        priority = greatest;
+    }
+    int level = least - priority;
+    if (level >= CT_STREAM_PRIORITY_LEVELS) {
+        level = CT_STREAM_PRIORITY_LEVELS - 1;
+        priority = least - level;
+    }
+    std::lock_guard<std::mutex> lock(*pool_mutex);
+    StreamPool *pool = &stream_pools[device][level];
+    if (pool->created < CT_STREAM_POOL_SIZE) {
+        cudaStream_t s;
+        CT_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
+        pool->streams[pool->created++] = s;
+        *stream = (uintptr_t)s;
+    } else {
+        *stream = (uintptr_t)pool->streams[pool->next++ % CT_STREAM_POOL_SIZE];
+    }
+    *actual_priority = priority;
+    return CT_CUDA_OK;
+}
+
+static int rt_stream_priority(int device, uintptr_t stream, int *priority)
+{
+    *priority = 0;
+    if (stream == 0) {
+        return CT_CUDA_OK;
+    }
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaStreamGetPriority((cudaStream_t)stream, priority));
+    return CT_CUDA_OK;
+}
+
+static int rt_stream_query(int device, uintptr_t stream, int *done)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    cudaError_t err = cudaStreamQuery((cudaStream_t)stream);
+    if (err == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        *done = 0;
+        return CT_CUDA_OK;
+    }
+    CT_CUDA_CHECK(err);
+    *done = 1;
+    return CT_CUDA_OK;
+}
+
+static int rt_stream_synchronize(int device, uintptr_t stream)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)stream));
+    return CT_CUDA_OK;
+}
+
+static int rt_stream_wait_event(int device, uintptr_t stream, uintptr_t event)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0));
+    return CT_CUDA_OK;
+}
+
+/* --- events -------------------------------------------------------------------------------- */
+static int rt_event_create(int device, int flags, uintptr_t *event)
+{
+    unsigned int f = cudaEventDefault;
+    if (!(flags & CT_CUDA_EVENT_TIMING)) {
+        f |= cudaEventDisableTiming;
+    }
+    if (flags & CT_CUDA_EVENT_BLOCKING) {
+        f |= cudaEventBlockingSync;
+    }
+    if (flags & CT_CUDA_EVENT_INTERPROCESS) {
+        f |= cudaEventInterprocess | cudaEventDisableTiming;
+    }
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    cudaEvent_t e;
+    CT_CUDA_CHECK(cudaEventCreateWithFlags(&e, f));
+    *event = (uintptr_t)e;
+    return CT_CUDA_OK;
+}
+
+static int rt_event_destroy(int device, uintptr_t event)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaEventDestroy((cudaEvent_t)event));
+    return CT_CUDA_OK;
+}
+
+static int rt_event_record(int device, uintptr_t event, uintptr_t stream)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream));
+    return CT_CUDA_OK;
+}
+
+static int rt_event_query(int device, uintptr_t event, int *done)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    cudaError_t err = cudaEventQuery((cudaEvent_t)event);
+    if (err == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        *done = 0;
+        return CT_CUDA_OK;
+    }
+    CT_CUDA_CHECK(err);
+    *done = 1;
+    return CT_CUDA_OK;
+}
+
+static int rt_event_synchronize(int device, uintptr_t event)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaEventSynchronize((cudaEvent_t)event));
+    return CT_CUDA_OK;
+}
+
+static int rt_event_elapsed_time(int device, uintptr_t start, uintptr_t end, float *ms)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    CT_CUDA_CHECK(cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end));
+    return CT_CUDA_OK;
+}
+
+/* A kernel that is never launched: its presence in the fatbinary for the GPU is what
+ * cudaFuncGetAttributes checks. */
+static __global__ void probe_kernel(int *out)
+{
+    if (out != nullptr) {
+        *out = 1;
+    }
+}
+
+static int rt_probe_kernel_image(int device)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    cudaFuncAttributes attr;
+    CT_CUDA_CHECK(cudaFuncGetAttributes(&attr, probe_kernel));
+    return CT_CUDA_OK;
+}
+
+/* --- the table ----------------------------------------------------------------------------- */
+static CtCudaBackend backend;
+static struct CtElementwiseKernels elementwise_kernels;
+
+CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
+{
+    if (host == nullptr || host->abi_version != CT_CUDA_ABI_VERSION) {
+        return nullptr;
+    }
+    ct_cuda_host = host;
+    /* Kernel families: fields are set one by one so that new fields in a family's struct start
+     * NULL (the op raises) until their kernels are written. */
+    memset(&elementwise_kernels, 0, sizeof(elementwise_kernels));
+    elementwise_kernels.copy = ct_cuda_copy;
+
+    CtCudaBackend *b = &backend;
+    memset(b, 0, sizeof(*b));
+    b->abi_version = CT_CUDA_ABI_VERSION;
+    b->struct_size = sizeof(CtCudaBackend);
+    b->runtime_version_built = CUDART_VERSION;
+    b->arch_list = CT_CUDA_ARCH_LIST;
+    b->ptx_arch = CT_CUDA_PTX_ARCH;
+    b->last_error = ct_cuda_last_error;
+
+    b->device_count = rt_device_count;
+    b->driver_version = rt_driver_version;
+    b->runtime_version = rt_runtime_version;
+    b->get_device_properties = rt_get_device_properties;
+    b->set_device = rt_set_device;
+    b->synchronize = rt_synchronize;
+    b->mem_get_info = rt_mem_get_info;
+    b->probe_kernel_image = rt_probe_kernel_image;
+
+    b->stream_priority_range = rt_stream_priority_range;
+    b->stream_from_pool = rt_stream_from_pool;
+    b->stream_priority = rt_stream_priority;
+    b->current_stream = rt_current_stream;
+    b->set_current_stream = rt_set_current_stream;
+    b->stream_query = rt_stream_query;
+    b->stream_synchronize = rt_stream_synchronize;
+    b->stream_wait_event = rt_stream_wait_event;
+    b->event_create = rt_event_create;
+    b->event_destroy = rt_event_destroy;
+    b->event_record = rt_event_record;
+    b->event_query = rt_event_query;
+    b->event_synchronize = rt_event_synchronize;
+    b->event_elapsed_time = rt_event_elapsed_time;
+
+    b->malloc = ct_cuda_caching_malloc;
+    b->free = ct_cuda_caching_free;
+    b->empty_cache = ct_cuda_caching_empty_cache;
+    b->memory_stats = ct_cuda_caching_memory_stats;
+    b->reset_peak_stats = ct_cuda_caching_reset_peak_stats;
+    b->reset_accumulated_stats = ct_cuda_caching_reset_accumulated_stats;
+
+    b->host_malloc = ct_cuda_host_malloc;
+    b->host_free = ct_cuda_host_free;
+    b->host_empty_cache = ct_cuda_host_empty_cache;
+    b->host_stats = ct_cuda_host_stats;
+
+    b->memcpy = ct_cuda_memcpy;
+    b->memset = ct_cuda_memset;
+
+    b->elementwise = &elementwise_kernels;
+    return b;
+}

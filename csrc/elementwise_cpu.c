@@ -1,0 +1,425 @@
+/* elementwise_cpu.c: the CPU implementation of CtElementwiseKernels.
+ *
+ * Kernels sit in a table [op][kernel dtype] stamped out by one macro per kernel shape; each calls
+ * the op's scalar function from scalar_math.h. The kernel dtypes are the acc types: bool, the
+ * five integers, float and double; float16/bfloat16 run the float kernel. Each inner loop has a
+ * contiguous case written as a plain loop over restrict pointers (and, for binary ops, the cases
+ * with one operand broadcast from a single value) so that the compiler vectorises it, then a
+ * strided case.
+ *
+ * When an operand's dtype is not the kernel's natural one (float16 data, in-place ops into a
+ * narrower dtype, mixed inputs), casting_loop converts chunks of it into a stack buffer with the
+ * cast loops of copy.c and runs the same kernel on the buffers: no temporary tensors. */
+#include "copy.h"
+#include "elementwise.h"
+#include "scalar_math.h"
+#include "tensor.h"
+
+/* Kernel context: the op's scalar arguments and the integer-division-by-zero flag. */
+typedef struct {
+    const CtOpParams *params;
+    int zero_division;
+} CpuCtx;
+
+/* An op's scalar argument k converted to the kernel type. */
+#define P_BOOL(p, k) ((p)->i[k] != 0)
+#define P_U8(p, k) ((uint8_t)(p)->i[k])
+#define P_I8(p, k) ((int8_t)(p)->i[k])
+#define P_I16(p, k) ((int16_t)(p)->i[k])
+#define P_I32(p, k) ((int32_t)(p)->i[k])
+#define P_I64(p, k) ((int64_t)(p)->i[k])
+#define P_F32(p, k) ((float)(p)->f[k])
+#define P_F64(p, k) ((p)->f[k])
+
+/* --- inner-loop shapes ------------------------------------------------------------------------
+ * EXPR computes one output from a (b, c) and may use p (the params) and DT (for P_##DT). */
+#define CT_LOOP1(KNAME, TA, TOUT, EXPR)                                       \
+    static void KNAME(char **data, const int64_t *st, int64_t n, void *vctx)  \
+    {                                                                         \
+        const CtOpParams *p = ((CpuCtx *)vctx)->params;                       \
+        (void)p;                                                              \
+        if (st[0] == sizeof(TOUT) && st[1] == sizeof(TA)) {                   \
+            TOUT *restrict o = (TOUT *)data[0];                               \
+            const TA *restrict x = (const TA *)data[1];                       \
+            for (int64_t i = 0; i < n; i++) {                                 \
+                TA a = x[i];                                                  \
+                o[i] = EXPR;                                                  \
+            }                                                                 \
+            return;                                                           \
+        }                                                                     \
+        char *o = data[0];                                                    \
+        const char *x = data[1];                                              \
+        for (int64_t i = 0; i < n; i++) {                                     \
+            TA a = *(const TA *)(x + i * st[1]);                              \
+            *(TOUT *)(o + i * st[0]) = EXPR;                                  \
+        }                                                                     \
+    }
+
+#define CT_LOOP2(KNAME, TA, TOUT, EXPR)                                       \
+    static void KNAME(char **data, const int64_t *st, int64_t n, void *vctx)  \
+    {                                                                         \
+        const CtOpParams *p = ((CpuCtx *)vctx)->params;                       \
+        (void)p;                                                              \
+        if (st[0] == sizeof(TOUT)) {                                          \
+            TOUT *restrict o = (TOUT *)data[0];                               \
+            if (st[1] == sizeof(TA) && st[2] == sizeof(TA)) {                 \
+                const TA *restrict x = (const TA *)data[1];                   \
+                const TA *restrict y = (const TA *)data[2];                   \
+                for (int64_t i = 0; i < n; i++) {                             \
+                    TA a = x[i], b = y[i];                                    \
+                    o[i] = EXPR;                                              \
+                }                                                             \
+                return;                                                       \
+            }                                                                 \
+            if (st[1] == sizeof(TA) && st[2] == 0) {                          \
+                const TA *restrict x = (const TA *)data[1];                   \
+                const TA b = *(const TA *)data[2];                            \
+                for (int64_t i = 0; i < n; i++) {                             \
+                    TA a = x[i];                                              \
+                    o[i] = EXPR;                                              \
+                }                                                             \
+                return;                                                       \
+            }                                                                 \
+            if (st[1] == 0 && st[2] == sizeof(TA)) {                          \
+                const TA a = *(const TA *)data[1];                            \
+                const TA *restrict y = (const TA *)data[2];                   \
+                for (int64_t i = 0; i < n; i++) {                             \
+                    TA b = y[i];                                              \
+                    o[i] = EXPR;                                              \
+                }                                                             \
+                return;                                                       \
+            }                                                                 \
+        }                                                                     \
+        char *o = data[0];                                                    \
+        const char *x = data[1], *y = data[2];                                \
+        for (int64_t i = 0; i < n; i++) {                                     \
+            TA a = *(const TA *)(x + i * st[1]);                              \
+            TA b = *(const TA *)(y + i * st[2]);                              \
+            *(TOUT *)(o + i * st[0]) = EXPR;                                  \
+        }                                                                     \
+    }
+
+/* Integer division family: strided only (integer division does not vectorise), and flags a
+ * zero divisor for the front end to raise. */
+#define CT_LOOP2_ZERO(KNAME, TA, EXPR)                                        \
+    static void KNAME(char **data, const int64_t *st, int64_t n, void *vctx)  \
+    {                                                                         \
+        char *o = data[0];                                                    \
+        const char *x = data[1], *y = data[2];                                \
+        int zero = 0;                                                         \
+        for (int64_t i = 0; i < n; i++) {                                     \
+            TA a = *(const TA *)(x + i * st[1]);                              \
+            TA b = *(const TA *)(y + i * st[2]);                              \
+            zero |= b == 0;                                                   \
+            *(TA *)(o + i * st[0]) = EXPR;                                    \
+        }                                                                     \
+        if (zero) {                                                           \
+            __atomic_store_n(&((CpuCtx *)vctx)->zero_division, 1, __ATOMIC_RELAXED); \
+        }                                                                     \
+    }
+
+/* Ternary: all contiguous, or contiguous with c (or b and c) broadcast from one value (lerp's
+ * scalar weight, clamp's scalar bounds), else strided. */
+#define CT_LOOP3(KNAME, TA, TB, TOUT, EXPR)                                   \
+    static void KNAME(char **data, const int64_t *st, int64_t n, void *vctx)  \
+    {                                                                         \
+        const CtOpParams *p = ((CpuCtx *)vctx)->params;                       \
+        (void)p;                                                              \
+        if (st[0] == sizeof(TOUT) && st[1] == sizeof(TA)) {                   \
+            TOUT *restrict o = (TOUT *)data[0];                               \
+            const TA *restrict x = (const TA *)data[1];                       \
+            if (st[2] == sizeof(TB) && st[3] == sizeof(TB)) {                 \
+                const TB *restrict y = (const TB *)data[2];                   \
+                const TB *restrict z = (const TB *)data[3];                   \
+                for (int64_t i = 0; i < n; i++) {                             \
+                    TA a = x[i];                                              \
+                    TB b = y[i], c = z[i];                                    \
+                    o[i] = EXPR;                                              \
+                }                                                             \
+                return;                                                       \
+            }                                                                 \
+            if (st[2] == sizeof(TB) && st[3] == 0) {                          \
+                const TB *restrict y = (const TB *)data[2];                   \
+                const TB c = *(const TB *)data[3];                            \
+                for (int64_t i = 0; i < n; i++) {                             \
+                    TA a = x[i];                                              \
+                    TB b = y[i];                                              \
+                    o[i] = EXPR;                                              \
+                }                                                             \
+                return;                                                       \
+            }                                                                 \
+            if (st[2] == 0 && st[3] == 0) {                                   \
+                const TB b = *(const TB *)data[2];                            \
+                const TB c = *(const TB *)data[3];                            \
+                for (int64_t i = 0; i < n; i++) {                             \
+                    TA a = x[i];                                              \
+                    o[i] = EXPR;                                              \
+                }                                                             \
+                return;                                                       \
+            }                                                                 \
+        }                                                                     \
+        char *o = data[0];                                                    \
+        const char *x = data[1], *y = data[2], *z = data[3];                  \
+        for (int64_t i = 0; i < n; i++) {                                     \
+            TA a = *(const TA *)(x + i * st[1]);                              \
+            TB b = *(const TB *)(y + i * st[2]);                              \
+            TB c = *(const TB *)(z + i * st[3]);                              \
+            *(TOUT *)(o + i * st[0]) = EXPR;                                  \
+        }                                                                     \
+    }
+
+/* --- kernel kinds: (kernel dtype, type, op, scalar function) -> k_<OP>_<DT> --------------------- */
+#define K_U(DT, T, OP, fn) CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a))
+#define K_UB(DT, T, OP, fn) CT_LOOP1(k_##OP##_##DT, T, bool, ct_sm_##fn##_##T(a))
+#define K_UP2(DT, T, OP, fn) CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, P_##DT(p, 0), P_##DT(p, 1)))
+#define K_UP3(DT, T, OP, fn) \
+    CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, P_##DT(p, 0), P_##DT(p, 1), P_##DT(p, 2)))
+#define K_B(DT, T, OP, fn) CT_LOOP2(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, b))
+#define K_BB(DT, T, OP, fn) CT_LOOP2(k_##OP##_##DT, T, bool, ct_sm_##fn##_##T(a, b))
+#define K_BP(DT, T, OP, fn) CT_LOOP2(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, b, P_##DT(p, 0)))
+#define K_BZ(DT, T, OP, fn) CT_LOOP2_ZERO(k_##OP##_##DT, T, ct_sm_##fn##_##T(a, b))
+#define K_T(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c))
+#define K_TP(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c, P_##DT(p, 0)))
+#define K_W(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, bool, T, T, ct_sm_##fn##_##T(a, b, c))
+
+/* dtype classes */
+#define CLS_FLT(M, ...) M(F32, float, __VA_ARGS__) M(F64, double, __VA_ARGS__)
+#define CLS_INT(M, ...)                                                                                       \
+    M(U8, uint8_t, __VA_ARGS__) M(I8, int8_t, __VA_ARGS__) M(I16, int16_t, __VA_ARGS__) M(I32, int32_t, __VA_ARGS__) \
+    M(I64, int64_t, __VA_ARGS__)
+#define CLS_BOOL(M, ...) M(BOOL, bool, __VA_ARGS__)
+
+/* X(kind, OP, scalar function, dtype class): one row per (op, class). */
+#define CPU_KERNELS(X)                                                                            \
+    X(U, NEG, neg, FLT) X(U, NEG, neg, INT)                                                      \
+    X(U, ABS, abs, FLT) X(U, ABS, abs, INT)                                                      \
+    X(U, SIGN, sign, FLT) X(U, SIGN, sign, INT) X(U, SIGN, sign, BOOL)                           \
+    X(U, SQUARE, square, FLT) X(U, SQUARE, square, INT)                                          \
+    X(U, CUBE, cube, FLT) X(U, INV_SQUARE, inv_square, FLT)                                      \
+    X(U, RELU, relu, FLT) X(U, RELU, relu, INT)                                                  \
+    X(U, FLOOR, floor, FLT) X(U, FLOOR, floor, INT)                                              \
+    X(U, CEIL, ceil, FLT) X(U, CEIL, ceil, INT)                                                  \
+    X(U, ROUND, round, FLT) X(U, ROUND, round, INT)                                              \
+    X(U, TRUNC, trunc, FLT) X(U, TRUNC, trunc, INT)                                              \
+    X(U, FRAC, frac, FLT)                                                                        \
+    X(UP2, ROUND_DECIMALS, round_decimals, FLT)                                                  \
+    X(U, EXP, exp, FLT) X(U, EXP2, exp2, FLT) X(U, EXPM1, expm1, FLT)                            \
+    X(U, LOG, log, FLT) X(U, LOG2, log2, FLT) X(U, LOG10, log10, FLT) X(U, LOG1P, log1p, FLT)    \
+    X(U, SQRT, sqrt, FLT) X(U, RSQRT, rsqrt, FLT) X(U, RECIPROCAL, reciprocal, FLT)              \
+    X(U, SIN, sin, FLT) X(U, COS, cos, FLT) X(U, TAN, tan, FLT)                                  \
+    X(U, ASIN, asin, FLT) X(U, ACOS, acos, FLT) X(U, ATAN, atan, FLT)                            \
+    X(U, SINH, sinh, FLT) X(U, COSH, cosh, FLT) X(U, TANH, tanh, FLT)                            \
+    X(U, ASINH, asinh, FLT) X(U, ACOSH, acosh, FLT) X(U, ATANH, atanh, FLT)                      \
+    X(U, ERF, erf, FLT) X(U, ERFC, erfc, FLT)                                                    \
+    X(U, SIGMOID, sigmoid, FLT) X(U, SILU, silu, FLT) X(U, GELU, gelu, FLT)                      \
+    X(U, GELU_TANH, gelu_tanh, FLT) X(UP2, SOFTPLUS, softplus, FLT)                              \
+    X(UP3, NAN_TO_NUM, nan_to_num, FLT)                                                          \
+    X(UB, LOGICAL_NOT, logical_not, FLT) X(UB, LOGICAL_NOT, logical_not, INT)                    \
+    X(UB, LOGICAL_NOT, logical_not, BOOL)                                                        \
+    X(U, BITWISE_NOT, bitwise_not, INT) X(U, BITWISE_NOT, bitwise_not, BOOL)                     \
+    X(UB, ISNAN, isnan, FLT) X(UB, ISNAN, isnan, INT) X(UB, ISNAN, isnan, BOOL)                  \
+    X(UB, ISINF, isinf, FLT) X(UB, ISINF, isinf, INT) X(UB, ISINF, isinf, BOOL)                  \
+    X(UB, ISFINITE, isfinite, FLT) X(UB, ISFINITE, isfinite, INT) X(UB, ISFINITE, isfinite, BOOL) \
+    X(UB, ISPOSINF, isposinf, FLT) X(UB, ISPOSINF, isposinf, INT) X(UB, ISPOSINF, isposinf, BOOL) \
+    X(UB, ISNEGINF, isneginf, FLT) X(UB, ISNEGINF, isneginf, INT) X(UB, ISNEGINF, isneginf, BOOL) \
+    X(UB, SIGNBIT, signbit, FLT) X(UB, SIGNBIT, signbit, INT) X(UB, SIGNBIT, signbit, BOOL)      \
+    X(B, ADD, add, FLT) X(B, ADD, add, INT) X(B, ADD, add, BOOL)                                 \
+    X(B, SUB, sub, FLT) X(B, SUB, sub, INT)                                                      \
+    X(B, MUL, mul, FLT) X(B, MUL, mul, INT) X(B, MUL, mul, BOOL)                                 \
+    X(BP, ADD_ALPHA, add_alpha, FLT) X(BP, ADD_ALPHA, add_alpha, INT)                            \
+    X(BP, ADD_ALPHA, add_alpha, BOOL)                                                            \
+    X(BP, SUB_ALPHA, sub_alpha, FLT) X(BP, SUB_ALPHA, sub_alpha, INT)                            \
+    X(B, DIV, div, FLT)                                                                          \
+    X(B, DIV_TRUNC, div_trunc, FLT) X(BZ, DIV_TRUNC, div_trunc, INT)                             \
+    X(B, DIV_FLOOR, div_floor, FLT) X(BZ, DIV_FLOOR, div_floor, INT)                             \
+    X(B, REMAINDER, remainder, FLT) X(BZ, REMAINDER, remainder, INT)                             \
+    X(B, FMOD, fmod, FLT) X(BZ, FMOD, fmod, INT)                                                 \
+    X(B, POW, pow, FLT) X(B, POW, pow, INT)                                                      \
+    X(B, ATAN2, atan2, FLT) X(B, COPYSIGN, copysign, FLT) X(B, HYPOT, hypot, FLT)                \
+    X(B, LOGADDEXP, logaddexp, FLT) X(B, LOGADDEXP2, logaddexp2, FLT)                            \
+    X(B, MAXIMUM, maximum, FLT) X(B, MAXIMUM, maximum, INT) X(B, MAXIMUM, maximum, BOOL)         \
+    X(B, MINIMUM, minimum, FLT) X(B, MINIMUM, minimum, INT) X(B, MINIMUM, minimum, BOOL)         \
+    X(B, FMAX, fmax, FLT) X(B, FMAX, fmax, INT) X(B, FMAX, fmax, BOOL)                           \
+    X(B, FMIN, fmin, FLT) X(B, FMIN, fmin, INT) X(B, FMIN, fmin, BOOL)                           \
+    X(B, CLAMP_MIN, clamp_min, FLT) X(B, CLAMP_MIN, clamp_min, INT) X(B, CLAMP_MIN, clamp_min, BOOL) \
+    X(B, CLAMP_MAX, clamp_max, FLT) X(B, CLAMP_MAX, clamp_max, INT) X(B, CLAMP_MAX, clamp_max, BOOL) \
+    X(BB, EQ, eq, FLT) X(BB, EQ, eq, INT) X(BB, EQ, eq, BOOL)                                    \
+    X(BB, NE, ne, FLT) X(BB, NE, ne, INT) X(BB, NE, ne, BOOL)                                    \
+    X(BB, LT, lt, FLT) X(BB, LT, lt, INT) X(BB, LT, lt, BOOL)                                    \
+    X(BB, LE, le, FLT) X(BB, LE, le, INT) X(BB, LE, le, BOOL)                                    \
+    X(BB, GT, gt, FLT) X(BB, GT, gt, INT) X(BB, GT, gt, BOOL)                                    \
+    X(BB, GE, ge, FLT) X(BB, GE, ge, INT) X(BB, GE, ge, BOOL)                                    \
+    X(BB, LOGICAL_AND, logical_and, FLT) X(BB, LOGICAL_AND, logical_and, INT)                    \
+    X(BB, LOGICAL_AND, logical_and, BOOL)                                                        \
+    X(BB, LOGICAL_OR, logical_or, FLT) X(BB, LOGICAL_OR, logical_or, INT)                        \
+    X(BB, LOGICAL_OR, logical_or, BOOL)                                                          \
+    X(BB, LOGICAL_XOR, logical_xor, FLT) X(BB, LOGICAL_XOR, logical_xor, INT)                    \
+    X(BB, LOGICAL_XOR, logical_xor, BOOL)                                                        \
+    X(B, BITWISE_AND, bitwise_and, INT) X(B, BITWISE_AND, bitwise_and, BOOL)                     \
+    X(B, BITWISE_OR, bitwise_or, INT) X(B, BITWISE_OR, bitwise_or, BOOL)                         \
+    X(B, BITWISE_XOR, bitwise_xor, INT) X(B, BITWISE_XOR, bitwise_xor, BOOL)                     \
+    X(B, LSHIFT, lshift, INT) X(B, RSHIFT, rshift, INT)                                          \
+    X(W, WHERE, where, FLT) X(W, WHERE, where, INT) X(W, WHERE, where, BOOL)                     \
+    X(T, CLAMP, clamp, FLT) X(T, CLAMP, clamp, INT)                                              \
+    X(T, LERP, lerp, FLT)                                                                        \
+    X(TP, ADDCMUL, addcmul, FLT) X(TP, ADDCMUL, addcmul, INT)                                    \
+    X(TP, ADDCDIV, addcdiv, FLT)
+
+#define CT_DEFINE_KERNELS(KIND, OP, fn, CLS) CLS_##CLS(K_##KIND, OP, fn)
+CPU_KERNELS(CT_DEFINE_KERNELS)
+
+#define CT_TABLE_ENTRY(DT, T, OP, fn) [CT_EW_##OP][CT_##DT] = k_##OP##_##DT,
+#define CT_TABLE_ROW(KIND, OP, fn, CLS) CLS_##CLS(CT_TABLE_ENTRY, OP, fn)
+static const CtInnerLoop kernel_table[CT_EW_NUM_OPS][CT_NUM_DTYPES] = {CPU_KERNELS(CT_TABLE_ROW)};
+
+/* --- dtype conversion around the kernels ------------------------------------------------------ */
+#define CAST_CHUNK 256
+
+/* One conversion, in one step or two (through the compute dtype, mid). */
+typedef struct {
+    CtInnerLoop first, second; /* first NULL: none; second NULL: one step */
+    int64_t mid_size;
+} Conversion;
+
+typedef struct {
+    CtInnerLoop kernel;
+    CpuCtx *inner;
+    int nops;
+    Conversion conv[CT_MAX_OPERANDS]; /* inputs: actual -> natural; output: natural -> actual */
+    int64_t natural_size[CT_MAX_OPERANDS];
+} CastCtx;
+
+static void convert_run(const Conversion *cv, char *dst, int64_t dst_stride, const char *src, int64_t src_stride,
+                        int64_t n, char *mid)
+{
+    if (cv->second == NULL) {
+        char *d[2] = {dst, (char *)src};
+        int64_t st[2] = {dst_stride, src_stride};
+        cv->first(d, st, n, NULL);
+        return;
+    }
+    char *d1[2] = {mid, (char *)src};
+    int64_t s1[2] = {cv->mid_size, src_stride};
+    cv->first(d1, s1, n, NULL);
+    char *d2[2] = {dst, mid};
+    int64_t s2[2] = {dst_stride, cv->mid_size};
+    cv->second(d2, s2, n, NULL);
+}
+
+static void casting_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
+{
+    const CastCtx *c = (const CastCtx *)vctx;
+    _Alignas(64) char buf[CT_MAX_OPERANDS][CAST_CHUNK * sizeof(double)];
+    _Alignas(64) char mid[CAST_CHUNK * sizeof(double)];
+    char *ptr[CT_MAX_OPERANDS];
+    int64_t st[CT_MAX_OPERANDS];
+    for (int64_t off = 0; off < n; off += CAST_CHUNK) {
+        int64_t m = n - off < CAST_CHUNK ? n - off : CAST_CHUNK;
+        for (int k = 0; k < c->nops; k++) {
+            char *src = data[k] + off * strides[k];
+            if (c->conv[k].first == NULL) {
+                ptr[k] = src;
+                st[k] = strides[k];
+            } else if (k == 0) { /* the output: computed into buf[0], converted below */
+                ptr[0] = buf[0];
+                st[0] = c->natural_size[0];
+            } else { /* a broadcast operand is converted once */
+                bool single = strides[k] == 0;
+                convert_run(&c->conv[k], buf[k], c->natural_size[k], src, strides[k], single ? 1 : m, mid);
+                ptr[k] = buf[k];
+                st[k] = single ? 0 : c->natural_size[k];
+            }
+        }
+        c->kernel(ptr, st, m, c->inner);
+        if (c->conv[0].first != NULL) {
+            convert_run(&c->conv[0], data[0] + off * strides[0], strides[0], buf[0], c->natural_size[0], m, mid);
+        }
+    }
+}
+
+/* The dtype whose kernel computes `compute`. */
+static CtDType kernel_dtype(CtDType compute)
+{
+    return (compute == CT_F16 || compute == CT_BF16) ? CT_F32 : compute;
+}
+
+/* from -> to, through `via` when the value must be rounded to it on the way. */
+static Conversion conversion(CtDType to, CtDType from, CtDType via)
+{
+    Conversion cv = {NULL, NULL, 0};
+    if (to == from) {
+        return cv;
+    }
+    if (via == to || via == from) {
+        cv.first = ct_cpu_cast_loop(to, from);
+        return cv;
+    }
+    cv.first = ct_cpu_cast_loop(via, from);
+    cv.second = ct_cpu_cast_loop(to, via);
+    cv.mid_size = (int64_t)ct_dtype_info[via].itemsize;
+    return cv;
+}
+
+static int cpu_run(const CtIter *it, const CtEwCall *call)
+{
+    const CtEwOpInfo *info = &ct_ew_op_info[call->op];
+    CtDType kd = kernel_dtype(call->compute);
+    CtInnerLoop kernel = kernel_table[call->op][kd];
+    if (kernel == NULL) {
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", info->kernel_name,
+                     ct_scalar_type_name(call->compute));
+        return -1;
+    }
+    if (it->numel == 0) {
+        return 0;
+    }
+    CtDType natural[CT_MAX_OPERANDS];
+    natural[0] = (info->flags & CT_EW_OUT_BOOL) ? CT_BOOL : kd;
+    for (int k = 1; k < it->nops; k++) {
+        natural[k] = kd;
+    }
+    if (info->flags & CT_EW_COND) {
+        natural[1] = CT_BOOL;
+    }
+    CpuCtx ctx = {&call->params, 0};
+    bool direct = true;
+    for (int k = 0; k < it->nops; k++) {
+        direct = direct && it->dtypes[k] == natural[k];
+    }
+    if (direct) {
+        ct_iter_cpu_run(it, kernel, &ctx);
+    } else {
+        CastCtx cc;
+        memset(&cc, 0, sizeof(cc));
+        cc.kernel = kernel;
+        cc.inner = &ctx;
+        cc.nops = it->nops;
+        for (int k = 0; k < it->nops; k++) {
+            /* values pass through the compute dtype (float16 data rounds to float16) unless they
+             * are bool (conditions, comparison results) or host scalars (already converted) */
+            bool through = natural[k] == kd && !(call->host_scalars & (1u << k));
+            CtDType via = through ? call->compute : natural[k];
+            cc.natural_size[k] = (int64_t)ct_dtype_info[natural[k]].itemsize;
+            cc.conv[k] = k == 0 ? conversion(it->dtypes[0], natural[0], via) : conversion(natural[k], it->dtypes[k], via);
+        }
+        ct_iter_cpu_run(it, casting_loop, &cc);
+    }
+    if (ctx.zero_division) {
+        PyErr_SetString(PyExc_RuntimeError, "ZeroDivisionError");
+        return -1;
+    }
+    return 0;
+}
+
+static int cpu_copy(const CtIter *it)
+{
+    ct_iter_cpu_run(it, ct_cpu_cast_loop(it->dtypes[0], it->dtypes[1]), NULL);
+    return 0;
+}
+
+const struct CtElementwiseKernels ct_cpu_elementwise_kernels = {
+    .copy = cpu_copy,
+    .unary = cpu_run,
+    .binary = cpu_run,
+    .ternary = cpu_run,
+};

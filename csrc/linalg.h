@@ -1,0 +1,51 @@
+/* linalg.h: the linear-algebra family: its device kernel table (struct CtBlasKernels, pointed
+ * to by CtDeviceOps.blas) and the C entry points other families call (matmul for nn.Linear,
+ * backward formulas, ...). The ops themselves are in ops_linalg.c: they do the shape, dtype and
+ * layout work once and hand every product to the device's gemm_batched. */
+#ifndef CTORCH_LINALG_H
+#define CTORCH_LINALG_H
+
+#include "ctorch.h"
+
+struct CtBlasKernels {
+    /* Row-major strided-batched GEMM on `device`: for b in [0, batch),
+     *     C_b = alpha * op(A_b) @ op(B_b) + beta * C_b,   X_b = X + b * stride_X (elements),
+     * with op(X) = X^T when trans_X (cuBLAS: cublasGemmStridedBatchedEx with the operands
+     * swapped, C^T = B^T A^T).
+     *   op(A): (M, K); A is (M, K) with row stride lda, or (K, M) if trans_a
+     *   op(B): (K, N); B is (K, N) with row stride ldb, or (N, K) if trans_b
+     *   C:     (M, N) with row stride ldc; rows have unit stride in every matrix
+     * The caller keeps to BLAS's rules: each leading dimension is >= max(1, columns stored),
+     * A/B batch strides may be 0 (an operand shared by all products), C never overlaps A, B or
+     * itself across products. alpha/beta are cast to the computation type (integer dtypes
+     * truncate them); beta == 0 means C is not read, alpha == 0 or K == 0 means A and B are
+     * not read. A device without some dtype raises. Returns 0, or -1 with an exception set. */
+    int (*gemm_batched)(CtDevice device, CtDType dtype, bool trans_a, bool trans_b, int64_t M, int64_t N,
+                        int64_t K, double alpha, const void *A, int64_t lda, int64_t stride_a, const void *B,
+                        int64_t ldb, int64_t stride_b, double beta, void *C, int64_t ldc, int64_t stride_c,
+                        int64_t batch);
+};
+
+/* The CPU table (ops_linalg.c): tiny products in a direct loop, the rest in ct_cpu_gemm. */
+extern const struct CtBlasKernels ct_cpu_blas_kernels;
+
+/* --- entry points (new references, or NULL with PyTorch's exception set) ----------------- */
+/* torch.matmul: every rank combination, batch broadcasting, 1-d operands lifted and dropped. */
+CtTensorObject *ct_matmul(CtTensorObject *a, CtTensorObject *b);
+CtTensorObject *ct_mm(CtTensorObject *a, CtTensorObject *b);   /* (n,m) @ (m,p) */
+CtTensorObject *ct_bmm(CtTensorObject *a, CtTensorObject *b);  /* (b,n,m) @ (b,m,p) */
+CtTensorObject *ct_mv(CtTensorObject *mat, CtTensorObject *vec);
+CtTensorObject *ct_dot(CtTensorObject *a, CtTensorObject *b);  /* 0-d result */
+CtTensorObject *ct_outer(CtTensorObject *a, CtTensorObject *b); /* promotes dtypes like mul */
+/* beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape. */
+CtTensorObject *ct_addmm(CtTensorObject *input, CtTensorObject *mat1, CtTensorObject *mat2, double beta,
+                         double alpha);
+/* beta * input + alpha * bmm(batch1, batch2). */
+CtTensorObject *ct_baddbmm(CtTensorObject *input, CtTensorObject *batch1, CtTensorObject *batch2, double beta,
+                           double alpha);
+/* nn.functional.linear: input (..., in) @ weight(out, in)^T + bias (out) (bias may be NULL). */
+CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias);
+/* torch.einsum(equation, *operands). */
+CtTensorObject *ct_einsum(const char *equation, int noperands, CtTensorObject *const *operands);
+
+#endif /* CTORCH_LINALG_H */

@@ -1,0 +1,345 @@
+/* scalar_math.h: the scalar math of every elementwise op, written once and shared by the CPU
+ * kernels (csrc/elementwise_cpu.c) and the CUDA kernels (csrc/cuda/elementwise.cu).
+ *
+ * Each op `name` has one function per compute type T, named ct_sm_<name>_<T>:
+ *   float, double               (float16/bfloat16 are computed in float)
+ *   uint8_t, int8_t, int16_t, int32_t, int64_t
+ *   bool
+ * An op only exists for the types its domain allows (see CT_EW_OP_LIST in elementwise.h).
+ * The bodies for float and double are one macro (CT_SM_FLOAT_FUNCS), the bodies for the five
+ * integer types another (CT_SM_INT_FUNCS); bool is written out. Semantics follow PyTorch:
+ *   - integers wrap (arithmetic is done in an unsigned type so that overflow is defined);
+ *   - integer division by zero returns 0 here: the caller detects it (the CPU raises
+ *     "ZeroDivisionError" as PyTorch does); INT_MIN / -1 wraps instead of trapping;
+ *   - floor division and remainder are Python's (sign of the divisor), fmod is C's;
+ *   - maximum/minimum/clamp propagate NaN, fmax/fmin ignore it;
+ *   - shifts by a negative amount or by >= the bit width give 0 (right shifts of negative
+ *     numbers give -1);
+ *   - integer pow with a negative exponent gives 0 unless the base is 1 or -1. */
+#ifndef CTORCH_SCALAR_MATH_H
+#define CTORCH_SCALAR_MATH_H
+
+#include "dtype.h" /* CT_HOST_DEVICE */
+#ifndef __CUDACC__
+#include <math.h>
+#endif
+
+/* The libm name of fn for T: CT_MF(float, exp) is expf, CT_MF(double, exp) is exp. */
+#define CT_MF(T, fn) CT_MF_##T(fn)
+#define CT_MF_float(fn) fn##f
+#define CT_MF_double(fn) fn
+
+/* ------------------------------------------------------------------------------------------
+ * float and double */
+#define CT_SM_FLOAT_FUNCS(T)                                                                               \
+    /* arithmetic */                                                                                        \
+    CT_HOST_DEVICE T ct_sm_add_##T(T a, T b) { return a + b; }                                             \
+    CT_HOST_DEVICE T ct_sm_sub_##T(T a, T b) { return a - b; }                                             \
+    CT_HOST_DEVICE T ct_sm_mul_##T(T a, T b) { return a * b; }                                             \
+    CT_HOST_DEVICE T ct_sm_add_alpha_##T(T a, T b, T alpha) { return a + alpha * b; }                       \
+    CT_HOST_DEVICE T ct_sm_sub_alpha_##T(T a, T b, T alpha) { return a - alpha * b; }                       \
+    CT_HOST_DEVICE T ct_sm_div_##T(T a, T b) { return a / b; }                                             \
+    CT_HOST_DEVICE T ct_sm_div_trunc_##T(T a, T b) { return CT_MF(T, trunc)(a / b); }                     \
+    /* Python's float floor division: exact for large quotients, the IEEE result for b == 0 */           \
+    CT_HOST_DEVICE T ct_sm_div_floor_##T(T a, T b)                                                        \
+    {                                                                                                       \
+        if (b == 0) {                                                                                       \
+            return a / b;                                                                                   \
+        }                                                                                                   \
+        T mod = CT_MF(T, fmod)(a, b);                                                                       \
+        T div = (a - mod) / b;                                                                              \
+        if (mod != 0 && ((b < 0) != (mod < 0))) {                                                           \
+            div -= (T)1;                                                                                    \
+        }                                                                                                   \
+        if (div == 0) {                                                                                     \
+            return CT_MF(T, copysign)((T)0, a / b);                                                         \
+        }                                                                                                   \
+        T floordiv = CT_MF(T, floor)(div);                                                                  \
+        if (div - floordiv > (T)0.5) {                                                                      \
+            floordiv += (T)1;                                                                               \
+        }                                                                                                   \
+        return floordiv;                                                                                    \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_remainder_##T(T a, T b)                                                        \
+    {                                                                                                       \
+        T mod = CT_MF(T, fmod)(a, b);                                                                       \
+        if (mod != 0 && ((b < 0) != (mod < 0))) {                                                           \
+            mod += b;                                                                                       \
+        }                                                                                                   \
+        return mod;                                                                                         \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_fmod_##T(T a, T b) { return CT_MF(T, fmod)(a, b); }                            \
+    CT_HOST_DEVICE T ct_sm_pow_##T(T a, T b) { return CT_MF(T, pow)(a, b); }                              \
+    CT_HOST_DEVICE T ct_sm_atan2_##T(T a, T b) { return CT_MF(T, atan2)(a, b); }                          \
+    CT_HOST_DEVICE T ct_sm_copysign_##T(T a, T b) { return CT_MF(T, copysign)(a, b); }                    \
+    CT_HOST_DEVICE T ct_sm_hypot_##T(T a, T b) { return CT_MF(T, hypot)(a, b); }                          \
+    CT_HOST_DEVICE T ct_sm_logaddexp_##T(T a, T b)                                                        \
+    {                                                                                                       \
+        if (CT_MF(T, fabs)(a) == (T)INFINITY && a == b) {                                                   \
+            return a;                                                                                       \
+        }                                                                                                   \
+        T m = a > b ? a : b;                                                                                \
+        return m + CT_MF(T, log1p)(CT_MF(T, exp)(-CT_MF(T, fabs)(a - b)));                                 \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_logaddexp2_##T(T a, T b)                                                       \
+    {                                                                                                       \
+        if (CT_MF(T, fabs)(a) == (T)INFINITY && a == b) {                                                   \
+            return a;                                                                                       \
+        }                                                                                                   \
+        T m = a > b ? a : b;                                                                                \
+        return m + CT_MF(T, log1p)(CT_MF(T, exp2)(-CT_MF(T, fabs)(a - b))) * (T)1.4426950408889634;        \
+    }                                                                                                       \
+    /* min/max: maximum, minimum and clamp propagate NaN; fmax and fmin ignore it */                        \
+    CT_HOST_DEVICE T ct_sm_maximum_##T(T a, T b) { return (a != a || a > b) ? a : b; }                    \
+    CT_HOST_DEVICE T ct_sm_minimum_##T(T a, T b) { return (a != a || a < b) ? a : b; }                    \
+    CT_HOST_DEVICE T ct_sm_fmax_##T(T a, T b) { return CT_MF(T, fmax)(a, b); }                            \
+    CT_HOST_DEVICE T ct_sm_fmin_##T(T a, T b) { return CT_MF(T, fmin)(a, b); }                            \
+    CT_HOST_DEVICE T ct_sm_clamp_min_##T(T a, T lo) { return (a != a || a > lo) ? a : lo; }               \
+    CT_HOST_DEVICE T ct_sm_clamp_max_##T(T a, T hi) { return (a != a || a < hi) ? a : hi; }               \
+    CT_HOST_DEVICE T ct_sm_clamp_##T(T a, T lo, T hi)                                                     \
+    {                                                                                                       \
+        return ct_sm_clamp_max_##T(ct_sm_clamp_min_##T(a, lo), hi);                                         \
+    }                                                                                                       \
+    /* comparisons and logic */                                                                             \
+    CT_HOST_DEVICE bool ct_sm_eq_##T(T a, T b) { return a == b; }                                          \
+    CT_HOST_DEVICE bool ct_sm_ne_##T(T a, T b) { return a != b; }                                          \
+    CT_HOST_DEVICE bool ct_sm_lt_##T(T a, T b) { return a < b; }                                           \
+    CT_HOST_DEVICE bool ct_sm_le_##T(T a, T b) { return a <= b; }                                          \
+    CT_HOST_DEVICE bool ct_sm_gt_##T(T a, T b) { return a > b; }                                           \
+    CT_HOST_DEVICE bool ct_sm_ge_##T(T a, T b) { return a >= b; }                                          \
+    CT_HOST_DEVICE bool ct_sm_logical_and_##T(T a, T b) { return a != 0 && b != 0; }                       \
+    CT_HOST_DEVICE bool ct_sm_logical_or_##T(T a, T b) { return a != 0 || b != 0; }                        \
+    CT_HOST_DEVICE bool ct_sm_logical_xor_##T(T a, T b) { return (a != 0) != (b != 0); }                  \
+    CT_HOST_DEVICE bool ct_sm_logical_not_##T(T a) { return a == 0; }                                      \
+    /* ternary */                                                                                           \
+    CT_HOST_DEVICE T ct_sm_where_##T(bool c, T a, T b) { return c ? a : b; }                              \
+    CT_HOST_DEVICE T ct_sm_lerp_##T(T start, T end, T w)                                                  \
+    {                                                                                                       \
+        return CT_MF(T, fabs)(w) < (T)0.5 ? start + w * (end - start) : end - (end - start) * ((T)1 - w);   \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_addcmul_##T(T s, T t1, T t2, T value) { return s + value * t1 * t2; }          \
+    CT_HOST_DEVICE T ct_sm_addcdiv_##T(T s, T t1, T t2, T value) { return s + value * t1 / t2; }          \
+    /* unary */                                                                                             \
+    CT_HOST_DEVICE T ct_sm_neg_##T(T a) { return -a; }                                                     \
+    CT_HOST_DEVICE T ct_sm_abs_##T(T a) { return CT_MF(T, fabs)(a); }                                      \
+    CT_HOST_DEVICE T ct_sm_sign_##T(T a) { return (T)((a > 0) - (a < 0)); }                                \
+    CT_HOST_DEVICE T ct_sm_square_##T(T a) { return a * a; }                                               \
+    CT_HOST_DEVICE T ct_sm_cube_##T(T a) { return a * a * a; }                                             \
+    CT_HOST_DEVICE T ct_sm_inv_square_##T(T a) { return (T)1 / (a * a); }                                  \
+    CT_HOST_DEVICE T ct_sm_relu_##T(T a) { return a < 0 ? (T)0 : a; }                                      \
+    CT_HOST_DEVICE T ct_sm_floor_##T(T a) { return CT_MF(T, floor)(a); }                                   \
+    CT_HOST_DEVICE T ct_sm_ceil_##T(T a) { return CT_MF(T, ceil)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_round_##T(T a) { return CT_MF(T, nearbyint)(a); }                               \
+    CT_HOST_DEVICE T ct_sm_trunc_##T(T a) { return CT_MF(T, trunc)(a); }                                   \
+    CT_HOST_DEVICE T ct_sm_frac_##T(T a) { return a - CT_MF(T, trunc)(a); }                                \
+    /* round(decimals): ten_pow = 10^|decimals|, neg: decimals < 0 */                                      \
+    CT_HOST_DEVICE T ct_sm_round_decimals_##T(T a, T ten_pow, T neg)                                      \
+    {                                                                                                       \
+        return neg != 0 ? CT_MF(T, nearbyint)(a / ten_pow) * ten_pow : CT_MF(T, nearbyint)(a * ten_pow) / ten_pow; \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_exp_##T(T a) { return CT_MF(T, exp)(a); }                                       \
+    CT_HOST_DEVICE T ct_sm_exp2_##T(T a) { return CT_MF(T, exp2)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_expm1_##T(T a) { return CT_MF(T, expm1)(a); }                                   \
+    CT_HOST_DEVICE T ct_sm_log_##T(T a) { return CT_MF(T, log)(a); }                                       \
+    CT_HOST_DEVICE T ct_sm_log2_##T(T a) { return CT_MF(T, log2)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_log10_##T(T a) { return CT_MF(T, log10)(a); }                                   \
+    CT_HOST_DEVICE T ct_sm_log1p_##T(T a) { return CT_MF(T, log1p)(a); }                                   \
+    CT_HOST_DEVICE T ct_sm_sqrt_##T(T a) { return CT_MF(T, sqrt)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_rsqrt_##T(T a) { return (T)1 / CT_MF(T, sqrt)(a); }                             \
+    CT_HOST_DEVICE T ct_sm_reciprocal_##T(T a) { return (T)1 / a; }                                        \
+    CT_HOST_DEVICE T ct_sm_sin_##T(T a) { return CT_MF(T, sin)(a); }                                       \
+    CT_HOST_DEVICE T ct_sm_cos_##T(T a) { return CT_MF(T, cos)(a); }                                       \
+    CT_HOST_DEVICE T ct_sm_tan_##T(T a) { return CT_MF(T, tan)(a); }                                       \
+    CT_HOST_DEVICE T ct_sm_asin_##T(T a) { return CT_MF(T, asin)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_acos_##T(T a) { return CT_MF(T, acos)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_atan_##T(T a) { return CT_MF(T, atan)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_sinh_##T(T a) { return CT_MF(T, sinh)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_cosh_##T(T a) { return CT_MF(T, cosh)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_tanh_##T(T a) { return CT_MF(T, tanh)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_asinh_##T(T a) { return CT_MF(T, asinh)(a); }                                   \
+    CT_HOST_DEVICE T ct_sm_acosh_##T(T a) { return CT_MF(T, acosh)(a); }                                   \
+    CT_HOST_DEVICE T ct_sm_atanh_##T(T a) { return CT_MF(T, atanh)(a); }                                   \
+    CT_HOST_DEVICE T ct_sm_erf_##T(T a) { return CT_MF(T, erf)(a); }                                       \
+    CT_HOST_DEVICE T ct_sm_erfc_##T(T a) { return CT_MF(T, erfc)(a); }                                     \
+    CT_HOST_DEVICE T ct_sm_sigmoid_##T(T a) { return (T)1 / ((T)1 + CT_MF(T, exp)(-a)); }                  \
+    CT_HOST_DEVICE T ct_sm_silu_##T(T a) { return a / ((T)1 + CT_MF(T, exp)(-a)); }                        \
+    /* gelu: x * Phi(x), through erfc so that the negative tail keeps its precision; or the tanh     \
+     * approximation */                                                                                     \
+    CT_HOST_DEVICE T ct_sm_gelu_##T(T a) { return (T)0.5 * a * CT_MF(T, erfc)(a * -(T)0.70710678118654752440); } \
+    CT_HOST_DEVICE T ct_sm_gelu_tanh_##T(T a)                                                             \
+    {                                                                                                       \
+        T inner = (T)0.79788456080286535588 * (a + (T)0.044715 * a * a * a);                                \
+        return (T)0.5 * a * ((T)1 + CT_MF(T, tanh)(inner));                                                 \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_softplus_##T(T a, T beta, T threshold)                                         \
+    {                                                                                                       \
+        return a * beta > threshold ? a : CT_MF(T, log1p)(CT_MF(T, exp)(a * beta)) / beta;                 \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_nan_to_num_##T(T a, T nan, T posinf, T neginf)                                 \
+    {                                                                                                       \
+        return a != a ? nan : a == (T)INFINITY ? posinf : a == -(T)INFINITY ? neginf : a;                   \
+    }                                                                                                       \
+    CT_HOST_DEVICE bool ct_sm_isnan_##T(T a) { return a != a; }                                            \
+    CT_HOST_DEVICE bool ct_sm_isinf_##T(T a) { return CT_MF(T, fabs)(a) == (T)INFINITY; }                  \
+    CT_HOST_DEVICE bool ct_sm_isfinite_##T(T a) { return a == a && CT_MF(T, fabs)(a) != (T)INFINITY; }     \
+    CT_HOST_DEVICE bool ct_sm_isposinf_##T(T a) { return a == (T)INFINITY; }                               \
+    CT_HOST_DEVICE bool ct_sm_isneginf_##T(T a) { return a == -(T)INFINITY; }                              \
+    CT_HOST_DEVICE bool ct_sm_signbit_##T(T a) { return signbit(a) != 0; }
+
+CT_SM_FLOAT_FUNCS(float)
+CT_SM_FLOAT_FUNCS(double)
+
+/* ------------------------------------------------------------------------------------------
+ * integers: T the type, U the unsigned type its arithmetic wraps in (at least unsigned int, so
+ * that the usual promotions never make it signed), BITS its width, S 1 when T is signed. */
+/* x < 0, written so that unsigned types do not compare with zero (S: T is signed) */
+#define CT_SM_LT0(S, x) CT_SM_LT0_##S(x)
+#define CT_SM_LT0_1(x) ((x) < 0)
+#define CT_SM_LT0_0(x) false
+
+#define CT_SM_INT_FUNCS(T, U, BITS, S)                                                                     \
+    CT_HOST_DEVICE T ct_sm_add_##T(T a, T b) { return (T)((U)a + (U)b); }                                  \
+    CT_HOST_DEVICE T ct_sm_sub_##T(T a, T b) { return (T)((U)a - (U)b); }                                  \
+    CT_HOST_DEVICE T ct_sm_mul_##T(T a, T b) { return (T)((U)a * (U)b); }                                  \
+    CT_HOST_DEVICE T ct_sm_add_alpha_##T(T a, T b, T alpha) { return (T)((U)a + (U)alpha * (U)b); }        \
+    CT_HOST_DEVICE T ct_sm_sub_alpha_##T(T a, T b, T alpha) { return (T)((U)a - (U)alpha * (U)b); }        \
+    /* b == 0 gives 0 (the caller reports it); b == -1 is negation, which wraps for the minimum */         \
+    CT_HOST_DEVICE T ct_sm_div_trunc_##T(T a, T b)                                                         \
+    {                                                                                                      \
+        return b == 0 ? (T)0 : (S && b == (T)-1) ? (T)((U)0 - (U)a) : (T)(a / b);                          \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_div_floor_##T(T a, T b)                                                         \
+    {                                                                                                      \
+        if (b == 0) {                                                                                      \
+            return 0;                                                                                      \
+        }                                                                                                  \
+        if (S && b == (T)-1) {                                                                             \
+            return (T)((U)0 - (U)a);                                                                       \
+        }                                                                                                  \
+        T q = (T)(a / b), r = (T)(a % b);                                                                  \
+        if (r != 0 && (CT_SM_LT0(S, r) != CT_SM_LT0(S, b))) {                                              \
+            q--;                                                                                           \
+        }                                                                                                  \
+        return q;                                                                                          \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_remainder_##T(T a, T b)                                                         \
+    {                                                                                                      \
+        if (b == 0 || (S && b == (T)-1)) {                                                                 \
+            return 0;                                                                                      \
+        }                                                                                                  \
+        T r = (T)(a % b);                                                                                  \
+        if (r != 0 && (CT_SM_LT0(S, r) != CT_SM_LT0(S, b))) {                                              \
+            r = (T)(r + b);                                                                                \
+        }                                                                                                  \
+        return r;                                                                                          \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_fmod_##T(T a, T b) { return (b == 0 || (S && b == (T)-1)) ? (T)0 : (T)(a % b); } \
+    CT_HOST_DEVICE T ct_sm_pow_##T(T a, T b)                                                               \
+    {                                                                                                      \
+        if (CT_SM_LT0(S, b)) {                                                                             \
+            return a == 1 ? (T)1 : (S && a == (T)-1) ? (T)((b & 1) ? -1 : 1) : (T)0;                       \
+        }                                                                                                  \
+        U result = 1, base = (U)a;                                                                         \
+        while (b != 0) {                                                                                   \
+            if (b & 1) {                                                                                   \
+                result *= base;                                                                            \
+            }                                                                                              \
+            b = (T)(b >> 1);                                                                               \
+            base *= base;                                                                                  \
+        }                                                                                                  \
+        return (T)result;                                                                                  \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_maximum_##T(T a, T b) { return a > b ? a : b; }                                 \
+    CT_HOST_DEVICE T ct_sm_minimum_##T(T a, T b) { return a < b ? a : b; }                                 \
+    CT_HOST_DEVICE T ct_sm_fmax_##T(T a, T b) { return a > b ? a : b; }                                    \
+    CT_HOST_DEVICE T ct_sm_fmin_##T(T a, T b) { return a < b ? a : b; }                                    \
+    CT_HOST_DEVICE T ct_sm_clamp_min_##T(T a, T lo) { return a > lo ? a : lo; }                            \
+    CT_HOST_DEVICE T ct_sm_clamp_max_##T(T a, T hi) { return a < hi ? a : hi; }                            \
+    CT_HOST_DEVICE T ct_sm_clamp_##T(T a, T lo, T hi)                                                      \
+    {                                                                                                      \
+        return ct_sm_clamp_max_##T(ct_sm_clamp_min_##T(a, lo), hi);                                        \
+    }                                                                                                      \
+    CT_HOST_DEVICE bool ct_sm_eq_##T(T a, T b) { return a == b; }                                          \
+    CT_HOST_DEVICE bool ct_sm_ne_##T(T a, T b) { return a != b; }                                          \
+    CT_HOST_DEVICE bool ct_sm_lt_##T(T a, T b) { return a < b; }                                           \
+    CT_HOST_DEVICE bool ct_sm_le_##T(T a, T b) { return a <= b; }                                          \
+    CT_HOST_DEVICE bool ct_sm_gt_##T(T a, T b) { return a > b; }                                           \
+    CT_HOST_DEVICE bool ct_sm_ge_##T(T a, T b) { return a >= b; }                                          \
+    CT_HOST_DEVICE bool ct_sm_logical_and_##T(T a, T b) { return a != 0 && b != 0; }                       \
+    CT_HOST_DEVICE bool ct_sm_logical_or_##T(T a, T b) { return a != 0 || b != 0; }                        \
+    CT_HOST_DEVICE bool ct_sm_logical_xor_##T(T a, T b) { return (a != 0) != (b != 0); }                   \
+    CT_HOST_DEVICE bool ct_sm_logical_not_##T(T a) { return a == 0; }                                      \
+    CT_HOST_DEVICE T ct_sm_bitwise_and_##T(T a, T b) { return (T)(a & b); }                                \
+    CT_HOST_DEVICE T ct_sm_bitwise_or_##T(T a, T b) { return (T)(a | b); }                                 \
+    CT_HOST_DEVICE T ct_sm_bitwise_xor_##T(T a, T b) { return (T)(a ^ b); }                                \
+    CT_HOST_DEVICE T ct_sm_bitwise_not_##T(T a) { return (T)~a; }                                          \
+    CT_HOST_DEVICE T ct_sm_lshift_##T(T a, T b)                                                            \
+    {                                                                                                      \
+        return (CT_SM_LT0(S, b) || b >= BITS) ? (T)0 : (T)((U)a << b);                                     \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_rshift_##T(T a, T b)                                                            \
+    {                                                                                                      \
+        return (CT_SM_LT0(S, b) || b >= BITS) ? (T)(CT_SM_LT0(S, a) ? -1 : 0) : (T)(a >> b);               \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_where_##T(bool c, T a, T b) { return c ? a : b; }                               \
+    CT_HOST_DEVICE T ct_sm_addcmul_##T(T s, T t1, T t2, T value)                                           \
+    {                                                                                                      \
+        return (T)((U)s + (U)value * (U)t1 * (U)t2);                                                       \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_neg_##T(T a) { return (T)((U)0 - (U)a); }                                       \
+    CT_HOST_DEVICE T ct_sm_abs_##T(T a) { return CT_SM_LT0(S, a) ? (T)((U)0 - (U)a) : a; }                 \
+    CT_HOST_DEVICE T ct_sm_sign_##T(T a) { return (T)((a > 0) - CT_SM_LT0(S, a)); }                        \
+    CT_HOST_DEVICE T ct_sm_square_##T(T a) { return (T)((U)a * (U)a); }                                    \
+    CT_HOST_DEVICE T ct_sm_relu_##T(T a) { return CT_SM_LT0(S, a) ? (T)0 : a; }                            \
+    CT_HOST_DEVICE T ct_sm_floor_##T(T a) { return a; }                                                    \
+    CT_HOST_DEVICE T ct_sm_ceil_##T(T a) { return a; }                                                     \
+    CT_HOST_DEVICE T ct_sm_round_##T(T a) { return a; }                                                    \
+    CT_HOST_DEVICE T ct_sm_trunc_##T(T a) { return a; }                                                    \
+    CT_HOST_DEVICE bool ct_sm_isnan_##T(T a) { return false; }                                             \
+    CT_HOST_DEVICE bool ct_sm_isinf_##T(T a) { return false; }                                             \
+    CT_HOST_DEVICE bool ct_sm_isfinite_##T(T a) { return true; }                                           \
+    CT_HOST_DEVICE bool ct_sm_isposinf_##T(T a) { return false; }                                          \
+    CT_HOST_DEVICE bool ct_sm_isneginf_##T(T a) { return false; }                                          \
+    CT_HOST_DEVICE bool ct_sm_signbit_##T(T a) { return CT_SM_LT0(S, a); }
+
+CT_SM_INT_FUNCS(uint8_t, unsigned int, 8, 0)
+CT_SM_INT_FUNCS(int8_t, unsigned int, 8, 1)
+CT_SM_INT_FUNCS(int16_t, unsigned int, 16, 1)
+CT_SM_INT_FUNCS(int32_t, uint32_t, 32, 1)
+CT_SM_INT_FUNCS(int64_t, uint64_t, 64, 1)
+
+/* ------------------------------------------------------------------------------------------
+ * bool: + is or, * is and (PyTorch computes them in bool and casts), max is or, min is and. */
+CT_HOST_DEVICE bool ct_sm_add_bool(bool a, bool b) { return a || b; }
+CT_HOST_DEVICE bool ct_sm_mul_bool(bool a, bool b) { return a && b; }
+CT_HOST_DEVICE bool ct_sm_add_alpha_bool(bool a, bool b, bool alpha) { return a || (alpha && b); }
+CT_HOST_DEVICE bool ct_sm_maximum_bool(bool a, bool b) { return a || b; }
+CT_HOST_DEVICE bool ct_sm_minimum_bool(bool a, bool b) { return a && b; }
+CT_HOST_DEVICE bool ct_sm_fmax_bool(bool a, bool b) { return a || b; }
+CT_HOST_DEVICE bool ct_sm_fmin_bool(bool a, bool b) { return a && b; }
+CT_HOST_DEVICE bool ct_sm_clamp_min_bool(bool a, bool lo) { return a || lo; }
+CT_HOST_DEVICE bool ct_sm_clamp_max_bool(bool a, bool hi) { return a && hi; }
+CT_HOST_DEVICE bool ct_sm_eq_bool(bool a, bool b) { return a == b; }
+CT_HOST_DEVICE bool ct_sm_ne_bool(bool a, bool b) { return a != b; }
+CT_HOST_DEVICE bool ct_sm_lt_bool(bool a, bool b) { return a < b; }
+CT_HOST_DEVICE bool ct_sm_le_bool(bool a, bool b) { return a <= b; }
+CT_HOST_DEVICE bool ct_sm_gt_bool(bool a, bool b) { return a > b; }
+CT_HOST_DEVICE bool ct_sm_ge_bool(bool a, bool b) { return a >= b; }
+CT_HOST_DEVICE bool ct_sm_logical_and_bool(bool a, bool b) { return a && b; }
+CT_HOST_DEVICE bool ct_sm_logical_or_bool(bool a, bool b) { return a || b; }
+CT_HOST_DEVICE bool ct_sm_logical_xor_bool(bool a, bool b) { return a != b; }
+CT_HOST_DEVICE bool ct_sm_logical_not_bool(bool a) { return !a; }
+CT_HOST_DEVICE bool ct_sm_bitwise_and_bool(bool a, bool b) { return a && b; }
+CT_HOST_DEVICE bool ct_sm_bitwise_or_bool(bool a, bool b) { return a || b; }
+CT_HOST_DEVICE bool ct_sm_bitwise_xor_bool(bool a, bool b) { return a != b; }
+CT_HOST_DEVICE bool ct_sm_bitwise_not_bool(bool a) { return !a; }
+CT_HOST_DEVICE bool ct_sm_where_bool(bool c, bool a, bool b) { return c ? a : b; }
+CT_HOST_DEVICE bool ct_sm_sign_bool(bool a) { return a; }
+CT_HOST_DEVICE bool ct_sm_isnan_bool(bool a) { return false; }
+CT_HOST_DEVICE bool ct_sm_isinf_bool(bool a) { return false; }
+CT_HOST_DEVICE bool ct_sm_isfinite_bool(bool a) { return true; }
+CT_HOST_DEVICE bool ct_sm_isposinf_bool(bool a) { return false; }
+CT_HOST_DEVICE bool ct_sm_isneginf_bool(bool a) { return false; }
+CT_HOST_DEVICE bool ct_sm_signbit_bool(bool a) { return false; }
+
+#endif /* CTORCH_SCALAR_MATH_H */

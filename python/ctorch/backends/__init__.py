@@ -1,0 +1,2 @@
+"""ctorch.backends: switches of the compute backends (as torch.backends)."""
+from . import cuda  # noqa: F401

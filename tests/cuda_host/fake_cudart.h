@@ -1,0 +1,18 @@
+/* fake_cudart.h: the knobs and counters of the fake CUDA runtime (fake_cudart.cpp). */
+#ifndef FAKE_CUDART_H
+#define FAKE_CUDART_H
+#include <map>
+#include <stddef.h>
+#include <vector>
+
+extern size_t capacity, in_use;
+extern int malloc_calls, free_calls, failed_mallocs, host_allocs;
+extern std::map<void *, int> event_pending; /* event -> 1 while its work is "in flight" */
+extern int memcpy_calls;
+
+struct FakeLaunch {
+    const void *func;
+    long long threads; /* grid size x block size */
+};
+extern std::vector<FakeLaunch> launches;
+#endif

@@ -1,0 +1,302 @@
+"""Autograd: gradients of every differentiable op against float64 finite differences, and the
+engine's behaviour (accumulation, hooks, retain_grad, grad modes, errors, deep graphs,
+create_graph, custom Functions)."""
+import gc
+
+import numpy as np
+import pytest
+
+import ctorch as torch
+from ctorch.autograd import gradcheck
+
+R = np.random.default_rng(0)
+
+
+def leaf(*shape, device="cpu", positive=False, low=-1.0, high=1.0):
+    a = R.uniform(0.2 if positive else low, 1.5 if positive else high, size=shape)
+    return torch.tensor(a, dtype=torch.float64, device=device, requires_grad=True)
+
+
+# (id, function, input factories) -- inputs are float64 leaves
+UNARY = [
+    ("neg", lambda x: -x), ("abs", lambda x: x.abs()), ("exp", torch.exp), ("exp2", torch.exp2),
+    ("log", torch.log, True), ("log2", torch.log2, True), ("log10", torch.log10, True),
+    ("log1p", torch.log1p, True), ("expm1", torch.expm1), ("sqrt", torch.sqrt, True),
+    ("rsqrt", torch.rsqrt, True), ("reciprocal", torch.reciprocal, True), ("square", torch.square),
+    ("sin", torch.sin), ("cos", torch.cos), ("tan", torch.tan), ("tanh", torch.tanh),
+    ("sigmoid", torch.sigmoid), ("relu", torch.relu), ("sinh", torch.sinh), ("cosh", torch.cosh),
+    ("asin", lambda x: torch.asin(x * 0.5)), ("acos", lambda x: torch.acos(x * 0.5)), ("atan", torch.atan),
+    ("silu", torch.silu), ("gelu", torch.gelu), ("gelu_tanh", lambda x: torch.gelu(x, approximate="tanh")),
+    ("pow_scalar", lambda x: x ** 3), ("pow_frac", lambda x: torch.pow(x, 1.5), True),
+    ("rpow", lambda x: 2.0 ** x), ("clamp", lambda x: x.clamp(-0.5, 0.5)), ("clamp_min", lambda x: x.clamp(min=0.1)),
+    ("clamp_min_fn", lambda x: torch.clamp_min(x, 0.1)), ("frac", lambda x: torch.frac(x * 3)),
+    ("mul_scalar", lambda x: x * 2.5), ("rsub", lambda x: 1.0 - x), ("div_scalar", lambda x: x / 3),
+    ("rdiv", lambda x: 2.0 / x, True),
+    # reductions
+    ("sum", lambda x: x.sum()), ("sum_dim", lambda x: x.sum(1)), ("sum_dims_keep", lambda x: x.sum((0, 1), keepdim=True)),
+    ("mean", lambda x: x.mean()), ("mean_dim", lambda x: x.mean(-1, keepdim=True)), ("prod", lambda x: x.prod(), True),
+    ("prod_dim", lambda x: x.prod(1), True), ("var", lambda x: x.var()), ("var_dim", lambda x: x.var(1, correction=0)),
+    ("std", lambda x: x.std()), ("std_dim", lambda x: x.std(0, keepdim=True)),
+    ("amax", lambda x: x.amax(1)), ("amin", lambda x: x.amin(0)), ("max", lambda x: x.max()),
+    ("max_dim", lambda x: x.max(1).values), ("min_dim", lambda x: x.min(0, keepdim=True)[0]),
+    ("logsumexp", lambda x: x.logsumexp(1)), ("norm", lambda x: x.norm()), ("norm_dim", lambda x: x.norm(dim=1)),
+    ("norm_p1", lambda x: x.norm(p=1)), ("norm_p3", lambda x: x.norm(p=3, dim=0)),
+    ("softmax", lambda x: x.softmax(1)), ("log_softmax", lambda x: x.log_softmax(0)),
+    ("cumsum", lambda x: x.cumsum(1)), ("sort", lambda x: x.sort(1).values),
+    ("topk", lambda x: x.topk(2, dim=1).values),
+    # views and copies
+    ("view", lambda x: x.view(4, 3)), ("reshape_t", lambda x: x.t().reshape(-1)), ("flatten", lambda x: x.flatten()),
+    ("unflatten", lambda x: x.unflatten(1, (2, 2))), ("squeeze", lambda x: x.unsqueeze(0).squeeze(0)),
+    ("transpose", lambda x: x.transpose(0, 1)), ("T", lambda x: x.T), ("mT", lambda x: x.mT),
+    ("permute", lambda x: x.unsqueeze(2).permute(2, 0, 1)), ("movedim", lambda x: x.movedim(0, 1)),
+    ("expand", lambda x: x.unsqueeze(0).expand(2, 3, 4)), ("narrow", lambda x: x.narrow(1, 1, 2)),
+    ("select", lambda x: x.select(0, 1)), ("unbind", lambda x: x.unbind(1)[2]),
+    ("split", lambda x: x.split([1, 3], dim=1)[1]), ("chunk", lambda x: x.chunk(2, 1)[0]),
+    ("contiguous", lambda x: x.t().contiguous()), ("clone", lambda x: x.clone()),
+    # indexing
+    ("getitem_basic", lambda x: x[1:, ::2]), ("getitem_int", lambda x: x[0]),
+    ("getitem_adv", lambda x: x[[0, 0, 2], [1, 1, 3]]), ("getitem_mask", lambda x: x[x > 0]),
+    ("gather", lambda x: x.gather(1, torch.tensor([[0, 0], [1, 3], [2, 2]]))),
+    ("index_select", lambda x: x.index_select(1, torch.tensor([3, 0, 3]))),
+    ("masked_fill", lambda x: x.masked_fill(x > 0.5, 0.0)), ("tril", lambda x: x.tril()), ("triu", lambda x: x.triu(1)),
+    ("flip", lambda x: x.flip(0)), ("roll", lambda x: x.roll(1, 1)), ("repeat", lambda x: x.repeat(2, 1, 1)),
+]
+
+BINARY = [
+    ("add", lambda a, b: a + b), ("add_alpha", lambda a, b: torch.add(a, b, alpha=2)), ("sub", lambda a, b: a - b),
+    ("mul", lambda a, b: a * b), ("div", lambda a, b: a / (b.abs() + 0.5)), ("pow", lambda a, b: a.abs() ** b),
+    ("maximum", torch.maximum), ("minimum", torch.minimum), ("where", lambda a, b: torch.where(a > b, a, b)),
+    ("lerp", lambda a, b: torch.lerp(a, b, 0.3)), ("addcmul", lambda a, b: torch.addcmul(a, a, b, value=0.5)),
+    ("addcdiv", lambda a, b: torch.addcdiv(a, a, b.abs() + 1, value=2)),
+    ("cat", lambda a, b: torch.cat([a, b], 1)), ("stack", lambda a, b: torch.stack([a, b])),
+    ("clamp_tensor", lambda a, b: a.clamp(min=b)),
+]
+
+
+def _unary_params():
+    for entry in UNARY:
+        name, fn = entry[0], entry[1]
+        positive = len(entry) > 2 and entry[2]
+        yield pytest.param(fn, positive, id=name)
+
+
+@pytest.mark.parametrize("fn,positive", list(_unary_params()))
+def test_unary_gradcheck(fn, positive, device):
+    x = leaf(3, 4, device=device, positive=positive)
+    assert gradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("fn", [pytest.param(e[1], id=e[0]) for e in BINARY])
+def test_binary_gradcheck(fn, device):
+    a = leaf(3, 4, device=device)
+    b = leaf(3, 4, device=device, positive=True)
+    assert gradcheck(fn, (a, b))
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda a, b: a + b, id="add"), pytest.param(lambda a, b: a * b, id="mul"),
+    pytest.param(lambda a, b: a / b, id="div"), pytest.param(lambda a, b: a - b, id="sub"),
+])
+def test_broadcast_gradients_reduce_to_input_shape(fn, device):
+    a = leaf(3, 1, device=device, positive=True)
+    b = leaf(1, 4, device=device, positive=True)
+    assert gradcheck(fn, (a, b))
+    c = leaf(4, device=device, positive=True)
+    assert gradcheck(fn, (leaf(2, 3, 4, device=device, positive=True), c))
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    pytest.param(lambda a, b: a @ b, [(3, 4), (4, 2)], id="mm"),
+    pytest.param(lambda a, b: a @ b, [(4,), (4,)], id="dot"),
+    pytest.param(lambda a, b: a @ b, [(3, 4), (4,)], id="mv"),
+    pytest.param(lambda a, b: a @ b, [(4,), (4, 2)], id="vm"),
+    pytest.param(lambda a, b: a @ b, [(2, 3, 4), (4, 2)], id="batched_broadcast"),
+    pytest.param(lambda a, b: a @ b, [(2, 1, 3, 4), (3, 4, 2)], id="batched_both"),
+    pytest.param(lambda a, b: torch.mm(a, b), [(3, 4), (4, 2)], id="torch.mm"),
+    pytest.param(lambda a, b: torch.bmm(a, b), [(2, 3, 4), (2, 4, 2)], id="bmm"),
+    pytest.param(lambda a, b: torch.outer(a, b), [(3,), (4,)], id="outer"),
+    pytest.param(lambda a, b: torch.addmm(a, b, b.t(), beta=0.5, alpha=2), [(3, 3), (3, 4)], id="addmm"),
+])
+def test_linalg_gradcheck(fn, shapes, device):
+    if not hasattr(torch, "matmul"):
+        pytest.skip("linalg family not built")
+    args = tuple(leaf(*s, device=device) for s in shapes)
+    assert gradcheck(fn, args)
+
+
+def test_accumulation_and_zeroing():
+    x = leaf(3)
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [5, 5, 5])
+    x.grad = None
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy())
+
+
+def test_grad_is_not_shared_between_leaves():
+    a, b = leaf(3), leaf(3)
+    (a + b).sum().backward()
+    a.grad.add_(1)  # modifying one leaf's grad must not touch the other's
+    np.testing.assert_allclose(b.grad.numpy(), [1, 1, 1])
+
+
+def test_attributes_and_node_names():
+    x = leaf(2, 3)
+    y = x * 2
+    assert x.is_leaf and not y.is_leaf and y.requires_grad
+    assert type(y.grad_fn).__name__ == "MulBackward0"
+    assert type((x + 1).grad_fn).__name__ == "AddBackward0"
+    assert y.grad_fn.next_functions[0][0].variable is x
+    assert type(y.grad_fn.next_functions[0][0]).__name__ == "AccumulateGrad"
+    assert "grad_fn=<MulBackward0>" in repr(y)
+    assert repr(torch.ones(2, requires_grad=True)) == "tensor([1., 1.], requires_grad=True)"
+    assert x.detach().grad_fn is None and not x.detach().requires_grad
+
+
+def test_requires_grad_rules():
+    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+        torch.ones(3, dtype=torch.int64).requires_grad_()
+    y = leaf(2) * 2
+    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+        y.requires_grad = False
+    x = torch.zeros(2)
+    assert x.requires_grad_() is x and x.requires_grad
+
+
+def test_error_messages():
+    x = leaf(3)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
+        torch.ones(2).sum().backward()
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        x.add_(1)
+    y = x.exp()
+    s = y.sum()
+    s.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        s.backward()
+    a = leaf(3)
+    b = a * 2
+    c = b * b
+    b.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        c.sum().backward()
+
+
+def test_retain_graph_allows_second_backward():
+    x = leaf(3)
+    s = x.exp().sum()
+    s.backward(retain_graph=True)
+    s.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(x.detach().numpy()))
+
+
+def test_hooks_and_retain_grad():
+    x = leaf(3)
+    seen = []
+    h = x.register_hook(lambda g: seen.append(g.numpy().copy()))
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: g * 10)  # replaces the gradient flowing on
+    y.sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [1, 1, 1])
+    np.testing.assert_allclose(x.grad.numpy(), [20, 20, 20])
+    np.testing.assert_allclose(seen[0], [20, 20, 20])
+    h.remove()
+    x.grad = None
+    (x * 1).sum().backward()
+    assert len(seen) == 1
+
+
+def test_no_grad_enable_grad_set_grad_enabled_inference_mode():
+    x = leaf(2)
+    with torch.no_grad():
+        assert not (x * 2).requires_grad
+        with torch.enable_grad():
+            assert (x * 2).requires_grad
+    with torch.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert torch.is_grad_enabled()
+    with torch.inference_mode():
+        assert not (x * 2).requires_grad
+
+    @torch.no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(x).requires_grad and torch.is_grad_enabled()
+
+
+def test_autograd_grad_and_double_backward():
+    x = leaf(3)
+    y = (x ** 3).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * x.detach().numpy() ** 2)
+    assert x.grad is None
+    (g2,) = torch.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g2.numpy(), 6 * x.detach().numpy())
+    z = leaf(2)
+    with pytest.raises(RuntimeError, match="appears to not have been used"):
+        torch.autograd.grad((x * 2).sum(), [x, z])
+    assert torch.autograd.grad((x * 2).sum(), [x, z], allow_unused=True)[1] is None
+
+
+def test_deep_graph_has_no_recursion_limit():
+    x = torch.zeros(1, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y + 1
+    y.sum().backward()
+    assert x.grad.item() == 1.0
+    del y
+    gc.collect()
+
+
+def test_saved_tensors_are_freed_after_backward():
+    x = leaf(1000)
+    before = torch._C._live_storages()
+    s = (x.exp() * x.sin()).sum()
+    s.backward()
+    # the graph's saved intermediates are released once backward ran
+    assert torch._C._live_storages() - before <= 2
+
+
+def test_custom_function():
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+
+    x = leaf(4)
+    y = Cube.apply(x)
+    assert type(y.grad_fn).__name__ == "CubeBackward"
+    (y * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * x.detach().numpy() ** 2)
+    assert gradcheck(lambda t: Cube.apply(t), (leaf(3),))
+
+
+def test_setitem_records_in_place():
+    x = leaf(4)
+    y = x * 1
+    v = leaf(2)
+    y[1:3] = v * 3
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1, 0, 0, 1])
+    np.testing.assert_allclose(v.grad.numpy(), [3, 3])
+
+
+def test_dtype_conversion_gradient_has_input_dtype():
+    x = leaf(3)
+    y = x.float()
+    assert type(y.grad_fn).__name__ == "ToCopyBackward0"
+    (y * 2).sum().backward()
+    assert x.grad.dtype == torch.float64
+    np.testing.assert_allclose(x.grad.numpy(), [2, 2, 2])

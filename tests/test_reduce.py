@@ -1,0 +1,820 @@
+"""Tests of the reduction family (sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std,
+norm, logsumexp, all/any, count_nonzero, cumsum/cumprod, softmax/log_softmax, sort/argsort/topk,
+median) against NumPy, over dtypes x layouts x dims, plus PyTorch's errors, named-tuple results,
+empty tensors, NaN handling, numerical stability, accuracy and determinism."""
+import math
+
+import numpy as np
+import pytest
+
+import ctorch
+from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, to_numpy
+
+# rtol/atol per dtype for results computed from the tensor's own (already rounded) values
+RTOL = {"float64": 1e-10, "float32": 2e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
+LAYOUTS = ["contiguous", "transposed", "narrowed", "expanded"]
+DIMS = [None, 0, 1, -1, (0, 2), (-1, 0, 1), [2], ()]
+
+
+def L(t):
+    """The values of t as (nested) Python lists."""
+    return to_numpy(t).tolist()
+
+
+def dt(name):
+    return getattr(ctorch, name)
+
+
+def data(dtype, shape, rng, low=None):
+    """Random values representable in dtype: small integers, bools, or floats near 1 (so that
+    products and low-precision sums stay well conditioned)."""
+    if dtype == "bool":
+        return rng.random(shape) < 0.6
+    if dtype in INT_DTYPES:
+        lo = 0 if dtype == "uint8" else -3
+        return rng.integers(lo, 4, size=shape)
+    if low is None:
+        return rng.standard_normal(shape)
+    return rng.uniform(low, low + 1, size=shape)
+
+
+def make(arr, dtype, layout, device="cpu"):
+    """arr (3-d) as a tensor of dtype in the given layout (same values)."""
+    kw = {"dtype": dt(dtype), "device": device}
+    if layout == "contiguous":
+        return ctorch.tensor(arr, **kw)
+    if layout == "transposed":  # strides reversed: a permuted view of a contiguous copy
+        return ctorch.tensor(np.ascontiguousarray(arr.transpose(2, 1, 0)), **kw).permute(2, 1, 0)
+    if layout == "narrowed":  # a narrow along dim 1 of a bigger tensor, then a transpose
+        big = np.concatenate([arr[:, :1], arr, arr[:, :2]], axis=1)
+        return ctorch.tensor(big, **kw).narrow(1, 1, arr.shape[1])
+    if layout == "expanded":  # stride 0 along dim 1
+        return ctorch.tensor(arr[:, :1, :], **kw).expand(*arr.shape)
+    raise ValueError(layout)
+
+
+def ref(t):
+    """NumPy copy of t's values in float64 (floats) or int64 (integers and bool)."""
+    a = to_numpy(t)
+    return a.astype(np.float64) if a.dtype.kind == "f" else a.astype(np.int64)
+
+
+def np_axis(dim, ndim):
+    if dim is None or dim == () or dim == []:
+        return None
+    if isinstance(dim, int):
+        return dim
+    return tuple(dim)
+
+
+def check(actual, expected, dtype, rtol=None, atol_scale=1.0):
+    exp = np.asarray(expected)
+    a = to_numpy(actual)
+    assert a.shape == exp.shape, f"shape {a.shape} != {exp.shape}"
+    if a.dtype.kind == "f" or exp.dtype.kind == "f":
+        r = RTOL.get(dtype, 1e-12) if rtol is None else rtol
+        np.testing.assert_allclose(a.astype(np.float64), exp.astype(np.float64), rtol=r, atol=r * atol_scale,
+                                   equal_nan=True)
+    else:
+        np.testing.assert_array_equal(a, exp)
+
+
+# --- sum / mean / prod / nansum --------------------------------------------------------------------
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_sum(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    out_dtype = ctorch.int64 if dtype in INT_DTYPES + ["bool"] else dt(dtype)
+    for dim in DIMS:
+        for keepdim in (False, True):
+            r = t.sum(dim, keepdim) if dim is not None else t.sum(dim=None, keepdim=keepdim)
+            assert r.dtype == out_dtype
+            check(r, np.sum(x, axis=np_axis(dim, 3), keepdims=keepdim), dtype, atol_scale=10)
+    assert ctorch.sum(t).dtype == out_dtype
+    check(ctorch.sum(input=t, dim=1), np.sum(x, axis=1), dtype, atol_scale=10)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_mean(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    for dim in DIMS:
+        for keepdim in (False, True):
+            r = t.mean(dim, keepdim)
+            assert r.dtype == dt(dtype)
+            check(r, np.mean(x, axis=np_axis(dim, 3), keepdims=keepdim), dtype, atol_scale=2)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_prod(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng, low=0.5), dtype, layout, device)
+    x = ref(t)
+    out_dtype = ctorch.int64 if dtype in INT_DTYPES + ["bool"] else dt(dtype)
+    for dim in [None, 0, 1, -1]:
+        for keepdim in (False, True):
+            r = t.prod(dim, keepdim) if dim is not None else t.prod()
+            assert r.dtype == out_dtype
+            exp = np.prod(x, axis=dim, keepdims=keepdim and dim is not None)
+            check(r, exp, dtype, rtol=RTOL.get(dtype, 0) * 4 if dtype in RTOL else None)
+
+
+def test_sum_dtype_argument(device):
+    x = ctorch.tensor([[1, 2], [3, 300]], device=device)
+    assert x.sum(dtype=ctorch.float32).dtype == ctorch.float32
+    assert L(x.sum(0, dtype=ctorch.float64)) == [4.0, 302.0]
+    assert ctorch.tensor([300, 300], device=device).sum(dtype=ctorch.uint8).item() == 88  # cast first, wraps
+    assert ctorch.tensor([True, True], device=device).sum(dtype=ctorch.bool).item() is True
+    h = ctorch.tensor([65504.0, 65504.0], dtype=ctorch.float16, device=device)
+    assert math.isinf(h.sum().item())  # the float16 result overflows
+    assert h.mean().item() == 65504.0  # accumulated in float32
+    assert h.sum(dtype=ctorch.float32).item() == 131008.0
+    assert ctorch.tensor([1, 2, 3], dtype=ctorch.int8, device=device).mean(dtype=ctorch.float32).item() == 2.0
+    assert ctorch.sum(x, 0, True, dtype=ctorch.float64).shape == (1, 2)
+
+
+def test_int_accumulation_is_int64(device):
+    x = ctorch.tensor(np.full(1000, 100, dtype=np.int8), device=device)
+    assert x.sum().item() == 100000
+    assert x.sum().dtype == ctorch.int64
+    big = ctorch.tensor([2**62, 2**62, 2**62], device=device)
+    assert big.sum().item() == np.array([2**62] * 3, dtype=np.int64).sum()  # wraps like int64
+
+
+def test_nansum(device):
+    x = ctorch.tensor([[1.0, float("nan")], [3.0, 4.0]], device=device)
+    assert x.nansum().item() == 8.0
+    assert L(x.nansum(0)) == [4.0, 4.0]
+    assert math.isnan(x.sum().item())
+
+
+# --- max / min / amax / amin / argmax / argmin ----------------------------------------------------
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_amax_amin(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    for dim in DIMS:
+        for keepdim in (False, True):
+            check(t.amax(dim, keepdim), np.max(x, axis=np_axis(dim, 3), keepdims=keepdim), dtype)
+            check(ctorch.amin(t, dim, keepdim), np.min(x, axis=np_axis(dim, 3), keepdims=keepdim), dtype)
+            assert t.amax(dim, keepdim).dtype == t.dtype
+    check(t.max(), np.max(x), dtype)
+    check(ctorch.min(t), np.min(x), dtype)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_max_min_dim(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    for dim in (0, 1, 2, -1):
+        for keepdim in (False, True):
+            r = t.max(dim, keepdim)
+            assert isinstance(r, tuple) and len(r) == 2
+            check(r.values, np.max(x, axis=dim, keepdims=keepdim), dtype)
+            check(r.indices, np.argmax(x, axis=dim, keepdims=keepdim), "int64")  # first occurrence
+            r = ctorch.min(t, dim=dim, keepdim=keepdim)
+            check(r[0], np.min(x, axis=dim, keepdims=keepdim), dtype)
+            check(r[1], np.argmin(x, axis=dim, keepdims=keepdim), "int64")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != "bool"])
+def test_argmax_argmin(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    assert t.argmax().item() == np.argmax(x)
+    assert ctorch.argmin(t).item() == np.argmin(x)
+    assert t.argmax(keepdim=True).shape == (1, 1, 1)
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            check(t.argmax(dim, keepdim), np.argmax(x, axis=dim, keepdims=keepdim), "int64")
+            check(t.argmin(dim=dim, keepdim=keepdim), np.argmin(x, axis=dim, keepdims=keepdim), "int64")
+
+
+def test_max_nan_and_ties(device):
+    nan = float("nan")
+    x = ctorch.tensor([1.0, nan, 3.0, nan], device=device)
+    assert math.isnan(x.max().item()) and math.isnan(x.amin().item())
+    assert x.argmax().item() == 1 and x.argmin().item() == 1  # NaN counts as max and min
+    r = x.max(0)
+    assert math.isnan(r.values.item()) and r.indices.item() == 1
+    y = ctorch.tensor([2.0, 1.0, 2.0, 1.0], device=device)
+    assert y.argmax().item() == 0 and y.argmin().item() == 1  # first occurrence
+    assert y.max(0).indices.item() == 0
+    z = ctorch.tensor([[1.0, nan], [nan, 2.0], [3.0, 4.0]], device=device)
+    assert np.array_equal(to_numpy(z.amax(1)), [np.nan, np.nan, 4.0], equal_nan=True)
+    assert L(z.argmax(1)) == [1, 0, 1]
+    # NaN in the middle of a long line (block-wise search) and in an outer-dim reduction
+    w = np.arange(5000, dtype=np.float32)
+    w[3000] = np.nan
+    tw = ctorch.tensor(w, device=device)
+    assert tw.argmax().item() == 3000 and math.isnan(tw.max().item())
+    cols = ctorch.tensor(np.stack([w, w[::-1].copy()], 1), device=device)
+    assert np.isnan(to_numpy(cols.amax(0))).all()
+    # outer-dim max/min over rows taken four at a time, NaN in any of the four
+    m = np.random.default_rng(3).standard_normal((67, 3000))
+    for r, c in [(37, 2500), (5, 10), (64, 2999), (66, 0), (1, 1)]:
+        m[r, c] = np.nan
+    for dtype in ("float32", "float64"):
+        tm = ctorch.tensor(m, dtype=dt(dtype), device=device)
+        for fn, npfn in ((tm.amax, np.max), (tm.amin, np.min)):
+            np.testing.assert_array_equal(to_numpy(fn(0)), npfn(m, axis=0).astype(dtype))
+
+
+def test_max_binary_and_bad_args(device):
+    x = ctorch.tensor([[1.0, 2.0]], device=device)
+    with pytest.raises(TypeError):
+        x.max(keepdim=True)
+    with pytest.raises(TypeError, match="must be int"):
+        x.argmax(dim=(0,))
+    with pytest.raises(TypeError, match="must be int"):
+        x.max(dim=(0,))
+
+
+def test_aminmax(device, rng):
+    a = rng.standard_normal((3, 4))
+    t = ctorch.tensor(a, device=device)
+    r = ctorch.aminmax(t)
+    assert r.min.item() == a.min() and r.max.item() == a.max()
+    r = t.aminmax(dim=1, keepdim=True)
+    check(r.min, a.min(1, keepdims=True), "float64")
+    check(r.max, a.max(1, keepdims=True), "float64")
+    assert repr(r).startswith("torch.return_types.aminmax(\nmin=tensor(")
+
+
+# --- var / std ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_var_std(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    for dim in [None, 0, -1, (0, 2), [1]]:
+        ax = np_axis(dim, 3)
+        n = x.size if ax is None else np.prod([x.shape[d] for d in np.atleast_1d(ax)])
+        for keepdim in (False, True):
+            for correction in (0, 1, 2.5):
+                if n - correction <= 0:
+                    continue
+                ev = np.var(x, axis=ax, keepdims=keepdim, ddof=correction)
+                check(t.var(dim, keepdim=keepdim, correction=correction), ev, dtype, atol_scale=2)
+                check(t.std(dim, keepdim=keepdim, correction=correction), np.sqrt(ev), dtype, atol_scale=2)
+        check(t.var(dim, False), np.var(x, axis=ax, ddof=0), dtype, atol_scale=2)  # unbiased=False
+        check(ctorch.std(t, dim, True), np.std(x, axis=ax, ddof=1), dtype, atol_scale=2)
+    check(t.std(False), np.std(x, ddof=0), dtype)  # std(unbiased)
+    v, m = ctorch.var_mean(t, 1, keepdim=True)
+    check(v, np.var(x, axis=1, ddof=1, keepdims=True), dtype, atol_scale=2)
+    check(m, np.mean(x, axis=1, keepdims=True), dtype, atol_scale=2)
+    assert v.dtype == m.dtype == dt(dtype)
+    s, m = ctorch.std_mean(t, correction=0)
+    check(s, np.std(x), dtype)
+    check(m, np.mean(x), dtype, atol_scale=2)
+
+
+def test_var_dof_warning_and_empty(device):
+    x = ctorch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    with pytest.warns(UserWarning, match=r"var\(\): degrees of freedom is <= 0"):
+        r = x.var(0, correction=2)
+    assert L(r) == [math.inf, math.inf]
+    with pytest.warns(UserWarning, match=r"std\(\): degrees of freedom"):
+        assert math.isnan(ctorch.tensor([], device=device).std().item())
+    with pytest.warns(UserWarning):
+        assert np.isnan(to_numpy(x.narrow(0, 0, 1).std(0))).all()
+
+
+def test_var_stable_with_large_offset(device):
+    a = 1e4 + np.random.default_rng(0).standard_normal(100000).astype(np.float32)
+    t = ctorch.tensor(a, device=device)
+    # two passes: no catastrophic cancellation in float32
+    assert abs(t.var().item() - np.var(a.astype(np.float64), ddof=1)) < 1e-3
+
+
+# --- norm -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_norm(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    for p in [2, "fro", 1, 3, 1.5, 0, float("inf"), float("-inf"), -1]:
+        for dim in [None, 0, -1, (0, 2)]:
+            if p == "fro" and dim is None:
+                exp = np.sqrt(np.sum(x * x))
+            else:
+                q = 2 if p == "fro" else p
+                ax = np_axis(dim, 3)
+                a = np.abs(x)
+                if q == float("inf"):
+                    exp = np.max(a, axis=ax)
+                elif q == float("-inf"):
+                    exp = np.min(a, axis=ax)
+                elif q == 0:
+                    exp = np.sum(a != 0, axis=ax).astype(np.float64)
+                else:
+                    exp = np.sum(a ** q, axis=ax) ** (1.0 / q)
+            r = t.norm(p, dim)
+            assert r.dtype == dt(dtype)
+            check(r, exp, dtype, atol_scale=3)
+    check(ctorch.norm(t, dim=1, keepdim=True), np.sqrt(np.sum(x * x, axis=1, keepdims=True)), dtype, atol_scale=3)
+    assert t.norm(dtype=ctorch.float64).dtype == ctorch.float64
+
+
+def test_norm_errors(device):
+    f = ctorch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    with pytest.raises(NotImplementedError, match="linalg.vector_norm: Expected a floating point or complex tensor "
+                                                  "as input. Got Long"):
+        ctorch.tensor([1, 2], device=device).norm()
+    with pytest.raises(RuntimeError, match="dtype should be floating point or complex, but got Long"):
+        f.norm(dtype=ctorch.int64)
+    with pytest.raises(RuntimeError, match="Order abc not supported"):
+        f.norm(p="abc")
+    with pytest.raises(RuntimeError, match="cannot compute the inf norm on an empty tensor"):
+        ctorch.tensor([], device=device).norm(float("inf"))
+    assert ctorch.tensor([], device=device).norm().item() == 0.0
+    assert f.norm(p="fro", dim=(0, 1)).item() == pytest.approx(math.sqrt(30))
+
+
+# --- logsumexp --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_logsumexp(device, dtype, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, "transposed", device)
+    x = ref(t).astype(np.float64)
+    exp_dtype = dt(dtype) if dtype in FLOAT_DTYPES else ctorch.float32
+    for dim in [0, -1, (0, 2), [0, 1, 2]]:
+        for keepdim in (False, True):
+            ax = np_axis(dim, 3)
+            m = np.max(x, axis=ax, keepdims=True)
+            exp = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
+            if not keepdim:
+                exp = np.squeeze(exp, axis=ax)
+            r = ctorch.logsumexp(t, dim, keepdim)
+            assert r.dtype == exp_dtype
+            check(r, exp, str(exp_dtype).replace("torch.", ""))
+
+
+def test_logsumexp_stable_and_infinite(device):
+    inf = float("inf")
+    x = ctorch.tensor([1000.0, 1000.0], device=device)
+    assert x.logsumexp(0).item() == pytest.approx(1000 + math.log(2))
+    assert ctorch.tensor([-1000.0, -1000.0], device=device).logsumexp(0).item() == pytest.approx(-1000 + math.log(2))
+    assert ctorch.tensor([-inf, -inf], device=device).logsumexp(0).item() == -inf
+    assert ctorch.tensor([inf, inf], device=device).logsumexp(0).item() == inf
+    assert ctorch.tensor([-inf, inf], device=device).logsumexp(0).item() == inf
+    assert L(ctorch.tensor(np.zeros((0, 3)), device=device).logsumexp(0)) == [-inf] * 3
+    with pytest.raises(TypeError, match="missing required argument 'dim'"):
+        x.logsumexp()
+
+
+# --- all / any / count_nonzero ------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_all_any_count_nonzero(device, dtype, layout, rng):
+    arr = data(dtype, (3, 4, 5), rng)
+    if dtype in FLOAT_DTYPES:
+        arr = np.where(rng.random(arr.shape) < 0.3, 0.0, arr)
+        arr[0, 0, 0] = 0.25  # fractional values are true
+    t = make(arr, dtype, layout, device)
+    x = ref(t)
+    out_dtype = ctorch.uint8 if dtype == "uint8" else ctorch.bool
+    for dim in DIMS:
+        for keepdim in (False, True):
+            ax = np_axis(dim, 3)
+            r = t.all(dim, keepdim)
+            assert r.dtype == out_dtype
+            check(r, np.all(x != 0, axis=ax, keepdims=keepdim).astype(to_numpy(r).dtype), "bool")
+            r = ctorch.any(t, dim, keepdim=keepdim)
+            check(r, np.any(x != 0, axis=ax, keepdims=keepdim).astype(to_numpy(r).dtype), "bool")
+        r = t.count_nonzero(dim)
+        assert r.dtype == ctorch.int64
+        check(r, np.count_nonzero(x, axis=np_axis(dim, 3)), "int64")
+    assert ctorch.tensor([float("nan")], device=device).all().item() is True
+    assert ctorch.tensor([], device=device).all().item() is True
+    assert ctorch.tensor([], device=device).any().item() is False
+
+
+# --- cumsum / cumprod -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_cumsum_cumprod(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng, low=0.5), dtype, layout, device)
+    x = ref(t)
+    out_dtype = ctorch.int64 if dtype in INT_DTYPES + ["bool"] else dt(dtype)
+    for dim in (0, 1, -1):
+        r = t.cumsum(dim)
+        assert r.dtype == out_dtype and r.shape == t.shape
+        check(r, np.cumsum(x, axis=dim), dtype, atol_scale=4)
+        check(ctorch.cumprod(t, dim), np.cumprod(x, axis=dim), dtype, atol_scale=4)
+    r = t.cumsum(1, dtype=ctorch.float64)
+    assert r.dtype == ctorch.float64
+    check(r, np.cumsum(x, axis=1), "float64", rtol=1e-12)
+
+
+def test_cumsum_long_and_zero_dim(device):
+    a = np.random.default_rng(0).standard_normal(100000).astype(np.float32)
+    t = ctorch.tensor(a, device=device)
+    exp = np.cumsum(a.astype(np.float64))
+    np.testing.assert_allclose(to_numpy(t.cumsum(0)), exp, rtol=1e-5, atol=1e-3)  # accumulated in double
+    s = ctorch.tensor(5, device=device)
+    assert s.cumsum(0).item() == 5 and s.cumsum(0).shape == ()
+    assert ctorch.tensor(np.zeros((3, 0)), device=device).cumsum(1).shape == (3, 0)
+    with pytest.raises(TypeError, match="missing required argument 'dim'"):
+        t.cumsum()
+
+
+# --- softmax / log_softmax ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_softmax(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    for dim in (0, 1, -1):
+        e = np.exp(x - x.max(axis=dim, keepdims=True))
+        sm = e / e.sum(axis=dim, keepdims=True)
+        r = t.softmax(dim)
+        assert r.dtype == t.dtype and r.shape == t.shape
+        check(r, sm, dtype)
+        check(ctorch.log_softmax(t, dim), np.log(sm), dtype, atol_scale=4)
+    r = ctorch.softmax(t, 1, dtype=ctorch.float64)
+    assert r.dtype == ctorch.float64
+
+
+def test_softmax_stable_and_ints(device):
+    x = ctorch.tensor([[1000.0, 0.0, -1000.0], [1000.0, 1000.0, 1000.0]], device=device)
+    r = to_numpy(x.softmax(1))
+    np.testing.assert_allclose(r, [[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], rtol=1e-6)
+    ls = to_numpy(x.log_softmax(1))
+    np.testing.assert_allclose(ls, [[0, -1000, -2000], [-math.log(3)] * 3], rtol=1e-6)
+    inf = float("inf")
+    assert np.isnan(to_numpy(ctorch.tensor([-inf, -inf], device=device).softmax(0))).all()
+    assert L(ctorch.tensor([-inf, 0.0], device=device).log_softmax(0)) == [-inf, 0.0]
+    i = ctorch.tensor([[1, 2], [3, 4]], device=device)
+    with pytest.raises(NotImplementedError, match="\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"):
+        i.softmax(1)
+    with pytest.raises(NotImplementedError, match="\"log_softmax_kernel_impl\" not implemented for 'Long'"):
+        i.log_softmax(0)
+    np.testing.assert_allclose(to_numpy(i.softmax(1, dtype=ctorch.float32)), [[0.26894142, 0.7310586]] * 2,
+                               rtol=1e-6)
+    assert ctorch.tensor(3.0, device=device).softmax(0).item() == 1.0
+    big = ctorch.tensor(np.random.default_rng(0).standard_normal((64, 3000)) * 50, device=device)
+    np.testing.assert_allclose(to_numpy(big.softmax(1)).sum(1), np.ones(64), rtol=1e-12)
+
+
+# --- sort / argsort / topk / median --------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_sort(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    for dim in (0, 1, -1):
+        for descending in (False, True):
+            r = t.sort(dim, descending)
+            key = -x if descending else x
+            order = np.argsort(key, axis=dim, kind="stable")
+            check(r.values, np.take_along_axis(x, order, dim), dtype)
+            check(r.indices, order, "int64")  # our sort is stable
+            check(ctorch.argsort(t, dim=dim, descending=descending), order, "int64")
+    check(t.sort(stable=True).values, np.sort(x, axis=-1), dtype)
+
+
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != "bool"])
+def test_topk(device, dtype, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, "transposed", device)
+    x = ref(t)
+    for dim in (0, 1, -1):
+        for largest in (True, False):
+            for k in (0, 1, 3):
+                r = t.topk(k, dim, largest)
+                assert type(r).__name__ == "topk"
+                srt = -np.sort(-x, axis=dim) if largest else np.sort(x, axis=dim)
+                check(r.values, np.take(srt, range(k), axis=dim), dtype)
+                # the indices point at the values
+                check(r.values, np.take_along_axis(x, to_numpy(r.indices), dim), dtype)
+
+
+def test_sort_topk_nan_and_errors(device):
+    nan = float("nan")
+    x = ctorch.tensor([1.0, nan, 3.0, nan], device=device)
+    r = x.sort()
+    assert np.array_equal(to_numpy(r.values), [1, 3, nan, nan], equal_nan=True)
+    assert L(r.indices) == [0, 2, 1, 3]
+    r = x.sort(descending=True)
+    assert np.array_equal(to_numpy(r.values), [nan, nan, 3, 1], equal_nan=True)
+    assert L(r.indices) == [1, 3, 2, 0]
+    r = x.topk(2)
+    assert math.isnan(to_numpy(r.values)[0]) and L(r.indices)[0] == 1
+    assert L(x.topk(3, largest=False).indices) == [0, 2, 1]
+    big = ctorch.tensor([2**62 + 1, 2**62], device=device)
+    assert L(big.sort().indices) == [1, 0]  # int64 keys compared exactly
+    f = ctorch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        f.topk(3)
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        f.topk(-1)
+    with pytest.raises(TypeError, match=r"topk\(\): argument 'k' \(position 1\) must be int, not float"):
+        f.topk(2.0)
+    with pytest.raises(NotImplementedError, match="topk does not support bool dtypes on CPU"):
+        ctorch.tensor([True, False], device=device).topk(1)
+    assert f.topk(0).values.shape == (2, 0)
+    s = ctorch.tensor(3.0, device=device)
+    assert s.sort().values.item() == 3.0 and s.topk(1).indices.item() == 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16"])
+def test_topk_median_select_matches_stable_sort(device, dtype):
+    """topk and median select in the order of a stable sort, so with many ties the indices are
+    exactly those of the stable sort's first k (and middle) positions."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 6, size=(7, 301)).astype(np.float64)
+    x[2, ::7] = np.nan if dtype != "int64" else 3
+    t = ctorch.tensor(x, dtype=dt(dtype), device=device)
+    for dim, xs in ((1, x), (0, x.T)):  # dim 0: the tiled (column) path
+        for largest in (True, False):
+            for k in (1, 37, 300):
+                if k > xs.shape[1]:
+                    continue
+                r = t.topk(k, dim, largest)
+                key = np.where(np.isnan(xs), np.inf, xs)
+                order = np.argsort(-key if largest else key, axis=1, kind="stable")[:, :k]
+                got = to_numpy(r.indices)
+                check(r.indices, order if dim == 1 else order.T, "int64")
+                assert got.shape == (order.shape if dim == 1 else order.T.shape)
+        m = t.median(dim)
+        key = np.where(np.isnan(xs), np.inf, xs)
+        mid = np.argsort(key, axis=1, kind="stable")[:, (xs.shape[1] - 1) // 2]
+        has_nan = np.isnan(xs).any(axis=1)
+        exp_idx = np.where(has_nan, np.argmax(np.isnan(xs), axis=1), mid)
+        check(m.indices, exp_idx, "int64")
+
+
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != "bool"])
+def test_median(device, dtype, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, "narrowed", device)
+    x = ref(t)
+    flat = np.sort(x.ravel())
+    check(t.median(), flat[(flat.size - 1) // 2], dtype)  # the lower median
+    assert t.median().dtype == t.dtype
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            r = t.median(dim, keepdim)
+            srt = np.sort(x, axis=dim)
+            exp = np.take(srt, [(x.shape[dim] - 1) // 2], axis=dim)
+            check(r.values, exp if keepdim else np.squeeze(exp, dim), dtype)
+            idx = to_numpy(r.indices if keepdim else r.indices.unsqueeze(dim))
+            check(r.values, np.take_along_axis(x, idx, dim) if keepdim
+                  else np.squeeze(np.take_along_axis(x, idx, dim), dim), dtype)
+
+
+def test_median_nan_and_ties(device):
+    nan = float("nan")
+    r = ctorch.tensor([5.0, 1, nan, 3, 0], device=device).median(0)
+    assert math.isnan(r.values.item()) and r.indices.item() == 2
+    assert math.isnan(ctorch.tensor([1.0, nan], device=device).median().item())
+    r = ctorch.tensor([3.0, 1.0, 1.0, 2.0], device=device).median(0)
+    assert r.values.item() == 1.0 and r.indices.item() == 2
+    assert ctorch.tensor([1.0, 2.0, 3.0, 4.0], device=device).median().item() == 2.0
+    assert math.isnan(ctorch.tensor([], device=device).median().item())
+    with pytest.raises(IndexError, match=r"median\(\): Expected reduction dim 0 to have non-zero size."):
+        ctorch.tensor(np.zeros((0, 3)), device=device).median(0)
+
+
+# --- zero-dim and empty tensors ---------------------------------------------------------------------------------------
+def test_zero_dim(device):
+    s = ctorch.tensor(3.5, device=device)
+    for dim in (None, 0, -1):
+        for keepdim in (False, True):
+            kw = {} if dim is None else {"dim": dim}
+            assert s.sum(keepdim=keepdim, **kw).item() == 3.5 and s.sum(**kw).shape == ()
+            assert s.amax(keepdim=keepdim, **kw).item() == 3.5
+            assert s.mean(**kw).item() == 3.5
+    r = s.max(0)
+    assert r.values.item() == 3.5 and r.indices.item() == 0 and r.values.shape == ()
+    assert s.argmax().item() == 0 and s.argmax(0).item() == 0
+    assert s.cumsum(0).item() == 3.5 and s.softmax(0).item() == 1.0
+    assert s.median().item() == 3.5
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
+        s.sum(1)
+
+
+def test_empty(device):
+    e = ctorch.tensor(np.zeros((0, 4)), dtype=ctorch.float32, device=device)
+    assert ctorch.tensor([], device=device).sum().item() == 0.0
+    assert ctorch.tensor([], device=device).prod().item() == 1.0
+    assert math.isnan(ctorch.tensor([], device=device).mean().item())
+    assert L(e.sum(0)) == [0.0] * 4
+    assert e.sum(1).shape == (0,)
+    assert L(e.prod(0)) == [1.0] * 4
+    assert np.isnan(to_numpy(e.mean(0))).all()
+    assert e.amax(1).shape == (0,)
+    assert e.max(1).values.shape == (0,) and e.max(1).indices.dtype == ctorch.int64
+    assert e.argmax(1).shape == (0,)
+    assert e.sum(0, keepdim=True).shape == (1, 4)
+    assert L(e.all(0)) == [True] * 4 and L(e.any(0)) == [False] * 4
+    assert L(e.count_nonzero(0)) == [0] * 4
+    assert L(e.norm(dim=0)) == [0.0] * 4
+    assert e.sort(0).values.shape == (0, 4) and e.softmax(0).shape == (0, 4)
+    assert L(ctorch.tensor(np.zeros((3, 0)), device=device).sum(1)) == [0.0] * 3
+    with pytest.raises(RuntimeError, match=r"^max\(\): Expected reduction dim to be specified for input.numel\(\) == 0. "
+                                           r"Specify the reduction dim with the 'dim' argument.$"):
+        ctorch.tensor([], device=device).max()
+    with pytest.raises(RuntimeError, match=r"^amin\(\): Expected reduction dim to be specified"):
+        e.amin()
+    with pytest.raises(IndexError, match=r"^amax\(\): Expected reduction dim 0 to have non-zero size.$"):
+        e.amax(0)
+    with pytest.raises(IndexError, match=r"^max\(\): Expected reduction dim 0 to have non-zero size.$"):
+        e.max(0)
+    with pytest.raises(IndexError, match=r"^argmax\(\): Expected reduction dim to be specified for "
+                                         r"input.numel\(\) == 0.$"):
+        e.argmax()
+    with pytest.raises(IndexError, match=r"^argmin\(\): Expected reduction dim 0 to have non-zero size.$"):
+        e.argmin(0)
+    with pytest.raises(RuntimeError, match="aminmax"):
+        ctorch.aminmax(e)
+
+
+# --- errors ------------------------------------------------------------------------------------------------------
+def test_errors(device):
+    f = ctorch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    i = ctorch.tensor([[1, 2], [3, 4]], device=device)
+    msg = r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"
+    for fn in (lambda: f.sum(2), lambda: f.sum((0, 2)), lambda: f.mean(dim=2), lambda: f.max(2),
+               lambda: f.argmax(2), lambda: f.amax(-3), lambda: f.std(2), lambda: f.cumsum(2),
+               lambda: f.softmax(2), lambda: f.sort(2), lambda: f.topk(1, 2), lambda: f.median(2),
+               lambda: f.logsumexp(2), lambda: f.all(2), lambda: f.count_nonzero(2), lambda: f.prod(2)):
+        with pytest.raises(IndexError, match=msg.replace("got 2", "got -?[23]")):
+            fn()
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        f.sum((0, -2))
+    with pytest.raises(NotImplementedError, match=r"^mean\(\): could not infer output dtype. Input dtype must be either "
+                                                  r"a floating point or complex dtype. Got: Long$"):
+        i.mean()
+    assert issubclass(NotImplementedError, RuntimeError)  # so RuntimeError handlers catch it too
+    with pytest.raises(NotImplementedError, match="Optional dtype must be either a floating point or complex dtype. "
+                                                  "Got: Long"):
+        f.mean(0, dtype=ctorch.int64)
+    with pytest.raises(NotImplementedError, match="^std and var only support floating point and complex dtypes$"):
+        i.std()
+    with pytest.raises(NotImplementedError, match="^argmax\\(\\): does not support bool input$"):
+        ctorch.tensor([True], device=device).argmax()
+    with pytest.raises(TypeError, match="must be Tensor"):
+        ctorch.sum([1, 2])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        f.sum(bogus=1)
+    with pytest.raises(TypeError, match="must be tuple of ints"):
+        f.sum(1.0)
+    with pytest.raises(TypeError):
+        f.prod((0, 1))
+
+
+# --- named tuples --------------------------------------------------------------------------------------------------
+def test_named_tuples(device):
+    x = ctorch.tensor([[1, 4], [3, 2]], device=device)
+    r = ctorch.max(x, 0)
+    assert repr(r) == "torch.return_types.max(\nvalues=tensor([3, 4]),\nindices=tensor([1, 0]))"
+    assert type(r).__name__ == "max" and type(r).__module__ == "torch.return_types"
+    assert isinstance(r, tuple) and len(r) == 2 and r[0] is r.values and r[1] is r.indices
+    values, indices = x.min(1)
+    assert L(values) == [1, 2] and L(indices) == [0, 1]
+    assert isinstance(r, ctorch.return_types.max)
+    for name, res in [("sort", x.sort()), ("topk", x.topk(1)), ("median", x.median(0)), ("min", x.min(0))]:
+        assert type(res).__name__ == name
+        assert repr(res).startswith(f"torch.return_types.{name}(\nvalues=tensor(")
+        assert "\nindices=tensor(" in repr(res)
+    assert str(r) == repr(r)
+
+
+# --- bigger shapes: the chunked, tiled, folded and multi-threaded paths ----------------------------------------------
+@pytest.mark.parametrize("shape,dims", [
+    ((100003,), None), ((3, 200001), 1), ((200001, 3), 0), ((200001, 3), 1), ((1000, 1500), 0),
+    ((1500, 1000), 1), ((5, 40000, 2), (0, 2)), ((2, 3, 70000), (0, 2)), ((64, 33, 65), (0, 2)),
+    ((9000, 7), (0, 1)), ((7, 9000), 0)])
+def test_large_layouts(device, shape, dims, rng):
+    a = rng.standard_normal(shape).astype(np.float32)
+    t = ctorch.tensor(a, device=device)
+    x = a.astype(np.float64)
+    ax = np_axis(dims, len(shape))
+    scale = np.sum(np.abs(x), axis=ax)
+    exp = np.sum(x, axis=ax)
+    got = to_numpy(t.sum(dims)).astype(np.float64)
+    assert np.all(np.abs(got - exp) <= 1e-6 * scale + 1e-6)
+    check(t.amax(dims), np.max(x, axis=ax), "float32")
+    got = to_numpy(t.mean(dims)).astype(np.float64)
+    assert np.all(np.abs(got - np.mean(x, axis=ax)) <= 1e-6 * np.mean(np.abs(x), axis=ax) + 1e-9)
+    check(t.var(dims), np.var(x, axis=ax, ddof=1), "float32", rtol=1e-4)
+    check(t.norm(dim=dims), np.sqrt(np.sum(x * x, axis=ax)), "float32", rtol=1e-5)
+    check(ctorch.logsumexp(t, dims if dims is not None else list(range(len(shape)))),
+          np.log(np.sum(np.exp(x), axis=ax)), "float32", rtol=1e-5)
+    if isinstance(dims, int):
+        check(t.argmax(dims), np.argmax(x, axis=dims), "int64")
+        check(t.cumsum(dims), np.cumsum(x, axis=dims), "float32", rtol=1e-5, atol_scale=100)
+        check(t.softmax(dims), np.exp(x) / np.exp(x).sum(axis=dims, keepdims=True), "float32", rtol=1e-5,
+              atol_scale=1e-3)
+    # a non-contiguous view of the same values
+    tt = ctorch.tensor(np.ascontiguousarray(a.T), device=device).permute(*range(len(shape) - 1, -1, -1))
+    got = to_numpy(tt.sum(dims)).astype(np.float64)
+    assert np.all(np.abs(got - exp) <= 1e-6 * scale + 1e-6)
+    # float64 and integer accumulation on the same layout
+    check(ctorch.tensor(x, device=device).sum(dims), exp, "float64", rtol=1e-12, atol_scale=1e-2)
+    ai = (a * 10).astype(np.int32)
+    ti = ctorch.tensor(ai, device=device)
+    check(ti.sum(dims), np.sum(ai.astype(np.int64), axis=ax), "int64")
+    check(ti.amax(dims), np.max(ai, axis=ax), "int32")
+    check(ti.amin(dims), np.min(ai, axis=ax), "int32")
+    check(ctorch.tensor(x, device=device).amin(dims), np.min(x, axis=ax), "float64")
+
+
+def test_random_views(device):
+    """Random shapes, permutations, slices and broadcasts against NumPy: the dim reordering and
+    merging of the reduction description."""
+    rng = np.random.default_rng(99)
+    for case in range(150):
+        nd = int(rng.integers(1, 5))
+        shape = [int(v) for v in rng.integers(1, 7, size=nd)]
+        a = rng.standard_normal(shape)
+        t = ctorch.tensor(a, device=device)
+        perm = [int(v) for v in rng.permutation(nd)]
+        t, a = t.permute(*perm), a.transpose(perm)
+        d = int(rng.integers(0, nd))
+        if a.shape[d] > 2:  # a slice
+            t, a = t.narrow(d, 1, a.shape[d] - 2), a[(slice(None),) * d + (slice(1, -1),)]
+        d = int(rng.integers(0, nd))
+        if a.shape[d] == 1:  # a broadcast
+            t = t.expand(*[3 if i == d else s for i, s in enumerate(a.shape)])
+            a = np.broadcast_to(a, t.shape)
+        dims = tuple(int(v) for v in np.nonzero(rng.random(nd) < 0.5)[0]) or None
+        keepdim = bool(rng.random() < 0.5)
+        ax = dims
+        check(t.sum(dims, keepdim), np.sum(a, axis=ax, keepdims=keepdim), "float64", atol_scale=10)
+        check(t.amax(dims, keepdim), np.max(a, axis=ax, keepdims=keepdim), "float64")
+        check(t.mean(dims, keepdim), np.mean(a, axis=ax, keepdims=keepdim), "float64", atol_scale=10)
+        n = a.size if ax is None else int(np.prod([a.shape[i] for i in ax]))
+        if n > 1:
+            check(t.var(dims, keepdim=keepdim), np.var(a, axis=ax, ddof=1, keepdims=keepdim), "float64",
+                  atol_scale=10)
+        check(ctorch.logsumexp(t, dims if dims else list(range(nd)), keepdim),
+              np.log(np.sum(np.exp(a), axis=ax, keepdims=keepdim)), "float64", atol_scale=10)
+        check(t.float().sum(dims, keepdim), np.sum(a, axis=ax, keepdims=keepdim), "float32", atol_scale=10)
+        if nd > 0:
+            d = int(rng.integers(0, nd))
+            check(t.argmax(d), np.argmax(a, axis=d), "int64")
+            check(t.cumsum(d), np.cumsum(a, axis=d), "float64", atol_scale=10)
+            check(t.softmax(d), np.exp(a) / np.exp(a).sum(axis=d, keepdims=True), "float64")
+            check(t.sort(d).values, np.sort(a, axis=d), "float64")
+
+
+def test_expanded_reduction(device):
+    a = np.arange(5, dtype=np.float32)
+    t = ctorch.tensor(a, device=device).expand(100000, 5)
+    check(t.sum(0), a * 100000, "float32")
+    check(t.sum(1), np.full(100000, 10.0), "float32")
+    assert t.sum().item() == 1000000.0
+
+
+# --- accuracy and determinism ---------------------------------------------------------------------------------------
+def test_float32_sum_accuracy(device):
+    a = np.random.default_rng(42).standard_normal(4 * 1024 * 1024).astype(np.float32) + 1.0
+    t = ctorch.tensor(a, device=device)
+    exact = a.astype(np.float64).sum()
+    got = t.sum().item()
+    assert abs(got - exact) <= 1e-5 * abs(exact)
+    assert abs(got - float(a.sum())) <= 1e-5 * abs(exact)  # NumPy's pairwise float32 sum
+    assert abs(t.mean().item() - exact / a.size) <= 1e-5 * abs(exact / a.size)
+    # outer-dim reduction of many rows also stays accurate (blocks of rows are cascaded pairwise)
+    b = a.reshape(-1, 16)
+    got = to_numpy(ctorch.tensor(b, device=device).sum(0)).astype(np.float64)
+    np.testing.assert_allclose(got, b.astype(np.float64).sum(0), rtol=1e-5)
+    h = ctorch.tensor(np.ones(100000), dtype=ctorch.float16, device=device)
+    assert h.sum(dtype=ctorch.float32).item() == 100000.0  # half accumulates in float32
+    assert h.mean().item() == 1.0
+
+
+def test_determinism(device):
+    a = np.random.default_rng(7).standard_normal((1 << 20) + 17).astype(np.float32)
+    t = ctorch.tensor(a, device=device)
+    m = ctorch.tensor(a[: 1 << 20].reshape(1024, 1024), device=device)
+    ops = [lambda: t.sum(), lambda: t.var(), lambda: t.norm(), lambda: m.sum(0), lambda: m.sum(1),
+           lambda: m.t().sum(1), lambda: t.logsumexp(0)]
+    first = [to_numpy(op()).tobytes() for op in ops]
+    for _ in range(3):
+        assert [to_numpy(op()).tobytes() for op in ops] == first
+    old = ctorch.get_num_threads()
+    try:
+        for n in (1, 3):
+            ctorch.set_num_threads(n)
+            assert [to_numpy(op()).tobytes() for op in ops] == first  # independent of the thread count
+    finally:
+        ctorch.set_num_threads(old)
+
+
+def test_sum_to_size(device, rng):
+    a = rng.standard_normal((2, 3))
+    t = ctorch.tensor(a, device=device)
+    check(t.sum_to_size(3), a.sum(0), "float64")
+    check(t.sum_to_size(1, 3), a.sum(0, keepdims=True), "float64")
+    check(t.sum_to_size((2, 1)), a.sum(1, keepdims=True), "float64")
+    check(t.sum_to_size([1, 1]), a.sum(keepdims=True), "float64")
+    assert t.sum_to_size(2, 3) is t
+    for bad in [(2,), (4, 3), (2, 3, 1)]:
+        with pytest.raises(RuntimeError, match=r"size \{\[.*\]\} is not expandable to size \{\[2, 3\]\}."):
+            t.sum_to_size(*bad)
