@@ -193,7 +193,7 @@ CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTenso
     }
     if (K != Kw) {
         PyErr_Format(PyExc_RuntimeError, "%smat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                     bias ? "" : "mm: ", (long long)M, (long long)K, (long long)Kw, (long long)N);
+                     bias ? "addmm: " : "mm: ", (long long)M, (long long)K, (long long)Kw, (long long)N);
         return NULL;
     }
     if (input->dtype != weight->dtype) {
