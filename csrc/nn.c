@@ -167,7 +167,7 @@ static const char *cpp_scalar_name(CtDType d)
     }
 }
 
-CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias)
+CtTensorObject *ct_nn_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias)
 {
     CtTensorObject *x2 = NULL, *w2 = NULL, *b2 = NULL, *out = NULL, *result = NULL;
     if (input->ndim == 0 || weight->ndim == 0) {
@@ -2013,7 +2013,7 @@ static PyObject *py_linear(PyObject *self, PyObject *const *args, Py_ssize_t nar
         check_tensor_arg("linear", "bias", 3, a[2], true) < 0) {
         return NULL;
     }
-    return (PyObject *)ct_linear(CT_TENSOR(a[0]), CT_TENSOR(a[1]), tensor_or_null(a[2]));
+    return (PyObject *)ct_nn_linear(CT_TENSOR(a[0]), CT_TENSOR(a[1]), tensor_or_null(a[2]));
 }
 
 PyDoc_STRVAR(cross_entropy_doc,
