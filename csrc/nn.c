@@ -236,7 +236,13 @@ CtTensorObject *ct_nn_linear(CtTensorObject *input, CtTensorObject *weight, CtTe
         }
         bool full = bias->ndim == 2 && bias->sizes[0] == M && M != 1;
         int64_t bs[2] = {full ? M : 1, N};
-        b2 = dense_as(bias, full ? 2 : 1, full ? bs : &bs[1], bias->dtype);
+        if (full || bias->ndim < 2) {
+            b2 = dense_as(bias, full ? 2 : 1, full ? bs : &bs[1], bias->dtype);
+        } else { /* (1, N) or (1, 1): its one row, broadcast */
+            CtTensorObject *row = ct_view_of(bias, 1, &bias->sizes[1], &bias->strides[1], bias->offset);
+            b2 = row ? dense_as(row, 1, &bs[1], bias->dtype) : NULL;
+            Py_XDECREF(row);
+        }
         if (b2 == NULL) {
             return NULL;
         }
