@@ -37,8 +37,9 @@ typedef struct {
     static void KNAME(char **data, const int64_t *st, int64_t n, void *vctx)  \
     {                                                                         \
         const CtOpParams *p = ((CpuCtx *)vctx)->params;                       \
+        const int64_t s0 = st[0], s1 = st[1];                                 \
         (void)p;                                                              \
-        if (st[0] == sizeof(TOUT) && st[1] == sizeof(TA)) {                   \
+        if (s0 == sizeof(TOUT) && s1 == sizeof(TA)) {                         \
             TOUT *restrict o = (TOUT *)data[0];                               \
             const TA *restrict x = (const TA *)data[1];                       \
             for (int64_t i = 0; i < n; i++) {                                 \
@@ -50,8 +51,8 @@ typedef struct {
         char *o = data[0];                                                    \
         const char *x = data[1];                                              \
         for (int64_t i = 0; i < n; i++) {                                     \
-            TA a = *(const TA *)(x + i * st[1]);                              \
-            *(TOUT *)(o + i * st[0]) = EXPR;                                  \
+            TA a = *(const TA *)(x + i * s1);                                 \
+            *(TOUT *)(o + i * s0) = EXPR;                                     \
         }                                                                     \
     }
 
@@ -59,10 +60,11 @@ typedef struct {
     static void KNAME(char **data, const int64_t *st, int64_t n, void *vctx)  \
     {                                                                         \
         const CtOpParams *p = ((CpuCtx *)vctx)->params;                       \
+        const int64_t s0 = st[0], s1 = st[1], s2 = st[2];                     \
         (void)p;                                                              \
-        if (st[0] == sizeof(TOUT)) {                                          \
+        if (s0 == sizeof(TOUT)) {                                             \
             TOUT *restrict o = (TOUT *)data[0];                               \
-            if (st[1] == sizeof(TA) && st[2] == sizeof(TA)) {                 \
+            if (s1 == sizeof(TA) && s2 == sizeof(TA)) {                       \
                 const TA *restrict x = (const TA *)data[1];                   \
                 const TA *restrict y = (const TA *)data[2];                   \
                 for (int64_t i = 0; i < n; i++) {                             \
@@ -71,7 +73,7 @@ typedef struct {
                 }                                                             \
                 return;                                                       \
             }                                                                 \
-            if (st[1] == sizeof(TA) && st[2] == 0) {                          \
+            if (s1 == sizeof(TA) && s2 == 0) {                                \
                 const TA *restrict x = (const TA *)data[1];                   \
                 const TA b = *(const TA *)data[2];                            \
                 for (int64_t i = 0; i < n; i++) {                             \
@@ -80,7 +82,7 @@ typedef struct {
                 }                                                             \
                 return;                                                       \
             }                                                                 \
-            if (st[1] == 0 && st[2] == sizeof(TA)) {                          \
+            if (s1 == 0 && s2 == sizeof(TA)) {                                \
                 const TA a = *(const TA *)data[1];                            \
                 const TA *restrict y = (const TA *)data[2];                   \
                 for (int64_t i = 0; i < n; i++) {                             \
@@ -93,9 +95,9 @@ typedef struct {
         char *o = data[0];                                                    \
         const char *x = data[1], *y = data[2];                                \
         for (int64_t i = 0; i < n; i++) {                                     \
-            TA a = *(const TA *)(x + i * st[1]);                              \
-            TA b = *(const TA *)(y + i * st[2]);                              \
-            *(TOUT *)(o + i * st[0]) = EXPR;                                  \
+            TA a = *(const TA *)(x + i * s1);                                 \
+            TA b = *(const TA *)(y + i * s2);                                 \
+            *(TOUT *)(o + i * s0) = EXPR;                                     \
         }                                                                     \
     }
 
@@ -106,12 +108,13 @@ typedef struct {
     {                                                                         \
         char *o = data[0];                                                    \
         const char *x = data[1], *y = data[2];                                \
+        const int64_t s0 = st[0], s1 = st[1], s2 = st[2];                     \
         int zero = 0;                                                         \
         for (int64_t i = 0; i < n; i++) {                                     \
-            TA a = *(const TA *)(x + i * st[1]);                              \
-            TA b = *(const TA *)(y + i * st[2]);                              \
+            TA a = *(const TA *)(x + i * s1);                                 \
+            TA b = *(const TA *)(y + i * s2);                                 \
             zero |= b == 0;                                                   \
-            *(TA *)(o + i * st[0]) = EXPR;                                    \
+            *(TA *)(o + i * s0) = EXPR;                                       \
         }                                                                     \
         if (zero) {                                                           \
             __atomic_store_n(&((CpuCtx *)vctx)->zero_division, 1, __ATOMIC_RELAXED); \
@@ -124,11 +127,12 @@ typedef struct {
     static void KNAME(char **data, const int64_t *st, int64_t n, void *vctx)  \
     {                                                                         \
         const CtOpParams *p = ((CpuCtx *)vctx)->params;                       \
+        const int64_t s0 = st[0], s1 = st[1], s2 = st[2], s3 = st[3];         \
         (void)p;                                                              \
-        if (st[0] == sizeof(TOUT) && st[1] == sizeof(TA)) {                   \
+        if (s0 == sizeof(TOUT) && s1 == sizeof(TA)) {                         \
             TOUT *restrict o = (TOUT *)data[0];                               \
             const TA *restrict x = (const TA *)data[1];                       \
-            if (st[2] == sizeof(TB) && st[3] == sizeof(TB)) {                 \
+            if (s2 == sizeof(TB) && s3 == sizeof(TB)) {                       \
                 const TB *restrict y = (const TB *)data[2];                   \
                 const TB *restrict z = (const TB *)data[3];                   \
                 for (int64_t i = 0; i < n; i++) {                             \
@@ -138,7 +142,7 @@ typedef struct {
                 }                                                             \
                 return;                                                       \
             }                                                                 \
-            if (st[2] == sizeof(TB) && st[3] == 0) {                          \
+            if (s2 == sizeof(TB) && s3 == 0) {                                \
                 const TB *restrict y = (const TB *)data[2];                   \
                 const TB c = *(const TB *)data[3];                            \
                 for (int64_t i = 0; i < n; i++) {                             \
@@ -148,7 +152,7 @@ typedef struct {
                 }                                                             \
                 return;                                                       \
             }                                                                 \
-            if (st[2] == 0 && st[3] == 0) {                                   \
+            if (s2 == 0 && s3 == 0) {                                         \
                 const TB b = *(const TB *)data[2];                            \
                 const TB c = *(const TB *)data[3];                            \
                 for (int64_t i = 0; i < n; i++) {                             \
@@ -161,10 +165,10 @@ typedef struct {
         char *o = data[0];                                                    \
         const char *x = data[1], *y = data[2], *z = data[3];                  \
         for (int64_t i = 0; i < n; i++) {                                     \
-            TA a = *(const TA *)(x + i * st[1]);                              \
-            TB b = *(const TB *)(y + i * st[2]);                              \
-            TB c = *(const TB *)(z + i * st[3]);                              \
-            *(TOUT *)(o + i * st[0]) = EXPR;                                  \
+            TA a = *(const TA *)(x + i * s1);                                 \
+            TB b = *(const TB *)(y + i * s2);                                 \
+            TB c = *(const TB *)(z + i * s3);                                 \
+            *(TOUT *)(o + i * s0) = EXPR;                                     \
         }                                                                     \
     }
 
@@ -180,7 +184,8 @@ typedef struct {
 #define K_BZ(DT, T, OP, fn) CT_LOOP2_ZERO(k_##OP##_##DT, T, ct_sm_##fn##_##T(a, b))
 #define K_T(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c))
 #define K_TP(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c, P_##DT(p, 0)))
-#define K_W(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, bool, T, T, ct_sm_##fn##_##T(a, b, c))
+/* the condition is read as bytes: GCC does not vectorise conversions from _Bool */
+#define K_W(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, uint8_t, T, T, ct_sm_##fn##_##T(a != 0, b, c))
 
 /* dtype classes */
 #define CLS_FLT(M, ...) M(F32, float, __VA_ARGS__) M(F64, double, __VA_ARGS__)

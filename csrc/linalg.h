@@ -43,8 +43,6 @@ CtTensorObject *ct_addmm(CtTensorObject *input, CtTensorObject *mat1, CtTensorOb
 /* beta * input + alpha * bmm(batch1, batch2). */
 CtTensorObject *ct_baddbmm(CtTensorObject *input, CtTensorObject *batch1, CtTensorObject *batch2, double beta,
                            double alpha);
-/* nn.functional.linear: input (..., in) @ weight(out, in)^T + bias (out) (bias may be NULL). */
-CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias);
 /* torch.einsum(equation, *operands). */
 CtTensorObject *ct_einsum(const char *equation, int noperands, CtTensorObject *const *operands);
 

@@ -1486,8 +1486,8 @@ static bool elidable(PyObject *obj, const CtEwArg *in)
         return false;
     }
     const CtTensorObject *other = in[0].t == t ? in[1].t : in[0].t;
-    if (other != NULL && other != t && other->ndim > t->ndim) {
-        return false;
+    if (other != NULL && other != t && (other->ndim > t->ndim || other->requires_grad || other->grad_fn != NULL)) {
+        return false; /* autograd may save the operands of the op being recorded */
     }
     for (int k = 0; other != NULL && other != t && k < other->ndim; k++) {
         int64_t size = other->sizes[other->ndim - 1 - k];

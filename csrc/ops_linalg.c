@@ -1103,54 +1103,6 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------------
- * linear (for nn): input (..., in) @ weight^T + bias, as F.linear: the input folded to
- * (rows, in) and one addmm when there is a bias, matmul otherwise. */
-CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias)
-{
-    CtTensorObject *wt = NULL, *merged = NULL, *folded = NULL, *out = NULL, *result = NULL;
-    if (weight->ndim == 2) {
-        wt = restride(weight, 2, (int64_t[]){weight->sizes[1], weight->sizes[0]},
-                      (int64_t[]){weight->strides[1], weight->strides[0]});
-    } else {
-        wt = (CtTensorObject *)Py_NewRef(weight); /* t() of a vector is itself */
-    }
-    if (wt == NULL) {
-        return NULL;
-    }
-    if (bias == NULL || input->ndim == 0) {
-        result = ct_matmul(input, wt);
-        goto done;
-    }
-    merged = leading_dims_merge(input->ndim, input->sizes, input->strides) ? (CtTensorObject *)Py_NewRef(input)
-                                                                            : ct_contiguous(input);
-    if (merged == NULL) {
-        goto done;
-    }
-    const int nd = merged->ndim;
-    const int64_t in = merged->sizes[nd - 1];
-    int64_t rows = 1;
-    for (int i = 0; i < nd - 1; i++) {
-        rows *= merged->sizes[i];
-    }
-    int64_t fst0 = nd >= 2 && rows > 1 ? merged->strides[nd - 2] : (in > 1 ? in : 1);
-    if ((folded = restride(merged, 2, (int64_t[]){rows, in}, (int64_t[]){fst0, merged->strides[nd - 1]})) == NULL ||
-        (out = addmm_impl(bias, folded, wt, 1.0, 1.0, false)) == NULL) {
-        goto done;
-    }
-    int64_t us[CT_MAX_DIMS], ust[CT_MAX_DIMS];
-    memcpy(us, merged->sizes, sizeof(int64_t) * nd);
-    us[nd - 1] = out->sizes[1];
-    ct_contiguous_strides(nd, us, ust);
-    result = restride(out, nd, us, ust);
-done:
-    Py_XDECREF(wt);
-    Py_XDECREF(merged);
-    Py_XDECREF(folded);
-    Py_XDECREF(out);
-    return result;
-}
-
-/* ------------------------------------------------------------------------------------------
  * einsum */
 #define EIN_LETTERS 52                          /* A-Z are labels 0-25, a-z 26-51 */
 #define EIN_MAX_LABELS (EIN_LETTERS + CT_MAX_DIMS) /* then one label per ellipsis dim */
@@ -2010,6 +1962,23 @@ done:
     return result;
 }
 
+/* _linear(input, weight, bias=None): ct_linear for tests (nn.functional.linear is nn's). */
+static PyObject *fn_linear(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "weight", "bias", NULL};
+    PyObject *a[3];
+    if (ct_parse_args("linear", args, nargs, kwnames, names, 2, a) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = tensor_arg(a[0], "linear", "input", 1);
+    CtTensorObject *w = x ? tensor_arg(a[1], "linear", "weight", 2) : NULL;
+    CtTensorObject *b = NULL;
+    if (w == NULL || (a[2] != NULL && a[2] != Py_None && (b = tensor_arg(a[2], "linear", "bias", 3)) == NULL)) {
+        return NULL;
+    }
+    return (PyObject *)ct_linear(x, w, b);
+}
+
 /* a @ b. PyTorch defines no __imatmul__: `a @= b` rebinds a to a new tensor, and Python does
  * the same here by falling back to this slot. */
 static PyObject *tensor_matmul_slot(PyObject *a, PyObject *b)
@@ -2108,6 +2077,7 @@ PyMethodDef ct_linalg_module_methods[] = {
     CT_LINALG_FUNCTION(baddbmm, "baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor"),
     CT_LINALG_FUNCTION(addbmm, "addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor"),
     {"einsum", CT_FASTCALL(fn_einsum), CT_METH_FK, einsum_doc},
+    {"_linear", CT_FASTCALL(fn_linear), CT_METH_FK, "_linear(input, weight, bias=None): ct_linear (tests)"},
     {"_blas_load", fn_blas_load, METH_O, "_blas_load(path) -> str: opens a BLAS library for CPU matmul (OSError)"},
     {"_blas_max_work", fn_blas_max_work, METH_O,
      "_blas_max_work(n) -> float: float products above n multiply-adds use the built-in kernel even with a "

@@ -118,51 +118,48 @@ static inline float ct_red_expf(float x)
     return x != x ? x : y;
 }
 
-/* The same in four lanes with GCC/Clang vector extensions (GCC does not if-convert the float
- * selects of the scalar version into vector code by itself). */
-typedef float ct_red_v4f __attribute__((vector_size(16)));
-typedef int32_t ct_red_v4i __attribute__((vector_size(16)));
-
-static inline ct_red_v4f v4_splat(float a) { return (ct_red_v4f){a, a, a, a}; }
-static inline ct_red_v4f v4_select(ct_red_v4i m, ct_red_v4f a, ct_red_v4f b)
-{
-    return (ct_red_v4f)((m & (ct_red_v4i)a) | (~m & (ct_red_v4i)b));
-}
-
-static inline ct_red_v4f v4_expf(ct_red_v4f x)
-{
-    ct_red_v4f xc = v4_select(x < v4_splat(-104.0f), v4_splat(-104.0f), x);
-    xc = v4_select(xc > v4_splat(88.75f), v4_splat(88.75f), xc);
-    ct_red_v4f n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    ct_red_v4f r = xc - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    ct_red_v4f q = v4_splat(1.9875691500e-4f);
-    q = q * r + 1.3981999507e-3f;
-    q = q * r + 8.3334519073e-3f;
-    q = q * r + 4.1665795894e-2f;
-    q = q * r + 1.6666665459e-1f;
-    q = q * r + 5.0000001201e-1f;
-    q = q * r * r + r + 1.0f;
-    ct_red_v4i ni = __builtin_convertvector(n, ct_red_v4i), h = ni >> 1;
-    ct_red_v4f s1 = (ct_red_v4f)((h + 127) << 23), s2 = (ct_red_v4f)((ni - h + 127) << 23);
-    ct_red_v4f y = q * s1 * s2;
-    y = v4_select(x > v4_splat(88.72283f), v4_splat(INFINITY), y);
-    y = v4_select(x < v4_splat(-103.97f), v4_splat(0.0f), y);
-    return v4_select(x != x, x, y);
-}
+/* The same in eight lanes with GCC/Clang vector extensions (GCC does not if-convert the float
+ * selects of the scalar version into vector code by itself). A macro rather than a function:
+ * 32-byte vectors may not cross a function boundary in the baseline ABI. In the AVX2 clone of
+ * exp_sub_F32 this is one ymm register per step, in the default clone two xmm registers. */
+typedef float ct_red_v8f __attribute__((vector_size(32)));
+typedef int32_t ct_red_v8i __attribute__((vector_size(32)));
+#define V8_SPLAT(a) ((ct_red_v8f){a, a, a, a, a, a, a, a})
+#define V8_SELECT(m, a, b) ((ct_red_v8f)(((m) & (ct_red_v8i)(a)) | (~(m) & (ct_red_v8i)(b))))
+#define V8_EXPF(y, x)                                                                            \
+    do {                                                                                         \
+        ct_red_v8f xc_ = V8_SELECT(x < V8_SPLAT(-104.0f), V8_SPLAT(-104.0f), x);                 \
+        xc_ = V8_SELECT(xc_ > V8_SPLAT(88.75f), V8_SPLAT(88.75f), xc_);                          \
+        ct_red_v8f n_ = (xc_ * 1.44269504088896341f + 12582912.0f) - 12582912.0f;                \
+        ct_red_v8f r_ = xc_ - n_ * 0.693359375f;                                                 \
+        r_ = r_ - n_ * -2.12194440e-4f;                                                          \
+        ct_red_v8f q_ = V8_SPLAT(1.9875691500e-4f);                                              \
+        q_ = q_ * r_ + 1.3981999507e-3f;                                                         \
+        q_ = q_ * r_ + 8.3334519073e-3f;                                                         \
+        q_ = q_ * r_ + 4.1665795894e-2f;                                                         \
+        q_ = q_ * r_ + 1.6666665459e-1f;                                                         \
+        q_ = q_ * r_ + 5.0000001201e-1f;                                                         \
+        q_ = q_ * r_ * r_ + r_ + 1.0f;                                                           \
+        ct_red_v8i ni_ = __builtin_convertvector(n_, ct_red_v8i), h_ = ni_ >> 1;                 \
+        ct_red_v8f y_ = q_ * (ct_red_v8f)((h_ + 127) << 23) * (ct_red_v8f)((ni_ - h_ + 127) << 23); \
+        y_ = V8_SELECT(x > V8_SPLAT(88.72283f), V8_SPLAT(INFINITY), y_);                         \
+        y_ = V8_SELECT(x < V8_SPLAT(-103.97f), V8_SPLAT(0.0f), y_);                              \
+        y = V8_SELECT(x != x, x, y_);                                                            \
+    } while (0)
 
 /* x[i] = exp(x[i] - s[i * step]) (step 0 or 1). */
-static void exp_sub_F32(float *x, const float *s, int64_t step, int64_t n)
+CT_RED_CLONES static void exp_sub_F32(float *x, const float *s, int64_t step, int64_t n)
 {
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        ct_red_v4f v, sv = v4_splat(s[0]);
+    for (; i + 8 <= n; i += 8) {
+        ct_red_v8f v, sv = V8_SPLAT(s[0]), y;
         memcpy(&v, x + i, sizeof(v));
         if (step) {
             memcpy(&sv, s + i, sizeof(sv));
         }
-        v = v4_expf(v - sv);
-        memcpy(x + i, &v, sizeof(v));
+        v = v - sv;
+        V8_EXPF(y, v);
+        memcpy(x + i, &y, sizeof(y));
     }
     for (; i < n; i++) {
         x[i] = ct_red_expf(x[i] - s[i * step]);
@@ -724,9 +721,16 @@ static void scan_line(const CtDimDesc *d, const void *params, char *const *ptr, 
         for (int64_t off = 0; off < d->n; off += BLOCK) {
             int64_t m = d->n - off < BLOCK ? d->n - off : BLOCK;
             load_f64(buf, ptr[0] + off * s0, s0, m, d->dtypes[0]);
-            for (int64_t i = 0; i < m; i++) {
-                acc = op == CT_COMBINE_SUM ? acc + buf[i] : acc * buf[i];
-                buf[i] = acc;
+            if (op == CT_COMBINE_SUM) {
+                for (int64_t i = 0; i < m; i++) {
+                    acc += buf[i];
+                    buf[i] = acc;
+                }
+            } else {
+                for (int64_t i = 0; i < m; i++) {
+                    acc *= buf[i];
+                    buf[i] = acc;
+                }
             }
             store_f64(ptr[1] + off * s1, s1, buf, m, d->dtypes[1]);
         }
@@ -736,9 +740,16 @@ static void scan_line(const CtDimDesc *d, const void *params, char *const *ptr, 
         for (int64_t off = 0; off < d->n; off += BLOCK) {
             int64_t m = d->n - off < BLOCK ? d->n - off : BLOCK;
             load_i64(buf, ptr[0] + off * s0, s0, m, d->dtypes[0]);
-            for (int64_t i = 0; i < m; i++) {
-                acc = op == CT_COMBINE_SUM ? acc + (uint64_t)buf[i] : acc * (uint64_t)buf[i];
-                buf[i] = (int64_t)acc;
+            if (op == CT_COMBINE_SUM) {
+                for (int64_t i = 0; i < m; i++) {
+                    acc += (uint64_t)buf[i];
+                    buf[i] = (int64_t)acc;
+                }
+            } else {
+                for (int64_t i = 0; i < m; i++) {
+                    acc *= (uint64_t)buf[i];
+                    buf[i] = (int64_t)acc;
+                }
             }
             store_i64(ptr[1] + off * s1, s1, buf, m, d->dtypes[1]);
         }

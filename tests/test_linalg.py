@@ -194,6 +194,11 @@ def test_batched_layouts(device, gemm_path, name):
     check(A.transpose(1, 2).transpose(1, 2) @ B.select(0, 1).t().t(), a @ b[1], name)
     # left operand shared: (5, 4) @ (2, 4, 6)
     check(A.select(0, 0) @ B, a[0] @ b, name)
+    # vector @ a batch whose transpose folds into one matrix (one mv)
+    y = ints(rng, (2, 6, 4))
+    Y = tensor(y, name, device).transpose(1, 2)
+    v = ints(rng, (4,))
+    check(tensor(v, name, device) @ Y, v @ y.transpose(0, 2, 1), name)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -352,6 +357,26 @@ def test_inplace_bumps_version():
     assert x._version > v
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_linear(device, gemm_path):
+    """ct_linear (for nn.functional.linear): input (..., in) @ weight.T + bias."""
+    rng = np.random.default_rng(12)
+    w, bias = ints(rng, (5, 3)), ints(rng, (5,))
+    W, Bb = tensor(w, "float32", device), tensor(bias, "float32", device)
+    for shape in [(3,), (4, 3), (2, 4, 3), (2, 0, 3)]:
+        x = ints(rng, shape)
+        X = tensor(x, "float32", device)
+        check(ctorch._C._linear(X, W, Bb), x @ w.T + bias, "float32")
+        check(ctorch._C._linear(X, W), x @ w.T, "float32")
+    x = ints(rng, (4, 2, 3))
+    X = tensor(x, "float32", device).transpose(0, 1)  # leading dims do not merge: copied
+    check(ctorch._C._linear(X, W, Bb), x.transpose(1, 0, 2) @ w.T + bias, "float32")
+    with pytest.raises(RuntimeError, match=r"^addmm: mat1 and mat2 shapes cannot be multiplied \(4x3 and 4x5\)$"):
+        ctorch._C._linear(o(2, 2, 3), o(5, 4), o(5))
+    with pytest.raises(RuntimeError, match=r"^self and mat2 must have the same dtype, but got Double and Float$"):
+        ctorch._C._linear(o(2, 3), o(5, 3), o(5, name="float64"))
+
+
 # --- einsum --------------------------------------------------------------------------------------
 EINSUM_CASES = [
     ("ij,jk->ik", [(2, 3), (3, 4)]),
@@ -469,6 +494,7 @@ ERRORS = [
      "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
     (lambda: o(2, 2, 3) @ o(4), RuntimeError, "size mismatch, got input (4), mat (4x3), vec (4)"),
     (lambda: o(2, 2, 3) @ o(4, 5), RuntimeError, "mm: mat1 and mat2 shapes cannot be multiplied (4x3 and 4x5)"),
+    (lambda: o(5) @ o(2, 4, 3).transpose(1, 2), RuntimeError, "size mismatch, got input (8), mat (8x3), vec (5)"),
     (lambda: o() @ o(2, 3), RuntimeError, "both arguments to matmul need to be at least 1D, but they are 0D and 2D"),
     (lambda: ctorch.matmul(o(2, 3), o()), RuntimeError,
      "both arguments to matmul need to be at least 1D, but they are 2D and 0D"),

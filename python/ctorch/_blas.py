@@ -4,9 +4,10 @@ ctorch links no BLAS: the C engine (csrc/blas_cpu.c) opens one at run time. Trie
 the path in CTORCH_BLAS (when it names a file), the ``scipy_openblas32`` package (a dependency
 on x86-64 and aarch64), then the OpenBLAS NumPy bundles (numpy.libs/ or numpy/.libs/).
 CTORCH_BLAS=0 keeps the built-in blocked kernel. Nothing found is not an error: the built-in
-kernel runs every dtype. OpenBLAS is the default because it measured faster here (see
-tests/test_linalg.py's notes and the linalg report): ~190 vs ~180 GFLOP/s on 1024^3 float32
-with 2 threads, and fewer microseconds per small product.
+kernel runs every dtype. Once loaded, OpenBLAS takes float products of up to 64^3
+multiply-adds (where it is faster than the built-in kernel and runs on the calling thread);
+larger ones stay on the built-in kernel, within ~5% of OpenBLAS on an idle machine and far
+steadier on a busy one (see CT_BLAS_MAX_WORK in csrc/ops_linalg.c).
 """
 import glob
 import os
