@@ -167,7 +167,7 @@ static const char *cpp_scalar_name(CtDType d)
     }
 }
 
-CtTensorObject *ct_nn_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias)
+CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias)
 {
     CtTensorObject *x2 = NULL, *w2 = NULL, *b2 = NULL, *out = NULL, *result = NULL;
     if (input->ndim == 0 || weight->ndim == 0) {
@@ -191,28 +191,31 @@ CtTensorObject *ct_nn_linear(CtTensorObject *input, CtTensorObject *weight, CtTe
     for (int i = 0; i < input->ndim - 1; i++) {
         M *= input->sizes[i];
     }
+    /* PyTorch's order: addmm (with a bias) checks dtypes before shapes, mm the other way round */
+    if (bias != NULL) {
+        if (bias->dtype != weight->dtype) {
+            PyErr_Format(PyExc_RuntimeError, "self and mat2 must have the same dtype, but got %s and %s",
+                         kernel_name(bias->dtype), kernel_name(weight->dtype));
+            return NULL;
+        }
+        if (input->dtype != weight->dtype) {
+            PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 must have the same dtype, but got %s and %s",
+                         kernel_name(input->dtype), kernel_name(weight->dtype));
+            return NULL;
+        }
+    }
     if (K != Kw) {
-        PyErr_Format(PyExc_RuntimeError, "%smat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                     bias ? "" : "mm: ", (long long)M, (long long)K, (long long)Kw, (long long)N);
+        PyErr_Format(PyExc_RuntimeError, "%s: mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                     bias ? "addmm" : "mm", (long long)M, (long long)K, (long long)Kw, (long long)N);
         return NULL;
     }
     if (input->dtype != weight->dtype) {
-        if (bias != NULL) {
-            PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 must have the same dtype, but got %s and %s",
-                         kernel_name(input->dtype), kernel_name(weight->dtype));
-        } else {
-            PyErr_Format(PyExc_RuntimeError, "expected m1 and m2 to have the same dtype, but got: %s != %s",
-                         cpp_scalar_name(input->dtype), cpp_scalar_name(weight->dtype));
-        }
+        PyErr_Format(PyExc_RuntimeError, "expected m1 and m2 to have the same dtype, but got: %s != %s",
+                     cpp_scalar_name(input->dtype), cpp_scalar_name(weight->dtype));
         return NULL;
     }
     int64_t bias_ld = 0;
     if (bias != NULL) {
-        if (bias->dtype != input->dtype) {
-            PyErr_Format(PyExc_RuntimeError, "self and mat2 must have the same dtype, but got %s and %s",
-                         kernel_name(bias->dtype), kernel_name(input->dtype));
-            return NULL;
-        }
         /* The bias must expand to (M, N) as addmm's self does. */
         int64_t target[2] = {M, N};
         char sb[128];
@@ -2019,7 +2022,7 @@ static PyObject *py_linear(PyObject *self, PyObject *const *args, Py_ssize_t nar
         check_tensor_arg("linear", "bias", 3, a[2], true) < 0) {
         return NULL;
     }
-    return (PyObject *)ct_nn_linear(CT_TENSOR(a[0]), CT_TENSOR(a[1]), tensor_or_null(a[2]));
+    return (PyObject *)ct_linear(CT_TENSOR(a[0]), CT_TENSOR(a[1]), tensor_or_null(a[2]));
 }
 
 PyDoc_STRVAR(cross_entropy_doc,

@@ -1962,23 +1962,6 @@ done:
     return result;
 }
 
-/* _linear(input, weight, bias=None): ct_linear for tests (nn.functional.linear is nn's). */
-static PyObject *fn_linear(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    static const char *const names[] = {"input", "weight", "bias", NULL};
-    PyObject *a[3];
-    if (ct_parse_args("linear", args, nargs, kwnames, names, 2, a) < 0) {
-        return NULL;
-    }
-    CtTensorObject *x = tensor_arg(a[0], "linear", "input", 1);
-    CtTensorObject *w = x ? tensor_arg(a[1], "linear", "weight", 2) : NULL;
-    CtTensorObject *b = NULL;
-    if (w == NULL || (a[2] != NULL && a[2] != Py_None && (b = tensor_arg(a[2], "linear", "bias", 3)) == NULL)) {
-        return NULL;
-    }
-    return (PyObject *)ct_linear(x, w, b);
-}
-
 /* a @ b. PyTorch defines no __imatmul__: `a @= b` rebinds a to a new tensor, and Python does
  * the same here by falling back to this slot. */
 static PyObject *tensor_matmul_slot(PyObject *a, PyObject *b)
@@ -2077,7 +2060,6 @@ PyMethodDef ct_linalg_module_methods[] = {
     CT_LINALG_FUNCTION(baddbmm, "baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor"),
     CT_LINALG_FUNCTION(addbmm, "addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor"),
     {"einsum", CT_FASTCALL(fn_einsum), CT_METH_FK, einsum_doc},
-    {"_linear", CT_FASTCALL(fn_linear), CT_METH_FK, "_linear(input, weight, bias=None): ct_linear (tests)"},
     {"_blas_load", fn_blas_load, METH_O, "_blas_load(path) -> str: opens a BLAS library for CPU matmul (OSError)"},
     {"_blas_max_work", fn_blas_max_work, METH_O,
      "_blas_max_work(n) -> float: float products above n multiply-adds use the built-in kernel even with a "

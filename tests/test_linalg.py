@@ -359,22 +359,22 @@ def test_inplace_bumps_version():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_linear(device, gemm_path):
-    """ct_linear (for nn.functional.linear): input (..., in) @ weight.T + bias."""
+    """linear (nn.functional.linear, the fused GEMM in nn.c): input (..., in) @ weight.T + bias."""
     rng = np.random.default_rng(12)
     w, bias = ints(rng, (5, 3)), ints(rng, (5,))
     W, Bb = tensor(w, "float32", device), tensor(bias, "float32", device)
     for shape in [(3,), (4, 3), (2, 4, 3), (2, 0, 3)]:
         x = ints(rng, shape)
         X = tensor(x, "float32", device)
-        check(ctorch._C._linear(X, W, Bb), x @ w.T + bias, "float32")
-        check(ctorch._C._linear(X, W), x @ w.T, "float32")
+        check(ctorch._C.linear(X, W, Bb), x @ w.T + bias, "float32")
+        check(ctorch._C.linear(X, W), x @ w.T, "float32")
     x = ints(rng, (4, 2, 3))
     X = tensor(x, "float32", device).transpose(0, 1)  # leading dims do not merge: copied
-    check(ctorch._C._linear(X, W, Bb), x.transpose(1, 0, 2) @ w.T + bias, "float32")
+    check(ctorch._C.linear(X, W, Bb), x.transpose(1, 0, 2) @ w.T + bias, "float32")
     with pytest.raises(RuntimeError, match=r"^addmm: mat1 and mat2 shapes cannot be multiplied \(4x3 and 4x5\)$"):
-        ctorch._C._linear(o(2, 2, 3), o(5, 4), o(5))
+        ctorch._C.linear(o(2, 2, 3), o(5, 4), o(5))
     with pytest.raises(RuntimeError, match=r"^self and mat2 must have the same dtype, but got Double and Float$"):
-        ctorch._C._linear(o(2, 3), o(5, 3), o(5, name="float64"))
+        ctorch._C.linear(o(2, 3), o(5, 3), o(5, name="float64"))
 
 
 # --- einsum --------------------------------------------------------------------------------------

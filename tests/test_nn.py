@@ -126,8 +126,12 @@ def test_linear_errors(device):
     x = t(np.zeros((4, 3)), device, "float32")
     with pytest.raises(RuntimeError, match=r"^mm: mat1 and mat2 shapes cannot be multiplied \(4x3 and 5x2\)$"):
         F.linear(x, t(np.zeros((2, 5)), device, "float32"))
-    with pytest.raises(RuntimeError, match=r"^mat1 and mat2 shapes cannot be multiplied \(4x3 and 5x2\)$"):
+    with pytest.raises(RuntimeError, match=r"^addmm: mat1 and mat2 shapes cannot be multiplied \(4x3 and 5x2\)$"):
         F.linear(x, t(np.zeros((2, 5)), device, "float32"), t(np.zeros(2), device, "float32"))
+    with pytest.raises(RuntimeError, match=r"^mat1 and mat2 must have the same dtype, but got Float and Double$"):
+        F.linear(x, t(np.zeros((2, 3)), device, "float64"), t(np.zeros(2), device, "float64"))
+    with pytest.raises(RuntimeError, match=r"^self and mat2 must have the same dtype, but got Float and Double$"):
+        F.linear(x, t(np.zeros((2, 5)), device, "float64"), t(np.zeros(2), device, "float32"))
     with pytest.raises(RuntimeError, match=r"^expected m1 and m2 to have the same dtype, but got: float != double$"):
         F.linear(x, t(np.zeros((2, 3)), device, "float64"))
     with pytest.raises(RuntimeError, match=r"^self and mat2 must have the same dtype, but got Double and Float$"):
