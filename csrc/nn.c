@@ -191,28 +191,31 @@ CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTenso
     for (int i = 0; i < input->ndim - 1; i++) {
         M *= input->sizes[i];
     }
+    /* PyTorch's order: addmm (with a bias) checks dtypes before shapes, mm the other way round */
+    if (bias != NULL) {
+        if (bias->dtype != weight->dtype) {
+            PyErr_Format(PyExc_RuntimeError, "self and mat2 must have the same dtype, but got %s and %s",
+                         kernel_name(bias->dtype), kernel_name(weight->dtype));
+            return NULL;
+        }
+        if (input->dtype != weight->dtype) {
+            PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 must have the same dtype, but got %s and %s",
+                         kernel_name(input->dtype), kernel_name(weight->dtype));
+            return NULL;
+        }
+    }
     if (K != Kw) {
-        PyErr_Format(PyExc_RuntimeError, "%smat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                     bias ? "addmm: " : "mm: ", (long long)M, (long long)K, (long long)Kw, (long long)N);
+        PyErr_Format(PyExc_RuntimeError, "%s: mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                     bias ? "addmm" : "mm", (long long)M, (long long)K, (long long)Kw, (long long)N);
         return NULL;
     }
     if (input->dtype != weight->dtype) {
-        if (bias != NULL) {
-            PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 must have the same dtype, but got %s and %s",
-                         kernel_name(input->dtype), kernel_name(weight->dtype));
-        } else {
-            PyErr_Format(PyExc_RuntimeError, "expected m1 and m2 to have the same dtype, but got: %s != %s",
-                         cpp_scalar_name(input->dtype), cpp_scalar_name(weight->dtype));
-        }
+        PyErr_Format(PyExc_RuntimeError, "expected m1 and m2 to have the same dtype, but got: %s != %s",
+                     cpp_scalar_name(input->dtype), cpp_scalar_name(weight->dtype));
         return NULL;
     }
     int64_t bias_ld = 0;
     if (bias != NULL) {
-        if (bias->dtype != input->dtype) {
-            PyErr_Format(PyExc_RuntimeError, "self and mat2 must have the same dtype, but got %s and %s",
-                         kernel_name(bias->dtype), kernel_name(input->dtype));
-            return NULL;
-        }
         /* The bias must expand to (M, N) as addmm's self does. */
         int64_t target[2] = {M, N};
         char sb[128];
@@ -236,7 +239,13 @@ CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTenso
         }
         bool full = bias->ndim == 2 && bias->sizes[0] == M && M != 1;
         int64_t bs[2] = {full ? M : 1, N};
-        b2 = dense_as(bias, full ? 2 : 1, full ? bs : &bs[1], bias->dtype);
+        if (full || bias->ndim < 2) {
+            b2 = dense_as(bias, full ? 2 : 1, full ? bs : &bs[1], bias->dtype);
+        } else { /* (1, N) or (1, 1): its one row, broadcast */
+            CtTensorObject *row = ct_view_of(bias, 1, &bias->sizes[1], &bias->strides[1], bias->offset);
+            b2 = row ? dense_as(row, 1, &bs[1], bias->dtype) : NULL;
+            Py_XDECREF(row);
+        }
         if (b2 == NULL) {
             return NULL;
         }

@@ -164,7 +164,8 @@ struct CtNNKernels {
 extern const struct CtNNKernels ct_cpu_nn_kernels;
 
 /* --- C entry points (new references; NULL with an exception set) ------------------------------ */
-/* input (*, K) @ weight (N, K)^T + bias (N) -> (*, N); weight may be 1-D (K) -> (*). */
+/* input (*, K) @ weight (N, K)^T + bias (N) -> (*, N); weight may be 1-D (K) -> (*). One GEMM with
+ * the bias folded in (the entry point of _C.linear). */
 CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTensorObject *bias);
 /* reduction: CT_REDUCTION_*; weight may be NULL. */
 CtTensorObject *ct_cross_entropy(CtTensorObject *input, CtTensorObject *target, CtTensorObject *weight,

@@ -128,6 +128,10 @@ def test_linear_errors(device):
         F.linear(x, t(np.zeros((2, 5)), device, "float32"))
     with pytest.raises(RuntimeError, match=r"^addmm: mat1 and mat2 shapes cannot be multiplied \(4x3 and 5x2\)$"):
         F.linear(x, t(np.zeros((2, 5)), device, "float32"), t(np.zeros(2), device, "float32"))
+    with pytest.raises(RuntimeError, match=r"^mat1 and mat2 must have the same dtype, but got Float and Double$"):
+        F.linear(x, t(np.zeros((2, 3)), device, "float64"), t(np.zeros(2), device, "float64"))
+    with pytest.raises(RuntimeError, match=r"^self and mat2 must have the same dtype, but got Float and Double$"):
+        F.linear(x, t(np.zeros((2, 5)), device, "float64"), t(np.zeros(2), device, "float32"))
     with pytest.raises(RuntimeError, match=r"^expected m1 and m2 to have the same dtype, but got: float != double$"):
         F.linear(x, t(np.zeros((2, 3)), device, "float64"))
     with pytest.raises(RuntimeError, match=r"^self and mat2 must have the same dtype, but got Double and Float$"):
@@ -1119,3 +1123,40 @@ def test_trunc_normal(device, dtype):
     var = 4.0 * (1 + (alpha * phi(alpha) - beta * phi(beta)) / Z - ((phi(alpha) - phi(beta)) / Z) ** 2)
     assert abs(v.mean() - mean) < 0.02
     assert abs(v.var() - var) < 0.03
+
+
+def test_linear_bias_broadcasts(device):
+    x, w = RNG.standard_normal((4, 3)), RNG.standard_normal((2, 3))
+    for b in (RNG.standard_normal((4, 2)), RNG.standard_normal(1), np.float64(2.5), RNG.standard_normal((1, 2))):
+        B = t(b, device, requires_grad=True)
+        X, W = t(x, device, requires_grad=True), t(w, device, requires_grad=True)
+        close(F.linear(X, W, B), x @ w.T + b)
+        assert gradcheck(lambda a, bb, c: F.linear(a, bb, c), (X, W, B))
+    with pytest.raises(RuntimeError, match=r"^The expanded size of the tensor \(2\) must match the existing size \(3\) "
+                                           r"at non-singleton dimension 1.  Target sizes: \[4, 2\].  Tensor sizes: "
+                                           r"\[3\]$"):
+        F.linear(t(x, device), t(w, device), t(np.ones(3), device))
+
+
+def test_embedding_gradcheck(device):
+    W = t(RNG.standard_normal((6, 3)), device, requires_grad=True)
+    idx = ctorch.tensor([[0, 5, 5], [2, 0, 1]], device=device)
+    assert gradcheck(lambda w: F.embedding(idx, w), (W,))
+    # (padding_idx and scale_grad_by_freq change the gradient on purpose: checked against NumPy above)
+
+
+def test_one_hot(device):
+    out = F.one_hot(ctorch.tensor([0, 2, 1], device=device), 4)
+    assert out.dtype == ctorch.int64
+    np.testing.assert_array_equal(to_numpy(out), np.eye(4, dtype=np.int64)[[0, 2, 1]])
+    assert tuple(F.one_hot(ctorch.tensor([[1], [3]], device=device)).shape) == (2, 1, 4)
+
+
+def test_backward_of_fused_kernels_is_not_silently_differentiable(device):
+    """Double backward through cross_entropy raises instead of returning a wrong (zero) gradient."""
+    X = t(RNG.standard_normal((3, 4)), device, requires_grad=True)
+    loss = F.cross_entropy(X, ctorch.tensor([0, 1, 2], device=device))
+    (g,) = ctorch.autograd.grad(loss, X, create_graph=True)
+    assert g.requires_grad
+    with pytest.raises(RuntimeError):
+        g.sum().backward()
