@@ -812,23 +812,6 @@ static int ag_mp_ass_subscript(PyObject *a, PyObject *key, PyObject *value)
     return 0;
 }
 
-/* The type's slot wrappers (Tensor.__mul__, __rmul__, ...) keep the function they were made for, and
- * Python subclasses (nn.Parameter) take their slots from those wrappers: point every wrapper of an
- * original slot function at its recording replacement. */
-static void retarget_slot_wrappers(void *orig, void *replacement)
-{
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(CtTensor_Type->tp_dict, &pos, &key, &value)) {
-        if (Py_IS_TYPE(value, &PyWrapperDescr_Type)) {
-            PyWrapperDescrObject *w = (PyWrapperDescrObject *)value;
-            if (w->d_wrapped == orig) {
-                w->d_wrapped = replacement;
-            }
-        }
-    }
-}
-
 static const CtFormula *find_formula(const char *op)
 {
     for (const CtFormula *f = ct_formulas; f->op != NULL; f++) {
@@ -837,6 +820,36 @@ static const CtFormula *find_formula(const char *op)
         }
     }
     return NULL;
+}
+
+/* The recording replacement for one of Tensor's type slots, called by tensor.c while it builds
+ * the type (so the slot, its Python-level wrapper such as __mul__, and subclasses all record).
+ * The original function is kept for the trampoline; other slots are returned unchanged. */
+void *ct_autograd_slot(int slot, void *fn)
+{
+    switch (slot) {
+#define CT_SLOT_CASE(name, type, op)           \
+    case Py_##name:                            \
+        orig_##name = (type)fn;                \
+        formula_##name = find_formula(op);     \
+        return (void *)ag_##name;
+        CT_SLOTS(CT_SLOT_CASE)
+#undef CT_SLOT_CASE
+    case Py_nb_power:
+        orig_nb_power = (ternaryfunc)fn;
+        formula_nb_power = find_formula("pow");
+        return (void *)ag_nb_power;
+    case Py_mp_subscript:
+        orig_mp_subscript = (binaryfunc)fn;
+        formula_getitem = find_formula("__getitem__");
+        return (void *)ag_mp_subscript;
+    case Py_mp_ass_subscript:
+        orig_mp_ass_subscript = (objobjargproc)fn;
+        formula_setitem = find_formula("__setitem__");
+        return (void *)ag_mp_ass_subscript;
+    default:
+        return fn;
+    }
 }
 
 int ct_autograd_install(PyObject *module)
@@ -866,35 +879,6 @@ int ct_autograd_install(PyObject *module)
             }
             Py_DECREF(w);
         }
-    }
-    PyNumberMethods *nb = CtTensor_Type->tp_as_number;
-#define CT_INSTALL_SLOT(slot, type, op)                               \
-    if (nb->slot != NULL) {                                           \
-        orig_##slot = nb->slot;                                       \
-        formula_##slot = find_formula(op);                            \
-        nb->slot = ag_##slot;                                         \
-        retarget_slot_wrappers((void *)orig_##slot, (void *)ag_##slot); \
-    }
-    CT_SLOTS(CT_INSTALL_SLOT)
-#undef CT_INSTALL_SLOT
-    if (nb->nb_power != NULL) {
-        orig_nb_power = nb->nb_power;
-        formula_nb_power = find_formula("pow");
-        nb->nb_power = ag_nb_power;
-        retarget_slot_wrappers((void *)orig_nb_power, (void *)ag_nb_power);
-    }
-    PyMappingMethods *mp = CtTensor_Type->tp_as_mapping;
-    if (mp != NULL && mp->mp_subscript != NULL) {
-        orig_mp_subscript = mp->mp_subscript;
-        formula_getitem = find_formula("__getitem__");
-        mp->mp_subscript = ag_mp_subscript;
-        retarget_slot_wrappers((void *)orig_mp_subscript, (void *)ag_mp_subscript);
-    }
-    if (mp != NULL && mp->mp_ass_subscript != NULL) {
-        orig_mp_ass_subscript = mp->mp_ass_subscript;
-        formula_setitem = find_formula("__setitem__");
-        mp->mp_ass_subscript = ag_mp_ass_subscript;
-        retarget_slot_wrappers((void *)orig_mp_ass_subscript, (void *)ag_mp_ass_subscript);
     }
     PyType_Modified(CtTensor_Type);
     return 0;

@@ -89,7 +89,10 @@ PyObject *ct_op(const char *name, PyObject *const *args, size_t nargs, PyObject 
 PyObject *ct_sum_to(PyObject *grad, int ndim, const int64_t *sizes);
 
 int ct_autograd_init(PyObject *module);
-/* Installs the formula wrappers; call after every op family is registered. */
+/* The recording replacement for a Tensor type slot (Py_nb_add, Py_mp_subscript, ...), or fn
+ * itself for slots autograd does not record; tensor.c applies it while building the type. */
+void *ct_autograd_slot(int slot, void *fn);
+/* Installs the formula wrappers of functions and methods; call after every family is registered. */
 int ct_autograd_install(PyObject *module);
 
 /* formulas (autograd_formulas.c) */

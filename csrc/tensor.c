@@ -985,7 +985,8 @@ int ct_tensor_init(PyObject *module)
                 PyErr_SetString(PyExc_SystemError, "too many Tensor slots");
                 return -1;
             }
-            slots[n++] = *s;
+            slots[n].slot = s->slot;
+            slots[n++].pfunc = ct_autograd_slot(s->slot, s->pfunc);
         }
     }
     slots[n].slot = 0;
