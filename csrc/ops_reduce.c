@@ -211,6 +211,7 @@ static int reduce_into(CtTensorObject *t, const bool *mask, CtTensorObject *out,
     d.p = s->p;
     d.divisor = s->divisor;
     d.out_numel = ct_numel(out);
+    d.device = ct_device_of(t).index;
     return k->reduce(&d);
 }
 
@@ -370,6 +371,7 @@ static void describe_lines(CtDimDesc *d, const CtTensorObject *t, int dim, const
         k++;
     }
     d->nouter = k;
+    d->device = ct_device_of(t).index;
 }
 
 /* Sizes of t with `len` along dim (t 0-d: no sizes). */
