@@ -846,7 +846,8 @@ int ct_topk(CtTensorObject *t, int64_t k, int dim, bool largest, CtTensorObject 
         PyErr_SetString(PyExc_RuntimeError, "selected index k out of range");
         return -1;
     }
-    return sort_select(t, dim, largest, 0, k, false, true, "topk", values, indices);
+    /* a 0-d tensor's outputs hold its one element whatever k (0 or 1), as in PyTorch */
+    return sort_select(t, dim, largest, 0, t->ndim == 0 ? 1 : k, false, true, "topk", values, indices);
 }
 
 int ct_median_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices)

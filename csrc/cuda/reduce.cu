@@ -63,7 +63,7 @@ struct RedLaunch {
 };
 
 constexpr int64_t kTargetBlocks = 1024; /* blocks that keep every SM of a large GPU busy */
-constexpr int64_t kSplitBelow = 256;    /* fewer output groups than this: cut the reduced range */
+constexpr int64_t kSplitBelow = 512;    /* fewer output groups than this: cut the reduced range */
 constexpr int kPartialRows = 8;         /* outputs per block of reduce_partials_kernel */
 
 __host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
