@@ -211,6 +211,7 @@ static int reduce_into(CtTensorObject *t, const bool *mask, CtTensorObject *out,
     d.p = s->p;
     d.divisor = s->divisor;
     d.out_numel = ct_numel(out);
+    d.device = ct_device_of(t).index;
     return k->reduce(&d);
 }
 
@@ -370,6 +371,7 @@ static void describe_lines(CtDimDesc *d, const CtTensorObject *t, int dim, const
         k++;
     }
     d->nouter = k;
+    d->device = ct_device_of(t).index;
 }
 
 /* Sizes of t with `len` along dim (t 0-d: no sizes). */
@@ -844,7 +846,8 @@ int ct_topk(CtTensorObject *t, int64_t k, int dim, bool largest, CtTensorObject 
         PyErr_SetString(PyExc_RuntimeError, "selected index k out of range");
         return -1;
     }
-    return sort_select(t, dim, largest, 0, k, false, true, "topk", values, indices);
+    /* a 0-d tensor's outputs hold its one element whatever k (0 or 1), as in PyTorch */
+    return sort_select(t, dim, largest, 0, t->ndim == 0 ? 1 : k, false, true, "topk", values, indices);
 }
 
 int ct_median_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices)

@@ -7,7 +7,10 @@
  *                 k of the input, reordered (smallest input stride first) and coalesced;
  *   CtDimDesc     an op along one dim ("lines"): arg-reductions, scans, softmax, sorting.
  * A device implements them in a struct CtReduceKernels that CtDeviceOps.reduce points to: the
- * CPU in reduce_cpu.c (multi-threaded, deterministic), CUDA later in cuda/reduce.cu.
+ * CPU in reduce_cpu.c (multi-threaded, deterministic), CUDA in cuda/reduce.cu and cuda/sort.cu
+ * (deterministic too: fixed-order trees, no atomics). The descriptions hold device addresses
+ * only; the kernels never need the host to read them. The scalar math both share is in
+ * reduce_math.h.
  * The C entry points at the end are what other families (autograd, nn) call. */
 #ifndef CTORCH_REDUCE_H
 #define CTORCH_REDUCE_H
@@ -64,6 +67,7 @@ typedef struct {
     double divisor; /* of CT_FINAL_DIVIDE / CT_FINAL_SQRT_DIVIDE (0 gives inf or NaN) */
     int64_t out_numel;    /* > 0 */
     int64_t reduce_numel; /* may be 0: every output is final(identity of combine) */
+    int device;           /* the CUDA ordinal of every operand (-1 on the CPU) */
 } CtReduceDesc;
 
 /* --- the line description ------------------------------------------------------------------ */
@@ -81,6 +85,7 @@ typedef struct {
     int64_t outer_numel;                            /* number of lines, > 0 */
     char *data[CT_DIM_OPS];
     CtDType dtypes[CT_DIM_OPS];
+    int device; /* the CUDA ordinal of every operand (-1 on the CPU) */
 } CtDimDesc;
 
 /* Each function returns 0, or -1 with a Python exception set (call with the GIL held). */

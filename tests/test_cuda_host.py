@@ -4,7 +4,9 @@ tests/cuda_host/ holds two C++ programs built against csrc/cuda/ with a fake CUD
 (fake_cudart.cpp, linked with -cudart none): allocator_harness.cu runs the caching allocator
 (rounding, pools, splits and merges, stream awareness, statistics, the OOM retry and message,
 the pinned-memory cache); copy_harness.cu runs copy.cu's per-thread bodies, conversions, offset
-calculator, iteration-space splitting and launch decisions. Skipped where nvcc is missing.
+calculator, iteration-space splitting and launch decisions; reduce_harness.cu emulates the grids
+of reduce.cu and sort.cu with their per-thread bodies (reductions, arg-reductions, scans,
+softmax, sorts, launch plans) against naive references. Skipped where nvcc is missing.
 """
 import os
 import shutil
@@ -66,3 +68,13 @@ def test_caching_allocator_on_fake_runtime(fake_runtime):
 def test_copy_kernels_on_host(fake_runtime):
     out = build_and_run(fake_runtime, [os.path.join(HERE, "copy_harness.cu")])
     assert "all copy checks passed" in out
+
+
+def test_reduce_kernels_on_host(fake_runtime):
+    out, obj = fake_runtime
+    include = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include")
+    cub_stubs = str(out / "fake_cudart_cub.o")
+    subprocess.run(["g++", "-c", "-std=c++17", "-I" + include, os.path.join(HERE, "fake_cudart_cub.cpp"), "-o",
+                    cub_stubs], check=True)
+    text = build_and_run(fake_runtime, [os.path.join(HERE, "reduce_harness.cu"), cub_stubs])
+    assert "all reduce checks passed" in text

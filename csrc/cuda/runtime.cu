@@ -6,6 +6,7 @@
 #include "common.cuh"
 #include "copy.cuh"
 #include "elementwise.h"
+#include "reduce.cuh"
 #include <mutex>
 #include <stdarg.h>
 #include <stdio.h>
@@ -407,6 +408,7 @@ static int rt_probe_kernel_image(int device)
 /* --- the table ----------------------------------------------------------------------------- */
 static CtCudaBackend backend;
 static struct CtElementwiseKernels elementwise_kernels;
+static struct CtReduceKernels reduce_kernels;
 
 CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 {
@@ -418,6 +420,13 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
      * NULL (the op raises) until their kernels are written. */
     memset(&elementwise_kernels, 0, sizeof(elementwise_kernels));
     elementwise_kernels.copy = ct_cuda_copy;
+    memset(&reduce_kernels, 0, sizeof(reduce_kernels));
+    reduce_kernels.reduce = ct_cuda_reduce;
+    reduce_kernels.arg_reduce = ct_cuda_arg_reduce;
+    reduce_kernels.scan = ct_cuda_scan;
+    reduce_kernels.softmax = ct_cuda_softmax;
+    reduce_kernels.sort = ct_cuda_sort;
+    reduce_kernels.median = ct_cuda_median;
 
     CtCudaBackend *b = &backend;
     memset(b, 0, sizeof(*b));
@@ -468,5 +477,6 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     b->memset = ct_cuda_memset;
 
     b->elementwise = &elementwise_kernels;
+    b->reduce = &reduce_kernels;
     return b;
 }
