@@ -16,6 +16,7 @@
 #include "args.h"
 #include "device.h"
 #include "dtype.h"
+#include "random.h"
 #include "storage.h"
 #include "tensor.h"
 #include <string.h>
@@ -92,10 +93,24 @@ static int host_raise(int status, const char *message)
     return -1;
 }
 
+static void *host_empty(int ndim, const int64_t *sizes, int dtype, int device, void **data)
+{
+    CtDevice d = {CT_DEV_CUDA, device};
+    CtTensorObject *t = ct_empty(ndim, sizes, (CtDType)dtype, d);
+    if (t != NULL) {
+        *data = ct_data(t);
+    }
+    return t;
+}
+
+static void host_release(void *tensor) { Py_XDECREF((PyObject *)tensor); }
+
 static const CtCudaHost host = {
     .abi_version = CT_CUDA_ABI_VERSION,
     .raise = host_raise,
     .settings = &ct_cuda_settings,
+    .empty = host_empty,
+    .release = host_release,
 };
 
 /* Raises the backend's last error for status; returns -1. */
@@ -1082,8 +1097,7 @@ static PyObject *py_cuda_manual_seed(PyObject *self, PyObject *args)
         PyErr_Format(PyExc_RuntimeError, "CUDA error: invalid device ordinal (cuda:%d)", d);
         return NULL;
     }
-    ct_cuda_settings.seed[d] = s;
-    ct_cuda_settings.offset[d] = 0;
+    ct_cuda_generator_seed(d, s);
     Py_RETURN_NONE;
 }
 
@@ -1093,10 +1107,7 @@ static PyObject *py_cuda_manual_seed_all(PyObject *self, PyObject *seed)
     if (seed_arg(seed, &s) < 0) {
         return NULL;
     }
-    for (int d = 0; d < CT_CUDA_MAX_DEVICES; d++) {
-        ct_cuda_settings.seed[d] = s;
-        ct_cuda_settings.offset[d] = 0;
-    }
+    ct_cuda_generator_seed(-1, s);
     Py_RETURN_NONE;
 }
 
@@ -1106,7 +1117,7 @@ static PyObject *py_cuda_initial_seed(PyObject *self, PyObject *arg)
     if (index_arg(arg, &d) < 0) {
         return NULL;
     }
-    return PyLong_FromUnsignedLongLong(ct_cuda_settings.seed[d]);
+    return PyLong_FromUnsignedLongLong(ct_cuda_generator_initial_seed(d));
 }
 
 /* --- matmul precision ---------------------------------------------------------------------------- */

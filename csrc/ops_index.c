@@ -1636,6 +1636,14 @@ static int prepare_entries(Indexed *ix)
             PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
             return -1;
         }
+        CtDevice td = ct_device_of(t);
+        if (td.type != CT_DEV_CPU && !ct_device_equal(td, device)) { /* CPU indices move, others do not */
+            char name[32];
+            ct_device_str(device, name, sizeof(name));
+            PyErr_Format(PyExc_RuntimeError,
+                         "indices should be either on cpu or on the same device as the indexed tensor (%s)", name);
+            return -1;
+        }
         if (t->dtype == CT_U8) {
             CtTensorObject *b = ct_to(t, CT_BOOL, device, false);
             if (b == NULL) {

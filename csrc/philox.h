@@ -57,7 +57,9 @@
 #endif
 #endif
 
-#ifdef __CUDACC__
+/* __CUDA_ARCH__, not __CUDACC__: nvcc also compiles these functions for the host, where the
+ * intrinsics do not exist (and x86-64 without -mfma cannot contract). */
+#ifdef __CUDA_ARCH__
 #define CT_DMUL(a, b) __dmul_rn((a), (b))
 #define CT_DADD(a, b) __dadd_rn((a), (b))
 #define CT_FMUL(a, b) __fmul_rn((a), (b))
@@ -127,13 +129,15 @@ CT_HOST_DEVICE uint64_t ct_philox_u64(CtPhiloxBlock b) { return ((uint64_t)b.x[0
 /* u in [0, 1) with 53 bits, from words 0 and 1. */
 CT_HOST_DEVICE double ct_philox_uniform53(CtPhiloxBlock b)
 {
-    return (double)(ct_philox_u64(b) >> 11) * (1.0 / 9007199254740992.0);
+    /* exact (a power-of-two scaling), but spelled CT_DMUL so that nvcc cannot fuse it into a
+     * caller's 1 - u: no fma appears in the GPU code at all (tests/test_cuda_host.py checks) */
+    return CT_DMUL((double)(ct_philox_u64(b) >> 11), 1.0 / 9007199254740992.0);
 }
 
 /* u in [0, 1) with `bits` (<= 24) bits, from word 0. */
 CT_HOST_DEVICE float ct_philox_uniform_bits(CtPhiloxBlock b, int bits)
 {
-    return (float)(b.x[0] >> (32 - bits)) * (1.0f / (float)(1u << bits));
+    return CT_FMUL((float)(b.x[0] >> (32 - bits)), 1.0f / (float)(1u << bits));
 }
 
 CT_HOST_DEVICE double ct_philox_uniform_f64(CtPhiloxBlock b, double from, double to)
@@ -253,7 +257,7 @@ CT_HOST_DEVICE double ct_philox_standard_normal(CtPhiloxBlock b)
 {
     double u1 = ct_philox_uniform53(b);
     uint64_t w = ((uint64_t)b.x[2] << 32) | b.x[3];
-    double u2 = (double)(w >> 11) * (1.0 / 9007199254740992.0);
+    double u2 = CT_DMUL((double)(w >> 11), 1.0 / 9007199254740992.0);
     double r = sqrt(CT_DMUL(-2.0, ct_det_log(1.0 - u1)));
     return CT_DMUL(r, ct_det_cos_2pi(u2));
 }

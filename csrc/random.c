@@ -6,6 +6,7 @@
 #include "random.h"
 #include "args.h"
 #include "creation.h"
+#include "cuda_loader.h"
 #include "device.h"
 #include "iter.h"
 #include "parallel.h"
@@ -27,8 +28,9 @@ PyTypeObject *CtGenerator_Type;
 #define CT_STATE_BYTES 16 /* seed, offset: little-endian uint64 each */
 
 static CtGeneratorObject *cpu_default;
+/* Created on first use; until then a device's seed lives in ct_cuda_settings.seed[device]. */
 static CtGeneratorObject *cuda_defaults[CT_MAX_CUDA_GENERATORS];
-static uint64_t cuda_default_seed = CT_DEFAULT_SEED; /* for CUDA generators created later */
+_Static_assert(CT_MAX_CUDA_GENERATORS == CT_CUDA_MAX_DEVICES, "one default generator per CUDA device");
 
 /* ------------------------------------------------------------------------------------------
  * the CPU kernels */
@@ -249,9 +251,34 @@ CtGeneratorObject *ct_default_generator(CtDevice device)
         if (ct_device_ops(device) == NULL) {
             return NULL;
         }
-        cuda_defaults[device.index] = generator_new(device, cuda_default_seed);
+        CtGeneratorObject *g = generator_new(device, ct_cuda_settings.seed[device.index]);
+        if (g == NULL) {
+            return NULL;
+        }
+        g->offset = ct_cuda_settings.offset[device.index];
+        cuda_defaults[device.index] = g; /* kept for the life of the process */
     }
     return cuda_defaults[device.index];
+}
+
+void ct_cuda_generator_seed(int device, uint64_t seed)
+{
+    for (int d = 0; d < CT_MAX_CUDA_GENERATORS; d++) {
+        if (device >= 0 && d != device) {
+            continue;
+        }
+        ct_cuda_settings.seed[d] = seed;
+        ct_cuda_settings.offset[d] = 0;
+        if (cuda_defaults[d] != NULL) {
+            cuda_defaults[d]->seed = seed;
+            cuda_defaults[d]->offset = 0;
+        }
+    }
+}
+
+uint64_t ct_cuda_generator_initial_seed(int device)
+{
+    return cuda_defaults[device] != NULL ? cuda_defaults[device]->seed : ct_cuda_settings.seed[device];
 }
 
 CtGeneratorObject *ct_generator_arg(PyObject *obj, CtDevice device, const char *fname)
@@ -1393,13 +1420,7 @@ static int seed_all(uint64_t seed)
 {
     cpu_default->seed = seed;
     cpu_default->offset = 0;
-    cuda_default_seed = seed;
-    for (int i = 0; i < CT_MAX_CUDA_GENERATORS; i++) {
-        if (cuda_defaults[i] != NULL) {
-            cuda_defaults[i]->seed = seed;
-            cuda_defaults[i]->offset = 0;
-        }
-    }
+    ct_cuda_generator_seed(-1, seed); /* torch.manual_seed also seeds every CUDA device */
     return 0;
 }
 

@@ -130,6 +130,12 @@ CtGeneratorObject *ct_default_generator(CtDevice device);
 CtGeneratorObject *ct_generator_arg(PyObject *obj, CtDevice device, const char *fname);
 /* Reserves n counters: returns the offset of the first and advances the generator. */
 uint64_t ct_generator_take(CtGeneratorObject *g, uint64_t n);
+/* Seeds the default generator of cuda:device (device < 0: of every CUDA device) and restarts
+ * its stream. Needs no GPU: a default CUDA generator is created on first use, from the seed
+ * recorded here (ct_cuda_settings.seed), as PyTorch seeds CUDA lazily. */
+void ct_cuda_generator_seed(int device, uint64_t seed);
+/* initial_seed() of cuda:device's default generator (created or not); 0 <= device < 64. */
+uint64_t ct_cuda_generator_initial_seed(int device);
 
 /* --- ops callable from C (g may be NULL: the default generator of t's device) --------------- */
 /* In-place fills of any layout; each bumps t's version. 0, or -1 with an exception set. */

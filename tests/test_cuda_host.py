@@ -78,3 +78,26 @@ def test_reduce_kernels_on_host(fake_runtime):
                     cub_stubs], check=True)
     text = build_and_run(fake_runtime, [os.path.join(HERE, "reduce_harness.cu"), cub_stubs])
     assert "all reduce checks passed" in text
+
+
+def test_index_kernels_on_host(fake_runtime):
+    out = build_and_run(fake_runtime, [os.path.join(HERE, "index_harness.cu")])
+    assert "all index checks passed" in out
+
+
+@pytest.mark.parametrize("source", ["random.cu", "index.cu"])
+def test_no_fused_multiply_add(tmp_path, source):
+    """Random samples (and accumulated index_put sums) must be the CPU's bits: the GPU code of
+    these files may contain no fma, which nvcc would otherwise form from a * b + c (philox.h and
+    index.cu spell every such operation with round-to-nearest intrinsics)."""
+    ptx = str(tmp_path / (source + ".ptx"))
+    subprocess.run([NVCC, "-ptx", "-std=c++17", "-O3", "--expt-relaxed-constexpr", "-arch=compute_75",
+                    "-I" + os.path.join(ROOT, "csrc"), "-I" + os.path.join(ROOT, "csrc", "cuda"),
+                    "-I" + sysconfig.get_paths()["include"], os.path.join(ROOT, "csrc", "cuda", source), "-o", ptx],
+                   check=True)
+    text = open(ptx).read()
+    assert ".entry" in text
+    fused = [line.strip() for line in text.splitlines() if line.strip().startswith("fma.")]
+    assert not fused, fused[:5]
+    # log/cos are philox.h's own; sqrt must be the correctly rounded one
+    assert "sqrt.approx" not in text and ".ftz" not in text

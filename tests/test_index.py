@@ -276,7 +276,7 @@ def test_setitem_advanced(device, dtype, rng):
     a[m2] = vals
     assert_close(t, a)
     t[:, t_(m2[0], device)] = t_(rand(6, dtype, rng)[:1], device, dtype)[0]  # 0-d value: a masked fill
-    a[:, m2[0]] = t.numpy()[:, m2[0]][0, 0] if t.dtype != ctorch.bfloat16 else 0
+    a[:, m2[0]] = t.cpu().numpy()[:, m2[0]][0, 0] if t.dtype != ctorch.bfloat16 else 0
     assert_close(t, a)
     idx = np.array([3, 0, -1])
     v = rand((3, 5, 6), dtype, rng)
@@ -294,13 +294,13 @@ def test_setitem_advanced(device, dtype, rng):
 
 def test_setitem_casts_and_scalars(device):
     x = t_(np.arange(6), device)
-    x[x.numpy() > 2] = 2.7  # Python scalar cast to int64
-    assert x.numpy().tolist() == [0, 1, 2, 2, 2, 2]
+    x[x.cpu().numpy() > 2] = 2.7  # Python scalar cast to int64
+    assert x.cpu().numpy().tolist() == [0, 1, 2, 2, 2, 2]
     x[t_([True] * 6, device)] = t_(9.9, device)  # 0-d tensor through the masked fill: cast
-    assert x.numpy().tolist() == [9] * 6
+    assert x.cpu().numpy().tolist() == [9] * 6
     b = t_([True, False], device)
     b[1] = 2.7
-    assert b.numpy().tolist() == [True, True]
+    assert b.cpu().numpy().tolist() == [True, True]
     f = t_(np.zeros(4, np.float16), device)
     f[[1, 3]] = 1.5
     assert_close(f, np.array([0, 1.5, 0, 1.5]))
@@ -428,13 +428,13 @@ def test_gather_scatter(device, dtype, layout, rng):
 
 def test_scatter_reduce_and_edges(device):
     x = t_(np.arange(6).reshape(2, 3), device)
-    assert ctorch.scatter(x, 1, t_([[0, 0]], device), 9, reduce="add").numpy().tolist() == [[18, 1, 2], [3, 4, 5]]
+    assert ctorch.scatter(x, 1, t_([[0, 0]], device), 9, reduce="add").cpu().numpy().tolist() == [[18, 1, 2], [3, 4, 5]]
     r = ctorch.scatter(x, 1, t_([[1, 1]], device), t_([[2, 3]], device), reduce="multiply")
-    assert r.numpy().tolist() == [[0, 6, 2], [3, 4, 5]]
+    assert r.cpu().numpy().tolist() == [[0, 6, 2], [3, 4, 5]]
     assert ctorch.scatter_add(t_([[False, True]], device), 1, t_([[0, 0]], device),
-                              t_([[True, False]], device)).numpy().tolist() == [[True, True]]
-    assert ctorch.gather(t_(5, device), 0, t_(0, device)).numpy().tolist() == 5
-    assert ctorch.gather(t_(5, device), 0, t_([0, 0], device)).numpy().tolist() == [5, 5]
+                              t_([[True, False]], device)).cpu().numpy().tolist() == [[True, True]]
+    assert ctorch.gather(t_(5, device), 0, t_(0, device)).cpu().numpy().tolist() == 5
+    assert ctorch.gather(t_(5, device), 0, t_([0, 0], device)).cpu().numpy().tolist() == [5, 5]
     assert tuple(ctorch.gather(x, 1, t_(np.zeros((0, 3), np.int64), device)).shape) == (0, 3)
     h = t_(np.zeros((2, 3), np.float16), device)
     h.scatter_add_(0, t_([[1, 1, 1]], device), t_([[0.5, 1.5, 2.5]], device, "float16"))
@@ -479,11 +479,11 @@ def test_index_select_add_copy_fill(device, dtype, layout, rng):
 
 def test_index_put_and_take(device, rng):
     x = t_(np.arange(6).reshape(2, 3), device)
-    assert x.clone().index_put_((t_([0, 1], device),), t_(9, device), accumulate=True).numpy().tolist() == \
+    assert x.clone().index_put_((t_([0, 1], device),), t_(9, device), accumulate=True).cpu().numpy().tolist() == \
         [[9, 10, 11], [12, 13, 14]]
     r = x.clone().index_put_((t_([0, 0], device), t_([1, 1], device)), t_(9, device), accumulate=True)
-    assert r.numpy().tolist() == [[0, 19, 2], [3, 4, 5]]
-    assert ctorch.index_put(x, (t_([0, 0], device),), t_(9, device)).numpy().tolist() == [[9, 9, 9], [3, 4, 5]]
+    assert r.cpu().numpy().tolist() == [[0, 19, 2], [3, 4, 5]]
+    assert ctorch.index_put(x, (t_([0, 0], device),), t_(9, device)).cpu().numpy().tolist() == [[9, 9, 9], [3, 4, 5]]
     a = rand((3, 4), "float32", rng)
     t = t_(a, device)
     i = np.array([[0, 11], [-1, 5]])
@@ -541,7 +541,7 @@ def test_dim_op_errors(device):
            lambda: ctorch.take(x, i([6])))
     raises(RuntimeError, "take(): Expected a long tensor for index, but got Int",
            lambda: ctorch.take(x, t_([1], device, "int32")))
-    assert x.numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert x.cpu().numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -573,7 +573,7 @@ def test_nonzero_edges(device):
     assert_close(ctorch.nonzero(t_([0.0, np.nan, -0.0, 1e-40], device)), np.array([[1], [3]]))
     assert tuple(ctorch.nonzero(t_(5, device)).shape) == (1, 0)
     assert tuple(ctorch.nonzero(t_(0, device)).shape) == (0, 0)
-    assert [r.numpy().tolist() for r in ctorch.nonzero(t_(5, device), as_tuple=True)] == [[0]]
+    assert [r.cpu().numpy().tolist() for r in ctorch.nonzero(t_(5, device), as_tuple=True)] == [[0]]
     assert tuple(ctorch.nonzero(t_(np.zeros((0, 3)), device)).shape) == (0, 2)
     b = np.random.default_rng(3).random((70, 50, 30)) > 0.9  # big enough to split across threads
     assert_close(ctorch.nonzero(t_(b, device)), np.argwhere(b))
@@ -749,7 +749,7 @@ def test_zero_dim_and_empty(device):
     assert tuple(e[:, 1].shape) == (0,)
     assert tuple(e[[]].shape) == (0, 3)
     e[:, 1] = 2.0
-    e[e.numpy() > 1] = 0.0
+    e[e.cpu().numpy() > 1] = 0.0
     assert tuple(ctorch.cat([e, e]).shape) == (0, 3)
     assert tuple(ctorch.flip(e, [0, 1]).shape) == (0, 3)
     assert tuple(ctorch.roll(e, 1, 0).shape) == (0, 3)

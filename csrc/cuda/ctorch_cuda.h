@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes; both sides must agree. */
-#define CT_CUDA_ABI_VERSION 1
+#define CT_CUDA_ABI_VERSION 2
 #define CT_CUDA_MAX_DEVICES 64
 #define CT_CUDA_ENTRY_POINT "ct_cuda_backend_init"
 
@@ -121,6 +121,13 @@ typedef struct {
      * GIL is held there. */
     int (*raise)(int status, const char *message);
     CtCudaSettings *settings;
+    /* A new contiguous tensor of dtype (a CtDType) on cuda:device, for kernels whose output size
+     * is known only after a pass on the GPU (nonzero, masked_select): returns the tensor (a
+     * CtTensorObject *, new reference) and its memory in *data, or NULL with a Python exception
+     * set. GIL held, as for raise. */
+    void *(*empty)(int ndim, const int64_t *sizes, int dtype, int device, void **data);
+    /* Drops a tensor from empty() (when a later step fails). */
+    void (*release)(void *tensor);
 } CtCudaHost;
 
 struct CtElementwiseKernels;

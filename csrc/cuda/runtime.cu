@@ -7,6 +7,8 @@
 #include "copy.cuh"
 #include "elementwise.h"
 #include "reduce.cuh"
+#include "index.cuh"
+#include "random.cuh"
 #include <mutex>
 #include <stdarg.h>
 #include <stdio.h>
@@ -409,6 +411,8 @@ static int rt_probe_kernel_image(int device)
 static CtCudaBackend backend;
 static struct CtElementwiseKernels elementwise_kernels;
 static struct CtReduceKernels reduce_kernels;
+static struct CtIndexKernels index_kernels;
+static struct CtRandomKernels random_kernels;
 
 CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 {
@@ -427,6 +431,23 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     reduce_kernels.softmax = ct_cuda_softmax;
     reduce_kernels.sort = ct_cuda_sort;
     reduce_kernels.median = ct_cuda_median;
+
+    memset(&index_kernels, 0, sizeof(index_kernels));
+    index_kernels.index = ct_cuda_index;
+    index_kernels.index_put = ct_cuda_index_put;
+    index_kernels.index_offsets = ct_cuda_index_offsets;
+    index_kernels.masked_fill = ct_cuda_masked_fill;
+    index_kernels.count_nonzero = ct_cuda_count_nonzero;
+    index_kernels.nonzero = ct_cuda_nonzero;
+    index_kernels.masked_select = ct_cuda_masked_select;
+    index_kernels.triangle = ct_cuda_triangle;
+    index_kernels.int_minmax = ct_cuda_int_minmax;
+
+    memset(&random_kernels, 0, sizeof(random_kernels));
+    random_kernels.fill = ct_cuda_random_fill;
+    random_kernels.bernoulli_tensor = ct_cuda_bernoulli_tensor;
+    random_kernels.normal_tensor = ct_cuda_normal_tensor;
+    random_kernels.randperm = ct_cuda_randperm;
 
     CtCudaBackend *b = &backend;
     memset(b, 0, sizeof(*b));
@@ -478,5 +499,7 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 
     b->elementwise = &elementwise_kernels;
     b->reduce = &reduce_kernels;
+    b->index = &index_kernels;
+    b->random = &random_kernels;
     return b;
 }

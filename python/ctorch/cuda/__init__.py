@@ -224,6 +224,39 @@ def initial_seed():
     return _C._cuda_initial_seed(-1)
 
 
+def _generator(device):
+    """The default generator of a device (int, 'cuda', 'cuda:N', ctorch.device; None: current)."""
+    return _C._default_generator(f"cuda:{_resolve(device)}")
+
+
+def get_rng_state(device="cuda"):
+    """The state of ``device``'s default generator, a uint8 CPU tensor (seed and offset)."""
+    return _generator(device).get_state()
+
+
+def set_rng_state(new_state, device="cuda"):
+    """Restores ``device``'s default generator from get_rng_state()."""
+    _generator(device).set_state(new_state)
+
+
+def get_rng_state_all():
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+def __getattr__(name):
+    # default_generators: one per device once CUDA can be used, () before, as in PyTorch
+    if name == "default_generators":
+        if not is_available():
+            return ()
+        return tuple(_C._default_generator(f"cuda:{i}") for i in range(device_count()))
+    raise AttributeError(f"module 'ctorch.cuda' has no attribute '{name}'")
+
+
 # --- diagnosis -------------------------------------------------------------------------------------
 def _gib(n):
     return f"{n / 1024 ** 3:.2f} GiB"
