@@ -4,8 +4,10 @@
  * ct_cuda_backend_init() hands to ctorch._C (see ctorch_cuda.h). */
 #include "allocator.cuh"
 #include "common.cuh"
+#include "blas.cuh"
 #include "copy.cuh"
 #include "elementwise.h"
+#include "linalg.h"
 #include <mutex>
 #include <stdarg.h>
 #include <stdio.h>
@@ -407,6 +409,7 @@ static int rt_probe_kernel_image(int device)
 /* --- the table ----------------------------------------------------------------------------- */
 static CtCudaBackend backend;
 static struct CtElementwiseKernels elementwise_kernels;
+static struct CtBlasKernels blas_kernels;
 
 CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 {
@@ -418,6 +421,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
      * NULL (the op raises) until their kernels are written. */
     memset(&elementwise_kernels, 0, sizeof(elementwise_kernels));
     elementwise_kernels.copy = ct_cuda_copy;
+    memset(&blas_kernels, 0, sizeof(blas_kernels));
+    blas_kernels.gemm_batched = ct_cuda_gemm_batched;
 
     CtCudaBackend *b = &backend;
     memset(b, 0, sizeof(*b));
@@ -468,5 +473,6 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     b->memset = ct_cuda_memset;
 
     b->elementwise = &elementwise_kernels;
+    b->blas = &blas_kernels;
     return b;
 }
