@@ -8,6 +8,7 @@
 #include "copy.cuh"
 #include "elementwise.h"
 #include "linalg.h"
+#include "optim.h"
 #include <mutex>
 #include <stdarg.h>
 #include <stdio.h>
@@ -410,6 +411,9 @@ static int rt_probe_kernel_image(int device)
 static CtCudaBackend backend;
 static struct CtElementwiseKernels elementwise_kernels;
 static struct CtBlasKernels blas_kernels;
+static struct CtOptimKernels optim_kernels;
+
+int ct_cuda_optim_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors); /* optim.cu */
 
 CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 {
@@ -423,6 +427,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     elementwise_kernels.copy = ct_cuda_copy;
     memset(&blas_kernels, 0, sizeof(blas_kernels));
     blas_kernels.gemm_batched = ct_cuda_gemm_batched;
+    memset(&optim_kernels, 0, sizeof(optim_kernels));
+    optim_kernels.step = ct_cuda_optim_step;
 
     CtCudaBackend *b = &backend;
     memset(b, 0, sizeof(*b));
@@ -474,5 +480,6 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 
     b->elementwise = &elementwise_kernels;
     b->blas = &blas_kernels;
+    b->optim = &optim_kernels;
     return b;
 }
