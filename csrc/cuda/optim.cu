@@ -251,7 +251,7 @@ int step_status(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors)
             }
             for (int o = 0; o < nops; o++) {
                 if (!dense_layout(ops[o]) || !same_layout(ops[o], t->param)) {
-                    return ct_cuda_set_error(CT_CUDA_ERROR,
+                    return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR,
                                              "optimizer step on CUDA: parameter %lld, its gradient and its state "
                                              "must share one dense layout",
                                              (long long)i);

@@ -8,6 +8,7 @@
 #include "copy.cuh"
 #include "elementwise.h"
 #include "linalg.h"
+#include "nn.h"
 #include "optim.h"
 #include <mutex>
 #include <stdarg.h>
@@ -412,6 +413,22 @@ static CtCudaBackend backend;
 static struct CtElementwiseKernels elementwise_kernels;
 static struct CtBlasKernels blas_kernels;
 static struct CtOptimKernels optim_kernels;
+static struct CtNNKernels nn_kernels;
+
+/* nn.cu */
+int ct_cuda_nn_linear(const CtLinearDesc *d);
+int ct_cuda_nn_leaky_relu(CtDType dtype, CtDevice device, int64_t n, const void *x, const void *grad, double slope,
+                          void *out);
+int ct_cuda_nn_embedding(CtEmbeddingDesc *d);
+int ct_cuda_nn_embedding_backward(CtEmbeddingDesc *d);
+int ct_cuda_nn_nll(CtNLLDesc *d);
+int ct_cuda_nn_nll_backward(CtNLLDesc *d);
+int ct_cuda_nn_pointwise_loss(CtPointwiseLossDesc *d);
+int ct_cuda_nn_pointwise_loss_backward(const CtPointwiseLossDesc *d);
+int ct_cuda_nn_layer_norm(const CtLayerNormDesc *d);
+int ct_cuda_nn_layer_norm_backward(const CtLayerNormDesc *d);
+int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
+                                      double a, double b);
 
 int ct_cuda_optim_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors); /* optim.cu */
 
@@ -429,6 +446,19 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     blas_kernels.gemm_batched = ct_cuda_gemm_batched;
     memset(&optim_kernels, 0, sizeof(optim_kernels));
     optim_kernels.step = ct_cuda_optim_step;
+    /* nll, pointwise losses, layer_norm and trunc_normal_transform: NotImplementedError stubs */
+    memset(&nn_kernels, 0, sizeof(nn_kernels));
+    nn_kernels.linear = ct_cuda_nn_linear;
+    nn_kernels.leaky_relu = ct_cuda_nn_leaky_relu;
+    nn_kernels.embedding = ct_cuda_nn_embedding;
+    nn_kernels.embedding_backward = ct_cuda_nn_embedding_backward;
+    nn_kernels.nll = ct_cuda_nn_nll;
+    nn_kernels.nll_backward = ct_cuda_nn_nll_backward;
+    nn_kernels.pointwise_loss = ct_cuda_nn_pointwise_loss;
+    nn_kernels.pointwise_loss_backward = ct_cuda_nn_pointwise_loss_backward;
+    nn_kernels.layer_norm = ct_cuda_nn_layer_norm;
+    nn_kernels.layer_norm_backward = ct_cuda_nn_layer_norm_backward;
+    nn_kernels.trunc_normal_transform = ct_cuda_nn_trunc_normal_transform;
 
     CtCudaBackend *b = &backend;
     memset(b, 0, sizeof(*b));
@@ -481,5 +511,6 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     b->elementwise = &elementwise_kernels;
     b->blas = &blas_kernels;
     b->optim = &optim_kernels;
+    b->nn = &nn_kernels;
     return b;
 }
