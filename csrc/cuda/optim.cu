@@ -7,10 +7,9 @@
  * allocator, once per call. Block b binary-searches the table for the tensor owning chunk b and
  * updates that chunk with the per-element functions of optim_math.h, the same code the CPU runs.
  *
- * Operands must share one layout that is dense in memory (contiguous, or any permutation of it,
- * with the same strides for the param, its grad and its states): the update is elementwise, so
- * memory order is as good as logical order. Other layouts raise (the C front end creates the
- * states with the param's strides, so this only hits hand-made grads / states). */
+ * When a tensor's operands share one layout that is dense in memory (contiguous, or any
+ * permutation of it) the update runs in memory order (it is elementwise); otherwise (e.g. a
+ * transposed param with contiguous states) each operand's offset comes from its own strides. */
 #include "common.cuh"
 #include "allocator.cuh"
 #include "optim_math.h"
@@ -28,6 +27,10 @@ struct OptEntry {
     int64_t chunk_start;
     double nstep, bc2; /* Adam: -step_size, sqrt(1 - beta2^step) */
     int fresh;         /* SGD: the momentum buffer was just created */
+    int strided;       /* operands of different layouts: offsets from sizes and strides below */
+    int ndim;
+    int64_t sizes[CT_MAX_DIMS];
+    int64_t strides[5][CT_MAX_DIMS]; /* in elements */
 };
 
 struct OptFlags {
@@ -49,11 +52,32 @@ __device__ __forceinline__ void update_elem(CtOptimKind kind, const OptEntry &e,
 {
     typedef typename CtCudaType<D>::T T;
     typedef typename CtCudaType<D>::Acc Acc;
-    const int64_t off = i * (int64_t)sizeof(T);
-    char *p0 = e.ptr[0] + off;
-    const char *p1 = e.ptr[1] + off;
+    int64_t offs[5];
+    if (e.strided) {
+        /* logical index i (last dim fastest) -> each operand's element offset */
+        for (int o = 0; o < 5; o++) {
+            offs[o] = 0;
+        }
+        int64_t rem = i;
+        for (int d = e.ndim - 1; d >= 0; d--) {
+            int64_t idx = rem % e.sizes[d];
+            rem /= e.sizes[d];
+            for (int o = 0; o < 5; o++) {
+                offs[o] += idx * e.strides[o][d];
+            }
+        }
+        for (int o = 0; o < 5; o++) {
+            offs[o] *= (int64_t)sizeof(T);
+        }
+    } else {
+        for (int o = 0; o < 5; o++) {
+            offs[o] = i * (int64_t)sizeof(T);
+        }
+    }
+    char *p0 = e.ptr[0] + offs[0];
+    const char *p1 = e.ptr[1] + offs[1];
     if (kind == CT_OPTIM_SGD) {
-        char *b = f.f1 ? e.ptr[2] + off : nullptr;
+        char *b = f.f1 ? e.ptr[2] + offs[2] : nullptr;
         if constexpr (D == CT_F16) {
             ct_sgd_elem_F16(p0, p1, b, &k, f.use_wd, f.f1, e.fresh != 0, f.f2);
         } else if constexpr (D == CT_BF16) {
@@ -64,7 +88,7 @@ __device__ __forceinline__ void update_elem(CtOptimKind kind, const OptEntry &e,
             ct_sgd_elem_F64(p0, p1, b, &k, f.use_wd, f.f1, e.fresh != 0, f.f2);
         }
     } else if (kind == CT_OPTIM_ADAM) {
-        char *m = e.ptr[2] + off, *v = e.ptr[3] + off, *x = f.f2 ? e.ptr[4] + off : nullptr;
+        char *m = e.ptr[2] + offs[2], *v = e.ptr[3] + offs[3], *x = f.f2 ? e.ptr[4] + offs[4] : nullptr;
         const Acc nstep = (Acc)e.nstep, bc2 = (Acc)e.bc2;
         if constexpr (D == CT_F16) {
             ct_adam_elem_F16(p0, p1, m, v, x, &k, nstep, bc2, f.use_wd, f.f1, f.f2);
@@ -77,9 +101,9 @@ __device__ __forceinline__ void update_elem(CtOptimKind kind, const OptEntry &e,
         }
     } else {
         /* square_avg, then grad_avg when centered, then the buffer when momentum > 0 */
-        char *s = e.ptr[2] + off;
-        char *a = f.f1 ? e.ptr[3] + off : nullptr;
-        char *b = f.f2 ? e.ptr[f.f1 ? 4 : 3] + off : nullptr;
+        char *s = e.ptr[2] + offs[2];
+        char *a = f.f1 ? e.ptr[3] + offs[3] : nullptr;
+        char *b = f.f2 ? e.ptr[f.f1 ? 4 : 3] + offs[f.f1 ? 4 : 3] : nullptr;
         if constexpr (D == CT_F16) {
             ct_rmsprop_elem_F16(p0, p1, s, a, b, &k, f.use_wd, f.f1, f.f2);
         } else if constexpr (D == CT_BF16) {
@@ -249,14 +273,21 @@ int step_status(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors)
                     ops[nops++] = t->state[s];
                 }
             }
+            bool flat = true;
             for (int o = 0; o < nops; o++) {
-                if (!dense_layout(ops[o]) || !same_layout(ops[o], t->param)) {
-                    return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR,
-                                             "optimizer step on CUDA: parameter %lld, its gradient and its state "
-                                             "must share one dense layout",
-                                             (long long)i);
-                }
+                flat = flat && dense_layout(ops[o]) && same_layout(ops[o], t->param);
                 e.ptr[o] = data_of(ops[o]);
+            }
+            if (!flat) {
+                /* element i in logical order through each operand's own strides */
+                e.strided = 1;
+                e.ndim = t->param->ndim;
+                for (int dd = 0; dd < e.ndim; dd++) {
+                    e.sizes[dd] = t->param->sizes[dd];
+                    for (int o = 0; o < nops; o++) {
+                        e.strides[o][dd] = ops[o]->strides[dd];
+                    }
+                }
             }
             e.n = numel;
             e.chunk_start = nchunks;
