@@ -123,7 +123,6 @@ def test_pointwise_losses(name):
     check(res[0][1], res[1][1], "float32")
 
 
-@NOT_YET
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_layer_norm(dtype):
     rng = np.random.default_rng(6)

@@ -10,7 +10,9 @@
  *   buffer is cast into grad_weight. scale_grad_by_freq counts occurrences with integer atomics
  *   (exact, order-free).
  * Not written yet (stubs raising NotImplementedError): nll, nll_backward, pointwise_loss(+backward),
- * layer_norm(+backward), trunc_normal_transform. */
+ * trunc_normal_transform.
+ * - layer_norm (+ backward): one block per row, statistics and math in double as the CPU, block
+ *   sums in a fixed tree order; grad_weight / grad_bias by a column pass over the rows in order. */
 #include "allocator.cuh"
 #include "blas.cuh"
 #include "common.cuh"
@@ -333,6 +335,194 @@ int embedding_backward_status(CtEmbeddingDesc *d)
     CT_NN_FLOAT_DISPATCH(d->dtype, embedding_backward_launch, d, stream)
 }
 
+/* --- layer_norm (double statistics and math, as the CPU) --------------------------------------- */
+constexpr int kLNThreads = 256;
+
+/* Sum of one value per thread over the block, in a fixed tree order; every thread gets it. */
+__device__ double block_sum(double v, double *sh)
+{
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = kLNThreads / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            sh[threadIdx.x] += sh[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    double r = sh[0];
+    __syncthreads();
+    return r;
+}
+
+template <int D>
+__device__ void row_moments(const char *xrow, int64_t n, double eps, double *sh, double *mean, double *rstd)
+{
+    typedef typename CtCudaType<D>::T T;
+    double part = 0.0;
+    for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+        part += (double)ct_load<D>(xrow + c * (int64_t)sizeof(T));
+    }
+    double m = block_sum(part, sh) / (double)n;
+    part = 0.0;
+    for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+        double dx = (double)ct_load<D>(xrow + c * (int64_t)sizeof(T)) - m;
+        part += dx * dx;
+    }
+    double v = block_sum(part, sh) / (double)n; /* biased variance, as PyTorch */
+    *mean = m;
+    *rstd = 1.0 / sqrt(v + eps);
+}
+
+template <int D>
+__global__ void layer_norm_kernel(CtLayerNormDesc d)
+{
+    typedef typename CtCudaType<D>::T T;
+    __shared__ double sh[kLNThreads];
+    const int64_t n = d.cols;
+    const int64_t es = (int64_t)sizeof(T);
+    for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+        const char *xrow = (const char *)d.x + r * n * es;
+        double mean, rstd;
+        row_moments<D>(xrow, n, d.eps, sh, &mean, &rstd);
+        for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+            double w = d.weight ? (double)ct_load<D>((const char *)d.weight + c * es) : 1.0;
+            double b = d.bias ? (double)ct_load<D>((const char *)d.bias + c * es) : 0.0;
+            double x = (double)ct_load<D>(xrow + c * es);
+            ct_store<D>((char *)d.out + (r * n + c) * es, (x - mean) * rstd * w + b);
+        }
+    }
+}
+
+/* grad_input rows, and each row's mean / rstd into stats (2 per row) for the column pass */
+template <int D>
+__global__ void layer_norm_backward_rows_kernel(CtLayerNormDesc d, double *stats)
+{
+    typedef typename CtCudaType<D>::T T;
+    __shared__ double sh[kLNThreads];
+    const int64_t n = d.cols;
+    const int64_t es = (int64_t)sizeof(T);
+    for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+        const char *xrow = (const char *)d.x + r * n * es;
+        const char *grow = (const char *)d.grad_out + r * n * es;
+        double mean, rstd;
+        row_moments<D>(xrow, n, d.eps, sh, &mean, &rstd);
+        if (threadIdx.x == 0 && stats != nullptr) {
+            stats[2 * r] = mean;
+            stats[2 * r + 1] = rstd;
+        }
+        if (d.grad_input == nullptr) {
+            continue;
+        }
+        double pa = 0.0, pb = 0.0;
+        for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+            double w = d.weight ? (double)ct_load<D>((const char *)d.weight + c * es) : 1.0;
+            double xhat = ((double)ct_load<D>(xrow + c * es) - mean) * rstd;
+            double dxhat = (double)ct_load<D>(grow + c * es) * w;
+            pa += dxhat;
+            pb += dxhat * xhat;
+        }
+        double a = block_sum(pa, sh) / (double)n;
+        double bsum = block_sum(pb, sh) / (double)n;
+        for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+            double w = d.weight ? (double)ct_load<D>((const char *)d.weight + c * es) : 1.0;
+            double xhat = ((double)ct_load<D>(xrow + c * es) - mean) * rstd;
+            double g = (double)ct_load<D>(grow + c * es);
+            ct_store<D>((char *)d.grad_input + (r * n + c) * es, rstd * (g * w - a - xhat * bsum));
+        }
+    }
+}
+
+/* grad_weight / grad_bias: thread c sums its column over the rows in order (deterministic) */
+template <int D>
+__global__ void layer_norm_backward_cols_kernel(CtLayerNormDesc d, const double *stats)
+{
+    typedef typename CtCudaType<D>::T T;
+    const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t n = d.cols;
+    const int64_t es = (int64_t)sizeof(T);
+    if (c >= n) {
+        return;
+    }
+    double gw = 0.0, gb = 0.0;
+    for (int64_t r = 0; r < d.rows; r++) {
+        double g = (double)ct_load<D>((const char *)d.grad_out + (r * n + c) * es);
+        double xhat = ((double)ct_load<D>((const char *)d.x + (r * n + c) * es) - stats[2 * r]) * stats[2 * r + 1];
+        gw += g * xhat;
+        gb += g;
+    }
+    if (d.grad_weight) {
+        ct_store<D>((char *)d.grad_weight + c * es, gw);
+    }
+    if (d.grad_bias) {
+        ct_store<D>((char *)d.grad_bias + c * es, gb);
+    }
+}
+
+unsigned row_blocks(int64_t rows) { return (unsigned)(rows < 65535 * 4 ? (rows < 1 ? 1 : rows) : 65535 * 4); }
+
+template <int D>
+int layer_norm_launch(const CtLayerNormDesc *d, cudaStream_t stream)
+{
+    if (d->rows == 0 || d->cols == 0) {
+        return CT_CUDA_OK;
+    }
+    layer_norm_kernel<D><<<row_blocks(d->rows), kLNThreads, 0, stream>>>(*d);
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
+template <int D>
+int layer_norm_backward_launch(const CtLayerNormDesc *d, cudaStream_t stream)
+{
+    const int device = d->device.index;
+    const bool want_cols = d->grad_weight != nullptr || d->grad_bias != nullptr;
+    if (d->cols == 0) {
+        return CT_CUDA_OK;
+    }
+    if (d->rows == 0) { /* sums over no rows */
+        if (d->grad_weight) {
+            CT_CUDA_CHECK(cudaMemsetAsync(d->grad_weight, 0, (size_t)d->cols * sizeof(typename CtCudaType<D>::T), stream));
+        }
+        if (d->grad_bias) {
+            CT_CUDA_CHECK(cudaMemsetAsync(d->grad_bias, 0, (size_t)d->cols * sizeof(typename CtCudaType<D>::T), stream));
+        }
+        return CT_CUDA_OK;
+    }
+    void *stats = nullptr;
+    if (want_cols) {
+        CT_CUDA_TRY(ct_cuda_caching_malloc(device, (size_t)d->rows * 2 * sizeof(double), &stats));
+    }
+    int status = CT_CUDA_OK;
+    layer_norm_backward_rows_kernel<D><<<row_blocks(d->rows), kLNThreads, 0, stream>>>(*d, (double *)stats);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess && want_cols) {
+        layer_norm_backward_cols_kernel<D><<<ct_cuda_blocks(d->cols, 128), 128, 0, stream>>>(*d, (const double *)stats);
+        err = cudaGetLastError();
+    }
+    if (err != cudaSuccess) {
+        status = ct_cuda_record_error(err, "layer_norm_backward", __func__, __FILE__, __LINE__);
+    }
+    if (stats != nullptr) {
+        int fst = ct_cuda_caching_free(device, stats);
+        status = status != CT_CUDA_OK ? status : fst;
+    }
+    return status;
+}
+
+int layer_norm_status(const CtLayerNormDesc *d)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(d->device.index));
+    cudaStream_t stream = ct_cuda_stream(d->device.index);
+    CT_NN_FLOAT_DISPATCH(d->dtype, layer_norm_launch, d, stream)
+}
+
+int layer_norm_backward_status(const CtLayerNormDesc *d)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(d->device.index));
+    cudaStream_t stream = ct_cuda_stream(d->device.index);
+    CT_NN_FLOAT_DISPATCH(d->dtype, layer_norm_backward_launch, d, stream)
+}
+
 int finish(int status) { return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status); }
 
 } // namespace
@@ -374,16 +564,8 @@ int ct_cuda_nn_pointwise_loss_backward(const CtPointwiseLossDesc *d)
     (void)d;
     return not_implemented("this loss's backward");
 }
-int ct_cuda_nn_layer_norm(const CtLayerNormDesc *d)
-{
-    (void)d;
-    return not_implemented("layer_norm");
-}
-int ct_cuda_nn_layer_norm_backward(const CtLayerNormDesc *d)
-{
-    (void)d;
-    return not_implemented("layer_norm backward");
-}
+int ct_cuda_nn_layer_norm(const CtLayerNormDesc *d) { return finish(layer_norm_status(d)); }
+int ct_cuda_nn_layer_norm_backward(const CtLayerNormDesc *d) { return finish(layer_norm_backward_status(d)); }
 int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
                                       double a, double b)
 {
