@@ -81,7 +81,6 @@ def test_embedding_out_of_range_raises_index_error():
         nn.functional.embedding(ctorch.tensor([1, 7], device="cuda"), w)
 
 
-@NOT_YET
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_cross_entropy_and_nll(dtype):
     rng = np.random.default_rng(4)
@@ -98,7 +97,6 @@ def test_cross_entropy_and_nll(dtype):
     check(res[0][1], res[1][1], dtype)
 
 
-@NOT_YET
 def test_nll_target_out_of_bounds():
     x = ctorch.zeros((2, 3), device="cuda")
     with pytest.raises(IndexError, match="Target 5 is out of bounds."):

@@ -9,7 +9,10 @@
  *   accumulates into a double (num, dim) buffer (the CPU's order of additions exactly), then the
  *   buffer is cast into grad_weight. scale_grad_by_freq counts occurrences with integer atomics
  *   (exact, order-free).
- * Not written yet (stubs raising NotImplementedError): nll, nll_backward, pointwise_loss(+backward),
+ * - nll / cross_entropy (+ backward): one thread per row in double as the CPU; the pre-pass and
+ *   the reduction total run serially on one thread (the CPU's order of additions); a bad target
+ *   is reported from the pre-pass's result copied back.
+ * Not written yet (stubs raising NotImplementedError): pointwise_loss(+backward),
  * trunc_normal_transform.
  * - layer_norm (+ backward): one block per row, statistics and math in double as the CPU, block
  *   sums in a fixed tree order; grad_weight / grad_bias by a column pass over the rows in order. */
@@ -523,6 +526,287 @@ int layer_norm_backward_status(const CtLayerNormDesc *d)
     CT_NN_FLOAT_DISPATCH(d->dtype, layer_norm_backward_launch, d, stream)
 }
 
+/* --- cross-entropy / NLL: one thread per row, double math as the CPU's rows; the pre-pass (range
+ * check, weight sum, mean's denominator) and the SUM/MEAN total are serial single-thread kernels
+ * so that their order of additions is the CPU's. -------------------------------------------------- */
+struct NLLScratch {
+    double denom, wsum;
+    long long bad, bad_value;
+};
+
+__device__ __forceinline__ int64_t nll_target(const CtNLLDesc &d, int64_t r)
+{
+    return d.target_dtype == CT_U8 ? (int64_t)((const uint8_t *)d.target)[r] : ((const int64_t *)d.target)[r];
+}
+
+template <int D>
+__device__ __forceinline__ double ld(const void *base, int64_t i)
+{
+    return (double)ct_load<D>((const char *)base + i * (int64_t)sizeof(typename CtCudaType<D>::T));
+}
+
+template <int D>
+__device__ __forceinline__ void st(void *base, int64_t i, double v)
+{
+    ct_store<D>((char *)base + i * (int64_t)sizeof(typename CtCudaType<D>::T), v);
+}
+
+template <int D>
+__device__ double row_lse(const CtNLLDesc &d, int64_t base)
+{
+    const int64_t C = d.classes, inner = d.inner;
+    double m = -INFINITY;
+    for (int64_t c = 0; c < C; c++) {
+        double v = ld<D>(d.input, base + c * inner);
+        if (v > m || isnan(v)) {
+            m = v;
+        }
+    }
+    if (isinf(m)) {
+        return m;
+    }
+    double s = 0.0;
+    for (int64_t c = 0; c < C; c++) {
+        s += exp(ld<D>(d.input, base + c * inner) - m);
+    }
+    return m + log(s);
+}
+
+template <int D>
+__global__ void nll_prepass_kernel(CtNLLDesc d, NLLScratch *out)
+{
+    const int64_t rows = d.outer * d.inner;
+    double wsum = (double)d.classes;
+    if (d.weight != nullptr) {
+        wsum = 0.0;
+        for (int64_t c = 0; c < d.classes; c++) {
+            wsum += ld<D>(d.weight, c);
+        }
+    }
+    out->wsum = wsum;
+    out->bad = 0;
+    out->bad_value = 0;
+    double denom = (double)rows;
+    if (!d.soft) {
+        denom = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t t = nll_target(d, r);
+            if (t == d.ignore_index) {
+                continue;
+            }
+            if (t < 0 || t >= d.classes) {
+                out->bad = 1;
+                out->bad_value = t;
+                break;
+            }
+            denom += d.weight != nullptr ? ld<D>(d.weight, t) : 1.0;
+        }
+    }
+    out->denom = denom;
+}
+
+template <int D>
+__global__ void nll_forward_kernel(CtNLLDesc d, double *losses)
+{
+    const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t rows = d.outer * d.inner;
+    if (r >= rows) {
+        return;
+    }
+    const int64_t C = d.classes, inner = d.inner;
+    const double ls = d.label_smoothing;
+    const int64_t base = (r / inner) * C * inner + r % inner;
+    double loss = 0.0;
+    if (!d.soft) {
+        int64_t t = nll_target(d, r);
+        if (t != d.ignore_index) {
+            double wt = d.weight ? ld<D>(d.weight, t) : 1.0;
+            if (d.is_nll) {
+                loss = -wt * ld<D>(d.input, base + t * inner);
+            } else {
+                double lse = row_lse<D>(d, base);
+                loss = (1.0 - ls) * wt * (lse - ld<D>(d.input, base + t * inner));
+                if (ls > 0.0) {
+                    double smooth = 0.0;
+                    for (int64_t c = 0; c < C; c++) {
+                        double wc = d.weight ? ld<D>(d.weight, c) : 1.0;
+                        smooth += wc * (lse - ld<D>(d.input, base + c * inner));
+                    }
+                    loss += ls / (double)C * smooth;
+                }
+            }
+        }
+    } else {
+        double lse = row_lse<D>(d, base);
+        for (int64_t c = 0; c < C; c++) {
+            double y = ld<D>(d.target, base + c * inner);
+            double yc = ls > 0.0 ? y * (1.0 - ls) + ls / (double)C : y;
+            double wc = d.weight ? ld<D>(d.weight, c) : 1.0;
+            loss += wc * yc * (lse - ld<D>(d.input, base + c * inner));
+        }
+    }
+    if (d.reduction == CT_REDUCTION_NONE) {
+        st<D>(d.out, r, loss);
+    } else {
+        losses[r] = loss;
+    }
+}
+
+template <int D>
+__global__ void nll_total_kernel(CtNLLDesc d, const double *losses, const NLLScratch *sc)
+{
+    const int64_t rows = d.outer * d.inner;
+    double total = 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+        total += losses[r];
+    }
+    /* 0 / 0 is NaN, as PyTorch's mean over no (or only ignored) rows */
+    st<D>(d.out, 0, d.reduction == CT_REDUCTION_MEAN ? total / sc->denom : total);
+}
+
+template <int D>
+__global__ void nll_backward_kernel(CtNLLDesc d, const NLLScratch *sc)
+{
+    const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t rows = d.outer * d.inner;
+    if (r >= rows) {
+        return;
+    }
+    const int64_t C = d.classes, inner = d.inner;
+    const double ls = d.label_smoothing;
+    const int64_t base = (r / inner) * C * inner + r % inner;
+    double s;
+    if (d.reduction == CT_REDUCTION_NONE) {
+        s = ld<D>(d.grad_out, r);
+    } else {
+        s = ld<D>(d.grad_out, 0);
+        if (d.reduction == CT_REDUCTION_MEAN) {
+            s /= sc->denom;
+        }
+    }
+    if (!d.soft) {
+        int64_t t = nll_target(d, r);
+        if (t == d.ignore_index) {
+            for (int64_t c = 0; c < C; c++) {
+                st<D>(d.grad_input, base + c * inner, 0.0);
+            }
+            return;
+        }
+        double wt = d.weight ? ld<D>(d.weight, t) : 1.0;
+        if (d.is_nll) {
+            for (int64_t c = 0; c < C; c++) {
+                st<D>(d.grad_input, base + c * inner, c == t ? -s * wt : 0.0);
+            }
+            return;
+        }
+        double lse = row_lse<D>(d, base);
+        for (int64_t c = 0; c < C; c++) {
+            double pc = exp(ld<D>(d.input, base + c * inner) - lse);
+            double gc = (1.0 - ls) * wt * (pc - (c == t ? 1.0 : 0.0));
+            if (ls > 0.0) {
+                double wc = d.weight ? ld<D>(d.weight, c) : 1.0;
+                gc += ls / (double)C * (pc * sc->wsum - wc);
+            }
+            st<D>(d.grad_input, base + c * inner, s * gc);
+        }
+        return;
+    }
+    double lse = row_lse<D>(d, base);
+    double wy = 0.0;
+    for (int64_t c = 0; c < C; c++) {
+        double y = ld<D>(d.target, base + c * inner);
+        y = ls > 0.0 ? y * (1.0 - ls) + ls / (double)C : y;
+        wy += (d.weight ? ld<D>(d.weight, c) : 1.0) * y;
+    }
+    for (int64_t c = 0; c < C; c++) {
+        double x = ld<D>(d.input, base + c * inner);
+        double y = ld<D>(d.target, base + c * inner);
+        y = ls > 0.0 ? y * (1.0 - ls) + ls / (double)C : y;
+        double wc = d.weight ? ld<D>(d.weight, c) : 1.0;
+        double gx = s * (exp(x - lse) * wy - wc * y);
+        if (d.grad_target != nullptr) {
+            /* written after the reads of this class: grad_target never aliases target */
+            st<D>(d.grad_target, base + c * inner, -s * (1.0 - ls) * wc * (x - lse));
+        }
+        st<D>(d.grad_input, base + c * inner, gx);
+    }
+}
+
+/* Runs the pre-pass; copies its result back (synchronises) to report a bad target. */
+template <int D>
+int nll_prepass(CtNLLDesc *d, cudaStream_t stream, NLLScratch *dev, bool *ok)
+{
+    nll_prepass_kernel<D><<<1, 1, 0, stream>>>(*d, dev);
+    CT_CUDA_CHECK_LAUNCH();
+    NLLScratch host;
+    CT_CUDA_CHECK(cudaMemcpyAsync(&host, dev, sizeof(host), cudaMemcpyDeviceToHost, stream));
+    CT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    *ok = host.bad == 0;
+    if (!*ok) {
+        d->bad_target = 1;
+        d->bad_value = (int64_t)host.bad_value;
+    }
+    return CT_CUDA_OK;
+}
+
+template <int D>
+int nll_run(CtNLLDesc *d, bool backward, NLLScratch *sc, double *losses, cudaStream_t stream)
+{
+    bool ok;
+    CT_CUDA_TRY(nll_prepass<D>(d, stream, sc, &ok));
+    const int64_t rows = d->outer * d->inner;
+    if (!ok) {
+        return CT_CUDA_OK;
+    }
+    if (backward) {
+        if (rows > 0) {
+            nll_backward_kernel<D><<<ct_cuda_blocks(rows, 128), 128, 0, stream>>>(*d, sc);
+            CT_CUDA_CHECK_LAUNCH();
+        }
+        return CT_CUDA_OK;
+    }
+    if (rows > 0) {
+        nll_forward_kernel<D><<<ct_cuda_blocks(rows, 128), 128, 0, stream>>>(*d, losses);
+        CT_CUDA_CHECK_LAUNCH();
+    }
+    if (d->reduction != CT_REDUCTION_NONE) {
+        nll_total_kernel<D><<<1, 1, 0, stream>>>(*d, losses, sc);
+        CT_CUDA_CHECK_LAUNCH();
+    }
+    return CT_CUDA_OK;
+}
+
+template <int D>
+int nll_launch(CtNLLDesc *d, bool backward, cudaStream_t stream)
+{
+    const int device = d->device.index;
+    const int64_t rows = d->outer * d->inner;
+    const bool need_losses = !backward && d->reduction != CT_REDUCTION_NONE;
+    void *sc = nullptr, *losses = nullptr;
+    CT_CUDA_TRY(ct_cuda_caching_malloc(device, sizeof(NLLScratch), &sc));
+    int status = CT_CUDA_OK;
+    if (need_losses) {
+        status = ct_cuda_caching_malloc(device, (size_t)(rows + 1) * sizeof(double), &losses);
+    }
+    if (status == CT_CUDA_OK) {
+        status = nll_run<D>(d, backward, (NLLScratch *)sc, (double *)losses, stream);
+    }
+    int fst = ct_cuda_caching_free(device, sc);
+    status = status != CT_CUDA_OK ? status : fst;
+    if (losses != nullptr) {
+        fst = ct_cuda_caching_free(device, losses);
+        status = status != CT_CUDA_OK ? status : fst;
+    }
+    return status;
+}
+
+int nll_status(CtNLLDesc *d, bool backward)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(d->device.index));
+    cudaStream_t stream = ct_cuda_stream(d->device.index);
+    CT_NN_FLOAT_DISPATCH(d->dtype, nll_launch, d, backward, stream)
+}
+
 int finish(int status) { return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status); }
 
 } // namespace
@@ -544,16 +828,8 @@ int not_implemented(const char *what)
 }
 } // namespace
 
-int ct_cuda_nn_nll(CtNLLDesc *d)
-{
-    (void)d;
-    return not_implemented("nll_loss / cross_entropy");
-}
-int ct_cuda_nn_nll_backward(CtNLLDesc *d)
-{
-    (void)d;
-    return not_implemented("nll_loss / cross_entropy backward");
-}
+int ct_cuda_nn_nll(CtNLLDesc *d) { return finish(nll_status(d, false)); }
+int ct_cuda_nn_nll_backward(CtNLLDesc *d) { return finish(nll_status(d, true)); }
 int ct_cuda_nn_pointwise_loss(CtPointwiseLossDesc *d)
 {
     (void)d;
