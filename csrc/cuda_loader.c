@@ -433,6 +433,8 @@ static const CtDeviceOps *get_ops_slow(int index)
         cuda_ops.index = backend->index;
         cuda_ops.blas = backend->blas;
         cuda_ops.random = backend->random;
+        cuda_ops.nn = backend->nn;
+        cuda_ops.optim = backend->optim;
         ct_cuda_ops = &cuda_ops;
         initialized = true;
     }

@@ -6,6 +6,7 @@
  * 1000); any other layout goes through CtIter. The per-element update is written once per dtype
  * by CT_OPTIM_STAMP, in PyTorch's order of operations (each line below names the PyTorch op). */
 #include "optim.h"
+#include "optim_math.h"
 #include "args.h"
 #include "device.h"
 #include "dtype.h"
@@ -23,8 +24,6 @@ typedef struct {
     double step_size, bias_corr2_sqrt;
 } StepCtx;
 
-/* torch.lerp's formula (exact at both ends) */
-#define CT_LERP(s, e, w) ((w) < 0.5 ? (s) + (w) * ((e) - (s)) : (e) - ((e) - (s)) * (1 - (w)))
 
 /* Operands: 0 param, 1 grad, 2.. the state slots in use (see optim.h), in slot order.
  *
@@ -68,81 +67,36 @@ typedef struct {
         }                                             \
     } while (0)
 
-#define CT_OPTIM_STAMP(NAME, ACC, SQRT)                                                                      \
+#define CT_OPTIM_STAMP(NAME, SFX)                                                                            \
     CT_INLINE void sgd_body_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c, bool use_wd, \
                                    bool use_mom, bool fresh, bool nesterov)                                  \
     {                                                                                                        \
-        const CtOptimParams *p = c->p;                                                                       \
-        const ACC lr = (ACC)p->lr, wd = (ACC)p->weight_decay, mom = (ACC)p->momentum;                        \
-        const ACC damp1 = (ACC)(1.0 - p->dampening), sign = p->maximize ? (ACC)-1 : (ACC)1;                  \
+        const CtOptimConsts##SFX k = ct_optim_consts_##SFX(c->p);                                            \
         char *const d0 = data[0], *const d1 = data[1], *const d2 = use_mom ? data[2] : NULL;                 \
         const int64_t s0 = st[0], s1 = st[1], s2 = use_mom ? st[2] : 0;                                      \
         for (int64_t i = 0; i < n; i++) {                                                                    \
-            char *pp = d0 + i * s0;                                                                          \
-            ACC g = sign * (ACC)CT_LOAD_##NAME(d1 + i * s1); /* -grad when maximize (exact) */              \
-            ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                 \
-            if (use_wd) {                                                                                    \
-                g = g + wd * w; /* grad.add(param, alpha=weight_decay) */                                    \
-            }                                                                                                \
-            if (use_mom) {                                                                                   \
-                char *bp = d2 + i * s2;                                                                      \
-                /* first step: buf = grad.clone(); then buf.mul_(momentum).add_(grad, alpha=1-damp) */       \
-                ACC b = fresh ? g : (ACC)CT_LOAD_##NAME(bp) * mom + damp1 * g;                               \
-                CT_STORE_##NAME(bp, b);                                                                      \
-                b = (ACC)CT_LOAD_##NAME(bp);                                                                 \
-                g = nesterov ? g + mom * b : b; /* grad.add(buf, alpha=momentum) */                          \
-            }                                                                                                \
-            CT_STORE_##NAME(pp, w + (-lr) * g); /* param.add_(grad, alpha=-lr) */                            \
+            ct_sgd_elem_##NAME(d0 + i * s0, d1 + i * s1, use_mom ? d2 + i * s2 : NULL, &k, use_wd, use_mom,  \
+                               fresh, nesterov);                                                             \
         }                                                                                                    \
     }                                                                                                        \
     CT_INLINE void adam_body_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c,            \
                                     bool use_wd, bool decoupled, bool amsgrad)                               \
     {                                                                                                        \
-        const CtOptimParams *p = c->p;                                                                       \
-        const ACC wd = (ACC)p->weight_decay, decay = (ACC)(1.0 - p->lr * p->weight_decay);                   \
-        const ACC w1 = (ACC)(1.0 - p->beta1), b2 = (ACC)p->beta2, c2 = (ACC)(1.0 - p->beta2);                \
-        const ACC bc2 = (ACC)c->bias_corr2_sqrt, eps = (ACC)p->eps, nstep = (ACC)(-c->step_size);            \
-        const ACC sign = p->maximize ? (ACC)-1 : (ACC)1;                                                     \
+        const CtOptimConsts##SFX k = ct_optim_consts_##SFX(c->p);                                            \
+        const __typeof__(k.lr) bc2 = (__typeof__(k.lr))c->bias_corr2_sqrt;                                   \
+        const __typeof__(k.lr) nstep = (__typeof__(k.lr))(-c->step_size);                                    \
         const int64_t s0 = st[0], s1 = st[1], s2 = st[2], s3 = st[3], s4 = amsgrad ? st[4] : 0;              \
         char *const d0 = data[0], *const d1 = data[1], *const d2 = data[2], *const d3 = data[3];             \
         char *const d4 = amsgrad ? data[4] : NULL;                                                           \
         for (int64_t i = 0; i < n; i++) {                                                                    \
-            char *pp = d0 + i * s0, *mp = d2 + i * s2, *vp = d3 + i * s3;                                    \
-            ACC g = sign * (ACC)CT_LOAD_##NAME(d1 + i * s1);                                                 \
-            ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                 \
-            if (use_wd) {                                                                                    \
-                if (decoupled) {                                                                             \
-                    w = w * decay; /* param.mul_(1 - lr * weight_decay) */                                   \
-                } else {                                                                                     \
-                    g = g + wd * w; /* grad.add(param, alpha=weight_decay) */                                \
-                }                                                                                            \
-            }                                                                                                \
-            ACC m = (ACC)CT_LOAD_##NAME(mp);                                                                 \
-            m = CT_LERP(m, g, w1); /* exp_avg.lerp_(grad, 1 - beta1) */                                      \
-            CT_STORE_##NAME(mp, m);                                                                          \
-            m = (ACC)CT_LOAD_##NAME(mp);                                                                     \
-            ACC v = (ACC)CT_LOAD_##NAME(vp) * b2;                                                            \
-            v = v + c2 * g * g; /* exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2) */           \
-            CT_STORE_##NAME(vp, v);                                                                          \
-            v = (ACC)CT_LOAD_##NAME(vp);                                                                     \
-            if (amsgrad) {                                                                                   \
-                char *xp = d4 + i * s4;                                                                      \
-                ACC vmax = (ACC)CT_LOAD_##NAME(xp);                                                          \
-                vmax = (vmax > v) | (vmax != vmax) ? vmax : v; /* torch.maximum (NaN-propagating) */        \
-                CT_STORE_##NAME(xp, vmax);                                                                   \
-                v = (ACC)CT_LOAD_##NAME(xp);                                                                 \
-            }                                                                                                \
-            ACC denom = SQRT(v) / bc2 + eps; /* (v.sqrt() / bias_correction2_sqrt).add_(eps) */              \
-            CT_STORE_##NAME(pp, w + nstep * (m / denom)); /* param.addcdiv_(m, denom, value=-step) */       \
+            ct_adam_elem_##NAME(d0 + i * s0, d1 + i * s1, d2 + i * s2, d3 + i * s3,                          \
+                                amsgrad ? d4 + i * s4 : NULL, &k, nstep, bc2, use_wd, decoupled, amsgrad);   \
         }                                                                                                    \
     }                                                                                                        \
     CT_INLINE void rmsprop_body_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c,         \
                                        bool use_wd, bool centered, bool use_mom)                             \
     {                                                                                                        \
-        const CtOptimParams *p = c->p;                                                                       \
-        const ACC lr = (ACC)p->lr, wd = (ACC)p->weight_decay, a = (ACC)p->alpha;                             \
-        const ACC c1 = (ACC)(1.0 - p->alpha), eps = (ACC)p->eps, mom = (ACC)p->momentum;                     \
-        const ACC sign = p->maximize ? (ACC)-1 : (ACC)1;                                                     \
+        const CtOptimConsts##SFX k = ct_optim_consts_##SFX(c->p);                                            \
         /* operand of each optional slot: grad_avg follows square_avg, the buffer comes last */              \
         const int gop = 3, bop = centered ? 4 : 3;                                                           \
         const int64_t s0 = st[0], s1 = st[1], s2 = st[2];                                                    \
@@ -150,37 +104,8 @@ typedef struct {
         char *const d0 = data[0], *const d1 = data[1], *const d2 = data[2];                                  \
         char *const dg = centered ? data[gop] : NULL, *const db = use_mom ? data[bop] : NULL;                \
         for (int64_t i = 0; i < n; i++) {                                                                    \
-            char *pp = d0 + i * s0, *sp = d2 + i * s2;                                                       \
-            ACC g = sign * (ACC)CT_LOAD_##NAME(d1 + i * s1);                                                 \
-            ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                 \
-            if (use_wd) {                                                                                    \
-                g = g + wd * w;                                                                              \
-            }                                                                                                \
-            ACC sq = (ACC)CT_LOAD_##NAME(sp) * a;                                                            \
-            sq = sq + c1 * g * g; /* square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha) */         \
-            CT_STORE_##NAME(sp, sq);                                                                         \
-            sq = (ACC)CT_LOAD_##NAME(sp);                                                                    \
-            ACC avg;                                                                                         \
-            if (centered) {                                                                                  \
-                char *gp = dg + i * sg;                                                                      \
-                ACC ga = (ACC)CT_LOAD_##NAME(gp);                                                            \
-                ga = CT_LERP(ga, g, c1); /* grad_avg.lerp_(grad, 1 - alpha) */                               \
-                CT_STORE_##NAME(gp, ga);                                                                     \
-                ga = (ACC)CT_LOAD_##NAME(gp);                                                                \
-                avg = SQRT(sq + (ACC)(-1) * ga * ga); /* square_avg.addcmul(ga, ga, value=-1).sqrt_() */     \
-            } else {                                                                                         \
-                avg = SQRT(sq);                                                                              \
-            }                                                                                                \
-            avg = avg + eps;                                                                                 \
-            if (use_mom) {                                                                                   \
-                char *bp = db + i * sb;                                                                      \
-                ACC b = (ACC)CT_LOAD_##NAME(bp) * mom + g / avg; /* buf.mul_(m).addcdiv_(grad, avg) */       \
-                CT_STORE_##NAME(bp, b);                                                                      \
-                b = (ACC)CT_LOAD_##NAME(bp);                                                                 \
-                CT_STORE_##NAME(pp, w + (-lr) * b); /* param.add_(buf, alpha=-lr) */                         \
-            } else {                                                                                         \
-                CT_STORE_##NAME(pp, w + (-lr) * (g / avg)); /* param.addcdiv_(grad, avg, value=-lr) */       \
-            }                                                                                                \
+            ct_rmsprop_elem_##NAME(d0 + i * s0, d1 + i * s1, d2 + i * s2, centered ? dg + i * sg : NULL,     \
+                                   use_mom ? db + i * sb : NULL, &k, use_wd, centered, use_mom);             \
         }                                                                                                    \
     }                                                                                                        \
     CT_INLINE void sgd_any_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c)              \
@@ -237,10 +162,10 @@ typedef struct {
 #define CT_ISZ_F32 4
 #define CT_ISZ_F64 8
 
-CT_OPTIM_STAMP(F16, float, sqrtf)
-CT_OPTIM_STAMP(BF16, float, sqrtf)
-CT_OPTIM_STAMP(F32, float, sqrtf)
-CT_OPTIM_STAMP(F64, double, sqrt)
+CT_OPTIM_STAMP(F16, F)
+CT_OPTIM_STAMP(BF16, F)
+CT_OPTIM_STAMP(F32, F)
+CT_OPTIM_STAMP(F64, D)
 
 /* The inner loop of kind for dtype; dense: every operand has unit stride (the strides are ignored). */
 static CtInnerLoop step_loop(CtOptimKind kind, CtDType dtype, bool dense)

@@ -135,6 +135,8 @@ struct CtReduceKernels;
 struct CtIndexKernels;
 struct CtBlasKernels;
 struct CtRandomKernels;
+struct CtNNKernels;
+struct CtOptimKernels;
 
 typedef struct CtCudaBackend {
     int abi_version;
@@ -203,6 +205,8 @@ typedef struct CtCudaBackend {
     const struct CtIndexKernels *index;
     const struct CtBlasKernels *blas;
     const struct CtRandomKernels *random;
+    const struct CtNNKernels *nn;
+    const struct CtOptimKernels *optim;
 } CtCudaBackend;
 
 /* The one symbol _C_cuda.so exports. Makes no CUDA call. NULL when host's ABI differs. */

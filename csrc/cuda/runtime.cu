@@ -4,11 +4,15 @@
  * ct_cuda_backend_init() hands to ctorch._C (see ctorch_cuda.h). */
 #include "allocator.cuh"
 #include "common.cuh"
+#include "blas.cuh"
 #include "copy.cuh"
 #include "elementwise.h"
 #include "reduce.cuh"
 #include "index.cuh"
 #include "random.cuh"
+#include "linalg.h"
+#include "nn.h"
+#include "optim.h"
 #include <mutex>
 #include <stdarg.h>
 #include <stdio.h>
@@ -413,6 +417,26 @@ static struct CtElementwiseKernels elementwise_kernels;
 static struct CtReduceKernels reduce_kernels;
 static struct CtIndexKernels index_kernels;
 static struct CtRandomKernels random_kernels;
+static struct CtBlasKernels blas_kernels;
+static struct CtOptimKernels optim_kernels;
+static struct CtNNKernels nn_kernels;
+
+/* nn.cu */
+int ct_cuda_nn_linear(const CtLinearDesc *d);
+int ct_cuda_nn_leaky_relu(CtDType dtype, CtDevice device, int64_t n, const void *x, const void *grad, double slope,
+                          void *out);
+int ct_cuda_nn_embedding(CtEmbeddingDesc *d);
+int ct_cuda_nn_embedding_backward(CtEmbeddingDesc *d);
+int ct_cuda_nn_nll(CtNLLDesc *d);
+int ct_cuda_nn_nll_backward(CtNLLDesc *d);
+int ct_cuda_nn_pointwise_loss(CtPointwiseLossDesc *d);
+int ct_cuda_nn_pointwise_loss_backward(const CtPointwiseLossDesc *d);
+int ct_cuda_nn_layer_norm(const CtLayerNormDesc *d);
+int ct_cuda_nn_layer_norm_backward(const CtLayerNormDesc *d);
+int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
+                                      double a, double b);
+
+int ct_cuda_optim_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors); /* optim.cu */
 
 CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 {
@@ -448,6 +472,23 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     random_kernels.bernoulli_tensor = ct_cuda_bernoulli_tensor;
     random_kernels.normal_tensor = ct_cuda_normal_tensor;
     random_kernels.randperm = ct_cuda_randperm;
+    memset(&blas_kernels, 0, sizeof(blas_kernels));
+    blas_kernels.gemm_batched = ct_cuda_gemm_batched;
+    memset(&optim_kernels, 0, sizeof(optim_kernels));
+    optim_kernels.step = ct_cuda_optim_step;
+    /* pointwise losses and trunc_normal_transform: NotImplementedError stubs */
+    memset(&nn_kernels, 0, sizeof(nn_kernels));
+    nn_kernels.linear = ct_cuda_nn_linear;
+    nn_kernels.leaky_relu = ct_cuda_nn_leaky_relu;
+    nn_kernels.embedding = ct_cuda_nn_embedding;
+    nn_kernels.embedding_backward = ct_cuda_nn_embedding_backward;
+    nn_kernels.nll = ct_cuda_nn_nll;
+    nn_kernels.nll_backward = ct_cuda_nn_nll_backward;
+    nn_kernels.pointwise_loss = ct_cuda_nn_pointwise_loss;
+    nn_kernels.pointwise_loss_backward = ct_cuda_nn_pointwise_loss_backward;
+    nn_kernels.layer_norm = ct_cuda_nn_layer_norm;
+    nn_kernels.layer_norm_backward = ct_cuda_nn_layer_norm_backward;
+    nn_kernels.trunc_normal_transform = ct_cuda_nn_trunc_normal_transform;
 
     CtCudaBackend *b = &backend;
     memset(b, 0, sizeof(*b));
@@ -501,5 +542,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     b->reduce = &reduce_kernels;
     b->index = &index_kernels;
     b->random = &random_kernels;
+    b->blas = &blas_kernels;
+    b->optim = &optim_kernels;
+    b->nn = &nn_kernels;
     return b;
 }
