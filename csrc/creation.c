@@ -608,7 +608,8 @@ CtTensorObject *ct_arange(const CtScalar *start, const CtScalar *end, const CtSc
 {
     double s = ct_scalar_to_double(start), e = ct_scalar_to_double(end), st = ct_scalar_to_double(step);
     if (dtype == CT_BOOL) {
-        PyErr_SetString(PyExc_NotImplementedError, "\"arange_cpu\" not implemented for 'Bool'");
+        PyErr_Format(PyExc_NotImplementedError, "\"arange_%s\" not implemented for 'Bool'",
+                     device.type == CT_DEV_CUDA ? "cuda" : "cpu");
         return NULL;
     }
     if (!isfinite(s) || !isfinite(e)) {

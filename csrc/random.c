@@ -703,6 +703,18 @@ static int require_float(CtDType d, const char *kernel)
     return 0;
 }
 
+/* PyTorch names kernels per device ("normal_kernel_cpu" / "normal_kernel_cuda"). */
+static int require_float_on(CtDType d, const char *kernel, CtDevice device)
+{
+    char name[64];
+    const char *cpu = strstr(kernel, "_cpu");
+    if (device.type == CT_DEV_CUDA && cpu != NULL) {
+        snprintf(name, sizeof(name), "%.*s_cuda%s", (int)(cpu - kernel), kernel, cpu + 4);
+        kernel = name;
+    }
+    return require_float(d, kernel);
+}
+
 static const char *limits_name(CtDType d)
 {
     static const char *names[CT_NUM_DTYPES] = {
@@ -850,7 +862,7 @@ static PyObject *rand_factory(const char *fname, bool normal, PyObject *const *a
     CtFactoryOptions opt;
     int nd = ct_parse_size_varargs(fname, args, nargs, kwnames, names, a, sizes);
     if (nd < 0 || ct_factory_options(fname, a + 2, &opt) < 0 ||
-        require_float(opt.dtype, normal ? "normal_kernel_cpu" : "check_uniform_bounds") < 0) {
+        require_float_on(opt.dtype, normal ? "normal_kernel_cpu" : "check_uniform_bounds", opt.device) < 0) {
         return NULL;
     }
     CtGeneratorObject *g = ct_generator_arg(a[1], opt.device, fname);
@@ -1009,7 +1021,7 @@ static PyObject *rand_like_factory(const char *fname, bool normal, PyObject *con
     CtTensorObject *input = CT_TENSOR(a[0]);
     CtDType dtype = opt.has_dtype ? opt.dtype : input->dtype;
     CtDevice device = opt.has_device ? opt.device : ct_device_of(input);
-    if (require_float(dtype, normal ? "normal_kernel_cpu" : "check_uniform_bounds") < 0) {
+    if (require_float_on(dtype, normal ? "normal_kernel_cpu" : "check_uniform_bounds", device) < 0) {
         return NULL;
     }
     CtGeneratorObject *g = ct_generator_arg(a[1], device, fname);
@@ -1135,7 +1147,7 @@ static PyObject *py_normal(PyObject *self, PyObject *const *args, Py_ssize_t nar
             return NULL;
         }
         int nd = ct_parse_size_arg("normal", "size", 3, a[2], sizes);
-        if (nd < 0 || require_float(opt.dtype, "normal_kernel_cpu") < 0 || check_std(std) < 0) {
+        if (nd < 0 || require_float_on(opt.dtype, "normal_kernel_cpu", opt.device) < 0 || check_std(std) < 0) {
             return NULL;
         }
         CtGeneratorObject *g = ct_generator_arg(a[3], opt.device, "normal");
@@ -1165,7 +1177,7 @@ static PyObject *py_normal(PyObject *self, PyObject *const *args, Py_ssize_t nar
             return NULL;
         }
     }
-    if (require_float(dtype, "normal_kernel_cpu") < 0 || (st == NULL && check_std(std) < 0)) {
+    if (require_float_on(dtype, "normal_kernel_cpu", device) < 0 || (st == NULL && check_std(std) < 0)) {
         return NULL;
     }
     const struct CtRandomKernels *k = random_kernels(device);
@@ -1229,7 +1241,7 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *const *args, Py_ssize_t 
             Py_CLEAR(t);
         }
     } else {
-        if (require_float(input->dtype, "bernoulli_tensor_cpu_p_") < 0) {
+        if (require_float_on(input->dtype, "bernoulli_tensor_cpu_p_", ct_device_of(input)) < 0) {
             return NULL;
         }
         t = ct_bernoulli(input, g);
@@ -1285,7 +1297,7 @@ static PyObject *tensor_normal_(PyObject *self, PyObject *const *args, Py_ssize_
     double mean = 0.0, std = 1.0;
     if (ct_parse_args("normal_", args, nargs, kwnames, names, 0, a) < 0 ||
         float_arg("normal_", "mean", 1, a[0], &mean) < 0 || float_arg("normal_", "std", 2, a[1], &std) < 0 ||
-        require_float(t->dtype, "normal_kernel_cpu") < 0 || check_std(std) < 0) {
+        require_float_on(t->dtype, "normal_kernel_cpu", ct_device_of(t)) < 0 || check_std(std) < 0) {
         return NULL;
     }
     CtGeneratorObject *g = method_generator(a[2], t, "normal_");
@@ -1366,7 +1378,8 @@ static PyObject *tensor_bernoulli_(PyObject *self, PyObject *const *args, Py_ssi
     }
     if (a[0] != NULL && CtTensor_Check(a[0]) && CT_TENSOR(a[0])->ndim > 0) {
         CtTensorObject *p = CT_TENSOR(a[0]);
-        if (require_float(p->dtype, "bernoulli_tensor_cpu_p_") < 0 || bernoulli_tensor_(t, p, g) < 0) {
+        if (require_float_on(p->dtype, "bernoulli_tensor_cpu_p_", ct_device_of(t)) < 0 ||
+            bernoulli_tensor_(t, p, g) < 0) {
             return NULL;
         }
         return Py_NewRef(self);

@@ -265,7 +265,8 @@ def test_dim_ops(dtype, layout, rng):
         sc, sg = both(data((len(perm), 7) if dim == 0 else (6, len(perm)), dtype, rng), dtype)
         same(ctorch.index_copy(c, dim, pc, sc), ctorch.index_copy(g, dim, pg, sg))
         fc, fg = idx(perm - n)
-        same(c.index_fill(dim, fc, True if dtype == "bool" else 5), g.index_fill(dim, fg, True if dtype == "bool" else 5))
+        fill = True if dtype == "bool" else 5
+        same(c.index_fill(dim, fc, fill), g.index_fill(dim, fg, fill))
     tc, tg = idx(rng.integers(-42, 42, size=(3, 4)))
     same(ctorch.take(c, tc), ctorch.take(g, tg))
 
@@ -414,7 +415,8 @@ def test_one_hot(rng):
 # factories on the device
 def test_factories_on_cuda():
     for fn, args, kw in [
-        (ctorch.arange, (10,), {}), (ctorch.arange, (1, 2.5, 0.25), {}), (ctorch.arange, (-3, 20, 3), {"dtype": ctorch.int8}),
+        (ctorch.arange, (10,), {}), (ctorch.arange, (1, 2.5, 0.25), {}),
+        (ctorch.arange, (-3, 20, 3), {"dtype": ctorch.int8}),
         (ctorch.linspace, (0, 1, 17), {}), (ctorch.linspace, (-5, 5, 11), {"dtype": ctorch.float16}),
         (ctorch.logspace, (0, 3, 7), {}), (ctorch.eye, (4,), {}), (ctorch.eye, (3, 5), {"dtype": ctorch.int64}),
         (ctorch.full, ((2, 3), 7.5), {}), (ctorch.full, ((2, 3), True), {}), (ctorch.zeros, (3, 4), {}),
@@ -435,7 +437,8 @@ def test_out_of_range_errors():
     same_error(lambda t, i, j: t[i, j], x, idx([0, 1]), idx([2, 6]))
     same_error(lambda t, i, j, k, l_: t.view(2, 2, 2, 3)[i, j, k, l_], x, idx([0]), idx([1]), idx([1]), idx([3]))
     same_error(lambda t, i: t.__setitem__(i, 0), x, idx([7]))
-    same_error(lambda t, i, v: t.index_put_((i,), v, accumulate=True), x, idx([0, 9]), both(np.ones((2, 6), np.float32)))
+    ones = both(np.ones((2, 6), np.float32))
+    same_error(lambda t, i, v: t.index_put_((i,), v, accumulate=True), x, idx([0, 9]), ones)
     same_error(lambda t, i: ctorch.gather(t, 1, i), x, idx([[0, 6]]))
     same_error(lambda t, i: ctorch.gather(t, 0, i), x, idx([[-1]]))
     same_error(lambda t, i: ctorch.index_select(t, 0, i), x, idx([4]))

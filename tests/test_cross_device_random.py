@@ -214,3 +214,14 @@ def test_determinism_across_calls():
     outs = [ctorch.randn(3 << 20, device="cuda", generator=ctorch.Generator(device="cuda").manual_seed(8))
             for _ in range(3)]
     assert bits(outs[0]) == bits(outs[1]) == bits(outs[2])
+
+
+def test_dtype_errors_name_the_cuda_kernels():
+    with pytest.raises(NotImplementedError, match="\"normal_kernel_cuda\" not implemented for 'Long'"):
+        ctorch.randn(2, dtype=ctorch.int64, device="cuda")
+    with pytest.raises(NotImplementedError, match="\"check_uniform_bounds\" not implemented for 'Long'"):
+        ctorch.rand(2, dtype=ctorch.int64, device="cuda")
+    with pytest.raises(NotImplementedError, match="\"bernoulli_tensor_cuda_p_\" not implemented for 'Long'"):
+        ctorch.zeros(2, device="cuda").bernoulli_(ctorch.ones(2, dtype=ctorch.int64, device="cuda"))
+    with pytest.raises(NotImplementedError, match="\"arange_cuda\" not implemented for 'Bool'"):
+        ctorch.arange(3, dtype=ctorch.bool, device="cuda")

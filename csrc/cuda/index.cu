@@ -562,24 +562,21 @@ int accumulate_piece_keyed(const CtPiece<N> &piece, CtDType dtype, const IndexPa
     CT_CUDA_TRY(keys_out.alloc(device, sizeof(K) * n));
     CT_CUDA_TRY(order_in.alloc(device, sizeof(uint32_t) * n));
     CT_CUDA_TRY(order_out.alloc(device, sizeof(uint32_t) * n));
+    K *ki = (K *)keys_in.ptr, *ko = (K *)keys_out.ptr;
+    uint32_t *oi = (uint32_t *)order_in.ptr, *oo = (uint32_t *)order_out.ptr;
     accumulate_keys_kernel<N, K><<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>(
-        ptrs_of(piece), n, piece.offsets(), p, flag, lo, shift, sentinel, ((K *)keys_in.ptr), ((uint32_t *)order_in.ptr));
+        ptrs_of(piece), n, piece.offsets(), p, flag, lo, shift, sentinel, ki, oi);
     CT_CUDA_CHECK_LAUNCH();
     size_t temp_bytes = 0;
-    CT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, ((K *)keys_in.ptr), ((K *)keys_out.ptr),
-                                                  ((uint32_t *)order_in.ptr), ((uint32_t *)order_out.ptr), (int)n, 0,
-                                                  end_bit, stream));
+    CT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, ki, ko, oi, oo, (int)n, 0, end_bit, stream));
     CT_CUDA_TRY(temp.alloc(device, temp_bytes));
-    CT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.ptr, temp_bytes, ((K *)keys_in.ptr), ((K *)keys_out.ptr),
-                                                  ((uint32_t *)order_in.ptr), ((uint32_t *)order_out.ptr), (int)n, 0,
-                                                  end_bit, stream));
+    CT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.ptr, temp_bytes, ki, ko, oi, oo, (int)n, 0, end_bit, stream));
     CtOffsets<1> voff = values_offsets(piece);
     char *dst0 = piece.data[0] + lo;
     switch (dtype) {
 #define CT_RUNS_CASE(NAME, ...) \
     case CT_##NAME:             \
-        return launch_runs<CT_##NAME, K>(args, ((K *)keys_out.ptr), ((uint32_t *)order_out.ptr), n, sentinel, dst0, shift, \
-                                         piece.data[1], voff, stream);
+        return launch_runs<CT_##NAME, K>(args, ko, oo, n, sentinel, dst0, shift, piece.data[1], voff, stream);
         CT_DTYPE_LIST(CT_RUNS_CASE)
 #undef CT_RUNS_CASE
     default:
@@ -674,7 +671,7 @@ int run_index(int op, const CtIter *it, CtIndexArgs *args)
     cudaStream_t stream = ct_cuda_stream(device);
     Scratch flag;
     CT_CUDA_TRY(flag_init(&flag, device, stream));
-    IndexFlag *f = ((IndexFlag *)flag.ptr);
+    IndexFlag *f = (IndexFlag *)flag.ptr;
     if (op == kGather) {
         CT_CUDA_TRY(launch_index_any<kGather>(it, args, f, stream));
     } else if (op == kOffsets) {
@@ -837,22 +834,20 @@ int compaction_count(const CtIter *it, const Flag &flag, int device, cudaStream_
     Scratch counts, temp;
     CT_CUDA_TRY(counts.alloc(device, sizeof(int64_t) * nscan));
     CT_CUDA_TRY(c->offsets.alloc(device, sizeof(int64_t) * nscan));
-    CT_CUDA_CHECK(cudaMemsetAsync(((int64_t *)counts.ptr) + c->ntiles, 0, sizeof(int64_t), stream));
+    int64_t *cnt = (int64_t *)counts.ptr, *offsets = (int64_t *)c->offsets.ptr;
+    CT_CUDA_CHECK(cudaMemsetAsync(cnt + c->ntiles, 0, sizeof(int64_t), stream));
     for (size_t k = 0; k < c->pieces.size(); k++) {
         const CtPiece<N> &p = c->pieces[k];
         compact_count_kernel<N, Flag><<<ct_cuda_blocks(p.numel, kTile), kThreads, 0, stream>>>(
-            ptrs_of(p), (uint32_t)p.numel, p.offsets(), flag, ((int64_t *)counts.ptr) + c->first_tile[k]);
+            ptrs_of(p), (uint32_t)p.numel, p.offsets(), flag, cnt + c->first_tile[k]);
         CT_CUDA_CHECK_LAUNCH();
     }
     size_t temp_bytes = 0;
-    CT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, ((int64_t *)counts.ptr), ((int64_t *)c->offsets.ptr),
-                                                nscan, stream));
+    CT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, cnt, offsets, nscan, stream));
     CT_CUDA_TRY(temp.alloc(device, temp_bytes));
-    CT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.ptr, temp_bytes, ((int64_t *)counts.ptr), ((int64_t *)c->offsets.ptr),
-                                                nscan, stream));
+    CT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.ptr, temp_bytes, cnt, offsets, nscan, stream));
     int64_t total = 0;
-    CT_CUDA_CHECK(cudaMemcpyAsync(&total, ((int64_t *)c->offsets.ptr) + c->ntiles, sizeof(total), cudaMemcpyDeviceToHost,
-                                  stream));
+    CT_CUDA_CHECK(cudaMemcpyAsync(&total, offsets + c->ntiles, sizeof(total), cudaMemcpyDeviceToHost, stream));
     CT_CUDA_CHECK(cudaStreamSynchronize(stream));
     c->total = total;
     return CT_CUDA_OK;
@@ -865,7 +860,7 @@ int compaction_write(const Compaction<N> &c, const Flag &flag, const Sink &sink,
     for (size_t k = 0; k < c.pieces.size(); k++) {
         const CtPiece<N> &p = c.pieces[k];
         compact_write_kernel<N, Flag, Sink><<<ct_cuda_blocks(p.numel, kTile), kThreads, 0, stream>>>(
-            ptrs_of(p), (uint32_t)p.numel, p.offsets(), flag, ((int64_t *)c.offsets.ptr) + c.first_tile[k],
+            ptrs_of(p), (uint32_t)p.numel, p.offsets(), flag, (const int64_t *)c.offsets.ptr + c.first_tile[k],
             c.first_elem[k], sink);
         CT_CUDA_CHECK_LAUNCH();
     }
@@ -1097,11 +1092,11 @@ int run_masked_select(CtTensorObject *src, CtTensorObject *mask, CtTensorObject 
         Scratch rows, flag_mem;
         status = rows.alloc(device, sizeof(int64_t) * (size_t)c.total);
         if (status == CT_CUDA_OK) {
-            status = compaction_write<2>(c, flag, RowOffsetSink{((int64_t *)rows.ptr), tensor_data(src)}, stream);
+            status = compaction_write<2>(c, flag, RowOffsetSink{(int64_t *)rows.ptr, tensor_data(src)}, stream);
         }
         if (status == CT_CUDA_OK) {
             const int rnd = 1 + src->ndim - m;
-            char *ptrs[3] = {(char *)data, tensor_data(src), ((char *)rows.ptr)};
+            char *ptrs[3] = {(char *)data, tensor_data(src), (char *)rows.ptr};
             int64_t strides[3][CT_MAX_DIMS];
             int64_t out_stride = (int64_t)isz;
             for (int d = rnd - 1; d >= 0; d--) { /* out: contiguous */
@@ -1124,7 +1119,7 @@ int run_masked_select(CtTensorObject *src, CtTensorObject *mask, CtTensorObject 
             args.strides[0] = 1;
             status = flag_init(&flag_mem, device, stream);
             if (status == CT_CUDA_OK) {
-                status = launch_index_any<kGather>(&git, &args, ((IndexFlag *)flag_mem.ptr), stream);
+                status = launch_index_any<kGather>(&git, &args, (IndexFlag *)flag_mem.ptr, stream);
             }
         }
     }

@@ -407,8 +407,9 @@ static void emulate_accumulate_piece(const CtPiece<N> &piece, const IndexParams<
         perm[i] = i;
     }
     const uint64_t keymask = plan.end_bit >= 64 ? ~0ull : ((1ull << plan.end_bit) - 1);
-    std::stable_sort(perm.begin(), perm.end(),
-                     [&](uint32_t a, uint32_t b) { return ((uint64_t)keys[a] & keymask) < ((uint64_t)keys[b] & keymask); });
+    std::stable_sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) {
+        return ((uint64_t)keys[a] & keymask) < ((uint64_t)keys[b] & keymask);
+    });
     for (uint32_t j = 0; j < n; j++) {
         skeys[j] = keys[perm[j]];
         sorder[j] = order[perm[j]];
