@@ -4,6 +4,7 @@
  * struct CtNNKernels, followed by the CPU kernels and the Python entry points in ctorch._C.
  * The backward functions that autograd_formulas.c lists for these ops are at the end. */
 #include "nn.h"
+#include "nn_math.h"
 #include "args.h"
 #include "autograd.h"
 #include "blas_cpu.h"
@@ -1064,65 +1065,6 @@ done:
 /* --- CPU kernels ----------------------------------------------------------------------------------- */
 #define CT_LOSS_BLOCK 4096
 
-static inline double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }
-static inline double log1pexp_neg_abs(double x) { return log1p(exp(-fabs(x))); }
-static inline double log_sigmoid(double x) { return -(fmax(-x, 0.0) + log1pexp_neg_abs(x)); }
-
-/* The loss of one element (w: weight, pw: pos_weight, 1 when absent). */
-static inline double loss_value(CtPointwiseLoss kind, double x, double y, double w, double pw, double beta)
-{
-    switch (kind) {
-    case CT_LOSS_MSE:
-        return w * (x - y) * (x - y);
-    case CT_LOSS_L1:
-        return w * fabs(x - y);
-    case CT_LOSS_SMOOTH_L1: {
-        double z = fabs(x - y);
-        return z < beta ? 0.5 * z * z / beta : z - 0.5 * beta;
-    }
-    case CT_LOSS_BCE: /* logs are clamped at -100 as PyTorch does */
-        return -w * (y * fmax(log(x), -100.0) + (1.0 - y) * fmax(log1p(-x), -100.0));
-    case CT_LOSS_BCE_LOGITS: {
-        double log_weight = (pw - 1.0) * y + 1.0;
-        return w * ((1.0 - y) * x + log_weight * (log1pexp_neg_abs(x) + fmax(-x, 0.0)));
-    }
-    }
-    return 0.0;
-}
-
-/* d loss / d x and d loss / d y of one element. */
-static inline void loss_grads(CtPointwiseLoss kind, double x, double y, double w, double pw, double beta, double *gx,
-                              double *gy)
-{
-    switch (kind) {
-    case CT_LOSS_MSE:
-        *gx = w * 2.0 * (x - y);
-        *gy = -*gx;
-        return;
-    case CT_LOSS_L1:
-        *gx = w * sign_of(x - y);
-        *gy = -*gx;
-        return;
-    case CT_LOSS_SMOOTH_L1: {
-        double z = x - y;
-        *gx = fabs(z) < beta ? z / beta : sign_of(z);
-        *gy = -*gx;
-        return;
-    }
-    case CT_LOSS_BCE:
-        *gx = w * (x - y) / fmax((1.0 - x) * x, 1e-12);
-        *gy = w * (log1p(-x) - log(x));
-        return;
-    case CT_LOSS_BCE_LOGITS: {
-        double sig = 1.0 / (1.0 + exp(-x));
-        double t = pw * y;
-        *gx = w * ((t + 1.0 - y) * sig - t);
-        *gy = w * (log_sigmoid(-x) - pw * log_sigmoid(x));
-        return;
-    }
-    }
-}
-
 /* The mean of a weighted mse / l1 loss divides by the sum of the weights (PyTorch's
  * F.mse_loss(weight=)); every other mean divides by the element count. */
 static double loss_mean_divisor(const CtPointwiseLossDesc *d)
@@ -1177,7 +1119,7 @@ static void loss_forward_blocks(int64_t begin, int64_t end, void *p)
                         cx->bad = 2;
                     }
                 }
-                l[i] = loss_value(d->kind, x[i], y[i], w[i], pw[i], d->beta);
+                l[i] = ct_loss_value(d->kind, x[i], y[i], w[i], pw[i], d->beta);
                 sum += l[i];
             }
             if (d->reduction == CT_REDUCTION_NONE) {
@@ -1215,7 +1157,7 @@ static void loss_backward_blocks(int64_t begin, int64_t end, void *p)
                 load_row(d->dtype, d->grad_out, s, 1, m, g);
             }
             for (int64_t i = 0; i < m; i++) {
-                loss_grads(d->kind, x[i], y[i], w[i], pw[i], d->beta, &gx[i], &gy[i]);
+                ct_loss_grads(d->kind, x[i], y[i], w[i], pw[i], d->beta, &gx[i], &gy[i]);
                 gx[i] *= g[i];
                 gy[i] *= g[i];
             }

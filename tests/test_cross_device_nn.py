@@ -11,9 +11,6 @@ pytestmark = pytest.mark.skipif(not ctorch.cuda.is_available() if hasattr(ctorch
                                 reason="CUDA not available")
 
 DTYPES = ["float32", "float64", "float16", "bfloat16"]
-# kernels not written yet on CUDA raise NotImplementedError (remove the mark when they land)
-NOT_YET = pytest.mark.xfail(raises=NotImplementedError, strict=True, reason="CUDA kernel not written yet")
-
 TOL = {"float64": (1e-10, 1e-10), "float32": (1e-4, 1e-5), "float16": (5e-3, 5e-3), "bfloat16": (3e-2, 3e-2)}
 
 
@@ -103,7 +100,6 @@ def test_nll_target_out_of_bounds():
         nn.functional.nll_loss(x, ctorch.tensor([0, 5], device="cuda"))
 
 
-@NOT_YET
 @pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
                                   "binary_cross_entropy_with_logits"])
 def test_pointwise_losses(name):

@@ -12,14 +12,16 @@
  * - nll / cross_entropy (+ backward): one thread per row in double as the CPU; the pre-pass and
  *   the reduction total run serially on one thread (the CPU's order of additions); a bad target
  *   is reported from the pre-pass's result copied back.
- * Not written yet (stubs raising NotImplementedError): pointwise_loss(+backward),
- * trunc_normal_transform.
+ * - pointwise losses (+ backward): nn_math.h's per-element functions (shared with the CPU); sums
+ *   in the CPU's order (serial per 4096-element block, then over the blocks).
+ * Not written yet (a stub raising NotImplementedError): trunc_normal_transform.
  * - layer_norm (+ backward): one block per row, statistics and math in double as the CPU, block
  *   sums in a fixed tree order; grad_weight / grad_bias by a column pass over the rows in order. */
 #include "allocator.cuh"
 #include "blas.cuh"
 #include "common.cuh"
 #include "nn.h"
+#include "nn_math.h"
 
 namespace {
 
@@ -807,6 +809,153 @@ int nll_status(CtNLLDesc *d, bool backward)
     CT_NN_FLOAT_DISPATCH(d->dtype, nll_launch, d, backward, stream)
 }
 
+/* --- pointwise losses: nn_math.h's per-element functions; sums in the CPU's order (serial within
+ * each 4096-element block, one thread per block, then the blocks' partials serially) ------------ */
+constexpr int64_t kLossBlock = 4096; /* nn.c's CT_LOSS_BLOCK */
+
+template <int D>
+__global__ void loss_forward_kernel(CtPointwiseLossDesc d, double *partial, unsigned int *bad, int64_t nblocks)
+{
+    const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nblocks) {
+        return;
+    }
+    const int64_t lo = b * kLossBlock, hi = lo + kLossBlock < d.n ? lo + kLossBlock : d.n;
+    double sum = 0.0;
+    unsigned int flags = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        double x = ld<D>(d.input, i), y = ld<D>(d.target, i);
+        double w = d.weight ? ld<D>(d.weight, i) : 1.0, pw = d.pos_weight ? ld<D>(d.pos_weight, i) : 1.0;
+        if (d.kind == CT_LOSS_BCE) {
+            if (!(x >= 0.0 && x <= 1.0)) {
+                flags |= 1u;
+            } else if (!(y >= 0.0 && y <= 1.0)) {
+                flags |= 2u;
+            }
+        }
+        double l = ct_loss_value(d.kind, x, y, w, pw, d.beta);
+        sum += l;
+        if (d.reduction == CT_REDUCTION_NONE) {
+            st<D>(d.out, i, l);
+        }
+    }
+    if (partial != nullptr) {
+        partial[b] = sum;
+    }
+    if (flags != 0) {
+        atomicOr(bad, flags);
+    }
+}
+
+/* scratch[0] = the mean's divisor (nn.c's loss_mean_divisor, same order) */
+template <int D>
+__global__ void loss_divisor_kernel(CtPointwiseLossDesc d, double *scratch)
+{
+    double div = (double)d.n;
+    if (d.weight != nullptr && (d.kind == CT_LOSS_MSE || d.kind == CT_LOSS_L1)) {
+        div = 0.0;
+        for (int64_t i = 0; i < d.n; i++) {
+            div += ld<D>(d.weight, i);
+        }
+    }
+    scratch[0] = div;
+}
+
+template <int D>
+__global__ void loss_total_kernel(CtPointwiseLossDesc d, const double *partial, int64_t nblocks,
+                                  const double *scratch)
+{
+    double total = 0.0;
+    for (int64_t b = 0; b < nblocks; b++) {
+        total += partial[b];
+    }
+    st<D>(d.out, 0, d.reduction == CT_REDUCTION_MEAN ? total / scratch[0] : total);
+}
+
+template <int D>
+__global__ void loss_backward_kernel(CtPointwiseLossDesc d, const double *scratch)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) {
+        return;
+    }
+    double g;
+    if (d.reduction == CT_REDUCTION_NONE) {
+        g = ld<D>(d.grad_out, i);
+    } else {
+        g = ld<D>(d.grad_out, 0);
+        if (d.reduction == CT_REDUCTION_MEAN) {
+            g /= scratch[0];
+        }
+    }
+    double x = ld<D>(d.input, i), y = ld<D>(d.target, i);
+    double w = d.weight ? ld<D>(d.weight, i) : 1.0, pw = d.pos_weight ? ld<D>(d.pos_weight, i) : 1.0;
+    double gx, gy;
+    ct_loss_grads(d.kind, x, y, w, pw, d.beta, &gx, &gy);
+    if (d.grad_input) {
+        st<D>(d.grad_input, i, gx * g);
+    }
+    if (d.grad_target) {
+        st<D>(d.grad_target, i, gy * g);
+    }
+}
+
+/* scratch layout: double divisor, double partial[nblocks], then the uint flags */
+template <int D>
+int loss_launch(CtPointwiseLossDesc *d, bool backward, cudaStream_t stream)
+{
+    const int device = d->device.index;
+    const int64_t nblocks = (d->n + kLossBlock - 1) / kLossBlock;
+    const size_t bytes = sizeof(double) * (size_t)(nblocks + 2) + sizeof(unsigned int);
+    void *scratch = nullptr;
+    CT_CUDA_TRY(ct_cuda_caching_malloc(device, bytes, &scratch));
+    double *div = (double *)scratch, *partial = div + 1;
+    unsigned int *bad = (unsigned int *)(partial + nblocks + 1);
+    cudaError_t err = cudaSuccess;
+    unsigned int flags = 0;
+    if (d->reduction == CT_REDUCTION_MEAN) {
+        loss_divisor_kernel<D><<<1, 1, 0, stream>>>(*d, div);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess && backward) {
+        if (d->n > 0) {
+            loss_backward_kernel<D><<<ct_cuda_blocks(d->n, kThreads), kThreads, 0, stream>>>(*d, div);
+            err = cudaGetLastError();
+        }
+    } else if (err == cudaSuccess) {
+        err = cudaMemsetAsync(bad, 0, sizeof(unsigned int), stream);
+        if (err == cudaSuccess && nblocks > 0) {
+            loss_forward_kernel<D><<<ct_cuda_blocks(nblocks, 128), 128, 0, stream>>>(
+                *d, d->reduction == CT_REDUCTION_NONE ? nullptr : partial, bad, nblocks);
+            err = cudaGetLastError();
+        }
+        if (err == cudaSuccess && d->reduction != CT_REDUCTION_NONE) {
+            loss_total_kernel<D><<<1, 1, 0, stream>>>(*d, partial, nblocks, div);
+            err = cudaGetLastError();
+        }
+        if (err == cudaSuccess && d->kind == CT_LOSS_BCE) {
+            err = cudaMemcpyAsync(&flags, bad, sizeof(flags), cudaMemcpyDeviceToHost, stream);
+            if (err == cudaSuccess) {
+                err = cudaStreamSynchronize(stream);
+            }
+            d->bad = (flags & 1u) ? 1 : (flags & 2u) ? 2 : 0;
+        }
+    }
+    int status = CT_CUDA_OK;
+    if (err != cudaSuccess) {
+        status = ct_cuda_record_error(err, "pointwise loss", __func__, __FILE__, __LINE__);
+    }
+    int fst = ct_cuda_caching_free(device, scratch);
+    return status != CT_CUDA_OK ? status : fst;
+}
+
+int loss_status(CtPointwiseLossDesc *d, bool backward)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(d->device.index));
+    cudaStream_t stream = ct_cuda_stream(d->device.index);
+    CT_NN_FLOAT_DISPATCH(d->dtype, loss_launch, d, backward, stream)
+}
+
 int finish(int status) { return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status); }
 
 } // namespace
@@ -830,15 +979,11 @@ int not_implemented(const char *what)
 
 int ct_cuda_nn_nll(CtNLLDesc *d) { return finish(nll_status(d, false)); }
 int ct_cuda_nn_nll_backward(CtNLLDesc *d) { return finish(nll_status(d, true)); }
-int ct_cuda_nn_pointwise_loss(CtPointwiseLossDesc *d)
-{
-    (void)d;
-    return not_implemented("this loss");
-}
+int ct_cuda_nn_pointwise_loss(CtPointwiseLossDesc *d) { return finish(loss_status(d, false)); }
 int ct_cuda_nn_pointwise_loss_backward(const CtPointwiseLossDesc *d)
 {
-    (void)d;
-    return not_implemented("this loss's backward");
+    CtPointwiseLossDesc copy = *d; /* loss_status writes only d->bad, and only in the forward */
+    return finish(loss_status(&copy, true));
 }
 int ct_cuda_nn_layer_norm(const CtLayerNormDesc *d) { return finish(layer_norm_status(d)); }
 int ct_cuda_nn_layer_norm_backward(const CtLayerNormDesc *d) { return finish(layer_norm_backward_status(d)); }
