@@ -5,7 +5,7 @@
 #include "allocator.cuh"
 #include "common.cuh"
 #include "copy.cuh"
-#include "elementwise.h"
+#include "elementwise.cuh"
 #include <mutex>
 #include <stdarg.h>
 #include <stdio.h>
@@ -418,6 +418,9 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
      * NULL (the op raises) until their kernels are written. */
     memset(&elementwise_kernels, 0, sizeof(elementwise_kernels));
     elementwise_kernels.copy = ct_cuda_copy;
+    elementwise_kernels.unary = ct_cuda_elementwise;
+    elementwise_kernels.binary = ct_cuda_elementwise;
+    elementwise_kernels.ternary = ct_cuda_elementwise;
 
     CtCudaBackend *b = &backend;
     memset(b, 0, sizeof(*b));
