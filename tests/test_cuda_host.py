@@ -1,10 +1,13 @@
 """Checks of the CUDA backend's host-side logic that need nvcc but no GPU.
 
-tests/cuda_host/ holds two C++ programs built against csrc/cuda/ with a fake CUDA runtime
+tests/cuda_host/ holds C++ programs built against csrc/cuda/ with a fake CUDA runtime
 (fake_cudart.cpp, linked with -cudart none): allocator_harness.cu runs the caching allocator
 (rounding, pools, splits and merges, stream awareness, statistics, the OOM retry and message,
 the pinned-memory cache); copy_harness.cu runs copy.cu's per-thread bodies, conversions, offset
-calculator, iteration-space splitting and launch decisions. Skipped where nvcc is missing.
+calculator, iteration-space splitting and launch decisions; elementwise_harness.cu builds the
+elementwise kernels with CT_EW_HOST_EMULATION into a shared object that the last tests drive
+with ctypes, comparing every op x compute dtype x layout with ctorch's CPU kernels. Skipped where
+nvcc is missing.
 """
 import os
 import shutil
