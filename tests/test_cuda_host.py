@@ -340,3 +340,39 @@ def test_elementwise_emulated_vs_cpu(ew_emulator, op, dtype):
         if str(want.dtype).endswith(out_dtype):
             check("mixed_input", [new_out()] + mixed, [out_dtype] + in_dtypes[:-1] + [lower], want, path=1)
     assert not failures, "\n".join(failures)
+
+
+def test_elementwise_emulated_entry_checks(ew_emulator):
+    names = [op[0] for op in EW_OPS]
+    assert ew_emulator.lib.emu_num_ops() == len(names)
+    f32 = ctorch.ones((5,))
+    out = ctorch.empty((5,))
+    # a compute dtype outside the op's domain: NotImplementedError (status 9) in PyTorch's CUDA words
+    rc, nlaunch, _ = ew_emulator.run(names.index("LSHIFT"), "float32", [out, f32, f32], ["float32"] * 3, (5,))
+    assert rc == -1 and nlaunch == 0 and ew_emulator.lib.emu_error_status() == 9
+    assert ew_emulator.lib.emu_error().decode() == "\"lshift_cuda\" not implemented for 'Float'"
+    # the wrong number of operands: RuntimeError (status 10), nothing launched
+    rc, nlaunch, _ = ew_emulator.run(names.index("ADD"), "float32", [out, f32], ["float32"] * 2, (5,))
+    assert rc == -1 and nlaunch == 0 and ew_emulator.lib.emu_error_status() == 10
+    # nothing to do: no launch
+    empty = ctorch.empty((0,))
+    rc, nlaunch, _ = ew_emulator.run(names.index("ADD"), "float32", [empty, empty, empty], ["float32"] * 3, (0,))
+    assert rc == 0 and nlaunch == 0
+    # grids: one thread per 16 bytes on the vector path, per element on the strided path
+    big = ctorch.ones((100003,))
+    res = ctorch.empty((100003,))
+    rc, nlaunch, path = ew_emulator.run(names.index("ADD"), "float32", [res, big, big], ["float32"] * 3, (100003,))
+    assert rc == 0 and path == 0 and ew_emulator.lib.emu_last_work() == 100003 // 4
+    assert ew_emulator.lib.emu_last_blocks() == (100003 // 4 + 255) // 256
+    assert np.array_equal(res.numpy(), np.full(100003, 2.0, np.float32))
+    strided = ctorch.ones((2, 100003)).select(0, 1)
+    rc, nlaunch, path = ew_emulator.run(names.index("ADD"), "float32", [res, big.t(), big], ["float32"] * 3, (100003,))
+    assert rc == 0 and path == 0
+    res2 = ctorch.empty((100003, 1)).select(1, 0)
+    rc, nlaunch, path = ew_emulator.run(names.index("ADD"), "float32", [res2, strided, big], ["float32"] * 3, (100003,))
+    assert rc == 0 and path == 1  # contiguous, but 100003 floats in: not 16-byte aligned
+    assert np.array_equal(res2.numpy(), np.full(100003, 2.0, np.float32))
+    rc, nlaunch, path = ew_emulator.run(names.index("ADD"), "float64", [ctorch.empty((100003,), dtype=ctorch.float64),
+                                                                       big, big], ["float64", "float32", "float32"],
+                                        (100003,))
+    assert rc == 0 and path == 1 and ew_emulator.lib.emu_last_work() == 100003
