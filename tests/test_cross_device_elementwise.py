@@ -6,7 +6,8 @@ live on the GPU, and agree to a few units in the last place of its dtype (the GP
 fused multiply-adds differ from the CPU's by that much); integer and bool results are exact.
 Where the CPU raises, CUDA must raise the same exception type.
 
-Skipped where CUDA is not available. CTORCH_CROSS_DEVICE_SELFTEST=1 runs the same comparisons
+Skipped where CUDA is not available. Every test id mentions cuda, so that scripts/gpu_check.sh runs
+them under compute-sanitizer too. CTORCH_CROSS_DEVICE_SELFTEST=1 runs the same comparisons
 with the CPU standing in for the GPU, to check this file's own logic on a machine without one."""
 import os
 import zlib
@@ -237,7 +238,7 @@ def compare(f, cpu_args, gpu_args, where):
 # --- every op x dtype x layout -------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", OPS, ids=repr)
-def test_op_cpu_vs_gpu(op, dtype):
+def test_op_cpu_vs_cuda(op, dtype):
     rng = np.random.default_rng(seed(op.name, dtype))
     for layout in LAYOUTS:
         if op.arity == 1 and layout in ("device_scalar", "cpu_scalar", "python_scalar", "mixed_dtype"):
@@ -249,7 +250,7 @@ def test_op_cpu_vs_gpu(op, dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", [op for op in OPS if op.inplace], ids=repr)
-def test_inplace_cpu_vs_gpu(op, dtype):
+def test_inplace_cpu_vs_cuda(op, dtype):
     """self.op_(...) on a transposed view: the write lands in the base on both devices."""
     rng = np.random.default_rng(seed(op.name, dtype, "inplace"))
     make = build("transposed", op, dtype, rng)
@@ -272,7 +273,7 @@ def test_inplace_cpu_vs_gpu(op, dtype):
 
 @pytest.mark.parametrize("out_dtype", ["float64", "float32", "int64", "bool"])
 @pytest.mark.parametrize("op", [op for op in OPS if op.out], ids=repr)
-def test_out_cpu_vs_gpu(op, out_dtype):
+def test_out_cpu_vs_cuda(op, out_dtype):
     """out= of another dtype than the result's: converted on store (or refused) alike."""
     for dtype in ("float16", "float32", "int32", "bool"):
         rng = np.random.default_rng(seed(op.name, dtype, out_dtype))
@@ -292,7 +293,7 @@ def test_out_cpu_vs_gpu(op, out_dtype):
 
 # --- semantics that differ by device or mix devices ---------------------------------------------------
 @pytest.mark.parametrize("dtype", sorted(INTS))
-def test_integer_division_by_zero_does_not_raise_on_gpu(dtype):
+def test_integer_division_by_zero_does_not_raise_on_cuda(dtype):
     """The CPU raises ZeroDivisionError as PyTorch does; PyTorch on CUDA does not (the quotient
     is unspecified): ctorch neither raises nor traps, and the other elements are right."""
     a = ctorch.tensor([7, 9, 4], dtype=dt(dtype), device=GPU)
@@ -311,7 +312,7 @@ def test_integer_division_by_zero_does_not_raise_on_gpu(dtype):
         ctorch.cuda.synchronize()  # a trap would surface here
 
 
-def test_cpu_scalars_mix_with_gpu_tensors():
+def test_cpu_scalars_mix_with_cuda_tensors():
     x = np.array([[1.5, -2.0, 3.25], [0.5, 4.0, -1.0]], dtype=np.float32)
     g, c = on(x, "float32", GPU), on(x, "float32", "cpu")
     s = ctorch.tensor(2.5)  # a 0-d CPU tensor goes anywhere, like a Python number
@@ -332,7 +333,7 @@ def test_cpu_scalars_mix_with_gpu_tensors():
 
 
 @pytest.mark.skipif(SELFTEST, reason="needs two devices")
-def test_mixing_devices_raises():
+def test_mixing_cuda_and_cpu_tensors_raises():
     g = ctorch.tensor([1.0, 2.0], device="cuda")
     c = ctorch.tensor([1.0, 2.0])
     msg = "Expected all tensors to be on the same device, but found at least two devices, (cuda:0 and cpu|cpu and cuda:0)!"
@@ -343,7 +344,7 @@ def test_mixing_devices_raises():
             f()
 
 
-def test_float16_and_bfloat16_compute_in_float():
+def test_float16_and_bfloat16_compute_in_float_cuda():
     """A half op rounds once, at the store: the same bits on both devices where the float math
     agrees (add, mul, comparisons are exact in float for half inputs)."""
     rng = np.random.default_rng(5)
@@ -358,7 +359,7 @@ def test_float16_and_bfloat16_compute_in_float():
             np.testing.assert_array_equal(to_numpy(gpu), to_numpy(cpu))
 
 
-def test_large_and_strided_spaces():
+def test_large_and_strided_spaces_cuda():
     """Sizes that are not multiples of any vector width, transposed and broadcast operands of a few
     million elements, and a 0-d device operand over them."""
     rng = np.random.default_rng(7)
