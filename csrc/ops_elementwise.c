@@ -107,6 +107,32 @@ static void convert_one(void *dst, CtDType to, const void *src, CtDType from)
     ct_cpu_cast_loop(to, from)(d, st, 1, NULL);
 }
 
+/* The kernel name PyTorch prints in "\"abs_cpu\" not implemented for 'Bool'" on device: its
+ * CUDA kernels are named abs_cuda, floor_cuda (floor_vml_cpu), addcmul_cuda (addcmul_cpu_out),
+ * lerp_cuda (lerp_kernel_tensor), GeluCUDAKernelImpl. */
+static const char *device_kernel_name(const char *cpu_name, CtDevice device, char *buf, size_t n)
+{
+    if (device.type != CT_DEV_CUDA) {
+        return cpu_name;
+    }
+    static const char *const suffixes[] = {"_vml_cpu", "_cpu_out", "_cpu"};
+    size_t len = strlen(cpu_name);
+    if (strcmp(cpu_name, "GeluKernelImpl") == 0) {
+        return "GeluCUDAKernelImpl";
+    }
+    if (strncmp(cpu_name, "lerp_kernel", 11) == 0) {
+        return "lerp_cuda";
+    }
+    for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+        size_t sl = strlen(suffixes[k]);
+        if (len > sl && strcmp(cpu_name + len - sl, suffixes[k]) == 0) {
+            snprintf(buf, n, "%.*s_cuda", (int)(len - sl), cpu_name);
+            return buf;
+        }
+    }
+    return cpu_name;
+}
+
 /* --- the engine --------------------------------------------------------------------------------- */
 static int device_error(CtTensorObject *a, CtTensorObject *b)
 {
@@ -262,6 +288,13 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
         if ((info->flags & CT_EW_INT_TO_FLOAT) && !ct_is_floating(compute)) {
             compute = ct_default_float_dtype;
         }
+    }
+    int cls = compute == CT_BOOL ? CT_EW_DOM_BOOL : ct_is_floating(compute) ? CT_EW_DOM_FLOAT : CT_EW_DOM_INT;
+    if (!(info->domain & cls)) {
+        char name[64];
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+                     device_kernel_name(info->kernel_name, device, name, sizeof(name)), ct_scalar_type_name(compute));
+        return NULL;
     }
     CtDType result = (info->flags & CT_EW_OUT_BOOL) ? CT_BOOL : compute;
 
@@ -658,12 +691,16 @@ static int arg_operand(PyObject *obj, CtEwArg *out, const char *fname, const cha
     return -1;
 }
 
-/* A required Number argument (alpha=, value=). */
+/* A required Number argument (alpha=, value=). As PyTorch's Scalar, a 0-d tensor is one: its
+ * value is read with ct_item, wherever it lives (a CUDA tensor's is copied to the host). */
 static int arg_number(PyObject *obj, CtScalar *out, const char *fname, const char *argname)
 {
+    if (obj != NULL && CtTensor_Check(obj) && CT_TENSOR(obj)->ndim == 0) {
+        return ct_item(CT_TENSOR(obj), out);
+    }
     if (obj == NULL || !is_number(obj)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be Number, not %s", fname, argname,
-                     obj == NULL ? "NoneType" : Py_TYPE(obj)->tp_name);
+                     obj == NULL ? "NoneType" : CtTensor_Check(obj) ? "Tensor" : Py_TYPE(obj)->tp_name);
         return -1;
     }
     return number_to_scalar(obj, out);
@@ -1130,9 +1167,11 @@ static CtTensorObject *clamp_op(const CtEwArg *x, PyObject *min_obj, PyObject *m
     bool scalars = in[1].t == NULL && (n == 2 || in[2].t == NULL);
     CtDType r = ct_result_type(n, in);
     if (r == CT_BOOL && (n == 3 || scalars)) {
+        char name[64];
+        const char *cpu_name = n == 3 ? (scalars ? "clamp_scalar_cpu" : "clamp_cpu")
+                                      : (has_min ? "clamp_min_scalar_cpu" : "clamp_max_scalar_cpu");
         PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for 'Bool'",
-                     n == 3 ? (scalars ? "clamp_scalar_cpu" : "clamp_cpu")
-                            : (has_min ? "clamp_min_scalar_cpu" : "clamp_max_scalar_cpu"));
+                     device_kernel_name(cpu_name, ct_device_of(x->t), name, sizeof(name)));
         return NULL;
     }
     if (out != NULL && !resize && scalars && !ct_can_cast(r, out->dtype)) {
@@ -1300,8 +1339,11 @@ static PyObject *lerp_entry(const char *name, PyObject *self, PyObject *const *a
         return NULL;
     }
     if (!ct_is_floating(d)) {
+        char name[64];
         PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
-                     scalar_weight ? "lerp_kernel_scalar" : "lerp_kernel_tensor", ct_scalar_type_name(d));
+                     device_kernel_name(scalar_weight ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
+                                        ct_device_of(in[0].t), name, sizeof(name)),
+                     ct_scalar_type_name(d));
         return NULL;
     }
     return (PyObject *)run_op(CT_EW_LERP, in, out, NULL, d, resize);

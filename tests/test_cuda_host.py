@@ -1,12 +1,15 @@
 """Checks of the CUDA backend's host-side logic that need nvcc but no GPU.
 
-tests/cuda_host/ holds two C++ programs built against csrc/cuda/ with a fake CUDA runtime
+tests/cuda_host/ holds C++ programs built against csrc/cuda/ with a fake CUDA runtime
 (fake_cudart.cpp, linked with -cudart none): allocator_harness.cu runs the caching allocator
 (rounding, pools, splits and merges, stream awareness, statistics, the OOM retry and message,
 the pinned-memory cache); copy_harness.cu runs copy.cu's per-thread bodies, conversions, offset
 calculator, iteration-space splitting and launch decisions; reduce_harness.cu emulates the grids
 of reduce.cu and sort.cu with their per-thread bodies (reductions, arg-reductions, scans,
-softmax, sorts, launch plans) against naive references. Skipped where nvcc is missing.
+softmax, sorts, launch plans) against naive references; elementwise_harness.cu builds the
+elementwise kernels with CT_EW_HOST_EMULATION into a shared object that the last tests drive
+with ctypes, comparing every op x compute dtype x layout with ctorch's CPU kernels. Skipped where
+nvcc is missing.
 """
 import os
 import shutil
@@ -101,3 +104,308 @@ def test_no_fused_multiply_add(tmp_path, source):
     assert not fused, fused[:5]
     # log/cos are philox.h's own; sqrt must be the correctly rounded one
     assert "sqrt.approx" not in text and ".ftz" not in text
+# --- the elementwise kernels, emulated on the host against the CPU kernels ---------------------
+# tests/cuda_host/elementwise_harness.cu builds csrc/cuda/elementwise*.cu with CT_EW_HOST_EMULATION
+# (the launches run the same thread bodies on the host, over host memory) into a shared object.
+# Each op x compute dtype x layout is run through the CUDA entry and compared bit for bit with
+# ctorch's CPU result: both sides compute with the same scalar_math.h functions and host libm,
+# so any difference is in the CUDA side's dispatch, paths, conversions or indexing.
+import ctypes  # noqa: E402
+import re  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import ctorch  # noqa: E402
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]  # CtDType order
+FLOATS = {"float16", "bfloat16", "float32", "float64"}
+INTS = {"uint8", "int8", "int16", "int32", "int64"}
+ACC = {"float16": "float32", "bfloat16": "float32"}
+NP_OF = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+         "int64": np.int64, "float32": np.float32, "float64": np.float64}
+# a dtype of the same class that promotes into the given one (for mixed-input calls)
+LOWER = {"float32": "float16", "float64": "float32", "int64": "int32", "int32": "int16", "int16": "int8",
+         "int8": "bool", "uint8": "bool"}
+
+
+def parse_ops():
+    text = open(os.path.join(ROOT, "csrc", "elementwise.h")).read()
+    body = text[text.index("#define CT_EW_OP_LIST(X)"):text.index("typedef enum")]
+    ops = []
+    for name, arity, domain, flags in re.findall(r'X\((\w+), (\d), (CT_EW_\w+), ([\w |]+), "\w+"\)', body):
+        classes = {"CT_EW_ALL": {"bool", "int", "float"}, "CT_EW_NUM": {"int", "float"}, "CT_EW_INTB": {"bool", "int"},
+                   "CT_EW_INT": {"int"}, "CT_EW_FLT": {"float"}}[domain]
+        ops.append((name, int(arity), classes, flags))
+    return ops
+
+
+EW_OPS = parse_ops()
+
+
+def dclass(d):
+    return "bool" if d == "bool" else "float" if d in FLOATS else "int"
+
+
+# op -> (CPU reference on ctorch tensors, params f, params i); None: the function named like the op
+SPECIAL = {
+    "ROUND_DECIMALS": (lambda a, **k: ctorch.round(a, decimals=2, **k), (100.0, 0.0, 0.0), (0, 0, 0)),
+    "GELU_TANH": (lambda a: ctorch.gelu(a, approximate="tanh"), None, None),
+    "SOFTPLUS": (lambda a: ctorch.softplus(a, 2.0, 1.5), (2.0, 1.5, 0.0), (0, 0, 0)),
+    "NAN_TO_NUM": (lambda a, **k: ctorch.nan_to_num(a, 1.5, 100.0, -100.0, **k), (1.5, 100.0, -100.0), (0, 0, 0)),
+    "DIV": (ctorch.true_divide, None, None),
+    "DIV_TRUNC": (lambda a, b, **k: ctorch.div(a, b, rounding_mode="trunc", **k), None, None),
+    "DIV_FLOOR": (ctorch.floor_divide, None, None),
+    "LSHIFT": (ctorch.bitwise_left_shift, None, None),
+    "RSHIFT": (ctorch.bitwise_right_shift, None, None),
+    "ADDCMUL": (lambda a, b, c, **k: ctorch.addcmul(a, b, c, value=2, **k), (2.0, 0.0, 0.0), (2, 0, 0)),
+    "ADDCDIV": (lambda a, b, c, **k: ctorch.addcdiv(a, b, c, value=0.5, **k), (0.5, 0.0, 0.0), (0, 0, 0)),
+}
+
+
+def reference(name, compute):
+    if name in ("ADD_ALPHA", "SUB_ALPHA"):
+        alpha = False if compute == "bool" else 2
+        fn = ctorch.add if name == "ADD_ALPHA" else ctorch.sub
+        return (lambda a, b, **k: fn(a, b, alpha=alpha, **k)), (float(alpha), 0.0, 0.0), (int(alpha), 0, 0)
+    if name in SPECIAL:
+        fn, f, i = SPECIAL[name]
+        return fn, f or (0.0, 0.0, 0.0), i or (0, 0, 0)
+    return getattr(ctorch, name.lower()), (0.0, 0.0, 0.0), (0, 0, 0)
+
+
+def gen(rng, name, k, dtype, shape):
+    """Input k of op name: specials in floats, no zero divisors, shifts around the bit width."""
+    if dtype == "bool" or (name == "WHERE" and k == 0):
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype in INTS:
+        info = np.iinfo(dtype)
+        lo, hi = max(-6, int(info.min)), min(7, int(info.max) + 1)
+        if name in ("LSHIFT", "RSHIFT") and k == 1:
+            lo, hi = -1, info.bits + 2
+        a = rng.integers(lo, hi, shape).astype(dtype)
+        if name in ("DIV_TRUNC", "DIV_FLOOR", "REMAINDER", "FMOD") and k == 1:
+            a[a == 0] = 1
+        return a
+    a = rng.uniform(-3.0, 3.0, shape).astype(np.float32 if dtype == "bfloat16" else dtype)
+    flat = a.reshape(-1)
+    if flat.size > 8:
+        flat[[1, 5, 7, 8]] = [np.nan, np.inf, -np.inf, -0.0]
+    return a
+
+
+def as_numpy(t):
+    t = t.float() if t.dtype == ctorch.bfloat16 else t
+    return np.array(t.numpy(), copy=True)
+
+
+def same(actual, expected):
+    a, e = as_numpy(actual), as_numpy(expected)
+    if a.dtype.kind == "f":
+        return a.shape == e.shape and np.array_equal(a, e, equal_nan=True)
+    return np.array_equal(a, e)
+
+
+def iterator(operands, shape):
+    """CtIter-like (ndim, shape innermost first, strides[ndim][nops] in bytes), coalesced."""
+    nd = len(shape)
+    dims = []
+    for d in range(nd - 1, -1, -1):
+        row = []
+        for t in operands:
+            if isinstance(t, np.ndarray):  # a host scalar
+                row.append(0)
+                continue
+            td = t.dim() - nd + d
+            size = t.shape[td] if td >= 0 else 1
+            row.append(t.stride(td) * t.element_size() if td >= 0 and size != 1 else 0)
+        dims.append((shape[d], row))
+    merged = []
+    for size, row in dims:
+        if size == 1:
+            continue
+        if merged and all(row[k] == merged[-1][0] * merged[-1][1][k] for k in range(len(row))):
+            merged[-1] = (merged[-1][0] * size, merged[-1][1])
+            continue
+        merged.append((size, row))
+    if not merged:
+        merged = [(1, [0] * len(operands))]
+    return merged
+
+
+class Emulator:
+    def __init__(self, lib):
+        self.lib = lib
+        lib.emu_elementwise.restype = ctypes.c_int
+        lib.emu_error.restype = ctypes.c_char_p
+        lib.emu_last_blocks.restype = ctypes.c_longlong
+        lib.emu_last_work.restype = ctypes.c_longlong
+
+    def run(self, op, compute, operands, dtypes, shape, host=0, f=(0.0, 0.0, 0.0), i=(0, 0, 0)):
+        dims = iterator(operands, shape)
+        nops = len(operands)
+        shape_arr = (ctypes.c_int64 * len(dims))(*[s for s, _ in dims])
+        strides = (ctypes.c_int64 * (len(dims) * nops))(*[x for _, row in dims for x in row])
+        ptrs = [t.ctypes.data if isinstance(t, np.ndarray) else t.data_ptr() for t in operands]
+        data = (ctypes.c_void_p * nops)(*ptrs)
+        dt = (ctypes.c_int * nops)(*[DTYPES.index(d) for d in dtypes])
+        before = self.lib.emu_launches()
+        rc = self.lib.emu_elementwise(op, DTYPES.index(compute), nops, len(dims), shape_arr, strides, data, dt,
+                                      ctypes.c_uint(host), (ctypes.c_double * 3)(*f), (ctypes.c_int64 * 3)(*i))
+        return rc, self.lib.emu_launches() - before, self.lib.emu_last_path()
+
+
+@pytest.fixture(scope="module")
+def ew_emulator(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ew_emulation")
+    include = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include")
+    fake = str(out / "fake_cudart_pic.o")
+    subprocess.run(["g++", "-c", "-fPIC", "-std=c++17", "-I" + include, os.path.join(HERE, "fake_cudart.cpp"), "-o",
+                    fake], check=True)
+    cuda = os.path.join(ROOT, "csrc", "cuda")
+    sources = sorted(os.path.join(cuda, f) for f in os.listdir(cuda) if f.startswith("elementwise") and f.endswith(".cu"))
+    lib = str(out / "libct_ew_emulation.so")
+    cmd = [NVCC, "-shared", "-Xcompiler", "-fPIC,-Wall", "-std=c++17", "-cudart", "none", "-arch=compute_75",
+           "-code=compute_75", "-O1", "--expt-relaxed-constexpr", "-DCT_EW_HOST_EMULATION",
+           "-I" + os.path.join(ROOT, "csrc"), "-I" + cuda, "-I" + HERE, "-I" + sysconfig.get_paths()["include"]] \
+        + sources + [os.path.join(HERE, "elementwise_harness.cu"), fake, "-o", lib]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr[-4000:]
+    return Emulator(ctypes.CDLL(lib))
+
+
+def ew_cases():
+    for idx, (name, arity, classes, flags) in enumerate(EW_OPS):
+        for d in DTYPES:
+            if dclass(d) in classes or ("CT_EW_INT_TO_FLOAT" in flags and dclass(d) != "float"):
+                yield pytest.param(idx, d, id=f"{name}-{d}")
+
+
+@pytest.mark.parametrize("op,dtype", list(ew_cases()))
+def test_elementwise_emulated_vs_cpu(ew_emulator, op, dtype):
+    name, arity, classes, flags = EW_OPS[op]
+    if name == "SQUARE" and dtype == "bool":
+        pytest.skip("computed in int64 by the front end")
+    int_to_float = "CT_EW_INT_TO_FLOAT" in flags and dclass(dtype) != "float"
+    compute = "float32" if int_to_float else dtype
+    in_dtypes = ["bool" if name == "WHERE" and k == 0 else dtype for k in range(arity)]
+    rng = np.random.default_rng(op * 16 + DTYPES.index(dtype))
+    shape = (3, 37)  # 111 = 16 k + 15 elements: a vector part and the longest tail for every vector width
+    arrays = [gen(rng, name, k, in_dtypes[k], shape) for k in range(arity)]
+    inputs = [ctorch.tensor(a, dtype=getattr(ctorch, d)) for a, d in zip(arrays, in_dtypes)]
+    ref, pf, pi = reference(name, compute)
+    expected = ref(*inputs)
+    out_dtype = str(expected.dtype).replace("torch.", "").replace("ctorch.", "")
+    natural_in = [("bool" if name == "WHERE" and k == 0 else compute) for k in range(arity)]
+    natural = all(d == n for d, n in zip(in_dtypes, natural_in))
+    failures = []
+
+    def check(layout, operands, dtypes, want, host=0, path=None, ref_out=None, space=shape):
+        out = operands[0]
+        out.zero_()
+        rc, nlaunch, got_path = ew_emulator.run(op, compute, operands, dtypes, space, host, pf, pi)
+        if rc != 0:
+            failures.append(f"{layout}: rc {rc}: {ew_emulator.lib.emu_error().decode()}")
+            return
+        if nlaunch < 1:
+            failures.append(f"{layout}: no launch")
+        if path is not None and got_path != path:
+            failures.append(f"{layout}: path {got_path}, expected {path}")
+        if not same(out, want if ref_out is None else ref_out):
+            failures.append(f"{layout}: results differ\n{as_numpy(out)}\n{as_numpy(want if ref_out is None else ref_out)}")
+
+    def new_out(dt=None):
+        return ctorch.empty(shape, dtype=getattr(ctorch, dt or out_dtype))
+
+    # contiguous: the vector path when every dtype is natural
+    check("contiguous", [new_out()] + inputs, [out_dtype] + in_dtypes, expected, path=0 if natural else 1)
+    # misaligned by one element: strided
+    shifted = []
+    for t in inputs:
+        buf = ctorch.empty((t.numel() + 1,), dtype=t.dtype)
+        view = buf.narrow(0, 1, t.numel()).view(*shape)
+        view.copy_(t)
+        shifted.append(view)
+    check("misaligned", [new_out()] + shifted, [out_dtype] + in_dtypes, expected, path=1)
+    # transposed inputs and output: strided
+    trans = [t.t().contiguous().t() for t in inputs]
+    out_t = ctorch.empty(shape[::-1], dtype=getattr(ctorch, out_dtype)).t()
+    check("transposed", [out_t] + trans, [out_dtype] + in_dtypes, expected, path=1)
+    # broadcast: input 0 a column, the last input a row, read in place (stride 0)
+    col = inputs[0].narrow(1, 0, 1)
+    row = inputs[-1].narrow(0, 0, 1)
+    bc = [col.expand(*shape)] + inputs[1:-1] + ([row.expand(*shape)] if arity > 1 else [])
+    if arity == 1:
+        bc = [col]
+    want = ref(*[t.contiguous().expand(*shape).contiguous() for t in bc])
+    check("broadcast", [new_out()] + [col] + inputs[1:-1] + ([row] if arity > 1 else []), [out_dtype] + in_dtypes,
+          want, path=1)
+    # the last input as one value: a host scalar, then a 0-d device tensor
+    if arity > 1:
+        value = inputs[-1].reshape(-1)[2]
+        const = value.expand(*shape).contiguous()
+        want = ref(*inputs[:-1], const)
+        acc = ACC.get(natural_in[-1], natural_in[-1])
+        host_value = np.array([as_numpy(value.to(getattr(ctorch, acc)))], dtype=NP_OF[acc]).reshape(())
+        check("host_scalar", [new_out()] + inputs[:-1] + [host_value], [out_dtype] + in_dtypes[:-1] + [acc], want,
+              host=1 << arity, path=0 if natural else 1)
+        check("device_scalar", [new_out()] + inputs[:-1] + [value.clone()], [out_dtype] + in_dtypes, want,
+              path=0 if natural else 1)
+    # one element
+    one = [t.reshape(-1).narrow(0, 3, 1) for t in inputs]
+    check("one_element", [ctorch.empty((1,), dtype=getattr(ctorch, out_dtype))] + one, [out_dtype] + in_dtypes,
+          ref(*[t.clone() for t in one]), path=0 if natural else 1, space=(1,))
+    # out= of another dtype: the strided path converts on store, as the CPU's casting loop
+    other = "float32" if out_dtype == "float64" else "float64"
+    ref_out = new_out(other)
+    try:
+        ref(*inputs, out=ref_out)
+    except TypeError:
+        ref_out = None
+    if ref_out is not None:
+        check("out_dtype", [new_out(other)] + inputs, [other] + in_dtypes, None, path=1, ref_out=ref_out)
+    # an input of a lower dtype of the same class (the compute dtype is kept)
+    lower = LOWER.get(dtype)
+    if (arity >= 2 and lower and not int_to_float and name not in ("LERP", "ADDCDIV")
+            and not (lower == "bool" and name in ("SUB", "SUB_ALPHA", "DIV_TRUNC", "DIV_FLOOR", "REMAINDER", "FMOD"))):
+        low = inputs[-1].to(getattr(ctorch, lower))
+        mixed = inputs[:-1] + [low]
+        want = ref(*mixed)
+        if str(want.dtype).endswith(out_dtype):
+            check("mixed_input", [new_out()] + mixed, [out_dtype] + in_dtypes[:-1] + [lower], want, path=1)
+    assert not failures, "\n".join(failures)
+
+
+def test_elementwise_emulated_entry_checks(ew_emulator):
+    names = [op[0] for op in EW_OPS]
+    assert ew_emulator.lib.emu_num_ops() == len(names)
+    f32 = ctorch.ones((5,))
+    out = ctorch.empty((5,))
+    # a compute dtype outside the op's domain: NotImplementedError (status 9) in PyTorch's CUDA words
+    rc, nlaunch, _ = ew_emulator.run(names.index("LSHIFT"), "float32", [out, f32, f32], ["float32"] * 3, (5,))
+    assert rc == -1 and nlaunch == 0 and ew_emulator.lib.emu_error_status() == 9
+    assert ew_emulator.lib.emu_error().decode() == "\"lshift_cuda\" not implemented for 'Float'"
+    # the wrong number of operands: RuntimeError (status 10), nothing launched
+    rc, nlaunch, _ = ew_emulator.run(names.index("ADD"), "float32", [out, f32], ["float32"] * 2, (5,))
+    assert rc == -1 and nlaunch == 0 and ew_emulator.lib.emu_error_status() == 10
+    # nothing to do: no launch
+    empty = ctorch.empty((0,))
+    rc, nlaunch, _ = ew_emulator.run(names.index("ADD"), "float32", [empty, empty, empty], ["float32"] * 3, (0,))
+    assert rc == 0 and nlaunch == 0
+    # grids: one thread per 16 bytes on the vector path, per element on the strided path
+    big = ctorch.ones((100003,))
+    res = ctorch.empty((100003,))
+    rc, nlaunch, path = ew_emulator.run(names.index("ADD"), "float32", [res, big, big], ["float32"] * 3, (100003,))
+    assert rc == 0 and path == 0 and ew_emulator.lib.emu_last_work() == 100003 // 4
+    assert ew_emulator.lib.emu_last_blocks() == (100003 // 4 + 255) // 256
+    assert np.array_equal(res.numpy(), np.full(100003, 2.0, np.float32))
+    strided = ctorch.ones((2, 100003)).select(0, 1)
+    rc, nlaunch, path = ew_emulator.run(names.index("ADD"), "float32", [res, big.t(), big], ["float32"] * 3, (100003,))
+    assert rc == 0 and path == 0
+    res2 = ctorch.empty((100003, 1)).select(1, 0)
+    rc, nlaunch, path = ew_emulator.run(names.index("ADD"), "float32", [res2, strided, big], ["float32"] * 3, (100003,))
+    assert rc == 0 and path == 1  # contiguous, but 100003 floats in: not 16-byte aligned
+    assert np.array_equal(res2.numpy(), np.full(100003, 2.0, np.float32))
+    rc, nlaunch, path = ew_emulator.run(names.index("ADD"), "float64", [ctorch.empty((100003,), dtype=ctorch.float64),
+                                                                       big, big], ["float64", "float32", "float32"],
+                                        (100003,))
+    assert rc == 0 and path == 1 and ew_emulator.lib.emu_last_work() == 100003

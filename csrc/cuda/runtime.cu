@@ -13,6 +13,7 @@
 #include "linalg.h"
 #include "nn.h"
 #include "optim.h"
+#include "elementwise.cuh"
 #include <mutex>
 #include <stdarg.h>
 #include <stdio.h>
@@ -489,6 +490,9 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     nn_kernels.layer_norm = ct_cuda_nn_layer_norm;
     nn_kernels.layer_norm_backward = ct_cuda_nn_layer_norm_backward;
     nn_kernels.trunc_normal_transform = ct_cuda_nn_trunc_normal_transform;
+    elementwise_kernels.unary = ct_cuda_elementwise;
+    elementwise_kernels.binary = ct_cuda_elementwise;
+    elementwise_kernels.ternary = ct_cuda_elementwise;
 
     CtCudaBackend *b = &backend;
     memset(b, 0, sizeof(*b));

@@ -1,0 +1,293 @@
+/* elementwise.cu: the CUDA implementation of struct CtElementwiseKernels's unary, binary and
+ * ternary fields (elementwise.h): every op of CT_EW_OP_LIST for every compute dtype the CPU
+ * has, over a CtIter whose operand 0 is the output.
+ *
+ * The kernels are in elementwise_impl.cuh, instantiated by elementwise_part<P>.cu, each of which
+ * fills its ops' rows of the dispatch table [op][compute dtype] with descriptors. This file holds
+ * the entry point and the launch code, written once for every op: it reads host scalars and the
+ * op's parameters into the kernel type, picks the vector or the strided path, cuts spaces of
+ * 2^31 elements or more into pieces, and launches with cudaLaunchKernel. */
+#include "elementwise_impl.cuh"
+#include <mutex>
+#include <stdio.h>
+
+#ifdef CT_EW_HOST_EMULATION
+/* tests/cuda_host/elementwise_harness.cu records each launch (path 0 vector, 1 strided). */
+void ct_ew_emulated_launch(int path, unsigned int blocks, int64_t work);
+#endif
+
+namespace {
+
+#define EW_KNAME(NAME, arity, domain, flags, kname) kname,
+const char *const kKernelName[CT_EW_NUM_OPS] = {CT_EW_OP_LIST(EW_KNAME)};
+#undef EW_KNAME
+const char *const kScalarTypeName[CT_NUM_DTYPES] = {"Bool", "Byte", "Char",     "Short", "Int",
+                                                    "Long", "Half", "BFloat16", "Float", "Double"};
+
+typedef const EwDesc *DescTable[CT_EW_NUM_OPS][CT_NUM_DTYPES];
+
+const DescTable &descriptors()
+{
+    static DescTable table;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        memset(table, 0, sizeof(table));
+        fill_part0(table);
+        fill_part1(table);
+        fill_part2(table);
+        fill_part3(table);
+    });
+    return table;
+}
+static_assert(CT_EW_PARTS == 4, "descriptors() calls every part's filler");
+
+/* PyTorch's CUDA kernel name for the "not implemented" message: "abs_cpu" -> "abs_cuda". */
+void cuda_kernel_name(const char *cpu_name, char *buf, size_t n)
+{
+    size_t len = strlen(cpu_name);
+    if (len > 4 && strcmp(cpu_name + len - 4, "_cpu") == 0) {
+        snprintf(buf, n, "%.*s_cuda", (int)(len - 4), cpu_name);
+    } else {
+        snprintf(buf, n, "%s", cpu_name);
+    }
+}
+
+/* --- host-side values ------------------------------------------------------------------------- */
+/* v = the element of dtype sd at src (host memory), converted to kernel dtype kd. */
+void set_value(EwValue &v, int kd, const char *src, int sd)
+{
+    switch (kd) {
+    case CT_BOOL:
+        v.u.b = load_as<bool>(src, sd);
+        break;
+    case CT_U8:
+        v.u.u8 = load_as<uint8_t>(src, sd);
+        break;
+    case CT_I8:
+        v.u.i8 = load_as<int8_t>(src, sd);
+        break;
+    case CT_I16:
+        v.u.i16 = load_as<int16_t>(src, sd);
+        break;
+    case CT_I32:
+        v.u.i32 = load_as<int32_t>(src, sd);
+        break;
+    case CT_I64:
+        v.u.i64 = load_as<int64_t>(src, sd);
+        break;
+    case CT_F32:
+        v.u.f32 = load_as<float>(src, sd);
+        break;
+    default:
+        v.u.f64 = load_as<double>(src, sd);
+        break;
+    }
+}
+
+/* An op parameter in the kernel type T, as elementwise_cpu.c's P_<DT>. */
+template <typename T>
+T param_as(const CtOpParams &p, int k)
+{
+    if constexpr (std::is_same<T, bool>::value) {
+        return p.i[k] != 0;
+    } else if constexpr (std::is_floating_point<T>::value) {
+        return (T)p.f[k];
+    } else {
+        return (T)p.i[k];
+    }
+}
+
+/* v = the op's parameter k in kernel dtype kd. */
+void set_param(EwValue &v, int kd, const CtOpParams &p, int k)
+{
+    switch (kd) {
+    case CT_BOOL:
+        v.u.b = param_as<bool>(p, k);
+        break;
+    case CT_U8:
+        v.u.u8 = param_as<uint8_t>(p, k);
+        break;
+    case CT_I8:
+        v.u.i8 = param_as<int8_t>(p, k);
+        break;
+    case CT_I16:
+        v.u.i16 = param_as<int16_t>(p, k);
+        break;
+    case CT_I32:
+        v.u.i32 = param_as<int32_t>(p, k);
+        break;
+    case CT_I64:
+        v.u.i64 = param_as<int64_t>(p, k);
+        break;
+    case CT_F32:
+        v.u.f32 = param_as<float>(p, k);
+        break;
+    default:
+        v.u.f64 = param_as<double>(p, k);
+        break;
+    }
+}
+
+/* --- paths and launches ------------------------------------------------------------------------- */
+enum EwPath { EW_VECTOR = 0, EW_STRIDED = 1 };
+
+/* The vector path needs one contiguous run (after the iterator's coalescing), every tensor
+ * operand in its natural dtype, and contiguous operands aligned to their vector size; an input
+ * with stride 0 is read as one element (a.bcast). Host scalars take no part. */
+int choose_path(const CtIter *it, const EwDesc &d, EwArgs &a)
+{
+    a.bcast = 0;
+    for (int k = 0; k < it->nops; k++) {
+        if ((k == 0 || !(a.host & (1u << (k - 1)))) && it->dtypes[k] != d.natural[k]) {
+            return EW_STRIDED;
+        }
+    }
+    if (it->ndim != 1) {
+        return EW_STRIDED;
+    }
+    const int64_t n = it->shape[0];
+    for (int k = 0; k < it->nops; k++) {
+        if (k > 0 && (a.host & (1u << (k - 1)))) {
+            continue;
+        }
+        const int64_t size = kItemsize[d.natural[k]];
+        const int64_t stride = it->strides[0][k];
+        if (n == 1) {
+            continue; /* one element: any stride, no vector access */
+        }
+        if (k > 0 && stride == 0) {
+            a.bcast |= 1u << (k - 1);
+            continue;
+        }
+        if (stride != size) {
+            return EW_STRIDED;
+        }
+        if (n >= d.vec && (uintptr_t)it->data[k] % (uintptr_t)(d.vec * size) != 0) {
+            return EW_STRIDED;
+        }
+    }
+    return EW_VECTOR;
+}
+
+inline unsigned int grid_for(int64_t work)
+{
+    int64_t blocks = (work + kThreads - 1) / kThreads;
+    return (unsigned int)(blocks < 1 ? 1 : blocks > kMaxBlocks ? kMaxBlocks : blocks);
+}
+
+#ifdef CT_EW_HOST_EMULATION
+/* The grid-stride loop of the kernels, thread by thread on the host. */
+template <typename Fn>
+void emulate(int path, int64_t work, Fn &&thread)
+{
+    const unsigned int blocks = grid_for(work);
+    ct_ew_emulated_launch(path, blocks, work);
+    const int64_t step = (int64_t)blocks * kThreads;
+    for (int64_t first = 0; first < step && first < work; first++) {
+        for (int64_t t = first; t < work; t += step) {
+            thread(t);
+        }
+    }
+}
+#else
+int launch_kernel(const void *kernel, int64_t work, void **argv, cudaStream_t stream)
+{
+    CT_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(grid_for(work)), dim3(kThreads), argv, 0, stream));
+    return CT_CUDA_OK;
+}
+#endif
+
+int launch_vector(const EwDesc &d, const CtIter *it, EwArgs &a, cudaStream_t stream)
+{
+    int64_t n = it->numel;
+    int64_t work = vector_work(n, d.vec);
+#ifdef CT_EW_HOST_EMULATION
+    (void)stream;
+    emulate(EW_VECTOR, work, [&](int64_t t) { d.vector_thread(t, a, n); });
+    return CT_CUDA_OK;
+#else
+    void *argv[3] = {&work, &a, &n};
+    return launch_kernel(d.vector_kernel, work, argv, stream);
+#endif
+}
+
+template <int N>
+int launch_strided(const EwDesc &d, const CtIter *it, const EwArgs &a, cudaStream_t stream)
+{
+    return ct_for_each_piece<N>(it, [&](const CtPiece<N> &p) -> int {
+        EwArgs b = a;
+        b.out = p.data[0];
+        for (int k = 0; k + 1 < N; k++) {
+            b.in[k] = p.data[k + 1];
+        }
+        CtOffsets<N> off = p.offsets();
+        int64_t work = p.numel;
+#ifdef CT_EW_HOST_EMULATION
+        (void)stream;
+        emulate(EW_STRIDED, work, [&](int64_t t) { d.strided_thread(t, b, &off); });
+        return CT_CUDA_OK;
+#else
+        void *argv[3] = {&work, &b, &off};
+        return launch_kernel(d.strided_kernel, work, argv, stream);
+#endif
+    });
+}
+
+int run(const EwDesc &d, const CtIter *it, const CtEwCall *call, cudaStream_t stream)
+{
+    EwArgs a;
+    memset(&a, 0, sizeof(a));
+    a.out = it->data[0];
+    a.dtype[0] = it->dtypes[0];
+    a.host = (call->host_scalars >> 1) & 7u;
+    for (int k = 0; k + 1 < it->nops; k++) {
+        a.in[k] = it->data[k + 1];
+        a.dtype[k + 1] = it->dtypes[k + 1];
+        if (a.host & (1u << k)) { /* in host memory (the front end's stack): read it now */
+            set_value(a.v[k], k == 0 ? d.in0_kd : d.kd, it->data[k + 1], it->dtypes[k + 1]);
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        set_param(a.p[k], d.kd, call->params, k);
+    }
+    if (choose_path(it, d, a) == EW_VECTOR) {
+        return launch_vector(d, it, a, stream);
+    }
+    switch (d.nops) {
+    case 2:
+        return launch_strided<2>(d, it, a, stream);
+    case 3:
+        return launch_strided<3>(d, it, a, stream);
+    default:
+        return launch_strided<4>(d, it, a, stream);
+    }
+}
+
+} /* namespace */
+
+int ct_cuda_elementwise(const CtIter *it, const CtEwCall *call)
+{
+    const int op = (int)call->op;
+    if (op < 0 || op >= CT_EW_NUM_OPS || (int)call->compute < 0 || (int)call->compute >= CT_NUM_DTYPES ||
+        it->nops != kArity[op] + 1) {
+        ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "elementwise op %d called with %d operands", op, it->nops);
+        return ct_cuda_raise(CT_CUDA_RUNTIME_ERROR);
+    }
+    const EwDesc *d = descriptors()[op][call->compute];
+    if (d == nullptr) {
+        char name[128];
+        cuda_kernel_name(kKernelName[op], name, sizeof(name));
+        ct_cuda_set_error(CT_CUDA_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name,
+                          kScalarTypeName[call->compute]);
+        return ct_cuda_raise(CT_CUDA_NOT_IMPLEMENTED);
+    }
+    if (it->numel == 0) {
+        return 0;
+    }
+    const int device = it->device.index;
+    int status = ct_cuda_device_guard(device);
+    if (status == CT_CUDA_OK) {
+        status = run(*d, it, call, ct_cuda_stream(device));
+    }
+    return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
+}

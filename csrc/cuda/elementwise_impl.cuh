@@ -1,0 +1,588 @@
+/* elementwise_impl.cuh: the machinery of the CUDA elementwise kernels, included by elementwise.cu
+ * (the entry point and its dispatch table) and by elementwise_part<P>.cu.
+ *
+ * The per-element math is scalar_math.h's, the functions the CPU kernels call: EwFn<op, kernel
+ * dtype> below only binds an op to its ct_sm_<fn>_<type>. Kernel dtypes are the acc types (bool,
+ * the five integers, float, double); float16/bfloat16 data is widened to float on load and
+ * rounded back on store, as on the CPU.
+ *
+ * Two paths, chosen on the host for each call (choose_path):
+ * - vector: the space is one contiguous run (1-d after the iterator's coalescing), every tensor
+ *   operand has its natural dtype (the compute dtype; bool for the output of comparisons and
+ *   for where's condition) and is aligned: each thread moves 16 bytes of the widest operand per
+ *   load and store (4 floats, 8 halves, 2 doubles, ...); an input that is one device element (a
+ *   0-d CUDA tensor) is read once per thread. One kernel per op and compute dtype.
+ * - strided: anything else. offsets.cuh's calculator turns a 32-bit linear index into the byte
+ *   offset of every operand (broadcast dims have stride 0, so broadcast operands are read in
+ *   place, never materialised; spaces of 2^31 elements or more go in pieces), and every operand
+ *   is loaded and stored in its own dtype with the CPU's conversions (ct_load/ct_store of
+ *   common.cuh), so in-place ops into a narrower dtype, mixed inputs and out= of another dtype
+ *   need no temporary. One kernel per op and kernel dtype.
+ * Host scalars (Python numbers and 0-d CPU tensors, CtEwCall.host_scalars) are read on the host
+ * before the launch and passed by value. Kernels loop grid-stride with 64-bit indices.
+ *
+ * Why parts: the ~1100 kernels (x 5 architectures + PTX) take minutes of nvcc; the ops are dealt
+ * round-robin to CT_EW_PARTS translation units (elementwise_part<P>.cu) that compile in parallel.
+ * Each fills its ops' rows of the dispatch table through ct_cuda_ew_fill_part<P>().
+ *
+ * The thread bodies are __host__ __device__ and every launch goes through launch_body, so that
+ * tests/cuda_host/elementwise_harness.cu can build these files with CT_EW_HOST_EMULATION and run
+ * the whole entry on the host, against the CPU implementation. */
+#ifndef CTORCH_CUDA_ELEMENTWISE_IMPL_CUH
+#define CTORCH_CUDA_ELEMENTWISE_IMPL_CUH
+
+#include "elementwise.cuh"
+#include "offsets.cuh"
+#include <array>
+#include <string.h>
+#include <type_traits>
+#include <utility>
+
+/* scalar_math.h's integer bodies are shared by signed and unsigned types: `b < 0` on uint8_t is
+ * intended (always false), not a bug. */
+#pragma nv_diag_suppress 186
+#include "scalar_math.h"
+#pragma nv_diag_default 186
+
+#define CT_HD __host__ __device__ __forceinline__
+#define CT_EW_PARTS 4
+
+/* --- what the parts and the entry share ---------------------------------------------------- */
+namespace ct_ew {
+
+constexpr int kThreads = 256;
+/* Grids are capped (the kernels loop): any size launches, 64-bit counts included. */
+constexpr int64_t kMaxBlocks = (int64_t)1 << 20;
+
+/* The op table as constants (ct_ew_op_info lives in _C, which this .so cannot link). */
+#define EW_ARITY(NAME, arity, domain, flags, kname) arity,
+#define EW_DOMAIN(NAME, arity, domain, flags, kname) domain,
+#define EW_FLAGS(NAME, arity, domain, flags, kname) flags,
+constexpr int kArity[CT_EW_NUM_OPS] = {CT_EW_OP_LIST(EW_ARITY)};
+constexpr int kDomain[CT_EW_NUM_OPS] = {CT_EW_OP_LIST(EW_DOMAIN)};
+constexpr int kFlags[CT_EW_NUM_OPS] = {CT_EW_OP_LIST(EW_FLAGS)};
+#undef EW_ARITY
+#undef EW_DOMAIN
+#undef EW_FLAGS
+
+#define EW_ITEMSIZE(NAME, ctype, ...) sizeof(ctype),
+constexpr int64_t kItemsize[CT_NUM_DTYPES] = {CT_DTYPE_LIST(EW_ITEMSIZE)};
+#undef EW_ITEMSIZE
+
+/* The dtype whose kernel computes dc. */
+constexpr int kernel_dtype(int dc) { return (dc == CT_F16 || dc == CT_BF16) ? CT_F32 : dc; }
+
+/* One value of any kernel type (a host scalar, an op parameter). */
+struct EwValue {
+    union {
+        bool b;
+        uint8_t u8;
+        int8_t i8;
+        int16_t i16;
+        int32_t i32;
+        int64_t i64;
+        float f32;
+        double f64;
+    } u;
+};
+
+/* Everything a thread needs besides its offsets, the same struct for every op (so that the
+ * host-side launch code is not stamped out per op): passed by value as a kernel parameter. */
+struct EwArgs {
+    char *out;
+    const char *in[3];
+    unsigned host;  /* bit k: input k is a host scalar, its value in v[k] */
+    unsigned bcast; /* bit k: input k is one device element (stride 0), for the vector path */
+    int dtype[4];   /* operand dtypes (0 the output), for the strided path */
+    EwValue v[3];   /* host scalars, in their input's kernel type */
+    EwValue p[3];   /* the op's parameters, in the kernel type */
+};
+
+/* What the launch code (elementwise.cu) needs to know of one op at one compute dtype. */
+struct EwDesc {
+    int nops;
+    int vec;        /* elements per thread of the vector path */
+    int kd;         /* kernel dtype */
+    int in0_kd;     /* input 0's kernel dtype (bool for where's condition) */
+    int natural[4]; /* operand dtypes of the vector path */
+    const void *vector_kernel;  /* ew_vector_kernel<op, compute dtype>(work, EwArgs, n) */
+    const void *strided_kernel; /* ew_strided_kernel<op, kernel dtype>(work, EwArgs, CtOffsets<nops>) */
+#ifdef CT_EW_HOST_EMULATION
+    void (*vector_thread)(int64_t t, const EwArgs &a, int64_t n);
+    void (*strided_thread)(int64_t t, const EwArgs &a, const void *offsets);
+#endif
+};
+
+/* The parts' table fillers: set table[op][compute dtype] for their ops (NULL: no kernel). */
+void fill_part0(const EwDesc *(*table)[CT_NUM_DTYPES]);
+void fill_part1(const EwDesc *(*table)[CT_NUM_DTYPES]);
+void fill_part2(const EwDesc *(*table)[CT_NUM_DTYPES]);
+void fill_part3(const EwDesc *(*table)[CT_NUM_DTYPES]);
+
+} /* namespace ct_ew */
+
+namespace {
+using namespace ct_ew;
+
+/* --- ops: EwFn<op, kernel dtype> binds an op to its scalar function ---------------------------
+ * apply(a, b, c, p): inputs a (In0: bool for where's condition), b, c (T), the op's scalar
+ * parameters p[0..2]; inputs beyond the op's arity are ignored. */
+template <int OP, int KD>
+struct EwFn {
+    static constexpr bool exists = false;
+};
+
+#define EW_FN(OP, DT, TYPE, IN0, OUT, ARITY, EXPR)                                  \
+    template <>                                                                     \
+    struct EwFn<CT_EW_##OP, CT_##DT> {                                              \
+        static constexpr bool exists = true;                                        \
+        static constexpr int arity = ARITY;                                         \
+        typedef TYPE T;                                                             \
+        typedef IN0 In0;                                                            \
+        typedef OUT Out;                                                            \
+        static CT_HD Out apply(In0 a, T b, T c, const T *p)                         \
+        {                                                                           \
+            (void)b;                                                                \
+            (void)c;                                                                \
+            (void)p;                                                                \
+            return EXPR;                                                            \
+        }                                                                           \
+    };
+
+/* kinds (as elementwise_cpu.c's): U unary, UB unary -> bool, UPn unary with n params, B binary,
+ * BB binary -> bool, BP binary with a param, BZ integer division (no zero check on CUDA), T
+ * ternary, TP ternary with a param, W where (bool condition). */
+#define EW_K_U(DT, T, OP, fn) EW_FN(OP, DT, T, T, T, 1, ct_sm_##fn##_##T(a))
+#define EW_K_UB(DT, T, OP, fn) EW_FN(OP, DT, T, T, bool, 1, ct_sm_##fn##_##T(a))
+#define EW_K_UP2(DT, T, OP, fn) EW_FN(OP, DT, T, T, T, 1, ct_sm_##fn##_##T(a, p[0], p[1]))
+#define EW_K_UP3(DT, T, OP, fn) EW_FN(OP, DT, T, T, T, 1, ct_sm_##fn##_##T(a, p[0], p[1], p[2]))
+#define EW_K_B(DT, T, OP, fn) EW_FN(OP, DT, T, T, T, 2, ct_sm_##fn##_##T(a, b))
+#define EW_K_BB(DT, T, OP, fn) EW_FN(OP, DT, T, T, bool, 2, ct_sm_##fn##_##T(a, b))
+#define EW_K_BP(DT, T, OP, fn) EW_FN(OP, DT, T, T, T, 2, ct_sm_##fn##_##T(a, b, p[0]))
+#define EW_K_BZ(DT, T, OP, fn) EW_FN(OP, DT, T, T, T, 2, ct_sm_##fn##_##T(a, b))
+#define EW_K_T(DT, T, OP, fn) EW_FN(OP, DT, T, T, T, 3, ct_sm_##fn##_##T(a, b, c))
+#define EW_K_TP(DT, T, OP, fn) EW_FN(OP, DT, T, T, T, 3, ct_sm_##fn##_##T(a, b, c, p[0]))
+#define EW_K_W(DT, T, OP, fn) EW_FN(OP, DT, T, bool, T, 3, ct_sm_##fn##_##T(a, b, c))
+
+/* dtype classes */
+#define EW_CLS_FLT(M, ...) M(F32, float, __VA_ARGS__) M(F64, double, __VA_ARGS__)
+#define EW_CLS_INT(M, ...)                                                                        \
+    M(U8, uint8_t, __VA_ARGS__) M(I8, int8_t, __VA_ARGS__) M(I16, int16_t, __VA_ARGS__)            \
+    M(I32, int32_t, __VA_ARGS__) M(I64, int64_t, __VA_ARGS__)
+#define EW_CLS_BOOL(M, ...) M(BOOL, bool, __VA_ARGS__)
+#define EW_CLS_BIT_FLT CT_EW_DOM_FLOAT
+#define EW_CLS_BIT_INT CT_EW_DOM_INT
+#define EW_CLS_BIT_BOOL CT_EW_DOM_BOOL
+
+/* X(kind, OP, scalar function, dtype class): the CPU's table (elementwise_cpu.c). That it covers
+ * exactly each op's domain in CT_EW_OP_LIST is checked at compile time below. */
+#define EW_KERNELS(X)                                                                                    \
+    X(U, NEG, neg, FLT) X(U, NEG, neg, INT)                                                             \
+    X(U, ABS, abs, FLT) X(U, ABS, abs, INT)                                                             \
+    X(U, SIGN, sign, FLT) X(U, SIGN, sign, INT) X(U, SIGN, sign, BOOL)                                  \
+    X(U, SQUARE, square, FLT) X(U, SQUARE, square, INT)                                                 \
+    X(U, RELU, relu, FLT) X(U, RELU, relu, INT)                                                         \
+    X(U, FLOOR, floor, FLT) X(U, FLOOR, floor, INT)                                                     \
+    X(U, CEIL, ceil, FLT) X(U, CEIL, ceil, INT)                                                         \
+    X(U, ROUND, round, FLT) X(U, ROUND, round, INT)                                                     \
+    X(U, TRUNC, trunc, FLT) X(U, TRUNC, trunc, INT)                                                     \
+    X(U, FRAC, frac, FLT)                                                                               \
+    X(UP2, ROUND_DECIMALS, round_decimals, FLT)                                                         \
+    X(U, EXP, exp, FLT) X(U, EXP2, exp2, FLT) X(U, EXPM1, expm1, FLT)                                   \
+    X(U, LOG, log, FLT) X(U, LOG2, log2, FLT) X(U, LOG10, log10, FLT) X(U, LOG1P, log1p, FLT)           \
+    X(U, SQRT, sqrt, FLT) X(U, RSQRT, rsqrt, FLT) X(U, RECIPROCAL, reciprocal, FLT)                     \
+    X(U, SIN, sin, FLT) X(U, COS, cos, FLT) X(U, TAN, tan, FLT)                                         \
+    X(U, ASIN, asin, FLT) X(U, ACOS, acos, FLT) X(U, ATAN, atan, FLT)                                   \
+    X(U, SINH, sinh, FLT) X(U, COSH, cosh, FLT) X(U, TANH, tanh, FLT)                                   \
+    X(U, ASINH, asinh, FLT) X(U, ACOSH, acosh, FLT) X(U, ATANH, atanh, FLT)                             \
+    X(U, ERF, erf, FLT) X(U, ERFC, erfc, FLT)                                                           \
+    X(U, SIGMOID, sigmoid, FLT) X(U, SILU, silu, FLT) X(U, GELU, gelu, FLT)                             \
+    X(U, GELU_TANH, gelu_tanh, FLT) X(UP2, SOFTPLUS, softplus, FLT)                                     \
+    X(UP3, NAN_TO_NUM, nan_to_num, FLT)                                                                 \
+    X(UB, LOGICAL_NOT, logical_not, FLT) X(UB, LOGICAL_NOT, logical_not, INT)                           \
+    X(UB, LOGICAL_NOT, logical_not, BOOL)                                                               \
+    X(U, BITWISE_NOT, bitwise_not, INT) X(U, BITWISE_NOT, bitwise_not, BOOL)                            \
+    X(UB, ISNAN, isnan, FLT) X(UB, ISNAN, isnan, INT) X(UB, ISNAN, isnan, BOOL)                         \
+    X(UB, ISINF, isinf, FLT) X(UB, ISINF, isinf, INT) X(UB, ISINF, isinf, BOOL)                         \
+    X(UB, ISFINITE, isfinite, FLT) X(UB, ISFINITE, isfinite, INT) X(UB, ISFINITE, isfinite, BOOL)       \
+    X(UB, ISPOSINF, isposinf, FLT) X(UB, ISPOSINF, isposinf, INT) X(UB, ISPOSINF, isposinf, BOOL)       \
+    X(UB, ISNEGINF, isneginf, FLT) X(UB, ISNEGINF, isneginf, INT) X(UB, ISNEGINF, isneginf, BOOL)       \
+    X(UB, SIGNBIT, signbit, FLT) X(UB, SIGNBIT, signbit, INT) X(UB, SIGNBIT, signbit, BOOL)             \
+    X(B, ADD, add, FLT) X(B, ADD, add, INT) X(B, ADD, add, BOOL)                                        \
+    X(B, SUB, sub, FLT) X(B, SUB, sub, INT)                                                             \
+    X(B, MUL, mul, FLT) X(B, MUL, mul, INT) X(B, MUL, mul, BOOL)                                        \
+    X(BP, ADD_ALPHA, add_alpha, FLT) X(BP, ADD_ALPHA, add_alpha, INT)                                   \
+    X(BP, ADD_ALPHA, add_alpha, BOOL)                                                                   \
+    X(BP, SUB_ALPHA, sub_alpha, FLT) X(BP, SUB_ALPHA, sub_alpha, INT)                                   \
+    X(B, DIV, div, FLT)                                                                                 \
+    X(B, DIV_TRUNC, div_trunc, FLT) X(BZ, DIV_TRUNC, div_trunc, INT)                                    \
+    X(B, DIV_FLOOR, div_floor, FLT) X(BZ, DIV_FLOOR, div_floor, INT)                                    \
+    X(B, REMAINDER, remainder, FLT) X(BZ, REMAINDER, remainder, INT)                                    \
+    X(B, FMOD, fmod, FLT) X(BZ, FMOD, fmod, INT)                                                        \
+    X(B, POW, pow, FLT) X(B, POW, pow, INT)                                                             \
+    X(B, ATAN2, atan2, FLT) X(B, COPYSIGN, copysign, FLT) X(B, HYPOT, hypot, FLT)                       \
+    X(B, LOGADDEXP, logaddexp, FLT) X(B, LOGADDEXP2, logaddexp2, FLT)                                   \
+    X(B, MAXIMUM, maximum, FLT) X(B, MAXIMUM, maximum, INT) X(B, MAXIMUM, maximum, BOOL)                \
+    X(B, MINIMUM, minimum, FLT) X(B, MINIMUM, minimum, INT) X(B, MINIMUM, minimum, BOOL)                \
+    X(B, FMAX, fmax, FLT) X(B, FMAX, fmax, INT) X(B, FMAX, fmax, BOOL)                                  \
+    X(B, FMIN, fmin, FLT) X(B, FMIN, fmin, INT) X(B, FMIN, fmin, BOOL)                                  \
+    X(B, CLAMP_MIN, clamp_min, FLT) X(B, CLAMP_MIN, clamp_min, INT) X(B, CLAMP_MIN, clamp_min, BOOL)    \
+    X(B, CLAMP_MAX, clamp_max, FLT) X(B, CLAMP_MAX, clamp_max, INT) X(B, CLAMP_MAX, clamp_max, BOOL)    \
+    X(BB, EQ, eq, FLT) X(BB, EQ, eq, INT) X(BB, EQ, eq, BOOL)                                           \
+    X(BB, NE, ne, FLT) X(BB, NE, ne, INT) X(BB, NE, ne, BOOL)                                           \
+    X(BB, LT, lt, FLT) X(BB, LT, lt, INT) X(BB, LT, lt, BOOL)                                           \
+    X(BB, LE, le, FLT) X(BB, LE, le, INT) X(BB, LE, le, BOOL)                                           \
+    X(BB, GT, gt, FLT) X(BB, GT, gt, INT) X(BB, GT, gt, BOOL)                                           \
+    X(BB, GE, ge, FLT) X(BB, GE, ge, INT) X(BB, GE, ge, BOOL)                                           \
+    X(BB, LOGICAL_AND, logical_and, FLT) X(BB, LOGICAL_AND, logical_and, INT)                           \
+    X(BB, LOGICAL_AND, logical_and, BOOL)                                                               \
+    X(BB, LOGICAL_OR, logical_or, FLT) X(BB, LOGICAL_OR, logical_or, INT)                               \
+    X(BB, LOGICAL_OR, logical_or, BOOL)                                                                 \
+    X(BB, LOGICAL_XOR, logical_xor, FLT) X(BB, LOGICAL_XOR, logical_xor, INT)                           \
+    X(BB, LOGICAL_XOR, logical_xor, BOOL)                                                               \
+    X(B, BITWISE_AND, bitwise_and, INT) X(B, BITWISE_AND, bitwise_and, BOOL)                            \
+    X(B, BITWISE_OR, bitwise_or, INT) X(B, BITWISE_OR, bitwise_or, BOOL)                                \
+    X(B, BITWISE_XOR, bitwise_xor, INT) X(B, BITWISE_XOR, bitwise_xor, BOOL)                            \
+    X(B, LSHIFT, lshift, INT) X(B, RSHIFT, rshift, INT)                                                 \
+    X(W, WHERE, where, FLT) X(W, WHERE, where, INT) X(W, WHERE, where, BOOL)                            \
+    X(T, CLAMP, clamp, FLT) X(T, CLAMP, clamp, INT)                                                     \
+    X(T, LERP, lerp, FLT)                                                                               \
+    X(TP, ADDCMUL, addcmul, FLT) X(TP, ADDCMUL, addcmul, INT)                                           \
+    X(TP, ADDCDIV, addcdiv, FLT)
+
+#define EW_DEFINE(KIND, OP, fn, CLS) EW_CLS_##CLS(EW_K_##KIND, OP, fn)
+EW_KERNELS(EW_DEFINE)
+#undef EW_DEFINE
+
+/* Every op has kernels for exactly the dtype classes of its domain. */
+constexpr std::array<int, CT_EW_NUM_OPS> table_domains()
+{
+    std::array<int, CT_EW_NUM_OPS> d{};
+#define EW_DOMAIN_ROW(KIND, OP, fn, CLS) d[CT_EW_##OP] |= EW_CLS_BIT_##CLS;
+    EW_KERNELS(EW_DOMAIN_ROW)
+#undef EW_DOMAIN_ROW
+    return d;
+}
+constexpr int first_domain_mismatch()
+{
+    std::array<int, CT_EW_NUM_OPS> d = table_domains();
+    for (int op = 0; op < CT_EW_NUM_OPS; op++) {
+        if (d[op] != kDomain[op]) {
+            return op;
+        }
+    }
+    return -1;
+}
+static_assert(first_domain_mismatch() < 0, "EW_KERNELS does not cover the domain of an op of CT_EW_OP_LIST");
+
+/* --- an op at one compute dtype ---------------------------------------------------------------- */
+template <int OP, int DC>
+struct EwOp {
+    static constexpr int KD = kernel_dtype(DC);
+    typedef EwFn<OP, KD> F;
+    typedef typename F::T T;
+    static constexpr int arity = kArity[OP];
+    static constexpr int nops = arity + 1;
+    /* the natural dtypes of the operands (the static paths' load and store types) */
+    static constexpr int out_dtype = (kFlags[OP] & CT_EW_OUT_BOOL) ? CT_BOOL : DC;
+    static constexpr int in_dtype(int k) { return (k == 0 && (kFlags[OP] & CT_EW_COND)) ? CT_BOOL : DC; }
+    /* elements per vector: 16 bytes of the widest operand (the compute dtype, or bool) */
+    static constexpr int vec = (int)(16 / kItemsize[DC]);
+
+    static_assert(F::exists, "no kernel");
+    static_assert(F::arity == arity, "kernel arity differs from CT_EW_OP_LIST's");
+    static_assert(!(kFlags[OP] & CT_EW_OUT_BOOL) || std::is_same<typename F::Out, bool>::value, "bool output");
+    static_assert((kFlags[OP] & CT_EW_OUT_BOOL) || std::is_same<typename F::Out, T>::value, "output type");
+};
+
+/* The type of input K of F. */
+template <typename F, int K>
+using InT = typename std::conditional<K == 0, typename F::In0, typename F::T>::type;
+
+template <typename T>
+CT_HD T value_as(const EwValue &v)
+{
+    if constexpr (std::is_same<T, bool>::value) {
+        return v.u.b;
+    } else if constexpr (std::is_same<T, uint8_t>::value) {
+        return v.u.u8;
+    } else if constexpr (std::is_same<T, int8_t>::value) {
+        return v.u.i8;
+    } else if constexpr (std::is_same<T, int16_t>::value) {
+        return v.u.i16;
+    } else if constexpr (std::is_same<T, int32_t>::value) {
+        return v.u.i32;
+    } else if constexpr (std::is_same<T, int64_t>::value) {
+        return v.u.i64;
+    } else if constexpr (std::is_same<T, float>::value) {
+        return v.u.f32;
+    } else {
+        return v.u.f64;
+    }
+}
+
+/* --- conversions by a dtype known at run time (the dynamic path; host scalars) --------------- */
+template <typename V>
+struct DtypeOf;
+#define EW_DTYPE_OF(V, D)                 \
+    template <>                           \
+    struct DtypeOf<V> {                   \
+        static constexpr int value = D;   \
+    };
+EW_DTYPE_OF(bool, CT_BOOL)
+EW_DTYPE_OF(uint8_t, CT_U8)
+EW_DTYPE_OF(int8_t, CT_I8)
+EW_DTYPE_OF(int16_t, CT_I16)
+EW_DTYPE_OF(int32_t, CT_I32)
+EW_DTYPE_OF(int64_t, CT_I64)
+EW_DTYPE_OF(float, CT_F32)
+EW_DTYPE_OF(double, CT_F64)
+#undef EW_DTYPE_OF
+
+/* The element of dtype d at p as a V, converted as the CPU's cast loops convert. */
+template <typename V>
+CT_HD V load_as(const char *p, int d)
+{
+    constexpr int DV = DtypeOf<V>::value;
+    switch (d) {
+#define EW_LOAD_CASE(NAME, ...) \
+    case CT_##NAME:             \
+        return ct_narrow<DV>(ct_load<CT_##NAME>(p));
+        CT_DTYPE_LIST(EW_LOAD_CASE)
+#undef EW_LOAD_CASE
+    default:
+        return V();
+    }
+}
+
+template <typename V>
+CT_HD void store_as(char *p, int d, V v)
+{
+    switch (d) {
+#define EW_STORE_CASE(NAME, ...) \
+    case CT_##NAME:              \
+        ct_store<CT_##NAME>(p, v); \
+        break;
+        CT_DTYPE_LIST(EW_STORE_CASE)
+#undef EW_STORE_CASE
+    default:
+        break;
+    }
+}
+
+/* --- thread bodies (host-callable for tests/cuda_host) --------------------------------------- */
+template <typename T, int N>
+struct alignas(sizeof(T) * N) EwVec {
+    T v[N];
+};
+
+/* vector path: thread t computes elements [t*VEC, t*VEC + VEC) with one 16-byte-class load per
+ * input and one store; threads 0..VEC-1 also take the n % VEC elements of the tail. */
+template <int OP, int DC>
+struct VectorBody {
+    typedef EwOp<OP, DC> O;
+    typedef typename O::F F;
+    typedef typename F::T T;
+    static constexpr int VEC = O::vec;
+    typedef typename CtCudaType<O::out_dtype>::T TOut;
+
+    template <int K>
+    static CT_HD void load_vector(const EwArgs &a, int64_t t, InT<F, K> (&x)[VEC])
+    {
+        constexpr int D = O::in_dtype(K);
+        typedef typename CtCudaType<D>::T TIn;
+        if (a.host & (1u << K)) {
+            const InT<F, K> v = value_as<InT<F, K>>(a.v[K]);
+CT_UNROLL
+            for (int j = 0; j < VEC; j++) {
+                x[j] = v;
+            }
+        } else if (a.bcast & (1u << K)) {
+            const InT<F, K> v = (InT<F, K>)ct_load<D>(a.in[K]);
+CT_UNROLL
+            for (int j = 0; j < VEC; j++) {
+                x[j] = v;
+            }
+        } else {
+            const EwVec<TIn, VEC> v = ((const EwVec<TIn, VEC> *)a.in[K])[t];
+CT_UNROLL
+            for (int j = 0; j < VEC; j++) {
+                x[j] = (InT<F, K>)ct_widen<D>(v.v[j]);
+            }
+        }
+    }
+
+    template <int K>
+    static CT_HD InT<F, K> load_one(const EwArgs &a, int64_t i)
+    {
+        constexpr int D = O::in_dtype(K);
+        if (a.host & (1u << K)) {
+            return value_as<InT<F, K>>(a.v[K]);
+        }
+        const int64_t off = (a.bcast & (1u << K)) ? 0 : i * kItemsize[D];
+        return (InT<F, K>)ct_load<D>(a.in[K] + off);
+    }
+
+    static CT_HD void run(int64_t t, const EwArgs &a, int64_t n)
+    {
+        const T p[3] = {value_as<T>(a.p[0]), value_as<T>(a.p[1]), value_as<T>(a.p[2])};
+        const int64_t nvec = n / VEC;
+        if (t < nvec) {
+            InT<F, 0> x0[VEC];
+            T x1[VEC] = {}, x2[VEC] = {};
+            load_vector<0>(a, t, x0);
+            if constexpr (O::arity >= 2) {
+                load_vector<1>(a, t, x1);
+            }
+            if constexpr (O::arity >= 3) {
+                load_vector<2>(a, t, x2);
+            }
+            EwVec<TOut, VEC> r;
+CT_UNROLL
+            for (int j = 0; j < VEC; j++) {
+                r.v[j] = ct_narrow<O::out_dtype>(F::apply(x0[j], x1[j], x2[j], p));
+            }
+            ((EwVec<TOut, VEC> *)a.out)[t] = r;
+        }
+        const int64_t i = nvec * VEC + t;
+        if (t < VEC && i < n) {
+            const InT<F, 0> x0 = load_one<0>(a, i);
+            T x1 = T(), x2 = T();
+            if constexpr (O::arity >= 2) {
+                x1 = load_one<1>(a, i);
+            }
+            if constexpr (O::arity >= 3) {
+                x2 = load_one<2>(a, i);
+            }
+            ((TOut *)a.out)[i] = ct_narrow<O::out_dtype>(F::apply(x0, x1, x2, p));
+        }
+    }
+};
+
+/* Threads the vector path needs for n elements. */
+inline int64_t vector_work(int64_t n, int vec) { return n / vec > n % vec ? n / vec : n % vec; }
+
+/* strided path: element t of a piece; every operand is loaded and stored in its own dtype (a
+ * switch on a value uniform across the grid), so one kernel per kernel dtype serves every layout
+ * and dtype mix (float16/bfloat16/float32 compute share the float one). */
+template <int OP, int KD>
+struct StridedBody {
+    typedef EwFn<OP, KD> F;
+    typedef typename F::T T;
+    static constexpr int N = kArity[OP] + 1;
+
+    template <int K>
+    static CT_HD InT<F, K> load(const EwArgs &a, const int64_t (&o)[N])
+    {
+        if (a.host & (1u << K)) {
+            return value_as<InT<F, K>>(a.v[K]);
+        }
+        return load_as<InT<F, K>>(a.in[K] + o[K + 1], a.dtype[K + 1]);
+    }
+
+    static CT_HD void run(int64_t t, const EwArgs &a, const CtOffsets<N> &off)
+    {
+        const T p[3] = {value_as<T>(a.p[0]), value_as<T>(a.p[1]), value_as<T>(a.p[2])};
+        int64_t o[N];
+        off.get((uint32_t)t, o);
+        const InT<F, 0> x0 = load<0>(a, o);
+        T x1 = T(), x2 = T();
+        if constexpr (N >= 3) {
+            x1 = load<1>(a, o);
+        }
+        if constexpr (N >= 4) {
+            x2 = load<2>(a, o);
+        }
+        store_as(a.out + o[0], a.dtype[0], F::apply(x0, x1, x2, p));
+    }
+};
+
+/* --- kernels ------------------------------------------------------------------------------------ */
+template <int OP, int DC>
+__global__ void __launch_bounds__(kThreads) ew_vector_kernel(int64_t work, EwArgs a, int64_t n)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < work; t += step) {
+        VectorBody<OP, DC>::run(t, a, n);
+    }
+}
+
+template <int OP, int KD>
+__global__ void __launch_bounds__(kThreads)
+    ew_strided_kernel(int64_t work, EwArgs a, CtOffsets<StridedBody<OP, KD>::N> off)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < work; t += step) {
+        StridedBody<OP, KD>::run(t, a, off);
+    }
+}
+
+/* --- descriptors and a part's rows of the dispatch table ---------------------------------------- */
+#ifdef CT_EW_HOST_EMULATION
+template <int OP, int KD>
+void strided_thread(int64_t t, const EwArgs &a, const void *offsets)
+{
+    StridedBody<OP, KD>::run(t, a, *(const CtOffsets<StridedBody<OP, KD>::N> *)offsets);
+}
+#endif
+
+template <int OP, int DC>
+struct DescOf {
+    typedef EwOp<OP, DC> O;
+    static constexpr int in0_kd = (kFlags[OP] & CT_EW_COND) ? CT_BOOL : O::KD;
+    static const EwDesc desc;
+};
+
+template <int OP, int DC>
+const EwDesc DescOf<OP, DC>::desc = {
+    EwOp<OP, DC>::nops,
+    EwOp<OP, DC>::vec,
+    EwOp<OP, DC>::KD,
+    DescOf<OP, DC>::in0_kd,
+    {EwOp<OP, DC>::out_dtype, EwOp<OP, DC>::in_dtype(0), EwOp<OP, DC>::in_dtype(1), EwOp<OP, DC>::in_dtype(2)},
+#ifdef CT_EW_HOST_EMULATION
+    nullptr, /* no device code in the harness build */
+    nullptr,
+    &VectorBody<OP, DC>::run,
+    &strided_thread<OP, EwOp<OP, DC>::KD>,
+#else
+    (const void *)ew_vector_kernel<OP, DC>,
+    (const void *)ew_strided_kernel<OP, EwOp<OP, DC>::KD>,
+#endif
+};
+
+/* --- a part's rows of the dispatch table ------------------------------------------------------- */
+template <int OP, int DC>
+constexpr const EwDesc *desc_entry()
+{
+    if constexpr (EwFn<OP, kernel_dtype(DC)>::exists) {
+        return &DescOf<OP, DC>::desc;
+    } else {
+        return nullptr;
+    }
+}
+
+template <int PART, int OP, int... DC>
+void fill_row(const EwDesc *(*table)[CT_NUM_DTYPES], std::integer_sequence<int, DC...>)
+{
+    if constexpr (OP % CT_EW_PARTS == PART) {
+        ((table[OP][DC] = desc_entry<OP, DC>()), ...);
+    }
+}
+
+template <int PART, int... OP>
+void fill_ops(const EwDesc *(*table)[CT_NUM_DTYPES], std::integer_sequence<int, OP...>)
+{
+    (fill_row<PART, OP>(table, std::make_integer_sequence<int, CT_NUM_DTYPES>()), ...);
+}
+
+} /* namespace */
+
+/* The body of elementwise_part<P>.cu. */
+#define CT_EW_DEFINE_PART(P)                                                            \
+    void ct_ew::fill_part##P(const EwDesc *(*table)[CT_NUM_DTYPES])                     \
+    {                                                                                   \
+        fill_ops<P>(table, std::make_integer_sequence<int, CT_EW_NUM_OPS>());           \
+    }
+
+#endif /* CTORCH_CUDA_ELEMENTWISE_IMPL_CUH */

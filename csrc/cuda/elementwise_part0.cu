@@ -1,0 +1,5 @@
+/* elementwise_part0.cu: the elementwise kernels of the ops with index % CT_EW_PARTS == 0 (see
+ * elementwise_impl.cuh: the ops are spread over parts so that nvcc compiles them in parallel). */
+#include "elementwise_impl.cuh"
+
+CT_EW_DEFINE_PART(0)
