@@ -289,13 +289,6 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
             compute = ct_default_float_dtype;
         }
     }
-    int cls = compute == CT_BOOL ? CT_EW_DOM_BOOL : ct_is_floating(compute) ? CT_EW_DOM_FLOAT : CT_EW_DOM_INT;
-    if (!(info->domain & cls)) {
-        char name[64];
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
-                     device_kernel_name(info->kernel_name, device, name, sizeof(name)), ct_scalar_type_name(compute));
-        return NULL;
-    }
     CtDType result = (info->flags & CT_EW_OUT_BOOL) ? CT_BOOL : compute;
 
     /* shape */
@@ -329,8 +322,9 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
     }
     int cls = compute == CT_BOOL ? CT_EW_DOM_BOOL : ct_is_floating(compute) ? CT_EW_DOM_FLOAT : CT_EW_DOM_INT;
     if (!(info->domain & cls)) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", info->kernel_name,
-                     ct_scalar_type_name(compute));
+        char name[64];
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+                     device_kernel_name(info->kernel_name, device, name, sizeof(name)), ct_scalar_type_name(compute));
         return NULL;
     }
     CtTensorObject *res;

@@ -181,6 +181,7 @@ struct EwFn {
     X(U, ABS, abs, FLT) X(U, ABS, abs, INT)                                                             \
     X(U, SIGN, sign, FLT) X(U, SIGN, sign, INT) X(U, SIGN, sign, BOOL)                                  \
     X(U, SQUARE, square, FLT) X(U, SQUARE, square, INT)                                                 \
+    X(U, CUBE, cube, FLT) X(U, INV_SQUARE, inv_square, FLT)                                             \
     X(U, RELU, relu, FLT) X(U, RELU, relu, INT)                                                         \
     X(U, FLOOR, floor, FLT) X(U, FLOOR, floor, INT)                                                     \
     X(U, CEIL, ceil, FLT) X(U, CEIL, ceil, INT)                                                         \
