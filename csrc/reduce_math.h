@@ -16,11 +16,20 @@
 
 /* --- floating accumulators ------------------------------------------------------------------ */
 #define CT_RED_FLOAT_MATH(SFX, T, EXP, LOG, SQRT)                                                       \
-    CT_HOST_DEVICE T ct_red_identity_##SFX(CtReduceCombine op)                                         \
+    /* The combination over nothing. After CT_MAP_NONZERO values are 0 or 1, so max and min      \
+     * (any and all) start from 0 and 1: an empty any() is false, an empty all() is 1. */          \
+    CT_HOST_DEVICE T ct_red_identity_##SFX(CtReduceCombine op, CtReduceMap map)                        \
     {                                                                                                   \
-        return op == CT_COMBINE_SUM ? (T)0 : op == CT_COMBINE_PROD ? (T)1                                \
-                                         : op == CT_COMBINE_MAX  ? -(T)INFINITY                         \
-                                                                 : (T)INFINITY;                         \
+        switch (op) {                                                                                   \
+        case CT_COMBINE_SUM:                                                                            \
+            return (T)0;                                                                                \
+        case CT_COMBINE_PROD:                                                                           \
+            return (T)1;                                                                                \
+        case CT_COMBINE_MAX:                                                                            \
+            return map == CT_MAP_NONZERO ? (T)0 : -(T)INFINITY;                                         \
+        default:                                                                                        \
+            return map == CT_MAP_NONZERO ? (T)1 : (T)INFINITY;                                          \
+        }                                                                                               \
     }                                                                                                   \
     /* a comes first; max/min propagate NaN and keep a on ties. */                                      \
     CT_HOST_DEVICE T ct_red_combine_##SFX(T a, T b, CtReduceCombine op)                                \
@@ -87,9 +96,18 @@ CT_RED_FLOAT_MATH(f64, double, exp, log, sqrt)
 #undef CT_RED_FLOAT_MATH
 
 /* --- the integer accumulator ------------------------------------------------------------------ */
-CT_HOST_DEVICE int64_t ct_red_identity_i64(CtReduceCombine op)
+CT_HOST_DEVICE int64_t ct_red_identity_i64(CtReduceCombine op, CtReduceMap map)
 {
-    return op == CT_COMBINE_SUM ? 0 : op == CT_COMBINE_PROD ? 1 : op == CT_COMBINE_MAX ? INT64_MIN : INT64_MAX;
+    switch (op) {
+    case CT_COMBINE_SUM:
+        return 0;
+    case CT_COMBINE_PROD:
+        return 1;
+    case CT_COMBINE_MAX:
+        return map == CT_MAP_NONZERO ? 0 : INT64_MIN;
+    default:
+        return map == CT_MAP_NONZERO ? 1 : INT64_MAX;
+    }
 }
 CT_HOST_DEVICE int64_t ct_red_combine_i64(int64_t a, int64_t b, CtReduceCombine op)
 {

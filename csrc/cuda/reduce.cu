@@ -122,7 +122,10 @@ template <typename ACC>
 struct RedMath;
 template <>
 struct RedMath<float> {
-    static __host__ __device__ __forceinline__ float identity(CtReduceCombine op) { return ct_red_identity_f32(op); }
+    static __host__ __device__ __forceinline__ float identity(CtReduceCombine op, CtReduceMap m)
+    {
+        return ct_red_identity_f32(op, m);
+    }
     static __host__ __device__ __forceinline__ float combine(float a, float b, CtReduceCombine op)
     {
         return ct_red_combine_f32(a, b, op);
@@ -139,7 +142,10 @@ struct RedMath<float> {
 };
 template <>
 struct RedMath<double> {
-    static __host__ __device__ __forceinline__ double identity(CtReduceCombine op) { return ct_red_identity_f64(op); }
+    static __host__ __device__ __forceinline__ double identity(CtReduceCombine op, CtReduceMap m)
+    {
+        return ct_red_identity_f64(op, m);
+    }
     static __host__ __device__ __forceinline__ double combine(double a, double b, CtReduceCombine op)
     {
         return ct_red_combine_f64(a, b, op);
@@ -156,7 +162,10 @@ struct RedMath<double> {
 };
 template <>
 struct RedMath<int64_t> {
-    static __host__ __device__ __forceinline__ int64_t identity(CtReduceCombine op) { return ct_red_identity_i64(op); }
+    static __host__ __device__ __forceinline__ int64_t identity(CtReduceCombine op, CtReduceMap m)
+    {
+        return ct_red_identity_i64(op, m);
+    }
     static __host__ __device__ __forceinline__ int64_t combine(int64_t a, int64_t b, CtReduceCombine op)
     {
         return ct_red_combine_i64(a, b, op);
@@ -184,7 +193,7 @@ struct ReduceOp {
     double p;
 
     __host__ __device__ __forceinline__ explicit ReduceOp(const RedArgs &a) : map((CtReduceMap)a.map), p(a.p) {}
-    __host__ __device__ __forceinline__ Acc identity() const { return RedMath<ACC>::identity((CtReduceCombine)OP); }
+    __host__ __device__ __forceinline__ Acc identity() const { return RedMath<ACC>::identity((CtReduceCombine)OP, map); }
     __host__ __device__ __forceinline__ Acc combine(Acc a, Acc b) const
     {
         return RedMath<ACC>::combine(a, b, (CtReduceCombine)OP);

@@ -380,8 +380,8 @@ static Reference reference_output(const CtReduceDesc &d, const Tensor &t, const 
     for (int i = 0; i < t.nd; i++) {
         nred *= mask[i] ? t.sizes[i] : 1;
     }
-    double acc = ct_red_identity_f64(d.combine);
-    int64_t iacc = ct_red_identity_i64(d.combine);
+    double acc = ct_red_identity_f64(d.combine, d.map);
+    int64_t iacc = ct_red_identity_i64(d.combine, d.map);
     double s = ct_red_shift_f64(shift, d.map);
     for (int64_t r = 0; r < nred; r++) {
         int64_t rem = r, off = 0;
