@@ -239,6 +239,7 @@ int run(const EwDesc &d, const CtIter *it, const CtEwCall *call, cudaStream_t st
     memset(&a, 0, sizeof(a));
     a.out = it->data[0];
     a.dtype[0] = it->dtypes[0];
+    a.round_to = d.natural[0];
     a.host = (call->host_scalars >> 1) & 7u;
     for (int k = 0; k + 1 < it->nops; k++) {
         a.in[k] = it->data[k + 1];

@@ -94,6 +94,8 @@ struct EwArgs {
     unsigned host;  /* bit k: input k is a host scalar, its value in v[k] */
     unsigned bcast; /* bit k: input k is one device element (stride 0), for the vector path */
     int dtype[4];   /* operand dtypes (0 the output), for the strided path */
+    int round_to;   /* the op's result dtype: results are rounded to it before the store into
+                       an output of another dtype, as the CPU does (out= and in-place mixes) */
     EwValue v[3];   /* host scalars, in their input's kernel type */
     EwValue p[3];   /* the op's parameters, in the kernel type */
 };
@@ -356,6 +358,21 @@ CT_HD V load_as(const char *p, int d)
     }
 }
 
+/* v rounded to dtype d when d is a 16-bit float (a no-op otherwise). */
+template <typename V>
+CT_HD V round_through(int d, V v)
+{
+    if constexpr (std::is_floating_point<V>::value) {
+        if (d == CT_F16) {
+            return (V)ct_widen<CT_F16>(ct_narrow<CT_F16>(v));
+        }
+        if (d == CT_BF16) {
+            return (V)ct_widen<CT_BF16>(ct_narrow<CT_BF16>(v));
+        }
+    }
+    return v;
+}
+
 template <typename V>
 CT_HD void store_as(char *p, int d, V v)
 {
@@ -494,7 +511,7 @@ struct StridedBody {
         if constexpr (N >= 4) {
             x2 = load<2>(a, o);
         }
-        store_as(a.out + o[0], a.dtype[0], F::apply(x0, x1, x2, p));
+        store_as(a.out + o[0], a.dtype[0], round_through(a.round_to, F::apply(x0, x1, x2, p)));
     }
 };
 
