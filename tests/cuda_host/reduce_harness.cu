@@ -1002,7 +1002,7 @@ static void check_sort_dtype(void)
                     continue;
                 }
                 /* sort_small_kernel: every thread's step of every stage */
-                const int P = pow2_at_least(n);
+                const int P = bitonic_size(n);
                 keys.resize((size_t)P);
                 pos.resize((size_t)P);
                 for (int i = 0; i < P; i++) {
@@ -1083,7 +1083,9 @@ static void check_sorts(void)
             CHECK(b >= 1 && b <= lines && (b == 1 || b * n <= kBatchItems) && b * n <= CT_MAX_INDEX32, "batch");
         }
     }
-    for (int P = 1; P <= kBitonicMax; P <<= 1) {
+    for (int64_t n = 1; n <= kBitonicMax; n++) {
+        int P = bitonic_size(n);
+        CHECK(P >= n && P >= 2 && (P & (P - 1)) == 0 && (P * sizeof(uint16_t)) % 4 == 0, "bitonic size");
         CHECK((size_t)P * (sizeof(uint64_t) + sizeof(int32_t)) <= 48 * 1024 && (P / 2 < 32 ? 32 : P / 2) <= 1024,
               "bitonic block fits");
     }
