@@ -133,10 +133,11 @@ __host__ __device__ __forceinline__ int64_t median_position(const typename SortK
     return lo;
 }
 
-/* The smallest power of two >= n (n >= 1). */
-__host__ __device__ __forceinline__ int pow2_at_least(int64_t n)
+/* The bitonic network's size for a line of n: the smallest power of two >= n, and at least 2
+ * so that the int32 positions after P 16-bit keys in shared memory are 4-byte aligned. */
+__host__ __device__ __forceinline__ int bitonic_size(int64_t n)
 {
-    int p = 1;
+    int p = 2;
     while (p < n) {
         p <<= 1;
     }
@@ -144,8 +145,8 @@ __host__ __device__ __forceinline__ int pow2_at_least(int64_t n)
 }
 
 /* --- kernels ------------------------------------------------------------------------------------- */
-/* One block per line of n <= kBitonicMax; shared memory: P keys then P int32 positions, P the
- * power of two >= n (padding sorts last). */
+/* One block per line of n <= kBitonicMax; shared memory: P keys then P int32 positions, P =
+ * bitonic_size(n) (padding sorts last). */
 template <int D>
 __global__ void __launch_bounds__(1024) sort_small_kernel(const __grid_constant__ CtLineArgs a, SortSpec sp, int P)
 {
@@ -278,7 +279,7 @@ int launch_sort(const CtLineArgs &a, const SortSpec &sp, int device, cudaStream_
 {
     typedef typename SortKey<D>::Key K;
     if (a.n <= kBitonicMax) {
-        const int P = pow2_at_least(a.n);
+        const int P = bitonic_size(a.n);
         const int threads = P / 2 < 32 ? 32 : P / 2;
         const size_t smem = (size_t)P * (sizeof(K) + sizeof(int32_t));
         sort_small_kernel<D><<<sort_grid(a.lines, 1), threads, smem, stream>>>(a, sp, P);

@@ -204,6 +204,49 @@ static void check_plans(void)
     CHECK(cols.bx == 32 && cols.by == 8 && cols.nchunks > 1, "8192 columns: coalesced, chunked");
 }
 
+/* CtLayout's offsets (magic-number and 64-bit paths) against a naive decomposition. */
+static void check_layouts(void)
+{
+    for (int trial = 0; trial < 2000; trial++) {
+        CtLayout<3> L;
+        memset(&L, 0, sizeof(L));
+        L.ndim = (int)rand_int(0, 6);
+        const bool huge = trial % 2 == 1;
+        for (int d = 0; d < L.ndim; d++) {
+            L.shape[d] = rand_int(1, huge ? 3000 : 40);
+            for (int k = 0; k < 3; k++) {
+                L.strides[d][k] = rand_int(-1000000, 1000000);
+            }
+        }
+        L.finalize();
+        double numel = 1;
+        for (int d = 0; d < L.ndim; d++) {
+            numel *= (double)L.shape[d];
+        }
+        CHECK(L.fast == (numel <= (double)CT_MAX_INDEX32), "fast iff every index fits 31 bits");
+        for (int s = 0; s < 20; s++) {
+            int64_t i = (int64_t)(std::uniform_real_distribution<double>(0, 1)(rng) * numel);
+            if (i >= (int64_t)numel) {
+                i = (int64_t)numel - 1;
+            }
+            if (i < 0) {
+                i = 0;
+            }
+            int64_t off[3], want[3] = {0, 0, 0}, rem = i;
+            L.offsets(i, off);
+            for (int d = 0; d < L.ndim; d++) {
+                int64_t ix = d == L.ndim - 1 ? rem : rem % L.shape[d];
+                rem = d == L.ndim - 1 ? 0 : rem / L.shape[d];
+                for (int k = 0; k < 3; k++) {
+                    want[k] += ix * L.strides[d][k];
+                }
+            }
+            CHECK(off[0] == want[0] && off[1] == want[1] && off[2] == want[2], "layout offsets of %lld (fast %d)",
+                  (long long)i, (int)L.fast);
+        }
+    }
+}
+
 /* --- 2. reductions ------------------------------------------------------------------------------------ */
 /* Runs a planned reduction the way the kernels do: every thread's body, the trees, the writes,
  * then the partials. */
@@ -1002,7 +1045,7 @@ static void check_sort_dtype(void)
                     continue;
                 }
                 /* sort_small_kernel: every thread's step of every stage */
-                const int P = pow2_at_least(n);
+                const int P = bitonic_size(n);
                 keys.resize((size_t)P);
                 pos.resize((size_t)P);
                 for (int i = 0; i < P; i++) {
@@ -1083,7 +1126,9 @@ static void check_sorts(void)
             CHECK(b >= 1 && b <= lines && (b == 1 || b * n <= kBatchItems) && b * n <= CT_MAX_INDEX32, "batch");
         }
     }
-    for (int P = 1; P <= kBitonicMax; P <<= 1) {
+    for (int64_t n = 1; n <= kBitonicMax; n++) {
+        int P = bitonic_size(n);
+        CHECK(P >= n && P >= 2 && (P & (P - 1)) == 0 && (P * sizeof(uint16_t)) % 4 == 0, "bitonic size");
         CHECK((size_t)P * (sizeof(uint64_t) + sizeof(int32_t)) <= 48 * 1024 && (P / 2 < 32 ? 32 : P / 2) <= 1024,
               "bitonic block fits");
     }
@@ -1120,6 +1165,7 @@ int main(void)
         max_reports = atoi(getenv("REDUCE_HARNESS_REPORTS"));
     }
     check_plans();
+    check_layouts();
     check_reductions();
     check_arg_reductions();
     check_scans();
