@@ -641,7 +641,7 @@ def test_blas_hooks(tmp_path):
 
 def _import_blas_name(env):
     code = "import ctorch; print(ctorch._C._blas_name())"
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ctorch.__file__)))  # the ctorch under test
     e = dict(os.environ, **env)
     e["PYTHONPATH"] = os.pathsep.join([os.path.abspath(root), e.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, check=True).stdout
