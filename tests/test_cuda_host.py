@@ -155,6 +155,9 @@ SPECIAL = {
     "RSHIFT": (ctorch.bitwise_right_shift, None, None),
     "ADDCMUL": (lambda a, b, c, **k: ctorch.addcmul(a, b, c, value=2, **k), (2.0, 0.0, 0.0), (2, 0, 0)),
     "ADDCDIV": (lambda a, b, c, **k: ctorch.addcdiv(a, b, c, value=0.5, **k), (0.5, 0.0, 0.0), (0, 0, 0)),
+    # internal ops the front end uses for x ** 3 and x ** -2 (no functions of their own)
+    "CUBE": (lambda a, **k: ctorch.pow(a, 3, **k), None, None),
+    "INV_SQUARE": (lambda a, **k: ctorch.pow(a, -2, **k), None, None),
 }
 
 
