@@ -466,7 +466,7 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
         }
     }
     PyObject *result = NULL, *out = NULL;
-    CtNodeObject *node = node_new(f->node_name, CT_NODE_FORMULA, (int)num_edges, 1);
+    CtNodeObject *node = node_new(f->name_for != NULL ? f->name_for(norm) : f->node_name, CT_NODE_FORMULA, (int)num_edges, 1);
     if (node == NULL) {
         return NULL;
     }

@@ -22,6 +22,8 @@ typedef int (*CtBackwardFn)(CtNodeObject *node, PyObject *const *grad_outputs, P
 #define CT_F_SAVE_OUT 4    /* backward needs the outputs */
 #define CT_F_LIST_INPUT 8  /* input 0 is a sequence of tensors: one edge per element */
 #define CT_F_NO_DERIV 16   /* backward raises "not implemented" */
+#define CT_F_NO_SELF_VALUES 32 /* backward reads only the shape/dtype of input 0, never its values:
+                                  the in-place variant (op_) need not save a copy of self */
 
 typedef struct {
     const char *op;                          /* Python name: "mul", "__add__" slot alias, ... */
@@ -30,6 +32,9 @@ typedef struct {
     unsigned diff;                           /* bit i: argument i is a differentiable tensor input */
     int flags;
     CtBackwardFn backward;
+    /* optional: the node name for this call's normalised arguments (PyTorch names overloads
+     * differently, e.g. SumBackward0 for a full sum, SumBackward1 with dim); NULL: node_name */
+    const char *(*name_for)(PyObject *const *norm);
 } CtFormula;
 
 struct CtNodeObject {
