@@ -11,6 +11,7 @@
  * node output. Saved tensors are released as soon as a node has run unless retain_graph. */
 #include "autograd.h"
 #include "args.h"
+#include "creation.h"
 #include "device.h"
 #include "registry.h"
 #include "tensor.h"
@@ -30,7 +31,15 @@ static const char *freed_message =
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
     "you need to access saved tensors after calling backward.";
 
-static inline bool tensor_requires_grad(const CtTensorObject *t) { return t->requires_grad || t->grad_fn != NULL; }
+/* A view also requires grad when its base does (views of a base that got history later). */
+static inline bool tensor_requires_grad(const CtTensorObject *t)
+{
+    if (t->requires_grad || t->grad_fn != NULL) {
+        return true;
+    }
+    const CtTensorObject *base = (const CtTensorObject *)t->view_base;
+    return base != NULL && (base->requires_grad || base->grad_fn != NULL);
+}
 
 /* --- nodes ----------------------------------------------------------------------------------------- */
 static PyTypeObject *node_type_for(const char *name)
@@ -108,6 +117,10 @@ static void node_release_saved(CtNodeObject *n)
         Py_CLEAR(n->outputs);
         had_tensors = true;
     }
+    if (n->inner != NULL) {
+        node_release_saved((CtNodeObject *)n->inner);
+        had_tensors = true;
+    }
     if (n->kind == CT_NODE_PYFUNCTION && n->py_ctx != NULL) {
         PyObject *r = PyObject_CallMethod(n->py_ctx, "_release", NULL);
         Py_XDECREF(r);
@@ -134,6 +147,7 @@ static int node_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(n->py_ctx);
     Py_VISIT(n->pre_hooks);
     Py_VISIT(n->metadata);
+    Py_VISIT(n->inner);
     Py_VISIT(n->buffer);
     return 0;
 }
@@ -152,6 +166,7 @@ static int node_clear(PyObject *self)
     Py_CLEAR(n->py_ctx);
     Py_CLEAR(n->pre_hooks);
     Py_CLEAR(n->metadata);
+    Py_CLEAR(n->inner);
     Py_CLEAR(n->buffer);
     return 0;
 }
@@ -170,6 +185,7 @@ static void node_dealloc(PyObject *self)
     PyMem_Free(n->edge_nodes);
     PyMem_Free(n->edge_input_nr);
     PyMem_Free(n->meta);
+    PyMem_Free(n->geometry);
     PyObject_GC_Del(self);
     Py_DECREF(tp);
     Py_TRASHCAN_END
@@ -367,6 +383,9 @@ static int edge_for(CtTensorObject *t, PyObject **node, int *input_nr)
 {
     *node = NULL;
     *input_nr = 0;
+    if (ct_autograd_refresh_view(t) < 0) {
+        return -1;
+    }
     if (!tensor_requires_grad(t)) {
         return 0;
     }
@@ -377,6 +396,277 @@ static int edge_for(CtTensorObject *t, PyObject **node, int *input_nr)
     }
     *node = accumulator_for(t);
     return *node == NULL ? -1 : 0;
+}
+
+/* --- views and in-place writes ------------------------------------------------------------------------- */
+/* A differentiable view keeps a link to its base (view_base, always the root: never itself a view)
+ * and the storage version at which its grad_fn was set. An in-place op on a view rewrites the
+ * base's history: the base gets a CopySlices node that applies the op's backward to the view's
+ * region of the base's gradient, and the view gets an AsStridedBackward0 node reading that region
+ * from the base. Other views of the same base notice the version change and regenerate their
+ * grad_fn the same way the first time autograd looks at them (ct_autograd_refresh_view). */
+typedef struct CtViewGeometry {
+    int base_ndim, ndim;
+    int64_t offset; /* of the view's first element, relative to the base's */
+    int64_t base_sizes[CT_MAX_DIMS], base_strides[CT_MAX_DIMS];
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+} CtViewGeometry;
+
+static CtViewGeometry *geometry_of(const CtTensorObject *view, const CtTensorObject *base)
+{
+    CtViewGeometry *g = PyMem_Malloc(sizeof(CtViewGeometry));
+    if (g == NULL) {
+        return (CtViewGeometry *)PyErr_NoMemory();
+    }
+    g->base_ndim = base->ndim;
+    g->ndim = view->ndim;
+    g->offset = view->offset - base->offset;
+    memcpy(g->base_sizes, base->sizes, sizeof(int64_t) * base->ndim);
+    memcpy(g->base_strides, base->strides, sizeof(int64_t) * base->ndim);
+    memcpy(g->sizes, view->sizes, sizeof(int64_t) * view->ndim);
+    memcpy(g->strides, view->strides, sizeof(int64_t) * view->ndim);
+    return g;
+}
+
+/* A fresh buffer laid out like the base (same sizes and strides), holding `fill` (broadcast) or
+ * zeros, and *region: the view's elements within it. New references. */
+static CtTensorObject *base_buffer(const CtViewGeometry *g, CtDType dtype, CtDevice device, CtTensorObject *fill,
+                                   CtTensorObject **region)
+{
+    int64_t span = 1;
+    for (int i = 0; i < g->base_ndim; i++) {
+        if (g->base_sizes[i] == 0) {
+            span = 0;
+            break;
+        }
+        span += (g->base_sizes[i] - 1) * g->base_strides[i];
+    }
+    CtTensorObject *flat = ct_empty(1, &span, dtype, device), *buffer = NULL;
+    *region = NULL;
+    if (flat == NULL) {
+        return NULL;
+    }
+    if (fill == NULL && ct_zero_(flat) < 0) {
+        goto done;
+    }
+    buffer = ct_view_of(flat, g->base_ndim, g->base_sizes, g->base_strides, flat->offset);
+    if (buffer == NULL || (fill != NULL && ct_copy_(buffer, fill) < 0)) {
+        Py_CLEAR(buffer);
+        goto done;
+    }
+    *region = ct_view_of(flat, g->ndim, g->sizes, g->strides, flat->offset + g->offset);
+    if (*region == NULL) {
+        Py_CLEAR(buffer);
+    }
+done:
+    Py_DECREF(flat);
+    return buffer;
+}
+
+static int no_double_backward(CtNodeObject *n, PyObject *grad)
+{
+    if (ct_grad_enabled && CtTensor_Check(grad) && tensor_requires_grad(CT_TENSOR(grad))) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "ctorch: create_graph=True through %s (an in-place operation on a view) is not supported yet",
+                     _PyType_Name(Py_TYPE(n)));
+        return -1;
+    }
+    return 0;
+}
+
+/* AsStridedBackward0: the view's gradient, placed in a zero gradient of the base. */
+static int view_node_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtTensorObject *grad = CT_TENSOR(g[0]), *region = NULL;
+    if (no_double_backward(n, g[0]) < 0) {
+        return -1;
+    }
+    CtTensorObject *buffer = base_buffer(n->geometry, grad->dtype, ct_device_of(grad), NULL, &region);
+    if (buffer == NULL || ct_copy_(region, grad) < 0) {
+        Py_XDECREF(buffer);
+        Py_XDECREF(region);
+        return -1;
+    }
+    Py_DECREF(region);
+    gi[0] = (PyObject *)buffer;
+    return 0;
+}
+
+/* CopySlices: the base's gradient outside the view passes through; inside, the in-place op's
+ * backward (n->inner) maps it to the gradient of the view's old values and of the op's other
+ * inputs. */
+static int copyslices_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtNodeObject *op = (CtNodeObject *)n->inner;
+    CtTensorObject *grad = CT_TENSOR(g[0]), *region = NULL, *buffer = NULL;
+    PyObject *slice = NULL, **sub = NULL;
+    int rc = -1;
+    if (no_double_backward(n, g[0]) < 0) {
+        return -1;
+    }
+    if (op->formula->flags & CT_F_NO_DERIV) {
+        PyErr_Format(PyExc_NotImplementedError, "the derivative for '%s' is not implemented.", op->formula->op);
+        return -1;
+    }
+    buffer = base_buffer(n->geometry, grad->dtype, ct_device_of(grad), grad, &region);
+    sub = PyMem_Calloc(op->num_edges > 0 ? op->num_edges : 1, sizeof(PyObject *));
+    if (buffer == NULL || sub == NULL) {
+        goto done;
+    }
+    slice = (PyObject *)ct_to(region, region->dtype, ct_device_of(region), true); /* region is overwritten below */
+    if (slice == NULL || op->formula->backward(op, &slice, sub) < 0) {
+        goto done;
+    }
+    if (sub[0] != NULL ? ct_copy_(region, CT_TENSOR(sub[0])) < 0 : ct_zero_(region) < 0) {
+        goto done;
+    }
+    gi[0] = n->edge_nodes[0] != NULL ? Py_NewRef(buffer) : NULL;
+    for (int e = 1; e < op->num_edges; e++) {
+        gi[e] = sub[e];
+        sub[e] = NULL;
+    }
+    rc = 0;
+done:
+    for (int e = 0; sub != NULL && e < op->num_edges; e++) {
+        Py_XDECREF(sub[e]);
+    }
+    PyMem_Free(sub);
+    Py_XDECREF(slice);
+    Py_XDECREF(region);
+    Py_XDECREF(buffer);
+    return rc;
+}
+
+/* An AsStridedBackward0 node for view t of base, with an edge to the base's history. */
+static CtNodeObject *view_node_new(CtTensorObject *t, CtTensorObject *base)
+{
+    CtNodeObject *n = node_new("AsStridedBackward0", CT_NODE_VIEW, 1, 1);
+    if (n == NULL) {
+        return NULL;
+    }
+    if ((n->geometry = geometry_of(t, base)) == NULL || edge_for(base, &n->edge_nodes[0], &n->edge_input_nr[0]) < 0) {
+        Py_DECREF(n);
+        return NULL;
+    }
+    return n;
+}
+
+int ct_autograd_refresh_view(CtTensorObject *t)
+{
+    if (t->view_base == NULL) {
+        return 0;
+    }
+    CtTensorObject *base = CT_TENSOR(t->view_base);
+    bool base_requires_grad = tensor_requires_grad(base);
+    if (t->view_version == t->storage->version && (t->grad_fn != NULL || !base_requires_grad)) {
+        return 0;
+    }
+    if (base_requires_grad) {
+        CtNodeObject *n = view_node_new(t, base);
+        if (n == NULL) {
+            return -1;
+        }
+        Py_XSETREF(t->grad_fn, (PyObject *)n);
+        t->output_nr = 0;
+    }
+    t->view_version = t->storage->version;
+    return 0;
+}
+
+/* Links out (a result of a view op on self) to self's base, when it shares self's storage. */
+static void set_view_link(PyObject *out, CtTensorObject *self)
+{
+    if (!CtTensor_Check(out) || (CtTensorObject *)out == self || CT_TENSOR(out)->storage != self->storage) {
+        return;
+    }
+    CtTensorObject *t = CT_TENSOR(out);
+    PyObject *root = self->view_base != NULL ? self->view_base : (PyObject *)self;
+    Py_XSETREF(t->view_base, Py_NewRef(root));
+    t->view_version = t->storage->version;
+}
+
+static void set_view_links(PyObject *out, CtTensorObject *self)
+{
+    if (PyTuple_Check(out)) {
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(out); j++) {
+            set_view_link(PyTuple_GET_ITEM(out, j), self);
+        }
+    } else {
+        set_view_link(out, self);
+    }
+}
+
+static bool overlaps_itself(const CtTensorObject *t)
+{
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->strides[i] == 0 && t->sizes[i] > 1) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The checks PyTorch makes before recording an in-place write into self; *base: self's base
+ * when self is a differentiable view. */
+static int check_inplace_target(CtTensorObject *self, CtTensorObject **base)
+{
+    *base = self->view_base != NULL ? CT_TENSOR(self->view_base) : NULL;
+    if (self->grad_fn == NULL && self->requires_grad) {
+        PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+        return -1;
+    }
+    if (*base != NULL && (*base)->grad_fn == NULL && (*base)->requires_grad) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+        return -1;
+    }
+    if (overlaps_itself(self)) {
+        PyErr_SetString(PyExc_RuntimeError, "unsupported operation: more than one element of the written-to tensor "
+                        "refers to a single memory location. Please clone() the tensor before performing the "
+                        "operation.");
+        return -1;
+    }
+    return 0;
+}
+
+/* After node (the in-place op) was recorded as self's history: when self is a view, move the
+ * write into its base's history (CopySlices) and give self an AsStridedBackward0 node. */
+static int rebase_history(CtTensorObject *self, CtTensorObject *base, CtNodeObject *node)
+{
+    if (base == NULL) {
+        self->view_version = self->storage->version;
+        return 0;
+    }
+    if (!ct_is_floating(base->dtype)) {
+        return 0;
+    }
+    CtNodeObject *c = node_new("CopySlices", CT_NODE_COPYSLICES, node->num_edges, 1);
+    if (c == NULL) {
+        return -1;
+    }
+    c->inner = Py_NewRef(node);
+    if ((c->geometry = geometry_of(self, base)) == NULL ||
+        edge_for(base, &c->edge_nodes[0], &c->edge_input_nr[0]) < 0) {
+        Py_DECREF(c);
+        return -1;
+    }
+    /* the op's own first edge now stands for "the base wants a gradient" */
+    Py_XSETREF(node->edge_nodes[0], Py_XNewRef(c->edge_nodes[0]));
+    node->edge_input_nr[0] = c->edge_input_nr[0];
+    for (int e = 1; e < node->num_edges; e++) {
+        c->edge_nodes[e] = Py_XNewRef(node->edge_nodes[e]);
+        c->edge_input_nr[e] = node->edge_input_nr[e];
+    }
+    Py_XSETREF(base->grad_fn, (PyObject *)c);
+    base->output_nr = 0;
+    CtNodeObject *v = view_node_new(self, base);
+    if (v == NULL) {
+        return -1;
+    }
+    Py_XSETREF(self->grad_fn, (PyObject *)v);
+    self->output_nr = 0;
+    self->view_version = self->storage->version;
+    return 0;
 }
 
 /* Number of edges for the differentiable arguments; -1 if a list input is not a sequence. */
@@ -425,8 +715,8 @@ static int set_output_history(CtNodeObject *node, PyObject *out, int index, CtTe
     Py_XSETREF(t->grad_fn, Py_NewRef(node));
     t->output_nr = index;
     t->requires_grad = true;
-    if (view_of != NULL && (PyObject *)view_of != out) {
-        Py_XSETREF(t->view_base, Py_NewRef(view_of));
+    if (view_of != NULL) {
+        set_view_link(out, view_of);
     }
     return 0;
 }
@@ -437,37 +727,173 @@ static PyObject *detached_alias(PyObject *o)
     return (PyObject *)ct_view_of(t, t->ndim, t->sizes, t->strides, t->offset);
 }
 
+/* Saves the normalised arguments (and shapes of tensor arguments) of a recorded call. For an
+ * in-place op, argument 0 is self_before (a copy of self's old values) or a detached alias. */
+static int save_arguments(CtNodeObject *node, const CtFormula *f, PyObject *const *norm, int n, PyObject *self_before,
+                          const uint64_t *versions_before)
+{
+    node->nargs = n;
+    node->meta = PyMem_Calloc(CT_MAX_FORMULA_ARGS, sizeof(CtTensorMeta));
+    if (node->meta == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *a = norm[i];
+        if (a == NULL) {
+            continue;
+        }
+        if (!CtTensor_Check(a)) {
+            node->args[i] = Py_NewRef(a);
+            continue;
+        }
+        CtTensorObject *t = CT_TENSOR(a);
+        CtTensorMeta *m = &node->meta[i];
+        m->is_tensor = true;
+        m->ndim = t->ndim;
+        m->dtype = t->dtype;
+        m->device = ct_device_of(t);
+        memcpy(m->sizes, t->sizes, sizeof(int64_t) * t->ndim);
+        bool inplace_self = i == 0 && (f->flags & CT_F_INPLACE);
+        if (inplace_self && self_before != NULL) {
+            node->args[i] = Py_NewRef(self_before);
+        } else {
+            /* in-place: self is the output; keep an alias so the node does not own its output */
+            node->args[i] = inplace_self ? detached_alias(a) : Py_NewRef(a);
+        }
+        if (node->args[i] == NULL) {
+            return -1;
+        }
+        /* the version the op read: an argument aliasing an in-place op's self is seen as modified */
+        node->versions[i] = inplace_self ? CT_TENSOR(node->args[i])->storage->version : versions_before[i];
+    }
+    return 0;
+}
+
+/* Gives out (one tensor or a tuple of them) node as history; saves aliases of the outputs when
+ * the formula needs them. An in-place op's output is self (x[k] = v returns None). */
+static int set_outputs(CtNodeObject *node, const CtFormula *f, PyObject *out, CtTensorObject *self)
+{
+    CtTensorObject *view_of = (f->flags & CT_F_VIEW) ? self : NULL;
+    PyObject *target = (f->flags & CT_F_INPLACE) && self != NULL ? (PyObject *)self : out;
+    if (CtTensor_Check(target)) {
+        if ((f->flags & CT_F_SAVE_OUT)) {
+            PyObject *alias = detached_alias(target);
+            if (alias == NULL || (node->outputs = PyTuple_Pack(1, alias)) == NULL) {
+                Py_XDECREF(alias);
+                return -1;
+            }
+            Py_DECREF(alias);
+            node->versions[CT_MAX_FORMULA_ARGS] = CT_TENSOR(target)->storage->version;
+        }
+        return set_output_history(node, target, 0, view_of);
+    }
+    if (!PyTuple_Check(out)) {
+        return 0;
+    }
+    Py_ssize_t k = PyTuple_GET_SIZE(out);
+    node->num_outputs = (int)k;
+    if (f->flags & CT_F_SAVE_OUT) {
+        node->outputs = PyTuple_New(k);
+        if (node->outputs == NULL) {
+            return -1;
+        }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *o = PyTuple_GET_ITEM(out, j);
+            PyObject *alias = CtTensor_Check(o) ? detached_alias(o) : Py_NewRef(o);
+            if (alias == NULL) {
+                return -1;
+            }
+            PyTuple_SET_ITEM(node->outputs, j, alias);
+        }
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        set_output_history(node, PyTuple_GET_ITEM(out, j), (int)j, view_of);
+    }
+    return 0;
+}
+
+/* Brings every tensor argument's view history up to date before its requires_grad is read. */
+static int refresh_arguments(PyObject *const *args, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = args[i];
+        if (a != NULL && CtTensor_Check(a) && ct_autograd_refresh_view(CT_TENSOR(a)) < 0) {
+            return -1;
+        }
+        if (a != NULL && (PyList_Check(a) || PyTuple_Check(a))) {
+            for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(a); k++) {
+                PyObject *e = PySequence_Fast_GET_ITEM(a, k);
+                if (CtTensor_Check(e) && ct_autograd_refresh_view(CT_TENSOR(e)) < 0) {
+                    return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* Runs thunk with grad mode off. */
+static PyObject *run_without_grad(CtThunk thunk, void *ctx)
+{
+    bool prev = ct_grad_enabled;
+    ct_grad_enabled = false;
+    PyObject *out = thunk(ctx);
+    ct_grad_enabled = prev;
+    return out;
+}
+
+static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames);
+static const CtFormula *generic_formula_cached(const char *op);
+
 /* Runs thunk(ctx) and, when needed, records a node for formula f over the call's arguments. */
 static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
+    if (f->flags & CT_F_GENERIC) {
+        return record_generic(f, thunk, ctx, args, nargs, kwnames);
+    }
     PyObject *norm[CT_MAX_FORMULA_ARGS];
     if (ct_parse_args(f->op, args, nargs, kwnames, f->sig, 0, norm) < 0) {
-        PyErr_Clear(); /* let the op report its own argument error */
-        return thunk(ctx);
+        /* arguments the formula does not know: the op reports its own error, or its result gets a
+         * "not implemented" node rather than silently no history */
+        PyErr_Clear();
+        const CtFormula *g = generic_formula_cached(f->op);
+        return g == NULL ? NULL : record_generic(g, thunk, ctx, args, nargs, kwnames);
+    }
+    int n = 0;
+    while (f->sig[n] != NULL) {
+        n++;
+    }
+    if (refresh_arguments(norm, n) < 0) {
+        return NULL;
     }
     bool needed;
     Py_ssize_t num_edges = count_edges(f, norm, &needed);
-    if (num_edges < 0 || !needed) {
-        return thunk(ctx);
-    }
     CtTensorObject *self = norm[0] != NULL && CtTensor_Check(norm[0]) ? CT_TENSOR(norm[0]) : NULL;
+    if (num_edges < 0 || !needed) {
+        PyObject *out = thunk(ctx);
+        if (out != NULL && self != NULL && (f->flags & CT_F_VIEW)) {
+            set_view_links(out, self); /* a later in-place write through out must reach self */
+        }
+        return out;
+    }
+    CtTensorObject *base = NULL;
+    PyObject *result = NULL, *out = NULL, *self_before = NULL;
     if ((f->flags & CT_F_INPLACE) && self != NULL) {
-        if (self->grad_fn == NULL && self->requires_grad) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "a leaf Variable that requires grad is being used in an in-place operation.");
+        if (check_inplace_target(self, &base) < 0) {
             return NULL;
         }
-        if (self->view_base != NULL) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "ctorch does not support in-place operations on a view of a tensor that requires grad "
-                            "yet; use the out-of-place form of the operation");
+        if ((f->flags & CT_F_CLONE_SELF) && ct_is_floating(self->dtype) &&
+            (self_before = (PyObject *)ct_to(self, self->dtype, ct_device_of(self), true)) == NULL) {
             return NULL;
         }
     }
-    PyObject *result = NULL, *out = NULL;
-    CtNodeObject *node = node_new(f->name_for != NULL ? f->name_for(norm) : f->node_name, CT_NODE_FORMULA, (int)num_edges, 1);
+    CtNodeObject *node = node_new(f->name_for != NULL ? f->name_for(norm) : f->node_name, CT_NODE_FORMULA,
+                                  (int)num_edges, 1);
     if (node == NULL) {
+        Py_XDECREF(self_before);
         return NULL;
     }
     node->formula = f;
@@ -493,88 +919,119 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
         }
         e++;
     }
-    bool prev = ct_grad_enabled;
-    ct_grad_enabled = false;
-    out = thunk(ctx);
-    ct_grad_enabled = prev;
-    if (out == NULL) {
-        goto error;
-    }
-    /* Save the normalised arguments and the shapes of tensor arguments. */
-    int n = 0;
-    while (f->sig[n] != NULL) {
-        n++;
-    }
-    node->nargs = n;
-    node->meta = PyMem_Calloc(CT_MAX_FORMULA_ARGS, sizeof(CtTensorMeta));
-    if (node->meta == NULL) {
-        PyErr_NoMemory();
-        goto error;
-    }
+    uint64_t versions_before[CT_MAX_FORMULA_ARGS];
     for (int i = 0; i < n; i++) {
-        PyObject *a = norm[i];
-        if (a == NULL) {
-            continue;
-        }
-        if (CtTensor_Check(a)) {
-            CtTensorObject *t = CT_TENSOR(a);
-            CtTensorMeta *m = &node->meta[i];
-            m->is_tensor = true;
-            m->ndim = t->ndim;
-            m->dtype = t->dtype;
-            m->device = ct_device_of(t);
-            memcpy(m->sizes, t->sizes, sizeof(int64_t) * t->ndim);
-            node->versions[i] = t->storage->version;
-            /* in-place: self is the output; keep an alias so the node does not own its output */
-            node->args[i] = (i == 0 && (f->flags & CT_F_INPLACE)) ? detached_alias(a) : Py_NewRef(a);
-            if (node->args[i] == NULL) {
-                goto error;
-            }
-        } else {
-            node->args[i] = Py_NewRef(a);
-        }
+        versions_before[i] = norm[i] != NULL && CtTensor_Check(norm[i]) ? CT_TENSOR(norm[i])->storage->version : 0;
     }
-    /* Outputs: one tensor, or a tuple (named tuples included) of them. An in-place op's
-     * output is self (x[k] = v returns None at the Python level). */
-    CtTensorObject *view_of = (f->flags & CT_F_VIEW) ? self : NULL;
-    PyObject *target = (f->flags & CT_F_INPLACE) && self != NULL ? (PyObject *)self : out;
-    if (CtTensor_Check(target)) {
-        if ((f->flags & CT_F_SAVE_OUT)) {
-            PyObject *alias = detached_alias(target);
-            if (alias == NULL || (node->outputs = PyTuple_Pack(1, alias)) == NULL) {
-                Py_XDECREF(alias);
-                goto error;
-            }
-            Py_DECREF(alias);
-            node->versions[CT_MAX_FORMULA_ARGS] = CT_TENSOR(target)->storage->version;
-        }
-        set_output_history(node, target, 0, view_of);
-    } else if (PyTuple_Check(out)) {
-        Py_ssize_t k = PyTuple_GET_SIZE(out);
-        node->num_outputs = (int)k;
-        if (f->flags & CT_F_SAVE_OUT) {
-            node->outputs = PyTuple_New(k);
-            if (node->outputs == NULL) {
-                goto error;
-            }
-            for (Py_ssize_t j = 0; j < k; j++) {
-                PyObject *o = PyTuple_GET_ITEM(out, j);
-                PyObject *alias = CtTensor_Check(o) ? detached_alias(o) : Py_NewRef(o);
-                if (alias == NULL) {
-                    goto error;
-                }
-                PyTuple_SET_ITEM(node->outputs, j, alias);
-            }
-        }
-        for (Py_ssize_t j = 0; j < k; j++) {
-            set_output_history(node, PyTuple_GET_ITEM(out, j), (int)j, view_of);
-        }
+    out = run_without_grad(thunk, ctx);
+    if (out == NULL || save_arguments(node, f, norm, n, self_before, versions_before) < 0 ||
+        set_outputs(node, f, out, self) < 0) {
+        goto error;
+    }
+    if ((f->flags & CT_F_INPLACE) && self != NULL && rebase_history(self, base, node) < 0) {
+        goto error;
     }
     result = out;
     out = NULL;
 error:
     Py_XDECREF(out);
+    Py_XDECREF(self_before);
     Py_DECREF(node);
+    return result;
+}
+
+static bool in_sequence(PyObject *seq, PyObject *o)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); i++) {
+        if (PyList_GET_ITEM(seq, i) == o) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* An op without a formula, called with an input that requires grad: the op runs as is (grad
+ * mode unchanged, so a composite op may record its own history); each new float output without
+ * history, or self for an in-place op, gets a node whose backward raises "not implemented"
+ * instead of silently carrying no gradient. */
+static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    Py_ssize_t nall = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    if (refresh_arguments(args, nall) < 0) {
+        return NULL;
+    }
+    PyObject *inputs = NULL, *out = NULL, *result = NULL, *old_fn = NULL;
+    CtNodeObject *node = NULL;
+    /* two passes over the arguments: does anything require grad; then collect the inputs */
+    for (int pass = 0; pass < 2; pass++) {
+        bool needed = false;
+        for (Py_ssize_t i = 0; i < nall; i++) {
+            PyObject *a = args[i];
+            bool seq = PyList_Check(a) || PyTuple_Check(a);
+            Py_ssize_t m = seq ? PySequence_Fast_GET_SIZE(a) : 1;
+            for (Py_ssize_t k = 0; k < m; k++) {
+                PyObject *t = seq ? PySequence_Fast_GET_ITEM(a, k) : a;
+                if (!CtTensor_Check(t)) {
+                    continue;
+                }
+                needed |= tensor_requires_grad(CT_TENSOR(t));
+                if (pass == 1 && PyList_Append(inputs, t) < 0) {
+                    goto done;
+                }
+            }
+        }
+        if (pass == 0 && !needed) {
+            return thunk(ctx);
+        }
+        if (pass == 0 && (inputs = PyList_New(0)) == NULL) {
+            return NULL;
+        }
+    }
+    CtTensorObject *self = (f->flags & CT_F_INPLACE) && nargs > 0 && CtTensor_Check(args[0]) ? CT_TENSOR(args[0]) : NULL;
+    CtTensorObject *base = NULL;
+    if (self != NULL && check_inplace_target(self, &base) < 0) {
+        goto done;
+    }
+    Py_ssize_t ne = PyList_GET_SIZE(inputs);
+    node = node_new(f->node_name, CT_NODE_FORMULA, (int)ne, 1);
+    if (node == NULL) {
+        goto done;
+    }
+    node->formula = f;
+    for (Py_ssize_t i = 0; i < ne; i++) {
+        if (edge_for(CT_TENSOR(PyList_GET_ITEM(inputs, i)), &node->edge_nodes[i], &node->edge_input_nr[i]) < 0) {
+            goto done;
+        }
+    }
+    old_fn = self != NULL ? Py_XNewRef(self->grad_fn) : NULL;
+    out = thunk(ctx);
+    if (out == NULL) {
+        goto done;
+    }
+    if (self != NULL) {
+        if (self->grad_fn == old_fn && ct_is_floating(self->dtype)) { /* not recorded by the op itself */
+            if (set_output_history(node, (PyObject *)self, 0, NULL) < 0 || rebase_history(self, base, node) < 0) {
+                goto done;
+            }
+        }
+    } else {
+        Py_ssize_t k = PyTuple_Check(out) ? PyTuple_GET_SIZE(out) : 1;
+        node->num_outputs = (int)k;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *o = PyTuple_Check(out) ? PyTuple_GET_ITEM(out, j) : out;
+            if (CtTensor_Check(o) && !tensor_requires_grad(CT_TENSOR(o)) && !in_sequence(inputs, o)) {
+                set_output_history(node, o, (int)j, NULL);
+            }
+        }
+    }
+    result = out;
+    out = NULL;
+done:
+    Py_XDECREF(out);
+    Py_XDECREF(old_fn);
+    Py_XDECREF(node);
+    Py_XDECREF(inputs);
     return result;
 }
 
@@ -694,6 +1151,10 @@ static PyObject *wrap_callable(const CtFormula *f, PyObject *wrapped)
     X(nb_inplace_subtract, binaryfunc, "sub_")          \
     X(nb_inplace_multiply, binaryfunc, "mul_")          \
     X(nb_inplace_true_divide, binaryfunc, "div_")       \
+    X(nb_remainder, binaryfunc, "remainder")            \
+    X(nb_floor_divide, binaryfunc, "floor_divide")      \
+    X(nb_inplace_remainder, binaryfunc, "remainder_")   \
+    X(nb_inplace_floor_divide, binaryfunc, "floor_divide_") \
     X(nb_negative, unaryfunc, "neg")                    \
     X(nb_absolute, unaryfunc, "abs")
 
@@ -766,29 +1227,46 @@ CT_BINARY_TRAMPOLINE(nb_inplace_add)
 CT_BINARY_TRAMPOLINE(nb_inplace_subtract)
 CT_BINARY_TRAMPOLINE(nb_inplace_multiply)
 CT_BINARY_TRAMPOLINE(nb_inplace_true_divide)
+CT_BINARY_TRAMPOLINE(nb_remainder)
+CT_BINARY_TRAMPOLINE(nb_floor_divide)
+CT_BINARY_TRAMPOLINE(nb_inplace_remainder)
+CT_BINARY_TRAMPOLINE(nb_inplace_floor_divide)
 CT_UNARY_TRAMPOLINE(nb_negative)
 CT_UNARY_TRAMPOLINE(nb_absolute)
 
-/* power: nb_power(a, b, None) */
-static ternaryfunc orig_nb_power;
-static const CtFormula *formula_nb_power;
-static PyObject *ag_nb_power(PyObject *a, PyObject *b, PyObject *c)
-{
-    if (!ct_grad_enabled || formula_nb_power == NULL || !either_requires_grad(a, b)) {
-        return orig_nb_power(a, b, c);
+/* power: nb_power(a, b, None) and a **= b */
+#define CT_TERNARY_TRAMPOLINE(slot)                                                       \
+    static ternaryfunc orig_##slot;                                                       \
+    static const CtFormula *formula_##slot;                                               \
+    static PyObject *ag_##slot(PyObject *a, PyObject *b, PyObject *c)                     \
+    {                                                                                     \
+        if (!ct_grad_enabled || formula_##slot == NULL || !either_requires_grad(a, b)) {  \
+            return orig_##slot(a, b, c);                                                  \
+        }                                                                                 \
+        SlotCtx s = {formula_##slot, NULL, NULL, orig_##slot, NULL, a, b, c, false};      \
+        PyObject *args[2] = {a, b};                                                       \
+        return record_call(formula_##slot, slot_thunk, &s, args, 2, NULL);                \
     }
-    SlotCtx s = {formula_nb_power, NULL, NULL, orig_nb_power, NULL, a, b, c, false};
-    PyObject *args[2] = {a, b};
-    return record_call(formula_nb_power, slot_thunk, &s, args, 2, NULL);
-}
+CT_TERNARY_TRAMPOLINE(nb_power)
+CT_TERNARY_TRAMPOLINE(nb_inplace_power)
 
 /* indexing: x[i] records "__getitem__"; x[i] = v records the in-place "__setitem__" */
 static binaryfunc orig_mp_subscript;
 static const CtFormula *formula_getitem;
 static PyObject *ag_mp_subscript(PyObject *a, PyObject *key)
 {
-    if (!ct_grad_enabled || formula_getitem == NULL || !either_requires_grad(a, NULL)) {
+    if (!ct_grad_enabled || formula_getitem == NULL) {
         return orig_mp_subscript(a, key);
+    }
+    if (CtTensor_Check(a) && ct_autograd_refresh_view(CT_TENSOR(a)) < 0) {
+        return NULL;
+    }
+    if (!either_requires_grad(a, NULL)) {
+        PyObject *out = orig_mp_subscript(a, key);
+        if (out != NULL && CtTensor_Check(a)) {
+            set_view_links(out, CT_TENSOR(a)); /* basic indexing gives a view */
+        }
+        return out;
     }
     SlotCtx s = {formula_getitem, orig_mp_subscript, NULL, NULL, NULL, a, key, NULL, false};
     PyObject *args[2] = {a, key};
@@ -812,7 +1290,29 @@ static int ag_mp_ass_subscript(PyObject *a, PyObject *key, PyObject *value)
     return 0;
 }
 
-static const CtFormula *find_formula(const char *op)
+/* Formulas made at run time (in-place variants, ops without a formula); they live as long as
+ * the process, like the table. */
+static CtFormula *synthesised_formula(const CtFormula *proto, const char *op, const char *node_name, int flags)
+{
+    CtFormula *f = PyMem_RawCalloc(1, sizeof(CtFormula));
+    char *name = PyMem_RawMalloc(strlen(op) + 1);
+    if (f == NULL || name == NULL) {
+        PyMem_RawFree(f);
+        PyMem_RawFree(name);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    strcpy(name, op);
+    if (proto != NULL) {
+        *f = *proto;
+    }
+    f->op = name;
+    f->node_name = node_name;
+    f->flags = flags;
+    return f;
+}
+
+static const CtFormula *table_formula(const char *op)
 {
     for (const CtFormula *f = ct_formulas; f->op != NULL; f++) {
         if (strcmp(f->op, op) == 0) {
@@ -820,6 +1320,63 @@ static const CtFormula *find_formula(const char *op)
         }
     }
     return NULL;
+}
+
+/* The formula for op: from the table; for `name_` without a row, the in-place variant of
+ * `name`'s formula (recording self's old values when the backward reads them); else NULL. */
+static const CtFormula *find_formula(const char *op)
+{
+    const CtFormula *f = table_formula(op);
+    size_t len = strlen(op);
+    if (f != NULL || len < 2 || op[len - 1] != '_' || op[0] == '_' || len >= 64) {
+        return f;
+    }
+    char base_name[64];
+    memcpy(base_name, op, len - 1);
+    base_name[len - 1] = '\0';
+    const CtFormula *base = table_formula(base_name);
+    if (base == NULL || (base->flags & (CT_F_VIEW | CT_F_INPLACE | CT_F_LIST_INPUT))) {
+        return NULL;
+    }
+    int flags = base->flags | CT_F_INPLACE | ((base->flags & CT_F_NO_SELF_VALUES) ? 0 : CT_F_CLONE_SELF);
+    return synthesised_formula(base, op, base->node_name, flags);
+}
+
+/* For ops without a formula: record "not implemented" nodes rather than silently nothing. */
+static const CtFormula *generic_formula(const char *op)
+{
+    size_t len = strlen(op);
+    bool inplace = len > 1 && op[len - 1] == '_' && op[0] != '_';
+    static const CtFormula proto = {NULL, NULL, {NULL}, 0, 0, NULL, NULL};
+    return synthesised_formula(&proto, op, "NotImplemented", CT_F_NO_DERIV | CT_F_GENERIC | (inplace ? CT_F_INPLACE : 0));
+}
+
+/* generic_formula(op), made once per op */
+static const CtFormula *generic_formula_cached(const char *op)
+{
+    static PyObject *cache; /* dict: op -> capsule of its formula */
+    if (cache == NULL && (cache = PyDict_New()) == NULL) {
+        return NULL;
+    }
+    PyObject *c = PyDict_GetItemString(cache, op); /* borrowed */
+    if (c != NULL) {
+        return PyCapsule_GetPointer(c, NULL);
+    }
+    const CtFormula *f = generic_formula(op);
+    PyObject *capsule = f != NULL ? PyCapsule_New((void *)f, NULL, NULL) : NULL;
+    int rc = capsule != NULL ? PyDict_SetItemString(cache, op, capsule) : -1;
+    Py_XDECREF(capsule);
+    return rc < 0 ? NULL : f;
+}
+
+static const CtFormula *slot_formula(const char *op)
+{
+    const CtFormula *f = find_formula(op);
+    if (f == NULL && !PyErr_Occurred()) {
+        f = generic_formula(op);
+    }
+    PyErr_Clear(); /* (out of memory here: the slot records nothing) */
+    return f;
 }
 
 /* The recording replacement for one of Tensor's type slots, called by tensor.c while it builds
@@ -831,54 +1388,114 @@ void *ct_autograd_slot(int slot, void *fn)
 #define CT_SLOT_CASE(name, type, op)           \
     case Py_##name:                            \
         orig_##name = (type)fn;                \
-        formula_##name = find_formula(op);     \
+        formula_##name = slot_formula(op);     \
         return (void *)ag_##name;
         CT_SLOTS(CT_SLOT_CASE)
 #undef CT_SLOT_CASE
     case Py_nb_power:
         orig_nb_power = (ternaryfunc)fn;
-        formula_nb_power = find_formula("pow");
+        formula_nb_power = slot_formula("pow");
         return (void *)ag_nb_power;
+    case Py_nb_inplace_power:
+        orig_nb_inplace_power = (ternaryfunc)fn;
+        formula_nb_inplace_power = slot_formula("pow_");
+        return (void *)ag_nb_inplace_power;
     case Py_mp_subscript:
         orig_mp_subscript = (binaryfunc)fn;
-        formula_getitem = find_formula("__getitem__");
+        formula_getitem = slot_formula("__getitem__");
         return (void *)ag_mp_subscript;
     case Py_mp_ass_subscript:
         orig_mp_ass_subscript = (objobjargproc)fn;
-        formula_setitem = find_formula("__setitem__");
+        formula_setitem = slot_formula("__setitem__");
         return (void *)ag_mp_ass_subscript;
     default:
         return fn;
     }
 }
 
+/* Functions and methods that are not ops on a tensor's values: their outputs rightly carry no
+ * history (creation "like" another tensor, detaching, autograd's own controls, metadata). */
+static const char *const never_recorded[] = {
+    "detach", "detach_", "requires_grad_", "retain_grad", "register_hook", "backward", "numpy", "tolist", "item",
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like", "new_zeros",
+    "new_ones", "new_empty", "new_full", "new_tensor", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
+    "size", "dim", "ndimension", "stride", "numel", "nelement", "element_size", "data_ptr", "storage_offset",
+    "is_contiguous", "is_floating_point", "is_complex", "is_signed", "is_pinned", "get_device", "share_memory_",
+    "is_nonzero", "equal", "allclose", "is_same_size", "is_set_to", "untyped_storage", NULL,
+};
+
+static bool is_never_recorded(const char *name)
+{
+    if (name[0] == '_') {
+        return true; /* internals and Python protocol methods */
+    }
+    for (const char *const *p = never_recorded; *p != NULL; p++) {
+        if (strcmp(*p, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int install_one(PyObject *dict, PyObject *key, const CtFormula *f, PyObject *callable)
+{
+    PyObject *w = wrap_callable(f, callable);
+    if (w == NULL || PyDict_SetItem(dict, key, w) < 0) {
+        Py_XDECREF(w);
+        return -1;
+    }
+    Py_DECREF(w);
+    return 0;
+}
+
+/* Wraps every op callable in dict (module functions when methods is false, else Tensor's method
+ * descriptors) with its formula, a synthesised in-place formula, or the generic one. */
+static int install_dict(PyObject *dict, bool methods)
+{
+    PyObject *keys = PyDict_Keys(dict);
+    if (keys == NULL) {
+        return -1;
+    }
+    int rc = -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys); i++) {
+        PyObject *key = PyList_GET_ITEM(keys, i);
+        const char *name = PyUnicode_AsUTF8(key);
+        if (name == NULL) {
+            goto done;
+        }
+        PyObject *fn = PyDict_GetItemWithError(dict, key); /* borrowed */
+        if (fn == NULL) {
+            if (PyErr_Occurred()) {
+                goto done;
+            }
+            continue;
+        }
+        /* only functions: module attributes such as the dtype ctorch.bfloat16 share names with methods */
+        bool op = methods ? Py_IS_TYPE(fn, &PyMethodDescr_Type) : PyCFunction_Check(fn);
+        const CtFormula *f = table_formula(name);
+        if (!op || (f == NULL && is_never_recorded(name))) {
+            continue;
+        }
+        if (f == NULL && (f = find_formula(name)) == NULL) {
+            if (PyErr_Occurred() || (f = generic_formula(name)) == NULL) {
+                goto done;
+            }
+        }
+        if (install_one(dict, key, f, fn) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    Py_DECREF(keys);
+    return rc;
+}
+
 int ct_autograd_install(PyObject *module)
 {
     module_dict = PyModule_GetDict(module);
-    PyObject *tdict = CtTensor_Type->tp_dict;
-    for (const CtFormula *f = ct_formulas; f->op != NULL; f++) {
-        if (f->op[0] == '_' && f->op[1] == '_') {
-            continue; /* slot formulas are installed below */
-        }
-        PyObject *fn = PyDict_GetItemString(module_dict, f->op); /* borrowed */
-        /* only functions: module attributes such as the dtype ctorch.bfloat16 share names with methods */
-        if (fn != NULL && PyCFunction_Check(fn) && !Py_IS_TYPE(fn, CtAutogradFunction_Type)) {
-            PyObject *w = wrap_callable(f, fn);
-            if (w == NULL || PyDict_SetItemString(module_dict, f->op, w) < 0) {
-                Py_XDECREF(w);
-                return -1;
-            }
-            Py_DECREF(w);
-        }
-        PyObject *m = PyDict_GetItemString(tdict, f->op); /* borrowed */
-        if (m != NULL && !Py_IS_TYPE(m, CtAutogradFunction_Type) && PyObject_HasAttrString(m, "__objclass__")) {
-            PyObject *w = wrap_callable(f, m);
-            if (w == NULL || PyDict_SetItemString(tdict, f->op, w) < 0) {
-                Py_XDECREF(w);
-                return -1;
-            }
-            Py_DECREF(w);
-        }
+    if (install_dict(module_dict, false) < 0 || install_dict(CtTensor_Type->tp_dict, true) < 0) {
+        return -1;
     }
     PyType_Modified(CtTensor_Type);
     return 0;
@@ -1239,6 +1856,16 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
                 if (call_python_function(n, outs, grad_inputs) < 0) {
                     goto done;
                 }
+            } else if (n->kind == CT_NODE_COPYSLICES || n->kind == CT_NODE_VIEW) {
+                if (n->released) {
+                    PyErr_SetString(PyExc_RuntimeError, freed_message);
+                    goto done;
+                }
+                int r = n->kind == CT_NODE_VIEW ? view_node_backward(n, outs, grad_inputs)
+                                                : copyslices_backward(n, outs, grad_inputs);
+                if (r < 0) {
+                    goto done;
+                }
             } else {
                 if (n->num_outputs == 1 && outs[0] == NULL) {
                     /* nothing flows */
@@ -1462,7 +2089,13 @@ static PyObject *py_make_function_node(PyObject *self, PyObject *args)
 }
 
 /* --- tensor-facing helpers ---------------------------------------------------------------------------------- */
-PyObject *ct_autograd_get_grad_fn(CtTensorObject *t) { return Py_NewRef(t->grad_fn ? t->grad_fn : Py_None); }
+PyObject *ct_autograd_get_grad_fn(CtTensorObject *t)
+{
+    if (ct_autograd_refresh_view(t) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(t->grad_fn ? t->grad_fn : Py_None);
+}
 
 int ct_autograd_set_requires_grad(CtTensorObject *t, int value)
 {

@@ -24,6 +24,10 @@ typedef int (*CtBackwardFn)(CtNodeObject *node, PyObject *const *grad_outputs, P
 #define CT_F_NO_DERIV 16   /* backward raises "not implemented" */
 #define CT_F_NO_SELF_VALUES 32 /* backward reads only the shape/dtype of input 0, never its values:
                                   the in-place variant (op_) need not save a copy of self */
+/* set only on formulas autograd.c synthesises (never in the table): */
+#define CT_F_CLONE_SELF 64  /* in-place variant of an out-of-place formula: save self's old values */
+#define CT_F_GENERIC 128    /* an op without a formula: any tensor argument is an input; its float
+                               outputs get a node whose backward raises "not implemented" */
 
 typedef struct {
     const char *op;                          /* Python name: "mul", "__add__" slot alias, ... */
@@ -55,6 +59,8 @@ struct CtNodeObject {
     PyObject *py_ctx;          /* Function: the ctx object (holds backward) */
     PyObject *pre_hooks;       /* dict output_nr -> list of callables (tensor hooks, retain_grad) */
     PyObject *metadata;
+    PyObject *inner;           /* CopySlices: the in-place op's node, applied to the view's region */
+    struct CtViewGeometry *geometry; /* CopySlices / AsStridedBackward0: where the view lies in its base */
     uint64_t sequence_nr;
     bool released;
     /* engine scratch, valid while engine_run == the current run */
@@ -81,12 +87,17 @@ CtTensorObject *ct_node_output(CtNodeObject *node, int k);
 #define CT_NODE_FORMULA 0
 #define CT_NODE_ACCUMULATE 1
 #define CT_NODE_PYFUNCTION 2
+#define CT_NODE_COPYSLICES 3 /* an in-place op on a view, seen from the view's base */
+#define CT_NODE_VIEW 4       /* AsStridedBackward0: a view regenerated from its base's history */
 
 extern bool ct_grad_enabled;
 
 /* Tensor attribute helpers (tensor.c's getset uses these). */
 PyObject *ct_autograd_get_grad_fn(CtTensorObject *t);
 int ct_autograd_set_requires_grad(CtTensorObject *t, int value);
+/* For a differentiable view written to (through its base or another view) since its grad_fn
+ * was set: regenerates grad_fn from the base's history. 0 or -1. */
+int ct_autograd_refresh_view(CtTensorObject *t);
 
 /* Calls `callable(*args)` (vectorcall) through ctorch's autograd layer. */
 PyObject *ct_op(const char *name, PyObject *const *args, size_t nargs, PyObject *kwnames);

@@ -1661,10 +1661,51 @@ static int bw_outer(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return 0;
 }
 
+/* --- in-place writes that replace self's values ------------------------------------------------------------ */
+/* copy_(src): self's old values get no gradient; src gets grad, reduced to its shape, dtype and device. */
+static int bw_copy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (NEEDS(0) && (gi[0] = zeros_for(META(0))) == NULL) {
+        return -1;
+    }
+    if (!NEEDS(1)) {
+        return 0;
+    }
+    PyObject *r = fit(g[0], META(1));
+    if (r == NULL) {
+        return -1;
+    }
+    CtDevice have = ct_device_of(CT_TENSOR(r));
+    if (META(1)->device.type == have.type && META(1)->device.index == have.index) {
+        gi[1] = r;
+        return 0;
+    }
+    PyObject *dev = ct_device_object(META(1)->device);
+    gi[1] = dev ? PyObject_CallMethod(r, "to", "(O)", dev) : NULL;
+    Py_XDECREF(dev);
+    Py_DECREF(r);
+    return gi[1] == NULL ? -1 : 0;
+}
+
 /* --- the table ------------------------------------------------------------------------------------------ */
 #define SIG(...) {__VA_ARGS__, NULL}
 #define BIN SIG("input", "other", "*alpha")
 const CtFormula ct_formulas[] = {
+    /* in-place writes that replace self's values (other in-place ops are derived from their
+     * out-of-place formula by autograd.c) */
+    {"copy_", "CopyBackwards", SIG("input", "src", "*non_blocking"), 3, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_copy},
+    {"zero_", "ZeroBackward0", SIG("input"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
+    {"fill_", "FillBackward2", SIG("input", "value"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
+    {"normal_", "NormalBackward0", SIG("input", "mean", "std", "*generator"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES,
+     bw_zero},
+    {"uniform_", "UniformBackward0", SIG("input", "from", "to", "*generator"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES,
+     bw_zero},
+    {"random_", "RandomBackward0", SIG("input", "from", "to", "*generator"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES,
+     bw_zero},
+    {"bernoulli_", "BernoulliBackward0", SIG("input", "p", "*generator"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES,
+     bw_zero},
+    {"exponential_", "ExponentialBackward0", SIG("input", "lambd", "*generator"), 1,
+     CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
     /* elementwise */
     {"add", "AddBackward0", BIN, 3, 0, bw_add},
     {"add_", "AddBackward0", BIN, 3, CT_F_INPLACE, bw_add},
@@ -1777,7 +1818,7 @@ const CtFormula ct_formulas[] = {
     {"cpu", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
     {"cuda", "ToCopyBackward0", SIG("input", "device", "non_blocking"), 1, 0, bw_to},
     /* indexing and joining */
-    {"__getitem__", "IndexBackward0", SIG("input", "key"), 1, 0, bw_getitem},
+    {"__getitem__", "IndexBackward0", SIG("input", "key"), 1, CT_F_VIEW, bw_getitem},
     {"__setitem__", "IndexPutBackward0", SIG("input", "key", "value"), 5, CT_F_INPLACE, bw_setitem},
     {"cat", "CatBackward0", SIG("tensors", "dim"), 1, CT_F_LIST_INPUT, bw_cat},
     {"concat", "CatBackward0", SIG("tensors", "dim"), 1, CT_F_LIST_INPUT, bw_cat},

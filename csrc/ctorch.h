@@ -142,7 +142,9 @@ typedef struct {
     PyObject *grad_fn;  /* autograd node or NULL */
     PyObject *hooks;    /* list of callables or NULL */
     PyObject *grad_accumulator; /* weak reference to this leaf's AccumulateGrad node, or NULL */
-    PyObject *view_base;        /* the tensor this one is a differentiable view of, or NULL */
+    PyObject *view_base;        /* the tensor (never itself a view) this one is a differentiable view of, or NULL */
+    uint64_t view_version;      /* storage version when grad_fn was last set (views): a write through
+                                   the base or another view since then makes autograd regenerate grad_fn */
     PyObject *weakreflist;
 } CtTensorObject;
 

@@ -43,6 +43,7 @@ CtTensorObject *ct_tensor_new(CtStorageObject *storage, int64_t offset, int ndim
     t->hooks = NULL;
     t->grad_accumulator = NULL;
     t->view_base = NULL;
+    t->view_version = 0;
     t->weakreflist = NULL;
     PyObject_GC_Track(t);
     return t;
@@ -527,6 +528,9 @@ static int tensor_set_data(PyObject *self, PyObject *value, void *c)
 static PyObject *tensor_get_requires_grad(PyObject *self, void *c)
 {
     CtTensorObject *t = CT_TENSOR(self);
+    if (ct_autograd_refresh_view(t) < 0) {
+        return NULL;
+    }
     return PyBool_FromLong(t->requires_grad || t->grad_fn != NULL);
 }
 static int tensor_set_requires_grad(PyObject *self, PyObject *value, void *c)
@@ -572,7 +576,13 @@ static int tensor_set_grad(PyObject *self, PyObject *value, void *c)
     return 0;
 }
 static PyObject *tensor_get_grad_fn(PyObject *self, void *c) { return ct_autograd_get_grad_fn(CT_TENSOR(self)); }
-static PyObject *tensor_get_is_leaf(PyObject *self, void *c) { return PyBool_FromLong(CT_TENSOR(self)->grad_fn == NULL); }
+static PyObject *tensor_get_is_leaf(PyObject *self, void *c)
+{
+    if (ct_autograd_refresh_view(CT_TENSOR(self)) < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(CT_TENSOR(self)->grad_fn == NULL);
+}
 static PyObject *tensor_get_retains_grad(PyObject *self, void *c) { return PyBool_FromLong(CT_TENSOR(self)->retains_grad); }
 static PyObject *tensor_get_output_nr(PyObject *self, void *c) { return PyLong_FromLong(CT_TENSOR(self)->output_nr); }
 static PyObject *tensor_get_version(PyObject *self, void *c)
@@ -686,6 +696,10 @@ static PyObject *tensor_detach(PyObject *self, PyObject *unused) { return (PyObj
 static PyObject *tensor_detach_(PyObject *self, PyObject *unused)
 {
     CtTensorObject *t = CT_TENSOR(self);
+    if (t->view_base != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Can't detach views in-place. Use detach() instead.");
+        return NULL;
+    }
     Py_CLEAR(t->grad_fn);
     t->requires_grad = false;
     return Py_NewRef(self);
