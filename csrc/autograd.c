@@ -500,6 +500,11 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
     if (out == NULL) {
         goto error;
     }
+    if (out == norm[0] && !(f->flags & CT_F_INPLACE)) { /* returned its input (x.contiguous()): no node */
+        result = out;
+        out = NULL;
+        goto error;
+    }
     /* Save the normalised arguments and the shapes of tensor arguments. */
     int n = 0;
     while (f->sig[n] != NULL) {
@@ -689,6 +694,8 @@ static PyObject *wrap_callable(const CtFormula *f, PyObject *wrapped)
     X(nb_subtract, binaryfunc, "sub")                   \
     X(nb_multiply, binaryfunc, "mul")                   \
     X(nb_true_divide, binaryfunc, "div")                \
+    X(nb_remainder, binaryfunc, "remainder")            \
+    X(nb_floor_divide, binaryfunc, "floor_divide")      \
     X(nb_matrix_multiply, binaryfunc, "matmul")         \
     X(nb_inplace_add, binaryfunc, "add_")               \
     X(nb_inplace_subtract, binaryfunc, "sub_")          \
@@ -761,6 +768,8 @@ CT_BINARY_TRAMPOLINE(nb_add)
 CT_BINARY_TRAMPOLINE(nb_subtract)
 CT_BINARY_TRAMPOLINE(nb_multiply)
 CT_BINARY_TRAMPOLINE(nb_true_divide)
+CT_BINARY_TRAMPOLINE(nb_remainder)
+CT_BINARY_TRAMPOLINE(nb_floor_divide)
 CT_BINARY_TRAMPOLINE(nb_matrix_multiply)
 CT_BINARY_TRAMPOLINE(nb_inplace_add)
 CT_BINARY_TRAMPOLINE(nb_inplace_subtract)
