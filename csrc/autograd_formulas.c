@@ -2954,6 +2954,8 @@ static const char *name_einsum(PyObject *const *a)
 #define SIG(...) {__VA_ARGS__, NULL}
 #define BIN SIG("input", "other", "*alpha")
 #define SIZES SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7")
+/* NSV: the backward reads input 0's shape and dtype only (or only the outputs), so an in-place
+ * variant need not keep a copy of self */
 #define NSV CT_F_NO_SELF_VALUES
 #define NOT_IMPLEMENTED "torch::autograd::NotImplemented"
 const CtFormula ct_formulas[] = {
@@ -2976,23 +2978,23 @@ const CtFormula ct_formulas[] = {
     {"negative", "NegBackward0", SIG("input"), 1, NSV, bw_neg},
     {"abs", "AbsBackward0", SIG("input"), 1, 0, bw_abs},
     {"absolute", "AbsBackward0", SIG("input"), 1, 0, bw_abs},
-    {"exp", "ExpBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_exp},
-    {"exp2", "Exp2Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_exp2},
+    {"exp", "ExpBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_exp},
+    {"exp2", "Exp2Backward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_exp2},
     {"log", "LogBackward0", SIG("input"), 1, 0, bw_log},
     {"log2", "Log2Backward0", SIG("input"), 1, 0, bw_log2},
     {"log10", "Log10Backward0", SIG("input"), 1, 0, bw_log10},
     {"log1p", "Log1PBackward0", SIG("input"), 1, 0, bw_log1p},
-    {"expm1", "Expm1Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_expm1},
-    {"sqrt", "SqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_sqrt},
-    {"rsqrt", "RsqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_rsqrt},
-    {"reciprocal", "ReciprocalBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_reciprocal},
+    {"expm1", "Expm1Backward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_expm1},
+    {"sqrt", "SqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_sqrt},
+    {"rsqrt", "RsqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_rsqrt},
+    {"reciprocal", "ReciprocalBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_reciprocal},
     {"square", "PowBackward0", SIG("input"), 1, 0, bw_square},
     {"sin", "SinBackward0", SIG("input"), 1, 0, bw_sin},
     {"cos", "CosBackward0", SIG("input"), 1, 0, bw_cos},
-    {"tan", "TanBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_tan},
-    {"tanh", "TanhBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_tanh},
-    {"sigmoid", "SigmoidBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_sigmoid},
-    {"relu", "ReluBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_relu},
+    {"tan", "TanBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_tan},
+    {"tanh", "TanhBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_tanh},
+    {"sigmoid", "SigmoidBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_sigmoid},
+    {"relu", "ReluBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_relu},
     {"sinh", "SinhBackward0", SIG("input"), 1, 0, bw_sinh},
     {"cosh", "CoshBackward0", SIG("input"), 1, 0, bw_cosh},
     {"asin", "AsinBackward0", SIG("input"), 1, 0, bw_asin},
@@ -3065,8 +3067,8 @@ const CtFormula ct_formulas[] = {
     {"topk", "TopkBackward0", SIG("input", "k", "dim", "largest", "sorted"), 1, CT_F_SAVE_OUT, bw_topk},
     {"logsumexp", "LogsumexpBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_logsumexp},
     {"norm", "LinalgVectorNormBackward0", SIG("input", "p", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_norm},
-    {"softmax", "SoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT, bw_softmax},
-    {"log_softmax", "LogSoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT, bw_log_softmax},
+    {"softmax", "SoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_softmax},
+    {"log_softmax", "LogSoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_log_softmax},
     {"cumsum", "CumsumBackward0", SIG("input", "dim", "*dtype"), 1, NSV, bw_cumsum},
     {"cumprod", "CumprodBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT, bw_cumprod},
     /* views and copies */

@@ -159,6 +159,7 @@ def test_einsum_sublist_format_and_double_backward():
     a, b = leaf(2, 3), leaf(3, 2)
     assert gradcheck(lambda x, y: torch.einsum(x, [0, 1], y, [1, 2], [0, 2]), (a, b))
     assert gradcheck(lambda x: torch.einsum(x, [0, 0]), (leaf(3, 3),))
+    assert gradcheck(lambda x, y: torch.einsum("ij,jk->ik", [x, y]), (a, b))  # operands as a list
     y = torch.einsum("ij,jk->", a, b)
     (ga,) = torch.autograd.grad(y, [a], create_graph=True)
     assert ga.grad_fn is not None
