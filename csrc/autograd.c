@@ -42,8 +42,17 @@ static inline bool tensor_requires_grad(const CtTensorObject *t)
 }
 
 /* --- nodes ----------------------------------------------------------------------------------------- */
+/* Nodes PyTorch implements in C++ outside its generated code: their name() carries the
+ * namespace, their class name does not. */
+#define CT_TORCH_NODE_PREFIX "torch::autograd::"
+static const char *const torch_namespace_nodes[] = {"AccumulateGrad", "CopySlices", "CopyBackwards", "NotImplemented",
+                                                    NULL};
+
 static PyTypeObject *node_type_for(const char *name)
 {
+    if (strncmp(name, CT_TORCH_NODE_PREFIX, strlen(CT_TORCH_NODE_PREFIX)) == 0) {
+        name += strlen(CT_TORCH_NODE_PREFIX);
+    }
     PyObject *tp = PyDict_GetItemString(node_types, name); /* borrowed */
     if (tp != NULL) {
         return (PyTypeObject *)tp;
@@ -191,7 +200,16 @@ static void node_dealloc(PyObject *self)
     Py_TRASHCAN_END
 }
 
-static PyObject *node_name(PyObject *self, PyObject *unused) { return PyUnicode_FromString(_PyType_Name(Py_TYPE(self))); }
+static PyObject *node_name(PyObject *self, PyObject *unused)
+{
+    const char *name = _PyType_Name(Py_TYPE(self));
+    for (const char *const *p = torch_namespace_nodes; *p != NULL; p++) {
+        if (strcmp(*p, name) == 0) {
+            return PyUnicode_FromFormat(CT_TORCH_NODE_PREFIX "%s", name);
+        }
+    }
+    return PyUnicode_FromString(name);
+}
 
 static PyObject *node_get_next_functions(PyObject *self, void *c)
 {
@@ -924,6 +942,11 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
         versions_before[i] = norm[i] != NULL && CtTensor_Check(norm[i]) ? CT_TENSOR(norm[i])->storage->version : 0;
     }
     out = run_without_grad(thunk, ctx);
+    if (out != NULL && out == norm[0] && !(f->flags & CT_F_INPLACE)) { /* returned its input (x.contiguous()): no node */
+        result = out;
+        out = NULL;
+        goto error;
+    }
     if (out == NULL || save_arguments(node, f, norm, n, self_before, versions_before) < 0 ||
         set_outputs(node, f, out, self) < 0) {
         goto error;
@@ -1146,13 +1169,13 @@ static PyObject *wrap_callable(const CtFormula *f, PyObject *wrapped)
     X(nb_subtract, binaryfunc, "sub")                   \
     X(nb_multiply, binaryfunc, "mul")                   \
     X(nb_true_divide, binaryfunc, "div")                \
+    X(nb_remainder, binaryfunc, "remainder")            \
+    X(nb_floor_divide, binaryfunc, "floor_divide")      \
     X(nb_matrix_multiply, binaryfunc, "matmul")         \
     X(nb_inplace_add, binaryfunc, "add_")               \
     X(nb_inplace_subtract, binaryfunc, "sub_")          \
     X(nb_inplace_multiply, binaryfunc, "mul_")          \
     X(nb_inplace_true_divide, binaryfunc, "div_")       \
-    X(nb_remainder, binaryfunc, "remainder")            \
-    X(nb_floor_divide, binaryfunc, "floor_divide")      \
     X(nb_inplace_remainder, binaryfunc, "remainder_")   \
     X(nb_inplace_floor_divide, binaryfunc, "floor_divide_") \
     X(nb_negative, unaryfunc, "neg")                    \
@@ -1222,13 +1245,13 @@ CT_BINARY_TRAMPOLINE(nb_add)
 CT_BINARY_TRAMPOLINE(nb_subtract)
 CT_BINARY_TRAMPOLINE(nb_multiply)
 CT_BINARY_TRAMPOLINE(nb_true_divide)
+CT_BINARY_TRAMPOLINE(nb_remainder)
+CT_BINARY_TRAMPOLINE(nb_floor_divide)
 CT_BINARY_TRAMPOLINE(nb_matrix_multiply)
 CT_BINARY_TRAMPOLINE(nb_inplace_add)
 CT_BINARY_TRAMPOLINE(nb_inplace_subtract)
 CT_BINARY_TRAMPOLINE(nb_inplace_multiply)
 CT_BINARY_TRAMPOLINE(nb_inplace_true_divide)
-CT_BINARY_TRAMPOLINE(nb_remainder)
-CT_BINARY_TRAMPOLINE(nb_floor_divide)
 CT_BINARY_TRAMPOLINE(nb_inplace_remainder)
 CT_BINARY_TRAMPOLINE(nb_inplace_floor_divide)
 CT_UNARY_TRAMPOLINE(nb_negative)

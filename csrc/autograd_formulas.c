@@ -9,7 +9,9 @@
 #include "device.h"
 #include "nn.h"
 #include "tensor.h"
+#include "views.h"
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #define NEEDS(e) (n->edge_nodes[(e)] != NULL)
@@ -844,56 +846,6 @@ static int bw_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return set_fit(&gi[0], v, META(0));
 }
 
-/* var/std(input, dim, *, correction, keepdim, unbiased) */
-static int bw_var(CtNodeObject *n, PyObject *const *g, PyObject **gi)
-{
-    bool is_std = strncmp(n->formula->op, "std", 3) == 0;
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
-    if (x == NULL) {
-        return -1;
-    }
-    PyObject *dims = ARG(1);
-    double correction = 1.0;
-    if (ARG(3) != NULL) {
-        correction = PyFloat_AsDouble(ARG(3));
-    } else if (ARG(5) != NULL) {
-        correction = PyObject_IsTrue(ARG(5)) ? 1.0 : 0.0;
-    }
-    if (PyErr_Occurred()) {
-        return -1;
-    }
-    bool keepdim = arg_true(ARG(4));
-    int64_t count = reduced_count(META(0), dims);
-    if (count < 0) {
-        return -1;
-    }
-    double denom = (double)count - correction;
-    PyObject *mean = dims ? PyObject_CallMethod(x, "mean", "(OO)", dims, Py_True) : PyObject_CallMethod(x, "mean", NULL);
-    PyObject *centered = mean ? PyNumber_Subtract(x, mean) : NULL;
-    PyObject *gx = unreduce(g[0], META(0), dims, keepdim);
-    PyObject *scale = PyFloat_FromDouble((is_std ? 1.0 : 2.0) / denom);
-    PyObject *v = NULL;
-    if (centered && gx && scale) {
-        PyObject *t = mul(gx, centered);
-        PyObject *t2 = t ? mul(t, scale) : NULL;
-        Py_XDECREF(t);
-        if (t2 != NULL && is_std) {
-            PyObject *out = (PyObject *)ct_node_output(n, 0);
-            PyObject *ou = out ? unreduce(out, META(0), dims, keepdim) : NULL;
-            v = ou ? PyNumber_TrueDivide(t2, ou) : NULL;
-            Py_XDECREF(ou);
-            Py_DECREF(t2);
-        } else {
-            v = t2;
-        }
-    }
-    Py_XDECREF(mean);
-    Py_XDECREF(centered);
-    Py_XDECREF(gx);
-    Py_XDECREF(scale);
-    return set_fit(&gi[0], v, META(0));
-}
-
 /* prod(input, dim=None, keepdim=False): g * out / x (inputs with zeros get the product of the others
  * only where exactly computed; this formula is exact when x has no zeros). */
 static int bw_prod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
@@ -1463,13 +1415,6 @@ static int bw_scatter(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return 0;
 }
 
-static int bw_masked_fill(CtNodeObject *n, PyObject *const *g, PyObject **gi)
-{
-    PyObject *mask = (PyObject *)ct_node_tensor(n, 1);
-    PyObject *v = mask ? PyObject_CallMethod(g[0], "masked_fill", "(Od)", mask, 0.0) : NULL;
-    return set_fit(&gi[0], v, META(0));
-}
-
 static int bw_tril(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *diag = ARG(1) ? Py_NewRef(ARG(1)) : PyLong_FromLong(0);
@@ -1687,13 +1632,1362 @@ static int bw_copy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return gi[1] == NULL ? -1 : 0;
 }
 
+/* --- scoped temporaries ----------------------------------------------------------------------------- */
+/* The formulas below build expressions from many temporaries; a Scope owns them all and drops
+ * them together. Every helper returns a borrowed reference (held by the scope) or NULL with an
+ * exception set, and passes a NULL operand through, so an expression needs one check at its end. */
+#define CT_SCOPE_MAX 48
+typedef struct {
+    PyObject *held[CT_SCOPE_MAX];
+    int n;
+} Scope;
+
+static PyObject *hold(Scope *s, PyObject *o)
+{
+    if (o == NULL) {
+        return NULL;
+    }
+    if (s->n == CT_SCOPE_MAX) {
+        Py_DECREF(o);
+        PyErr_SetString(PyExc_RuntimeError, "autograd formula: too many temporaries");
+        return NULL;
+    }
+    s->held[s->n++] = o;
+    return o;
+}
+
+static void scope_release(Scope *s)
+{
+    while (s->n > 0) {
+        Py_DECREF(s->held[--s->n]);
+    }
+}
+
+static PyObject *s_mul(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_Multiply(a, b)) : NULL; }
+static PyObject *s_add(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_Add(a, b)) : NULL; }
+static PyObject *s_sub(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_Subtract(a, b)) : NULL; }
+static PyObject *s_div(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_TrueDivide(a, b)) : NULL; }
+static PyObject *s_neg(Scope *s, PyObject *a) { return a ? hold(s, PyNumber_Negative(a)) : NULL; }
+static PyObject *s_num(Scope *s, double v) { return hold(s, PyFloat_FromDouble(v)); }
+static PyObject *s_int(Scope *s, long long v) { return hold(s, PyLong_FromLongLong(v)); }
+static PyObject *s_cmp(Scope *s, PyObject *a, PyObject *b, int op) { return a && b ? hold(s, PyObject_RichCompare(a, b, op)) : NULL; }
+
+/* o.name(*Py_BuildValue(fmt, ...)); fmt NULL: no arguments. */
+static PyObject *s_meth(Scope *s, PyObject *o, const char *name, const char *fmt, ...)
+{
+    if (o == NULL) {
+        return NULL;
+    }
+    PyObject *args;
+    if (fmt == NULL) {
+        args = PyTuple_New(0);
+    } else {
+        va_list va;
+        va_start(va, fmt);
+        args = Py_VaBuildValue(fmt, va);
+        va_end(va);
+    }
+    if (args != NULL && !PyTuple_Check(args)) {
+        Py_SETREF(args, PyTuple_Pack(1, args));
+    }
+    if (args == NULL) {
+        return NULL;
+    }
+    PyObject *m = PyObject_GetAttrString(o, name);
+    PyObject *r = m ? PyObject_Call(m, args, NULL) : NULL;
+    Py_XDECREF(m);
+    Py_DECREF(args);
+    return hold(s, r);
+}
+
+/* ctorch._C.name(*Py_BuildValue(fmt, ...)) through the (recording) module function. */
+static PyObject *s_fn(Scope *s, const char *name, const char *fmt, ...)
+{
+    va_list va;
+    va_start(va, fmt);
+    PyObject *args = Py_VaBuildValue(fmt, va);
+    va_end(va);
+    if (args != NULL && !PyTuple_Check(args)) {
+        Py_SETREF(args, PyTuple_Pack(1, args));
+    }
+    if (args == NULL) {
+        return NULL;
+    }
+    PyObject *r = ct_op(name, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL);
+    Py_DECREF(args);
+    return hold(s, r);
+}
+
+/* A float tensor (the dtype of like) from a boolean mask. */
+static PyObject *s_mask(Scope *s, PyObject *mask, PyObject *like)
+{
+    return mask && like ? s_meth(s, mask, "to", "(O)", ct_dtype_object(CT_TENSOR(like)->dtype)) : NULL;
+}
+
+/* Saved tensor argument i (borrowed), or the Python number given there. */
+static PyObject *arg_value(CtNodeObject *n, int i)
+{
+    return META(i)->is_tensor ? (PyObject *)ct_node_tensor(n, i) : n->args[i];
+}
+
+/* Ends a formula: gi[e] = value fitted to argument i when edge e is wanted. */
+static int put(CtNodeObject *n, PyObject **gi, int e, PyObject *value, int i)
+{
+    if (!NEEDS(e)) {
+        return 0;
+    }
+    return set_fit(&gi[e], Py_XNewRef(value), META(i));
+}
+
+static bool is_tensor(PyObject *o) { return o != NULL && CtTensor_Check(o); }
+static bool is_given(PyObject *o) { return o != NULL && o != Py_None; }
+
+static int not_implemented(CtNodeObject *n)
+{
+    PyErr_Format(PyExc_NotImplementedError, "the derivative for '%s' is not implemented.", n->formula->op);
+    return -1;
+}
+
+#define MUL(a, b) s_mul(&S, (a), (b))
+#define ADD(a, b) s_add(&S, (a), (b))
+#define SUB(a, b) s_sub(&S, (a), (b))
+#define DIV(a, b) s_div(&S, (a), (b))
+#define NEG(a) s_neg(&S, (a))
+#define NUM(v) s_num(&S, (v))
+#define METH(o, ...) s_meth(&S, (o), __VA_ARGS__)
+#define FN(...) s_fn(&S, __VA_ARGS__)
+
+/* --- more elementwise ---------------------------------------------------------------------------------- */
+/* Local derivatives of unary ops, built in a scope (new reference or NULL). */
+#define CT_LOCAL(name, expr)                                  \
+    static PyObject *lg_##name(PyObject *x, PyObject *o)      \
+    {                                                         \
+        Scope S = {{NULL}, 0};                                \
+        PyObject *r = Py_XNewRef(expr);                       \
+        scope_release(&S);                                    \
+        return r;                                             \
+    }
+CT_LOCAL(asinh, METH(ADD(MUL(x, x), NUM(1.0)), "rsqrt", NULL))
+CT_LOCAL(acosh, METH(MUL(SUB(x, NUM(1.0)), ADD(x, NUM(1.0))), "rsqrt", NULL))
+CT_LOCAL(atanh, METH(SUB(NUM(1.0), MUL(x, x)), "reciprocal", NULL))
+CT_LOCAL(erf, MUL(METH(NEG(MUL(x, x)), "exp", NULL), NUM(M_2_SQRTPI)))
+CT_LOCAL(erfc, MUL(METH(NEG(MUL(x, x)), "exp", NULL), NUM(-M_2_SQRTPI)))
+CT_LOCAL(finite, s_mask(&S, METH(x, "isfinite", NULL), x))
+CT_UNARY_BW(asinh, lg_asinh, true, false)
+CT_UNARY_BW(acosh, lg_acosh, true, false)
+CT_UNARY_BW(atanh, lg_atanh, true, false)
+CT_UNARY_BW(erf, lg_erf, true, false)
+CT_UNARY_BW(erfc, lg_erfc, true, false)
+CT_UNARY_BW(nan_to_num, lg_finite, true, false)
+
+/* softplus(x, beta=1, threshold=20): sigmoid(beta x), 1 where beta x > threshold (linear there) */
+static int bw_softplus(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *beta = ARG(1) ? ARG(1) : NUM(1.0), *threshold = ARG(2) ? ARG(2) : NUM(20.0);
+    PyObject *bx = MUL(x, beta);
+    PyObject *local = FN("where", "(OdO)", s_cmp(&S, bx, threshold, Py_GT), 1.0, METH(bx, "sigmoid", NULL));
+    int rc = put(n, gi, 0, MUL(g[0], local), 0);
+    scope_release(&S);
+    return rc;
+}
+
+/* atan2(a, b): (b, -a) / (a^2 + b^2) */
+static int bw_atan2(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
+    PyObject *gr = DIV(g[0], ADD(MUL(a, a), MUL(b, b)));
+    int rc = put(n, gi, 0, MUL(gr, b), 0) < 0 || put(n, gi, 1, NEG(MUL(gr, a)), 1) < 0 ? -1 : 0;
+    scope_release(&S);
+    return rc;
+}
+
+/* hypot(a, b) = out: (a, b) / out */
+static int bw_hypot(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
+    PyObject *gr = DIV(g[0], (PyObject *)ct_node_output(n, 0));
+    int rc = put(n, gi, 0, MUL(gr, a), 0) < 0 || put(n, gi, 1, MUL(gr, b), 1) < 0 ? -1 : 0;
+    scope_release(&S);
+    return rc;
+}
+
+/* logaddexp(a, b): the softmax weights of (a, b); logaddexp2 in base 2 */
+static int bw_logaddexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    bool base2 = strcmp(n->formula->op, "logaddexp2") == 0;
+    PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
+    PyObject *wa = METH(ADD(NUM(1.0), METH(SUB(b, a), base2 ? "exp2" : "exp", NULL)), "reciprocal", NULL);
+    PyObject *wb = METH(ADD(NUM(1.0), METH(SUB(a, b), base2 ? "exp2" : "exp", NULL)), "reciprocal", NULL);
+    int rc = put(n, gi, 0, MUL(g[0], wa), 0) < 0 || put(n, gi, 1, MUL(g[0], wb), 1) < 0 ? -1 : 0;
+    scope_release(&S);
+    return rc;
+}
+
+/* copysign(a, b) = |a| sign(b): d/da = out / a (0 where a == 0); b gets zeros */
+static int bw_copysign(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    int rc = -1;
+    if (NEEDS(0)) {
+        PyObject *a = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
+        PyObject *zero = a ? s_cmp(&S, a, NUM(0.0), Py_EQ) : NULL;
+        PyObject *ratio = zero ? METH(DIV(out, a), "masked_fill", "(Od)", zero, 0.0) : NULL;
+        if (put(n, gi, 0, MUL(g[0], ratio), 0) < 0) {
+            goto done;
+        }
+    }
+    if (n->num_edges > 1 && NEEDS(1) && (gi[1] = zeros_for(META(1))) == NULL) {
+        goto done;
+    }
+    rc = 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* remainder(a, b) = a - floor(a / b) b ; fmod(a, b) = a - trunc(a / b) b */
+static int bw_remainder(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (!META(0)->is_tensor) { /* remainder(number, tensor): PyTorch has no derivative either */
+        return not_implemented(n);
+    }
+    Scope S = {{NULL}, 0};
+    int rc = -1;
+    if (put(n, gi, 0, g[0], 0) < 0) {
+        goto done;
+    }
+    if (n->num_edges > 1 && NEEDS(1)) {
+        bool is_fmod = strcmp(n->formula->op, "fmod") == 0;
+        PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
+        PyObject *q = METH(DIV(a, b), is_fmod ? "trunc" : "floor", NULL);
+        if (put(n, gi, 1, NEG(MUL(g[0], q)), 1) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* pow/float_power when the formula saves nothing special; float_power computes in float64 and
+ * the gradients are cast back to the inputs' dtypes by fit(). */
+static int bw_float_power(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_pow(n, g, gi); }
+
+/* masked_fill(input, mask, value): a tensor value gets the sum of the filled positions' grads */
+static int bw_masked_fill2(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *mask = (PyObject *)ct_node_tensor(n, 1);
+    int rc = -1;
+    if (mask == NULL || put(n, gi, 0, METH(g[0], "masked_fill", "(Od)", mask, 0.0), 0) < 0) {
+        goto done;
+    }
+    if (n->num_edges > 1 && NEEDS(1) && META(2)->is_tensor) {
+        PyObject *kept = FN("where", "(OOd)", mask, g[0], 0.0);
+        if (put(n, gi, 1, METH(kept, "sum", NULL), 2) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* random draws: their samples do not depend differentiably on the parameters (zero gradients) */
+static int bw_random(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    for (int e = 0; e < n->num_edges && e < 2; e++) {
+        if (NEEDS(e) && (gi[e] = zeros_for(META(e))) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* --- more reductions ------------------------------------------------------------------------------------ */
+/* nansum: as sum, with zeros where the input is nan */
+static int bw_nansum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *u = hold(&S, unreduce(g[0], META(0), ARG(1), arg_true(ARG(2))));
+    PyObject *v = x && u ? FN("where", "(OdO)", METH(x, "isnan", NULL), 0.0, u) : NULL;
+    int rc = put(n, gi, 0, v, 0);
+    scope_release(&S);
+    return rc;
+}
+
+/* The gradient of a full extremum-like value (max(), median(), aminmax()) shared evenly among
+ * the elements equal to it; dims/keepdim as the reduction's. New reference. */
+static PyObject *evenly_shared(PyObject *grad, PyObject *x, PyObject *value, const CtTensorMeta *m, PyObject *dims,
+                               bool keepdim)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *mask = s_mask(&S, s_cmp(&S, x, hold(&S, unreduce(value, m, dims, keepdim)), Py_EQ), grad);
+    PyObject *count = dims ? METH(mask, "sum", "(OO)", dims, keepdim ? Py_True : Py_False) : METH(mask, "sum", NULL);
+    PyObject *share = hold(&S, count ? unreduce(DIV(grad, count), m, dims, keepdim) : NULL);
+    PyObject *r = Py_XNewRef(MUL(share, mask));
+    scope_release(&S);
+    return r;
+}
+
+/* median(): evenly shared among the elements equal to the median; median(dim): to the index */
+static int bw_median(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (ARG(1) != NULL) {
+        return bw_values_indices(n, g, gi, ARG(1), arg_true(ARG(2)));
+    }
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
+    if (x == NULL || out == NULL) {
+        return -1;
+    }
+    return set_fit(&gi[0], evenly_shared(g[0], x, out, META(0), NULL, false), META(0));
+}
+
+/* aminmax(input, *, dim=None, keepdim=False) -> (min, max): each shared among its ties */
+static int bw_aminmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *dims = ARG(1);
+    bool keepdim = arg_true(ARG(2));
+    PyObject *total = NULL;
+    int rc = -1;
+    for (int k = 0; k < 2; k++) {
+        if (g[k] == NULL) {
+            continue;
+        }
+        PyObject *out = (PyObject *)ct_node_output(n, k);
+        PyObject *part = x && out ? hold(&S, evenly_shared(g[k], x, out, META(0), dims, keepdim)) : NULL;
+        total = total ? ADD(total, part) : part;
+        if (total == NULL) {
+            goto done;
+        }
+    }
+    rc = total ? put(n, gi, 0, total, 0) : 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* var_mean / std_mean -> (var or std, mean): the two gradients added */
+static int bw_var_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *dims = ARG(1), *unbiased = ARG(2);
+    if (dims != NULL && PyBool_Check(dims)) { /* the var_mean(input, unbiased) overload */
+        unbiased = dims;
+        dims = NULL;
+    }
+    bool keepdim = arg_true(ARG(3));
+    bool is_std = n->formula->op[0] == 's';
+    double correction = 1.0;
+    if (is_given(ARG(4))) {
+        correction = PyFloat_AsDouble(ARG(4));
+    } else if (unbiased != NULL) {
+        correction = PyObject_IsTrue(unbiased) == 1 ? 1.0 : 0.0;
+    }
+    int rc = -1;
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL || PyErr_Occurred()) {
+        goto done;
+    }
+    int64_t count = reduced_count(META(0), dims);
+    if (count < 0) {
+        goto done;
+    }
+    PyObject *total = NULL;
+    if (g[0] != NULL) { /* var: 2 (x - mean) / (N - c); std: (x - mean) / ((N - c) std) */
+        PyObject *mean = dims ? METH(x, "mean", "(OO)", dims, Py_True) : METH(x, "mean", NULL);
+        PyObject *gx = hold(&S, unreduce(g[0], META(0), dims, keepdim));
+        PyObject *t = MUL(MUL(gx, SUB(x, mean)), NUM((is_std ? 1.0 : 2.0) / ((double)count - correction)));
+        if (is_std) {
+            t = DIV(t, hold(&S, unreduce((PyObject *)ct_node_output(n, 0), META(0), dims, keepdim)));
+        }
+        if ((total = t) == NULL) {
+            goto done;
+        }
+    }
+    if (n->num_outputs > 1 && g[1] != NULL) {
+        PyObject *u = hold(&S, unreduce(g[1], META(0), dims, keepdim));
+        PyObject *part = DIV(u, NUM((double)count));
+        total = total ? ADD(total, part) : part;
+        if (total == NULL) {
+            goto done;
+        }
+    }
+    rc = total ? put(n, gi, 0, total, 0) : 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* sum_to_size(*size): the gradient is expanded back */
+static int bw_expand_back(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *shape = shape_of(META(0));
+    PyObject *v = shape ? PyObject_CallMethod(g[0], "expand", "(O)", shape) : NULL;
+    Py_XDECREF(shape);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* cumprod(x, dim): out_k = prod_{j<=k} x_j, so dx_i = sum_{k>=i} g_k prod_{j<=k, j!=i} x_j.
+ * Before the first zero of a slice this is revcumsum(g out)_i / x_i; at the first zero it is
+ * sum_{k>=z} g_k cumprod(x with that zero replaced by 1)_k; after it, zero. */
+static int bw_cumprod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (META(0)->ndim == 0) {
+        return set_fit(&gi[0], Py_NewRef(g[0]), META(0));
+    }
+    Scope S = {{NULL}, 0};
+    PyObject *dim = ARG(1);
+    PyObject *dims = dim ? hold(&S, PyTuple_Pack(1, dim)) : NULL;
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
+    PyObject *xg = x && g[0] ? METH(x, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype)) : NULL;
+    PyObject *is_zero = s_cmp(&S, xg, NUM(0.0), Py_EQ);
+    PyObject *zeros_upto = METH(is_zero, "cumsum", "(O)", dim);          /* zeros at or before k */
+    PyObject *before = s_cmp(&S, zeros_upto, s_int(&S, 0), Py_EQ);      /* k < first zero */
+    PyObject *first = s_mask(&S, s_cmp(&S, zeros_upto, s_int(&S, 1), Py_EQ), xg);
+    first = first ? MUL(first, s_mask(&S, is_zero, xg)) : NULL;          /* the first zero itself */
+    /* before the first zero */
+    PyObject *rc_go = METH(METH(METH(MUL(g[0], out), "flip", "(O)", dims), "cumsum", "(O)", dim), "flip", "(O)", dims);
+    PyObject *safe_x = FN("where", "(OOd)", before, xg, 1.0);
+    PyObject *head = FN("where", "(OOd)", before, DIV(rc_go, safe_x), 0.0);
+    /* at the first zero: the cumulative product that skips it */
+    PyObject *x_skip = FN("where", "(OdO)", s_cmp(&S, first, NUM(0.0), Py_GT), 1.0, xg);
+    PyObject *skip_prod = METH(x_skip, "cumprod", "(O)", dim);
+    PyObject *after = s_mask(&S, METH(before, "logical_not", NULL), xg);
+    PyObject *at_zero = METH(MUL(MUL(g[0], skip_prod), after), "sum", "(OO)", dim, Py_True);
+    PyObject *v = ADD(head, MUL(first, at_zero));
+    int rc = put(n, gi, 0, v, 0);
+    scope_release(&S);
+    return rc;
+}
+
+/* --- more shape and indexing ops ------------------------------------------------------------------------ */
+/* g written into the diagonal(offset, dim1, dim2) view of zeros of the input's shape */
+static PyObject *into_diagonal(PyObject *grad, const CtTensorMeta *m, PyObject *offset, PyObject *dim1, PyObject *dim2)
+{
+    PyObject *z = zeros_for(m);
+    if (z == NULL) {
+        return NULL;
+    }
+    PyObject *view = PyObject_CallMethod(z, "diagonal", "(OOO)", offset, dim1, dim2);
+    PyObject *r = view ? PyObject_CallMethod(view, "copy_", "(O)", grad) : NULL;
+    Py_XDECREF(view);
+    if (r == NULL) {
+        Py_DECREF(z);
+        return NULL;
+    }
+    Py_DECREF(r);
+    return z;
+}
+
+/* diagonal(input, offset=0, dim1=0, dim2=1) */
+static int bw_diagonal(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *offset = ARG(1) ? ARG(1) : s_int(&S, 0), *d1 = ARG(2) ? ARG(2) : s_int(&S, 0);
+    PyObject *d2 = ARG(3) ? ARG(3) : s_int(&S, 1);
+    PyObject *v = offset && d1 && d2 ? hold(&S, into_diagonal(g[0], META(0), offset, d1, d2)) : NULL;
+    int rc = put(n, gi, 0, v, 0);
+    scope_release(&S);
+    return rc;
+}
+
+/* diag(input, diagonal=0): a vector became a matrix (take its diagonal back) or a matrix's
+ * diagonal was taken (write the gradient into it) */
+static int bw_diag(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *k = ARG(1) ? ARG(1) : s_int(&S, 0);
+    PyObject *v;
+    if (META(0)->ndim == 1) {
+        v = METH(g[0], "diagonal", "(O)", k);
+    } else {
+        v = k ? hold(&S, into_diagonal(g[0], META(0), k, s_int(&S, 0), s_int(&S, 1))) : NULL;
+    }
+    int rc = put(n, gi, 0, v, 0);
+    scope_release(&S);
+    return rc;
+}
+
+static int bw_fliplr(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    bool ud = strcmp(n->formula->op, "flipud") == 0;
+    PyObject *v = PyObject_CallMethod(g[0], "flip", "((i))", ud ? 0 : 1);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* hstack/vstack/dstack/concatenate: cat of the inputs lifted to at least 1/2/3 dims; the pieces
+ * of g along the cat dim are reshaped back to the inputs' shapes. */
+static int bw_stack_like(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    const char *op = n->formula->op;
+    PyObject *tensors = n->args[0];
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(tensors);
+    int gnd = CT_TENSOR(g[0])->ndim;
+    int dim;
+    if (op[0] == 'h') {
+        dim = gnd == 1 ? 0 : 1;
+    } else if (op[0] == 'v') {
+        dim = 0;
+    } else if (op[0] == 'd') {
+        dim = 2;
+    } else { /* concatenate(tensors, dim=0) (axis= is its alias) */
+        PyObject *d = ARG(1) ? ARG(1) : ARG(2);
+        long v = d ? PyLong_AsLong(d) : 0;
+        if ((v == -1 && PyErr_Occurred()) || ct_wrap_dim(v, gnd, &dim) < 0) {
+            return -1;
+        }
+    }
+    Scope S = {{NULL}, 0};
+    int rc = -1;
+    PyObject *sizes = hold(&S, PyList_New(k));
+    for (Py_ssize_t i = 0; sizes != NULL && i < k; i++) {
+        CtTensorObject *t = CT_TENSOR(PySequence_Fast_GET_ITEM(tensors, i));
+        int64_t len = 1; /* the lifted input's size along dim */
+        if (op[0] == 'c' || (op[0] == 'h' && dim == 0)) {
+            len = t->ndim == 0 ? 1 : t->sizes[dim];
+        } else if (op[0] == 'h' || op[0] == 'v') { /* (n) lifts to (1, n) */
+            len = t->ndim >= 2 ? t->sizes[dim] : (dim == 0 ? 1 : (t->ndim == 1 ? t->sizes[0] : 1));
+        } else { /* dstack: (n) -> (1, n, 1), (m, n) -> (m, n, 1) */
+            len = t->ndim >= 3 ? t->sizes[2] : 1;
+        }
+        PyList_SET_ITEM(sizes, i, PyLong_FromLongLong(len));
+    }
+    PyObject *pieces = sizes ? METH(g[0], "split", "(Oi)", sizes, dim) : NULL;
+    if (pieces == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < k && i < n->num_edges; i++) {
+        if (!NEEDS(i)) {
+            continue;
+        }
+        PyObject *shape = hold(&S, PyObject_GetAttrString(PySequence_Fast_GET_ITEM(tensors, i), "shape"));
+        if ((gi[i] = shape ? PyObject_CallMethod(PyTuple_GET_ITEM(pieces, i), "reshape", "(O)", shape) : NULL) == NULL) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* take(input, index): accumulate g at the flat (wrapped) positions */
+static int bw_take(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    int64_t numel = 1;
+    for (int i = 0; i < META(0)->ndim; i++) {
+        numel *= META(0)->sizes[i];
+    }
+    PyObject *index = (PyObject *)ct_node_tensor(n, 1);
+    PyObject *flat_index = METH(METH(index, "reshape", "(i)", -1), "remainder", "(L)", (long long)(numel ? numel : 1));
+    PyObject *z = METH(hold(&S, zeros_for(META(0))), "reshape", "(i)", -1);
+    PyObject *v = METH(z, "index_add", "(iOO)", 0, flat_index, METH(g[0], "reshape", "(i)", -1));
+    PyObject *shape = hold(&S, shape_of(META(0)));
+    int rc = put(n, gi, 0, shape ? METH(v, "reshape", "(O)", shape) : NULL, 0);
+    scope_release(&S);
+    return rc;
+}
+
+/* masked_select(input, mask): g goes back to the selected positions of the broadcast shape */
+static int bw_masked_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *mask = (PyObject *)ct_node_tensor(n, 1);
+    PyObject *z = hold(&S, zeros_for(META(0)));
+    int rc = -1;
+    PyObject *full = mask && z ? FN("where", "(OOd)", mask, z, 0.0) : NULL; /* zeros of the broadcast shape */
+    PyObject *full_mask = full ? METH(mask, "expand_as", "(O)", full) : NULL;
+    if (full_mask == NULL || PyObject_SetItem(full, full_mask, g[0]) < 0) {
+        goto done;
+    }
+    rc = put(n, gi, 0, full, 0);
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* index_add(input, dim, index, source, *, alpha=1) */
+static int bw_index_add(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    int rc = -1;
+    if (put(n, gi, 0, g[0], 0) < 0) {
+        goto done;
+    }
+    if (n->num_edges > 1 && NEEDS(1)) {
+        PyObject *index = (PyObject *)ct_node_tensor(n, 2);
+        PyObject *v = index ? METH(g[0], "index_select", "(OO)", ARG(1), index) : NULL;
+        if (v != NULL && META(3)->ndim == 0) {
+            v = METH(v, "reshape", "(())");
+        }
+        if (ARG(4) != NULL) {
+            v = MUL(v, ARG(4));
+        }
+        if (put(n, gi, 1, v, 3) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* index_copy(input, dim, index, source) and index_fill(input, dim, index, value) */
+static int bw_index_copy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    int rc = -1;
+    PyObject *index = (PyObject *)ct_node_tensor(n, 2);
+    if (index == NULL || put(n, gi, 0, METH(g[0], "index_fill", "(OOd)", ARG(1), index, 0.0), 0) < 0) {
+        goto done;
+    }
+    if (n->num_edges > 1 && NEEDS(1) && META(3)->is_tensor) {
+        PyObject *v = METH(g[0], "index_select", "(OO)", ARG(1), index);
+        if (strcmp(n->formula->op, "index_fill") == 0) {
+            v = METH(v, "sum", NULL);
+        } else if (v != NULL && META(3)->ndim == 0) {
+            v = METH(v, "reshape", "(())");
+        }
+        if (put(n, gi, 1, v, 3) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* index_put(input, indices, values, accumulate=False) */
+static int bw_index_put(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    int rc = -1;
+    PyObject *key = hold(&S, PySequence_Tuple(n->args[1]));
+    if (key == NULL) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        PyObject *v = g[0];
+        if (!arg_true(ARG(3))) {
+            v = METH(g[0], "clone", NULL);
+            if (v == NULL || PyObject_SetItem(v, key, hold(&S, PyFloat_FromDouble(0.0))) < 0) {
+                goto done;
+            }
+        }
+        if (put(n, gi, 0, v, 0) < 0) {
+            goto done;
+        }
+    }
+    if (n->num_edges > 1 && NEEDS(1) && put(n, gi, 1, hold(&S, PyObject_GetItem(g[0], key)), 2) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* scatter with reduce=: PyTorch has no derivative */
+static int bw_scatter_any(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (is_given(ARG(5))) {
+        return not_implemented(n);
+    }
+    return bw_scatter(n, g, gi);
+}
+
+/* --- more linear algebra --------------------------------------------------------------------------------- */
+static PyObject *s_matmul(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_MatrixMultiply(a, b)) : NULL; }
+static PyObject *s_mT(Scope *s, PyObject *a) { return a ? hold(s, PyObject_GetAttrString(a, "mT")) : NULL; }
+
+/* addmv(input, mat, vec), baddbmm(input, batch1, batch2), addbmm(input, batch1, batch2), each
+ * with *, beta=1, alpha=1: beta input + alpha (mat @ vec | b1 @ b2 | sum_b b1[b] @ b2[b]) */
+static int bw_addmv(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    Scope S = {{NULL}, 0};
+    const char *op = n->formula->op;
+    PyObject *beta = ARG(3) ? ARG(3) : NUM(1.0), *alpha = ARG(4) ? ARG(4) : NUM(1.0);
+    int rc = -1;
+    if (NEEDS(0) && put(n, gi, 0, MUL(g[0], beta), 0) < 0) {
+        goto done;
+    }
+    if (NEEDS(1)) {
+        PyObject *m2 = (PyObject *)ct_node_tensor(n, 2), *v;
+        if (strcmp(op, "addmv") == 0) {
+            v = FN("outer", "(OO)", g[0], m2);
+        } else { /* addbmm: every batch got the same gradient */
+            PyObject *G = strcmp(op, "addbmm") == 0 ? METH(g[0], "unsqueeze", "(i)", 0) : g[0];
+            v = s_matmul(&S, G, s_mT(&S, m2));
+        }
+        if (put(n, gi, 1, MUL(v, alpha), 1) < 0) {
+            goto done;
+        }
+    }
+    if (NEEDS(2)) {
+        PyObject *m1 = (PyObject *)ct_node_tensor(n, 1);
+        if (put(n, gi, 2, MUL(s_matmul(&S, s_mT(&S, m1), g[0]), alpha), 2) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+/* --- einsum ------------------------------------------------------------------------------------------------ */
+/* Labels: 0-51 are the letters A-Z a-z, 52 + e is dim e of the broadcast ellipsis, and from
+ * EIN_FRESH on labels made up by the backward (diagonal partners). */
+#define EIN_LETTERS 52
+#define EIN_FRESH (EIN_LETTERS + CT_MAX_DIMS)
+#define EIN_LABELS (EIN_FRESH + CT_MAX_DIMS)
+#define EIN_MAX_OPS CT_MAX_FORMULA_ARGS
+
+typedef struct {
+    int nops;
+    int arg_of[EIN_MAX_OPS]; /* the call argument holding operand i */
+    int ndim[EIN_MAX_OPS];
+    int lab[EIN_MAX_OPS][CT_MAX_DIMS];
+    int nout;
+    int out[CT_MAX_DIMS];
+} EinEq;
+
+static int ein_letter(int c)
+{
+    if (c >= 'A' && c <= 'Z') {
+        return c - 'A';
+    }
+    if (c >= 'a' && c <= 'z') {
+        return 26 + c - 'a';
+    }
+    return -1;
+}
+
+static int ein_bad(const char *why)
+{
+    PyErr_Format(PyExc_RuntimeError, "einsum backward: %s", why);
+    return -1;
+}
+
+/* One term's subscripts: letters (-1 marks the ellipsis), from a string or a sublist. */
+static int ein_term_str(const char *p, const char *end, int *sub, int *nsub)
+{
+    *nsub = 0;
+    while (p < end) {
+        if (*p == ' ') {
+            p++;
+        } else if (*p == '.') {
+            if (end - p < 3 || p[1] != '.' || p[2] != '.') {
+                return ein_bad("invalid ellipsis");
+            }
+            sub[(*nsub)++] = -1;
+            p += 3;
+        } else {
+            int l = ein_letter(*p++);
+            if (l < 0) {
+                return ein_bad("invalid subscript");
+            }
+            sub[(*nsub)++] = l;
+        }
+        if (*nsub > CT_MAX_DIMS + 1) {
+            return ein_bad("too many subscripts");
+        }
+    }
+    return 0;
+}
+
+static int ein_term_list(PyObject *list, int *sub, int *nsub)
+{
+    PyObject *seq = PySequence_Fast(list, "einsum(): sublists must be sequences");
+    if (seq == NULL) {
+        return -1;
+    }
+    *nsub = 0;
+    Py_ssize_t m = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < m && *nsub <= CT_MAX_DIMS; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
+        long v = o == Py_Ellipsis ? -1 : PyLong_AsLong(o);
+        if ((v == -1 && o != Py_Ellipsis && PyErr_Occurred()) || v < -1 || v >= EIN_LETTERS) {
+            Py_DECREF(seq);
+            PyErr_Clear();
+            return ein_bad("invalid sublist");
+        }
+        sub[(*nsub)++] = (int)v;
+    }
+    Py_DECREF(seq);
+    return *nsub > CT_MAX_DIMS ? ein_bad("too many subscripts") : 0;
+}
+
+/* Expands one operand's subscripts (ellipsis right-aligned into total_ell dims). */
+static void ein_expand(const int *sub, int nsub, int ell, int total_ell, int *lab)
+{
+    int d = 0;
+    for (int i = 0; i < nsub; i++) {
+        if (sub[i] == -1) {
+            for (int e = 0; e < ell; e++) {
+                lab[d++] = EIN_LETTERS + total_ell - ell + e;
+            }
+        } else {
+            lab[d++] = sub[i];
+        }
+    }
+}
+
+/* Parses einsum's call arguments: (equation, *operands) or (op, sublist, op, sublist, ..., [out]).
+ * ndims[i] is the number of dims of argument i when it is a tensor. */
+static int ein_parse(PyObject *const *a, const int *ndims, EinEq *q)
+{
+    int subs[EIN_MAX_OPS + 1][CT_MAX_DIMS + 2], nsubs[EIN_MAX_OPS + 1];
+    bool explicit_out = false;
+    memset(q, 0, sizeof(*q));
+    int nargs = 0;
+    while (nargs < CT_MAX_FORMULA_ARGS && a[nargs] != NULL) {
+        nargs++;
+    }
+    if (nargs > 0 && PyUnicode_Check(a[0])) {
+        Py_ssize_t len;
+        const char *eq = PyUnicode_AsUTF8AndSize(a[0], &len);
+        if (eq == NULL) {
+            return -1;
+        }
+        const char *arrow = strstr(eq, "->"), *lhs_end = arrow ? arrow : eq + len, *p = eq;
+        for (int i = 1; i < nargs; i++) {
+            if (!CtTensor_Check(a[i])) {
+                return ein_bad("operands must be tensors");
+            }
+            q->arg_of[q->nops++] = i;
+        }
+        for (int k = 0;; k++) {
+            const char *comma = memchr(p, ',', lhs_end - p);
+            const char *term_end = comma ? comma : lhs_end;
+            if (k >= q->nops || ein_term_str(p, term_end, subs[k], &nsubs[k]) < 0) {
+                return PyErr_Occurred() ? -1 : ein_bad("more subscripts than operands");
+            }
+            if (comma == NULL) {
+                if (k + 1 != q->nops) {
+                    return ein_bad("fewer subscripts than operands");
+                }
+                break;
+            }
+            p = comma + 1;
+        }
+        if (arrow != NULL) {
+            explicit_out = true;
+            if (ein_term_str(arrow + 2, eq + len, subs[EIN_MAX_OPS], &nsubs[EIN_MAX_OPS]) < 0) {
+                return -1;
+            }
+        }
+    } else {
+        int i = 0;
+        for (; i + 1 < nargs; i += 2) {
+            if (!CtTensor_Check(a[i]) || ein_term_list(a[i + 1], subs[q->nops], &nsubs[q->nops]) < 0) {
+                return PyErr_Occurred() ? -1 : ein_bad("expected tensor, sublist pairs");
+            }
+            q->arg_of[q->nops++] = i;
+        }
+        if (i < nargs) {
+            explicit_out = true;
+            if (ein_term_list(a[i], subs[EIN_MAX_OPS], &nsubs[EIN_MAX_OPS]) < 0) {
+                return -1;
+            }
+        }
+    }
+    /* the ellipsis width */
+    int total_ell = 0, ell[EIN_MAX_OPS];
+    for (int k = 0; k < q->nops; k++) {
+        int letters = 0;
+        bool has_ell = false;
+        for (int i = 0; i < nsubs[k]; i++) {
+            has_ell |= subs[k][i] == -1;
+            letters += subs[k][i] != -1;
+        }
+        q->ndim[k] = ndims[q->arg_of[k]];
+        ell[k] = has_ell ? q->ndim[k] - letters : 0;
+        if (ell[k] < 0 || (!has_ell && letters != q->ndim[k])) {
+            return ein_bad("subscripts do not match the operand's dims");
+        }
+        total_ell = ell[k] > total_ell ? ell[k] : total_ell;
+    }
+    for (int k = 0; k < q->nops; k++) {
+        ein_expand(subs[k], nsubs[k], ell[k], total_ell, q->lab[k]);
+    }
+    if (explicit_out) {
+        int n_out = 0;
+        for (int i = 0; i < nsubs[EIN_MAX_OPS]; i++) {
+            n_out += subs[EIN_MAX_OPS][i] == -1 ? total_ell : 1;
+        }
+        if (n_out > CT_MAX_DIMS) {
+            return ein_bad("too many output dims");
+        }
+        ein_expand(subs[EIN_MAX_OPS], nsubs[EIN_MAX_OPS], total_ell, total_ell, q->out);
+        q->nout = n_out;
+    } else { /* the ellipsis dims, then the letters used exactly once, in order */
+        int count[EIN_LETTERS] = {0};
+        for (int k = 0; k < q->nops; k++) {
+            for (int d = 0; d < q->ndim[k]; d++) {
+                if (q->lab[k][d] < EIN_LETTERS) {
+                    count[q->lab[k][d]]++;
+                }
+            }
+        }
+        for (int e = 0; e < total_ell; e++) {
+            q->out[q->nout++] = EIN_LETTERS + e;
+        }
+        for (int l = 0; l < EIN_LETTERS && q->nout < CT_MAX_DIMS; l++) {
+            if (count[l] == 1) {
+                q->out[q->nout++] = l;
+            }
+        }
+    }
+    return 0;
+}
+
+static bool ein_has(const int *labels, int n, int l)
+{
+    for (int i = 0; i < n; i++) {
+        if (labels[i] == l) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The gradient of operand k: an einsum of g with the other operands, producing k's subscripts.
+ * A repeated subscript of k (a diagonal) gets a fresh partner label tied to it by an identity
+ * matrix; a subscript found nowhere else (summed out) comes from a vector of ones. */
+static int ein_grad(CtNodeObject *n, const EinEq *q, int k, PyObject *grad, PyObject **result)
+{
+    Scope S = {{NULL}, 0};
+    PyObject *terms[3 * CT_MAX_DIMS + EIN_MAX_OPS + 2];
+    int tlab[3 * CT_MAX_DIMS + EIN_MAX_OPS + 2][CT_MAX_DIMS], tn[3 * CT_MAX_DIMS + EIN_MAX_OPS + 2];
+    int nterms = 0, target[CT_MAX_DIMS];
+    int rc = -1;
+    const CtTensorMeta *mk = META(q->arg_of[k]);
+    terms[nterms] = grad;
+    memcpy(tlab[nterms], q->out, sizeof(int) * q->nout);
+    tn[nterms++] = q->nout;
+    for (int j = 0; j < q->nops; j++) {
+        if (j == k) {
+            continue;
+        }
+        if ((terms[nterms] = (PyObject *)ct_node_tensor(n, q->arg_of[j])) == NULL) {
+            goto done;
+        }
+        memcpy(tlab[nterms], q->lab[j], sizeof(int) * q->ndim[j]);
+        tn[nterms++] = q->ndim[j];
+    }
+    int fresh = EIN_FRESH;
+    for (int d = 0; d < q->ndim[k]; d++) {
+        int l = q->lab[k][d];
+        target[d] = l;
+        if (ein_has(q->lab[k], d, l)) { /* repeated: a fresh label on the diagonal of an identity */
+            target[d] = fresh;
+            terms[nterms] = METH(METH(grad, "new_ones", "(L)", (long long)mk->sizes[d]), "diag", NULL);
+            tlab[nterms][0] = l;
+            tlab[nterms][1] = fresh++;
+            tn[nterms++] = 2;
+            if (terms[nterms - 1] == NULL) {
+                goto done;
+            }
+            continue;
+        }
+        bool elsewhere = ein_has(q->out, q->nout, l);
+        for (int j = 0; j < q->nops && !elsewhere; j++) {
+            elsewhere = j != k && ein_has(q->lab[j], q->ndim[j], l);
+        }
+        for (int d2 = d + 1; d2 < q->ndim[k] && !elsewhere; d2++) {
+            elsewhere = q->lab[k][d2] == l; /* its identity matrix carries it */
+        }
+        if (!elsewhere) {
+            terms[nterms] = METH(grad, "new_ones", "(L)", (long long)mk->sizes[d]);
+            tlab[nterms][0] = l;
+            tn[nterms++] = 1;
+            if (terms[nterms - 1] == NULL) {
+                goto done;
+            }
+        }
+    }
+    /* letters: the equation's own, then unused ones for the ellipsis and fresh labels */
+    char letter[EIN_LABELS];
+    bool used[EIN_LETTERS] = {false};
+    memset(letter, 0, sizeof(letter));
+    for (int t = 0; t < nterms; t++) {
+        for (int i = 0; i < tn[t]; i++) {
+            if (tlab[t][i] < EIN_LETTERS) {
+                used[tlab[t][i]] = true;
+                letter[tlab[t][i]] = (char)(tlab[t][i] < 26 ? 'A' + tlab[t][i] : 'a' + tlab[t][i] - 26);
+            }
+        }
+    }
+    int next = 0;
+    char spec[4 * (3 * CT_MAX_DIMS + EIN_MAX_OPS + 2) * (CT_MAX_DIMS + 1)];
+    size_t len = 0;
+    for (int t = 0; t <= nterms; t++) {
+        const int *labels = t < nterms ? tlab[t] : target;
+        int count = t < nterms ? tn[t] : q->ndim[k];
+        if (t > 0) {
+            if (t < nterms) {
+                spec[len++] = ',';
+            } else {
+                spec[len++] = '-';
+                spec[len++] = '>';
+            }
+        }
+        for (int i = 0; i < count; i++) {
+            int l = labels[i];
+            if (letter[l] == 0) {
+                while (next < EIN_LETTERS && used[next]) {
+                    next++;
+                }
+                if (next == EIN_LETTERS) {
+                    PyErr_SetString(PyExc_RuntimeError, "einsum backward: more than 52 distinct subscripts");
+                    goto done;
+                }
+                used[next] = true;
+                letter[l] = (char)(next < 26 ? 'A' + next : 'a' + next - 26);
+            }
+            spec[len++] = letter[l];
+        }
+    }
+    spec[len] = '\0';
+    PyObject *args[3 * CT_MAX_DIMS + EIN_MAX_OPS + 3];
+    args[0] = hold(&S, PyUnicode_FromString(spec));
+    if (args[0] == NULL) {
+        goto done;
+    }
+    for (int t = 0; t < nterms; t++) {
+        args[t + 1] = terms[t];
+    }
+    *result = ct_op("einsum", args, (size_t)nterms + 1, NULL);
+    rc = *result == NULL ? -1 : 0;
+done:
+    scope_release(&S);
+    return rc;
+}
+
+static int bw_einsum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    int ndims[CT_MAX_FORMULA_ARGS] = {0};
+    PyObject *a[CT_MAX_FORMULA_ARGS] = {NULL};
+    for (int i = 0; i < n->nargs; i++) {
+        if (n->meta[i].is_tensor && ct_node_tensor(n, i) == NULL) { /* freed or modified */
+            return -1;
+        }
+        ndims[i] = n->meta[i].is_tensor ? n->meta[i].ndim : 0;
+        a[i] = n->args[i];
+    }
+    EinEq q;
+    if (ein_parse(a, ndims, &q) < 0) {
+        return -1;
+    }
+    for (int k = 0; k < q.nops; k++) {
+        int e = q.arg_of[k];
+        if (!NEEDS(e)) {
+            continue;
+        }
+        PyObject *v = NULL;
+        if (ein_grad(n, &q, k, g[0], &v) < 0 || set_fit(&gi[e], v, META(e)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* --- node names that depend on the call (PyTorch's overloads) -------------------------------------------- */
+static const char *name_sum(PyObject *const *a) { return is_given(a[1]) ? "SumBackward1" : "SumBackward0"; }
+static const char *name_mean(PyObject *const *a) { return is_given(a[1]) ? "MeanBackward1" : "MeanBackward0"; }
+static const char *name_prod(PyObject *const *a) { return is_given(a[1]) ? "ProdBackward1" : "ProdBackward0"; }
+static const char *name_median(PyObject *const *a) { return is_given(a[1]) ? "MedianBackward1" : "MedianBackward0"; }
+static const char *name_max(PyObject *const *a)
+{
+    return is_tensor(a[1]) ? "MaximumBackward0" : is_given(a[1]) ? "MaxBackward0" : "MaxBackward1";
+}
+static const char *name_min(PyObject *const *a)
+{
+    return is_tensor(a[1]) ? "MinimumBackward0" : is_given(a[1]) ? "MinBackward0" : "MinBackward1";
+}
+/* tensor ** number, tensor ** tensor, number ** tensor (the reflected slot passes the number first) */
+static const char *name_pow(PyObject *const *a)
+{
+    return !is_tensor(a[0]) ? "PowBackward2" : is_tensor(a[1]) ? "PowBackward1" : "PowBackward0";
+}
+static const char *name_lerp(PyObject *const *a) { return is_tensor(a[2]) ? "LerpBackward1" : "LerpBackward0"; }
+static const char *name_scatter(PyObject *const *a)
+{
+    return is_given(a[5]) ? "torch::autograd::NotImplemented" : is_tensor(a[3]) ? "ScatterBackward0" : "ScatterBackward1";
+}
+static const char *name_clamp(PyObject *const *a)
+{
+    return is_tensor(a[1]) || is_tensor(a[2]) ? "ClampBackward0" : "ClampBackward1";
+}
+static const char *name_clamp_min(PyObject *const *a) { return is_tensor(a[1]) ? "ClampMinBackward1" : "ClampMinBackward0"; }
+static const char *name_clamp_max(PyObject *const *a) { return is_tensor(a[1]) ? "ClampMaxBackward1" : "ClampMaxBackward0"; }
+static const char *name_masked_fill(PyObject *const *a)
+{
+    return is_tensor(a[2]) ? "MaskedFillBackward1" : "MaskedFillBackward0";
+}
+static const char *name_index_fill(PyObject *const *a) { return is_tensor(a[3]) ? "IndexFillBackward1" : "IndexFillBackward0"; }
+static const char *name_round(PyObject *const *a) { return is_given(a[1]) ? "RoundBackward1" : "RoundBackward0"; }
+/* 2 / x is computed as 2 * x.reciprocal() by PyTorch; a rounding mode is another overload.
+ * A name_for function reads only the arguments its formula's signature names. */
+static const char *name_div(PyObject *const *a)
+{
+    return !is_tensor(a[0]) ? "MulBackward0" : is_given(a[2]) ? "DivBackward2" : "DivBackward0";
+}
+static const char *name_true_divide(PyObject *const *a) { return is_tensor(a[0]) ? "DivBackward0" : "MulBackward0"; }
+static const char *name_sub(PyObject *const *a) { return is_tensor(a[0]) ? "SubBackward0" : "RsubBackward1"; }
+static const char *name_rsub(PyObject *const *a) { return is_tensor(a[1]) ? "RsubBackward0" : "RsubBackward1"; }
+static const char *name_squeeze(PyObject *const *a)
+{
+    return !is_given(a[1]) ? "SqueezeBackward0" : PyLong_Check(a[1]) ? "SqueezeBackward1" : "SqueezeBackward2";
+}
+static const char *name_split(PyObject *const *a)
+{
+    return PyList_Check(a[1]) || PyTuple_Check(a[1]) ? "SplitWithSizesBackward0" : "SplitBackward0";
+}
+static const char *name_remainder(PyObject *const *a)
+{
+    return !is_tensor(a[0]) ? "torch::autograd::NotImplemented" : is_tensor(a[1]) ? "RemainderBackward1" : "RemainderBackward0";
+}
+static const char *name_fmod(PyObject *const *a) { return is_tensor(a[1]) ? "FmodBackward1" : "FmodBackward0"; }
+static const char *name_copysign(PyObject *const *a) { return is_tensor(a[1]) ? "CopysignBackward0" : "CopysignBackward1"; }
+static const char *name_diag(PyObject *const *a)
+{
+    return is_tensor(a[0]) && CT_TENSOR(a[0])->ndim == 1 ? "DiagEmbedBackward0" : "DiagonalBackward0_copy";
+}
+static const char *name_normal(PyObject *const *a)
+{
+    bool mean = is_tensor(a[0]), std = is_tensor(a[1]);
+    return mean && std ? "NormalBackward3" : mean ? "NormalBackward1" : "NormalBackward2";
+}
+
+/* matmul: PyTorch dispatches on the ranks to dot/mv/mm, folds batched operands into one mm
+ * (its result is an _unsafe_view) or runs bmm; a matrix times a batch is computed transposed
+ * and copied back when the matrix requires grad. */
+static const char *name_matmul(PyObject *const *a)
+{
+    if (!is_tensor(a[0]) || !is_tensor(a[1])) {
+        return "MmBackward0";
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]), *y = CT_TENSOR(a[1]);
+    int d1 = x->ndim, d2 = y->ndim;
+    if (d1 == 1 && d2 == 1) {
+        return "DotBackward0";
+    }
+    if (d1 == 2 && d2 == 1) {
+        return "MvBackward0";
+    }
+    if (d1 == 1 && d2 == 2) {
+        return "SqueezeBackward4";
+    }
+    if (d1 == 2 && d2 == 2) {
+        return "MmBackward0";
+    }
+    bool x_grad = x->requires_grad || x->grad_fn != NULL;
+    if (x_grad && d2 >= 3 && (d1 == 2 || (d1 == 3 && d2 == 3 && x->sizes[0] == 1 && y->sizes[0] > 1))) {
+        return "CloneBackward0";
+    }
+    return "UnsafeViewBackward0";
+}
+
+/* reshape/flatten/reshape_as: a view of a contiguous input, an alias of a viewable one, else a copy */
+static const char *reshape_kind(CtTensorObject *t, int nd, int64_t *sizes)
+{
+    int64_t known = 1, numel = ct_numel(t);
+    int infer = -1;
+    for (int i = 0; i < nd; i++) {
+        if (sizes[i] == -1) {
+            infer = i;
+        } else {
+            known *= sizes[i];
+        }
+    }
+    if (infer >= 0) {
+        sizes[infer] = known ? numel / known : 0;
+    }
+    if (ct_is_contiguous(t)) {
+        return "ViewBackward0";
+    }
+    return ct_can_view(t, nd, sizes) ? "ReshapeAliasBackward0" : "UnsafeViewBackward0";
+}
+
+static const char *name_reshape(PyObject *const *a)
+{
+    int64_t sizes[CT_MAX_DIMS];
+    Py_ssize_t k = 1;
+    while (k < CT_MAX_FORMULA_ARGS && a[k] != NULL) {
+        k++;
+    }
+    int nd = is_tensor(a[0]) ? ct_parse_sizes(a + 1, k - 1, sizes, true) : -1;
+    if (nd < 0) {
+        PyErr_Clear(); /* the op reports it */
+        return "ViewBackward0";
+    }
+    return reshape_kind(CT_TENSOR(a[0]), nd, sizes);
+}
+
+static const char *name_reshape_as(PyObject *const *a)
+{
+    if (!is_tensor(a[0]) || !is_tensor(a[1])) {
+        return "ViewBackward0";
+    }
+    int64_t sizes[CT_MAX_DIMS];
+    memcpy(sizes, CT_TENSOR(a[1])->sizes, sizeof(int64_t) * CT_TENSOR(a[1])->ndim);
+    return reshape_kind(CT_TENSOR(a[0]), CT_TENSOR(a[1])->ndim, sizes);
+}
+
+static const char *name_flatten(PyObject *const *a)
+{
+    if (!is_tensor(a[0])) {
+        return "ViewBackward0";
+    }
+    CtTensorObject *t = CT_TENSOR(a[0]);
+    long s = is_given(a[1]) ? PyLong_AsLong(a[1]) : 0, e = is_given(a[2]) ? PyLong_AsLong(a[2]) : -1;
+    int start, end;
+    if (PyErr_Occurred() || t->ndim == 0 || ct_wrap_dim(s, t->ndim, &start) < 0 || ct_wrap_dim(e, t->ndim, &end) < 0 ||
+        start >= end) {
+        PyErr_Clear();
+        return "ViewBackward0";
+    }
+    int64_t sizes[CT_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (i <= start || i > end) {
+            sizes[nd++] = t->sizes[i];
+        } else {
+            sizes[nd - 1] *= t->sizes[i];
+        }
+    }
+    return reshape_kind(t, nd, sizes);
+}
+
+/* x[key]: PyTorch applies a basic key's items left to right as views (skipping whole-dim slices
+ * inside a tuple) and names the node after the last one; an advanced or boolean key indexes. */
+static bool key_is_index_tensor(PyObject *o)
+{
+    return CtTensor_Check(o) && CT_TENSOR(o)->ndim == 0 && CT_TENSOR(o)->dtype != CT_BOOL;
+}
+
+static const char *name_getitem(PyObject *const *a)
+{
+    PyObject *key = a[1];
+    if (!is_tensor(a[0]) || key == NULL) {
+        return "IndexBackward0";
+    }
+    if (PySlice_Check(key)) {
+        return "SliceBackward0";
+    }
+    if (!PyTuple_Check(key)) {
+        if (PyLong_Check(key) && !PyBool_Check(key)) {
+            return "SelectBackward0";
+        }
+        if (key_is_index_tensor(key)) {
+            return "SelectBackward0";
+        }
+        return key == Py_None ? "UnsqueezeBackward0" : key == Py_Ellipsis ? "AliasBackward0" : "IndexBackward0";
+    }
+    CtTensorObject *t = CT_TENSOR(a[0]);
+    Py_ssize_t m = PyTuple_GET_SIZE(key);
+    int consumed = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *k = PyTuple_GET_ITEM(key, i);
+        if (PyBool_Check(k) || !(PyLong_Check(k) || PySlice_Check(k) || k == Py_None || k == Py_Ellipsis ||
+                                 key_is_index_tensor(k))) {
+            return "IndexBackward0";
+        }
+        consumed += k != Py_None && k != Py_Ellipsis;
+    }
+    const char *last = "AliasBackward0";
+    int dim = 0; /* the input dim the next item applies to */
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *k = PyTuple_GET_ITEM(key, i);
+        if (k == Py_None) {
+            last = "UnsqueezeBackward0";
+        } else if (k == Py_Ellipsis) {
+            dim += t->ndim - consumed;
+        } else if (PySlice_Check(k)) {
+            Py_ssize_t start, stop, step;
+            Py_ssize_t len = dim < t->ndim ? (Py_ssize_t)t->sizes[dim] : 0;
+            if (PySlice_Unpack(k, &start, &stop, &step) < 0) {
+                PyErr_Clear();
+                return "SliceBackward0";
+            }
+            PySlice_AdjustIndices(len, &start, &stop, step);
+            if (!(start == 0 && stop == len && step == 1)) {
+                last = "SliceBackward0";
+            }
+            dim++;
+        } else {
+            last = "SelectBackward0";
+            dim++;
+        }
+    }
+    return last;
+}
+
+/* einsum: PyTorch's result comes from its last step: one operand is summed (Sum) or only
+ * permuted (a diagonal view and Permute); with several, the last pair is multiplied (Mul) or,
+ * when it contracts a subscript, multiplied by bmm and viewed back (View). */
+static const char *name_einsum(PyObject *const *a)
+{
+    int ndims[CT_MAX_FORMULA_ARGS] = {0};
+    for (int i = 0; i < CT_MAX_FORMULA_ARGS && a[i] != NULL; i++) {
+        ndims[i] = is_tensor(a[i]) ? CT_TENSOR(a[i])->ndim : 0;
+    }
+    EinEq q;
+    if (ein_parse(a, ndims, &q) < 0 || q.nops == 0) {
+        PyErr_Clear(); /* the op reports it */
+        return "ViewBackward0";
+    }
+    if (q.nops == 1) {
+        for (int d = 0; d < q.ndim[0]; d++) {
+            if (!ein_has(q.out, q.nout, q.lab[0][d])) {
+                return "SumBackward1";
+            }
+        }
+        return "PermuteBackward0";
+    }
+    int last = q.nops - 1;
+    for (int d = 0; d < q.ndim[last]; d++) {
+        int l = q.lab[last][d];
+        if (ein_has(q.out, q.nout, l)) {
+            continue;
+        }
+        for (int j = 0; j < last; j++) {
+            if (ein_has(q.lab[j], q.ndim[j], l)) {
+                return "ViewBackward0";
+            }
+        }
+    }
+    return "MulBackward0";
+}
+
 /* --- the table ------------------------------------------------------------------------------------------ */
 #define SIG(...) {__VA_ARGS__, NULL}
 #define BIN SIG("input", "other", "*alpha")
+#define SIZES SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7")
+/* NSV: the backward reads input 0's shape and dtype only (or only the outputs), so an in-place
+ * variant need not keep a copy of self */
+#define NSV CT_F_NO_SELF_VALUES
+#define NOT_IMPLEMENTED "torch::autograd::NotImplemented"
 const CtFormula ct_formulas[] = {
     /* in-place writes that replace self's values (other in-place ops are derived from their
      * out-of-place formula by autograd.c) */
-    {"copy_", "CopyBackwards", SIG("input", "src", "*non_blocking"), 3, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_copy},
+    {"copy_", "torch::autograd::CopyBackwards", SIG("input", "src", "*non_blocking"), 3, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_copy},
     {"zero_", "ZeroBackward0", SIG("input"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
     {"fill_", "FillBackward2", SIG("input", "value"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
     {"normal_", "NormalBackward0", SIG("input", "mean", "std", "*generator"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES,
@@ -1707,141 +3001,203 @@ const CtFormula ct_formulas[] = {
     {"exponential_", "ExponentialBackward0", SIG("input", "lambd", "*generator"), 1,
      CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
     /* elementwise */
-    {"add", "AddBackward0", BIN, 3, 0, bw_add},
-    {"add_", "AddBackward0", BIN, 3, CT_F_INPLACE, bw_add},
-    {"sub", "SubBackward0", BIN, 3, 0, bw_sub},
-    {"subtract", "SubBackward0", BIN, 3, 0, bw_sub},
-    {"sub_", "SubBackward0", BIN, 3, CT_F_INPLACE, bw_sub},
-    {"rsub", "RsubBackward0", BIN, 3, 0, bw_rsub},
+    {"add", "AddBackward0", BIN, 3, NSV, bw_add},
+    {"add_", "AddBackward0", BIN, 3, CT_F_INPLACE | NSV, bw_add},
+    {"sub", "SubBackward0", BIN, 3, NSV, bw_sub, name_sub},
+    {"subtract", "SubBackward0", BIN, 3, NSV, bw_sub, name_sub},
+    {"sub_", "SubBackward0", BIN, 3, CT_F_INPLACE | NSV, bw_sub},
+    {"rsub", "RsubBackward0", BIN, 3, NSV, bw_rsub, name_rsub},
     {"mul", "MulBackward0", SIG("input", "other"), 3, 0, bw_mul},
     {"multiply", "MulBackward0", SIG("input", "other"), 3, 0, bw_mul},
-    {"div", "DivBackward0", SIG("input", "other", "*rounding_mode"), 3, 0, bw_div},
-    {"divide", "DivBackward0", SIG("input", "other", "*rounding_mode"), 3, 0, bw_div},
-    {"true_divide", "DivBackward0", SIG("input", "other"), 3, 0, bw_div},
-    {"neg", "NegBackward0", SIG("input"), 1, 0, bw_neg},
-    {"negative", "NegBackward0", SIG("input"), 1, 0, bw_neg},
+    {"div", "DivBackward0", SIG("input", "other", "*rounding_mode"), 3, 0, bw_div, name_div},
+    {"divide", "DivBackward0", SIG("input", "other", "*rounding_mode"), 3, 0, bw_div, name_div},
+    {"true_divide", "DivBackward0", SIG("input", "other"), 3, 0, bw_div, name_true_divide},
+    {"floor_divide", NOT_IMPLEMENTED, SIG("input", "other"), 3, CT_F_NO_DERIV, NULL},
+    {"remainder", "RemainderBackward0", SIG("input", "other"), 3, 0, bw_remainder, name_remainder},
+    {"fmod", "FmodBackward0", SIG("input", "other"), 3, 0, bw_remainder, name_fmod},
+    {"neg", "NegBackward0", SIG("input"), 1, NSV, bw_neg},
+    {"negative", "NegBackward0", SIG("input"), 1, NSV, bw_neg},
     {"abs", "AbsBackward0", SIG("input"), 1, 0, bw_abs},
-    {"exp", "ExpBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_exp},
-    {"exp2", "Exp2Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_exp2},
+    {"absolute", "AbsBackward0", SIG("input"), 1, 0, bw_abs},
+    {"exp", "ExpBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_exp},
+    {"exp2", "Exp2Backward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_exp2},
     {"log", "LogBackward0", SIG("input"), 1, 0, bw_log},
     {"log2", "Log2Backward0", SIG("input"), 1, 0, bw_log2},
     {"log10", "Log10Backward0", SIG("input"), 1, 0, bw_log10},
     {"log1p", "Log1PBackward0", SIG("input"), 1, 0, bw_log1p},
-    {"expm1", "Expm1Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_expm1},
-    {"sqrt", "SqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_sqrt},
-    {"rsqrt", "RsqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_rsqrt},
-    {"reciprocal", "ReciprocalBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_reciprocal},
+    {"expm1", "Expm1Backward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_expm1},
+    {"sqrt", "SqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_sqrt},
+    {"rsqrt", "RsqrtBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_rsqrt},
+    {"reciprocal", "ReciprocalBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_reciprocal},
     {"square", "PowBackward0", SIG("input"), 1, 0, bw_square},
     {"sin", "SinBackward0", SIG("input"), 1, 0, bw_sin},
     {"cos", "CosBackward0", SIG("input"), 1, 0, bw_cos},
-    {"tan", "TanBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_tan},
-    {"tanh", "TanhBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_tanh},
-    {"sigmoid", "SigmoidBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_sigmoid},
-    {"relu", "ReluBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_relu},
+    {"tan", "TanBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_tan},
+    {"tanh", "TanhBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_tanh},
+    {"sigmoid", "SigmoidBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_sigmoid},
+    {"relu", "ReluBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_relu},
     {"sinh", "SinhBackward0", SIG("input"), 1, 0, bw_sinh},
     {"cosh", "CoshBackward0", SIG("input"), 1, 0, bw_cosh},
     {"asin", "AsinBackward0", SIG("input"), 1, 0, bw_asin},
+    {"arcsin", "AsinBackward0", SIG("input"), 1, 0, bw_asin},
     {"acos", "AcosBackward0", SIG("input"), 1, 0, bw_acos},
+    {"arccos", "AcosBackward0", SIG("input"), 1, 0, bw_acos},
     {"atan", "AtanBackward0", SIG("input"), 1, 0, bw_atan},
+    {"arctan", "AtanBackward0", SIG("input"), 1, 0, bw_atan},
+    {"asinh", "AsinhBackward0", SIG("input"), 1, 0, bw_asinh},
+    {"arcsinh", "AsinhBackward0", SIG("input"), 1, 0, bw_asinh},
+    {"acosh", "AcoshBackward0", SIG("input"), 1, 0, bw_acosh},
+    {"arccosh", "AcoshBackward0", SIG("input"), 1, 0, bw_acosh},
+    {"atanh", "AtanhBackward0", SIG("input"), 1, 0, bw_atanh},
+    {"arctanh", "AtanhBackward0", SIG("input"), 1, 0, bw_atanh},
+    {"erf", "ErfBackward0", SIG("input"), 1, 0, bw_erf},
+    {"erfc", "ErfcBackward0", SIG("input"), 1, 0, bw_erfc},
     {"silu", "SiluBackward0", SIG("input"), 1, 0, bw_silu},
     {"gelu", "GeluBackward0", SIG("input", "*approximate"), 1, 0, bw_gelu},
-    {"pow", "PowBackward0", SIG("input", "exponent"), 3, 0, bw_pow},
-    {"clamp", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp},
-    {"clip", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp},
-    {"clamp_min", "ClampMinBackward0", SIG("input", "min"), 1, 0, bw_clamp_min},
-    {"clamp_max", "ClampMaxBackward0", SIG("input", "max"), 1, 0, bw_clamp_min},
+    {"softplus", "SoftplusBackward0", SIG("input", "beta", "threshold"), 1, 0, bw_softplus},
+    {"nan_to_num", "NanToNumBackward0", SIG("input", "nan", "posinf", "neginf"), 1, 0, bw_nan_to_num},
+    {"pow", "PowBackward0", SIG("input", "exponent"), 3, 0, bw_pow, name_pow},
+    {"float_power", "PowBackward0", SIG("input", "exponent"), 3, 0, bw_float_power, name_pow},
+    {"atan2", "Atan2Backward0", SIG("input", "other"), 3, 0, bw_atan2},
+    {"arctan2", "Atan2Backward0", SIG("input", "other"), 3, 0, bw_atan2},
+    {"hypot", "HypotBackward0", SIG("input", "other"), 3, CT_F_SAVE_OUT, bw_hypot},
+    {"logaddexp", "LogaddexpBackward0", SIG("input", "other"), 3, 0, bw_logaddexp},
+    {"logaddexp2", "Logaddexp2Backward0", SIG("input", "other"), 3, 0, bw_logaddexp},
+    {"copysign", "CopysignBackward0", SIG("input", "other"), 3, CT_F_SAVE_OUT, bw_copysign, name_copysign},
+    {"clamp", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp, name_clamp},
+    {"clip", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp, name_clamp},
+    {"clamp_min", "ClampMinBackward0", SIG("input", "min"), 1, 0, bw_clamp_min, name_clamp_min},
+    {"clamp_max", "ClampMaxBackward0", SIG("input", "max"), 1, 0, bw_clamp_min, name_clamp_max},
     {"where", "WhereBackward0", SIG("condition", "input", "other"), 6, 0, bw_where},
     {"maximum", "MaximumBackward0", SIG("input", "other"), 3, 0, bw_maximum},
     {"minimum", "MinimumBackward0", SIG("input", "other"), 3, 0, bw_maximum},
     {"fmax", "FmaxBackward0", SIG("input", "other"), 3, 0, bw_maximum},
     {"fmin", "FminBackward0", SIG("input", "other"), 3, 0, bw_maximum},
-    {"lerp", "LerpBackward1", SIG("input", "end", "weight"), 7, 0, bw_lerp},
-    {"addcmul", "AddcmulBackward0", SIG("input", "tensor1", "tensor2", "*value"), 7, 0, bw_addcmul},
-    {"addcdiv", "AddcdivBackward0", SIG("input", "tensor1", "tensor2", "*value"), 7, 0, bw_addcmul},
-    {"sign", "SignBackward0", SIG("input"), 1, 0, bw_zero},
-    {"floor", "FloorBackward0", SIG("input"), 1, 0, bw_zero},
-    {"ceil", "CeilBackward0", SIG("input"), 1, 0, bw_zero},
-    {"round", "RoundBackward0", SIG("input", "*decimals"), 1, 0, bw_zero},
-    {"trunc", "TruncBackward0", SIG("input"), 1, 0, bw_zero},
-    {"frac", "FracBackward0", SIG("input"), 1, 0, bw_identity},
+    {"lerp", "LerpBackward1", SIG("input", "end", "weight"), 7, 0, bw_lerp, name_lerp},
+    {"addcmul", "AddcmulBackward0", SIG("input", "tensor1", "tensor2", "*value"), 7, NSV, bw_addcmul},
+    {"addcdiv", "AddcdivBackward0", SIG("input", "tensor1", "tensor2", "*value"), 7, NSV, bw_addcmul},
+    {"sign", "SignBackward0", SIG("input"), 1, NSV, bw_zero},
+    {"sgn", "SgnBackward0", SIG("input"), 1, NSV, bw_zero},
+    {"floor", "FloorBackward0", SIG("input"), 1, NSV, bw_zero},
+    {"ceil", "CeilBackward0", SIG("input"), 1, NSV, bw_zero},
+    {"round", "RoundBackward0", SIG("input", "*decimals"), 1, NSV, bw_zero, name_round},
+    {"trunc", "TruncBackward0", SIG("input"), 1, NSV, bw_zero},
+    {"fix", "TruncBackward0", SIG("input"), 1, NSV, bw_zero},
+    {"frac", "FracBackward0", SIG("input"), 1, NSV, bw_identity},
+    /* random draws: zero gradients for their tensor parameters */
+    {"bernoulli", "BernoulliBackward0", SIG("input", "p", "*generator"), 1, NSV, bw_random},
+    {"normal", "NormalBackward3", SIG("mean", "std", "size", "*generator"), 3, NSV, bw_random, name_normal},
     /* reductions */
-    {"sum", "SumBackward1", SIG("input", "dim", "keepdim", "*dtype"), 1, 0, bw_sum},
-    {"mean", "MeanBackward1", SIG("input", "dim", "keepdim", "*dtype"), 1, 0, bw_mean},
-    {"prod", "ProdBackward0", SIG("input", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_prod},
-    {"var", "VarBackward0", SIG("input", "dim", "unbiased_or_none", "*correction", "keepdim", "*unbiased"), 1, 0, bw_var},
-    {"std", "StdBackward0", SIG("input", "dim", "unbiased_or_none", "*correction", "keepdim", "*unbiased"), 1,
-     CT_F_SAVE_OUT, bw_var},
+    {"sum", "SumBackward1", SIG("input", "dim", "keepdim", "*dtype"), 1, NSV, bw_sum, name_sum},
+    {"nansum", "NansumBackward0", SIG("input", "dim", "keepdim", "*dtype"), 1, 0, bw_nansum},
+    {"sum_to_size", "SumBackward1", SIZES, 1, NSV, bw_expand_back},
+    {"mean", "MeanBackward1", SIG("input", "dim", "keepdim", "*dtype"), 1, NSV, bw_mean, name_mean},
+    {"prod", "ProdBackward0", SIG("input", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_prod, name_prod},
+    {"var", "VarBackward0", SIG("input", "dim", "unbiased", "keepdim", "*correction"), 1, 0, bw_var_mean},
+    {"std", "StdBackward0", SIG("input", "dim", "unbiased", "keepdim", "*correction"), 1, CT_F_SAVE_OUT, bw_var_mean},
+    {"var_mean", "VarMeanBackward0", SIG("input", "dim", "unbiased", "keepdim", "*correction"), 1, 0, bw_var_mean},
+    {"std_mean", "StdMeanBackward0", SIG("input", "dim", "unbiased", "keepdim", "*correction"), 1, CT_F_SAVE_OUT,
+     bw_var_mean},
     {"amax", "AmaxBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_amax},
     {"amin", "AminBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_amax},
-    {"max", "MaxBackward0", SIG("input", "dim", "keepdim"), 3, CT_F_SAVE_OUT, bw_max_dim},
-    {"min", "MinBackward0", SIG("input", "dim", "keepdim"), 3, CT_F_SAVE_OUT, bw_max_dim},
+    {"aminmax", "AminmaxBackward0", SIG("input", "*dim", "*keepdim"), 1, CT_F_SAVE_OUT, bw_aminmax},
+    {"max", "MaxBackward0", SIG("input", "dim", "keepdim"), 3, CT_F_SAVE_OUT, bw_max_dim, name_max},
+    {"min", "MinBackward0", SIG("input", "dim", "keepdim"), 3, CT_F_SAVE_OUT, bw_max_dim, name_min},
+    {"median", "MedianBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_median, name_median},
     {"sort", "SortBackward0", SIG("input", "dim", "descending", "*stable"), 1, CT_F_SAVE_OUT, bw_sort},
     {"topk", "TopkBackward0", SIG("input", "k", "dim", "largest", "sorted"), 1, CT_F_SAVE_OUT, bw_topk},
     {"logsumexp", "LogsumexpBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_logsumexp},
-    {"norm", "NormBackward1", SIG("input", "p", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_norm},
-    {"softmax", "SoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT, bw_softmax},
-    {"log_softmax", "LogSoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT, bw_log_softmax},
-    {"cumsum", "CumsumBackward0", SIG("input", "dim", "*dtype"), 1, 0, bw_cumsum},
-    {"cumprod", "CumprodBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_NO_DERIV, NULL},
+    {"norm", "LinalgVectorNormBackward0", SIG("input", "p", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_norm},
+    {"softmax", "SoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_softmax},
+    {"log_softmax", "LogSoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_log_softmax},
+    {"cumsum", "CumsumBackward0", SIG("input", "dim", "*dtype"), 1, NSV, bw_cumsum},
+    {"cumprod", "CumprodBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT, bw_cumprod},
     /* views and copies */
-    {"view", "ViewBackward0", SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7"), 1, CT_F_VIEW, bw_reshape},
-    {"reshape", "ViewBackward0", SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7"), 1, CT_F_VIEW, bw_reshape},
-    {"view_as", "ViewBackward0", SIG("input", "other"), 1, CT_F_VIEW, bw_reshape},
-    {"reshape_as", "ViewBackward0", SIG("input", "other"), 1, CT_F_VIEW, bw_reshape},
-    {"flatten", "ViewBackward0", SIG("input", "start_dim", "end_dim"), 1, CT_F_VIEW, bw_reshape},
-    {"unflatten", "ViewBackward0", SIG("input", "dim", "sizes"), 1, CT_F_VIEW, bw_reshape},
-    {"squeeze", "SqueezeBackward1", SIG("input", "dim"), 1, CT_F_VIEW, bw_reshape},
-    {"unsqueeze", "UnsqueezeBackward0", SIG("input", "dim"), 1, CT_F_VIEW, bw_reshape},
-    {"transpose", "TransposeBackward0", SIG("input", "dim0", "dim1"), 1, CT_F_VIEW, bw_transpose},
-    {"swapaxes", "TransposeBackward0", SIG("input", "dim0", "dim1"), 1, CT_F_VIEW, bw_transpose},
-    {"swapdims", "TransposeBackward0", SIG("input", "dim0", "dim1"), 1, CT_F_VIEW, bw_transpose},
-    {"t", "TBackward0", SIG("input"), 1, CT_F_VIEW, bw_transpose},
-    {"permute", "PermuteBackward0", SIG("input", "d1", "d2", "d3", "d4", "d5", "d6", "d7"), 1, CT_F_VIEW, bw_permute},
-    {"movedim", "MovedimBackward0", SIG("input", "source", "destination"), 1, CT_F_VIEW, bw_movedim},
-    {"moveaxis", "MovedimBackward0", SIG("input", "source", "destination"), 1, CT_F_VIEW, bw_movedim},
-    {"expand", "ExpandBackward0", SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7"), 1, CT_F_VIEW, bw_identity},
-    {"expand_as", "ExpandBackward0", SIG("input", "other"), 1, CT_F_VIEW, bw_identity},
-    {"narrow", "SliceBackward0", SIG("input", "dim", "start", "length"), 1, CT_F_VIEW, bw_narrow},
-    {"select", "SelectBackward0", SIG("input", "dim", "index"), 1, CT_F_VIEW, bw_narrow},
-    {"unbind", "UnbindBackward0", SIG("input", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT, bw_pieces},
-    {"split", "SplitBackward0", SIG("input", "split_size_or_sections", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT, bw_pieces},
-    {"chunk", "SplitBackward0", SIG("input", "chunks", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT, bw_pieces},
-    {"contiguous", "CloneBackward0", SIG("input", "*memory_format"), 1, 0, bw_identity},
-    {"clone", "CloneBackward0", SIG("input", "*memory_format"), 1, 0, bw_identity},
+    {"view", "ViewBackward0", SIZES, 1, CT_F_VIEW | NSV, bw_reshape},
+    {"reshape", "ViewBackward0", SIZES, 1, CT_F_VIEW | NSV, bw_reshape, name_reshape},
+    {"view_as", "ViewBackward0", SIG("input", "other"), 1, CT_F_VIEW | NSV, bw_reshape},
+    {"reshape_as", "ViewBackward0", SIG("input", "other"), 1, CT_F_VIEW | NSV, bw_reshape, name_reshape_as},
+    {"flatten", "ViewBackward0", SIG("input", "start_dim", "end_dim"), 1, CT_F_VIEW | NSV, bw_reshape, name_flatten},
+    {"unflatten", "ViewBackward0", SIG("input", "dim", "sizes"), 1, CT_F_VIEW | NSV, bw_reshape},
+    {"squeeze", "SqueezeBackward1", SIG("input", "dim"), 1, CT_F_VIEW | NSV, bw_reshape, name_squeeze},
+    {"unsqueeze", "UnsqueezeBackward0", SIG("input", "dim"), 1, CT_F_VIEW | NSV, bw_reshape},
+    {"transpose", "TransposeBackward0", SIG("input", "dim0", "dim1"), 1, CT_F_VIEW | NSV, bw_transpose},
+    {"swapaxes", "TransposeBackward0", SIG("input", "dim0", "dim1"), 1, CT_F_VIEW | NSV, bw_transpose},
+    {"swapdims", "TransposeBackward0", SIG("input", "dim0", "dim1"), 1, CT_F_VIEW | NSV, bw_transpose},
+    {"t", "TBackward0", SIG("input"), 1, CT_F_VIEW | NSV, bw_transpose},
+    {"permute", "PermuteBackward0", SIG("input", "d1", "d2", "d3", "d4", "d5", "d6", "d7"), 1, CT_F_VIEW | NSV,
+     bw_permute},
+    {"movedim", "PermuteBackward0", SIG("input", "source", "destination"), 1, CT_F_VIEW | NSV, bw_movedim},
+    {"moveaxis", "PermuteBackward0", SIG("input", "source", "destination"), 1, CT_F_VIEW | NSV, bw_movedim},
+    {"expand", "ExpandBackward0", SIZES, 1, CT_F_VIEW | NSV, bw_identity},
+    {"expand_as", "ExpandBackward0", SIG("input", "other"), 1, CT_F_VIEW | NSV, bw_identity},
+    {"narrow", "SliceBackward0", SIG("input", "dim", "start", "length"), 1, CT_F_VIEW | NSV, bw_narrow},
+    {"select", "SelectBackward0", SIG("input", "dim", "index"), 1, CT_F_VIEW | NSV, bw_narrow},
+    {"diagonal", "DiagonalBackward0", SIG("input", "offset", "dim1", "dim2"), 1, CT_F_VIEW | NSV, bw_diagonal},
+    {"unbind", "UnbindBackward0", SIG("input", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT | NSV, bw_pieces},
+    {"split", "SplitBackward0", SIG("input", "split_size_or_sections", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT | NSV,
+     bw_pieces, name_split},
+    {"chunk", "SplitBackward0", SIG("input", "chunks", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT | NSV, bw_pieces},
+    {"contiguous", "CloneBackward0", SIG("input", "*memory_format"), 1, NSV, bw_identity},
+    {"clone", "CloneBackward0", SIG("input", "*memory_format"), 1, NSV, bw_identity},
     {"to", "ToCopyBackward0", SIG("input", "a", "b", "*dtype", "*device", "*non_blocking", "*copy", "*memory_format"),
-     1, 0, bw_to},
-    {"type", "ToCopyBackward0", SIG("input", "dtype", "non_blocking"), 1, 0, bw_to},
-    {"float", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
-    {"double", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
-    {"half", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
-    {"bfloat16", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
-    {"cpu", "ToCopyBackward0", SIG("input"), 1, 0, bw_to},
-    {"cuda", "ToCopyBackward0", SIG("input", "device", "non_blocking"), 1, 0, bw_to},
+     1, NSV, bw_to},
+    {"type", "ToCopyBackward0", SIG("input", "dtype", "non_blocking"), 1, NSV, bw_to},
+    {"float", "ToCopyBackward0", SIG("input"), 1, NSV, bw_to},
+    {"double", "ToCopyBackward0", SIG("input"), 1, NSV, bw_to},
+    {"half", "ToCopyBackward0", SIG("input"), 1, NSV, bw_to},
+    {"bfloat16", "ToCopyBackward0", SIG("input"), 1, NSV, bw_to},
+    {"cpu", "ToCopyBackward0", SIG("input"), 1, NSV, bw_to},
+    {"cuda", "ToCopyBackward0", SIG("input", "device", "non_blocking"), 1, NSV, bw_to},
     /* indexing and joining */
-    {"__getitem__", "IndexBackward0", SIG("input", "key"), 1, CT_F_VIEW, bw_getitem},
+    {"__getitem__", "IndexBackward0", SIG("input", "key"), 1, CT_F_VIEW | NSV, bw_getitem, name_getitem},
     {"__setitem__", "IndexPutBackward0", SIG("input", "key", "value"), 5, CT_F_INPLACE, bw_setitem},
     {"cat", "CatBackward0", SIG("tensors", "dim"), 1, CT_F_LIST_INPUT, bw_cat},
     {"concat", "CatBackward0", SIG("tensors", "dim"), 1, CT_F_LIST_INPUT, bw_cat},
+    {"concatenate", "CatBackward0", SIG("tensors", "dim", "*axis"), 1, CT_F_LIST_INPUT, bw_stack_like},
+    {"hstack", "CatBackward0", SIG("tensors"), 1, CT_F_LIST_INPUT, bw_stack_like},
+    {"vstack", "CatBackward0", SIG("tensors"), 1, CT_F_LIST_INPUT, bw_stack_like},
+    {"dstack", "CatBackward0", SIG("tensors"), 1, CT_F_LIST_INPUT, bw_stack_like},
     {"stack", "StackBackward0", SIG("tensors", "dim"), 1, CT_F_LIST_INPUT, bw_stack},
-    {"gather", "GatherBackward0", SIG("input", "dim", "index", "*sparse_grad"), 1, 0, bw_gather},
-    {"index_select", "IndexSelectBackward0", SIG("input", "dim", "index"), 1, 0, bw_index_select},
-    {"scatter", "ScatterBackward0", SIG("input", "dim", "index", "src", "*value", "*reduce"), 9, 0, bw_scatter},
-    {"scatter_add", "ScatterAddBackward0", SIG("input", "dim", "index", "src"), 9, 0, bw_scatter},
-    {"masked_fill", "MaskedFillBackward0", SIG("input", "mask", "value"), 1, 0, bw_masked_fill},
-    {"tril", "TrilBackward0", SIG("input", "diagonal"), 1, 0, bw_tril},
-    {"triu", "TriuBackward0", SIG("input", "diagonal"), 1, 0, bw_tril},
-    {"flip", "FlipBackward0", SIG("input", "dims"), 1, 0, bw_flip},
-    {"roll", "RollBackward0", SIG("input", "shifts", "dims"), 1, 0, bw_roll},
-    {"repeat", "RepeatBackward0", SIG("input", "s1", "s2", "s3", "s4", "s5", "s6", "s7"), 1, 0, bw_repeat},
+    {"gather", "GatherBackward0", SIG("input", "dim", "index", "*sparse_grad"), 1, NSV, bw_gather},
+    {"index_select", "IndexSelectBackward0", SIG("input", "dim", "index"), 1, NSV, bw_index_select},
+    {"take", "TakeBackward0", SIG("input", "index"), 1, NSV, bw_take},
+    {"masked_select", "MaskedSelectBackward0", SIG("input", "mask"), 1, NSV, bw_masked_select},
+    {"scatter", "ScatterBackward0", SIG("input", "dim", "index", "src", "*value", "*reduce"), 9, NSV, bw_scatter_any,
+     name_scatter},
+    {"scatter_add", "ScatterAddBackward0", SIG("input", "dim", "index", "src"), 9, NSV, bw_scatter},
+    {"index_add", "IndexAddBackward0", SIG("input", "dim", "index", "source", "*alpha"), 9, NSV, bw_index_add},
+    {"index_copy", "IndexCopyBackward0", SIG("input", "dim", "index", "source"), 9, NSV, bw_index_copy},
+    {"index_fill", "IndexFillBackward0", SIG("input", "dim", "index", "value"), 9, NSV, bw_index_copy,
+     name_index_fill},
+    {"index_put", "IndexPutBackward0", SIG("input", "indices", "values", "accumulate"), 5, NSV, bw_index_put},
+    {"masked_fill", "MaskedFillBackward0", SIG("input", "mask", "value"), 5, NSV, bw_masked_fill2, name_masked_fill},
+    {"tril", "TrilBackward0", SIG("input", "diagonal"), 1, NSV, bw_tril},
+    {"triu", "TriuBackward0", SIG("input", "diagonal"), 1, NSV, bw_tril},
+    {"diag", "DiagEmbedBackward0", SIG("input", "diagonal"), 1, NSV, bw_diag, name_diag},
+    {"flip", "FlipBackward0", SIG("input", "dims"), 1, NSV, bw_flip},
+    {"fliplr", "FlipBackward0", SIG("input"), 1, NSV, bw_fliplr},
+    {"flipud", "FlipBackward0", SIG("input"), 1, NSV, bw_fliplr},
+    {"roll", "RollBackward0", SIG("input", "shifts", "dims"), 1, NSV, bw_roll},
+    {"repeat", "RepeatBackward0", SIZES, 1, NSV, bw_repeat},
+    {"tile", "RepeatBackward0", SIZES, 1, NSV, bw_repeat},
     /* linear algebra */
-    {"matmul", "MmBackward0", SIG("input", "other"), 3, 0, bw_matmul},
+    {"matmul", "MmBackward0", SIG("input", "other"), 3, 0, bw_matmul, name_matmul},
     {"mm", "MmBackward0", SIG("input", "mat2"), 3, 0, bw_matmul},
     {"bmm", "BmmBackward0", SIG("input", "mat2"), 3, 0, bw_matmul},
     {"mv", "MvBackward0", SIG("input", "vec"), 3, 0, bw_matmul},
     {"dot", "DotBackward0", SIG("input", "tensor"), 3, 0, bw_matmul},
-    {"outer", "OuterBackward0", SIG("input", "vec2"), 3, 0, bw_outer},
-    {"addmm", "AddmmBackward0", SIG("input", "mat1", "mat2", "*beta", "*alpha"), 7, 0, bw_addmm},
-    {"einsum", "EinsumBackward0", SIG("equation", "operands"), 0, CT_F_NO_DERIV, NULL},
+    {"vdot", "VdotBackward0", SIG("input", "other"), 3, 0, bw_matmul},
+    {"outer", "MulBackward0", SIG("input", "vec2"), 3, 0, bw_outer},
+    {"ger", "MulBackward0", SIG("input", "vec2"), 3, 0, bw_outer},
+    {"addmm", "AddmmBackward0", SIG("input", "mat1", "mat2", "*beta", "*alpha"), 7, NSV, bw_addmm},
+    {"addmv", "AddmvBackward0", SIG("input", "mat", "vec", "*beta", "*alpha"), 7, NSV, bw_addmv},
+    {"baddbmm", "BaddbmmBackward0", SIG("input", "batch1", "batch2", "*beta", "*alpha"), 7, NSV, bw_addmv},
+    {"addbmm", "AddbmmBackward0", SIG("input", "batch1", "batch2", "*beta", "*alpha"), 7, NSV, bw_addmv},
+    /* einsum(equation, *operands) or einsum(op, sublist, op, sublist, ..., [out]): any argument may
+     * be an operand */
+    {"einsum", "ViewBackward0", SIG("equation", "o1", "o2", "o3", "o4", "o5", "o6", "o7"), 0xff, 0, bw_einsum,
+     name_einsum},
     /* nn (csrc/nn.c): linear's node name follows PyTorch's for 2-D input with a bias; the Python
      * layer calls the aliases for the other cases so that grad_fn names match PyTorch's */
     {"linear", "AddmmBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},

@@ -91,6 +91,14 @@ static bool compute_view_strides(const CtTensorObject *t, int nd, const int64_t 
     return view_d == -1;
 }
 
+/* For autograd's node names (reshape is a view, an alias or a copy): true when t can be viewed
+ * with sizes (no -1) without copying. */
+bool ct_can_view(const CtTensorObject *t, int nd, const int64_t *sizes)
+{
+    int64_t strides[CT_MAX_DIMS];
+    return compute_view_strides(t, nd, sizes, strides);
+}
+
 /* --- view / reshape ----------------------------------------------------------------------------- */
 static PyObject *view_impl(CtTensorObject *t, int nd, int64_t *sizes, bool allow_copy)
 {

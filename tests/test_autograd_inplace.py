@@ -98,7 +98,7 @@ def test_write_through_slice_view_reaches_base():
     b = a * 2
     v = b[1:3]
     v.mul_(3)
-    assert b.grad_fn.name() == "CopySlices"
+    assert b.grad_fn.name() == "torch::autograd::CopySlices" and type(b.grad_fn).__name__ == "CopySlices"
     assert v.grad_fn.name() == "AsStridedBackward0"
     assert b.tolist() == [2.0, 12.0, 18.0, 8.0]
     b.sum().backward()
@@ -152,7 +152,7 @@ def test_copy_into_view_of_plain_tensor():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     out = torch.zeros(4)
     out[1:3].copy_(x * 2)
-    assert out.requires_grad and out.grad_fn.name() == "CopySlices"
+    assert out.requires_grad and out.grad_fn.name() == "torch::autograd::CopySlices"
     (out * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
     assert x.grad.tolist() == [4.0, 6.0]
 
@@ -211,12 +211,13 @@ def test_detach_inplace_on_view_raises():
 def test_op_without_derivative_raises_at_backward():
     a = leaf(3)
     y = a // 0.5
-    assert y.requires_grad and y.grad_fn.name() == "NotImplemented"
+    assert y.requires_grad and y.grad_fn.name() == "torch::autograd::NotImplemented"
+    assert "grad_fn=<NotImplemented>" in repr(y)
     with pytest.raises(NotImplementedError, match="floor_divide"):
         y.sum().backward()
     b = a * 1
     b //= 0.5
-    assert b.grad_fn.name() == "NotImplemented"
+    assert type(b.grad_fn).__name__ == "NotImplemented"
 
 
 def test_random_fill_gives_zero_gradient():

@@ -32,6 +32,13 @@ def _export_c_names():
             g[name] = getattr(_C, name)
 
 
+def einsum(*args):
+    """einsum(equation, *operands) or einsum(equation, [operands]); see ctorch._C.einsum."""
+    if len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], (list, tuple)):
+        return _C.einsum(args[0], *args[1])  # one argument per operand: autograd records each
+    return _C.einsum(*args)
+
+
 _export_c_names()
 
 from . import backends, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
