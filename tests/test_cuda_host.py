@@ -79,6 +79,14 @@ def test_reduce_kernels_on_host(fake_runtime):
     assert "all reduce checks passed" in text
 
 
+def test_blas_on_fake_cublas(fake_runtime):
+    # blas.cu against a fake cuBLAS that computes column-major GEMMs on the host and refuses bad
+    # leading dimensions: the row-major -> column-major translation, stream/workspace binding,
+    # math modes, shortcuts and the integer kernel's grid
+    out = build_and_run(fake_runtime, [os.path.join(HERE, "blas_harness.cu")])
+    assert "all blas checks passed" in out
+
+
 def test_index_kernels_on_host(fake_runtime):
     out = build_and_run(fake_runtime, [os.path.join(HERE, "index_harness.cu")])
     assert "all index checks passed" in out
