@@ -92,6 +92,29 @@ def test_index_kernels_on_host(fake_runtime):
     assert "all index checks passed" in out
 
 
+def test_backend_exports_what_the_loader_looks_up():
+    """The built _C_cuda.so exports exactly the symbols cuda_loader.c dlsym()s (the entry point)
+    and needs neither libpython nor a shared cudart (it is opened where only the driver and cuBLAS
+    are installed)."""
+    so = os.path.join(os.path.dirname(ctorch.__file__), "_C_cuda.so")
+    if not os.path.exists(so) or shutil.which("nm") is None or shutil.which("readelf") is None:
+        pytest.skip("no CUDA backend built here (or no binutils)")
+    header = open(os.path.join(ROOT, "csrc", "cuda", "ctorch_cuda.h")).read()
+    macros = dict(re.findall(r'#define (CT_\w+) "(\w+)"', header))
+    loader = open(os.path.join(ROOT, "csrc", "cuda_loader.c")).read()
+    wanted = set()
+    for arg in re.findall(r"dlsym\(\s*\w+\s*,\s*([^)]+?)\s*\)", loader):
+        wanted.add(macros[arg] if arg in macros else arg.strip('"'))
+    assert wanted == {"ct_cuda_backend_init"}
+    out = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True, check=True).stdout
+    exported = {line.split()[-1] for line in out.splitlines() if len(line.split()) == 3 and line.split()[1] == "T"}
+    assert exported == wanted, sorted(exported)[:20]
+    needed = subprocess.run(["readelf", "-d", so], capture_output=True, text=True, check=True).stdout
+    libs = re.findall(r"Shared library: \[([^\]]+)\]", needed)
+    assert any(lib.startswith("libcublas.so") for lib in libs), libs
+    assert not any(lib.startswith(("libpython", "libcudart")) for lib in libs), libs
+
+
 @pytest.mark.parametrize("source", ["random.cu", "index.cu"])
 def test_no_fused_multiply_add(tmp_path, source):
     """Random samples (and accumulated index_put sums) must be the CPU's bits: the GPU code of
