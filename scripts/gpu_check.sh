@@ -8,9 +8,9 @@
 #   2. build ctorch with CUDA in place, for this GPU's architecture only (CTORCH_CUDA_ARCH,
 #      default: the compute capability nvidia-smi reports, else 90), nvcc files in parallel
 #   3. ctorch.cuda.diagnose(), and the backend's exported symbols (nm -D)
-#   4. pytest: the CUDA tests first (test_cuda.py and the cross-device files), then the CUDA
-#      half of the rest of the suite (-k cuda); tests/test_cuda_host.py is left out (host-only
-#      checks that CI runs without a GPU)
+#   4. pytest: tests/test_cuda.py first, then the CUDA half of the rest of the suite (-k 'cuda or
+#      cross_device', in parallel with pytest-xdist); tests/test_cuda_host.py is left out
+#      (host-only checks that CI runs without a GPU)
 #   5. compute-sanitizer memcheck over a small subset, with caching off
 #      (CTORCH_NO_CUDA_MEMORY_CACHING=1) so that overruns inside cached segments are seen
 #   6. benchmarks/bench_cuda.py and bench_train.py (JSON beside the log)
@@ -140,20 +140,16 @@ nm -D --defined-only '$so' | grep -q ' T ct_cuda_backend_init\$'"
     # --- tests ---------------------------------------------------------------------------------------
     local pytest_opts=(-q -p no:cacheprovider -rfE --tb=short --durations=10 -o faulthandler_timeout=90)
     has_module pytest_timeout && pytest_opts+=(--timeout=90)
-    local cuda_files=(tests/test_cuda.py)
-    for f in tests/test_cross_device_*.py; do
-        [ -f "$f" ] && cuda_files+=("$f")
-    done
-    step "pytest: the CUDA tests (${cuda_files[*]})" 100 "$PY" -m pytest "${pytest_opts[@]}" \
-        --junitxml="$outdir/junit-cuda.xml" "${cuda_files[@]}"
+    # test_cuda.py alone and serially (its out-of-memory test fills the GPU); then everything else
+    # that runs on CUDA (the cuda-parametrised tests and the cross-device files), in 4 processes
+    # when pytest-xdist is there
+    step "pytest: tests/test_cuda.py" 60 "$PY" -m pytest "${pytest_opts[@]}" \
+        --junitxml="$outdir/junit-cuda.xml" tests/test_cuda.py
     local rest_opts=()
     has_module xdist && rest_opts+=(-n 4)
-    local ignore=(--ignore=tests/test_cuda_host.py)
-    for f in "${cuda_files[@]}"; do
-        ignore+=("--ignore=$f")
-    done
-    step "pytest: the CUDA half of the rest of the suite (-k cuda)" 110 "$PY" -m pytest "${pytest_opts[@]}" \
-        "${rest_opts[@]}" --junitxml="$outdir/junit-rest.xml" -k cuda "${ignore[@]}" tests
+    step "pytest: the CUDA half of the rest of the suite (-k 'cuda or cross_device')" 170 "$PY" -m pytest \
+        "${pytest_opts[@]}" "${rest_opts[@]}" --junitxml="$outdir/junit-rest.xml" -k "cuda or cross_device" \
+        --ignore=tests/test_cuda_host.py --ignore=tests/test_cuda.py tests
 
     # --- compute-sanitizer ---------------------------------------------------------------------------
     local sanitizer
@@ -164,8 +160,8 @@ nm -D --defined-only '$so' | grep -q ' T ct_cuda_backend_init\$'"
         # The leak check is off: the allocators keep memory at exit by design.
         step "compute-sanitizer memcheck: a subset" 45 env CTORCH_NO_CUDA_MEMORY_CACHING=1 "$sanitizer" \
             --tool memcheck --error-exitcode 1 --target-processes all --leak-check no --print-limit 20 \
-            "$PY" -m pytest -q -p no:cacheprovider -x -k \
-            "same_device_copy or zero_size or casts_on_gpu or round_trip or peer or data_ptr" tests/test_cuda.py
+            "$PY" -m pytest -q -p no:cacheprovider -rfE -k "same_device_cop or zero_size or empty_cuda or data_ptr \
+or (casts_on_gpu and uint8) or (test_seed_workflow and cuda)" tests/test_cuda.py tests/test_train.py
     else
         echo; echo "== compute-sanitizer not found: memcheck step FAILED"
         status=1
