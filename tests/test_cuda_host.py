@@ -4,12 +4,16 @@ tests/cuda_host/ holds C++ programs built against csrc/cuda/ with a fake CUDA ru
 (fake_cudart.cpp, linked with -cudart none): allocator_harness.cu runs the caching allocator
 (rounding, pools, splits and merges, stream awareness, statistics, the OOM retry and message,
 the pinned-memory cache); copy_harness.cu runs copy.cu's per-thread bodies, conversions, offset
-calculator, iteration-space splitting and launch decisions; reduce_harness.cu emulates the grids
+calculator, iteration-space splitting, launch decisions and the ordering of GPU-to-GPU copies;
+blas_harness.cu runs blas.cu against a fake cuBLAS (column-major GEMMs on the host that refuse
+bad leading dimensions) and compares with row-major references; reduce_harness.cu emulates the grids
 of reduce.cu and sort.cu with their per-thread bodies (reductions, arg-reductions, scans,
 softmax, sorts, launch plans) against naive references; elementwise_harness.cu builds the
 elementwise kernels with CT_EW_HOST_EMULATION into a shared object that the last tests drive
 with ctypes, comparing every op x compute dtype x layout with ctorch's CPU kernels. Skipped where
-nvcc is missing.
+nvcc is missing. The fake runtime refuses (and fails the program on) any launch a GPU would
+refuse: an empty grid, gridDim.y/z > 65535, more than 1024 threads per block, more than 48 KiB
+of dynamic shared memory.
 """
 import os
 import shutil

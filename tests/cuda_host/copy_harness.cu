@@ -11,7 +11,9 @@
  * - ct_for_each_piece cuts iteration spaces of 2^31 elements or more into pieces that cover the
  *   space in order with correct base pointers;
  * - launch_cast picks cudaMemcpyAsync / the vectorised kernel / the strided kernel and sizes the
- *   grids to cover every element. */
+ *   grids to cover every element;
+ * - ct_cuda_memcpy_peer orders a GPU-to-GPU copy after both devices' streams and before their
+ *   later work (events both ways, the copy on the source's stream, each with its device current). */
 #include "copy.cu"
 #include "fake_cudart.h"
 #include <math.h>
