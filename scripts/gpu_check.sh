@@ -14,7 +14,7 @@
 #   5. compute-sanitizer memcheck over a small subset, with caching off
 #      (CTORCH_NO_CUDA_MEMORY_CACHING=1) so that overruns inside cached segments are seen
 #   6. benchmarks/bench_cuda.py and bench_train.py (JSON beside the log)
-# Every step runs under `timeout` within a total budget (GPU_CHECK_BUDGET seconds, default 540,
+# Every step runs under `timeout` within a total budget (GPU_CHECK_BUDGET seconds, default 560,
 # under the 10-minute limit of one device call); what is left of it is printed before each step.
 #
 # Results go to $OUT when it is set (the device tool brings that folder back: gpu_check.txt,
@@ -36,7 +36,7 @@ else
 fi
 mkdir -p "$outdir"
 log="$outdir/gpu_check.txt"
-budget=${GPU_CHECK_BUDGET:-540}
+budget=${GPU_CHECK_BUDGET:-560}
 PY=${PYTHON:-python3}
 
 status=0
@@ -122,7 +122,7 @@ EOF
         [ -n "$arch" ] || arch=90
     fi
     local built=0
-    if step "build with CUDA for sm_$arch" 240 env CTORCH_CUDA=1 CTORCH_CUDA_ARCH="$arch" \
+    if step "build with CUDA for sm_$arch" 270 env CTORCH_CUDA=1 CTORCH_CUDA_ARCH="$arch" \
         CTORCH_NVCC_JOBS="$(nproc)" "$PY" setup.py build_ext --inplace; then
         built=1
     fi
