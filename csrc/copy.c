@@ -1,7 +1,10 @@
 /* copy.c: ct_copy_ (broadcast, cast and cross-device copies) and ct_fill_, with the CPU cast
- * loops stamped out for every (dst, src) dtype pair. Cross-device copies stage through a
- * contiguous buffer on the side that needs it and move bytes with the device vtable. */
+ * loops stamped out for every (dst, src) dtype pair. Copies within one device run there (on a
+ * GPU: cudaMemcpyAsync device-to-device when both sides are contiguous with one dtype, the copy
+ * kernel otherwise). Cross-device copies stage through a contiguous buffer on the side that
+ * needs it and move bytes with the device vtable, or GPU to GPU with a peer copy. */
 #include "copy.h"
+#include "cuda_loader.h"
 #include "device.h"
 #include "elementwise.h"
 #include "tensor.h"
@@ -171,16 +174,9 @@ int ct_copy_ex(CtTensorObject *dst, CtTensorObject *src, bool non_blocking)
         if (d2h(ct_data(landing), ct_data(staged), nbytes, sd) < 0) {
             goto done;
         }
-    } else { /* between two GPUs: through the host */
-        CtTensorObject *host = ct_to(staged, dst->dtype, ct_cpu(), false);
-        if (host == NULL) {
-            goto done;
-        }
-        int r = ct_copy_(landing, host);
-        Py_DECREF(host);
-        if (r < 0) {
-            goto done;
-        }
+    } else if (ct_cuda_copy_peer(ct_data(landing), dd, ct_data(staged), sd, nbytes) < 0) {
+        /* between two GPUs: device to device (peer), stream-ordered on both sides */
+        goto done;
     }
     if (landing != dst && ct_copy_(dst, landing) < 0) {
         goto done;

@@ -65,7 +65,6 @@ static CtCudaDeviceProps props[CT_CUDA_MAX_DEVICES];
 static signed char device_state[CT_CUDA_MAX_DEVICES]; /* 1 usable, -1 no kernel image, -2 unreadable */
 static bool device_ready[CT_CUDA_MAX_DEVICES];        /* returned once by the slow path: fast path */
 static bool initialized;
-static char empty_storage; /* the address of every 0-byte CUDA storage (never dereferenced) */
 
 static PyObject *status_exception(int status)
 {
@@ -355,10 +354,7 @@ static int ensure_loaded(void)
 /* --- the device vtable -------------------------------------------------------------------------- */
 static void *cuda_alloc(size_t nbytes, CtDevice device)
 {
-    if (nbytes == 0) {
-        return &empty_storage;
-    }
-    void *ptr = NULL;
+    void *ptr = NULL; /* storage.c never asks for 0 bytes: an empty CUDA storage is NULL */
     int st = backend->malloc(device.index, nbytes, &ptr);
     if (st != CT_CUDA_OK) {
         raise_status(st);
@@ -369,9 +365,7 @@ static void *cuda_alloc(size_t nbytes, CtDevice device)
 
 static void cuda_free(void *ptr, size_t nbytes, CtDevice device)
 {
-    if (ptr != &empty_storage) {
-        (void)backend->free(device.index, ptr); /* a failure here has no caller to tell */
-    }
+    (void)backend->free(device.index, ptr); /* a failure here has no caller to tell */
 }
 
 static int cuda_copy(void *dst, const void *src, size_t nbytes, int kind, CtDevice device, int non_blocking)
@@ -394,6 +388,15 @@ static int cuda_copy_d2h_async(void *d, const void *s, size_t n, CtDevice dev)
 static int cuda_memset(void *dst, int value, size_t nbytes, CtDevice device)
 {
     int st = backend->memset(dst, value, nbytes, device.index);
+    return st == CT_CUDA_OK ? 0 : raise_status(st);
+}
+
+int ct_cuda_copy_peer(void *dst, CtDevice dd, const void *src, CtDevice sd, size_t nbytes)
+{
+    if (ct_cuda_get_ops(dd.index) == NULL || ct_cuda_get_ops(sd.index) == NULL) {
+        return -1;
+    }
+    int st = backend->memcpy_peer(dst, dd.index, src, sd.index, nbytes);
     return st == CT_CUDA_OK ? 0 : raise_status(st);
 }
 
@@ -495,6 +498,12 @@ const CtDeviceOps *ct_cuda_get_ops(int index)
 const CtCudaBackend *ct_cuda_backend(void) { return NULL; }
 
 bool ct_storage_is_pinned(const CtStorageObject *s) { return false; }
+
+int ct_cuda_copy_peer(void *dst, CtDevice dd, const void *src, CtDevice sd, size_t nbytes)
+{
+    not_compiled();
+    return -1;
+}
 
 CtTensorObject *ct_empty_pinned(int ndim, const int64_t *sizes, CtDType dtype)
 {

@@ -19,6 +19,11 @@ const CtDeviceOps *ct_cuda_get_ops(int index);
  * their .so-side entry points through it. */
 const CtCudaBackend *ct_cuda_backend(void);
 
+/* Copies nbytes from src on GPU sd to dst on GPU dd (two different devices): ordered after the
+ * work already queued on both devices' current streams and before later work on them, without
+ * the host. 0, or -1 with an exception set (AssertionError in a CPU-only build). */
+int ct_cuda_copy_peer(void *dst, CtDevice dd, const void *src, CtDevice sd, size_t nbytes);
+
 /* A new contiguous CPU tensor in pinned (page-locked) memory, uninitialised. */
 CtTensorObject *ct_empty_pinned(int ndim, const int64_t *sizes, CtDType dtype);
 bool ct_storage_is_pinned(const CtStorageObject *s);

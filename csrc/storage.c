@@ -32,13 +32,21 @@ CtStorageObject *ct_storage_new(size_t nbytes, CtDevice device)
         PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with %zu bytes, which is too large", nbytes);
         return NULL;
     }
-    void *data = ops->alloc(nbytes, device);
-    if (data == NULL) {
-        return NULL;
+    /* An empty CUDA storage holds no memory and its address is NULL, as in PyTorch (no
+     * cudaMalloc(0), and nothing that could be mistaken for device memory). CPU storages always
+     * get a real block (NumPy views of empty tensors need one). */
+    void *data = NULL;
+    if (nbytes > 0 || device.type == CT_DEV_CPU) {
+        data = ops->alloc(nbytes, device);
+        if (data == NULL) {
+            return NULL;
+        }
     }
     CtStorageObject *s = storage_alloc_object();
     if (s == NULL) {
-        ops->free(data, nbytes, device);
+        if (data != NULL) {
+            ops->free(data, nbytes, device);
+        }
         return NULL;
     }
     s->data = data;

@@ -661,7 +661,12 @@ static PyObject *tensor_element_size(PyObject *self, PyObject *unused)
 {
     return PyLong_FromSize_t(ct_itemsize(CT_TENSOR(self)));
 }
-static PyObject *tensor_data_ptr(PyObject *self, PyObject *unused) { return PyLong_FromVoidPtr(ct_data(CT_TENSOR(self))); }
+/* 0 for a tensor without elements, whatever its storage and offset (PyTorch's rule). */
+static PyObject *tensor_data_ptr(PyObject *self, PyObject *unused)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    return PyLong_FromVoidPtr(ct_numel(t) == 0 ? NULL : ct_data(t));
+}
 static PyObject *tensor_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     return PyBool_FromLong(ct_is_contiguous(CT_TENSOR(self)));

@@ -1,21 +1,77 @@
 #!/usr/bin/env bash
-# gpu_check.sh: what to run whenever a machine with an NVIDIA GPU is at hand (no network needed).
+# gpu_check.sh: what to run, in one go, whenever a machine with an NVIDIA GPU is at hand (no
+# network needed; Python with numpy and pytest; torch and cupy optional, for the benchmarks'
+# comparisons).
 #
-# Builds ctorch with CUDA in place, says what ctorch.cuda.diagnose() sees, runs the whole test
-# suite, runs the suite's CUDA half (tests whose id mentions cuda) under compute-sanitizer's
-# memcheck, and runs the benchmarks that exist (benchmarks/bench_cpu.py, bench_cuda.py).
-# Everything printed also goes to benchmarks/results/gpu-<date>.txt, which starts with the
-# device, the date and the git commit: commit that file.
+# Steps (each prints its command, exit status and time; a failing step never stops the next):
+#   1. facts: GPU (nvidia-smi), date, commit, Python, nvcc, compute-sanitizer, pytest plugins
+#   2. build ctorch with CUDA in place, for this GPU's architecture only (CTORCH_CUDA_ARCH,
+#      default: the compute capability nvidia-smi reports, else 90), nvcc files in parallel
+#   3. ctorch.cuda.diagnose(), and the backend's exported symbols (nm -D)
+#   4. pytest: tests/test_cuda.py first, then the CUDA half of the rest of the suite (-k 'cuda or
+#      cross_device', in parallel with pytest-xdist); tests/test_cuda_host.py is left out
+#      (host-only checks that CI runs without a GPU)
+#   5. compute-sanitizer memcheck over a small subset, with caching off
+#      (CTORCH_NO_CUDA_MEMORY_CACHING=1) so that overruns inside cached segments are seen
+#   6. benchmarks/bench_cuda.py and bench_train.py (JSON beside the log)
+# Every step runs under `timeout` within a total budget (GPU_CHECK_BUDGET seconds, default 560,
+# under the 10-minute limit of one device call); what is left of it is printed before each step.
 #
-#   scripts/gpu_check.sh                 # everything
-#   SKIP_SANITIZER=1 scripts/gpu_check.sh
-#   CTORCH_CUDA_ARCH=90 scripts/gpu_check.sh   # build for this GPU only (faster)
+# Results go to $OUT when it is set (the device tool brings that folder back: gpu_check.txt,
+# junit-*.xml, bench_*.json), else to benchmarks/results/gpu-<date>/. Commit what matters.
+#
+#   scripts/gpu_check.sh
+#   SKIP_SANITIZER=1 SKIP_BENCH=1 scripts/gpu_check.sh
+#   CTORCH_CUDA_ARCH=90 GPU_CHECK_BUDGET=560 scripts/gpu_check.sh
+#   GPU_CHECK_COMMIT=$(git rev-parse HEAD) ...   # (composed here: the device's copy has no .git)
 # Exit status: 0 when every step passed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-mkdir -p benchmarks/results
+export PYTHONUNBUFFERED=1
 stamp=$(date -u +%Y-%m-%d-%H%M)
-out="benchmarks/results/gpu-$stamp.txt"
+if [ -n "${OUT:-}" ]; then
+    outdir=$OUT
+else
+    outdir="benchmarks/results/gpu-$stamp"
+fi
+mkdir -p "$outdir"
+log="$outdir/gpu_check.txt"
+budget=${GPU_CHECK_BUDGET:-560}
+PY=${PYTHON:-python3}
+
+status=0
+failed_steps=""
+left() { echo $((budget - SECONDS)); }
+
+# step TITLE SECONDS COMMAND...: runs COMMAND under `timeout` for at most SECONDS (less when the
+# budget is nearly spent; skipped when under 15 s are left), prints its exit status and time.
+step() {
+    local title=$1 limit=$2
+    shift 2
+    local remaining
+    remaining=$(left)
+    echo
+    echo "== $title   [budget left: ${remaining} s, step limit: ${limit} s]"
+    echo "\$ $*"
+    if [ "$remaining" -lt 15 ]; then
+        echo "-- SKIPPED: the time budget is spent"
+        status=1
+        failed_steps="$failed_steps; $title (skipped)"
+        return 1
+    fi
+    [ "$limit" -gt $((remaining - 5)) ] && limit=$((remaining - 5))
+    local t0=$SECONDS
+    timeout -k 10 "$limit" "$@"
+    local rc=$?
+    local how=""
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && how=" (TIMED OUT after ${limit} s)"
+    echo "-- exit $rc after $((SECONDS - t0)) s$how: $title"
+    if [ $rc -ne 0 ]; then
+        status=1
+        failed_steps="$failed_steps; $title (exit $rc)"
+    fi
+    return $rc
+}
 
 find_tool() { # name, then candidate paths
     local name=$1
@@ -27,19 +83,7 @@ find_tool() { # name, then candidate paths
     return 1
 }
 
-status=0
-step() { # title, command...
-    local title=$1
-    shift
-    echo
-    echo "== $title"
-    echo "\$ $*"
-    local t0=$SECONDS
-    "$@"
-    local rc=$?
-    echo "-- exit $rc after $((SECONDS - t0)) s"
-    [ $rc -eq 0 ] || status=1
-}
+has_module() { "$PY" -c "import $1" >/dev/null 2>&1; }
 
 main() {
     local cuda_home=${CUDA_HOME:-/usr/local/cuda}
@@ -49,41 +93,97 @@ main() {
         2>/dev/null | paste -sd ';' -)
     echo "device: ${gpus:-unknown (nvidia-smi not found)}"
     echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-    echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (plus uncommitted changes)')"
-    echo "host: $(uname -srm); $(python3 -V 2>&1); nvcc $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+    if [ -n "${GPU_CHECK_COMMIT:-}" ]; then # the device machine's copy of the tree may have no .git
+        echo "commit: $GPU_CHECK_COMMIT (as given)"
+    else
+        echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (plus uncommitted changes)')"
+    fi
+    echo "host: $(uname -srm); $($PY -V 2>&1); nvcc $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //') x $(nproc)"
+    echo "python packages: $($PY - <<'EOF' 2>&1
+import importlib
+out = []
+for m in ("numpy", "pytest", "torch", "cupy", "xdist", "pytest_timeout"):
+    try:
+        mod = importlib.import_module(m)
+        out.append(f"{m} {getattr(mod, '__version__', 'yes')}")
+    except Exception as e:
+        out.append(f"{m} absent")
+print(", ".join(out))
+EOF
+)"
+    echo "cublas: $(ls "$cuda_home"/lib64/libcublas.so* 2>/dev/null | head -1 || true) $($PY -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' 2>/dev/null || true)"
+    echo "results: $outdir"
 
-    step "build with CUDA" env CTORCH_CUDA=1 python3 setup.py build_ext --inplace
+    # --- build: this GPU's architecture only, every nvcc job in parallel --------------------------
+    local arch=${CTORCH_CUDA_ARCH:-}
+    if [ -z "$arch" ]; then
+        arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+        [ -n "$arch" ] || arch=90
+    fi
+    local built=0
+    if step "build with CUDA for sm_$arch" 270 env CTORCH_CUDA=1 CTORCH_CUDA_ARCH="$arch" \
+        CTORCH_NVCC_JOBS="$(nproc)" "$PY" setup.py build_ext --inplace; then
+        built=1
+    fi
     export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
-    step "ctorch.cuda.diagnose()" python3 -c "import ctorch, sys; ctorch.cuda.diagnose(); sys.exit(0 if ctorch.cuda.is_available() else 1)"
-    step "pytest: the whole suite" python3 -m pytest -q -p no:cacheprovider tests
+    step "ctorch.cuda.diagnose()" 60 "$PY" -c \
+        "import ctorch, sys; ctorch.cuda.diagnose(); sys.exit(0 if ctorch.cuda.is_available() else 1)"
+    local so=python/ctorch/_C_cuda.so
+    if [ -f "$so" ]; then
+        # exactly one exported symbol of ours, and the libraries it needs
+        step "exports of $so" 20 bash -c "nm -D --defined-only '$so' | grep -c ' T ' ; \
+nm -D --defined-only '$so' | grep ' T ct_' ; readelf -d '$so' | grep -E 'NEEDED|RUNPATH|RPATH' ; \
+nm -D --defined-only '$so' | grep -q ' T ct_cuda_backend_init\$'"
+    fi
 
+    # --- tests ---------------------------------------------------------------------------------------
+    local pytest_opts=(-q -p no:cacheprovider -rfE --tb=short --durations=10 -o faulthandler_timeout=90)
+    has_module pytest_timeout && pytest_opts+=(--timeout=90)
+    # test_cuda.py alone and serially (its out-of-memory test fills the GPU); then everything else
+    # that runs on CUDA (the cuda-parametrised tests and the cross-device files), in 4 processes
+    # when pytest-xdist is there
+    step "pytest: tests/test_cuda.py" 60 "$PY" -m pytest "${pytest_opts[@]}" \
+        --junitxml="$outdir/junit-cuda.xml" tests/test_cuda.py
+    local rest_opts=()
+    has_module xdist && rest_opts+=(-n 4)
+    step "pytest: the CUDA half of the rest of the suite (-k 'cuda or cross_device')" 170 "$PY" -m pytest \
+        "${pytest_opts[@]}" "${rest_opts[@]}" --junitxml="$outdir/junit-rest.xml" -k "cuda or cross_device" \
+        --ignore=tests/test_cuda_host.py --ignore=tests/test_cuda.py tests
+
+    # --- compute-sanitizer ---------------------------------------------------------------------------
     local sanitizer
     if [ -n "${SKIP_SANITIZER:-}" ]; then
         echo; echo "== compute-sanitizer skipped (SKIP_SANITIZER set)"
     elif sanitizer=$(find_tool compute-sanitizer "$cuda_home/bin/compute-sanitizer" \
         "$cuda_home/compute-sanitizer/compute-sanitizer"); then
-        # The caching allocator keeps memory at exit by design, so no leak check.
-        step "compute-sanitizer memcheck: the CUDA half of the suite" "$sanitizer" --tool memcheck \
-            --error-exitcode 1 --target-processes all python3 -m pytest -q -p no:cacheprovider -k cuda tests
+        # The leak check is off: the allocators keep memory at exit by design.
+        step "compute-sanitizer memcheck: a subset" 45 env CTORCH_NO_CUDA_MEMORY_CACHING=1 "$sanitizer" \
+            --tool memcheck --error-exitcode 1 --target-processes all --leak-check no --print-limit 20 \
+            "$PY" -m pytest -q -p no:cacheprovider -rfE -k "same_device_cop or zero_size or empty_cuda or data_ptr \
+or (casts_on_gpu and uint8) or (test_seed_workflow and cuda)" tests/test_cuda.py tests/test_train.py
     else
         echo; echo "== compute-sanitizer not found: memcheck step FAILED"
         status=1
+        failed_steps="$failed_steps; compute-sanitizer (not found)"
     fi
 
-    for bench in benchmarks/bench_cpu.py benchmarks/bench_cuda.py; do
-        if [ -f "$bench" ]; then
-            step "benchmark $bench" python3 "$bench"
-        else
-            echo; echo "== $bench not present, skipped"
-        fi
-    done
+    # --- benchmarks ------------------------------------------------------------------------------
+    if [ -n "${SKIP_BENCH:-}" ]; then
+        echo; echo "== benchmarks skipped (SKIP_BENCH set)"
+    else
+        [ -f benchmarks/bench_cuda.py ] && step "benchmark bench_cuda.py" 75 "$PY" benchmarks/bench_cuda.py \
+            --json "$outdir/bench_cuda.json"
+        [ -f benchmarks/bench_train.py ] && step "benchmark bench_train.py" 40 "$PY" benchmarks/bench_train.py \
+            --device cuda --json "$outdir/bench_train.json"
+    fi
+    [ $built -eq 1 ] || echo "NOTE: the build failed; every later failure may follow from it."
     echo
-    echo "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+    echo "overall: $([ $status -eq 0 ] && echo PASS || echo "FAIL (${failed_steps#; })") after $SECONDS s"
     return $status
 }
 
-main "$@" 2>&1 | tee "$out"
+main "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
-echo "(written to $out)"
+echo "(written to $log)"
 exit "$rc"

@@ -535,6 +535,84 @@ def test_zero_size_tensors():
     assert to_numpy(e).shape == (0, 3)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=gpu)])
+def test_empty_tensor_data_ptr_is_zero(device):
+    # PyTorch: a tensor without elements has data_ptr() 0, whatever its storage or offset
+    assert ctorch.empty(0, device=device).data_ptr() == 0
+    assert ctorch.zeros(3, 0, device=device).data_ptr() == 0
+    t = ctorch.arange(10.0, device=device)
+    assert t.data_ptr() != 0
+    assert t[5:5].data_ptr() == 0
+    assert t[5:].data_ptr() == t.data_ptr() + 5 * t.element_size()
+
+
+@gpu
+def test_empty_cuda_storage_holds_no_memory():
+    ctorch.cuda.synchronize()
+    stats = ctorch.cuda.memory_stats()
+    before = (stats.get("num_device_alloc", 0), stats.get("allocation.all.allocated", 0))
+    e = ctorch.empty(0, 5, device="cuda")
+    assert e.untyped_storage().data_ptr() == 0
+    f = e + 1  # the kernels see numel 0: nothing runs
+    g = e.to(ctorch.float64)
+    assert f.data_ptr() == 0 and g.data_ptr() == 0 and tuple(g.shape) == (0, 5)
+    stats = ctorch.cuda.memory_stats()
+    assert (stats.get("num_device_alloc", 0), stats.get("allocation.all.allocated", 0)) == before
+    assert to_numpy(e.cpu()).shape == (0, 5)
+
+
+@gpu
+def test_same_device_copies_of_every_kind():
+    # contiguous same dtype (device-to-device memcpy), strided same dtype (bit copy kernel), casts
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 33)).astype(np.float32)
+    a = ctorch.tensor(x, device="cuda")
+    b = ctorch.empty(64, 33, device="cuda")
+    b.copy_(a)
+    np.testing.assert_array_equal(to_numpy(b), x)
+    c = ctorch.empty(33, 64, device="cuda")
+    c.copy_(a.T)
+    np.testing.assert_array_equal(to_numpy(c), x.T)
+    d = ctorch.empty(64, 33, dtype=ctorch.float64, device="cuda")
+    d.copy_(a)
+    np.testing.assert_array_equal(to_numpy(d), x.astype(np.float64))
+    e = a.clone()
+    assert e.data_ptr() != a.data_ptr()
+    np.testing.assert_array_equal(to_numpy(e), x)
+
+
+@pytest.mark.skipif(not AVAILABLE or ctorch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_copies_between_gpus():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((40, 30)).astype(np.float32)
+    a = ctorch.tensor(x, device="cuda:0")
+    b = a.to("cuda:1")
+    assert str(b.device) == "cuda:1"
+    np.testing.assert_array_equal(to_numpy(b), x)
+    c = ctorch.empty(30, 40, dtype=ctorch.float64, device="cuda:1")
+    c.copy_(a.T)  # strided source, another dtype, another GPU
+    np.testing.assert_array_equal(to_numpy(c), x.T.astype(np.float64))
+    d = ctorch.zeros(40, 60, device="cuda:0")
+    d[:, ::2].copy_(b)  # strided destination
+    np.testing.assert_array_equal(to_numpy(d)[:, ::2], x)
+    np.testing.assert_array_equal(to_numpy(d)[:, 1::2], 0)
+
+
+@gpu
+def test_no_memory_caching_switch():
+    out = run_python(
+        "import ctorch\n"
+        "a = ctorch.ones(1000, device='cuda')\n"
+        "s = ctorch.cuda.memory_stats()\n"
+        "print(s['num_device_alloc'], ctorch.cuda.memory_reserved())\n"
+        "del a\n"
+        "print(ctorch.cuda.memory_reserved(), ctorch.cuda.memory_stats()['num_device_free'])\n",
+        CTORCH_NO_CUDA_MEMORY_CACHING="1")
+    first, second = out.split("\n")[:2]
+    assert first.split()[1] == "4000"  # exactly the bytes asked for
+    assert second.split()[0] == "0" and int(second.split()[1]) >= 1
+
+
 @gpu
 def test_warnings_free():
     with warnings.catch_warnings():

@@ -4,12 +4,16 @@ tests/cuda_host/ holds C++ programs built against csrc/cuda/ with a fake CUDA ru
 (fake_cudart.cpp, linked with -cudart none): allocator_harness.cu runs the caching allocator
 (rounding, pools, splits and merges, stream awareness, statistics, the OOM retry and message,
 the pinned-memory cache); copy_harness.cu runs copy.cu's per-thread bodies, conversions, offset
-calculator, iteration-space splitting and launch decisions; reduce_harness.cu emulates the grids
+calculator, iteration-space splitting, launch decisions and the ordering of GPU-to-GPU copies;
+blas_harness.cu runs blas.cu against a fake cuBLAS (column-major GEMMs on the host that refuse
+bad leading dimensions) and compares with row-major references; reduce_harness.cu emulates the grids
 of reduce.cu and sort.cu with their per-thread bodies (reductions, arg-reductions, scans,
 softmax, sorts, launch plans) against naive references; elementwise_harness.cu builds the
 elementwise kernels with CT_EW_HOST_EMULATION into a shared object that the last tests drive
 with ctypes, comparing every op x compute dtype x layout with ctorch's CPU kernels. Skipped where
-nvcc is missing.
+nvcc is missing. The fake runtime refuses (and fails the program on) any launch a GPU would
+refuse: an empty grid, gridDim.y/z > 65535, more than 1024 threads per block, more than 48 KiB
+of dynamic shared memory.
 """
 import os
 import shutil
@@ -79,9 +83,40 @@ def test_reduce_kernels_on_host(fake_runtime):
     assert "all reduce checks passed" in text
 
 
+def test_blas_on_fake_cublas(fake_runtime):
+    # blas.cu against a fake cuBLAS that computes column-major GEMMs on the host and refuses bad
+    # leading dimensions: the row-major -> column-major translation, stream/workspace binding,
+    # math modes, shortcuts and the integer kernel's grid
+    out = build_and_run(fake_runtime, [os.path.join(HERE, "blas_harness.cu")])
+    assert "all blas checks passed" in out
+
+
 def test_index_kernels_on_host(fake_runtime):
     out = build_and_run(fake_runtime, [os.path.join(HERE, "index_harness.cu")])
     assert "all index checks passed" in out
+
+
+def test_backend_exports_what_the_loader_looks_up():
+    """The built _C_cuda.so exports exactly the symbols cuda_loader.c dlsym()s (the entry point)
+    and needs neither libpython nor a shared cudart (it is opened where only the driver and cuBLAS
+    are installed)."""
+    so = os.path.join(os.path.dirname(ctorch.__file__), "_C_cuda.so")
+    if not os.path.exists(so) or shutil.which("nm") is None or shutil.which("readelf") is None:
+        pytest.skip("no CUDA backend built here (or no binutils)")
+    header = open(os.path.join(ROOT, "csrc", "cuda", "ctorch_cuda.h")).read()
+    macros = dict(re.findall(r'#define (CT_\w+) "(\w+)"', header))
+    loader = open(os.path.join(ROOT, "csrc", "cuda_loader.c")).read()
+    wanted = set()
+    for arg in re.findall(r"dlsym\(\s*\w+\s*,\s*([^)]+?)\s*\)", loader):
+        wanted.add(macros[arg] if arg in macros else arg.strip('"'))
+    assert wanted == {"ct_cuda_backend_init"}
+    out = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True, check=True).stdout
+    exported = {line.split()[-1] for line in out.splitlines() if len(line.split()) == 3 and line.split()[1] == "T"}
+    assert exported == wanted, sorted(exported)[:20]
+    needed = subprocess.run(["readelf", "-d", so], capture_output=True, text=True, check=True).stdout
+    libs = re.findall(r"Shared library: \[([^\]]+)\]", needed)
+    assert any(lib.startswith("libcublas.so") for lib in libs), libs
+    assert not any(lib.startswith(("libpython", "libcudart")) for lib in libs), libs
 
 
 @pytest.mark.parametrize("source", ["random.cu", "index.cu"])

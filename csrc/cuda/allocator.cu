@@ -12,6 +12,9 @@
  * - a freed block goes back to its pool and merges with free neighbours of its segment;
  * - blocks remember the stream they were allocated on and are only reused on it, so work queued
  *   on that stream before the free is ordered before any reuse (no events needed);
+ * - CTORCH_NO_CUDA_MEMORY_CACHING=1 (read when a device is first used; PyTorch's
+ *   PYTORCH_NO_CUDA_MEMORY_CACHING) turns caching off: each request is its own cudaMalloc of
+ *   exactly the bytes asked for, freed at once, so that compute-sanitizer sees every overrun;
  * - when cudaMalloc fails, every cached segment that is entirely free is released and the
  *   cudaMalloc retried once; if it fails again the error is PyTorch's out-of-memory message plus
  *   the largest live allocations. Nothing is lost: the allocator stays consistent.
@@ -73,6 +76,7 @@ struct BlockPool {
 
 struct DeviceAllocator {
     int device;
+    bool caching; /* false under CTORCH_NO_CUDA_MEMORY_CACHING=1: one cudaMalloc per request */
     std::mutex mutex;
     BlockPool small_pool, large_pool;
     std::unordered_map<void *, Block *> live; /* allocated blocks by address */
@@ -96,6 +100,8 @@ DeviceAllocator *get_allocator(int device, bool create)
     if (a == nullptr) {
         a = new DeviceAllocator();
         a->device = device;
+        const char *no_cache = getenv("CTORCH_NO_CUDA_MEMORY_CACHING");
+        a->caching = !(no_cache != nullptr && no_cache[0] == '1');
         a->small_pool.small = true;
         a->large_pool.small = false;
         memset(&a->stats, 0, sizeof(a->stats));
@@ -366,6 +372,10 @@ int ct_cuda_caching_malloc(int device, size_t nbytes, void **ptr)
     if (a == nullptr) {
         return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "CUDA error: invalid device ordinal %d", device);
     }
+    if (nbytes == 0) { /* never cudaMalloc(0): an empty buffer is the null pointer, as in PyTorch */
+        *ptr = nullptr;
+        return CT_CUDA_OK;
+    }
     if (nbytes > ((size_t)1 << 60)) {
         a->stats.num_ooms++;
         return ct_cuda_set_error(CT_CUDA_OUT_OF_MEMORY, "CUDA out of memory. Tried to allocate more than 1EB memory.");
@@ -381,7 +391,7 @@ int ct_cuda_caching_malloc(int device, size_t nbytes, void **ptr)
     key.size = size;
     key.stream = stream;
     Block *b = nullptr;
-    auto it = pool.blocks.lower_bound(&key);
+    auto it = a->caching ? pool.blocks.lower_bound(&key) : pool.blocks.end();
     if (it != pool.blocks.end() && (*it)->stream == stream) {
         b = *it;
         pool.blocks.erase(it);
@@ -390,7 +400,9 @@ int ct_cuda_caching_malloc(int device, size_t nbytes, void **ptr)
             stat_add(a->stats.inactive_split_bytes, &pool, -(int64_t)b->size);
         }
     } else {
-        size_t seg = segment_size(size);
+        /* Without caching, the exact request: compute-sanitizer's memcheck then sees any access
+         * past the end of a tensor (inside a cached segment it could not). */
+        size_t seg = a->caching ? segment_size(size) : nbytes;
         void *p = nullptr;
         cudaError_t err = cudaMalloc(&p, seg);
         if (err == cudaErrorMemoryAllocation) {
@@ -418,7 +430,7 @@ int ct_cuda_caching_malloc(int device, size_t nbytes, void **ptr)
         stat_add(a->stats.reserved_bytes, &pool, (int64_t)seg);
         a->stats.num_device_alloc++;
     }
-    if (should_split(b, size)) {
+    if (a->caching && should_split(b, size)) {
         Block *rest = new Block();
         rest->ptr = (char *)b->ptr + size;
         rest->size = b->size - size;
@@ -451,6 +463,9 @@ int ct_cuda_caching_malloc(int device, size_t nbytes, void **ptr)
 
 int ct_cuda_caching_free(int device, void *ptr)
 {
+    if (ptr == nullptr) { /* from a 0-byte request */
+        return CT_CUDA_OK;
+    }
     DeviceAllocator *a = get_allocator(device, false);
     if (a == nullptr) {
         return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "invalid device pointer %p on cuda:%d", ptr, device);
@@ -470,6 +485,16 @@ int ct_cuda_caching_free(int device, void *ptr)
     stat_add(a->stats.requested_bytes, &pool, -(int64_t)b->requested);
     b->allocated = false;
     b->requested = 0;
+    if (!a->caching) { /* the segment goes back at once (cudaFree waits for the device) */
+        CT_CUDA_TRY(ct_cuda_device_guard(device));
+        cudaError_t err = cudaFree(b->ptr);
+        stat_add(a->stats.segment, &pool, -1);
+        stat_add(a->stats.reserved_bytes, &pool, -(int64_t)b->size);
+        a->stats.num_device_free++;
+        delete b;
+        CT_CUDA_CHECK(err);
+        return CT_CUDA_OK;
+    }
     /* Merge with free neighbours (each was an inactive split block of this segment). */
     Block *neighbours[2] = {b->prev, b->next};
     for (Block *n : neighbours) {

@@ -148,13 +148,13 @@ constexpr int kTile = 16;
 template <typename T, typename W>
 __global__ void int_gemm_kernel(bool ta, bool tb, int64_t M, int64_t N, int64_t K, W alpha, W beta, bool beta_zero,
                                 const T *A, int64_t lda, int64_t stride_a, const T *B, int64_t ldb, int64_t stride_b,
-                                T *C, int64_t ldc, int64_t stride_c, int64_t batch0)
+                                T *C, int64_t ldc, int64_t stride_c, int64_t batch0, int64_t row0)
 {
     __shared__ W sa[kTile][kTile + 1];
     __shared__ W sb[kTile][kTile + 1];
     const int64_t b = batch0 + blockIdx.z;
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t row = (int64_t)blockIdx.y * kTile + ty; /* m */
+    const int64_t row = row0 + (int64_t)blockIdx.y * kTile + ty; /* m */
     const int64_t col = (int64_t)blockIdx.x * kTile + tx; /* n */
     const T *Ab = A + b * stride_a;
     const T *Bb = B + b * stride_b;
@@ -204,11 +204,13 @@ int int_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, do
              int64_t lda, int64_t stride_a, const void *B, int64_t ldb, int64_t stride_b, void *C, int64_t ldc,
              int64_t stride_c, int64_t batch, cudaStream_t stream)
 {
-    if ((M + kTile - 1) / kTile > 65535 || (N + kTile - 1) / kTile > INT_MAX) {
-        return ct_cuda_set_error(CT_CUDA_ERROR, "integer matmul: a (%lld, %lld) product has too many rows for the GPU kernel (grid.y)",
+    if ((N + kTile - 1) / kTile > INT_MAX) {
+        return ct_cuda_set_error(CT_CUDA_ERROR, "integer matmul: a (%lld, %lld) product has too many columns for the GPU kernel",
                                  (long long)M, (long long)N);
     }
     dim3 threads(kTile, kTile);
+    /* gridDim.y and .z are at most 65535: rows and batches go in slices of that many tiles / products */
+    const int64_t rows_per_launch = (int64_t)65535 * kTile;
     W ia, ib;
     if constexpr (std::is_same<T, bool>::value) {
         ia = alpha != 0;
@@ -220,11 +222,14 @@ int int_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, do
     bool beta_zero = std::is_same<T, bool>::value ? beta == 0 : ib == 0;
     for (int64_t b0 = 0; b0 < batch; b0 += 65535) {
         int64_t nb = batch - b0 < 65535 ? batch - b0 : 65535;
-        dim3 grid((unsigned)((N + kTile - 1) / kTile), (unsigned)((M + kTile - 1) / kTile), (unsigned)nb);
-        int_gemm_kernel<T, W><<<grid, threads, 0, stream>>>(ta, tb, M, N, K, ia, ib, beta_zero, (const T *)A, lda,
-                                                            stride_a, (const T *)B, ldb, stride_b, (T *)C, ldc,
-                                                            stride_c, b0);
-        CT_CUDA_CHECK_LAUNCH();
+        for (int64_t m0 = 0; m0 < M; m0 += rows_per_launch) {
+            int64_t mrows = M - m0 < rows_per_launch ? M - m0 : rows_per_launch;
+            dim3 grid((unsigned)((N + kTile - 1) / kTile), (unsigned)((mrows + kTile - 1) / kTile), (unsigned)nb);
+            int_gemm_kernel<T, W><<<grid, threads, 0, stream>>>(ta, tb, M, N, K, ia, ib, beta_zero, (const T *)A,
+                                                                lda, stride_a, (const T *)B, ldb, stride_b, (T *)C,
+                                                                ldc, stride_c, b0, m0);
+            CT_CUDA_CHECK_LAUNCH();
+        }
     }
     return CT_CUDA_OK;
 }

@@ -225,6 +225,67 @@ int ct_cuda_memcpy(void *dst, const void *src, size_t nbytes, int kind, int devi
     return ct_cuda_host_record_use(kind == CT_CUDA_H2D ? src : dst, device, stream);
 }
 
+/* Peer access is asked for once per ordered pair of devices; where it cannot be had
+ * cudaMemcpyPeerAsync still works (the driver stages through host memory). */
+static signed char peer_tried[CT_CUDA_MAX_DEVICES][CT_CUDA_MAX_DEVICES];
+
+static void enable_peer_access(int device, int peer)
+{
+    if (device < 0 || peer < 0 || device >= CT_CUDA_MAX_DEVICES || peer >= CT_CUDA_MAX_DEVICES ||
+        peer_tried[device][peer]) {
+        return;
+    }
+    peer_tried[device][peer] = 1;
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, device, peer) == cudaSuccess && can) {
+        cudaError_t err = cudaDeviceEnablePeerAccess(peer, 0); /* device is current */
+        (void)err; /* already enabled, or refused: both leave the copy working */
+    }
+    (void)cudaGetLastError();
+}
+
+/* An event recorded on stream (of the current device) that other_stream (on other_device) waits
+ * for; the event is destroyed at once (CUDA keeps it until the wait is resolved). */
+static int stream_wait_stream(cudaStream_t other_stream, int other_device, cudaStream_t stream, int device)
+{
+    cudaEvent_t e;
+    CT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    cudaError_t err = cudaEventRecord(e, stream);
+    if (err == cudaSuccess) {
+        int st = ct_cuda_device_guard(other_device);
+        if (st != CT_CUDA_OK) {
+            (void)cudaEventDestroy(e);
+            return st;
+        }
+        err = cudaStreamWaitEvent(other_stream, e, 0);
+    }
+    cudaError_t derr = cudaEventDestroy(e);
+    CT_CUDA_CHECK(err);
+    CT_CUDA_CHECK(derr);
+    return ct_cuda_device_guard(device);
+}
+
+int ct_cuda_memcpy_peer(void *dst, int dst_device, const void *src, int src_device, size_t nbytes)
+{
+    if (nbytes == 0) {
+        return CT_CUDA_OK;
+    }
+    if (dst_device == src_device) {
+        return ct_cuda_memcpy(dst, src, nbytes, CT_CUDA_D2D, dst_device, 0);
+    }
+    cudaStream_t src_stream = ct_cuda_stream(src_device), dst_stream = ct_cuda_stream(dst_device);
+    /* 1. the source's stream waits for the work queued on the destination's (earlier uses of dst) */
+    CT_CUDA_TRY(ct_cuda_device_guard(dst_device));
+    CT_CUDA_TRY(stream_wait_stream(src_stream, src_device, dst_stream, dst_device));
+    /* 2. the copy, on the source device's current stream (now current) */
+    CT_CUDA_TRY(ct_cuda_device_guard(src_device));
+    enable_peer_access(src_device, dst_device);
+    CT_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, nbytes, src_stream));
+    /* 3. the destination's stream waits for the copy before any later work reads dst */
+    CT_CUDA_TRY(stream_wait_stream(dst_stream, dst_device, src_stream, src_device));
+    return ct_cuda_device_guard(dst_device);
+}
+
 int ct_cuda_memset(void *dst, int value, size_t nbytes, int device)
 {
     if (nbytes == 0) {

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes; both sides must agree. */
-#define CT_CUDA_ABI_VERSION 2
+#define CT_CUDA_ABI_VERSION 3
 #define CT_CUDA_MAX_DEVICES 64
 #define CT_CUDA_ENTRY_POINT "ct_cuda_backend_init"
 
@@ -178,8 +178,9 @@ typedef struct CtCudaBackend {
     int (*event_elapsed_time)(int device, uintptr_t start, uintptr_t end, float *ms);
 
     /* --- device memory: the caching allocator ---------------------------------------------- */
-    /* nbytes > 0; the block belongs to the device's current stream. CT_CUDA_OUT_OF_MEMORY with
-     * PyTorch's message (plus the largest live blocks) when even a flushed cache cannot help. */
+    /* The block belongs to the device's current stream. nbytes == 0 gives NULL without any CUDA
+     * call (free(NULL) is a no-op). CT_CUDA_OUT_OF_MEMORY with PyTorch's message (plus the
+     * largest live blocks) when even a flushed cache cannot help. */
     int (*malloc)(int device, size_t nbytes, void **ptr);
     int (*free)(int device, void *ptr);
     int (*empty_cache)(void);
@@ -198,6 +199,11 @@ typedef struct CtCudaBackend {
      * asynchronous (the pinned block is not reused before the copy ends). */
     int (*memcpy)(void *dst, const void *src, size_t nbytes, int kind, int device, int non_blocking);
     int (*memset)(void *dst, int value, size_t nbytes, int device);
+    /* nbytes from src on src_device to dst on dst_device (different GPUs), ordered after the work
+     * queued so far on both devices' current streams and before any work queued on them later
+     * (cudaMemcpyPeerAsync on the source's stream with events both ways; without peer access
+     * the driver stages through the host). Asynchronous to the host. */
+    int (*memcpy_peer)(void *dst, int dst_device, const void *src, int src_device, size_t nbytes);
 
     /* --- kernel families (NULL until written; same structs as the CPU's) --------------------- */
     const struct CtElementwiseKernels *elementwise;

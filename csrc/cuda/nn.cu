@@ -179,17 +179,23 @@ int embedding_check(CtEmbeddingDesc *d, cudaStream_t stream, bool *ok)
         err = cudaStreamSynchronize(stream);
     }
     if (err == cudaSuccess && first != ~0ULL) {
+        /* on the current stream (a plain cudaMemcpy would go to the legacy default stream, which
+         * is not ordered with non-blocking streams), then waited for */
         *ok = false;
         d->bad_index = 1;
+        int32_t v32 = 0;
+        int64_t v64 = 0;
         if (is32) {
-            int32_t v32 = 0;
-            err = cudaMemcpy(&v32, (const int32_t *)d->indices + first, sizeof(v32), cudaMemcpyDeviceToHost);
-            d->bad_value = v32;
+            err = cudaMemcpyAsync(&v32, (const int32_t *)d->indices + first, sizeof(v32), cudaMemcpyDeviceToHost,
+                                  stream);
         } else {
-            int64_t v64 = 0;
-            err = cudaMemcpy(&v64, (const int64_t *)d->indices + first, sizeof(v64), cudaMemcpyDeviceToHost);
-            d->bad_value = v64;
+            err = cudaMemcpyAsync(&v64, (const int64_t *)d->indices + first, sizeof(v64), cudaMemcpyDeviceToHost,
+                                  stream);
         }
+        if (err == cudaSuccess) {
+            err = cudaStreamSynchronize(stream);
+        }
+        d->bad_value = is32 ? (int64_t)v32 : v64;
     }
     if (err != cudaSuccess) {
         status = ct_cuda_record_error(err, "embedding index check", __func__, __FILE__, __LINE__);

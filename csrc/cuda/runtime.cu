@@ -541,6 +541,7 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 
     b->memcpy = ct_cuda_memcpy;
     b->memset = ct_cuda_memset;
+    b->memcpy_peer = ct_cuda_memcpy_peer;
 
     b->elementwise = &elementwise_kernels;
     b->reduce = &reduce_kernels;

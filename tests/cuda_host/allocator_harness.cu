@@ -65,6 +65,17 @@ static const int64_t MiB = 1 << 20;
 
 int main()
 {
+    /* 0 bytes: NULL without touching the device or the statistics; free(NULL) is a no-op */
+    {
+        void *z = (void *)&failures;
+        CHECK_EQ(ct_cuda_caching_malloc(0, 0, &z), CT_CUDA_OK);
+        CHECK(z == nullptr);
+        CHECK_EQ(malloc_calls, 0);
+        CHECK_EQ(ct_cuda_caching_free(0, nullptr), CT_CUDA_OK);
+        CtCudaMemoryStats s0 = stats();
+        CHECK_EQ(s0.allocation[CT_CUDA_STAT_ALL].allocated, 0);
+        CHECK_EQ(s0.requested_bytes[CT_CUDA_STAT_ALL].allocated, 0);
+    }
     /* small pool: 512-byte rounding, one 2 MiB segment shared by splits */
     void *a = alloc(1);
     CtCudaMemoryStats s = stats();
@@ -213,6 +224,30 @@ int main()
     ct_cuda_host_stats(&hs);
     CHECK_EQ(hs.reserved_bytes, 0);
     CHECK_EQ(hs.num_host_free, 2);
+
+    /* CTORCH_NO_CUDA_MEMORY_CACHING=1 (read at a device's first use): exact cudaMalloc / cudaFree */
+    {
+        setenv("CTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
+        int m0 = malloc_calls, f0 = free_calls;
+        size_t used0 = in_use;
+        void *p = nullptr, *q = nullptr;
+        CHECK_EQ(ct_cuda_caching_malloc(1, 1000, &p), CT_CUDA_OK);
+        CHECK_EQ(ct_cuda_caching_malloc(1, 3, &q), CT_CUDA_OK);
+        CHECK_EQ(malloc_calls, m0 + 2);
+        CHECK_EQ(in_use, used0 + 1003); /* the bytes asked for, no rounding, no segment */
+        CtCudaMemoryStats s1;
+        ct_cuda_caching_memory_stats(1, &s1);
+        CHECK_EQ(s1.segment[CT_CUDA_STAT_ALL].current, 2);
+        CHECK_EQ(ct_cuda_caching_free(1, p), CT_CUDA_OK);
+        CHECK_EQ(ct_cuda_caching_free(1, q), CT_CUDA_OK);
+        CHECK_EQ(free_calls, f0 + 2);
+        CHECK_EQ(in_use, used0);
+        ct_cuda_caching_memory_stats(1, &s1);
+        CHECK_EQ(s1.segment[CT_CUDA_STAT_ALL].current, 0);
+        CHECK_EQ(s1.reserved_bytes[CT_CUDA_STAT_ALL].current, 0);
+        CHECK_EQ(s1.allocated_bytes[CT_CUDA_STAT_ALL].current, 0);
+        unsetenv("CTORCH_NO_CUDA_MEMORY_CACHING");
+    }
 
     printf(failures ? "%d FAILURES\n" : "all allocator checks passed\n", failures);
     return failures ? 1 : 0;

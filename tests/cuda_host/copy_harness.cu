@@ -11,7 +11,9 @@
  * - ct_for_each_piece cuts iteration spaces of 2^31 elements or more into pieces that cover the
  *   space in order with correct base pointers;
  * - launch_cast picks cudaMemcpyAsync / the vectorised kernel / the strided kernel and sizes the
- *   grids to cover every element. */
+ *   grids to cover every element;
+ * - ct_cuda_memcpy_peer orders a GPU-to-GPU copy after both devices' streams and before their
+ *   later work (events both ways, the copy on the source's stream, each with its device current). */
 #include "copy.cu"
 #include "fake_cudart.h"
 #include <math.h>
@@ -39,7 +41,8 @@ int ct_cuda_record_error(cudaError_t err, const char *expr, const char *func, co
     return ct_cuda_set_error(CT_CUDA_ERROR, "CUDA error in %s", expr);
 }
 int ct_cuda_raise(int status) { return -1; }
-cudaStream_t ct_cuda_stream(int device) { return 0; }
+/* device 0: the legacy default stream; others a stream of their own (for the peer copies) */
+cudaStream_t ct_cuda_stream(int device) { return (cudaStream_t)(uintptr_t)(0x100 * device); }
 int ct_cuda_host_record_use(const void *ptr, int device, cudaStream_t stream) { return CT_CUDA_OK; }
 
 static int failures = 0;
@@ -405,8 +408,47 @@ static void check_launches(void)
     CHECK(ct_cuda_copy(&it) == -1 && strstr(error_text, "2 operands") != NULL, "nops check");
 }
 
+/* --- 6. copies between GPUs ----------------------------------------------------------------------
+ * A peer copy runs on the source device's current stream, after the destination's stream (whose
+ * earlier work may still use dst) and before anything queued on it later: record on dst's stream,
+ * wait on src's, copy, record on src's, wait on dst's, each with its device current. */
+static void check_peer()
+{
+    char src[64], dst[64];
+    for (int i = 0; i < 64; i++) {
+        src[i] = (char)i;
+        dst[i] = 0;
+    }
+    api_log.clear();
+    int st = ct_cuda_memcpy_peer(dst, 2, src, 1, 64);
+    CHECK(st == CT_CUDA_OK, "peer copy status %d", st);
+    CHECK(memcmp(dst, src, 64) == 0, "peer copy moved the bytes");
+    const char *want[] = {"record dev=2 stream=0x200", "wait dev=1 stream=0x100", "peer 2<-1 dev=1 stream=0x100",
+                          "record dev=1 stream=0x100", "wait dev=2 stream=0x200"};
+    CHECK(api_log.size() == 5, "%zu ordering calls", api_log.size());
+    for (size_t i = 0; i < api_log.size() && i < 5; i++) {
+        CHECK(api_log[i] == want[i], "call %zu: '%s', expected '%s'", i, api_log[i].c_str(), want[i]);
+    }
+    int cur = -1;
+    cudaGetDevice(&cur);
+    CHECK(cur == 2, "the destination device is left current (%d)", cur);
+    CHECK(peer_enabled == 1, "peer access asked for once (%d)", peer_enabled);
+    st = ct_cuda_memcpy_peer(dst, 2, src, 1, 64);
+    CHECK(st == CT_CUDA_OK && peer_enabled == 1, "and not again for the same pair");
+    /* nothing to move: no call at all; one device: a plain device-to-device copy on its stream */
+    api_log.clear();
+    int before = memcpy_calls;
+    CHECK(ct_cuda_memcpy_peer(dst, 2, src, 1, 0) == CT_CUDA_OK && api_log.empty() && memcpy_calls == before,
+          "0 bytes");
+    CHECK(ct_cuda_memcpy_peer(dst, 1, src, 1, 64) == CT_CUDA_OK && api_log.empty() && memcpy_calls == before + 1,
+          "same device: cudaMemcpyAsync");
+    cudaSetDevice(0);
+}
+
 int main()
 {
+    check_peer();
+    printf("peer copies checked\n");
     check_conversions();
     printf("conversions checked\n");
     check_contiguous(std::make_integer_sequence<int, CT_NUM_DTYPES>());

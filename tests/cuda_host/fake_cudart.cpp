@@ -4,8 +4,11 @@
 #include "fake_cudart.h"
 #include <cuda_runtime_api.h>
 #include <map>
+#include <string>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 size_t capacity = 100u << 20; /* bytes the fake GPU has */
 size_t in_use = 0;
@@ -17,6 +20,25 @@ std::map<void *, int> event_pending; /* event -> 1 while "in flight" */
 int host_allocs = 0;
 int memcpy_calls = 0;
 std::vector<FakeLaunch> launches;
+std::vector<std::string> api_log;
+int peer_enabled = 0;
+
+/* Every launch is checked against the limits a real GPU enforces (cudaErrorInvalidConfiguration
+ * there): an empty grid or block, gridDim.x > 2^31 - 1, gridDim.y or .z > 65535, more than 1024
+ * threads per block (blockDim.z <= 64), more than 48 KiB of dynamic shared memory (which would
+ * need cudaFuncSetAttribute). A bad launch fails the call, is printed, and makes the program
+ * exit with status 3 at the end, so that no harness can pass with one. */
+int invalid_launches = 0;
+static struct InvalidLaunchGuard {
+    ~InvalidLaunchGuard()
+    {
+        if (invalid_launches > 0) {
+            printf("FAIL: %d launch(es) with an invalid configuration\n", invalid_launches);
+            fflush(stdout);
+            _exit(3);
+        }
+    }
+} invalid_launch_guard;
 
 extern "C" {
 cudaError_t CUDARTAPI cudaMalloc(void **p, size_t n)
@@ -78,9 +100,11 @@ cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flag
     *e = (cudaEvent_t)malloc(1);
     return cudaSuccess;
 }
+static void log_call(const char *what, cudaStream_t s);
 cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     event_pending[(void *)e] = 1;
+    log_call("record", s);
     return cudaSuccess;
 }
 cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t e)
@@ -105,46 +129,117 @@ cudaError_t CUDARTAPI cudaMemsetAsync(void *dst, int value, size_t n, cudaStream
     return cudaSuccess;
 }
 cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t s) { return cudaSuccess; }
+/* The calls that order work between devices, logged as "<call> dev=<current device> stream=<s>"
+ * (peer copies are done at once). */
+static void log_call(const char *what, cudaStream_t s)
+{
+    char buf[96];
+    snprintf(buf, sizeof(buf), "%s dev=%d stream=%p", what, current_device, (void *)s);
+    api_log.push_back(buf);
+}
+cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int *can, int device, int peer)
+{
+    *can = 1;
+    return cudaSuccess;
+}
+cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int peer, unsigned int flags)
+{
+    peer_enabled++;
+    return cudaSuccess;
+}
+cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device, size_t n,
+                                          cudaStream_t s)
+{
+    memcpy(dst, src, n);
+    char what[48];
+    snprintf(what, sizeof(what), "peer %d<-%d", dst_device, src_device);
+    log_call(what, s);
+    return cudaSuccess;
+}
+cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+    log_call("wait", s);
+    return cudaSuccess;
+}
+cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t e)
+{
+    event_pending.erase((void *)e);
+    free((void *)e);
+    return cudaSuccess;
+}
 /* Kernel launches are recorded, not run (there is no GPU): the harness runs the per-thread
  * bodies itself and checks the launch configurations. nvcc's launch stubs push the <<<...>>>
  * configuration, pop it, look the kernel up and launch it through these. */
 static dim3 pushed_grid, pushed_block;
+static size_t pushed_shared;
 unsigned CUDARTAPI __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, struct CUstream_st *stream)
 {
     pushed_grid = grid;
     pushed_block = block;
+    pushed_shared = shared;
     return 0;
 }
 cudaError_t CUDARTAPI __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared, void *stream)
 {
     *grid = pushed_grid;
     *block = pushed_block;
-    *shared = 0;
+    *shared = pushed_shared;
     *(cudaStream_t *)stream = 0;
     return cudaSuccess;
+}
+
+static const char *launch_problem(dim3 grid, dim3 block, size_t shared)
+{
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0) {
+        return "empty grid";
+    }
+    if (block.x == 0 || block.y == 0 || block.z == 0) {
+        return "empty block";
+    }
+    if (grid.x > 2147483647u || grid.y > 65535u || grid.z > 65535u) {
+        return "grid too large";
+    }
+    if ((unsigned long long)block.x * block.y * block.z > 1024 || block.z > 64) {
+        return "block too large";
+    }
+    if (shared > 48u * 1024u) {
+        return "more than 48 KiB of dynamic shared memory";
+    }
+    return nullptr;
 }
 cudaError_t CUDARTAPI __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 {
     *kernel = (cudaKernel_t)func;
     return cudaSuccess;
 }
-static cudaError_t record_launch(const void *func, dim3 grid, dim3 block)
+static cudaError_t record_launch(const void *func, dim3 grid, dim3 block, size_t shared)
 {
+    const char *problem = launch_problem(grid, block, shared);
+    if (problem != nullptr) {
+        printf("INVALID LAUNCH (%s): grid (%u, %u, %u), block (%u, %u, %u), %zu bytes of shared memory\n", problem,
+               grid.x, grid.y, grid.z, block.x, block.y, block.z, shared);
+        invalid_launches++;
+        last_error = cudaErrorInvalidConfiguration;
+        return cudaErrorInvalidConfiguration;
+    }
     FakeLaunch l;
     l.func = func;
     l.threads = (long long)grid.x * grid.y * grid.z * block.x * block.y * block.z;
+    l.grid = grid;
+    l.block = block;
+    l.shared = shared;
     launches.push_back(l);
     return cudaSuccess;
 }
 cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shared,
                                          cudaStream_t stream)
 {
-    return record_launch((const void *)kernel, grid, block);
+    return record_launch((const void *)kernel, grid, block, shared);
 }
 cudaError_t CUDARTAPI cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shared,
                                        cudaStream_t stream)
 {
-    return record_launch(func, grid, block);
+    return record_launch(func, grid, block, shared);
 }
 void __cudaRegisterFunction(void **h, const char *f, char *d, const char *n, int t, void *ti, void *bi, void *bd,
                             void *gd, int *w)

@@ -1,7 +1,9 @@
 /* fake_cudart.h: the knobs and counters of the fake CUDA runtime (fake_cudart.cpp). */
 #ifndef FAKE_CUDART_H
 #define FAKE_CUDART_H
+#include <cuda_runtime_api.h>
 #include <map>
+#include <string>
 #include <stddef.h>
 #include <vector>
 
@@ -13,6 +15,11 @@ extern int memcpy_calls;
 struct FakeLaunch {
     const void *func;
     long long threads; /* grid size x block size */
+    dim3 grid, block;
+    size_t shared;
 };
+extern std::vector<std::string> api_log; /* event records, stream waits and peer copies, in order */
+extern int peer_enabled;                   /* cudaDeviceEnablePeerAccess calls */
+extern int invalid_launches; /* launches a GPU would refuse (fake_cudart.cpp's launch_problem) */
 extern std::vector<FakeLaunch> launches;
 #endif
