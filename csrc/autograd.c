@@ -38,7 +38,7 @@ static inline bool tensor_requires_grad(const CtTensorObject *t)
         return true;
     }
     const CtTensorObject *base = (const CtTensorObject *)t->view_base;
-    return base != NULL && (base->requires_grad || base->grad_fn != NULL);
+    return base != NULL && !t->view_no_grad && (base->requires_grad || base->grad_fn != NULL);
 }
 
 /* --- nodes ----------------------------------------------------------------------------------------- */
@@ -571,7 +571,7 @@ static CtNodeObject *view_node_new(CtTensorObject *t, CtTensorObject *base)
 
 int ct_autograd_refresh_view(CtTensorObject *t)
 {
-    if (t->view_base == NULL) {
+    if (t->view_base == NULL || t->view_no_grad) {
         return 0;
     }
     CtTensorObject *base = CT_TENSOR(t->view_base);
@@ -591,7 +591,9 @@ int ct_autograd_refresh_view(CtTensorObject *t)
     return 0;
 }
 
-/* Links out (a result of a view op on self) to self's base, when it shares self's storage. */
+/* Links out (a result of a view op on self) to self's base, when it shares self's storage.
+ * A view made in no_grad mode is linked only so that an in-place write into it that autograd
+ * would have to record can be refused, as PyTorch does. */
 static void set_view_link(PyObject *out, CtTensorObject *self)
 {
     if (!CtTensor_Check(out) || (CtTensorObject *)out == self || CT_TENSOR(out)->storage != self->storage) {
@@ -601,6 +603,7 @@ static void set_view_link(PyObject *out, CtTensorObject *self)
     PyObject *root = self->view_base != NULL ? self->view_base : (PyObject *)self;
     Py_XSETREF(t->view_base, Py_NewRef(root));
     t->view_version = t->storage->version;
+    t->view_no_grad = !ct_grad_enabled || self->view_no_grad;
 }
 
 static void set_view_links(PyObject *out, CtTensorObject *self)
@@ -631,6 +634,14 @@ static int check_inplace_target(CtTensorObject *self, CtTensorObject **base)
     *base = self->view_base != NULL ? CT_TENSOR(self->view_base) : NULL;
     if (self->grad_fn == NULL && self->requires_grad) {
         PyErr_SetString(PyExc_RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+        return -1;
+    }
+    if (*base != NULL && self->view_no_grad) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+                        "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                        "moving both the view and the inplace either both inside the no_grad block (if you don't want "
+                        "the inplace to be tracked) or both outside (if you want the inplace to be tracked).");
         return -1;
     }
     if (*base != NULL && (*base)->grad_fn == NULL && (*base)->requires_grad) {
@@ -1085,7 +1096,11 @@ static PyObject *autograd_function_vectorcall(PyObject *self, PyObject *const *a
 {
     CtAutogradFunctionObject *w = (CtAutogradFunctionObject *)self;
     if (!ct_grad_enabled) {
-        return PyObject_Vectorcall(w->wrapped, args, nargsf, kwnames);
+        PyObject *out = PyObject_Vectorcall(w->wrapped, args, nargsf, kwnames);
+        if (out != NULL && (w->formula->flags & CT_F_VIEW) && PyVectorcall_NARGS(nargsf) > 0 && CtTensor_Check(args[0])) {
+            set_view_links(out, CT_TENSOR(args[0]));
+        }
+        return out;
     }
     VectorcallCtx c = {w->wrapped, args, nargsf, kwnames};
     return record_call(w->formula, vectorcall_thunk, &c, args, PyVectorcall_NARGS(nargsf), kwnames);
@@ -1278,8 +1293,15 @@ static binaryfunc orig_mp_subscript;
 static const CtFormula *formula_getitem;
 static PyObject *ag_mp_subscript(PyObject *a, PyObject *key)
 {
-    if (!ct_grad_enabled || formula_getitem == NULL) {
+    if (formula_getitem == NULL) {
         return orig_mp_subscript(a, key);
+    }
+    if (!ct_grad_enabled) {
+        PyObject *out = orig_mp_subscript(a, key);
+        if (out != NULL && CtTensor_Check(a)) {
+            set_view_links(out, CT_TENSOR(a));
+        }
+        return out;
     }
     if (CtTensor_Check(a) && ct_autograd_refresh_view(CT_TENSOR(a)) < 0) {
         return NULL;

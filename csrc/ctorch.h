@@ -145,6 +145,7 @@ typedef struct {
     PyObject *view_base;        /* the tensor (never itself a view) this one is a differentiable view of, or NULL */
     uint64_t view_version;      /* storage version when grad_fn was last set (views): a write through
                                    the base or another view since then makes autograd regenerate grad_fn */
+    bool view_no_grad;          /* the view was made in no_grad mode: it never takes its base's history */
     PyObject *weakreflist;
 } CtTensorObject;
 

@@ -44,6 +44,7 @@ CtTensorObject *ct_tensor_new(CtStorageObject *storage, int64_t offset, int ndim
     t->grad_accumulator = NULL;
     t->view_base = NULL;
     t->view_version = 0;
+    t->view_no_grad = false;
     t->weakreflist = NULL;
     PyObject_GC_Track(t);
     return t;

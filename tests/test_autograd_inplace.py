@@ -254,3 +254,20 @@ def test_views_do_not_leak_graphs():
     del b, v
     gc.collect()
     assert ref() is None
+
+
+def test_view_made_in_no_grad_mode_refuses_recorded_inplace():
+    b = leaf(3) * 2
+    with torch.no_grad():
+        v = b[0:2]
+    assert not v.requires_grad
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
+        v.mul_(leaf(2))
+    v.mul_(2.0)  # nothing to record: allowed, as in PyTorch
+    with torch.no_grad():
+        v.mul_(leaf(2))  # inside no_grad: allowed
+    buf = torch.zeros(3)
+    with torch.no_grad():
+        r = buf[0:2]
+    with pytest.raises(RuntimeError, match="created in no_grad mode"):
+        r.copy_(leaf(2))
