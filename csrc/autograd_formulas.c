@@ -1149,7 +1149,7 @@ static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 }
 
 /* norm(input, p='fro', dim=None, keepdim=False), g times:
- *   p = 0: zero;  p = 1: sign(x);  p = +-inf: sign(x) shared evenly among the elements with
+ *   p = 0: none;  p = 1: sign(x);  p = +-inf: sign(x) shared evenly among the elements with
  *   |x| == norm (zero elsewhere, and where the norm is nan);
  *   p < 1: sign(x) |x|^(p-1) norm^(1-p), zero where x == 0;
  *   p > 1: sign(x) |x|^(p-1) / norm^(p-1), zero where the norm is 0. */
@@ -1167,9 +1167,8 @@ static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             return -1;
         }
     }
-    if (p == 0.0) {
-        gi[0] = zeros_for(META(0));
-        return gi[0] ? 0 : -1;
+    if (p == 0.0) { /* piecewise constant: no gradient at all (x.grad stays None, as in PyTorch) */
+        return 0;
     }
     PyObject *dims = ARG(2);
     bool keepdim = arg_true(ARG(3));
