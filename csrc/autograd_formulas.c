@@ -6,6 +6,7 @@
  * gi[e] is the gradient for the e-th differentiable argument (in sig order); NEEDS(e) tells
  * whether anything wants it. A formula returns 0, or -1 with an exception set. */
 #include "autograd.h"
+#include "autograd_tmp.h"
 #include "device.h"
 #include "nn.h"
 #include "tensor.h"
@@ -92,86 +93,6 @@ static PyObject *out_ref(CtNodeObject *n, int k)
     return (PyObject *)a;
 }
 
-/* A scratch arena for formulas built from many temporaries: every t_* helper returns a
- * borrowed reference owned by the arena (NULL once anything failed, with the exception set),
- * so expressions chain without per-step error checks; tmp_free releases them all. */
-#define CT_TMP_MAX 64
-typedef struct {
-    PyObject *items[CT_TMP_MAX];
-    int n;
-    bool failed;
-} Tmp;
-
-static PyObject *t_keep(Tmp *t, PyObject *o)
-{
-    if (o == NULL) {
-        t->failed = true;
-        return NULL;
-    }
-    if (t->n == CT_TMP_MAX) {
-        Py_DECREF(o);
-        PyErr_SetString(PyExc_SystemError, "ctorch autograd formula: too many temporaries");
-        t->failed = true;
-        return NULL;
-    }
-    t->items[t->n++] = o;
-    return o;
-}
-
-static void tmp_free(Tmp *t)
-{
-    for (int i = 0; i < t->n; i++) {
-        Py_DECREF(t->items[i]);
-    }
-    t->n = 0;
-}
-
-#define T_OK2(a, b) (!t->failed && (a) != NULL && (b) != NULL)
-static PyObject *t_num(Tmp *t, double v) { return t->failed ? NULL : t_keep(t, PyFloat_FromDouble(v)); }
-static PyObject *t_mul(Tmp *t, PyObject *a, PyObject *b) { return T_OK2(a, b) ? t_keep(t, PyNumber_Multiply(a, b)) : NULL; }
-static PyObject *t_add(Tmp *t, PyObject *a, PyObject *b) { return T_OK2(a, b) ? t_keep(t, PyNumber_Add(a, b)) : NULL; }
-static PyObject *t_sub(Tmp *t, PyObject *a, PyObject *b) { return T_OK2(a, b) ? t_keep(t, PyNumber_Subtract(a, b)) : NULL; }
-static PyObject *t_div(Tmp *t, PyObject *a, PyObject *b) { return T_OK2(a, b) ? t_keep(t, PyNumber_TrueDivide(a, b)) : NULL; }
-static PyObject *t_pow(Tmp *t, PyObject *a, PyObject *b)
-{
-    return T_OK2(a, b) ? t_keep(t, PyNumber_Power(a, b, Py_None)) : NULL;
-}
-/* a <op> b as a bool tensor */
-static PyObject *t_cmp(Tmp *t, PyObject *a, PyObject *b, int op) { return T_OK2(a, b) ? t_keep(t, PyObject_RichCompare(a, b, op)) : NULL; }
-/* a bool tensor as 0/1 in like's dtype */
-static PyObject *t_float(Tmp *t, PyObject *mask, PyObject *like)
-{
-    return T_OK2(mask, like) ? t_keep(t, PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(like)->dtype)))
-                             : NULL;
-}
-/* a <op> b as 0/1 in like's dtype */
-static PyObject *t_cmpf(Tmp *t, PyObject *a, PyObject *b, int op, PyObject *like) { return t_float(t, t_cmp(t, a, b, op), like); }
-static PyObject *t_meth0(Tmp *t, PyObject *o, const char *name)
-{
-    return !t->failed && o != NULL ? t_keep(t, PyObject_CallMethod(o, name, NULL)) : NULL;
-}
-/* where(cond, a, b) */
-static PyObject *t_where(Tmp *t, PyObject *cond, PyObject *a, PyObject *b)
-{
-    if (!T_OK2(cond, a) || b == NULL) {
-        return NULL;
-    }
-    PyObject *args[3] = {cond, a, b};
-    return t_keep(t, ct_op("where", args, 3, NULL));
-}
-/* o.sum(dims, keepdim=True), or o.sum() when dims is NULL/None */
-static PyObject *t_sum_keep(Tmp *t, PyObject *o, PyObject *dims)
-{
-    if (t->failed || o == NULL) {
-        return NULL;
-    }
-    if (dims == NULL || dims == Py_None) {
-        return t_keep(t, PyObject_CallMethod(o, "sum", NULL));
-    }
-    return t_keep(t, PyObject_CallMethod(o, "sum", "(OO)", dims, Py_True));
-}
-/* a new reference to a value owned by the arena, for handing out of a formula */
-static PyObject *t_take(Tmp *t, PyObject *o) { return t->failed || o == NULL ? NULL : Py_NewRef(o); }
 
 /* --- elementwise ---------------------------------------------------------------------------------------- */
 static int bw_add(CtNodeObject *n, PyObject *const *g, PyObject **gi)
