@@ -2673,6 +2673,89 @@ int ct_nn_bw_pointwise_loss(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return rc;
 }
 
+/* layer_norm with create_graph, from recorded ops: with xhat = (x - mean) rstd over the last k dims
+ * and dy = g weight, dx = rstd (dy - mean(dy) - xhat mean(dy xhat)); dweight = sum g xhat, dbias = sum g. */
+static int layer_norm_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, PyObject *x, PyObject *weight)
+{
+    int k = NN_META(2)->is_tensor ? NN_META(2)->ndim : (NN_META(3)->is_tensor ? NN_META(3)->ndim : -1);
+    if (k < 0) { /* no affine parameters: the normalized shape's length */
+        k = PyLong_Check(n->args[1]) ? 1 : (int)PySequence_Size(n->args[1]);
+        if (k < 0) {
+            return -1;
+        }
+    }
+    double eps = NN_ARG(4) ? PyFloat_AsDouble(NN_ARG(4)) : 1e-5;
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    Tmp tt = {0}, *t = &tt;
+    PyObject *dims = t_keep(t, PyTuple_New(k));
+    for (int i = 0; dims != NULL && i < k; i++) {
+        PyTuple_SET_ITEM(dims, i, PyLong_FromLong(-1 - i));
+    }
+    PyObject *mean = t_call(t, x, "mean", "(OO)", dims, Py_True);
+    PyObject *c = t_sub(t, x, mean);
+    PyObject *var = t_call(t, t_mul(t, c, c), "mean", "(OO)", dims, Py_True);
+    PyObject *rstd = t_meth0(t, t_add(t, var, t_num(t, eps)), "rsqrt");
+    PyObject *xhat = t_mul(t, c, rstd);
+    PyObject *dy = weight != Py_None ? t_mul(t, g[0], weight) : g[0];
+    PyObject *m1 = t_call(t, dy, "mean", "(OO)", dims, Py_True);
+    PyObject *m2 = t_call(t, t_mul(t, dy, xhat), "mean", "(OO)", dims, Py_True);
+    int rc = -1;
+    if (t->failed) {
+        goto done;
+    }
+    if (NN_NEEDS(0) &&
+        (gi[0] = fit_to(t_mul(t, rstd, t_sub(t, t_sub(t, dy, m1), t_mul(t, xhat, m2))), NN_META(0))) == NULL) {
+        goto done;
+    }
+    if (NN_NEEDS(1) && NN_META(2)->is_tensor && (gi[1] = fit_to(t_mul(t, g[0], xhat), NN_META(2))) == NULL) {
+        goto done;
+    }
+    if (NN_NEEDS(2) && NN_META(3)->is_tensor && (gi[2] = fit_to(g[0], NN_META(3))) == NULL) {
+        goto done;
+    }
+    rc = 0;
+done:
+    tmp_free(t);
+    return rc;
+}
+
+/* embedding with create_graph: the rows of g summed into the rows their indices pick (scatter_add,
+ * recorded), the padding row left out and, with scale_grad_by_freq, each divided by its count. */
+static int embedding_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, PyObject *indices)
+{
+    const CtTensorMeta *mw = NN_META(0);
+    long long pad = NN_ARG(2) ? PyLong_AsLongLong(NN_ARG(2)) : -1;
+    int scale = NN_ARG(3) ? PyObject_IsTrue(NN_ARG(3)) : 0;
+    if (PyErr_Occurred() || mw->ndim != 2) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "embedding backward: weight must be 2-D");
+        }
+        return -1;
+    }
+    Tmp tt = {0}, *t = &tt;
+    PyObject *idx = t_call(t, indices, "reshape", "(i)", -1);
+    PyObject *G = t_call(t, g[0], "reshape", "(iL)", -1, (long long)mw->sizes[1]);
+    if (pad >= 0) {
+        PyObject *keep = t_call(t, t_float(t, t_cmp(t, idx, t_keep(t, PyLong_FromLongLong(pad)), Py_NE), G), "unsqueeze",
+                                "(i)", 1);
+        G = t_mul(t, G, keep);
+    }
+    if (scale == 1) {
+        CtTensorMeta rows = {.is_tensor = true, .ndim = 1, .dtype = mw->dtype, .device = mw->device,
+                             .sizes = {mw->sizes[0]}};
+        PyObject *ones = t_add(t, t_mul(t, t_float(t, t_cmp(t, idx, idx, Py_EQ), G), t_num(t, 0.0)), t_num(t, 1.0));
+        PyObject *counts = t_call(t, t_zeros(t, &rows, G), "scatter_add", "(iOO)", 0, idx, ones);
+        G = t_div(t, G, t_call(t, t_call(t, counts, "gather", "(iO)", 0, idx), "unsqueeze", "(i)", 1));
+    }
+    PyObject *idx2 = t_call(t, t_call(t, idx, "unsqueeze", "(i)", 1), "expand", "(iL)", -1, (long long)mw->sizes[1]);
+    PyObject *v = t_call(t, t_zeros(t, mw, G), "scatter_add", "(iOO)", 0, idx2, G);
+    int rc = t->failed || (gi[0] = fit_to(v, mw)) == NULL ? -1 : 0;
+    tmp_free(t);
+    return rc;
+}
+
 /* layer_norm: (input, normalized_shape, weight, bias, eps, cudnn_enable); edges input, weight, bias */
 int ct_nn_bw_layer_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
@@ -2680,6 +2763,9 @@ int ct_nn_bw_layer_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *weight = saved_or_none(n, 2), *bias = saved_or_none(n, 3);
     if (input == NULL || weight == NULL || bias == NULL) {
         return -1;
+    }
+    if (ct_grad_enabled) {
+        return layer_norm_composite(n, g, gi, input, weight);
     }
     PyObject *eps = PyFloat_FromDouble(1e-5);
     PyObject *mask = PyLong_FromLong((NN_NEEDS(0) ? 1 : 0) | (NN_NEEDS(1) ? 2 : 0) | (NN_NEEDS(2) ? 4 : 0));
@@ -2711,6 +2797,9 @@ int ct_nn_bw_embedding(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *indices = (PyObject *)ct_node_tensor(n, 1);
     if (indices == NULL) {
         return -1;
+    }
+    if (ct_grad_enabled) {
+        return embedding_composite(n, g, gi, indices);
     }
     PyObject *num = PyLong_FromLongLong(NN_META(0)->sizes[0]), *m1 = PyLong_FromLong(-1);
     PyObject *res = NULL;

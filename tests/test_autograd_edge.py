@@ -281,3 +281,92 @@ def test_double_backward_through_selection(fn, rows):
     for r in rows:
         want[r] += 2 * w[r]
     close(gg.numpy(), want)
+
+
+# --- double backward of the fused nn kernels ---------------------------------------------------------------
+# With create_graph the losses' gradients are composed from recorded ops (csrc/nn.c); their first-order
+# values must equal the fused kernels', and their derivative must match central differences of the
+# fused kernels' gradient.
+F = torch.nn.functional
+R = np.random.default_rng(3)
+LOGITS = R.normal(size=(4, 3))
+PROBS = R.uniform(size=(4, 3))
+PROBS /= PROBS.sum(1, keepdims=True)
+CLASS_W = np.array([0.2, 1.0, 3.0])
+
+
+def first_grad(fn, arrays, k, create_graph):
+    ts = [leaf(a) for a in arrays]
+    (g,) = torch.autograd.grad(fn(*ts), ts[k], create_graph=create_graph)
+    return g, ts
+
+
+def check_double_backward(fn, arrays, k=0, h=1e-6):
+    """fn(*tensors) -> scalar; checks d/dx_k sum(w * d fn/dx_k) for a fixed w."""
+    g_fused, _ = first_grad(fn, arrays, k, False)
+    g, ts = first_grad(fn, arrays, k, True)
+    close(g.detach().numpy(), g_fused.numpy())  # the composed gradient equals the fused kernel's
+    w = np.linspace(-1.0, 1.5, g.numel()).reshape(tuple(g.shape))
+    (gg,) = torch.autograd.grad((g * torch.tensor(w)).sum(), ts[k])
+    base = np.asarray(arrays[k], dtype=np.float64)
+    want = np.zeros(base.shape)
+    for i in np.ndindex(base.shape):
+        hi, lo = [np.array(a, dtype=np.float64) for a in arrays], [np.array(a, dtype=np.float64) for a in arrays]
+        hi[k][i] += h
+        lo[k][i] -= h
+        want[i] = ((first_grad(fn, hi, k, False)[0].numpy() - first_grad(fn, lo, k, False)[0].numpy()) * w).sum() / (2 * h)
+    np.testing.assert_allclose(gg.numpy(), want, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(reduction="mean"),
+    dict(reduction="sum", weight=CLASS_W, label_smoothing=0.2),
+    dict(reduction="mean", weight=CLASS_W, label_smoothing=0.3, ignore_index=1),
+])
+def test_double_backward_cross_entropy_class_targets(kw):
+    kw = dict(kw)
+    if "weight" in kw:
+        kw["weight"] = torch.tensor(kw["weight"])
+    target = torch.tensor([0, 2, 1, 2])
+    check_double_backward(lambda x: F.cross_entropy(x, target, **kw), [LOGITS])
+
+
+def test_double_backward_cross_entropy_probability_targets():
+    w = torch.tensor(CLASS_W)
+    check_double_backward(lambda x, p: F.cross_entropy(x, p, weight=w, label_smoothing=0.1), [LOGITS, PROBS])
+    # the gradient with respect to the probabilities is linear in them: its derivative there is zero
+    check_double_backward(lambda x, p: F.cross_entropy(x, p, weight=w, label_smoothing=0.1) ** 2, [LOGITS, PROBS], k=1)
+
+
+def test_double_backward_nll_loss_with_ignored_targets():
+    target = torch.tensor([0, -100, 1, 2])
+    w = torch.tensor(CLASS_W)
+    check_double_backward(lambda x: F.nll_loss(x.log_softmax(1), target, weight=w) ** 2, [LOGITS])
+
+
+@pytest.mark.filterwarnings("ignore:Using a target size")
+@pytest.mark.parametrize("name, fn", [
+    ("mse", lambda x, y: F.mse_loss(x, y) ** 2),
+    ("mse_sum_bcast", lambda x, y: F.mse_loss(x, y[0], reduction="sum") ** 2),
+    ("smooth_l1", lambda x, y: F.smooth_l1_loss(x, y, beta=0.7) ** 2),
+    ("l1", lambda x, y: F.l1_loss(x, y, reduction="sum") ** 2),
+    ("bce", lambda x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), weight=torch.tensor([1.0, 2.0, 0.5]))),
+    ("bce_logits", lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid(), pos_weight=torch.tensor([1.0, 2.0, 0.5]))),
+])
+def test_double_backward_pointwise_losses(name, fn):
+    x, y = R.normal(size=(2, 3)), R.normal(size=(2, 3))
+    check_double_backward(fn, [x, y], k=0)
+    check_double_backward(fn, [x, y], k=1)
+
+
+def test_double_backward_layer_norm():
+    x, w, b = R.normal(size=(2, 3, 4)), R.normal(size=(3, 4)), R.normal(size=(3, 4))
+    fn = lambda x, w, b: (F.layer_norm(x, (3, 4), w, b, eps=1e-3) ** 2).sum()  # noqa: E731
+    for k in range(3):
+        check_double_backward(fn, [x, w, b], k=k)
+    check_double_backward(lambda x: (F.layer_norm(x, (4,)) ** 3).sum(), [x])
+
+
+def test_double_backward_embedding():
+    idx = torch.tensor([[0, 2, 2], [1, 0, 4]])
+    check_double_backward(lambda w: (F.embedding(idx, w, padding_idx=2) ** 2).sum(), [R.normal(size=(5, 3))])
