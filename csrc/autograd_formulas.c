@@ -1551,6 +1551,10 @@ static int bw_index_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 static int bw_scatter(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     bool is_add = strstr(n->formula->op, "scatter_add") != NULL;
+    if (!is_add && ARG(5) != NULL) { /* scatter(..., reduce=): PyTorch has no derivative either */
+        PyErr_SetString(PyExc_RuntimeError, "derivative for aten::scatter is not implemented");
+        return -1;
+    }
     PyObject *idx = (PyObject *)ct_node_tensor(n, 2);
     if (idx == NULL) {
         return -1;

@@ -210,6 +210,14 @@ def test_masked_fill_tensor_value_gets_the_masked_gradient():
     close(gv, 1 + 3 + 4 + 6)
 
 
+def test_scatter_with_reduce_has_no_derivative():
+    x = leaf(np.zeros((3, 4)))
+    y = x.scatter(0, torch.tensor([[0, 1, 0, 1]]), leaf(np.ones((1, 4))), reduce="add")
+    with pytest.raises(RuntimeError, match="derivative for aten::scatter is not implemented"):
+        y.sum().backward()
+    close(grads(x.scatter(0, torch.tensor([[0, 1, 0, 1]]), 2.0), x)[0], [[0, 1, 0, 1], [1, 0, 1, 0], [1, 1, 1, 1]])
+
+
 def test_matmul_1d_with_batched_matrix():
     a = np.array([1.0, -2.0, 0.5])
     b = np.arange(24.0).reshape(2, 3, 4) / 10
