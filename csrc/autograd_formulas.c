@@ -1515,15 +1515,16 @@ static int bw_gather(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return set_fit(&gi[0], v, META(0));
 }
 
-/* index_select(input, dim, index): g summed into the selected rows. Written as scatter_add with
- * the index broadcast along dim (a recorded op), so that with create_graph it stays a function of g. */
+/* index_select(input, dim, index): g summed into the selected rows (index_add). With create_graph
+ * it is written as scatter_add with the index broadcast along dim, a recorded op, so that the
+ * result stays a function of g. */
 static int bw_index_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *z = zeros_for(META(0));
     PyObject *idx = (PyObject *)ct_node_tensor(n, 2);
     CtTensorObject *gt = CT_TENSOR(g[0]);
     PyObject *v = NULL;
-    if (z != NULL && idx != NULL && gt->ndim == 0) {
+    if (z != NULL && idx != NULL && (gt->ndim == 0 || !ct_grad_enabled)) {
         v = PyObject_CallMethod(z, "index_add", "(OOO)", ARG(1), idx, g[0]);
     } else if (z != NULL && idx != NULL) {
         long long d = PyLong_AsLongLong(ARG(1));
