@@ -523,7 +523,7 @@ static int copyslices_backward(CtNodeObject *n, PyObject *const *g, PyObject **g
         return -1;
     }
     if (op->formula->flags & CT_F_NO_DERIV) {
-        PyErr_Format(PyExc_NotImplementedError, "the derivative for '%s' is not implemented.", op->formula->op);
+        PyErr_Format(PyExc_NotImplementedError, "derivative for aten::%s is not implemented", op->formula->op);
         return -1;
     }
     buffer = base_buffer(n->geometry, grad->dtype, ct_device_of(grad), grad, &region);
@@ -1915,7 +1915,7 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
                 if (n->num_outputs == 1 && outs[0] == NULL) {
                     /* nothing flows */
                 } else if (n->formula->flags & CT_F_NO_DERIV) {
-                    PyErr_Format(PyExc_NotImplementedError, "the derivative for '%s' is not implemented.",
+                    PyErr_Format(PyExc_NotImplementedError, "derivative for aten::%s is not implemented",
                                  n->formula->op);
                     goto done;
                 } else if (n->formula->backward(n, outs, grad_inputs) < 0) {

@@ -6,6 +6,7 @@
  * gi[e] is the gradient for the e-th differentiable argument (in sig order); NEEDS(e) tells
  * whether anything wants it. A formula returns 0, or -1 with an exception set. */
 #include "autograd.h"
+#include "autograd_tmp.h"
 #include "device.h"
 #include "nn.h"
 #include "tensor.h"
@@ -70,6 +71,30 @@ static int set_fit(PyObject **slot, PyObject *value, const CtTensorMeta *m)
     Py_DECREF(value);
     return *slot == NULL ? -1 : 0;
 }
+
+/* Output k of node n for use in a formula, new reference. With create_graph (grad mode is on
+ * while the engine runs) the alias's history is output k of n itself, as PyTorch saves outputs
+ * with their grad_fn: a double backward then flows through n back to its inputs instead of
+ * treating the output as a constant. Otherwise the detached alias. */
+static PyObject *out_ref(CtNodeObject *n, int k)
+{
+    CtTensorObject *o = ct_node_output(n, k);
+    if (o == NULL) {
+        return NULL;
+    }
+    if (!ct_grad_enabled || !ct_is_floating(o->dtype)) {
+        return Py_NewRef(o);
+    }
+    CtTensorObject *a = ct_view_of(o, o->ndim, o->sizes, o->strides, o->offset);
+    if (a == NULL) {
+        return NULL;
+    }
+    a->grad_fn = Py_NewRef((PyObject *)n);
+    a->output_nr = k;
+    a->requires_grad = true;
+    return (PyObject *)a;
+}
+
 
 /* --- elementwise ---------------------------------------------------------------------------------------- */
 static int bw_add(CtNodeObject *n, PyObject *const *g, PyObject **gi)
@@ -198,11 +223,13 @@ typedef PyObject *(*LocalGrad)(PyObject *x, PyObject *out);
 static int unary_with(CtNodeObject *n, PyObject *const *g, PyObject **gi, LocalGrad f, bool needs_x, bool needs_out)
 {
     PyObject *x = needs_x ? (PyObject *)ct_node_tensor(n, 0) : NULL;
-    PyObject *out = needs_out ? (PyObject *)ct_node_output(n, 0) : NULL;
+    PyObject *out = needs_out ? out_ref(n, 0) : NULL;
     if ((needs_x && x == NULL) || (needs_out && out == NULL)) {
+        Py_XDECREF(out);
         return -1;
     }
     PyObject *local = f(x, out);
+    Py_XDECREF(out);
     if (local == NULL) {
         return -1;
     }
@@ -461,7 +488,9 @@ static int bw_gelu(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return set_fit(&gi[0], v, META(0));
 }
 
-/* pow(input, exponent): scalar or tensor exponent, or a scalar base (reflected 2 ** x). */
+/* pow(input, exponent): scalar or tensor exponent, or a scalar base (reflected 2 ** x).
+ * d/dx = e x^(e-1), zero where e == 0 (so 0 ** 0 has no nan gradient);
+ * d/de = x^e log(x), zero where x == 0 and e >= 0 (the limit, instead of 0 * -inf). */
 static int bw_pow(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *x = META(0)->is_tensor ? (PyObject *)ct_node_tensor(n, 0) : n->args[0];
@@ -469,130 +498,147 @@ static int bw_pow(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (x == NULL || e == NULL) {
         return -1;
     }
+    Tmp tt = {0}, *t = &tt;
+    int rc = -1;
     if (NEEDS(0)) {
-        /* e * x^(e-1), zero where e == 0 */
-        PyObject *one = PyFloat_FromDouble(1.0);
-        PyObject *em1 = one ? PyNumber_Subtract(e, one) : NULL;
-        PyObject *p = em1 ? PyNumber_Power(x, em1, Py_None) : NULL;
-        PyObject *ep = p ? mul(e, p) : NULL;
-        PyObject *v = ep ? mul(g[0], ep) : NULL;
-        Py_XDECREF(one);
-        Py_XDECREF(em1);
-        Py_XDECREF(p);
-        Py_XDECREF(ep);
-        if (!META(1)->is_tensor && v != NULL) {
+        PyObject *v;
+        if (!META(1)->is_tensor) {
             double ev = PyFloat_AsDouble(e);
-            if (ev == 0.0) {
-                Py_SETREF(v, zeros_for(META(0)));
+            if (ev == -1.0 && PyErr_Occurred()) {
+                goto done;
             }
+            v = ev == 0.0 ? t_keep(t, zeros_for(META(0))) : t_mul(t, g[0], t_mul(t, e, t_pow(t, x, t_num(t, ev - 1.0))));
+        } else {
+            PyObject *local = t_mul(t, e, t_pow(t, x, t_sub(t, e, t_num(t, 1.0))));
+            v = t_mul(t, g[0], t_where(t, t_cmp(t, e, t_num(t, 0.0), Py_EQ), t_num(t, 0.0), local));
         }
-        if (set_fit(&gi[0], v, META(0)) < 0) {
-            return -1;
+        if (set_fit(&gi[0], t_take(t, v), META(0)) < 0) {
+            goto done;
         }
     }
     if (NEEDS(1)) {
-        /* x^e * log(x) */
-        PyObject *p = PyNumber_Power(x, e, Py_None);
-        PyObject *lx = NULL;
+        PyObject *p = t_pow(t, x, e);
+        PyObject *v;
         if (META(0)->is_tensor) {
-            lx = method0(x, "log");
+            PyObject *local = t_mul(t, p, t_meth0(t, x, "log"));
+            PyObject *zero = t_num(t, 0.0);
+            PyObject *base0 = t_cmpf(t, x, zero, Py_EQ, g[0]);
+            PyObject *ege0 = t_cmpf(t, e, zero, Py_GE, g[0]);
+            PyObject *cond = t_cmp(t, t_mul(t, base0, ege0), zero, Py_GT);
+            v = t_mul(t, g[0], t_where(t, cond, zero, local));
         } else {
             double xv = PyFloat_AsDouble(x);
-            lx = PyErr_Occurred() ? NULL : PyFloat_FromDouble(log(xv));
+            if (xv == -1.0 && PyErr_Occurred()) {
+                goto done;
+            }
+            PyObject *local = t_mul(t, p, t_num(t, log(xv)));
+            if (xv == 0.0) {
+                local = t_where(t, t_cmp(t, e, t_num(t, 0.0), Py_GE), t_num(t, 0.0), local);
+            }
+            v = t_mul(t, g[0], local);
         }
-        PyObject *pl = p && lx ? mul(p, lx) : NULL;
-        PyObject *v = pl ? mul(g[0], pl) : NULL;
-        Py_XDECREF(p);
-        Py_XDECREF(lx);
-        Py_XDECREF(pl);
-        if (set_fit(&gi[1], v, META(1)) < 0) {
-            return -1;
+        if (set_fit(&gi[1], t_take(t, v), META(1)) < 0) {
+            goto done;
         }
     }
-    return 0;
+    rc = 0;
+done:
+    tmp_free(t);
+    return rc;
 }
 
-/* clamp(input, min, max): the gradient goes to x where min <= x <= max, to a tensor min where
- * x < min and to a tensor max where x > max (max wins when min > max, as clamp's result does). */
-static PyObject *as_float_mask(PyObject *mask, PyObject *like)
-{
-    PyObject *r = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(like)->dtype)) : NULL;
-    Py_XDECREF(mask);
-    return r;
-}
-
-static int bw_clamp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+/* clamp(input, min, max), clamp_min, clamp_max.
+ * Number bounds (ClampBackward1, ClampMinBackward0): the gradient passes where min < x < max,
+ * strictly (x at a bound, or nan, gets none).
+ * One tensor bound (ClampBackward0 with min or max only, ClampMinBackward1): maximum/minimum's
+ * rule, the gradient is split evenly at ties and both get it where either is nan.
+ * Two bounds with a tensor: where min <= max, x below min gives it to min, above max to max, ties
+ * with min < max split it evenly; where max < min everything goes to max (clamp's result is max);
+ * where either bound is nan x keeps its share. */
+static int bw_clamp_impl(CtNodeObject *n, PyObject *const *g, PyObject **gi, PyObject *lo, PyObject *hi, bool lo_t,
+                         bool hi_t, int e_lo, int e_hi)
 {
     PyObject *x = (PyObject *)ct_node_tensor(n, 0);
     if (x == NULL) {
         return -1;
     }
-    PyObject *lo = ARG(1), *hi = ARG(2);
-    if ((lo && META(1)->is_tensor && (lo = (PyObject *)ct_node_tensor(n, 1)) == NULL) ||
-        (hi && META(2)->is_tensor && (hi = (PyObject *)ct_node_tensor(n, 2)) == NULL)) {
-        return -1;
-    }
-    /* which source each output element comes from */
-    PyObject *above = hi ? as_float_mask(PyObject_RichCompare(x, hi, Py_GT), g[0]) : NULL;
-    PyObject *below = lo ? as_float_mask(PyObject_RichCompare(x, lo, Py_LT), g[0]) : NULL;
-    if ((hi && above == NULL) || (lo && below == NULL)) {
-        Py_XDECREF(above);
-        Py_XDECREF(below);
-        return -1;
-    }
-    if (below != NULL && above != NULL) { /* where x > max, max wins even if x < min */
-        PyObject *one = PyFloat_FromDouble(1.0);
-        PyObject *na = one ? PyNumber_Subtract(one, above) : NULL;
-        Py_XDECREF(one);
-        Py_SETREF(below, na ? mul(below, na) : NULL);
-        Py_XDECREF(na);
-        if (below == NULL) {
-            Py_DECREF(above);
-            return -1;
-        }
-    }
+    Tmp tt = {0}, *t = &tt;
+    PyObject *G = g[0];
+    PyObject *one = t_num(t, 1.0), *half = t_num(t, 0.5);
+    PyObject *wx = NULL, *wlo = NULL, *whi = NULL;
     int rc = -1;
-    PyObject *keep = PyFloat_FromDouble(1.0);
-    if (keep != NULL && above != NULL) {
-        Py_SETREF(keep, PyNumber_Subtract(keep, above));
+    if (!lo_t && !hi_t) {
+        wx = one;
+        if (lo != NULL) {
+            wx = t_mul(t, wx, t_cmpf(t, x, lo, Py_GT, G));
+        }
+        if (hi != NULL) {
+            wx = t_mul(t, wx, t_cmpf(t, x, hi, Py_LT, G));
+        }
+    } else if (lo == NULL || hi == NULL) {
+        PyObject *b = lo != NULL ? lo : hi;
+        int toward = lo != NULL ? Py_LT : Py_GT, away = lo != NULL ? Py_GT : Py_LT;
+        PyObject *tie = t_mul(t, t_cmpf(t, x, b, Py_EQ, G), half);
+        wx = t_sub(t, t_sub(t, one, t_cmpf(t, x, b, toward, G)), tie);
+        PyObject *wb = t_sub(t, t_sub(t, one, t_cmpf(t, x, b, away, G)), tie);
+        if (lo != NULL) {
+            wlo = wb;
+        } else {
+            whi = wb;
+        }
+    } else {
+        PyObject *ordered = t_cmpf(t, lo, hi, Py_LE, G); /* min <= max (false if either is nan) */
+        PyObject *open = t_cmpf(t, lo, hi, Py_LT, G);
+        PyObject *inverted = t_cmpf(t, hi, lo, Py_LT, G);
+        PyObject *tie_lo = t_mul(t, t_mul(t, t_cmpf(t, x, lo, Py_EQ, G), open), half);
+        PyObject *tie_hi = t_mul(t, t_mul(t, t_cmpf(t, x, hi, Py_EQ, G), open), half);
+        PyObject *below = t_cmpf(t, x, lo, Py_LT, G), *above = t_cmpf(t, x, hi, Py_GT, G);
+        PyObject *outside = t_cmpf(t, t_add(t, below, above), t_num(t, 0.0), Py_GT, G);
+        wx = t_sub(t, t_sub(t, t_sub(t, one, outside), tie_lo), tie_hi);
+        wlo = t_mul(t, ordered, t_add(t, below, tie_lo));
+        whi = t_add(t, inverted, t_mul(t, ordered, t_add(t, above, tie_hi)));
     }
-    if (keep != NULL && below != NULL) {
-        Py_SETREF(keep, PyNumber_Subtract(keep, below));
-    }
-    if (keep == NULL) {
+    if (t->failed) {
         goto done;
     }
-    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], keep), META(0)) < 0) {
+    if (NEEDS(0) && set_fit(&gi[0], t_take(t, t_mul(t, G, wx)), META(0)) < 0) {
         goto done;
     }
-    if (n->num_edges > 1 && NEEDS(1) && below != NULL && set_fit(&gi[1], mul(g[0], below), META(1)) < 0) {
+    if (lo_t && e_lo < n->num_edges && NEEDS(e_lo) && wlo != NULL &&
+        set_fit(&gi[e_lo], t_take(t, t_mul(t, G, wlo)), META(e_lo)) < 0) {
         goto done;
     }
-    if (n->num_edges > 2 && NEEDS(2) && above != NULL && set_fit(&gi[2], mul(g[0], above), META(2)) < 0) {
+    if (hi_t && e_hi < n->num_edges && NEEDS(e_hi) && whi != NULL &&
+        set_fit(&gi[e_hi], t_take(t, t_mul(t, G, whi)), META(e_hi)) < 0) {
         goto done;
     }
     rc = 0;
 done:
-    Py_XDECREF(keep);
-    Py_XDECREF(above);
-    Py_XDECREF(below);
+    tmp_free(t);
     return rc;
+}
+
+static int bw_clamp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *lo = ARG(1), *hi = ARG(2);
+    bool lo_t = lo != NULL && META(1)->is_tensor, hi_t = hi != NULL && META(2)->is_tensor;
+    if ((lo_t && (lo = (PyObject *)ct_node_tensor(n, 1)) == NULL) ||
+        (hi_t && (hi = (PyObject *)ct_node_tensor(n, 2)) == NULL)) {
+        return -1;
+    }
+    return bw_clamp_impl(n, g, gi, lo, hi, lo_t, hi_t, 1, 2);
 }
 
 static int bw_clamp_min(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
-    PyObject *bound = META(1)->is_tensor ? (PyObject *)ct_node_tensor(n, 1) : n->args[1];
-    if (x == NULL || bound == NULL) {
+    bool is_min = strcmp(n->formula->op, "clamp_min") == 0;
+    PyObject *bound = ARG(1);
+    bool bound_t = bound != NULL && META(1)->is_tensor;
+    if (bound_t && (bound = (PyObject *)ct_node_tensor(n, 1)) == NULL) {
         return -1;
     }
-    bool is_min = strcmp(n->formula->op, "clamp_min") == 0;
-    PyObject *m = PyObject_RichCompare(x, bound, is_min ? Py_GE : Py_LE);
-    PyObject *mf = m ? PyObject_CallMethod(m, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype)) : NULL;
-    Py_XDECREF(m);
-    PyObject *v = mf ? mul(g[0], mf) : NULL;
-    Py_XDECREF(mf);
-    return set_fit(&gi[0], v, META(0));
+    return bw_clamp_impl(n, g, gi, is_min ? bound : NULL, is_min ? NULL : bound, is_min && bound_t, !is_min && bound_t,
+                         1, 1);
 }
 
 /* where(condition, input, other) */
@@ -622,38 +668,43 @@ done:
     return rc;
 }
 
-/* maximum/minimum: the gradient goes to the larger (smaller) input, split evenly on ties. */
+/* maximum/minimum (and max/min(input, other)): the gradient goes to the larger (smaller) input,
+ * split evenly on ties, and to both where either is nan (nan propagates from both).
+ * fmax/fmin: as maximum/minimum, but where one input is nan the other (the result) gets it all,
+ * and where both are nan the first does. */
 static int bw_maximum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
     if (a == NULL || b == NULL) {
         return -1;
     }
-    bool is_max = strstr(n->formula->op, "max") != NULL;
-    PyObject *dt = ct_dtype_object(CT_TENSOR(g[0])->dtype);
-    PyObject *win = PyObject_RichCompare(a, b, is_max ? Py_GT : Py_LT);
-    PyObject *tie = PyObject_RichCompare(a, b, Py_EQ);
-    PyObject *wf = win ? PyObject_CallMethod(win, "to", "(O)", dt) : NULL;
-    PyObject *tf = tie ? PyObject_CallMethod(tie, "to", "(O)", dt) : NULL;
-    PyObject *half = PyFloat_FromDouble(0.5);
-    PyObject *th = tf && half ? mul(tf, half) : NULL;
-    PyObject *wa = wf && th ? PyNumber_Add(wf, th) : NULL; /* weight for a */
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *wb = wa && one ? PyNumber_Subtract(one, wa) : NULL;
+    const char *op = n->formula->op;
+    bool is_max = strstr(op, "max") != NULL, is_f = op[0] == 'f';
+    Tmp tt = {0}, *t = &tt;
+    PyObject *G = g[0], *one = t_num(t, 1.0);
+    PyObject *win = t_cmpf(t, a, b, is_max ? Py_GT : Py_LT, G), *lose = t_cmpf(t, a, b, is_max ? Py_LT : Py_GT, G);
+    PyObject *tie = t_mul(t, t_cmpf(t, a, b, Py_EQ, G), t_num(t, 0.5));
+    PyObject *wa, *wb;
+    if (is_f) {
+        wa = t_add(t, t_add(t, win, tie), t_cmpf(t, b, b, Py_NE, G));
+        wb = t_sub(t, one, wa);
+    } else {
+        wa = t_sub(t, t_sub(t, one, lose), tie);
+        wb = t_sub(t, t_sub(t, one, win), tie);
+    }
     int rc = -1;
-    if (wb == NULL) {
+    if (t->failed) {
         goto done;
     }
-    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], wa), META(0)) < 0) {
+    if (NEEDS(0) && set_fit(&gi[0], t_take(t, t_mul(t, G, wa)), META(0)) < 0) {
         goto done;
     }
-    if (NEEDS(1) && set_fit(&gi[1], mul(g[0], wb), META(1)) < 0) {
+    if (NEEDS(1) && set_fit(&gi[1], t_take(t, t_mul(t, G, wb)), META(1)) < 0) {
         goto done;
     }
     rc = 0;
 done:
-    Py_XDECREF(win); Py_XDECREF(tie); Py_XDECREF(wf); Py_XDECREF(tf); Py_XDECREF(half); Py_XDECREF(th);
-    Py_XDECREF(wa); Py_XDECREF(one); Py_XDECREF(wb);
+    tmp_free(t);
     return rc;
 }
 
@@ -846,12 +897,13 @@ static int bw_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return set_fit(&gi[0], v, META(0));
 }
 
-/* prod(input, dim=None, keepdim=False): g * out / x (inputs with zeros get the product of the others
- * only where exactly computed; this formula is exact when x has no zeros). */
+/* prod(input, dim=None, keepdim=False): the product of the other elements. Exact with zeros: with
+ * no zero it is prod / x; the only zero of a slice gets the product of the rest; with two or more
+ * zeros every element gets zero. */
 static int bw_prod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
-    if (x == NULL || out == NULL) {
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL) {
         return -1;
     }
     PyObject *dims = ARG(1);
@@ -859,15 +911,26 @@ static int bw_prod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         dims = NULL;
     }
     bool keepdim = arg_true(ARG(2));
-    PyObject *go = mul(g[0], out);
-    PyObject *u = go ? unreduce(go, META(0), dims, keepdim) : NULL;
-    PyObject *v = u ? PyNumber_TrueDivide(u, x) : NULL;
-    Py_XDECREF(go);
-    Py_XDECREF(u);
-    return set_fit(&gi[0], v, META(0));
+    Tmp tt = {0}, *t = &tt;
+    PyObject *zero = t_num(t, 0.0);
+    PyObject *is0 = t_cmp(t, x, zero, Py_EQ);
+    PyObject *x1 = t_where(t, is0, t_num(t, 1.0), x); /* x with its zeros replaced by ones */
+    PyObject *p1 = NULL; /* product of the nonzero elements of each slice, keepdim */
+    if (!t->failed) {
+        p1 = dims ? t_keep(t, PyObject_CallMethod(x1, "prod", "(OO)", dims, Py_True)) : t_meth0(t, x1, "prod");
+    }
+    PyObject *nzeros = t_sum_keep(t, t_float(t, is0, x), dims);
+    PyObject *one_zero = t_where(t, is0, p1, zero);
+    PyObject *local = t_where(t, t_cmp(t, nzeros, zero, Py_EQ), t_div(t, p1, x1),
+                              t_where(t, t_cmp(t, nzeros, t_num(t, 1.0), Py_EQ), one_zero, zero));
+    PyObject *gu = t->failed ? NULL : t_keep(t, unreduce(g[0], META(0), dims, keepdim));
+    int rc = set_fit(&gi[0], t_take(t, t_mul(t, gu, local)), META(0));
+    tmp_free(t);
+    return rc;
 }
 
-/* amax/amin and max()/min() without dim: evenly shared among the tied extreme elements. */
+/* amax/amin: evenly shared among the tied extreme elements (nan everywhere when the result is
+ * nan). max()/min() without dim: the same, but a nan result goes evenly to the nan elements. */
 static int bw_amax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
@@ -877,19 +940,22 @@ static int bw_amax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     bool full = strcmp(n->formula->op, "max") == 0 || strcmp(n->formula->op, "min") == 0;
     PyObject *dims = full ? NULL : ARG(1);
     bool keepdim = full ? false : arg_true(ARG(2));
-    PyObject *ou = unreduce(out, META(0), dims, keepdim);
-    PyObject *mask = ou ? PyObject_RichCompare(x, ou, Py_EQ) : NULL;
-    PyObject *mf = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype)) : NULL;
-    PyObject *cnt = NULL;
-    if (mf != NULL) {
-        cnt = dims ? PyObject_CallMethod(mf, "sum", "(OO)", dims, keepdim ? Py_True : Py_False)
-                   : PyObject_CallMethod(mf, "sum", NULL);
+    Tmp tt = {0}, *t = &tt;
+    PyObject *ou = t_keep(t, unreduce(out, META(0), dims, keepdim));
+    PyObject *mf = t_cmpf(t, x, ou, Py_EQ, g[0]);
+    if (full) {
+        mf = t_add(t, mf, t_mul(t, t_cmpf(t, x, x, Py_NE, g[0]), t_cmpf(t, ou, ou, Py_NE, g[0])));
     }
-    PyObject *share = cnt ? PyNumber_TrueDivide(g[0], cnt) : NULL;
-    PyObject *su = share ? unreduce(share, META(0), dims, keepdim) : NULL;
-    PyObject *v = su ? mul(su, mf) : NULL;
-    Py_XDECREF(ou); Py_XDECREF(mask); Py_XDECREF(mf); Py_XDECREF(cnt); Py_XDECREF(share); Py_XDECREF(su);
-    return set_fit(&gi[0], v, META(0));
+    PyObject *cnt = NULL;
+    if (!t->failed) {
+        cnt = dims ? t_keep(t, PyObject_CallMethod(mf, "sum", "(OO)", dims, keepdim ? Py_True : Py_False))
+                   : t_meth0(t, mf, "sum");
+    }
+    PyObject *share = t_div(t, g[0], cnt);
+    PyObject *su = t->failed ? NULL : t_keep(t, unreduce(share, META(0), dims, keepdim));
+    int rc = set_fit(&gi[0], t_take(t, t_mul(t, su, mf)), META(0));
+    tmp_free(t);
+    return rc;
 }
 
 /* max/min/sort/topk with indices: scatter the gradient of the values back to the indices. */
@@ -943,25 +1009,30 @@ static int bw_topk(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 
 static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
-    if (x == NULL || out == NULL) {
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL) {
         return -1;
     }
     bool keepdim = arg_true(ARG(2));
-    PyObject *ou = unreduce(out, META(0), ARG(1), keepdim);
-    PyObject *d = ou ? PyNumber_Subtract(x, ou) : NULL;
-    PyObject *e = d ? method0(d, "exp") : NULL;
-    PyObject *gu = unreduce(g[0], META(0), ARG(1), keepdim);
-    PyObject *v = e && gu ? mul(gu, e) : NULL;
-    Py_XDECREF(ou); Py_XDECREF(d); Py_XDECREF(e); Py_XDECREF(gu);
-    return set_fit(&gi[0], v, META(0));
+    Tmp tt = {0}, *t = &tt;
+    PyObject *out = t_keep(t, out_ref(n, 0));
+    PyObject *ou = t->failed ? NULL : t_keep(t, unreduce(out, META(0), ARG(1), keepdim));
+    PyObject *e = t_meth0(t, t_sub(t, x, ou), "exp");
+    PyObject *gu = t->failed ? NULL : t_keep(t, unreduce(g[0], META(0), ARG(1), keepdim));
+    int rc = set_fit(&gi[0], t_take(t, t_mul(t, gu, e)), META(0));
+    tmp_free(t);
+    return rc;
 }
 
-/* norm(input, p='fro', dim=None, keepdim=False): p = 2 (default/'fro'), 1, inf or any p. */
+/* norm(input, p='fro', dim=None, keepdim=False), g times:
+ *   p = 0: none;  p = 1: sign(x);  p = +-inf: sign(x) shared evenly among the elements with
+ *   |x| == norm (zero elsewhere, and where the norm is nan);
+ *   p < 1: sign(x) |x|^(p-1) norm^(1-p), zero where x == 0;
+ *   p > 1: sign(x) |x|^(p-1) / norm^(p-1), zero where the norm is 0. */
 static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
-    if (x == NULL || out == NULL) {
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL) {
         return -1;
     }
     double p = 2.0;
@@ -972,84 +1043,62 @@ static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             return -1;
         }
     }
+    if (p == 0.0) { /* piecewise constant: no gradient at all (x.grad stays None, as in PyTorch) */
+        return 0;
+    }
     PyObject *dims = ARG(2);
     bool keepdim = arg_true(ARG(3));
-    PyObject *ou = unreduce(out, META(0), dims, keepdim);
-    PyObject *gu = unreduce(g[0], META(0), dims, keepdim);
-    PyObject *local = NULL;
-    if (ou != NULL && gu != NULL) {
-        if (isinf(p)) {
-            PyObject *ax = method0(x, "abs");
-            PyObject *mask = ax ? PyObject_RichCompare(ax, ou, Py_EQ) : NULL;
-            PyObject *mf = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(x)->dtype)) : NULL;
-            PyObject *cnt = mf ? (dims ? PyObject_CallMethod(mf, "sum", "(OO)", dims, Py_True)
-                                       : PyObject_CallMethod(mf, "sum", NULL)) : NULL;
-            PyObject *sg = method0(x, "sign");
-            PyObject *a = mf && sg ? mul(mf, sg) : NULL;
-            local = a && cnt ? PyNumber_TrueDivide(a, cnt) : NULL;
-            Py_XDECREF(ax); Py_XDECREF(mask); Py_XDECREF(mf); Py_XDECREF(cnt); Py_XDECREF(sg); Py_XDECREF(a);
-        } else if (p == 1.0) {
-            local = method0(x, "sign");
-        } else if (p == 2.0) {
-            local = PyNumber_TrueDivide(x, ou);
-        } else {
-            /* x |x|^(p-2) / norm^(p-1) */
-            PyObject *ax = method0(x, "abs");
-            PyObject *pm2 = PyFloat_FromDouble(p - 2.0), *pm1 = PyFloat_FromDouble(p - 1.0);
-            PyObject *pw = ax ? PyNumber_Power(ax, pm2, Py_None) : NULL;
-            PyObject *num = pw ? mul(x, pw) : NULL;
-            PyObject *den = PyNumber_Power(ou, pm1, Py_None);
-            local = num && den ? PyNumber_TrueDivide(num, den) : NULL;
-            Py_XDECREF(ax); Py_XDECREF(pm2); Py_XDECREF(pm1); Py_XDECREF(pw); Py_XDECREF(num); Py_XDECREF(den);
-        }
+    Tmp tt = {0}, *t = &tt;
+    PyObject *zero = t_num(t, 0.0);
+    PyObject *out = t_keep(t, out_ref(n, 0));
+    PyObject *ou = t->failed ? NULL : t_keep(t, unreduce(out, META(0), dims, keepdim));
+    PyObject *gu = t->failed ? NULL : t_keep(t, unreduce(g[0], META(0), dims, keepdim));
+    PyObject *sg = t_meth0(t, x, "sign");
+    PyObject *v = NULL;
+    if (isinf(p)) {
+        PyObject *mask = t_cmp(t, t_meth0(t, x, "abs"), ou, Py_EQ);
+        PyObject *cnt = t_sum_keep(t, t_float(t, mask, x), dims);
+        v = t_where(t, mask, t_div(t, t_mul(t, gu, sg), cnt), zero);
+    } else if (p == 1.0) {
+        v = t_mul(t, gu, sg);
+    } else if (p == 2.0) {
+        v = t_where(t, t_cmp(t, ou, zero, Py_EQ), zero, t_mul(t, gu, t_div(t, x, ou)));
+    } else if (p < 1.0) {
+        PyObject *s = t_mul(t, sg, t_pow(t, t_meth0(t, x, "abs"), t_num(t, p - 1.0)));
+        s = t_where(t, t_cmp(t, x, zero, Py_EQ), zero, s);
+        v = t_mul(t, t_mul(t, gu, s), t_pow(t, ou, t_num(t, 1.0 - p)));
+    } else {
+        PyObject *s = t_mul(t, sg, t_pow(t, t_meth0(t, x, "abs"), t_num(t, p - 1.0)));
+        v = t_where(t, t_cmp(t, ou, zero, Py_EQ), zero, t_mul(t, gu, t_div(t, s, t_pow(t, ou, t_num(t, p - 1.0)))));
     }
-    PyObject *v = local ? mul(gu, local) : NULL;
-    if (v != NULL && p == 2.0) {
-        /* the gradient of a zero norm is zero, not nan */
-        PyObject *zero = PyFloat_FromDouble(0.0);
-        PyObject *nz = zero ? PyObject_RichCompare(ou, zero, Py_EQ) : NULL;
-        PyObject *fixed = nz ? PyObject_CallMethod(v, "masked_fill", "(OO)", nz, zero) : NULL;
-        if (fixed == NULL) {
-            PyErr_Clear();
-        } else {
-            Py_SETREF(v, fixed);
-        }
-        Py_XDECREF(zero);
-        Py_XDECREF(nz);
-    }
-    Py_XDECREF(ou); Py_XDECREF(gu); Py_XDECREF(local);
-    return set_fit(&gi[0], v, META(0));
+    int rc = set_fit(&gi[0], t_take(t, v), META(0));
+    tmp_free(t);
+    return rc;
 }
 
 /* softmax(input, dim): out (g - sum(g out)); log_softmax: g - exp(out) sum(g) */
 static int bw_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *out = (PyObject *)ct_node_output(n, 0);
     PyObject *dim = ARG(1);
-    if (out == NULL) {
-        return -1;
-    }
-    PyObject *go = mul(g[0], out);
-    PyObject *s = go ? PyObject_CallMethod(go, "sum", "(OO)", dim, Py_True) : NULL;
-    PyObject *d = s ? PyNumber_Subtract(g[0], s) : NULL;
-    PyObject *v = d ? mul(out, d) : NULL;
-    Py_XDECREF(go); Py_XDECREF(s); Py_XDECREF(d);
-    return set_fit(&gi[0], v, META(0));
+    Tmp tt = {0}, *t = &tt;
+    PyObject *out = t_keep(t, out_ref(n, 0));
+    PyObject *go = t_mul(t, g[0], out);
+    PyObject *s = t->failed ? NULL : t_keep(t, PyObject_CallMethod(go, "sum", "(OO)", dim, Py_True));
+    int rc = set_fit(&gi[0], t_take(t, t_mul(t, out, t_sub(t, g[0], s))), META(0));
+    tmp_free(t);
+    return rc;
 }
 
 static int bw_log_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *out = (PyObject *)ct_node_output(n, 0);
     PyObject *dim = ARG(1);
-    if (out == NULL) {
-        return -1;
-    }
-    PyObject *s = PyObject_CallMethod(g[0], "sum", "(OO)", dim, Py_True);
-    PyObject *e = method0(out, "exp");
-    PyObject *es = s && e ? mul(e, s) : NULL;
-    PyObject *v = es ? PyNumber_Subtract(g[0], es) : NULL;
-    Py_XDECREF(s); Py_XDECREF(e); Py_XDECREF(es);
-    return set_fit(&gi[0], v, META(0));
+    Tmp tt = {0}, *t = &tt;
+    PyObject *out = t_keep(t, out_ref(n, 0));
+    PyObject *s = t->failed ? NULL : t_keep(t, PyObject_CallMethod(g[0], "sum", "(OO)", dim, Py_True));
+    PyObject *e = t_meth0(t, out, "exp");
+    int rc = set_fit(&gi[0], t_take(t, t_sub(t, g[0], t_mul(t, e, s))), META(0));
+    tmp_free(t);
+    return rc;
 }
 
 static int bw_cumsum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
@@ -1133,28 +1182,62 @@ static int bw_movedim(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return set_fit(&gi[0], v, META(0));
 }
 
-/* narrow(dim, start, length) and select(dim, index): put g into zeros */
+/* narrow(dim, start, length) and select(dim, index): put g into zeros. Written as
+ * zeros[key] = g (a recorded op), so that with create_graph the result stays a function of g. */
 static int bw_narrow(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *z = zeros_for(META(0));
-    PyObject *slot = NULL;
-    if (z == NULL) {
+    const CtTensorMeta *m = META(0);
+    bool is_select = strcmp(n->formula->op, "select") == 0;
+    long long d = PyLong_AsLongLong(ARG(1));
+    int wd;
+    if ((d == -1 && PyErr_Occurred()) || ct_wrap_dim(d, m->ndim, &wd) < 0) {
         return -1;
     }
-    if (strcmp(n->formula->op, "select") == 0) {
-        slot = PyObject_CallMethod(z, "select", "(OO)", ARG(1), ARG(2));
+    PyObject *z = zeros_for(m);
+    PyObject *key = z ? PyTuple_New(wd + 1) : NULL;
+    int rc = -1;
+    if (key == NULL) {
+        goto done;
+    }
+    for (int i = 0; i < wd; i++) {
+        PyObject *all = PySlice_New(NULL, NULL, NULL);
+        if (all == NULL) {
+            goto done;
+        }
+        PyTuple_SET_ITEM(key, i, all);
+    }
+    PyObject *last;
+    if (is_select) {
+        last = PyNumber_Index(ARG(2));
     } else {
-        slot = PyObject_CallMethod(z, "narrow", "(OOO)", ARG(1), ARG(2), ARG(3));
+        PyObject *si = PyNumber_Index(ARG(2)), *li = si ? PyNumber_Index(ARG(3)) : NULL;
+        long long start = si ? PyLong_AsLongLong(si) : -1, length = li ? PyLong_AsLongLong(li) : -1;
+        Py_XDECREF(si);
+        Py_XDECREF(li);
+        if (PyErr_Occurred()) {
+            goto done;
+        }
+        if (start < 0 && m->ndim > 0) {
+            start += m->sizes[wd];
+        }
+        PyObject *lo = PyLong_FromLongLong(start), *hi = PyLong_FromLongLong(start + length);
+        last = lo && hi ? PySlice_New(lo, hi, NULL) : NULL;
+        Py_XDECREF(lo);
+        Py_XDECREF(hi);
     }
-    PyObject *r = slot ? PyObject_CallMethod(slot, "copy_", "(O)", g[0]) : NULL;
-    Py_XDECREF(slot);
-    if (r == NULL) {
-        Py_DECREF(z);
-        return -1;
+    if (last == NULL) {
+        goto done;
     }
-    Py_DECREF(r);
-    gi[0] = z;
-    return 0;
+    PyTuple_SET_ITEM(key, PyTuple_GET_SIZE(key) - 1, last);
+    if (PyObject_SetItem(z, key, g[0]) < 0) {
+        goto done;
+    }
+    gi[0] = Py_NewRef(z);
+    rc = 0;
+done:
+    Py_XDECREF(key);
+    Py_XDECREF(z);
+    return rc;
 }
 
 /* split/chunk/unbind: concatenate the pieces' gradients, zeros where a piece got none */
@@ -1332,12 +1415,16 @@ static int bw_getitem(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     Py_SETREF(pos, pos ? PyObject_CallMethod(pos, "reshape", "(i)", -1) : NULL);
     flat = PyObject_CallMethod(z, "view", "(i)", -1);
     PyObject *gf = pos && flat ? PyObject_CallMethod(g[0], "reshape", "(i)", -1) : NULL;
-    r = gf ? PyObject_CallMethod(flat, "index_add_", "(iOO)", 0, pos, gf) : NULL;
+    /* scatter_add is recorded: with create_graph the result stays a function of g */
+    r = gf ? PyObject_CallMethod(flat, "scatter_add", "(iOO)", 0, pos, gf) : NULL;
     Py_XDECREF(gf);
     if (r == NULL) {
         goto done;
     }
-    gi[0] = Py_NewRef(z);
+    gi[0] = PyObject_CallMethod(r, "reshape", "(O)", shape);
+    if (gi[0] == NULL) {
+        goto done;
+    }
     rc = 0;
 done:
     Py_XDECREF(dev);
@@ -1383,11 +1470,35 @@ static int bw_gather(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return set_fit(&gi[0], v, META(0));
 }
 
+/* index_select(input, dim, index): g summed into the selected rows (index_add). With create_graph
+ * it is written as scatter_add with the index broadcast along dim, a recorded op, so that the
+ * result stays a function of g. */
 static int bw_index_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *z = zeros_for(META(0));
     PyObject *idx = (PyObject *)ct_node_tensor(n, 2);
-    PyObject *v = z && idx ? PyObject_CallMethod(z, "index_add", "(OOO)", ARG(1), idx, g[0]) : NULL;
+    CtTensorObject *gt = CT_TENSOR(g[0]);
+    PyObject *v = NULL;
+    if (z != NULL && idx != NULL && (gt->ndim == 0 || !ct_grad_enabled)) {
+        v = PyObject_CallMethod(z, "index_add", "(OOO)", ARG(1), idx, g[0]);
+    } else if (z != NULL && idx != NULL) {
+        long long d = PyLong_AsLongLong(ARG(1));
+        int wd;
+        if ((d != -1 || !PyErr_Occurred()) && ct_wrap_dim(d, gt->ndim, &wd) == 0) {
+            int64_t shape[CT_MAX_DIMS];
+            for (int i = 0; i < gt->ndim; i++) {
+                shape[i] = i == wd ? -1 : 1;
+            }
+            PyObject *vs = ct_size_object(gt->ndim, shape), *gs = ct_size_object(gt->ndim, gt->sizes);
+            PyObject *iv = vs && gs ? PyObject_CallMethod(idx, "reshape", "(O)", vs) : NULL;
+            PyObject *ie = iv ? PyObject_CallMethod(iv, "expand", "(O)", gs) : NULL;
+            v = ie ? PyObject_CallMethod(z, "scatter_add", "(iOO)", wd, ie, g[0]) : NULL;
+            Py_XDECREF(vs);
+            Py_XDECREF(gs);
+            Py_XDECREF(iv);
+            Py_XDECREF(ie);
+        }
+    }
     Py_XDECREF(z);
     return set_fit(&gi[0], v, META(0));
 }
@@ -1396,6 +1507,10 @@ static int bw_index_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 static int bw_scatter(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     bool is_add = strstr(n->formula->op, "scatter_add") != NULL;
+    if (!is_add && ARG(5) != NULL) { /* scatter(..., reduce=): PyTorch has no derivative either */
+        PyErr_SetString(PyExc_RuntimeError, "derivative for aten::scatter is not implemented");
+        return -1;
+    }
     PyObject *idx = (PyObject *)ct_node_tensor(n, 2);
     if (idx == NULL) {
         return -1;
@@ -1514,8 +1629,11 @@ static int bw_matmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         PyObject *bt = PyObject_GetAttrString(B, "mT");
         PyObject *v = bt ? PyNumber_MatrixMultiply(G, bt) : NULL;
         Py_XDECREF(bt);
-        if (v != NULL && a1) {
-            Py_SETREF(v, PyObject_CallMethod(v, "reshape", "(N)", PyObject_GetAttrString((PyObject *)a, "shape")));
+        if (v != NULL && a1) { /* sum over b's batch dims first, then drop the row dim */
+            Py_SETREF(v, ct_sum_to(v, 2, (int64_t[]){1, a->sizes[0]}));
+            if (v != NULL) {
+                Py_SETREF(v, PyObject_CallMethod(v, "reshape", "(N)", PyObject_GetAttrString((PyObject *)a, "shape")));
+            }
         }
         if (set_fit(&gi[0], v, META(0)) < 0) {
             goto done;
@@ -1744,7 +1862,7 @@ static bool is_given(PyObject *o) { return o != NULL && o != Py_None; }
 
 static int not_implemented(CtNodeObject *n)
 {
-    PyErr_Format(PyExc_NotImplementedError, "the derivative for '%s' is not implemented.", n->formula->op);
+    PyErr_Format(PyExc_NotImplementedError, "derivative for aten::%s is not implemented", n->formula->op);
     return -1;
 }
 
@@ -2007,9 +2125,13 @@ static int bw_var_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (g[0] != NULL) { /* var: 2 (x - mean) / (N - c); std: (x - mean) / ((N - c) std) */
         PyObject *mean = dims ? METH(x, "mean", "(OO)", dims, Py_True) : METH(x, "mean", NULL);
         PyObject *gx = hold(&S, unreduce(g[0], META(0), dims, keepdim));
-        PyObject *t = MUL(MUL(gx, SUB(x, mean)), NUM((is_std ? 1.0 : 2.0) / ((double)count - correction)));
-        if (is_std) {
-            t = DIV(t, hold(&S, unreduce((PyObject *)ct_node_output(n, 0), META(0), dims, keepdim)));
+        double denom = fmax(0.0, (double)count - correction);
+        PyObject *t = MUL(MUL(gx, SUB(x, mean)), NUM((is_std ? 1.0 : 2.0) / denom));
+        if (is_std) { /* zero where std is zero (constant rows), not nan */
+            PyObject *std = hold(&S, unreduce((PyObject *)ct_node_output(n, 0), META(0), dims, keepdim));
+            PyObject *zero = NUM(0.0);
+            PyObject *is_zero = std ? hold(&S, PyObject_RichCompare(std, zero, Py_EQ)) : NULL;
+            t = is_zero ? FN("where", "(OOO)", is_zero, zero, DIV(t, std)) : NULL;
         }
         if ((total = t) == NULL) {
             goto done;
@@ -3066,8 +3188,8 @@ const CtFormula ct_formulas[] = {
     {"copysign", "CopysignBackward0", SIG("input", "other"), 3, CT_F_SAVE_OUT, bw_copysign, name_copysign},
     {"clamp", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp, name_clamp},
     {"clip", "ClampBackward1", SIG("input", "min", "max"), 7, 0, bw_clamp, name_clamp},
-    {"clamp_min", "ClampMinBackward0", SIG("input", "min"), 1, 0, bw_clamp_min, name_clamp_min},
-    {"clamp_max", "ClampMaxBackward0", SIG("input", "max"), 1, 0, bw_clamp_min, name_clamp_max},
+    {"clamp_min", "ClampMinBackward0", SIG("input", "min"), 3, 0, bw_clamp_min, name_clamp_min},
+    {"clamp_max", "ClampMaxBackward0", SIG("input", "max"), 3, 0, bw_clamp_min, name_clamp_max},
     {"where", "WhereBackward0", SIG("condition", "input", "other"), 6, 0, bw_where},
     {"maximum", "MaximumBackward0", SIG("input", "other"), 3, 0, bw_maximum},
     {"minimum", "MinimumBackward0", SIG("input", "other"), 3, 0, bw_maximum},

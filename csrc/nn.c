@@ -7,6 +7,7 @@
 #include "nn_math.h"
 #include "args.h"
 #include "autograd.h"
+#include "autograd_tmp.h"
 #include "blas_cpu.h"
 #include "device.h"
 #include "dtype.h"
@@ -2384,6 +2385,204 @@ done:
     return rc;
 }
 
+/* --- create_graph: the fused backward kernels are not differentiable themselves, so with
+ * create_graph=True (grad mode on while the engine runs) the losses' gradients are composed from
+ * recorded ctorch ops instead; a double backward then flows through them. ---------------------- */
+static int64_t reduction_of(PyObject *obj)
+{
+    int r = CT_REDUCTION_MEAN;
+    return obj == NULL || parse_reduction(obj, &r) == 0 ? r : -1;
+}
+
+/* zeros of m's shape in like's dtype and device (borrowed from the arena) */
+static PyObject *t_zeros(Tmp *t, const CtTensorMeta *m, PyObject *like)
+{
+    if (t->failed) {
+        return NULL;
+    }
+    CtTensorObject *z = ct_empty(m->ndim, m->sizes, CT_TENSOR(like)->dtype, ct_device_of(CT_TENSOR(like)));
+    CtScalar zero = {.kind = CT_KIND_FLOAT, .v.d = 0.0};
+    if (z != NULL && ct_fill_(z, &zero) < 0) {
+        Py_CLEAR(z);
+    }
+    return t_keep(t, (PyObject *)z);
+}
+
+/* log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) */
+static PyObject *t_log_sigmoid(Tmp *t, PyObject *x)
+{
+    PyObject *m = t_call(t, x, "clamp", "(OO)", Py_None, t_num(t, 0.0));
+    PyObject *e = t_meth0(t, t_meth0(t, t_meth0(t, t_meth0(t, x, "abs"), "neg"), "exp"), "log1p");
+    return t_sub(t, m, e);
+}
+
+static int pointwise_loss_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, int kind, PyObject *x,
+                                    PyObject *y, PyObject *w, PyObject *pw)
+{
+    int64_t red = reduction_of(NN_ARG(4));
+    double beta = NN_ARG(5) ? PyFloat_AsDouble(NN_ARG(5)) : 1.0;
+    if (red < 0 || PyErr_Occurred()) {
+        return -1;
+    }
+    Tmp tt = {0}, *t = &tt;
+    PyObject *one = t_num(t, 1.0), *zero = t_num(t, 0.0);
+    PyObject *d = t_sub(t, x, y);
+    PyObject *gx = NULL, *gy = NULL;
+    switch (kind) {
+    case CT_LOSS_MSE:
+        gx = t_mul(t, d, t_num(t, 2.0));
+        break;
+    case CT_LOSS_L1:
+        gx = t_meth0(t, d, "sign");
+        break;
+    case CT_LOSS_SMOOTH_L1:
+        gx = t_meth0(t, d, "sign");
+        if (beta > 0.0) {
+            gx = t_where(t, t_cmp(t, t_meth0(t, d, "abs"), t_num(t, beta), Py_LT), t_div(t, d, t_num(t, beta)), gx);
+        }
+        break;
+    case CT_LOSS_BCE: {
+        PyObject *den = t_call(t, t_mul(t, t_sub(t, one, x), x), "clamp", "(O)", t_num(t, 1e-12));
+        gx = t_div(t, d, den);
+        gy = t_sub(t, t_meth0(t, t_meth0(t, x, "neg"), "log1p"), t_meth0(t, x, "log"));
+        break;
+    }
+    default: { /* CT_LOSS_BCE_LOGITS */
+        PyObject *py = pw != Py_None ? t_mul(t, pw, y) : y;
+        gx = t_sub(t, t_mul(t, t_add(t, t_sub(t, py, y), one), t_meth0(t, x, "sigmoid")), py);
+        PyObject *ls = t_log_sigmoid(t, x), *lsn = t_log_sigmoid(t, t_meth0(t, x, "neg"));
+        gy = t_sub(t, lsn, pw != Py_None ? t_mul(t, pw, ls) : ls);
+        break;
+    }
+    }
+    if (gy == NULL && !t->failed) {
+        gy = t_meth0(t, gx, "neg");
+    }
+    if (w != Py_None) {
+        gx = t_mul(t, gx, w);
+        gy = t_mul(t, gy, w);
+    }
+    PyObject *scale = g[0];
+    if (red == CT_REDUCTION_MEAN && !t->failed) {
+        /* the mean of weighted mse / l1 divides by the sum of the weights, every other by the count */
+        PyObject *full = t_add(t, t_mul(t, d, zero), w != Py_None ? t_mul(t, w, zero) : zero);
+        PyObject *count = (w != Py_None && (kind == CT_LOSS_MSE || kind == CT_LOSS_L1))
+                              ? t_meth0(t, t_add(t, full, w), "sum")
+                              : t_meth0(t, t_add(t, full, one), "sum");
+        scale = t_div(t, g[0], count);
+    }
+    gx = t_mul(t, gx, scale);
+    gy = t_mul(t, gy, scale);
+    int rc = -1;
+    if (t->failed) {
+        goto done;
+    }
+    if (NN_NEEDS(0) && (gi[0] = fit_to(gx, NN_META(0))) == NULL) {
+        goto done;
+    }
+    if (NN_NEEDS(1) && (gi[1] = fit_to(gy, NN_META(1))) == NULL) {
+        goto done;
+    }
+    rc = 0;
+done:
+    tmp_free(t);
+    return rc;
+}
+
+/* cross_entropy (log_softmax + nll over dim 1) and nll_loss. With a_i the incoming gradient of
+ * sample i (divided by the mean's denominator) and Q the loss's weights on the log-probabilities,
+ * the input's gradient is softmax(x) sum_c(Q) - Q for cross_entropy and -Q for nll_loss. */
+static int nll_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, bool is_nll, PyObject *x, PyObject *target,
+                         PyObject *weight)
+{
+    int64_t red = reduction_of(NN_ARG(3));
+    long long ignore = NN_ARG(4) ? PyLong_AsLongLong(NN_ARG(4)) : -100;
+    double eps = !is_nll && NN_ARG(5) ? PyFloat_AsDouble(NN_ARG(5)) : 0.0;
+    if (red < 0 || PyErr_Occurred()) {
+        return -1;
+    }
+    CtTensorObject *xt = CT_TENSOR(x);
+    bool soft = ct_is_floating(CT_TENSOR(target)->dtype);
+    Tmp tt = {0}, *t = &tt;
+    PyObject *G = g[0];
+    if (xt->ndim == 1) { /* one sample: lift to a batch of one */
+        x = t_call(t, x, "unsqueeze", "(i)", 0);
+        target = t_call(t, target, "unsqueeze", "(i)", 0);
+        if (red == CT_REDUCTION_NONE) {
+            G = t_call(t, G, "unsqueeze", "(i)", 0);
+        }
+    }
+    int nd = xt->ndim == 1 ? 2 : xt->ndim;
+    int64_t classes = xt->ndim == 1 ? xt->sizes[0] : xt->sizes[1];
+    PyObject *one = t_num(t, 1.0), *zero = t_num(t, 0.0);
+    PyObject *w = NULL; /* class weights shaped to broadcast along dim 1 */
+    if (weight != Py_None) {
+        int64_t shape[CT_MAX_DIMS];
+        for (int i = 0; i < nd; i++) {
+            shape[i] = i == 1 ? classes : 1;
+        }
+        PyObject *ws = t_keep(t, ct_size_object(nd, shape));
+        w = t_call(t, weight, "reshape", "(O)", ws);
+    }
+    PyObject *Q, *gt = NULL, *a;
+    if (soft) {
+        PyObject *T = target;
+        if (eps > 0.0) {
+            T = t_add(t, t_mul(t, T, t_num(t, 1.0 - eps)), t_num(t, eps / (double)classes));
+        }
+        PyObject *wT = w ? t_mul(t, T, w) : T;
+        a = red == CT_REDUCTION_NONE ? t_call(t, G, "unsqueeze", "(i)", 1) : G;
+        if (red == CT_REDUCTION_MEAN && !t->failed) {
+            a = t_div(t, a, t_num(t, (double)(shape_numel(xt->ndim, xt->sizes) / (classes ? classes : 1))));
+        }
+        Q = t_mul(t, wT, a);
+        if (NN_NEEDS(1)) {
+            PyObject *lsm = t_call(t, x, "log_softmax", "(i)", 1);
+            PyObject *gl = t_mul(t, lsm, t_mul(t, a, t_num(t, -(1.0 - eps))));
+            gt = w ? t_mul(t, gl, w) : gl;
+        }
+    } else {
+        PyObject *ign = t_keep(t, PyLong_FromLongLong(ignore));
+        PyObject *keep = t_cmp(t, target, ign, Py_NE);
+        PyObject *tc = t_where(t, keep, target, t_keep(t, PyLong_FromLong(0))); /* ignored -> class 0 */
+        PyObject *tc1 = t_call(t, tc, "unsqueeze", "(i)", 1);
+        PyObject *m = t_call(t, t_float(t, keep, x), "unsqueeze", "(i)", 1);   /* (N, 1, ...) */
+        PyObject *onehot = t_call(t, t_mul(t, x, zero), "scatter", "(iOd)", 1, tc1, 1.0);
+        PyObject *ws = w ? t_mul(t, t_call(t, t_mul(t, onehot, w), "sum", "(iO)", 1, Py_True), m) : m;
+        a = red == CT_REDUCTION_NONE ? t_call(t, G, "unsqueeze", "(i)", 1) : G;
+        if (red == CT_REDUCTION_MEAN) {
+            a = t_div(t, a, t_meth0(t, ws, "sum"));
+        }
+        Q = t_mul(t, t_mul(t, onehot, ws), t_num(t, 1.0 - eps));
+        if (eps > 0.0) {
+            PyObject *smooth = t_mul(t, m, t_num(t, eps / (double)classes));
+            Q = t_add(t, Q, w ? t_mul(t, smooth, w) : t_mul(t, smooth, t_add(t, t_mul(t, x, zero), one)));
+        }
+        Q = t_mul(t, Q, a);
+    }
+    PyObject *gx;
+    if (is_nll) {
+        gx = t_meth0(t, Q, "neg");
+    } else {
+        PyObject *p = t_call(t, x, "softmax", "(i)", 1);
+        gx = t_sub(t, t_mul(t, p, t_call(t, Q, "sum", "(iO)", 1, Py_True)), Q);
+    }
+    int rc = -1;
+    if (t->failed) {
+        goto done;
+    }
+    if (NN_NEEDS(0) && (gi[0] = fit_to(gx, NN_META(0))) == NULL) {
+        goto done;
+    }
+    if (!is_nll && soft && NN_NEEDS(1) && gt != NULL && (gi[1] = fit_to(gt, NN_META(1))) == NULL) {
+        goto done;
+    }
+    rc = 0;
+done:
+    tmp_free(t);
+    return rc;
+}
+
 /* cross_entropy / nll_loss: (input, target, weight, reduction, ignore_index[, label_smoothing]) */
 static int bw_nll_common(CtNodeObject *n, PyObject *const *g, PyObject **gi, bool is_nll)
 {
@@ -2392,6 +2591,9 @@ static int bw_nll_common(CtNodeObject *n, PyObject *const *g, PyObject **gi, boo
     PyObject *weight = saved_or_none(n, 2);
     if (input == NULL || target == NULL || weight == NULL) {
         return -1;
+    }
+    if (ct_grad_enabled) {
+        return nll_composite(n, g, gi, is_nll, input, target, weight);
     }
     PyObject *one = PyLong_FromLong(1), *m100 = PyLong_FromLong(-100), *zero = PyFloat_FromDouble(0.0);
     PyObject *flags = PyLong_FromLong((is_nll ? 1 : 0) | (!is_nll && NN_NEEDS(1) ? 2 : 0));
@@ -2446,6 +2648,9 @@ int ct_nn_bw_pointwise_loss(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (input == NULL || target == NULL || weight == NULL || pos_weight == NULL) {
         return -1;
     }
+    if (ct_grad_enabled) {
+        return pointwise_loss_composite(n, g, gi, kind, input, target, weight, pos_weight);
+    }
     PyObject *k = PyLong_FromLong(kind | (NN_NEEDS(0) ? 16 : 0) | (NN_NEEDS(1) ? 32 : 0)), *one = PyLong_FromLong(1), *beta1 = PyFloat_FromDouble(1.0);
     PyObject *res = NULL;
     if (k && one && beta1) {
@@ -2468,6 +2673,89 @@ int ct_nn_bw_pointwise_loss(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return rc;
 }
 
+/* layer_norm with create_graph, from recorded ops: with xhat = (x - mean) rstd over the last k dims
+ * and dy = g weight, dx = rstd (dy - mean(dy) - xhat mean(dy xhat)); dweight = sum g xhat, dbias = sum g. */
+static int layer_norm_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, PyObject *x, PyObject *weight)
+{
+    int k = NN_META(2)->is_tensor ? NN_META(2)->ndim : (NN_META(3)->is_tensor ? NN_META(3)->ndim : -1);
+    if (k < 0) { /* no affine parameters: the normalized shape's length */
+        k = PyLong_Check(n->args[1]) ? 1 : (int)PySequence_Size(n->args[1]);
+        if (k < 0) {
+            return -1;
+        }
+    }
+    double eps = NN_ARG(4) ? PyFloat_AsDouble(NN_ARG(4)) : 1e-5;
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    Tmp tt = {0}, *t = &tt;
+    PyObject *dims = t_keep(t, PyTuple_New(k));
+    for (int i = 0; dims != NULL && i < k; i++) {
+        PyTuple_SET_ITEM(dims, i, PyLong_FromLong(-1 - i));
+    }
+    PyObject *mean = t_call(t, x, "mean", "(OO)", dims, Py_True);
+    PyObject *c = t_sub(t, x, mean);
+    PyObject *var = t_call(t, t_mul(t, c, c), "mean", "(OO)", dims, Py_True);
+    PyObject *rstd = t_meth0(t, t_add(t, var, t_num(t, eps)), "rsqrt");
+    PyObject *xhat = t_mul(t, c, rstd);
+    PyObject *dy = weight != Py_None ? t_mul(t, g[0], weight) : g[0];
+    PyObject *m1 = t_call(t, dy, "mean", "(OO)", dims, Py_True);
+    PyObject *m2 = t_call(t, t_mul(t, dy, xhat), "mean", "(OO)", dims, Py_True);
+    int rc = -1;
+    if (t->failed) {
+        goto done;
+    }
+    if (NN_NEEDS(0) &&
+        (gi[0] = fit_to(t_mul(t, rstd, t_sub(t, t_sub(t, dy, m1), t_mul(t, xhat, m2))), NN_META(0))) == NULL) {
+        goto done;
+    }
+    if (NN_NEEDS(1) && NN_META(2)->is_tensor && (gi[1] = fit_to(t_mul(t, g[0], xhat), NN_META(2))) == NULL) {
+        goto done;
+    }
+    if (NN_NEEDS(2) && NN_META(3)->is_tensor && (gi[2] = fit_to(g[0], NN_META(3))) == NULL) {
+        goto done;
+    }
+    rc = 0;
+done:
+    tmp_free(t);
+    return rc;
+}
+
+/* embedding with create_graph: the rows of g summed into the rows their indices pick (scatter_add,
+ * recorded), the padding row left out and, with scale_grad_by_freq, each divided by its count. */
+static int embedding_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, PyObject *indices)
+{
+    const CtTensorMeta *mw = NN_META(0);
+    long long pad = NN_ARG(2) ? PyLong_AsLongLong(NN_ARG(2)) : -1;
+    int scale = NN_ARG(3) ? PyObject_IsTrue(NN_ARG(3)) : 0;
+    if (PyErr_Occurred() || mw->ndim != 2) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "embedding backward: weight must be 2-D");
+        }
+        return -1;
+    }
+    Tmp tt = {0}, *t = &tt;
+    PyObject *idx = t_call(t, indices, "reshape", "(i)", -1);
+    PyObject *G = t_call(t, g[0], "reshape", "(iL)", -1, (long long)mw->sizes[1]);
+    if (pad >= 0) {
+        PyObject *keep = t_call(t, t_float(t, t_cmp(t, idx, t_keep(t, PyLong_FromLongLong(pad)), Py_NE), G), "unsqueeze",
+                                "(i)", 1);
+        G = t_mul(t, G, keep);
+    }
+    if (scale == 1) {
+        CtTensorMeta rows = {.is_tensor = true, .ndim = 1, .dtype = mw->dtype, .device = mw->device,
+                             .sizes = {mw->sizes[0]}};
+        PyObject *ones = t_add(t, t_mul(t, t_float(t, t_cmp(t, idx, idx, Py_EQ), G), t_num(t, 0.0)), t_num(t, 1.0));
+        PyObject *counts = t_call(t, t_zeros(t, &rows, G), "scatter_add", "(iOO)", 0, idx, ones);
+        G = t_div(t, G, t_call(t, t_call(t, counts, "gather", "(iO)", 0, idx), "unsqueeze", "(i)", 1));
+    }
+    PyObject *idx2 = t_call(t, t_call(t, idx, "unsqueeze", "(i)", 1), "expand", "(iL)", -1, (long long)mw->sizes[1]);
+    PyObject *v = t_call(t, t_zeros(t, mw, G), "scatter_add", "(iOO)", 0, idx2, G);
+    int rc = t->failed || (gi[0] = fit_to(v, mw)) == NULL ? -1 : 0;
+    tmp_free(t);
+    return rc;
+}
+
 /* layer_norm: (input, normalized_shape, weight, bias, eps, cudnn_enable); edges input, weight, bias */
 int ct_nn_bw_layer_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
@@ -2475,6 +2763,9 @@ int ct_nn_bw_layer_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *weight = saved_or_none(n, 2), *bias = saved_or_none(n, 3);
     if (input == NULL || weight == NULL || bias == NULL) {
         return -1;
+    }
+    if (ct_grad_enabled) {
+        return layer_norm_composite(n, g, gi, input, weight);
     }
     PyObject *eps = PyFloat_FromDouble(1e-5);
     PyObject *mask = PyLong_FromLong((NN_NEEDS(0) ? 1 : 0) | (NN_NEEDS(1) ? 2 : 0) | (NN_NEEDS(2) ? 4 : 0));
@@ -2506,6 +2797,9 @@ int ct_nn_bw_embedding(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *indices = (PyObject *)ct_node_tensor(n, 1);
     if (indices == NULL) {
         return -1;
+    }
+    if (ct_grad_enabled) {
+        return embedding_composite(n, g, gi, indices);
     }
     PyObject *num = PyLong_FromLongLong(NN_META(0)->sizes[0]), *m1 = PyLong_FromLong(-1);
     PyObject *res = NULL;
