@@ -125,13 +125,14 @@ LOWER = {"float32": "float16", "float64": "float32", "int64": "int32", "int32": 
 
 
 def parse_ops():
-    text = open(os.path.join(ROOT, "csrc", "elementwise.h")).read()
-    body = text[text.index("#define CT_EW_OP_LIST(X)"):text.index("typedef enum")]
+    """(name, arity, dtype classes, flags) of every row of CT_EW_OP_LIST, in CtEwOp order."""
+    text = open(os.path.join(ROOT, "csrc", "elementwise_kernels.h")).read()
+    body = text[text.index("#define CT_EW_OP_LIST(X)"):]
     ops = []
-    for name, arity, domain, flags in re.findall(r'X\((\w+), (\d), (CT_EW_\w+), ([\w |]+), "\w+"\)', body):
-        classes = {"CT_EW_ALL": {"bool", "int", "float"}, "CT_EW_NUM": {"int", "float"}, "CT_EW_INTB": {"bool", "int"},
-                   "CT_EW_INT": {"int"}, "CT_EW_FLT": {"float"}}[domain]
-        ops.append((name, int(arity), classes, flags))
+    for name, kind, domain, flags in re.findall(r'X\((\w+), (\w+), \w+, (\w+), ([\w |]+), "\w+"\)', body):
+        classes = {"ALL": {"bool", "int", "float"}, "NUM": {"int", "float"}, "INTB": {"bool", "int"},
+                   "INT": {"int"}, "FLT": {"float"}}[domain]
+        ops.append((name, {"U": 1, "B": 2, "T": 3, "W": 3}[kind[0]], classes, flags))
     return ops
 
 
