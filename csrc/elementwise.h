@@ -47,7 +47,9 @@ typedef struct {
  * inputs give any dtype, and the kernel converts on load and store, through the compute dtype:
  * an int32 input of a float16 op is rounded to float16 before being widened to float, and a
  * float16 result written to a float32 out= is rounded to float16 first, as PyTorch does.
- * Host scalars are already in the acc type (float for float16/bfloat16).
+ * Host scalars are already in the acc type (float for float16/bfloat16) and are used as they
+ * are, on every device: the front end rounded them to the compute dtype first unless the op has
+ * CT_EW_OPMATH_SCALARS. CtOpParams convert to the kernel type with CT_EW_PARAM_<DT>.
  * host_scalars bit k: operand k is a single value in host memory (all its strides are 0), e.g. a
  * Python number or a 0-d CPU tensor; a GPU kernel reads it on the host before launching. */
 typedef struct {

@@ -263,15 +263,13 @@ static CtDType kernel_dtype(CtDType compute)
     return (compute == CT_F16 || compute == CT_BF16) ? CT_F32 : compute;
 }
 
-/* from -> to, through `via` when the value must be rounded to it on the way. */
+/* from -> to, through `via` when the value must be rounded to it on the way (also when from
+ * and to are the same: a float32 value of a float16 op is rounded to float16 and back). */
 static Conversion conversion(CtDType to, CtDType from, CtDType via)
 {
     Conversion cv = {NULL, NULL, 0};
-    if (to == from) {
-        return cv;
-    }
     if (via == to || via == from) {
-        cv.first = ct_cpu_cast_loop(to, from);
+        cv.first = to == from ? NULL : ct_cpu_cast_loop(to, from);
         return cv;
     }
     cv.first = ct_cpu_cast_loop(via, from);
@@ -301,11 +299,16 @@ static int cpu_run(const CtIter *it, const CtEwCall *call)
     if (info->flags & CT_EW_COND) {
         natural[1] = CT_BOOL;
     }
-    CpuCtx ctx = {&call->params, 0};
+    /* Values pass through the compute dtype (float16 data rounds to float16, and so do float32
+     * inputs and outputs of a float16 op) unless they are bool (conditions, comparison results)
+     * or host scalars (already converted by the front end, unrounded for opmath ops). */
+    CtDType via[CT_MAX_OPERANDS];
     bool direct = true;
     for (int k = 0; k < it->nops; k++) {
-        direct = direct && it->dtypes[k] == natural[k];
+        via[k] = natural[k] == kd && !(call->host_scalars & (1u << k)) ? call->compute : natural[k];
+        direct = direct && it->dtypes[k] == natural[k] && via[k] == natural[k];
     }
+    CpuCtx ctx = {&call->params, 0};
     if (direct) {
         ct_iter_cpu_run(it, kernel, &ctx);
     } else {
@@ -315,12 +318,9 @@ static int cpu_run(const CtIter *it, const CtEwCall *call)
         cc.inner = &ctx;
         cc.nops = it->nops;
         for (int k = 0; k < it->nops; k++) {
-            /* values pass through the compute dtype (float16 data rounds to float16) unless they
-             * are bool (conditions, comparison results) or host scalars (already converted) */
-            bool through = natural[k] == kd && !(call->host_scalars & (1u << k));
-            CtDType via = through ? call->compute : natural[k];
             cc.natural_size[k] = (int64_t)ct_dtype_info[natural[k]].itemsize;
-            cc.conv[k] = k == 0 ? conversion(it->dtypes[0], natural[0], via) : conversion(natural[k], it->dtypes[k], via);
+            cc.conv[k] = k == 0 ? conversion(it->dtypes[0], natural[0], via[0])
+                                : conversion(natural[k], it->dtypes[k], via[k]);
         }
         ct_iter_cpu_run(it, casting_loop, &cc);
     }

@@ -12,8 +12,10 @@
 #include <stdio.h>
 
 #ifdef CT_EW_HOST_EMULATION
-/* tests/cuda_host/elementwise_harness.cu records each launch (path 0 vector, 1 strided). */
+/* tests/cuda_host/elementwise_harness.cu records each launch (path 0 vector, 1 strided) and the
+ * host scalars and parameters, in the kernel types, that the launches receive (EwArgs v and p). */
 void ct_ew_emulated_launch(int path, unsigned int blocks, int64_t work);
+void ct_ew_emulated_scalars(const void *values, const void *params, size_t size);
 #endif
 
 namespace {
@@ -195,6 +197,7 @@ int run(const EwDesc &d, const CtIter *it, const CtEwCall *call, cudaStream_t st
     a.out = it->data[0];
     a.dtype[0] = it->dtypes[0];
     a.round_to = d.natural[0];
+    a.compute = (int)call->compute;
     a.host = (call->host_scalars >> 1) & 7u;
     for (int k = 0; k + 1 < it->nops; k++) {
         a.in[k] = it->data[k + 1];
@@ -206,6 +209,10 @@ int run(const EwDesc &d, const CtIter *it, const CtEwCall *call, cudaStream_t st
     for (int k = 0; k < 3; k++) {
         set_param(a.p[k], d.kd, call->params, k);
     }
+#ifdef CT_EW_HOST_EMULATION
+    static_assert(sizeof(a.v) == 24 && sizeof(a.p) == 24, "the harness reads 3 values of 8 bytes");
+    ct_ew_emulated_scalars(a.v, a.p, sizeof(a.v));
+#endif
     if (choose_path(it, d, a) == EW_VECTOR) {
         return launch_vector(d, it, a, stream);
     }

@@ -16,10 +16,14 @@
  *   offset of every operand (broadcast dims have stride 0, so broadcast operands are read in
  *   place, never materialised; spaces of 2^31 elements or more go in pieces), and every operand
  *   is loaded and stored in its own dtype with the CPU's conversions (ct_load/ct_store of
- *   common.cuh), so in-place ops into a narrower dtype, mixed inputs and out= of another dtype
- *   need no temporary. One kernel per op and kernel dtype.
+ *   common.cuh), through the compute dtype as on the CPU (an int32 or float32 input of a float16
+ *   op is rounded to float16, and so is the result stored into a float32 out=), so in-place ops
+ *   into a narrower dtype, mixed inputs and out= of another dtype need no temporary. One kernel
+ *   per op and kernel dtype.
  * Host scalars (Python numbers and 0-d CPU tensors, CtEwCall.host_scalars) are read on the host
- * before the launch and passed by value. Kernels loop grid-stride with 64-bit indices.
+ * before the launch and passed by value, as the front end made them for every device (in the acc
+ * type: unrounded for opmath ops, float16 * 0.3 multiplies by 0.3f), never rounded again.
+ * Kernels loop grid-stride with 64-bit indices.
  *
  * Why parts: the ~1100 kernels (x 5 architectures + PTX) take minutes of nvcc; the ops are dealt
  * round-robin to CT_EW_PARTS translation units (elementwise_part<P>.cu) that compile in parallel.
@@ -89,6 +93,8 @@ struct EwArgs {
     int dtype[4];   /* operand dtypes (0 the output), for the strided path */
     int round_to;   /* the op's result dtype: results are rounded to it before the store into
                        an output of another dtype, as the CPU does (out= and in-place mixes) */
+    int compute;    /* the compute dtype: tensor inputs of another dtype are rounded to it
+                       after the load (an int32 or float32 input of a float16 op), as the CPU */
     EwValue v[3];   /* host scalars, in their input's kernel type */
     EwValue p[3];   /* the op's parameters, in the kernel type */
 };
@@ -372,7 +378,7 @@ struct StridedBody {
         if (a.host & (1u << K)) {
             return value_as<InT<F, K>>(a.v[K]);
         }
-        return load_as<InT<F, K>>(a.in[K] + o[K + 1], a.dtype[K + 1]);
+        return round_through(a.compute, load_as<InT<F, K>>(a.in[K] + o[K + 1], a.dtype[K + 1]));
     }
 
     static CT_HD void run(int64_t t, const EwArgs &a, const CtOffsets<N> &off)
