@@ -1,7 +1,8 @@
 /* elementwise_cpu.c: the CPU implementation of CtElementwiseKernels.
  *
- * Kernels sit in a table [op][kernel dtype] stamped out by one macro per kernel shape; each calls
- * the op's scalar function from scalar_math.h. The kernel dtypes are the acc types: bool, the
+ * Kernels sit in a table [op][kernel dtype] stamped out from the op table CT_EW_OP_LIST
+ * (elementwise_kernels.h, which the CUDA kernels expand too) by one macro per kernel kind; each
+ * calls the op's scalar function from scalar_math.h. The kernel dtypes are the acc types: bool, the
  * five integers, float and double; float16/bfloat16 run the float kernel. Each inner loop has a
  * contiguous case written as a plain loop over restrict pointers (and, for binary ops, the cases
  * with one operand broadcast from a single value) so that the compiler vectorises it, then a
@@ -21,18 +22,8 @@ typedef struct {
     int zero_division;
 } CpuCtx;
 
-/* An op's scalar argument k converted to the kernel type. */
-#define P_BOOL(p, k) ((p)->i[k] != 0)
-#define P_U8(p, k) ((uint8_t)(p)->i[k])
-#define P_I8(p, k) ((int8_t)(p)->i[k])
-#define P_I16(p, k) ((int16_t)(p)->i[k])
-#define P_I32(p, k) ((int32_t)(p)->i[k])
-#define P_I64(p, k) ((int64_t)(p)->i[k])
-#define P_F32(p, k) ((float)(p)->f[k])
-#define P_F64(p, k) ((p)->f[k])
-
 /* --- inner-loop shapes ------------------------------------------------------------------------
- * EXPR computes one output from a (b, c) and may use p (the params) and DT (for P_##DT). */
+ * EXPR computes one output from a (b, c) and may use p (the params, CT_EW_PARAM_<DT>(p, k)). */
 #define CT_LOOP1(KNAME, TA, TOUT, EXPR)                                       \
     static void KNAME(char **data, const int64_t *st, int64_t n, void *vctx)  \
     {                                                                         \
@@ -172,110 +163,34 @@ typedef struct {
         }                                                                     \
     }
 
-/* --- kernel kinds: (kernel dtype, type, op, scalar function) -> k_<OP>_<DT> --------------------- */
-#define K_U(DT, T, OP, fn) CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a))
-#define K_UB(DT, T, OP, fn) CT_LOOP1(k_##OP##_##DT, T, bool, ct_sm_##fn##_##T(a))
-#define K_UP2(DT, T, OP, fn) CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, P_##DT(p, 0), P_##DT(p, 1)))
-#define K_UP3(DT, T, OP, fn) \
-    CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, P_##DT(p, 0), P_##DT(p, 1), P_##DT(p, 2)))
-#define K_B(DT, T, OP, fn) CT_LOOP2(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, b))
-#define K_BB(DT, T, OP, fn) CT_LOOP2(k_##OP##_##DT, T, bool, ct_sm_##fn##_##T(a, b))
-#define K_BP(DT, T, OP, fn) CT_LOOP2(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, b, P_##DT(p, 0)))
-#define K_BZ(DT, T, OP, fn) CT_LOOP2_ZERO(k_##OP##_##DT, T, ct_sm_##fn##_##T(a, b))
-#define K_T(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c))
-#define K_TP(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c, P_##DT(p, 0)))
+/* --- the kernel table ---------------------------------------------------------------------------
+ * One inner loop k_<OP>_<DT> per op and kernel dtype of its domain, stamped from CT_EW_OP_LIST
+ * (elementwise_kernels.h) by the macro of the op's kind: K_<kind>(DT, type, class, OP, fn). */
+#define CT_PARAM(DT, k) CT_EW_PARAM_##DT(p, k)
+#define K_U(DT, T, CLS, OP, fn) CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a))
+#define K_UB(DT, T, CLS, OP, fn) CT_LOOP1(k_##OP##_##DT, T, bool, ct_sm_##fn##_##T(a))
+#define K_UP2(DT, T, CLS, OP, fn) \
+    CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, CT_PARAM(DT, 0), CT_PARAM(DT, 1)))
+#define K_UP3(DT, T, CLS, OP, fn) \
+    CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, CT_PARAM(DT, 0), CT_PARAM(DT, 1), CT_PARAM(DT, 2)))
+#define K_B(DT, T, CLS, OP, fn) CT_LOOP2(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, b))
+#define K_BB(DT, T, CLS, OP, fn) CT_LOOP2(k_##OP##_##DT, T, bool, ct_sm_##fn##_##T(a, b))
+#define K_BP(DT, T, CLS, OP, fn) CT_LOOP2(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, b, CT_PARAM(DT, 0)))
+/* integer division checks for zero divisors; float division is plain B */
+#define K_BZ(DT, T, CLS, OP, fn) K_BZ_##CLS(DT, T, CLS, OP, fn)
+#define K_BZ_FLT K_B
+#define K_BZ_INT(DT, T, CLS, OP, fn) CT_LOOP2_ZERO(k_##OP##_##DT, T, ct_sm_##fn##_##T(a, b))
+#define K_T(DT, T, CLS, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c))
+#define K_TP(DT, T, CLS, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c, CT_PARAM(DT, 0)))
 /* the condition is read as bytes: GCC does not vectorise conversions from _Bool */
-#define K_W(DT, T, OP, fn) CT_LOOP3(k_##OP##_##DT, uint8_t, T, T, ct_sm_##fn##_##T(a != 0, b, c))
+#define K_W(DT, T, CLS, OP, fn) CT_LOOP3(k_##OP##_##DT, uint8_t, T, T, ct_sm_##fn##_##T(a != 0, b, c))
 
-/* dtype classes */
-#define CLS_FLT(M, ...) M(F32, float, __VA_ARGS__) M(F64, double, __VA_ARGS__)
-#define CLS_INT(M, ...)                                                                                       \
-    M(U8, uint8_t, __VA_ARGS__) M(I8, int8_t, __VA_ARGS__) M(I16, int16_t, __VA_ARGS__) M(I32, int32_t, __VA_ARGS__) \
-    M(I64, int64_t, __VA_ARGS__)
-#define CLS_BOOL(M, ...) M(BOOL, bool, __VA_ARGS__)
+#define CT_DEFINE_KERNELS(OP, kind, fn, domain, flags, kname) CT_EW_KERNEL_DTYPES_##domain(K_##kind, OP, fn)
+CT_EW_OP_LIST(CT_DEFINE_KERNELS)
 
-/* X(kind, OP, scalar function, dtype class): one row per (op, class). */
-#define CPU_KERNELS(X)                                                                            \
-    X(U, NEG, neg, FLT) X(U, NEG, neg, INT)                                                      \
-    X(U, ABS, abs, FLT) X(U, ABS, abs, INT)                                                      \
-    X(U, SIGN, sign, FLT) X(U, SIGN, sign, INT) X(U, SIGN, sign, BOOL)                           \
-    X(U, SQUARE, square, FLT) X(U, SQUARE, square, INT)                                          \
-    X(U, CUBE, cube, FLT) X(U, INV_SQUARE, inv_square, FLT)                                      \
-    X(U, RELU, relu, FLT) X(U, RELU, relu, INT)                                                  \
-    X(U, FLOOR, floor, FLT) X(U, FLOOR, floor, INT)                                              \
-    X(U, CEIL, ceil, FLT) X(U, CEIL, ceil, INT)                                                  \
-    X(U, ROUND, round, FLT) X(U, ROUND, round, INT)                                              \
-    X(U, TRUNC, trunc, FLT) X(U, TRUNC, trunc, INT)                                              \
-    X(U, FRAC, frac, FLT)                                                                        \
-    X(UP2, ROUND_DECIMALS, round_decimals, FLT)                                                  \
-    X(U, EXP, exp, FLT) X(U, EXP2, exp2, FLT) X(U, EXPM1, expm1, FLT)                            \
-    X(U, LOG, log, FLT) X(U, LOG2, log2, FLT) X(U, LOG10, log10, FLT) X(U, LOG1P, log1p, FLT)    \
-    X(U, SQRT, sqrt, FLT) X(U, RSQRT, rsqrt, FLT) X(U, RECIPROCAL, reciprocal, FLT)              \
-    X(U, SIN, sin, FLT) X(U, COS, cos, FLT) X(U, TAN, tan, FLT)                                  \
-    X(U, ASIN, asin, FLT) X(U, ACOS, acos, FLT) X(U, ATAN, atan, FLT)                            \
-    X(U, SINH, sinh, FLT) X(U, COSH, cosh, FLT) X(U, TANH, tanh, FLT)                            \
-    X(U, ASINH, asinh, FLT) X(U, ACOSH, acosh, FLT) X(U, ATANH, atanh, FLT)                      \
-    X(U, ERF, erf, FLT) X(U, ERFC, erfc, FLT)                                                    \
-    X(U, SIGMOID, sigmoid, FLT) X(U, SILU, silu, FLT) X(U, GELU, gelu, FLT)                      \
-    X(U, GELU_TANH, gelu_tanh, FLT) X(UP2, SOFTPLUS, softplus, FLT)                              \
-    X(UP3, NAN_TO_NUM, nan_to_num, FLT)                                                          \
-    X(UB, LOGICAL_NOT, logical_not, FLT) X(UB, LOGICAL_NOT, logical_not, INT)                    \
-    X(UB, LOGICAL_NOT, logical_not, BOOL)                                                        \
-    X(U, BITWISE_NOT, bitwise_not, INT) X(U, BITWISE_NOT, bitwise_not, BOOL)                     \
-    X(UB, ISNAN, isnan, FLT) X(UB, ISNAN, isnan, INT) X(UB, ISNAN, isnan, BOOL)                  \
-    X(UB, ISINF, isinf, FLT) X(UB, ISINF, isinf, INT) X(UB, ISINF, isinf, BOOL)                  \
-    X(UB, ISFINITE, isfinite, FLT) X(UB, ISFINITE, isfinite, INT) X(UB, ISFINITE, isfinite, BOOL) \
-    X(UB, ISPOSINF, isposinf, FLT) X(UB, ISPOSINF, isposinf, INT) X(UB, ISPOSINF, isposinf, BOOL) \
-    X(UB, ISNEGINF, isneginf, FLT) X(UB, ISNEGINF, isneginf, INT) X(UB, ISNEGINF, isneginf, BOOL) \
-    X(UB, SIGNBIT, signbit, FLT) X(UB, SIGNBIT, signbit, INT) X(UB, SIGNBIT, signbit, BOOL)      \
-    X(B, ADD, add, FLT) X(B, ADD, add, INT) X(B, ADD, add, BOOL)                                 \
-    X(B, SUB, sub, FLT) X(B, SUB, sub, INT)                                                      \
-    X(B, MUL, mul, FLT) X(B, MUL, mul, INT) X(B, MUL, mul, BOOL)                                 \
-    X(BP, ADD_ALPHA, add_alpha, FLT) X(BP, ADD_ALPHA, add_alpha, INT)                            \
-    X(BP, ADD_ALPHA, add_alpha, BOOL)                                                            \
-    X(BP, SUB_ALPHA, sub_alpha, FLT) X(BP, SUB_ALPHA, sub_alpha, INT)                            \
-    X(B, DIV, div, FLT)                                                                          \
-    X(B, DIV_TRUNC, div_trunc, FLT) X(BZ, DIV_TRUNC, div_trunc, INT)                             \
-    X(B, DIV_FLOOR, div_floor, FLT) X(BZ, DIV_FLOOR, div_floor, INT)                             \
-    X(B, REMAINDER, remainder, FLT) X(BZ, REMAINDER, remainder, INT)                             \
-    X(B, FMOD, fmod, FLT) X(BZ, FMOD, fmod, INT)                                                 \
-    X(B, POW, pow, FLT) X(B, POW, pow, INT)                                                      \
-    X(B, ATAN2, atan2, FLT) X(B, COPYSIGN, copysign, FLT) X(B, HYPOT, hypot, FLT)                \
-    X(B, LOGADDEXP, logaddexp, FLT) X(B, LOGADDEXP2, logaddexp2, FLT)                            \
-    X(B, MAXIMUM, maximum, FLT) X(B, MAXIMUM, maximum, INT) X(B, MAXIMUM, maximum, BOOL)         \
-    X(B, MINIMUM, minimum, FLT) X(B, MINIMUM, minimum, INT) X(B, MINIMUM, minimum, BOOL)         \
-    X(B, FMAX, fmax, FLT) X(B, FMAX, fmax, INT) X(B, FMAX, fmax, BOOL)                           \
-    X(B, FMIN, fmin, FLT) X(B, FMIN, fmin, INT) X(B, FMIN, fmin, BOOL)                           \
-    X(B, CLAMP_MIN, clamp_min, FLT) X(B, CLAMP_MIN, clamp_min, INT) X(B, CLAMP_MIN, clamp_min, BOOL) \
-    X(B, CLAMP_MAX, clamp_max, FLT) X(B, CLAMP_MAX, clamp_max, INT) X(B, CLAMP_MAX, clamp_max, BOOL) \
-    X(BB, EQ, eq, FLT) X(BB, EQ, eq, INT) X(BB, EQ, eq, BOOL)                                    \
-    X(BB, NE, ne, FLT) X(BB, NE, ne, INT) X(BB, NE, ne, BOOL)                                    \
-    X(BB, LT, lt, FLT) X(BB, LT, lt, INT) X(BB, LT, lt, BOOL)                                    \
-    X(BB, LE, le, FLT) X(BB, LE, le, INT) X(BB, LE, le, BOOL)                                    \
-    X(BB, GT, gt, FLT) X(BB, GT, gt, INT) X(BB, GT, gt, BOOL)                                    \
-    X(BB, GE, ge, FLT) X(BB, GE, ge, INT) X(BB, GE, ge, BOOL)                                    \
-    X(BB, LOGICAL_AND, logical_and, FLT) X(BB, LOGICAL_AND, logical_and, INT)                    \
-    X(BB, LOGICAL_AND, logical_and, BOOL)                                                        \
-    X(BB, LOGICAL_OR, logical_or, FLT) X(BB, LOGICAL_OR, logical_or, INT)                        \
-    X(BB, LOGICAL_OR, logical_or, BOOL)                                                          \
-    X(BB, LOGICAL_XOR, logical_xor, FLT) X(BB, LOGICAL_XOR, logical_xor, INT)                    \
-    X(BB, LOGICAL_XOR, logical_xor, BOOL)                                                        \
-    X(B, BITWISE_AND, bitwise_and, INT) X(B, BITWISE_AND, bitwise_and, BOOL)                     \
-    X(B, BITWISE_OR, bitwise_or, INT) X(B, BITWISE_OR, bitwise_or, BOOL)                         \
-    X(B, BITWISE_XOR, bitwise_xor, INT) X(B, BITWISE_XOR, bitwise_xor, BOOL)                     \
-    X(B, LSHIFT, lshift, INT) X(B, RSHIFT, rshift, INT)                                          \
-    X(W, WHERE, where, FLT) X(W, WHERE, where, INT) X(W, WHERE, where, BOOL)                     \
-    X(T, CLAMP, clamp, FLT) X(T, CLAMP, clamp, INT)                                              \
-    X(T, LERP, lerp, FLT)                                                                        \
-    X(TP, ADDCMUL, addcmul, FLT) X(TP, ADDCMUL, addcmul, INT)                                    \
-    X(TP, ADDCDIV, addcdiv, FLT)
-
-#define CT_DEFINE_KERNELS(KIND, OP, fn, CLS) CLS_##CLS(K_##KIND, OP, fn)
-CPU_KERNELS(CT_DEFINE_KERNELS)
-
-#define CT_TABLE_ENTRY(DT, T, OP, fn) [CT_EW_##OP][CT_##DT] = k_##OP##_##DT,
-#define CT_TABLE_ROW(KIND, OP, fn, CLS) CLS_##CLS(CT_TABLE_ENTRY, OP, fn)
-static const CtInnerLoop kernel_table[CT_EW_NUM_OPS][CT_NUM_DTYPES] = {CPU_KERNELS(CT_TABLE_ROW)};
+#define CT_TABLE_ENTRY(DT, T, CLS, OP) [CT_EW_##OP][CT_##DT] = k_##OP##_##DT,
+#define CT_TABLE_ROW(OP, kind, fn, domain, flags, kname) CT_EW_KERNEL_DTYPES_##domain(CT_TABLE_ENTRY, OP)
+static const CtInnerLoop kernel_table[CT_EW_NUM_OPS][CT_NUM_DTYPES] = {CT_EW_OP_LIST(CT_TABLE_ROW)};
 
 /* --- dtype conversion around the kernels ------------------------------------------------------ */
 #define CAST_CHUNK 256
@@ -348,15 +263,13 @@ static CtDType kernel_dtype(CtDType compute)
     return (compute == CT_F16 || compute == CT_BF16) ? CT_F32 : compute;
 }
 
-/* from -> to, through `via` when the value must be rounded to it on the way. */
+/* from -> to, through `via` when the value must be rounded to it on the way (also when from
+ * and to are the same: a float32 value of a float16 op is rounded to float16 and back). */
 static Conversion conversion(CtDType to, CtDType from, CtDType via)
 {
     Conversion cv = {NULL, NULL, 0};
-    if (to == from) {
-        return cv;
-    }
     if (via == to || via == from) {
-        cv.first = ct_cpu_cast_loop(to, from);
+        cv.first = to == from ? NULL : ct_cpu_cast_loop(to, from);
         return cv;
     }
     cv.first = ct_cpu_cast_loop(via, from);
@@ -386,11 +299,16 @@ static int cpu_run(const CtIter *it, const CtEwCall *call)
     if (info->flags & CT_EW_COND) {
         natural[1] = CT_BOOL;
     }
-    CpuCtx ctx = {&call->params, 0};
+    /* Values pass through the compute dtype (float16 data rounds to float16, and so do float32
+     * inputs and outputs of a float16 op) unless they are bool (conditions, comparison results)
+     * or host scalars (already converted by the front end, unrounded for opmath ops). */
+    CtDType via[CT_MAX_OPERANDS];
     bool direct = true;
     for (int k = 0; k < it->nops; k++) {
-        direct = direct && it->dtypes[k] == natural[k];
+        via[k] = natural[k] == kd && !(call->host_scalars & (1u << k)) ? call->compute : natural[k];
+        direct = direct && it->dtypes[k] == natural[k] && via[k] == natural[k];
     }
+    CpuCtx ctx = {&call->params, 0};
     if (direct) {
         ct_iter_cpu_run(it, kernel, &ctx);
     } else {
@@ -400,12 +318,9 @@ static int cpu_run(const CtIter *it, const CtEwCall *call)
         cc.inner = &ctx;
         cc.nops = it->nops;
         for (int k = 0; k < it->nops; k++) {
-            /* values pass through the compute dtype (float16 data rounds to float16) unless they
-             * are bool (conditions, comparison results) or host scalars (already converted) */
-            bool through = natural[k] == kd && !(call->host_scalars & (1u << k));
-            CtDType via = through ? call->compute : natural[k];
             cc.natural_size[k] = (int64_t)ct_dtype_info[natural[k]].itemsize;
-            cc.conv[k] = k == 0 ? conversion(it->dtypes[0], natural[0], via) : conversion(natural[k], it->dtypes[k], via);
+            cc.conv[k] = k == 0 ? conversion(it->dtypes[0], natural[0], via[0])
+                                : conversion(natural[k], it->dtypes[k], via[k]);
         }
         ct_iter_cpu_run(it, casting_loop, &cc);
     }

@@ -23,11 +23,7 @@
 #define CT_HAVE_BACKTRACE 1
 #endif
 
-const CtEwOpInfo ct_ew_op_info[CT_EW_NUM_OPS] = {
-#define CT_EW_INFO(NAME, arity, domain, flags, kname) {#NAME, arity, domain, flags, kname},
-    CT_EW_OP_LIST(CT_EW_INFO)
-#undef CT_EW_INFO
-};
+const CtEwOpInfo ct_ew_op_info[CT_EW_NUM_OPS] = {CT_EW_OP_LIST(CT_EW_OP_INFO)};
 
 /* --- dtype names, casting, promotion ---------------------------------------------------------- */
 const char *ct_scalar_type_name(CtDType d)

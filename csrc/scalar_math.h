@@ -5,7 +5,7 @@
  *   float, double               (float16/bfloat16 are computed in float)
  *   uint8_t, int8_t, int16_t, int32_t, int64_t
  *   bool
- * An op only exists for the types its domain allows (see CT_EW_OP_LIST in elementwise.h).
+ * An op only exists for the types its domain allows (see CT_EW_OP_LIST in elementwise_kernels.h).
  * The bodies for float and double are one macro (CT_SM_FLOAT_FUNCS), the bodies for the five
  * integer types another (CT_SM_INT_FUNCS); bool is written out. Semantics follow PyTorch:
  *   - integers wrap (arithmetic is done in an unsigned type so that overflow is defined);

@@ -160,13 +160,14 @@ LOWER = {"float32": "float16", "float64": "float32", "int64": "int32", "int32": 
 
 
 def parse_ops():
-    text = open(os.path.join(ROOT, "csrc", "elementwise.h")).read()
-    body = text[text.index("#define CT_EW_OP_LIST(X)"):text.index("typedef enum")]
+    """(name, arity, dtype classes, flags) of every row of CT_EW_OP_LIST, in CtEwOp order."""
+    text = open(os.path.join(ROOT, "csrc", "elementwise_kernels.h")).read()
+    body = text[text.index("#define CT_EW_OP_LIST(X)"):]
     ops = []
-    for name, arity, domain, flags in re.findall(r'X\((\w+), (\d), (CT_EW_\w+), ([\w |]+), "\w+"\)', body):
-        classes = {"CT_EW_ALL": {"bool", "int", "float"}, "CT_EW_NUM": {"int", "float"}, "CT_EW_INTB": {"bool", "int"},
-                   "CT_EW_INT": {"int"}, "CT_EW_FLT": {"float"}}[domain]
-        ops.append((name, int(arity), classes, flags))
+    for name, kind, domain, flags in re.findall(r'X\((\w+), (\w+), \w+, (\w+), ([\w |]+), "\w+"\)', body):
+        classes = {"ALL": {"bool", "int", "float"}, "NUM": {"int", "float"}, "INTB": {"bool", "int"},
+                   "INT": {"int"}, "FLT": {"float"}}[domain]
+        ops.append((name, {"U": 1, "B": 2, "T": 3, "W": 3}[kind[0]], classes, flags))
     return ops
 
 
@@ -388,15 +389,16 @@ def test_elementwise_emulated_vs_cpu(ew_emulator, op, dtype):
     one = [t.reshape(-1).narrow(0, 3, 1) for t in inputs]
     check("one_element", [ctorch.empty((1,), dtype=getattr(ctorch, out_dtype))] + one, [out_dtype] + in_dtypes,
           ref(*[t.clone() for t in one]), path=0 if natural else 1, space=(1,))
-    # out= of another dtype: the strided path converts on store, as the CPU's casting loop
-    other = "float32" if out_dtype == "float64" else "float64"
-    ref_out = new_out(other)
-    try:
-        ref(*inputs, out=ref_out)
-    except TypeError:
-        ref_out = None
-    if ref_out is not None:
-        check("out_dtype", [new_out(other)] + inputs, [other] + in_dtypes, None, path=1, ref_out=ref_out)
+    # out= of another dtype: the strided path converts on store, as the CPU's casting loop; a
+    # float16/bfloat16 result is rounded before it goes into a float32 out= too
+    others = ["float32" if out_dtype == "float64" else "float64"] + (["float32"] if out_dtype in ACC else [])
+    for other in others:
+        ref_out = new_out(other)
+        try:
+            ref(*inputs, out=ref_out)
+        except TypeError:
+            break
+        check(f"out_{other}", [new_out(other)] + inputs, [other] + in_dtypes, None, path=1, ref_out=ref_out)
     # an input of a lower dtype of the same class (the compute dtype is kept)
     lower = LOWER.get(dtype)
     if (arity >= 2 and lower and not int_to_float and name not in ("LERP", "ADDCDIV")
@@ -443,3 +445,146 @@ def test_elementwise_emulated_entry_checks(ew_emulator):
                                                                        big, big], ["float64", "float32", "float32"],
                                         (100003,))
     assert rc == 0 and path == 1 and ew_emulator.lib.emu_last_work() == 100003
+
+
+def _host_value(s, compute, opmath):
+    """A Python number as the front end (ops_elementwise.c) hands it to every device: held as
+    bool/int64/float64, rounded to the compute dtype unless the op takes opmath scalars, then in
+    the acc type (float for float16/bfloat16). ctorch's CPU casts are the front end's."""
+    held = ctorch.bool if isinstance(s, bool) else ctorch.int64 if isinstance(s, int) else ctorch.float64
+    t = ctorch.tensor([s], dtype=held)
+    if not opmath:
+        t = t.to(getattr(ctorch, compute))
+    acc = ACC.get(compute, compute)
+    return np.array(t.to(getattr(ctorch, acc)).numpy()[0], dtype=NP_OF[acc]).reshape(())
+
+
+def _param_value(f, i, compute):
+    """The CPU kernels' parameter in the kernel type (CT_EW_PARAM_<DT> of elementwise_kernels.h)."""
+    acc = ACC.get(compute, compute)
+    if acc == "bool":
+        return np.array(i != 0)
+    return np.array(f if acc in FLOATS else i, dtype=NP_OF[acc]).reshape(())
+
+
+# op, inputs (tensors), the input that is a Python number (None: a parameter), the CPU call
+PY_SCALAR_CASES = [
+    ("MUL", 1, 1, lambda a, s: ctorch.mul(a, s)),
+    ("ADD", 1, 1, lambda a, s: ctorch.add(a, s)),
+    ("DIV", 1, 1, lambda a, s: ctorch.div(a, s)),
+    ("LERP", 2, 2, lambda a, b, s: ctorch.lerp(a, b, s)),
+    ("ADD_ALPHA", 2, None, lambda a, b, s: ctorch.add(a, b, alpha=s)),
+    ("SUB_ALPHA", 2, None, lambda a, b, s: ctorch.sub(a, b, alpha=s)),
+    ("ADDCMUL", 3, None, lambda a, b, c, s: ctorch.addcmul(a, b, c, value=s)),
+    ("ADDCDIV", 3, None, lambda a, b, c, s: ctorch.addcdiv(a, b, c, value=s)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_elementwise_emulated_python_scalars(ew_emulator, dtype):
+    """Python numbers (mul/div/lerp operands, add/sub alpha, addcmul/addcdiv value) reach the CUDA
+    kernels as the CPU kernels get them: opmath operands in the acc type unrounded (float16 * 0.3
+    multiplies by 0.3f), others rounded to the compute dtype, parameters converted as
+    CT_EW_PARAM_<DT>; the results are the CPU's bits on both paths. For float16/bfloat16 the
+    other rounding would give other bits, which the test checks it would see."""
+    names = [op[0] for op in EW_OPS]
+    cls = dclass(dtype)
+    s = True if dtype == "bool" else 3 if cls == "int" else 0.3
+    rng = np.random.default_rng(DTYPES.index(dtype))
+    shape = (3, 37)
+    ran = 0
+    for name, ntensors, host_k, fn in PY_SCALAR_CASES:
+        op = names.index(name)
+        _, arity, classes, flags = EW_OPS[op]
+        if cls not in classes or (dtype == "bool" and name == "SUB_ALPHA"):
+            continue
+        opmath = "CT_EW_OPMATH_SCALARS" in flags
+        inputs = [ctorch.tensor(gen(rng, name, k, dtype, shape), dtype=getattr(ctorch, dtype)) for k in range(ntensors)]
+        expected = fn(*inputs, s)
+        assert str(expected.dtype).endswith(dtype), (name, expected.dtype)
+        if host_k is None:  # a parameter: alpha is rounded to float16/bfloat16 by the front end, value is not
+            f = float(s)
+            if name in ("ADD_ALPHA", "SUB_ALPHA") and dtype in ACC:
+                f = float(ctorch.tensor([f], dtype=ctorch.float64).to(getattr(ctorch, dtype)).double()[0])
+            pf, pi = (f, 0.0, 0.0), (int(s), 0, 0)
+            operands = [ctorch.empty(shape, dtype=getattr(ctorch, dtype))] + inputs
+            host, value = 0, None
+        else:
+            pf, pi = (0.0, 0.0, 0.0), (0, 0, 0)
+            value = _host_value(s, dtype, opmath)
+            operands = [ctorch.empty(shape, dtype=getattr(ctorch, dtype))] + inputs + [value]
+            host = 1 << (host_k + 1)
+        dtypes = [dtype] * (1 + ntensors) + ([str(value.dtype)] if value is not None else [])
+        acc = ACC.get(dtype, dtype)
+        for layout in ("contiguous", "transposed"):
+            ops = list(operands)
+            if layout == "transposed":
+                ops = [t.t().contiguous().t() if isinstance(t, ctorch.Tensor) else t for t in ops]
+                ops[0] = ctorch.empty(shape[::-1], dtype=getattr(ctorch, dtype)).t()
+            rc, nlaunch, path = ew_emulator.run(op, dtype, ops, dtypes, shape, host, pf, pi)
+            assert rc == 0 and nlaunch >= 1, ew_emulator.lib.emu_error().decode()
+            assert path == (0 if layout == "contiguous" else 1)
+            assert same(ops[0], expected), f"{name} {layout}: CUDA differs from the CPU"
+            raw = (ctypes.c_ubyte * 48)()
+            ew_emulator.lib.emu_last_scalars(raw)
+            got = np.frombuffer(bytes(raw), dtype=np.uint8)
+            size = np.dtype(NP_OF[acc]).itemsize
+            if value is not None:
+                k = host_k
+                assert got[8 * k:8 * k + size].tobytes() == value.tobytes(), f"{name}: host scalar"
+            want_p = _param_value(pf[0], pi[0], dtype)
+            assert got[24:24 + size].tobytes() == want_p.tobytes(), f"{name}: parameter"
+        ran += 1
+        if dtype in ACC and (value is not None and opmath or name in ("ADDCMUL", "ADDCDIV")):
+            # the rounding CUDA must not do: the scalar in the compute dtype gives other bits
+            wrong = _host_value(s, dtype, False) if value is not None else None
+            wrong_pf = (float(ctorch.tensor([s]).to(getattr(ctorch, dtype)).double()[0]), 0.0, 0.0)
+            ops = [ctorch.empty(shape, dtype=getattr(ctorch, dtype))] + inputs + ([wrong] if wrong is not None else [])
+            rc, _, _ = ew_emulator.run(op, dtype, ops, dtypes, shape, host, wrong_pf if wrong is None else pf, pi)
+            assert rc == 0 and not same(ops[0], expected), f"{name}: rounding the scalar changes nothing here"
+    assert ran >= (2 if dtype == "bool" else 5)
+
+
+@pytest.mark.parametrize("compute", ["float16", "bfloat16"])
+def test_elementwise_emulated_inputs_round_through_compute(ew_emulator, compute):
+    """A tensor input of another dtype than a float16/bfloat16 op's (int32 + float16, a float32 or
+    float64 0-d device tensor, the other 16-bit float) is rounded to the compute dtype before the
+    float math, on CUDA's strided path as in the CPU's casting loop: the CPU's bits."""
+    names = [op[0] for op in EW_OPS]
+    rng = np.random.default_rng(11)
+    shape = (3, 37)
+    other16 = "bfloat16" if compute == "float16" else "float16"
+    base = ctorch.tensor(gen(rng, "ADD", 0, compute, shape), dtype=getattr(ctorch, compute))
+    wide = {
+        # odd integers above 2^11 (2^8 for bfloat16) are not float16 (bfloat16) values; 70000 overflows float16
+        "int32": ctorch.tensor(rng.integers(-70000, 70000, shape).astype(np.int32) | 1, dtype=ctorch.int32),
+        "float32": ctorch.tensor(rng.uniform(-5, 5, shape).astype(np.float32)),
+        "float64": ctorch.tensor(rng.uniform(-5, 5, shape), dtype=ctorch.float64),
+        # small: float16's subnormals and bfloat16's 8 bits hold different values
+        other16: ctorch.tensor(rng.uniform(-5e-5, 5e-5, shape).astype(np.float32)).to(getattr(ctorch, other16)),
+    }
+    cases = [("ADD", lambda a, b: ctorch.add(a, b)), ("MUL", lambda a, b: ctorch.mul(a, b)),
+             ("ATAN2", lambda a, b: ctorch.atan2(a, b)), ("MAXIMUM", lambda a, b: ctorch.maximum(a, b)),
+             ("LT", lambda a, b: ctorch.lt(a, b)), ("LERP", lambda a, b: ctorch.lerp(a, b, b)),
+             ("WHERE", lambda a, b: ctorch.where(a > 0, a, b))]
+    failures = []
+    for wide_dtype, w in wide.items():
+        rounded = w.to(getattr(ctorch, compute))
+        assert not np.array_equal(as_numpy(rounded.to(ctorch.float64)), as_numpy(w.to(ctorch.float64)))
+        for name, fn in cases:
+            op = names.index(name)
+            arity = EW_OPS[op][1]
+            expected = fn(base, rounded)
+            out_dtype = str(expected.dtype).replace("ctorch.", "").replace("torch.", "")
+            if name == "WHERE":
+                operands, dtypes = [base > 0, base, w], ["bool", compute, wide_dtype]
+            elif arity == 3:
+                operands, dtypes = [base, w, w], [compute, wide_dtype, wide_dtype]
+            else:
+                operands, dtypes = [base, w], [compute, wide_dtype]
+            out = ctorch.zeros(shape, dtype=getattr(ctorch, out_dtype))
+            rc, _, path = ew_emulator.run(op, compute, [out] + operands, [out_dtype] + dtypes, shape)
+            if rc != 0 or path != 1 or not same(out, expected):
+                failures.append(f"{name} {compute} with a {wide_dtype} input: rc {rc}, path {path}\n"
+                                f"{as_numpy(out)}\n{as_numpy(expected)}")
+    assert not failures, "\n".join(failures[:4])

@@ -664,6 +664,15 @@ def test_float16_rounding_rules(device):
     out = ctorch.tensor([0.0, 0.0], device=device)
     ctorch.add(h, ctorch.tensor([1e-4, 1e-4], dtype=ctorch.float16, device=device), out=out)
     assert to_numpy(out)[0] == np.float32(np.float16(1e-4))
+    # ... also when the float sum is not a float16 (bfloat16) value: 1 + 2**-12 rounds to 1 in both
+    for half in (ctorch.float16, ctorch.bfloat16):
+        one = ctorch.tensor([1.0, -2.0], dtype=half, device=device)
+        tiny = ctorch.tensor([2.0 ** -12, 2.0 ** -12], dtype=half, device=device)
+        for out_dtype in (ctorch.float32, ctorch.float64):
+            out = ctorch.zeros(2, dtype=out_dtype, device=device)
+            ctorch.add(one, tiny, out=out)
+            assert to_numpy(out).tolist() == [1.0, -2.0], (half, out_dtype)
+            assert to_numpy(ctorch.mul(one, tiny, out=out)).tolist() == [2.0 ** -12, -2.0 ** -11]
     # mul and div take a Python number unrounded (float16 * 0.3 is float16(float(x) * 0.3f)), add rounds it
     v = np.linspace(-3, 3, 101).astype(np.float16)
     hv = ctorch.tensor(v, device=device)

@@ -12,13 +12,15 @@
 #include <stdio.h>
 
 #ifdef CT_EW_HOST_EMULATION
-/* tests/cuda_host/elementwise_harness.cu records each launch (path 0 vector, 1 strided). */
+/* tests/cuda_host/elementwise_harness.cu records each launch (path 0 vector, 1 strided) and the
+ * host scalars and parameters, in the kernel types, that the launches receive (EwArgs v and p). */
 void ct_ew_emulated_launch(int path, unsigned int blocks, int64_t work);
+void ct_ew_emulated_scalars(const void *values, const void *params, size_t size);
 #endif
 
 namespace {
 
-#define EW_KNAME(NAME, arity, domain, flags, kname) kname,
+#define EW_KNAME(NAME, kind, fn, domain, flags, kname) kname,
 const char *const kKernelName[CT_EW_NUM_OPS] = {CT_EW_OP_LIST(EW_KNAME)};
 #undef EW_KNAME
 const char *const kScalarTypeName[CT_NUM_DTYPES] = {"Bool", "Byte", "Char",     "Short", "Int",
@@ -57,73 +59,28 @@ void cuda_kernel_name(const char *cpu_name, char *buf, size_t n)
 void set_value(EwValue &v, int kd, const char *src, int sd)
 {
     switch (kd) {
-    case CT_BOOL:
-        v.u.b = load_as<bool>(src, sd);
+#define EW_SET_VALUE(DT, T, ...)          \
+    case CT_##DT:                         \
+        v.u.DT = load_as<T>(src, sd);     \
         break;
-    case CT_U8:
-        v.u.u8 = load_as<uint8_t>(src, sd);
-        break;
-    case CT_I8:
-        v.u.i8 = load_as<int8_t>(src, sd);
-        break;
-    case CT_I16:
-        v.u.i16 = load_as<int16_t>(src, sd);
-        break;
-    case CT_I32:
-        v.u.i32 = load_as<int32_t>(src, sd);
-        break;
-    case CT_I64:
-        v.u.i64 = load_as<int64_t>(src, sd);
-        break;
-    case CT_F32:
-        v.u.f32 = load_as<float>(src, sd);
-        break;
+        CT_EW_KERNEL_DTYPES_ALL(EW_SET_VALUE, 0)
+#undef EW_SET_VALUE
     default:
-        v.u.f64 = load_as<double>(src, sd);
         break;
     }
 }
 
-/* An op parameter in the kernel type T, as elementwise_cpu.c's P_<DT>. */
-template <typename T>
-T param_as(const CtOpParams &p, int k)
-{
-    if constexpr (std::is_same<T, bool>::value) {
-        return p.i[k] != 0;
-    } else if constexpr (std::is_floating_point<T>::value) {
-        return (T)p.f[k];
-    } else {
-        return (T)p.i[k];
-    }
-}
-
-/* v = the op's parameter k in kernel dtype kd. */
+/* v = the op's parameter k in kernel dtype kd, converted as the CPU kernels convert it. */
 void set_param(EwValue &v, int kd, const CtOpParams &p, int k)
 {
     switch (kd) {
-    case CT_BOOL:
-        v.u.b = param_as<bool>(p, k);
+#define EW_SET_PARAM(DT, ...)                 \
+    case CT_##DT:                             \
+        v.u.DT = CT_EW_PARAM_##DT(&p, k);     \
         break;
-    case CT_U8:
-        v.u.u8 = param_as<uint8_t>(p, k);
-        break;
-    case CT_I8:
-        v.u.i8 = param_as<int8_t>(p, k);
-        break;
-    case CT_I16:
-        v.u.i16 = param_as<int16_t>(p, k);
-        break;
-    case CT_I32:
-        v.u.i32 = param_as<int32_t>(p, k);
-        break;
-    case CT_I64:
-        v.u.i64 = param_as<int64_t>(p, k);
-        break;
-    case CT_F32:
-        v.u.f32 = param_as<float>(p, k);
-        break;
+        CT_EW_KERNEL_DTYPES_ALL(EW_SET_PARAM, 0)
+#undef EW_SET_PARAM
     default:
-        v.u.f64 = param_as<double>(p, k);
         break;
     }
 }
@@ -240,6 +197,7 @@ int run(const EwDesc &d, const CtIter *it, const CtEwCall *call, cudaStream_t st
     a.out = it->data[0];
     a.dtype[0] = it->dtypes[0];
     a.round_to = d.natural[0];
+    a.compute = (int)call->compute;
     a.host = (call->host_scalars >> 1) & 7u;
     for (int k = 0; k + 1 < it->nops; k++) {
         a.in[k] = it->data[k + 1];
@@ -251,6 +209,10 @@ int run(const EwDesc &d, const CtIter *it, const CtEwCall *call, cudaStream_t st
     for (int k = 0; k < 3; k++) {
         set_param(a.p[k], d.kd, call->params, k);
     }
+#ifdef CT_EW_HOST_EMULATION
+    static_assert(sizeof(a.v) == 24 && sizeof(a.p) == 24, "the harness reads 3 values of 8 bytes");
+    ct_ew_emulated_scalars(a.v, a.p, sizeof(a.v));
+#endif
     if (choose_path(it, d, a) == EW_VECTOR) {
         return launch_vector(d, it, a, stream);
     }

@@ -50,6 +50,17 @@ void ct_ew_emulated_launch(int path, unsigned int blocks, int64_t work)
     last_work = work;
 }
 
+/* The last call's host scalars and parameters as the kernels receive them: 3 + 3 values of 8
+ * bytes, each in the kernel type (float for float16/bfloat16 ops) in its first bytes. */
+static unsigned char last_scalars[48];
+
+void ct_ew_emulated_scalars(const void *values, const void *params, size_t size)
+{
+    memset(last_scalars, 0, sizeof(last_scalars));
+    memcpy(last_scalars, values, size < 24 ? size : 24);
+    memcpy(last_scalars + 24, params, size < 24 ? size : 24);
+}
+
 /* --- the ctypes interface ----------------------------------------------------------------------- */
 extern "C" {
 
@@ -100,4 +111,5 @@ __attribute__((visibility("default"))) int emu_launches(void) { return launches;
 __attribute__((visibility("default"))) int emu_last_path(void) { return last_path; }
 __attribute__((visibility("default"))) long long emu_last_blocks(void) { return last_blocks; }
 __attribute__((visibility("default"))) long long emu_last_work(void) { return last_work; }
+__attribute__((visibility("default"))) void emu_last_scalars(unsigned char *out) { memcpy(out, last_scalars, 48); }
 }
