@@ -984,6 +984,26 @@ static bool in_sequence(PyObject *seq, PyObject *o)
     return false;
 }
 
+/* True when the keyword arguments hold out= with a floating tensor (or a tuple holding one). */
+static bool writes_float_out(PyObject *const *kwvalues, PyObject *kwnames)
+{
+    for (Py_ssize_t i = 0; kwnames != NULL && i < PyTuple_GET_SIZE(kwnames); i++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(kwnames, i)) ||
+            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), "out") != 0) {
+            continue;
+        }
+        PyObject *out = kwvalues[i];
+        Py_ssize_t m = PyTuple_Check(out) ? PyTuple_GET_SIZE(out) : 1;
+        for (Py_ssize_t k = 0; k < m; k++) {
+            PyObject *o = PyTuple_Check(out) ? PyTuple_GET_ITEM(out, k) : out;
+            if (CtTensor_Check(o) && ct_is_floating(CT_TENSOR(o)->dtype)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* An op without a formula, called with an input that requires grad: the op runs as is (grad
  * mode unchanged, so a composite op may record its own history); each new float output without
  * history, or self for an in-place op, gets a node whose backward raises "not implemented"
@@ -1021,6 +1041,11 @@ static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, Py
         if (pass == 0 && (inputs = PyList_New(0)) == NULL) {
             return NULL;
         }
+    }
+    if (writes_float_out(args + nargs, kwnames)) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): functions with out=... arguments don't support automatic "
+                     "differentiation, but one of the arguments requires grad.", f->op);
+        goto done;
     }
     CtTensorObject *self = (f->flags & CT_F_INPLACE) && nargs > 0 && CtTensor_Check(args[0]) ? CT_TENSOR(args[0]) : NULL;
     CtTensorObject *base = NULL;

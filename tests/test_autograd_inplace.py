@@ -271,3 +271,18 @@ def test_view_made_in_no_grad_mode_refuses_recorded_inplace():
         r = buf[0:2]
     with pytest.raises(RuntimeError, match="created in no_grad mode"):
         r.copy_(leaf(2))
+
+
+def test_out_argument_with_grad_raises():
+    a = leaf(2)
+    with pytest.raises(RuntimeError, match=r"add\(\): functions with out=\.\.\. arguments don't support automatic"):
+        torch.add(a, a, out=torch.empty(2, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="functions with out="):
+        torch.mul(a, 2, out=torch.empty(2, dtype=torch.float64))
+    mask = torch.empty(2, dtype=torch.bool)
+    torch.gt(a, 0, out=mask)  # a bool result is not differentiable: allowed
+    assert mask.tolist() == (a.detach().numpy() > 0).tolist()
+    with torch.no_grad():
+        o = torch.empty(2, dtype=torch.float64)
+        torch.add(a, a, out=o)
+    np.testing.assert_allclose(o.numpy(), 2 * a.detach().numpy())
