@@ -217,171 +217,53 @@ static int bw_zero(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return gi[0] ? 0 : -1;
 }
 
-/* gi = g * f(x, out) for unary ops, f given as a small expression over tensors */
-typedef PyObject *(*LocalGrad)(PyObject *x, PyObject *out);
+/* gi = g * f(x, out) for unary ops, f a small expression over tensors built in the formula's
+ * arena (it returns a value the arena owns, or NULL). */
+typedef PyObject *(*LocalGrad)(CtArena *arena, PyObject *x, PyObject *out);
 
 static int unary_with(CtNodeObject *n, PyObject *const *g, PyObject **gi, LocalGrad f, bool needs_x, bool needs_out)
 {
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *x = needs_x ? (PyObject *)ct_node_tensor(n, 0) : NULL;
-    PyObject *out = needs_out ? out_ref(n, 0) : NULL;
-    if ((needs_x && x == NULL) || (needs_out && out == NULL)) {
-        Py_XDECREF(out);
-        return -1;
+    PyObject *out = needs_out ? KEEP(out_ref(n, 0)) : NULL;
+    int rc = -1;
+    if (!(needs_x && x == NULL) && !arena->failed) {
+        rc = set_fit(&gi[0], TAKE(MUL(g[0], f(arena, x, out))), META(0));
     }
-    PyObject *local = f(x, out);
-    Py_XDECREF(out);
-    if (local == NULL) {
-        return -1;
-    }
-    PyObject *v = mul(g[0], local);
-    Py_DECREF(local);
-    return set_fit(&gi[0], v, META(0));
+    arena_free(arena);
+    return rc;
 }
 
-static PyObject *lg_sign(PyObject *x, PyObject *o) { return method0(x, "sign"); }
-static PyObject *lg_out(PyObject *x, PyObject *o) { return Py_NewRef(o); }
-static PyObject *lg_recip_x(PyObject *x, PyObject *o) { return method0(x, "reciprocal"); }
-static PyObject *lg_cos(PyObject *x, PyObject *o) { return method0(x, "cos"); }
-static PyObject *lg_neg_sin(PyObject *x, PyObject *o)
+/* lg_name(arena, x, o): the local derivative of a unary op as one expression */
+#define CT_LOCAL(name, expr) \
+    static PyObject *lg_##name(CtArena *arena, PyObject *x, PyObject *o) { return (expr); }
+CT_LOCAL(sign, METH(x, "sign", NULL))
+CT_LOCAL(out, o)
+CT_LOCAL(recip_x, METH(x, "reciprocal", NULL))
+CT_LOCAL(cos, METH(x, "cos", NULL))
+CT_LOCAL(neg_sin, NEG(METH(x, "sin", NULL)))
+CT_LOCAL(tanh, SUB(NUM(1.0), MUL(o, o)))                       /* 1 - o^2 */
+CT_LOCAL(tan, ADD(NUM(1.0), MUL(o, o)))                        /* 1 + o^2 */
+CT_LOCAL(sigmoid, MUL(o, SUB(NUM(1.0), o)))                    /* o (1 - o) */
+CT_LOCAL(sqrt, DIV(NUM(0.5), o))                               /* 0.5 / o */
+CT_LOCAL(rsqrt, MUL(MUL(MUL(o, o), o), NUM(-0.5)))             /* -0.5 o^3 */
+CT_LOCAL(reciprocal, NEG(MUL(o, o)))                           /* -o^2 */
+CT_LOCAL(log2, METH(MUL(x, NUM(M_LN2)), "reciprocal", NULL))   /* 1 / (x ln 2) */
+CT_LOCAL(log10, METH(MUL(x, NUM(M_LN10)), "reciprocal", NULL)) /* 1 / (x ln 10) */
+CT_LOCAL(log1p, METH(ADD(x, NUM(1.0)), "reciprocal", NULL))
+CT_LOCAL(expm1, ADD(o, NUM(1.0)))
+CT_LOCAL(relu, CMPF(o, NUM(0.0), Py_GT, o))
+CT_LOCAL(exp2, MUL(o, NUM(M_LN2)))
+CT_LOCAL(sinh, METH(x, "cosh", NULL))
+CT_LOCAL(cosh, METH(x, "sinh", NULL))
+CT_LOCAL(asin, METH(SUB(NUM(1.0), MUL(x, x)), "rsqrt", NULL))      /* 1/sqrt(1-x^2) */
+CT_LOCAL(acos, NEG(METH(SUB(NUM(1.0), MUL(x, x)), "rsqrt", NULL))) /* -1/sqrt(1-x^2) */
+CT_LOCAL(atan, METH(ADD(NUM(1.0), MUL(x, x)), "reciprocal", NULL)) /* 1/(1+x^2) */
+CT_LOCAL(square, MUL(x, NUM(2.0)))
+static PyObject *lg_silu(CtArena *arena, PyObject *x, PyObject *o) /* s (1 + x (1 - s)) */
 {
-    PyObject *s = method0(x, "sin");
-    PyObject *r = s ? PyNumber_Negative(s) : NULL;
-    Py_XDECREF(s);
-    return r;
-}
-static PyObject *one_minus_sq(PyObject *o) /* 1 - o^2 */
-{
-    PyObject *sq = mul(o, o);
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *r = sq && one ? PyNumber_Subtract(one, sq) : NULL;
-    Py_XDECREF(sq);
-    Py_XDECREF(one);
-    return r;
-}
-static PyObject *lg_tanh(PyObject *x, PyObject *o) { return one_minus_sq(o); }
-static PyObject *lg_tan(PyObject *x, PyObject *o) /* 1 + o^2 */
-{
-    PyObject *sq = mul(o, o);
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *r = sq && one ? PyNumber_Add(one, sq) : NULL;
-    Py_XDECREF(sq);
-    Py_XDECREF(one);
-    return r;
-}
-static PyObject *lg_sigmoid(PyObject *x, PyObject *o) /* o (1 - o) */
-{
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *c = one ? PyNumber_Subtract(one, o) : NULL;
-    PyObject *r = c ? mul(o, c) : NULL;
-    Py_XDECREF(one);
-    Py_XDECREF(c);
-    return r;
-}
-static PyObject *lg_sqrt(PyObject *x, PyObject *o) /* 0.5 / o */
-{
-    PyObject *h = PyFloat_FromDouble(0.5);
-    PyObject *r = h ? PyNumber_TrueDivide(h, o) : NULL;
-    Py_XDECREF(h);
-    return r;
-}
-static PyObject *lg_rsqrt(PyObject *x, PyObject *o) /* -0.5 o^3 */
-{
-    PyObject *o2 = mul(o, o);
-    PyObject *o3 = o2 ? mul(o2, o) : NULL;
-    PyObject *c = PyFloat_FromDouble(-0.5);
-    PyObject *r = o3 && c ? mul(o3, c) : NULL;
-    Py_XDECREF(o2);
-    Py_XDECREF(o3);
-    Py_XDECREF(c);
-    return r;
-}
-static PyObject *lg_reciprocal(PyObject *x, PyObject *o) /* -o^2 */
-{
-    PyObject *o2 = mul(o, o);
-    PyObject *r = o2 ? PyNumber_Negative(o2) : NULL;
-    Py_XDECREF(o2);
-    return r;
-}
-static PyObject *scaled_recip(PyObject *x, double c) /* 1 / (c x) */
-{
-    PyObject *s = PyFloat_FromDouble(c);
-    PyObject *d = s ? mul(x, s) : NULL;
-    PyObject *r = d ? method0(d, "reciprocal") : NULL;
-    Py_XDECREF(s);
-    Py_XDECREF(d);
-    return r;
-}
-static PyObject *lg_log2(PyObject *x, PyObject *o) { return scaled_recip(x, M_LN2); }
-static PyObject *lg_log10(PyObject *x, PyObject *o) { return scaled_recip(x, M_LN10); }
-static PyObject *lg_log1p(PyObject *x, PyObject *o)
-{
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *d = one ? PyNumber_Add(x, one) : NULL;
-    PyObject *r = d ? method0(d, "reciprocal") : NULL;
-    Py_XDECREF(one);
-    Py_XDECREF(d);
-    return r;
-}
-static PyObject *lg_expm1(PyObject *x, PyObject *o)
-{
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *r = one ? PyNumber_Add(o, one) : NULL;
-    Py_XDECREF(one);
-    return r;
-}
-static PyObject *lg_relu(PyObject *x, PyObject *o)
-{
-    PyObject *zero = PyFloat_FromDouble(0.0);
-    PyObject *mask = zero ? PyObject_RichCompare(o, zero, Py_GT) : NULL;
-    PyObject *r = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(o)->dtype)) : NULL;
-    Py_XDECREF(zero);
-    Py_XDECREF(mask);
-    return r;
-}
-static PyObject *lg_exp2(PyObject *x, PyObject *o)
-{
-    PyObject *c = PyFloat_FromDouble(M_LN2);
-    PyObject *r = c ? mul(o, c) : NULL;
-    Py_XDECREF(c);
-    return r;
-}
-static PyObject *lg_sinh(PyObject *x, PyObject *o) { return method0(x, "cosh"); }
-static PyObject *lg_cosh(PyObject *x, PyObject *o) { return method0(x, "sinh"); }
-static PyObject *lg_asin(PyObject *x, PyObject *o) /* 1/sqrt(1-x^2) */
-{
-    PyObject *c = one_minus_sq(x);
-    PyObject *r = c ? method0(c, "rsqrt") : NULL;
-    Py_XDECREF(c);
-    return r;
-}
-static PyObject *lg_acos(PyObject *x, PyObject *o)
-{
-    PyObject *a = lg_asin(x, o);
-    PyObject *r = a ? PyNumber_Negative(a) : NULL;
-    Py_XDECREF(a);
-    return r;
-}
-static PyObject *lg_atan(PyObject *x, PyObject *o) /* 1/(1+x^2) */
-{
-    PyObject *t = lg_tan(NULL, x);
-    PyObject *r = t ? method0(t, "reciprocal") : NULL;
-    Py_XDECREF(t);
-    return r;
-}
-static PyObject *lg_silu(PyObject *x, PyObject *o) /* s (1 + x (1 - s)) */
-{
-    PyObject *s = method0(x, "sigmoid");
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *c = s && one ? PyNumber_Subtract(one, s) : NULL;
-    PyObject *xc = c ? mul(x, c) : NULL;
-    PyObject *p = xc ? PyNumber_Add(one, xc) : NULL;
-    PyObject *r = p ? mul(s, p) : NULL;
-    Py_XDECREF(s);
-    Py_XDECREF(one);
-    Py_XDECREF(c);
-    Py_XDECREF(xc);
-    Py_XDECREF(p);
-    return r;
+    PyObject *s = METH(x, "sigmoid", NULL);
+    return MUL(s, ADD(NUM(1.0), MUL(x, SUB(NUM(1.0), s))));
 }
 
 #define CT_UNARY_BW(name, f, needs_x, needs_out)                                    \
@@ -412,80 +294,38 @@ CT_UNARY_BW(asin, lg_asin, true, false)
 CT_UNARY_BW(acos, lg_acos, true, false)
 CT_UNARY_BW(atan, lg_atan, true, false)
 CT_UNARY_BW(silu, lg_silu, true, false)
-
-static int bw_square(CtNodeObject *n, PyObject *const *g, PyObject **gi)
-{
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
-    PyObject *two = PyFloat_FromDouble(2.0);
-    PyObject *t = x && two ? mul(x, two) : NULL;
-    Py_XDECREF(two);
-    PyObject *v = t ? mul(g[0], t) : NULL;
-    Py_XDECREF(t);
-    return set_fit(&gi[0], v, META(0));
-}
+CT_UNARY_BW(square, lg_square, true, false)
 
 /* gelu: d/dx [x Phi(x)] = Phi(x) + x phi(x); tanh approximation differentiated exactly. */
 static int bw_gelu(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    CtTensorObject *xt = ct_node_tensor(n, 0);
-    if (xt == NULL) {
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL) {
         return -1;
     }
-    PyObject *x = (PyObject *)xt;
     PyObject *approx = ARG(1);
     bool use_tanh = approx != NULL && PyUnicode_Check(approx) && PyUnicode_CompareWithASCIIString(approx, "tanh") == 0;
-    PyObject *local = NULL;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *one = NUM(1.0), *half = NUM(0.5);
+    PyObject *local;
     if (!use_tanh) {
-        PyObject *s = PyFloat_FromDouble(M_SQRT1_2);
-        PyObject *xs = s ? mul(x, s) : NULL;
-        PyObject *erf = xs ? method0(xs, "erf") : NULL;
-        PyObject *one = PyFloat_FromDouble(1.0), *half = PyFloat_FromDouble(0.5);
-        PyObject *e1 = erf ? PyNumber_Add(erf, one) : NULL;
-        PyObject *cdf = e1 ? mul(e1, half) : NULL;
-        PyObject *x2 = mul(x, x);
-        PyObject *mh = PyFloat_FromDouble(-0.5);
-        PyObject *ex = x2 ? mul(x2, mh) : NULL;
-        PyObject *pdf0 = ex ? method0(ex, "exp") : NULL;
-        PyObject *c = PyFloat_FromDouble(0.3989422804014327); /* 1/sqrt(2 pi) */
-        PyObject *pdf = pdf0 ? mul(pdf0, c) : NULL;
-        PyObject *xp = pdf ? mul(x, pdf) : NULL;
-        local = xp && cdf ? PyNumber_Add(cdf, xp) : NULL;
-        Py_XDECREF(s); Py_XDECREF(xs); Py_XDECREF(erf); Py_XDECREF(one); Py_XDECREF(half); Py_XDECREF(e1);
-        Py_XDECREF(cdf); Py_XDECREF(x2); Py_XDECREF(mh); Py_XDECREF(ex); Py_XDECREF(pdf0); Py_XDECREF(c);
-        Py_XDECREF(pdf); Py_XDECREF(xp);
+        PyObject *cdf = MUL(ADD(METH(MUL(x, NUM(M_SQRT1_2)), "erf", NULL), one), half);
+        PyObject *pdf = MUL(METH(MUL(MUL(x, x), NUM(-0.5)), "exp", NULL), NUM(0.3989422804014327)); /* 1/sqrt(2 pi) */
+        local = ADD(cdf, MUL(x, pdf));
     } else {
         /* u = k (x + 0.044715 x^3), y = 0.5 x (1 + tanh u)
          * dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 * 0.044715 x^2) */
         const double k = 0.7978845608028654, a = 0.044715;
-        PyObject *x2 = mul(x, x);
-        PyObject *ca = PyFloat_FromDouble(a), *ck = PyFloat_FromDouble(k), *one = PyFloat_FromDouble(1.0);
-        PyObject *half = PyFloat_FromDouble(0.5), *c3a = PyFloat_FromDouble(3 * a);
-        PyObject *ax2 = x2 ? mul(x2, ca) : NULL;
-        PyObject *in = ax2 ? PyNumber_Add(one, ax2) : NULL;
-        PyObject *xin = in ? mul(x, in) : NULL;
-        PyObject *u = xin ? mul(xin, ck) : NULL;
-        PyObject *t = u ? method0(u, "tanh") : NULL;
-        PyObject *t1 = t ? PyNumber_Add(one, t) : NULL;
-        PyObject *left = t1 ? mul(t1, half) : NULL;
-        PyObject *sech = t ? one_minus_sq(t) : NULL;
-        PyObject *b2 = x2 ? mul(x2, c3a) : NULL;
-        PyObject *b = b2 ? PyNumber_Add(one, b2) : NULL;
-        PyObject *kb = b ? mul(b, ck) : NULL;
-        PyObject *hx = mul(x, half);
-        PyObject *r1 = sech && kb ? mul(sech, kb) : NULL;
-        PyObject *right = r1 && hx ? mul(hx, r1) : NULL;
-        local = left && right ? PyNumber_Add(left, right) : NULL;
-        Py_XDECREF(x2); Py_XDECREF(ca); Py_XDECREF(ck); Py_XDECREF(one); Py_XDECREF(half); Py_XDECREF(c3a);
-        Py_XDECREF(ax2); Py_XDECREF(in); Py_XDECREF(xin); Py_XDECREF(u); Py_XDECREF(t); Py_XDECREF(t1);
-        Py_XDECREF(left); Py_XDECREF(sech); Py_XDECREF(b2); Py_XDECREF(b); Py_XDECREF(kb); Py_XDECREF(hx);
-        Py_XDECREF(r1); Py_XDECREF(right);
+        PyObject *x2 = MUL(x, x), *ck = NUM(k);
+        PyObject *t = METH(MUL(MUL(x, ADD(one, MUL(x2, NUM(a)))), ck), "tanh", NULL);
+        PyObject *left = MUL(ADD(one, t), half);
+        PyObject *sech = SUB(one, MUL(t, t));
+        PyObject *kb = MUL(ADD(one, MUL(x2, NUM(3 * a))), ck);
+        local = ADD(left, MUL(MUL(x, half), MUL(sech, kb)));
     }
-    if (local == NULL) {
-        return -1;
-    }
-    PyObject *v = mul(g[0], local);
-    Py_DECREF(local);
-    return set_fit(&gi[0], v, META(0));
+    int rc = set_fit(&gi[0], TAKE(MUL(g[0], local)), META(0));
+    arena_free(arena);
+    return rc;
 }
 
 /* pow(input, exponent): scalar or tensor exponent, or a scalar base (reflected 2 ** x).
@@ -1775,15 +1615,6 @@ static int not_implemented(CtNodeObject *n)
 }
 
 /* --- more elementwise ---------------------------------------------------------------------------------- */
-/* Local derivatives of unary ops, built in a scope (new reference or NULL). */
-#define CT_LOCAL(name, expr)                                  \
-    static PyObject *lg_##name(PyObject *x, PyObject *o)      \
-    {                                                         \
-        CtArena scratch = {0}, *arena = &scratch;             \
-        PyObject *r = TAKE(expr);                             \
-        arena_free(arena);                                    \
-        return r;                                             \
-    }
 CT_LOCAL(asinh, METH(ADD(MUL(x, x), NUM(1.0)), "rsqrt", NULL))
 CT_LOCAL(acosh, METH(MUL(SUB(x, NUM(1.0)), ADD(x, NUM(1.0))), "rsqrt", NULL))
 CT_LOCAL(atanh, METH(SUB(NUM(1.0), MUL(x, x)), "reciprocal", NULL))
