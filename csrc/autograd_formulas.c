@@ -829,23 +829,18 @@ static int bw_max_dim(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return bw_values_indices(n, g, gi, ARG(1), arg_true(ARG(2)));
 }
 
-static int bw_sort(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+/* sort / topk: values and indices along the dim given as argument dim_arg (default -1) */
+static int bw_sorted_along(CtNodeObject *n, PyObject *const *g, PyObject **gi, int dim_arg)
 {
-    PyObject *dim = ARG(1);
+    PyObject *dim = ARG(dim_arg);
     PyObject *m1 = dim ? NULL : PyLong_FromLong(-1);
     int r = bw_values_indices(n, g, gi, dim ? dim : m1, true);
     Py_XDECREF(m1);
     return r;
 }
 
-static int bw_topk(CtNodeObject *n, PyObject *const *g, PyObject **gi)
-{
-    PyObject *dim = ARG(2);
-    PyObject *m1 = dim ? NULL : PyLong_FromLong(-1);
-    int r = bw_values_indices(n, g, gi, dim ? dim : m1, true);
-    Py_XDECREF(m1);
-    return r;
-}
+static int bw_sort(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 1); }
+static int bw_topk(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 2); }
 
 static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
