@@ -189,14 +189,10 @@ static int bw_div(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         if (self == NULL) {
             return -1;
         }
-        PyObject *q = PyNumber_TrueDivide(self, other);
-        PyObject *q2 = q ? PyNumber_TrueDivide(q, other) : NULL;
-        PyObject *t = q2 ? mul(g[0], q2) : NULL;
-        PyObject *v = t ? PyNumber_Negative(t) : NULL;
-        Py_XDECREF(q);
-        Py_XDECREF(q2);
-        Py_XDECREF(t);
-        if (set_fit(&gi[1], v, META(1)) < 0) {
+        CtArena scratch = {0}, *arena = &scratch;
+        int rc = set_fit(&gi[1], TAKE(NEG(MUL(g[0], DIV(DIV(self, other), other)))), META(1));
+        arena_free(arena);
+        if (rc < 0) {
             return -1;
         }
     }
@@ -555,31 +551,27 @@ static int bw_lerp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (w == NULL) {
         return -1;
     }
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *omw = one ? PyNumber_Subtract(one, w) : NULL;
-    Py_XDECREF(one);
-    if (omw == NULL) {
-        return -1;
-    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *omw = SUB(NUM(1.0), w);
     int rc = -1;
-    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], omw), META(0)) < 0) {
+    if (omw == NULL) {
         goto done;
     }
-    if (NEEDS(1) && set_fit(&gi[1], mul(g[0], w), META(1)) < 0) {
+    if (NEEDS(0) && set_fit(&gi[0], TAKE(MUL(g[0], omw)), META(0)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && set_fit(&gi[1], TAKE(MUL(g[0], w)), META(1)) < 0) {
         goto done;
     }
     if (NEEDS(2)) {
         PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
-        PyObject *d = a && b ? PyNumber_Subtract(b, a) : NULL;
-        PyObject *v = d ? mul(g[0], d) : NULL;
-        Py_XDECREF(d);
-        if (set_fit(&gi[2], v, META(2)) < 0) {
+        if (set_fit(&gi[2], a && b ? TAKE(MUL(g[0], SUB(b, a))) : NULL, META(2)) < 0) {
             goto done;
         }
     }
     rc = 0;
 done:
-    Py_DECREF(omw);
+    arena_free(arena);
     return rc;
 }
 
@@ -587,43 +579,27 @@ done:
 static int bw_addcmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     bool is_div = strstr(n->formula->op, "addcdiv") != NULL;
-    PyObject *value = scalar_or(ARG(3), 1.0);
-    PyObject *gv = value ? mul(g[0], value) : NULL;
-    Py_XDECREF(value);
-    if (gv == NULL) {
-        return -1;
-    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *gv = MUL(g[0], KEEP(scalar_or(ARG(3), 1.0)));
+    PyObject *t1 = NULL, *t2 = NULL;
     int rc = -1;
-    PyObject *t1 = (PyObject *)ct_node_tensor(n, 1), *t2 = (PyObject *)ct_node_tensor(n, 2);
-    if (t1 == NULL || t2 == NULL) {
+    if (gv == NULL || (t1 = (PyObject *)ct_node_tensor(n, 1)) == NULL ||
+        (t2 = (PyObject *)ct_node_tensor(n, 2)) == NULL) {
         goto done;
     }
     if (NEEDS(0) && set_fit(&gi[0], Py_NewRef(g[0]), META(0)) < 0) {
         goto done;
     }
-    if (NEEDS(1) && set_fit(&gi[1], is_div ? PyNumber_TrueDivide(gv, t2) : mul(gv, t2), META(1)) < 0) {
+    if (NEEDS(1) && set_fit(&gi[1], TAKE(is_div ? DIV(gv, t2) : MUL(gv, t2)), META(1)) < 0) {
         goto done;
     }
-    if (NEEDS(2)) {
-        PyObject *v;
-        if (is_div) { /* -value g t1 / t2^2 */
-            PyObject *q = PyNumber_TrueDivide(t1, t2);
-            PyObject *q2 = q ? PyNumber_TrueDivide(q, t2) : NULL;
-            PyObject *m = q2 ? mul(gv, q2) : NULL;
-            v = m ? PyNumber_Negative(m) : NULL;
-            Py_XDECREF(q);
-            Py_XDECREF(q2);
-            Py_XDECREF(m);
-        } else {
-            v = mul(gv, t1);
-        }
-        if (set_fit(&gi[2], v, META(2)) < 0) {
-            goto done;
-        }
+    /* addcdiv: -value g t1 / t2^2 */
+    if (NEEDS(2) && set_fit(&gi[2], TAKE(is_div ? NEG(MUL(gv, DIV(DIV(t1, t2), t2))) : MUL(gv, t1)), META(2)) < 0) {
+        goto done;
     }
     rc = 0;
 done:
-    Py_DECREF(gv);
+    arena_free(arena);
     return rc;
 }
 
