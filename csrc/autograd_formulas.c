@@ -731,14 +731,12 @@ static int bw_prod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *zero = NUM(0.0);
     PyObject *is0 = CMP(x, zero, Py_EQ);
     PyObject *x1 = WHERE(is0, NUM(1.0), x); /* x with its zeros replaced by ones */
-    PyObject *p1 = NULL; /* product of the nonzero elements of each slice, keepdim */
-    if (!arena->failed) {
-        p1 = dims ? KEEP(PyObject_CallMethod(x1, "prod", "(OO)", dims, Py_True)) : METH(x1, "prod", NULL);
-    }
+    /* product of the nonzero elements of each slice, keepdim */
+    PyObject *p1 = dims ? METH(x1, "prod", "(OO)", dims, Py_True) : METH(x1, "prod", NULL);
     PyObject *nzeros = SUM_KEEP(MASK(is0, x), dims);
     PyObject *one_zero = WHERE(is0, p1, zero);
     PyObject *local = WHERE(CMP(nzeros, zero, Py_EQ), DIV(p1, x1),
-                              WHERE(CMP(nzeros, NUM(1.0), Py_EQ), one_zero, zero));
+                            WHERE(CMP(nzeros, NUM(1.0), Py_EQ), one_zero, zero));
     PyObject *gu = arena->failed ? NULL : KEEP(unreduce(g[0], META(0), dims, keepdim));
     int rc = set_fit(&gi[0], TAKE(MUL(gu, local)), META(0));
     arena_free(arena);
@@ -762,11 +760,7 @@ static int bw_amax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (full) {
         mf = ADD(mf, MUL(CMPF(x, x, Py_NE, g[0]), CMPF(ou, ou, Py_NE, g[0])));
     }
-    PyObject *cnt = NULL;
-    if (!arena->failed) {
-        cnt = dims ? KEEP(PyObject_CallMethod(mf, "sum", "(OO)", dims, keepdim ? Py_True : Py_False))
-                   : METH(mf, "sum", NULL);
-    }
+    PyObject *cnt = dims ? METH(mf, "sum", "(OO)", dims, keepdim ? Py_True : Py_False) : METH(mf, "sum", NULL);
     PyObject *share = DIV(g[0], cnt);
     PyObject *su = arena->failed ? NULL : KEEP(unreduce(share, META(0), dims, keepdim));
     int rc = set_fit(&gi[0], TAKE(MUL(su, mf)), META(0));
@@ -894,7 +888,7 @@ static int bw_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *out = KEEP(out_ref(n, 0));
     PyObject *go = MUL(g[0], out);
-    PyObject *s = arena->failed ? NULL : KEEP(PyObject_CallMethod(go, "sum", "(OO)", dim, Py_True));
+    PyObject *s = METH(go, "sum", "(OO)", dim, Py_True);
     int rc = set_fit(&gi[0], TAKE(MUL(out, SUB(g[0], s))), META(0));
     arena_free(arena);
     return rc;
@@ -905,7 +899,7 @@ static int bw_log_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *dim = ARG(1);
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *out = KEEP(out_ref(n, 0));
-    PyObject *s = arena->failed ? NULL : KEEP(PyObject_CallMethod(g[0], "sum", "(OO)", dim, Py_True));
+    PyObject *s = METH(g[0], "sum", "(OO)", dim, Py_True);
     PyObject *e = METH(out, "exp", NULL);
     int rc = set_fit(&gi[0], TAKE(SUB(g[0], MUL(e, s))), META(0));
     arena_free(arena);
@@ -1752,7 +1746,7 @@ static PyObject *evenly_shared(PyObject *grad, PyObject *x, PyObject *value, con
     PyObject *mask = MASK(CMP(x, KEEP(unreduce(value, m, dims, keepdim)), Py_EQ), grad);
     PyObject *count = dims ? METH(mask, "sum", "(OO)", dims, keepdim ? Py_True : Py_False) : METH(mask, "sum", NULL);
     PyObject *share = KEEP(count ? unreduce(DIV(grad, count), m, dims, keepdim) : NULL);
-    PyObject *r = Py_XNewRef(MUL(share, mask));
+    PyObject *r = TAKE(MUL(share, mask));
     arena_free(arena);
     return r;
 }
@@ -1831,8 +1825,7 @@ static int bw_var_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         if (is_std) { /* zero where std is zero (constant rows), not nan */
             PyObject *std = KEEP(unreduce((PyObject *)ct_node_output(n, 0), META(0), dims, keepdim));
             PyObject *zero = NUM(0.0);
-            PyObject *is_zero = std ? KEEP(PyObject_RichCompare(std, zero, Py_EQ)) : NULL;
-            t = is_zero ? FN("where", "(OOO)", is_zero, zero, DIV(t, std)) : NULL;
+            t = WHERE(CMP(std, zero, Py_EQ), zero, DIV(t, std));
         }
         if ((total = t) == NULL) {
             goto done;
@@ -1994,7 +1987,7 @@ static int bw_stack_like(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         if (!NEEDS(i)) {
             continue;
         }
-        PyObject *shape = KEEP(PyObject_GetAttrString(PySequence_Fast_GET_ITEM(tensors, i), "shape"));
+        PyObject *shape = ATTR(PySequence_Fast_GET_ITEM(tensors, i), "shape");
         if ((gi[i] = shape ? PyObject_CallMethod(PyTuple_GET_ITEM(pieces, i), "reshape", "(O)", shape) : NULL) == NULL) {
             goto done;
         }
@@ -2107,7 +2100,7 @@ static int bw_index_put(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         PyObject *v = g[0];
         if (!arg_true(ARG(3))) {
             v = METH(g[0], "clone", NULL);
-            if (v == NULL || PyObject_SetItem(v, key, KEEP(PyFloat_FromDouble(0.0))) < 0) {
+            if (v == NULL || PyObject_SetItem(v, key, NUM(0.0)) < 0) {
                 goto done;
             }
         }

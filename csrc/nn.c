@@ -2542,9 +2542,9 @@ static int nll_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, boo
             gt = w ? MUL(gl, w) : gl;
         }
     } else {
-        PyObject *ign = KEEP(PyLong_FromLongLong(ignore));
+        PyObject *ign = INT(ignore);
         PyObject *keep = CMP(target, ign, Py_NE);
-        PyObject *tc = WHERE(keep, target, KEEP(PyLong_FromLong(0))); /* ignored -> class 0 */
+        PyObject *tc = WHERE(keep, target, INT(0)); /* ignored -> class 0 */
         PyObject *tc1 = METH(tc, "unsqueeze", "(i)", 1);
         PyObject *m = METH(MASK(keep, x), "unsqueeze", "(i)", 1);   /* (N, 1, ...) */
         PyObject *onehot = METH(MUL(x, zero), "scatter", "(iOd)", 1, tc1, 1.0);
@@ -2738,8 +2738,7 @@ static int embedding_composite(CtNodeObject *n, PyObject *const *g, PyObject **g
     PyObject *idx = METH(indices, "reshape", "(i)", -1);
     PyObject *G = METH(g[0], "reshape", "(iL)", -1, (long long)mw->sizes[1]);
     if (pad >= 0) {
-        PyObject *keep = METH(MASK(CMP(idx, KEEP(PyLong_FromLongLong(pad)), Py_NE), G), "unsqueeze",
-                                "(i)", 1);
+        PyObject *keep = METH(MASK(CMP(idx, INT(pad), Py_NE), G), "unsqueeze", "(i)", 1);
         G = MUL(G, keep);
     }
     if (scale == 1) {
