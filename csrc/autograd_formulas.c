@@ -6,7 +6,7 @@
  * gi[e] is the gradient for the e-th differentiable argument (in sig order); NEEDS(e) tells
  * whether anything wants it. A formula returns 0, or -1 with an exception set. */
 #include "autograd.h"
-#include "autograd_tmp.h"
+#include "autograd_arena.h"
 #include "device.h"
 #include "nn.h"
 #include "tensor.h"
@@ -189,14 +189,10 @@ static int bw_div(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         if (self == NULL) {
             return -1;
         }
-        PyObject *q = PyNumber_TrueDivide(self, other);
-        PyObject *q2 = q ? PyNumber_TrueDivide(q, other) : NULL;
-        PyObject *t = q2 ? mul(g[0], q2) : NULL;
-        PyObject *v = t ? PyNumber_Negative(t) : NULL;
-        Py_XDECREF(q);
-        Py_XDECREF(q2);
-        Py_XDECREF(t);
-        if (set_fit(&gi[1], v, META(1)) < 0) {
+        CtArena scratch = {0}, *arena = &scratch;
+        int rc = set_fit(&gi[1], TAKE(NEG(MUL(g[0], DIV(DIV(self, other), other)))), META(1));
+        arena_free(arena);
+        if (rc < 0) {
             return -1;
         }
     }
@@ -217,171 +213,53 @@ static int bw_zero(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return gi[0] ? 0 : -1;
 }
 
-/* gi = g * f(x, out) for unary ops, f given as a small expression over tensors */
-typedef PyObject *(*LocalGrad)(PyObject *x, PyObject *out);
+/* gi = g * f(x, out) for unary ops, f a small expression over tensors built in the formula's
+ * arena (it returns a value the arena owns, or NULL). */
+typedef PyObject *(*LocalGrad)(CtArena *arena, PyObject *x, PyObject *out);
 
 static int unary_with(CtNodeObject *n, PyObject *const *g, PyObject **gi, LocalGrad f, bool needs_x, bool needs_out)
 {
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *x = needs_x ? (PyObject *)ct_node_tensor(n, 0) : NULL;
-    PyObject *out = needs_out ? out_ref(n, 0) : NULL;
-    if ((needs_x && x == NULL) || (needs_out && out == NULL)) {
-        Py_XDECREF(out);
-        return -1;
+    PyObject *out = needs_out ? KEEP(out_ref(n, 0)) : NULL;
+    int rc = -1;
+    if (!(needs_x && x == NULL) && !arena->failed) {
+        rc = set_fit(&gi[0], TAKE(MUL(g[0], f(arena, x, out))), META(0));
     }
-    PyObject *local = f(x, out);
-    Py_XDECREF(out);
-    if (local == NULL) {
-        return -1;
-    }
-    PyObject *v = mul(g[0], local);
-    Py_DECREF(local);
-    return set_fit(&gi[0], v, META(0));
+    arena_free(arena);
+    return rc;
 }
 
-static PyObject *lg_sign(PyObject *x, PyObject *o) { return method0(x, "sign"); }
-static PyObject *lg_out(PyObject *x, PyObject *o) { return Py_NewRef(o); }
-static PyObject *lg_recip_x(PyObject *x, PyObject *o) { return method0(x, "reciprocal"); }
-static PyObject *lg_cos(PyObject *x, PyObject *o) { return method0(x, "cos"); }
-static PyObject *lg_neg_sin(PyObject *x, PyObject *o)
+/* lg_name(arena, x, o): the local derivative of a unary op as one expression */
+#define CT_LOCAL(name, expr) \
+    static PyObject *lg_##name(CtArena *arena, PyObject *x, PyObject *o) { return (expr); }
+CT_LOCAL(sign, METH(x, "sign", NULL))
+CT_LOCAL(out, o)
+CT_LOCAL(recip_x, METH(x, "reciprocal", NULL))
+CT_LOCAL(cos, METH(x, "cos", NULL))
+CT_LOCAL(neg_sin, NEG(METH(x, "sin", NULL)))
+CT_LOCAL(tanh, SUB(NUM(1.0), MUL(o, o)))                       /* 1 - o^2 */
+CT_LOCAL(tan, ADD(NUM(1.0), MUL(o, o)))                        /* 1 + o^2 */
+CT_LOCAL(sigmoid, MUL(o, SUB(NUM(1.0), o)))                    /* o (1 - o) */
+CT_LOCAL(sqrt, DIV(NUM(0.5), o))                               /* 0.5 / o */
+CT_LOCAL(rsqrt, MUL(MUL(MUL(o, o), o), NUM(-0.5)))             /* -0.5 o^3 */
+CT_LOCAL(reciprocal, NEG(MUL(o, o)))                           /* -o^2 */
+CT_LOCAL(log2, METH(MUL(x, NUM(M_LN2)), "reciprocal", NULL))   /* 1 / (x ln 2) */
+CT_LOCAL(log10, METH(MUL(x, NUM(M_LN10)), "reciprocal", NULL)) /* 1 / (x ln 10) */
+CT_LOCAL(log1p, METH(ADD(x, NUM(1.0)), "reciprocal", NULL))
+CT_LOCAL(expm1, ADD(o, NUM(1.0)))
+CT_LOCAL(relu, CMPF(o, NUM(0.0), Py_GT, o))
+CT_LOCAL(exp2, MUL(o, NUM(M_LN2)))
+CT_LOCAL(sinh, METH(x, "cosh", NULL))
+CT_LOCAL(cosh, METH(x, "sinh", NULL))
+CT_LOCAL(asin, METH(SUB(NUM(1.0), MUL(x, x)), "rsqrt", NULL))      /* 1/sqrt(1-x^2) */
+CT_LOCAL(acos, NEG(METH(SUB(NUM(1.0), MUL(x, x)), "rsqrt", NULL))) /* -1/sqrt(1-x^2) */
+CT_LOCAL(atan, METH(ADD(NUM(1.0), MUL(x, x)), "reciprocal", NULL)) /* 1/(1+x^2) */
+CT_LOCAL(square, MUL(x, NUM(2.0)))
+static PyObject *lg_silu(CtArena *arena, PyObject *x, PyObject *o) /* s (1 + x (1 - s)) */
 {
-    PyObject *s = method0(x, "sin");
-    PyObject *r = s ? PyNumber_Negative(s) : NULL;
-    Py_XDECREF(s);
-    return r;
-}
-static PyObject *one_minus_sq(PyObject *o) /* 1 - o^2 */
-{
-    PyObject *sq = mul(o, o);
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *r = sq && one ? PyNumber_Subtract(one, sq) : NULL;
-    Py_XDECREF(sq);
-    Py_XDECREF(one);
-    return r;
-}
-static PyObject *lg_tanh(PyObject *x, PyObject *o) { return one_minus_sq(o); }
-static PyObject *lg_tan(PyObject *x, PyObject *o) /* 1 + o^2 */
-{
-    PyObject *sq = mul(o, o);
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *r = sq && one ? PyNumber_Add(one, sq) : NULL;
-    Py_XDECREF(sq);
-    Py_XDECREF(one);
-    return r;
-}
-static PyObject *lg_sigmoid(PyObject *x, PyObject *o) /* o (1 - o) */
-{
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *c = one ? PyNumber_Subtract(one, o) : NULL;
-    PyObject *r = c ? mul(o, c) : NULL;
-    Py_XDECREF(one);
-    Py_XDECREF(c);
-    return r;
-}
-static PyObject *lg_sqrt(PyObject *x, PyObject *o) /* 0.5 / o */
-{
-    PyObject *h = PyFloat_FromDouble(0.5);
-    PyObject *r = h ? PyNumber_TrueDivide(h, o) : NULL;
-    Py_XDECREF(h);
-    return r;
-}
-static PyObject *lg_rsqrt(PyObject *x, PyObject *o) /* -0.5 o^3 */
-{
-    PyObject *o2 = mul(o, o);
-    PyObject *o3 = o2 ? mul(o2, o) : NULL;
-    PyObject *c = PyFloat_FromDouble(-0.5);
-    PyObject *r = o3 && c ? mul(o3, c) : NULL;
-    Py_XDECREF(o2);
-    Py_XDECREF(o3);
-    Py_XDECREF(c);
-    return r;
-}
-static PyObject *lg_reciprocal(PyObject *x, PyObject *o) /* -o^2 */
-{
-    PyObject *o2 = mul(o, o);
-    PyObject *r = o2 ? PyNumber_Negative(o2) : NULL;
-    Py_XDECREF(o2);
-    return r;
-}
-static PyObject *scaled_recip(PyObject *x, double c) /* 1 / (c x) */
-{
-    PyObject *s = PyFloat_FromDouble(c);
-    PyObject *d = s ? mul(x, s) : NULL;
-    PyObject *r = d ? method0(d, "reciprocal") : NULL;
-    Py_XDECREF(s);
-    Py_XDECREF(d);
-    return r;
-}
-static PyObject *lg_log2(PyObject *x, PyObject *o) { return scaled_recip(x, M_LN2); }
-static PyObject *lg_log10(PyObject *x, PyObject *o) { return scaled_recip(x, M_LN10); }
-static PyObject *lg_log1p(PyObject *x, PyObject *o)
-{
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *d = one ? PyNumber_Add(x, one) : NULL;
-    PyObject *r = d ? method0(d, "reciprocal") : NULL;
-    Py_XDECREF(one);
-    Py_XDECREF(d);
-    return r;
-}
-static PyObject *lg_expm1(PyObject *x, PyObject *o)
-{
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *r = one ? PyNumber_Add(o, one) : NULL;
-    Py_XDECREF(one);
-    return r;
-}
-static PyObject *lg_relu(PyObject *x, PyObject *o)
-{
-    PyObject *zero = PyFloat_FromDouble(0.0);
-    PyObject *mask = zero ? PyObject_RichCompare(o, zero, Py_GT) : NULL;
-    PyObject *r = mask ? PyObject_CallMethod(mask, "to", "(O)", ct_dtype_object(CT_TENSOR(o)->dtype)) : NULL;
-    Py_XDECREF(zero);
-    Py_XDECREF(mask);
-    return r;
-}
-static PyObject *lg_exp2(PyObject *x, PyObject *o)
-{
-    PyObject *c = PyFloat_FromDouble(M_LN2);
-    PyObject *r = c ? mul(o, c) : NULL;
-    Py_XDECREF(c);
-    return r;
-}
-static PyObject *lg_sinh(PyObject *x, PyObject *o) { return method0(x, "cosh"); }
-static PyObject *lg_cosh(PyObject *x, PyObject *o) { return method0(x, "sinh"); }
-static PyObject *lg_asin(PyObject *x, PyObject *o) /* 1/sqrt(1-x^2) */
-{
-    PyObject *c = one_minus_sq(x);
-    PyObject *r = c ? method0(c, "rsqrt") : NULL;
-    Py_XDECREF(c);
-    return r;
-}
-static PyObject *lg_acos(PyObject *x, PyObject *o)
-{
-    PyObject *a = lg_asin(x, o);
-    PyObject *r = a ? PyNumber_Negative(a) : NULL;
-    Py_XDECREF(a);
-    return r;
-}
-static PyObject *lg_atan(PyObject *x, PyObject *o) /* 1/(1+x^2) */
-{
-    PyObject *t = lg_tan(NULL, x);
-    PyObject *r = t ? method0(t, "reciprocal") : NULL;
-    Py_XDECREF(t);
-    return r;
-}
-static PyObject *lg_silu(PyObject *x, PyObject *o) /* s (1 + x (1 - s)) */
-{
-    PyObject *s = method0(x, "sigmoid");
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *c = s && one ? PyNumber_Subtract(one, s) : NULL;
-    PyObject *xc = c ? mul(x, c) : NULL;
-    PyObject *p = xc ? PyNumber_Add(one, xc) : NULL;
-    PyObject *r = p ? mul(s, p) : NULL;
-    Py_XDECREF(s);
-    Py_XDECREF(one);
-    Py_XDECREF(c);
-    Py_XDECREF(xc);
-    Py_XDECREF(p);
-    return r;
+    PyObject *s = METH(x, "sigmoid", NULL);
+    return MUL(s, ADD(NUM(1.0), MUL(x, SUB(NUM(1.0), s))));
 }
 
 #define CT_UNARY_BW(name, f, needs_x, needs_out)                                    \
@@ -412,80 +290,38 @@ CT_UNARY_BW(asin, lg_asin, true, false)
 CT_UNARY_BW(acos, lg_acos, true, false)
 CT_UNARY_BW(atan, lg_atan, true, false)
 CT_UNARY_BW(silu, lg_silu, true, false)
-
-static int bw_square(CtNodeObject *n, PyObject *const *g, PyObject **gi)
-{
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
-    PyObject *two = PyFloat_FromDouble(2.0);
-    PyObject *t = x && two ? mul(x, two) : NULL;
-    Py_XDECREF(two);
-    PyObject *v = t ? mul(g[0], t) : NULL;
-    Py_XDECREF(t);
-    return set_fit(&gi[0], v, META(0));
-}
+CT_UNARY_BW(square, lg_square, true, false)
 
 /* gelu: d/dx [x Phi(x)] = Phi(x) + x phi(x); tanh approximation differentiated exactly. */
 static int bw_gelu(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    CtTensorObject *xt = ct_node_tensor(n, 0);
-    if (xt == NULL) {
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL) {
         return -1;
     }
-    PyObject *x = (PyObject *)xt;
     PyObject *approx = ARG(1);
     bool use_tanh = approx != NULL && PyUnicode_Check(approx) && PyUnicode_CompareWithASCIIString(approx, "tanh") == 0;
-    PyObject *local = NULL;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *one = NUM(1.0), *half = NUM(0.5);
+    PyObject *local;
     if (!use_tanh) {
-        PyObject *s = PyFloat_FromDouble(M_SQRT1_2);
-        PyObject *xs = s ? mul(x, s) : NULL;
-        PyObject *erf = xs ? method0(xs, "erf") : NULL;
-        PyObject *one = PyFloat_FromDouble(1.0), *half = PyFloat_FromDouble(0.5);
-        PyObject *e1 = erf ? PyNumber_Add(erf, one) : NULL;
-        PyObject *cdf = e1 ? mul(e1, half) : NULL;
-        PyObject *x2 = mul(x, x);
-        PyObject *mh = PyFloat_FromDouble(-0.5);
-        PyObject *ex = x2 ? mul(x2, mh) : NULL;
-        PyObject *pdf0 = ex ? method0(ex, "exp") : NULL;
-        PyObject *c = PyFloat_FromDouble(0.3989422804014327); /* 1/sqrt(2 pi) */
-        PyObject *pdf = pdf0 ? mul(pdf0, c) : NULL;
-        PyObject *xp = pdf ? mul(x, pdf) : NULL;
-        local = xp && cdf ? PyNumber_Add(cdf, xp) : NULL;
-        Py_XDECREF(s); Py_XDECREF(xs); Py_XDECREF(erf); Py_XDECREF(one); Py_XDECREF(half); Py_XDECREF(e1);
-        Py_XDECREF(cdf); Py_XDECREF(x2); Py_XDECREF(mh); Py_XDECREF(ex); Py_XDECREF(pdf0); Py_XDECREF(c);
-        Py_XDECREF(pdf); Py_XDECREF(xp);
+        PyObject *cdf = MUL(ADD(METH(MUL(x, NUM(M_SQRT1_2)), "erf", NULL), one), half);
+        PyObject *pdf = MUL(METH(MUL(MUL(x, x), NUM(-0.5)), "exp", NULL), NUM(0.3989422804014327)); /* 1/sqrt(2 pi) */
+        local = ADD(cdf, MUL(x, pdf));
     } else {
         /* u = k (x + 0.044715 x^3), y = 0.5 x (1 + tanh u)
          * dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 * 0.044715 x^2) */
         const double k = 0.7978845608028654, a = 0.044715;
-        PyObject *x2 = mul(x, x);
-        PyObject *ca = PyFloat_FromDouble(a), *ck = PyFloat_FromDouble(k), *one = PyFloat_FromDouble(1.0);
-        PyObject *half = PyFloat_FromDouble(0.5), *c3a = PyFloat_FromDouble(3 * a);
-        PyObject *ax2 = x2 ? mul(x2, ca) : NULL;
-        PyObject *in = ax2 ? PyNumber_Add(one, ax2) : NULL;
-        PyObject *xin = in ? mul(x, in) : NULL;
-        PyObject *u = xin ? mul(xin, ck) : NULL;
-        PyObject *t = u ? method0(u, "tanh") : NULL;
-        PyObject *t1 = t ? PyNumber_Add(one, t) : NULL;
-        PyObject *left = t1 ? mul(t1, half) : NULL;
-        PyObject *sech = t ? one_minus_sq(t) : NULL;
-        PyObject *b2 = x2 ? mul(x2, c3a) : NULL;
-        PyObject *b = b2 ? PyNumber_Add(one, b2) : NULL;
-        PyObject *kb = b ? mul(b, ck) : NULL;
-        PyObject *hx = mul(x, half);
-        PyObject *r1 = sech && kb ? mul(sech, kb) : NULL;
-        PyObject *right = r1 && hx ? mul(hx, r1) : NULL;
-        local = left && right ? PyNumber_Add(left, right) : NULL;
-        Py_XDECREF(x2); Py_XDECREF(ca); Py_XDECREF(ck); Py_XDECREF(one); Py_XDECREF(half); Py_XDECREF(c3a);
-        Py_XDECREF(ax2); Py_XDECREF(in); Py_XDECREF(xin); Py_XDECREF(u); Py_XDECREF(t); Py_XDECREF(t1);
-        Py_XDECREF(left); Py_XDECREF(sech); Py_XDECREF(b2); Py_XDECREF(b); Py_XDECREF(kb); Py_XDECREF(hx);
-        Py_XDECREF(r1); Py_XDECREF(right);
+        PyObject *x2 = MUL(x, x), *ck = NUM(k);
+        PyObject *t = METH(MUL(MUL(x, ADD(one, MUL(x2, NUM(a)))), ck), "tanh", NULL);
+        PyObject *left = MUL(ADD(one, t), half);
+        PyObject *sech = SUB(one, MUL(t, t));
+        PyObject *kb = MUL(ADD(one, MUL(x2, NUM(3 * a))), ck);
+        local = ADD(left, MUL(MUL(x, half), MUL(sech, kb)));
     }
-    if (local == NULL) {
-        return -1;
-    }
-    PyObject *v = mul(g[0], local);
-    Py_DECREF(local);
-    return set_fit(&gi[0], v, META(0));
+    int rc = set_fit(&gi[0], TAKE(MUL(g[0], local)), META(0));
+    arena_free(arena);
+    return rc;
 }
 
 /* pow(input, exponent): scalar or tensor exponent, or a scalar base (reflected 2 ** x).
@@ -498,7 +334,7 @@ static int bw_pow(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (x == NULL || e == NULL) {
         return -1;
     }
-    Tmp tt = {0}, *t = &tt;
+    CtArena scratch = {0}, *arena = &scratch;
     int rc = -1;
     if (NEEDS(0)) {
         PyObject *v;
@@ -507,43 +343,43 @@ static int bw_pow(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             if (ev == -1.0 && PyErr_Occurred()) {
                 goto done;
             }
-            v = ev == 0.0 ? t_keep(t, zeros_for(META(0))) : t_mul(t, g[0], t_mul(t, e, t_pow(t, x, t_num(t, ev - 1.0))));
+            v = ev == 0.0 ? KEEP(zeros_for(META(0))) : MUL(g[0], MUL(e, POW(x, NUM(ev - 1.0))));
         } else {
-            PyObject *local = t_mul(t, e, t_pow(t, x, t_sub(t, e, t_num(t, 1.0))));
-            v = t_mul(t, g[0], t_where(t, t_cmp(t, e, t_num(t, 0.0), Py_EQ), t_num(t, 0.0), local));
+            PyObject *local = MUL(e, POW(x, SUB(e, NUM(1.0))));
+            v = MUL(g[0], WHERE(CMP(e, NUM(0.0), Py_EQ), NUM(0.0), local));
         }
-        if (set_fit(&gi[0], t_take(t, v), META(0)) < 0) {
+        if (set_fit(&gi[0], TAKE(v), META(0)) < 0) {
             goto done;
         }
     }
     if (NEEDS(1)) {
-        PyObject *p = t_pow(t, x, e);
+        PyObject *p = POW(x, e);
         PyObject *v;
         if (META(0)->is_tensor) {
-            PyObject *local = t_mul(t, p, t_meth0(t, x, "log"));
-            PyObject *zero = t_num(t, 0.0);
-            PyObject *base0 = t_cmpf(t, x, zero, Py_EQ, g[0]);
-            PyObject *ege0 = t_cmpf(t, e, zero, Py_GE, g[0]);
-            PyObject *cond = t_cmp(t, t_mul(t, base0, ege0), zero, Py_GT);
-            v = t_mul(t, g[0], t_where(t, cond, zero, local));
+            PyObject *local = MUL(p, METH(x, "log", NULL));
+            PyObject *zero = NUM(0.0);
+            PyObject *base0 = CMPF(x, zero, Py_EQ, g[0]);
+            PyObject *ege0 = CMPF(e, zero, Py_GE, g[0]);
+            PyObject *cond = CMP(MUL(base0, ege0), zero, Py_GT);
+            v = MUL(g[0], WHERE(cond, zero, local));
         } else {
             double xv = PyFloat_AsDouble(x);
             if (xv == -1.0 && PyErr_Occurred()) {
                 goto done;
             }
-            PyObject *local = t_mul(t, p, t_num(t, log(xv)));
+            PyObject *local = MUL(p, NUM(log(xv)));
             if (xv == 0.0) {
-                local = t_where(t, t_cmp(t, e, t_num(t, 0.0), Py_GE), t_num(t, 0.0), local);
+                local = WHERE(CMP(e, NUM(0.0), Py_GE), NUM(0.0), local);
             }
-            v = t_mul(t, g[0], local);
+            v = MUL(g[0], local);
         }
-        if (set_fit(&gi[1], t_take(t, v), META(1)) < 0) {
+        if (set_fit(&gi[1], TAKE(v), META(1)) < 0) {
             goto done;
         }
     }
     rc = 0;
 done:
-    tmp_free(t);
+    arena_free(arena);
     return rc;
 }
 
@@ -562,59 +398,59 @@ static int bw_clamp_impl(CtNodeObject *n, PyObject *const *g, PyObject **gi, PyO
     if (x == NULL) {
         return -1;
     }
-    Tmp tt = {0}, *t = &tt;
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *G = g[0];
-    PyObject *one = t_num(t, 1.0), *half = t_num(t, 0.5);
+    PyObject *one = NUM(1.0), *half = NUM(0.5);
     PyObject *wx = NULL, *wlo = NULL, *whi = NULL;
     int rc = -1;
     if (!lo_t && !hi_t) {
         wx = one;
         if (lo != NULL) {
-            wx = t_mul(t, wx, t_cmpf(t, x, lo, Py_GT, G));
+            wx = MUL(wx, CMPF(x, lo, Py_GT, G));
         }
         if (hi != NULL) {
-            wx = t_mul(t, wx, t_cmpf(t, x, hi, Py_LT, G));
+            wx = MUL(wx, CMPF(x, hi, Py_LT, G));
         }
     } else if (lo == NULL || hi == NULL) {
         PyObject *b = lo != NULL ? lo : hi;
         int toward = lo != NULL ? Py_LT : Py_GT, away = lo != NULL ? Py_GT : Py_LT;
-        PyObject *tie = t_mul(t, t_cmpf(t, x, b, Py_EQ, G), half);
-        wx = t_sub(t, t_sub(t, one, t_cmpf(t, x, b, toward, G)), tie);
-        PyObject *wb = t_sub(t, t_sub(t, one, t_cmpf(t, x, b, away, G)), tie);
+        PyObject *tie = MUL(CMPF(x, b, Py_EQ, G), half);
+        wx = SUB(SUB(one, CMPF(x, b, toward, G)), tie);
+        PyObject *wb = SUB(SUB(one, CMPF(x, b, away, G)), tie);
         if (lo != NULL) {
             wlo = wb;
         } else {
             whi = wb;
         }
     } else {
-        PyObject *ordered = t_cmpf(t, lo, hi, Py_LE, G); /* min <= max (false if either is nan) */
-        PyObject *open = t_cmpf(t, lo, hi, Py_LT, G);
-        PyObject *inverted = t_cmpf(t, hi, lo, Py_LT, G);
-        PyObject *tie_lo = t_mul(t, t_mul(t, t_cmpf(t, x, lo, Py_EQ, G), open), half);
-        PyObject *tie_hi = t_mul(t, t_mul(t, t_cmpf(t, x, hi, Py_EQ, G), open), half);
-        PyObject *below = t_cmpf(t, x, lo, Py_LT, G), *above = t_cmpf(t, x, hi, Py_GT, G);
-        PyObject *outside = t_cmpf(t, t_add(t, below, above), t_num(t, 0.0), Py_GT, G);
-        wx = t_sub(t, t_sub(t, t_sub(t, one, outside), tie_lo), tie_hi);
-        wlo = t_mul(t, ordered, t_add(t, below, tie_lo));
-        whi = t_add(t, inverted, t_mul(t, ordered, t_add(t, above, tie_hi)));
+        PyObject *ordered = CMPF(lo, hi, Py_LE, G); /* min <= max (false if either is nan) */
+        PyObject *open = CMPF(lo, hi, Py_LT, G);
+        PyObject *inverted = CMPF(hi, lo, Py_LT, G);
+        PyObject *tie_lo = MUL(MUL(CMPF(x, lo, Py_EQ, G), open), half);
+        PyObject *tie_hi = MUL(MUL(CMPF(x, hi, Py_EQ, G), open), half);
+        PyObject *below = CMPF(x, lo, Py_LT, G), *above = CMPF(x, hi, Py_GT, G);
+        PyObject *outside = CMPF(ADD(below, above), NUM(0.0), Py_GT, G);
+        wx = SUB(SUB(SUB(one, outside), tie_lo), tie_hi);
+        wlo = MUL(ordered, ADD(below, tie_lo));
+        whi = ADD(inverted, MUL(ordered, ADD(above, tie_hi)));
     }
-    if (t->failed) {
+    if (arena->failed) {
         goto done;
     }
-    if (NEEDS(0) && set_fit(&gi[0], t_take(t, t_mul(t, G, wx)), META(0)) < 0) {
+    if (NEEDS(0) && set_fit(&gi[0], TAKE(MUL(G, wx)), META(0)) < 0) {
         goto done;
     }
     if (lo_t && e_lo < n->num_edges && NEEDS(e_lo) && wlo != NULL &&
-        set_fit(&gi[e_lo], t_take(t, t_mul(t, G, wlo)), META(e_lo)) < 0) {
+        set_fit(&gi[e_lo], TAKE(MUL(G, wlo)), META(e_lo)) < 0) {
         goto done;
     }
     if (hi_t && e_hi < n->num_edges && NEEDS(e_hi) && whi != NULL &&
-        set_fit(&gi[e_hi], t_take(t, t_mul(t, G, whi)), META(e_hi)) < 0) {
+        set_fit(&gi[e_hi], TAKE(MUL(G, whi)), META(e_hi)) < 0) {
         goto done;
     }
     rc = 0;
 done:
-    tmp_free(t);
+    arena_free(arena);
     return rc;
 }
 
@@ -680,31 +516,31 @@ static int bw_maximum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     const char *op = n->formula->op;
     bool is_max = strstr(op, "max") != NULL, is_f = op[0] == 'f';
-    Tmp tt = {0}, *t = &tt;
-    PyObject *G = g[0], *one = t_num(t, 1.0);
-    PyObject *win = t_cmpf(t, a, b, is_max ? Py_GT : Py_LT, G), *lose = t_cmpf(t, a, b, is_max ? Py_LT : Py_GT, G);
-    PyObject *tie = t_mul(t, t_cmpf(t, a, b, Py_EQ, G), t_num(t, 0.5));
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *G = g[0], *one = NUM(1.0);
+    PyObject *win = CMPF(a, b, is_max ? Py_GT : Py_LT, G), *lose = CMPF(a, b, is_max ? Py_LT : Py_GT, G);
+    PyObject *tie = MUL(CMPF(a, b, Py_EQ, G), NUM(0.5));
     PyObject *wa, *wb;
     if (is_f) {
-        wa = t_add(t, t_add(t, win, tie), t_cmpf(t, b, b, Py_NE, G));
-        wb = t_sub(t, one, wa);
+        wa = ADD(ADD(win, tie), CMPF(b, b, Py_NE, G));
+        wb = SUB(one, wa);
     } else {
-        wa = t_sub(t, t_sub(t, one, lose), tie);
-        wb = t_sub(t, t_sub(t, one, win), tie);
+        wa = SUB(SUB(one, lose), tie);
+        wb = SUB(SUB(one, win), tie);
     }
     int rc = -1;
-    if (t->failed) {
+    if (arena->failed) {
         goto done;
     }
-    if (NEEDS(0) && set_fit(&gi[0], t_take(t, t_mul(t, G, wa)), META(0)) < 0) {
+    if (NEEDS(0) && set_fit(&gi[0], TAKE(MUL(G, wa)), META(0)) < 0) {
         goto done;
     }
-    if (NEEDS(1) && set_fit(&gi[1], t_take(t, t_mul(t, G, wb)), META(1)) < 0) {
+    if (NEEDS(1) && set_fit(&gi[1], TAKE(MUL(G, wb)), META(1)) < 0) {
         goto done;
     }
     rc = 0;
 done:
-    tmp_free(t);
+    arena_free(arena);
     return rc;
 }
 
@@ -715,31 +551,27 @@ static int bw_lerp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (w == NULL) {
         return -1;
     }
-    PyObject *one = PyFloat_FromDouble(1.0);
-    PyObject *omw = one ? PyNumber_Subtract(one, w) : NULL;
-    Py_XDECREF(one);
-    if (omw == NULL) {
-        return -1;
-    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *omw = SUB(NUM(1.0), w);
     int rc = -1;
-    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], omw), META(0)) < 0) {
+    if (omw == NULL) {
         goto done;
     }
-    if (NEEDS(1) && set_fit(&gi[1], mul(g[0], w), META(1)) < 0) {
+    if (NEEDS(0) && set_fit(&gi[0], TAKE(MUL(g[0], omw)), META(0)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && set_fit(&gi[1], TAKE(MUL(g[0], w)), META(1)) < 0) {
         goto done;
     }
     if (NEEDS(2)) {
         PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
-        PyObject *d = a && b ? PyNumber_Subtract(b, a) : NULL;
-        PyObject *v = d ? mul(g[0], d) : NULL;
-        Py_XDECREF(d);
-        if (set_fit(&gi[2], v, META(2)) < 0) {
+        if (set_fit(&gi[2], a && b ? TAKE(MUL(g[0], SUB(b, a))) : NULL, META(2)) < 0) {
             goto done;
         }
     }
     rc = 0;
 done:
-    Py_DECREF(omw);
+    arena_free(arena);
     return rc;
 }
 
@@ -747,43 +579,27 @@ done:
 static int bw_addcmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     bool is_div = strstr(n->formula->op, "addcdiv") != NULL;
-    PyObject *value = scalar_or(ARG(3), 1.0);
-    PyObject *gv = value ? mul(g[0], value) : NULL;
-    Py_XDECREF(value);
-    if (gv == NULL) {
-        return -1;
-    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *gv = MUL(g[0], KEEP(scalar_or(ARG(3), 1.0)));
+    PyObject *t1 = NULL, *t2 = NULL;
     int rc = -1;
-    PyObject *t1 = (PyObject *)ct_node_tensor(n, 1), *t2 = (PyObject *)ct_node_tensor(n, 2);
-    if (t1 == NULL || t2 == NULL) {
+    if (gv == NULL || (t1 = (PyObject *)ct_node_tensor(n, 1)) == NULL ||
+        (t2 = (PyObject *)ct_node_tensor(n, 2)) == NULL) {
         goto done;
     }
     if (NEEDS(0) && set_fit(&gi[0], Py_NewRef(g[0]), META(0)) < 0) {
         goto done;
     }
-    if (NEEDS(1) && set_fit(&gi[1], is_div ? PyNumber_TrueDivide(gv, t2) : mul(gv, t2), META(1)) < 0) {
+    if (NEEDS(1) && set_fit(&gi[1], TAKE(is_div ? DIV(gv, t2) : MUL(gv, t2)), META(1)) < 0) {
         goto done;
     }
-    if (NEEDS(2)) {
-        PyObject *v;
-        if (is_div) { /* -value g t1 / t2^2 */
-            PyObject *q = PyNumber_TrueDivide(t1, t2);
-            PyObject *q2 = q ? PyNumber_TrueDivide(q, t2) : NULL;
-            PyObject *m = q2 ? mul(gv, q2) : NULL;
-            v = m ? PyNumber_Negative(m) : NULL;
-            Py_XDECREF(q);
-            Py_XDECREF(q2);
-            Py_XDECREF(m);
-        } else {
-            v = mul(gv, t1);
-        }
-        if (set_fit(&gi[2], v, META(2)) < 0) {
-            goto done;
-        }
+    /* addcdiv: -value g t1 / t2^2 */
+    if (NEEDS(2) && set_fit(&gi[2], TAKE(is_div ? NEG(MUL(gv, DIV(DIV(t1, t2), t2))) : MUL(gv, t1)), META(2)) < 0) {
+        goto done;
     }
     rc = 0;
 done:
-    Py_DECREF(gv);
+    arena_free(arena);
     return rc;
 }
 
@@ -911,21 +727,19 @@ static int bw_prod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         dims = NULL;
     }
     bool keepdim = arg_true(ARG(2));
-    Tmp tt = {0}, *t = &tt;
-    PyObject *zero = t_num(t, 0.0);
-    PyObject *is0 = t_cmp(t, x, zero, Py_EQ);
-    PyObject *x1 = t_where(t, is0, t_num(t, 1.0), x); /* x with its zeros replaced by ones */
-    PyObject *p1 = NULL; /* product of the nonzero elements of each slice, keepdim */
-    if (!t->failed) {
-        p1 = dims ? t_keep(t, PyObject_CallMethod(x1, "prod", "(OO)", dims, Py_True)) : t_meth0(t, x1, "prod");
-    }
-    PyObject *nzeros = t_sum_keep(t, t_float(t, is0, x), dims);
-    PyObject *one_zero = t_where(t, is0, p1, zero);
-    PyObject *local = t_where(t, t_cmp(t, nzeros, zero, Py_EQ), t_div(t, p1, x1),
-                              t_where(t, t_cmp(t, nzeros, t_num(t, 1.0), Py_EQ), one_zero, zero));
-    PyObject *gu = t->failed ? NULL : t_keep(t, unreduce(g[0], META(0), dims, keepdim));
-    int rc = set_fit(&gi[0], t_take(t, t_mul(t, gu, local)), META(0));
-    tmp_free(t);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *zero = NUM(0.0);
+    PyObject *is0 = CMP(x, zero, Py_EQ);
+    PyObject *x1 = WHERE(is0, NUM(1.0), x); /* x with its zeros replaced by ones */
+    /* product of the nonzero elements of each slice, keepdim */
+    PyObject *p1 = dims ? METH(x1, "prod", "(OO)", dims, Py_True) : METH(x1, "prod", NULL);
+    PyObject *nzeros = SUM_KEEP(MASK(is0, x), dims);
+    PyObject *one_zero = WHERE(is0, p1, zero);
+    PyObject *local = WHERE(CMP(nzeros, zero, Py_EQ), DIV(p1, x1),
+                            WHERE(CMP(nzeros, NUM(1.0), Py_EQ), one_zero, zero));
+    PyObject *gu = arena->failed ? NULL : KEEP(unreduce(g[0], META(0), dims, keepdim));
+    int rc = set_fit(&gi[0], TAKE(MUL(gu, local)), META(0));
+    arena_free(arena);
     return rc;
 }
 
@@ -940,21 +754,17 @@ static int bw_amax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     bool full = strcmp(n->formula->op, "max") == 0 || strcmp(n->formula->op, "min") == 0;
     PyObject *dims = full ? NULL : ARG(1);
     bool keepdim = full ? false : arg_true(ARG(2));
-    Tmp tt = {0}, *t = &tt;
-    PyObject *ou = t_keep(t, unreduce(out, META(0), dims, keepdim));
-    PyObject *mf = t_cmpf(t, x, ou, Py_EQ, g[0]);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *ou = KEEP(unreduce(out, META(0), dims, keepdim));
+    PyObject *mf = CMPF(x, ou, Py_EQ, g[0]);
     if (full) {
-        mf = t_add(t, mf, t_mul(t, t_cmpf(t, x, x, Py_NE, g[0]), t_cmpf(t, ou, ou, Py_NE, g[0])));
+        mf = ADD(mf, MUL(CMPF(x, x, Py_NE, g[0]), CMPF(ou, ou, Py_NE, g[0])));
     }
-    PyObject *cnt = NULL;
-    if (!t->failed) {
-        cnt = dims ? t_keep(t, PyObject_CallMethod(mf, "sum", "(OO)", dims, keepdim ? Py_True : Py_False))
-                   : t_meth0(t, mf, "sum");
-    }
-    PyObject *share = t_div(t, g[0], cnt);
-    PyObject *su = t->failed ? NULL : t_keep(t, unreduce(share, META(0), dims, keepdim));
-    int rc = set_fit(&gi[0], t_take(t, t_mul(t, su, mf)), META(0));
-    tmp_free(t);
+    PyObject *cnt = dims ? METH(mf, "sum", "(OO)", dims, keepdim ? Py_True : Py_False) : METH(mf, "sum", NULL);
+    PyObject *share = DIV(g[0], cnt);
+    PyObject *su = arena->failed ? NULL : KEEP(unreduce(share, META(0), dims, keepdim));
+    int rc = set_fit(&gi[0], TAKE(MUL(su, mf)), META(0));
+    arena_free(arena);
     return rc;
 }
 
@@ -989,23 +799,18 @@ static int bw_max_dim(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return bw_values_indices(n, g, gi, ARG(1), arg_true(ARG(2)));
 }
 
-static int bw_sort(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+/* sort / topk: values and indices along the dim given as argument dim_arg (default -1) */
+static int bw_sorted_along(CtNodeObject *n, PyObject *const *g, PyObject **gi, int dim_arg)
 {
-    PyObject *dim = ARG(1);
+    PyObject *dim = ARG(dim_arg);
     PyObject *m1 = dim ? NULL : PyLong_FromLong(-1);
     int r = bw_values_indices(n, g, gi, dim ? dim : m1, true);
     Py_XDECREF(m1);
     return r;
 }
 
-static int bw_topk(CtNodeObject *n, PyObject *const *g, PyObject **gi)
-{
-    PyObject *dim = ARG(2);
-    PyObject *m1 = dim ? NULL : PyLong_FromLong(-1);
-    int r = bw_values_indices(n, g, gi, dim ? dim : m1, true);
-    Py_XDECREF(m1);
-    return r;
-}
+static int bw_sort(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 1); }
+static int bw_topk(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 2); }
 
 static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
@@ -1014,13 +819,13 @@ static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         return -1;
     }
     bool keepdim = arg_true(ARG(2));
-    Tmp tt = {0}, *t = &tt;
-    PyObject *out = t_keep(t, out_ref(n, 0));
-    PyObject *ou = t->failed ? NULL : t_keep(t, unreduce(out, META(0), ARG(1), keepdim));
-    PyObject *e = t_meth0(t, t_sub(t, x, ou), "exp");
-    PyObject *gu = t->failed ? NULL : t_keep(t, unreduce(g[0], META(0), ARG(1), keepdim));
-    int rc = set_fit(&gi[0], t_take(t, t_mul(t, gu, e)), META(0));
-    tmp_free(t);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *ou = arena->failed ? NULL : KEEP(unreduce(out, META(0), ARG(1), keepdim));
+    PyObject *e = METH(SUB(x, ou), "exp", NULL);
+    PyObject *gu = arena->failed ? NULL : KEEP(unreduce(g[0], META(0), ARG(1), keepdim));
+    int rc = set_fit(&gi[0], TAKE(MUL(gu, e)), META(0));
+    arena_free(arena);
     return rc;
 }
 
@@ -1048,31 +853,31 @@ static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     PyObject *dims = ARG(2);
     bool keepdim = arg_true(ARG(3));
-    Tmp tt = {0}, *t = &tt;
-    PyObject *zero = t_num(t, 0.0);
-    PyObject *out = t_keep(t, out_ref(n, 0));
-    PyObject *ou = t->failed ? NULL : t_keep(t, unreduce(out, META(0), dims, keepdim));
-    PyObject *gu = t->failed ? NULL : t_keep(t, unreduce(g[0], META(0), dims, keepdim));
-    PyObject *sg = t_meth0(t, x, "sign");
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *zero = NUM(0.0);
+    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *ou = arena->failed ? NULL : KEEP(unreduce(out, META(0), dims, keepdim));
+    PyObject *gu = arena->failed ? NULL : KEEP(unreduce(g[0], META(0), dims, keepdim));
+    PyObject *sg = METH(x, "sign", NULL);
     PyObject *v = NULL;
     if (isinf(p)) {
-        PyObject *mask = t_cmp(t, t_meth0(t, x, "abs"), ou, Py_EQ);
-        PyObject *cnt = t_sum_keep(t, t_float(t, mask, x), dims);
-        v = t_where(t, mask, t_div(t, t_mul(t, gu, sg), cnt), zero);
+        PyObject *mask = CMP(METH(x, "abs", NULL), ou, Py_EQ);
+        PyObject *cnt = SUM_KEEP(MASK(mask, x), dims);
+        v = WHERE(mask, DIV(MUL(gu, sg), cnt), zero);
     } else if (p == 1.0) {
-        v = t_mul(t, gu, sg);
+        v = MUL(gu, sg);
     } else if (p == 2.0) {
-        v = t_where(t, t_cmp(t, ou, zero, Py_EQ), zero, t_mul(t, gu, t_div(t, x, ou)));
+        v = WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(x, ou)));
     } else if (p < 1.0) {
-        PyObject *s = t_mul(t, sg, t_pow(t, t_meth0(t, x, "abs"), t_num(t, p - 1.0)));
-        s = t_where(t, t_cmp(t, x, zero, Py_EQ), zero, s);
-        v = t_mul(t, t_mul(t, gu, s), t_pow(t, ou, t_num(t, 1.0 - p)));
+        PyObject *s = MUL(sg, POW(METH(x, "abs", NULL), NUM(p - 1.0)));
+        s = WHERE(CMP(x, zero, Py_EQ), zero, s);
+        v = MUL(MUL(gu, s), POW(ou, NUM(1.0 - p)));
     } else {
-        PyObject *s = t_mul(t, sg, t_pow(t, t_meth0(t, x, "abs"), t_num(t, p - 1.0)));
-        v = t_where(t, t_cmp(t, ou, zero, Py_EQ), zero, t_mul(t, gu, t_div(t, s, t_pow(t, ou, t_num(t, p - 1.0)))));
+        PyObject *s = MUL(sg, POW(METH(x, "abs", NULL), NUM(p - 1.0)));
+        v = WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(s, POW(ou, NUM(p - 1.0)))));
     }
-    int rc = set_fit(&gi[0], t_take(t, v), META(0));
-    tmp_free(t);
+    int rc = set_fit(&gi[0], TAKE(v), META(0));
+    arena_free(arena);
     return rc;
 }
 
@@ -1080,24 +885,24 @@ static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 static int bw_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *dim = ARG(1);
-    Tmp tt = {0}, *t = &tt;
-    PyObject *out = t_keep(t, out_ref(n, 0));
-    PyObject *go = t_mul(t, g[0], out);
-    PyObject *s = t->failed ? NULL : t_keep(t, PyObject_CallMethod(go, "sum", "(OO)", dim, Py_True));
-    int rc = set_fit(&gi[0], t_take(t, t_mul(t, out, t_sub(t, g[0], s))), META(0));
-    tmp_free(t);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *go = MUL(g[0], out);
+    PyObject *s = METH(go, "sum", "(OO)", dim, Py_True);
+    int rc = set_fit(&gi[0], TAKE(MUL(out, SUB(g[0], s))), META(0));
+    arena_free(arena);
     return rc;
 }
 
 static int bw_log_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *dim = ARG(1);
-    Tmp tt = {0}, *t = &tt;
-    PyObject *out = t_keep(t, out_ref(n, 0));
-    PyObject *s = t->failed ? NULL : t_keep(t, PyObject_CallMethod(g[0], "sum", "(OO)", dim, Py_True));
-    PyObject *e = t_meth0(t, out, "exp");
-    int rc = set_fit(&gi[0], t_take(t, t_sub(t, g[0], t_mul(t, e, s))), META(0));
-    tmp_free(t);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *s = METH(g[0], "sum", "(OO)", dim, Py_True);
+    PyObject *e = METH(out, "exp", NULL);
+    int rc = set_fit(&gi[0], TAKE(SUB(g[0], MUL(e, s))), META(0));
+    arena_free(arena);
     return rc;
 }
 
@@ -1750,98 +1555,6 @@ static int bw_copy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return gi[1] == NULL ? -1 : 0;
 }
 
-/* --- scoped temporaries ----------------------------------------------------------------------------- */
-/* The formulas below build expressions from many temporaries; a Scope owns them all and drops
- * them together. Every helper returns a borrowed reference (held by the scope) or NULL with an
- * exception set, and passes a NULL operand through, so an expression needs one check at its end. */
-#define CT_SCOPE_MAX 48
-typedef struct {
-    PyObject *held[CT_SCOPE_MAX];
-    int n;
-} Scope;
-
-static PyObject *hold(Scope *s, PyObject *o)
-{
-    if (o == NULL) {
-        return NULL;
-    }
-    if (s->n == CT_SCOPE_MAX) {
-        Py_DECREF(o);
-        PyErr_SetString(PyExc_RuntimeError, "autograd formula: too many temporaries");
-        return NULL;
-    }
-    s->held[s->n++] = o;
-    return o;
-}
-
-static void scope_release(Scope *s)
-{
-    while (s->n > 0) {
-        Py_DECREF(s->held[--s->n]);
-    }
-}
-
-static PyObject *s_mul(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_Multiply(a, b)) : NULL; }
-static PyObject *s_add(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_Add(a, b)) : NULL; }
-static PyObject *s_sub(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_Subtract(a, b)) : NULL; }
-static PyObject *s_div(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_TrueDivide(a, b)) : NULL; }
-static PyObject *s_neg(Scope *s, PyObject *a) { return a ? hold(s, PyNumber_Negative(a)) : NULL; }
-static PyObject *s_num(Scope *s, double v) { return hold(s, PyFloat_FromDouble(v)); }
-static PyObject *s_int(Scope *s, long long v) { return hold(s, PyLong_FromLongLong(v)); }
-static PyObject *s_cmp(Scope *s, PyObject *a, PyObject *b, int op) { return a && b ? hold(s, PyObject_RichCompare(a, b, op)) : NULL; }
-
-/* o.name(*Py_BuildValue(fmt, ...)); fmt NULL: no arguments. */
-static PyObject *s_meth(Scope *s, PyObject *o, const char *name, const char *fmt, ...)
-{
-    if (o == NULL) {
-        return NULL;
-    }
-    PyObject *args;
-    if (fmt == NULL) {
-        args = PyTuple_New(0);
-    } else {
-        va_list va;
-        va_start(va, fmt);
-        args = Py_VaBuildValue(fmt, va);
-        va_end(va);
-    }
-    if (args != NULL && !PyTuple_Check(args)) {
-        Py_SETREF(args, PyTuple_Pack(1, args));
-    }
-    if (args == NULL) {
-        return NULL;
-    }
-    PyObject *m = PyObject_GetAttrString(o, name);
-    PyObject *r = m ? PyObject_Call(m, args, NULL) : NULL;
-    Py_XDECREF(m);
-    Py_DECREF(args);
-    return hold(s, r);
-}
-
-/* ctorch._C.name(*Py_BuildValue(fmt, ...)) through the (recording) module function. */
-static PyObject *s_fn(Scope *s, const char *name, const char *fmt, ...)
-{
-    va_list va;
-    va_start(va, fmt);
-    PyObject *args = Py_VaBuildValue(fmt, va);
-    va_end(va);
-    if (args != NULL && !PyTuple_Check(args)) {
-        Py_SETREF(args, PyTuple_Pack(1, args));
-    }
-    if (args == NULL) {
-        return NULL;
-    }
-    PyObject *r = ct_op(name, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL);
-    Py_DECREF(args);
-    return hold(s, r);
-}
-
-/* A float tensor (the dtype of like) from a boolean mask. */
-static PyObject *s_mask(Scope *s, PyObject *mask, PyObject *like)
-{
-    return mask && like ? s_meth(s, mask, "to", "(O)", ct_dtype_object(CT_TENSOR(like)->dtype)) : NULL;
-}
-
 /* Saved tensor argument i (borrowed), or the Python number given there. */
 static PyObject *arg_value(CtNodeObject *n, int i)
 {
@@ -1866,31 +1579,13 @@ static int not_implemented(CtNodeObject *n)
     return -1;
 }
 
-#define MUL(a, b) s_mul(&S, (a), (b))
-#define ADD(a, b) s_add(&S, (a), (b))
-#define SUB(a, b) s_sub(&S, (a), (b))
-#define DIV(a, b) s_div(&S, (a), (b))
-#define NEG(a) s_neg(&S, (a))
-#define NUM(v) s_num(&S, (v))
-#define METH(o, ...) s_meth(&S, (o), __VA_ARGS__)
-#define FN(...) s_fn(&S, __VA_ARGS__)
-
 /* --- more elementwise ---------------------------------------------------------------------------------- */
-/* Local derivatives of unary ops, built in a scope (new reference or NULL). */
-#define CT_LOCAL(name, expr)                                  \
-    static PyObject *lg_##name(PyObject *x, PyObject *o)      \
-    {                                                         \
-        Scope S = {{NULL}, 0};                                \
-        PyObject *r = Py_XNewRef(expr);                       \
-        scope_release(&S);                                    \
-        return r;                                             \
-    }
 CT_LOCAL(asinh, METH(ADD(MUL(x, x), NUM(1.0)), "rsqrt", NULL))
 CT_LOCAL(acosh, METH(MUL(SUB(x, NUM(1.0)), ADD(x, NUM(1.0))), "rsqrt", NULL))
 CT_LOCAL(atanh, METH(SUB(NUM(1.0), MUL(x, x)), "reciprocal", NULL))
 CT_LOCAL(erf, MUL(METH(NEG(MUL(x, x)), "exp", NULL), NUM(M_2_SQRTPI)))
 CT_LOCAL(erfc, MUL(METH(NEG(MUL(x, x)), "exp", NULL), NUM(-M_2_SQRTPI)))
-CT_LOCAL(finite, s_mask(&S, METH(x, "isfinite", NULL), x))
+CT_LOCAL(finite, MASK(METH(x, "isfinite", NULL), x))
 CT_UNARY_BW(asinh, lg_asinh, true, false)
 CT_UNARY_BW(acosh, lg_acosh, true, false)
 CT_UNARY_BW(atanh, lg_atanh, true, false)
@@ -1901,59 +1596,59 @@ CT_UNARY_BW(nan_to_num, lg_finite, true, false)
 /* softplus(x, beta=1, threshold=20): sigmoid(beta x), 1 where beta x > threshold (linear there) */
 static int bw_softplus(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *x = (PyObject *)ct_node_tensor(n, 0);
     PyObject *beta = ARG(1) ? ARG(1) : NUM(1.0), *threshold = ARG(2) ? ARG(2) : NUM(20.0);
     PyObject *bx = MUL(x, beta);
-    PyObject *local = FN("where", "(OdO)", s_cmp(&S, bx, threshold, Py_GT), 1.0, METH(bx, "sigmoid", NULL));
+    PyObject *local = FN("where", "(OdO)", CMP(bx, threshold, Py_GT), 1.0, METH(bx, "sigmoid", NULL));
     int rc = put(n, gi, 0, MUL(g[0], local), 0);
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* atan2(a, b): (b, -a) / (a^2 + b^2) */
 static int bw_atan2(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
     PyObject *gr = DIV(g[0], ADD(MUL(a, a), MUL(b, b)));
     int rc = put(n, gi, 0, MUL(gr, b), 0) < 0 || put(n, gi, 1, NEG(MUL(gr, a)), 1) < 0 ? -1 : 0;
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* hypot(a, b) = out: (a, b) / out */
 static int bw_hypot(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
     PyObject *gr = DIV(g[0], (PyObject *)ct_node_output(n, 0));
     int rc = put(n, gi, 0, MUL(gr, a), 0) < 0 || put(n, gi, 1, MUL(gr, b), 1) < 0 ? -1 : 0;
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* logaddexp(a, b): the softmax weights of (a, b); logaddexp2 in base 2 */
 static int bw_logaddexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     bool base2 = strcmp(n->formula->op, "logaddexp2") == 0;
     PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
     PyObject *wa = METH(ADD(NUM(1.0), METH(SUB(b, a), base2 ? "exp2" : "exp", NULL)), "reciprocal", NULL);
     PyObject *wb = METH(ADD(NUM(1.0), METH(SUB(a, b), base2 ? "exp2" : "exp", NULL)), "reciprocal", NULL);
     int rc = put(n, gi, 0, MUL(g[0], wa), 0) < 0 || put(n, gi, 1, MUL(g[0], wb), 1) < 0 ? -1 : 0;
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* copysign(a, b) = |a| sign(b): d/da = out / a (0 where a == 0); b gets zeros */
 static int bw_copysign(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     int rc = -1;
     if (NEEDS(0)) {
         PyObject *a = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
-        PyObject *zero = a ? s_cmp(&S, a, NUM(0.0), Py_EQ) : NULL;
+        PyObject *zero = a ? CMP(a, NUM(0.0), Py_EQ) : NULL;
         PyObject *ratio = zero ? METH(DIV(out, a), "masked_fill", "(Od)", zero, 0.0) : NULL;
         if (put(n, gi, 0, MUL(g[0], ratio), 0) < 0) {
             goto done;
@@ -1964,7 +1659,7 @@ static int bw_copysign(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     rc = 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -1974,7 +1669,7 @@ static int bw_remainder(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (!META(0)->is_tensor) { /* remainder(number, tensor): PyTorch has no derivative either */
         return not_implemented(n);
     }
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     int rc = -1;
     if (put(n, gi, 0, g[0], 0) < 0) {
         goto done;
@@ -1989,7 +1684,7 @@ static int bw_remainder(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     rc = 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -2000,7 +1695,7 @@ static int bw_float_power(CtNodeObject *n, PyObject *const *g, PyObject **gi) { 
 /* masked_fill(input, mask, value): a tensor value gets the sum of the filled positions' grads */
 static int bw_masked_fill2(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *mask = (PyObject *)ct_node_tensor(n, 1);
     int rc = -1;
     if (mask == NULL || put(n, gi, 0, METH(g[0], "masked_fill", "(Od)", mask, 0.0), 0) < 0) {
@@ -2014,7 +1709,7 @@ static int bw_masked_fill2(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     rc = 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -2033,12 +1728,12 @@ static int bw_random(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 /* nansum: as sum, with zeros where the input is nan */
 static int bw_nansum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *x = (PyObject *)ct_node_tensor(n, 0);
-    PyObject *u = hold(&S, unreduce(g[0], META(0), ARG(1), arg_true(ARG(2))));
+    PyObject *u = KEEP(unreduce(g[0], META(0), ARG(1), arg_true(ARG(2))));
     PyObject *v = x && u ? FN("where", "(OdO)", METH(x, "isnan", NULL), 0.0, u) : NULL;
     int rc = put(n, gi, 0, v, 0);
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -2047,12 +1742,12 @@ static int bw_nansum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 static PyObject *evenly_shared(PyObject *grad, PyObject *x, PyObject *value, const CtTensorMeta *m, PyObject *dims,
                                bool keepdim)
 {
-    Scope S = {{NULL}, 0};
-    PyObject *mask = s_mask(&S, s_cmp(&S, x, hold(&S, unreduce(value, m, dims, keepdim)), Py_EQ), grad);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *mask = MASK(CMP(x, KEEP(unreduce(value, m, dims, keepdim)), Py_EQ), grad);
     PyObject *count = dims ? METH(mask, "sum", "(OO)", dims, keepdim ? Py_True : Py_False) : METH(mask, "sum", NULL);
-    PyObject *share = hold(&S, count ? unreduce(DIV(grad, count), m, dims, keepdim) : NULL);
-    PyObject *r = Py_XNewRef(MUL(share, mask));
-    scope_release(&S);
+    PyObject *share = KEEP(count ? unreduce(DIV(grad, count), m, dims, keepdim) : NULL);
+    PyObject *r = TAKE(MUL(share, mask));
+    arena_free(arena);
     return r;
 }
 
@@ -2072,7 +1767,7 @@ static int bw_median(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 /* aminmax(input, *, dim=None, keepdim=False) -> (min, max): each shared among its ties */
 static int bw_aminmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *x = (PyObject *)ct_node_tensor(n, 0);
     PyObject *dims = ARG(1);
     bool keepdim = arg_true(ARG(2));
@@ -2083,7 +1778,7 @@ static int bw_aminmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             continue;
         }
         PyObject *out = (PyObject *)ct_node_output(n, k);
-        PyObject *part = x && out ? hold(&S, evenly_shared(g[k], x, out, META(0), dims, keepdim)) : NULL;
+        PyObject *part = x && out ? KEEP(evenly_shared(g[k], x, out, META(0), dims, keepdim)) : NULL;
         total = total ? ADD(total, part) : part;
         if (total == NULL) {
             goto done;
@@ -2091,14 +1786,14 @@ static int bw_aminmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     rc = total ? put(n, gi, 0, total, 0) : 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* var_mean / std_mean -> (var or std, mean): the two gradients added */
 static int bw_var_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *dims = ARG(1), *unbiased = ARG(2);
     if (dims != NULL && PyBool_Check(dims)) { /* the var_mean(input, unbiased) overload */
         unbiased = dims;
@@ -2124,21 +1819,20 @@ static int bw_var_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *total = NULL;
     if (g[0] != NULL) { /* var: 2 (x - mean) / (N - c); std: (x - mean) / ((N - c) std) */
         PyObject *mean = dims ? METH(x, "mean", "(OO)", dims, Py_True) : METH(x, "mean", NULL);
-        PyObject *gx = hold(&S, unreduce(g[0], META(0), dims, keepdim));
+        PyObject *gx = KEEP(unreduce(g[0], META(0), dims, keepdim));
         double denom = fmax(0.0, (double)count - correction);
         PyObject *t = MUL(MUL(gx, SUB(x, mean)), NUM((is_std ? 1.0 : 2.0) / denom));
         if (is_std) { /* zero where std is zero (constant rows), not nan */
-            PyObject *std = hold(&S, unreduce((PyObject *)ct_node_output(n, 0), META(0), dims, keepdim));
+            PyObject *std = KEEP(unreduce((PyObject *)ct_node_output(n, 0), META(0), dims, keepdim));
             PyObject *zero = NUM(0.0);
-            PyObject *is_zero = std ? hold(&S, PyObject_RichCompare(std, zero, Py_EQ)) : NULL;
-            t = is_zero ? FN("where", "(OOO)", is_zero, zero, DIV(t, std)) : NULL;
+            t = WHERE(CMP(std, zero, Py_EQ), zero, DIV(t, std));
         }
         if ((total = t) == NULL) {
             goto done;
         }
     }
     if (n->num_outputs > 1 && g[1] != NULL) {
-        PyObject *u = hold(&S, unreduce(g[1], META(0), dims, keepdim));
+        PyObject *u = KEEP(unreduce(g[1], META(0), dims, keepdim));
         PyObject *part = DIV(u, NUM((double)count));
         total = total ? ADD(total, part) : part;
         if (total == NULL) {
@@ -2147,7 +1841,7 @@ static int bw_var_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     rc = total ? put(n, gi, 0, total, 0) : 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -2168,28 +1862,28 @@ static int bw_cumprod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (META(0)->ndim == 0) {
         return set_fit(&gi[0], Py_NewRef(g[0]), META(0));
     }
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *dim = ARG(1);
-    PyObject *dims = dim ? hold(&S, PyTuple_Pack(1, dim)) : NULL;
+    PyObject *dims = dim ? KEEP(PyTuple_Pack(1, dim)) : NULL;
     PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
     PyObject *xg = x && g[0] ? METH(x, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype)) : NULL;
-    PyObject *is_zero = s_cmp(&S, xg, NUM(0.0), Py_EQ);
+    PyObject *is_zero = CMP(xg, NUM(0.0), Py_EQ);
     PyObject *zeros_upto = METH(is_zero, "cumsum", "(O)", dim);          /* zeros at or before k */
-    PyObject *before = s_cmp(&S, zeros_upto, s_int(&S, 0), Py_EQ);      /* k < first zero */
-    PyObject *first = s_mask(&S, s_cmp(&S, zeros_upto, s_int(&S, 1), Py_EQ), xg);
-    first = first ? MUL(first, s_mask(&S, is_zero, xg)) : NULL;          /* the first zero itself */
+    PyObject *before = CMP(zeros_upto, INT(0), Py_EQ);      /* k < first zero */
+    PyObject *first = MASK(CMP(zeros_upto, INT(1), Py_EQ), xg);
+    first = first ? MUL(first, MASK(is_zero, xg)) : NULL;          /* the first zero itself */
     /* before the first zero */
     PyObject *rc_go = METH(METH(METH(MUL(g[0], out), "flip", "(O)", dims), "cumsum", "(O)", dim), "flip", "(O)", dims);
     PyObject *safe_x = FN("where", "(OOd)", before, xg, 1.0);
     PyObject *head = FN("where", "(OOd)", before, DIV(rc_go, safe_x), 0.0);
     /* at the first zero: the cumulative product that skips it */
-    PyObject *x_skip = FN("where", "(OdO)", s_cmp(&S, first, NUM(0.0), Py_GT), 1.0, xg);
+    PyObject *x_skip = FN("where", "(OdO)", CMP(first, NUM(0.0), Py_GT), 1.0, xg);
     PyObject *skip_prod = METH(x_skip, "cumprod", "(O)", dim);
-    PyObject *after = s_mask(&S, METH(before, "logical_not", NULL), xg);
+    PyObject *after = MASK(METH(before, "logical_not", NULL), xg);
     PyObject *at_zero = METH(MUL(MUL(g[0], skip_prod), after), "sum", "(OO)", dim, Py_True);
     PyObject *v = ADD(head, MUL(first, at_zero));
     int rc = put(n, gi, 0, v, 0);
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -2215,12 +1909,12 @@ static PyObject *into_diagonal(PyObject *grad, const CtTensorMeta *m, PyObject *
 /* diagonal(input, offset=0, dim1=0, dim2=1) */
 static int bw_diagonal(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
-    PyObject *offset = ARG(1) ? ARG(1) : s_int(&S, 0), *d1 = ARG(2) ? ARG(2) : s_int(&S, 0);
-    PyObject *d2 = ARG(3) ? ARG(3) : s_int(&S, 1);
-    PyObject *v = offset && d1 && d2 ? hold(&S, into_diagonal(g[0], META(0), offset, d1, d2)) : NULL;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *offset = ARG(1) ? ARG(1) : INT(0), *d1 = ARG(2) ? ARG(2) : INT(0);
+    PyObject *d2 = ARG(3) ? ARG(3) : INT(1);
+    PyObject *v = offset && d1 && d2 ? KEEP(into_diagonal(g[0], META(0), offset, d1, d2)) : NULL;
     int rc = put(n, gi, 0, v, 0);
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -2228,16 +1922,16 @@ static int bw_diagonal(CtNodeObject *n, PyObject *const *g, PyObject **gi)
  * diagonal was taken (write the gradient into it) */
 static int bw_diag(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
-    PyObject *k = ARG(1) ? ARG(1) : s_int(&S, 0);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *k = ARG(1) ? ARG(1) : INT(0);
     PyObject *v;
     if (META(0)->ndim == 1) {
         v = METH(g[0], "diagonal", "(O)", k);
     } else {
-        v = k ? hold(&S, into_diagonal(g[0], META(0), k, s_int(&S, 0), s_int(&S, 1))) : NULL;
+        v = k ? KEEP(into_diagonal(g[0], META(0), k, INT(0), INT(1))) : NULL;
     }
     int rc = put(n, gi, 0, v, 0);
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -2270,9 +1964,9 @@ static int bw_stack_like(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             return -1;
         }
     }
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     int rc = -1;
-    PyObject *sizes = hold(&S, PyList_New(k));
+    PyObject *sizes = KEEP(PyList_New(k));
     for (Py_ssize_t i = 0; sizes != NULL && i < k; i++) {
         CtTensorObject *t = CT_TENSOR(PySequence_Fast_GET_ITEM(tensors, i));
         int64_t len = 1; /* the lifted input's size along dim */
@@ -2293,41 +1987,41 @@ static int bw_stack_like(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         if (!NEEDS(i)) {
             continue;
         }
-        PyObject *shape = hold(&S, PyObject_GetAttrString(PySequence_Fast_GET_ITEM(tensors, i), "shape"));
+        PyObject *shape = ATTR(PySequence_Fast_GET_ITEM(tensors, i), "shape");
         if ((gi[i] = shape ? PyObject_CallMethod(PyTuple_GET_ITEM(pieces, i), "reshape", "(O)", shape) : NULL) == NULL) {
             goto done;
         }
     }
     rc = 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* take(input, index): accumulate g at the flat (wrapped) positions */
 static int bw_take(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     int64_t numel = 1;
     for (int i = 0; i < META(0)->ndim; i++) {
         numel *= META(0)->sizes[i];
     }
     PyObject *index = (PyObject *)ct_node_tensor(n, 1);
     PyObject *flat_index = METH(METH(index, "reshape", "(i)", -1), "remainder", "(L)", (long long)(numel ? numel : 1));
-    PyObject *z = METH(hold(&S, zeros_for(META(0))), "reshape", "(i)", -1);
+    PyObject *z = METH(KEEP(zeros_for(META(0))), "reshape", "(i)", -1);
     PyObject *v = METH(z, "index_add", "(iOO)", 0, flat_index, METH(g[0], "reshape", "(i)", -1));
-    PyObject *shape = hold(&S, shape_of(META(0)));
+    PyObject *shape = KEEP(shape_of(META(0)));
     int rc = put(n, gi, 0, shape ? METH(v, "reshape", "(O)", shape) : NULL, 0);
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* masked_select(input, mask): g goes back to the selected positions of the broadcast shape */
 static int bw_masked_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *mask = (PyObject *)ct_node_tensor(n, 1);
-    PyObject *z = hold(&S, zeros_for(META(0)));
+    PyObject *z = KEEP(zeros_for(META(0)));
     int rc = -1;
     PyObject *full = mask && z ? FN("where", "(OOd)", mask, z, 0.0) : NULL; /* zeros of the broadcast shape */
     PyObject *full_mask = full ? METH(mask, "expand_as", "(O)", full) : NULL;
@@ -2336,14 +2030,14 @@ static int bw_masked_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     rc = put(n, gi, 0, full, 0);
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* index_add(input, dim, index, source, *, alpha=1) */
 static int bw_index_add(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     int rc = -1;
     if (put(n, gi, 0, g[0], 0) < 0) {
         goto done;
@@ -2363,14 +2057,14 @@ static int bw_index_add(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     rc = 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* index_copy(input, dim, index, source) and index_fill(input, dim, index, value) */
 static int bw_index_copy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     int rc = -1;
     PyObject *index = (PyObject *)ct_node_tensor(n, 2);
     if (index == NULL || put(n, gi, 0, METH(g[0], "index_fill", "(OOd)", ARG(1), index, 0.0), 0) < 0) {
@@ -2389,16 +2083,16 @@ static int bw_index_copy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     rc = 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
 /* index_put(input, indices, values, accumulate=False) */
 static int bw_index_put(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     int rc = -1;
-    PyObject *key = hold(&S, PySequence_Tuple(n->args[1]));
+    PyObject *key = KEEP(PySequence_Tuple(n->args[1]));
     if (key == NULL) {
         goto done;
     }
@@ -2406,7 +2100,7 @@ static int bw_index_put(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         PyObject *v = g[0];
         if (!arg_true(ARG(3))) {
             v = METH(g[0], "clone", NULL);
-            if (v == NULL || PyObject_SetItem(v, key, hold(&S, PyFloat_FromDouble(0.0))) < 0) {
+            if (v == NULL || PyObject_SetItem(v, key, NUM(0.0)) < 0) {
                 goto done;
             }
         }
@@ -2414,12 +2108,12 @@ static int bw_index_put(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             goto done;
         }
     }
-    if (n->num_edges > 1 && NEEDS(1) && put(n, gi, 1, hold(&S, PyObject_GetItem(g[0], key)), 2) < 0) {
+    if (n->num_edges > 1 && NEEDS(1) && put(n, gi, 1, KEEP(PyObject_GetItem(g[0], key)), 2) < 0) {
         goto done;
     }
     rc = 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -2433,14 +2127,12 @@ static int bw_scatter_any(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 }
 
 /* --- more linear algebra --------------------------------------------------------------------------------- */
-static PyObject *s_matmul(Scope *s, PyObject *a, PyObject *b) { return a && b ? hold(s, PyNumber_MatrixMultiply(a, b)) : NULL; }
-static PyObject *s_mT(Scope *s, PyObject *a) { return a ? hold(s, PyObject_GetAttrString(a, "mT")) : NULL; }
 
 /* addmv(input, mat, vec), baddbmm(input, batch1, batch2), addbmm(input, batch1, batch2), each
  * with *, beta=1, alpha=1: beta input + alpha (mat @ vec | b1 @ b2 | sum_b b1[b] @ b2[b]) */
 static int bw_addmv(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     const char *op = n->formula->op;
     PyObject *beta = ARG(3) ? ARG(3) : NUM(1.0), *alpha = ARG(4) ? ARG(4) : NUM(1.0);
     int rc = -1;
@@ -2453,7 +2145,7 @@ static int bw_addmv(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             v = FN("outer", "(OO)", g[0], m2);
         } else { /* addbmm: every batch got the same gradient */
             PyObject *G = strcmp(op, "addbmm") == 0 ? METH(g[0], "unsqueeze", "(i)", 0) : g[0];
-            v = s_matmul(&S, G, s_mT(&S, m2));
+            v = MATMUL(G, ATTR(m2, "mT"));
         }
         if (put(n, gi, 1, MUL(v, alpha), 1) < 0) {
             goto done;
@@ -2461,13 +2153,13 @@ static int bw_addmv(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     if (NEEDS(2)) {
         PyObject *m1 = (PyObject *)ct_node_tensor(n, 1);
-        if (put(n, gi, 2, MUL(s_matmul(&S, s_mT(&S, m1), g[0]), alpha), 2) < 0) {
+        if (put(n, gi, 2, MUL(MATMUL(ATTR(m1, "mT"), g[0]), alpha), 2) < 0) {
             goto done;
         }
     }
     rc = 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 
@@ -2693,7 +2385,7 @@ static bool ein_has(const int *labels, int n, int l)
  * matrix; a subscript found nowhere else (summed out) comes from a vector of ones. */
 static int ein_grad(CtNodeObject *n, const EinEq *q, int k, PyObject *grad, PyObject **result)
 {
-    Scope S = {{NULL}, 0};
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *terms[3 * CT_MAX_DIMS + EIN_MAX_OPS + 2];
     int tlab[3 * CT_MAX_DIMS + EIN_MAX_OPS + 2][CT_MAX_DIMS], tn[3 * CT_MAX_DIMS + EIN_MAX_OPS + 2];
     int nterms = 0, target[CT_MAX_DIMS];
@@ -2787,7 +2479,7 @@ static int ein_grad(CtNodeObject *n, const EinEq *q, int k, PyObject *grad, PyOb
     }
     spec[len] = '\0';
     PyObject *args[3 * CT_MAX_DIMS + EIN_MAX_OPS + 3];
-    args[0] = hold(&S, PyUnicode_FromString(spec));
+    args[0] = KEEP(PyUnicode_FromString(spec));
     if (args[0] == NULL) {
         goto done;
     }
@@ -2797,7 +2489,7 @@ static int ein_grad(CtNodeObject *n, const EinEq *q, int k, PyObject *grad, PyOb
     *result = ct_op("einsum", args, (size_t)nterms + 1, NULL);
     rc = *result == NULL ? -1 : 0;
 done:
-    scope_release(&S);
+    arena_free(arena);
     return rc;
 }
 

@@ -7,7 +7,7 @@
 #include "nn_math.h"
 #include "args.h"
 #include "autograd.h"
-#include "autograd_tmp.h"
+#include "autograd_arena.h"
 #include "blas_cpu.h"
 #include "device.h"
 #include "dtype.h"
@@ -2395,9 +2395,9 @@ static int64_t reduction_of(PyObject *obj)
 }
 
 /* zeros of m's shape in like's dtype and device (borrowed from the arena) */
-static PyObject *t_zeros(Tmp *t, const CtTensorMeta *m, PyObject *like)
+static PyObject *arena_zeros(CtArena *arena, const CtTensorMeta *m, PyObject *like)
 {
-    if (t->failed) {
+    if (arena->failed) {
         return NULL;
     }
     CtTensorObject *z = ct_empty(m->ndim, m->sizes, CT_TENSOR(like)->dtype, ct_device_of(CT_TENSOR(like)));
@@ -2405,15 +2405,15 @@ static PyObject *t_zeros(Tmp *t, const CtTensorMeta *m, PyObject *like)
     if (z != NULL && ct_fill_(z, &zero) < 0) {
         Py_CLEAR(z);
     }
-    return t_keep(t, (PyObject *)z);
+    return KEEP((PyObject *)z);
 }
 
 /* log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) */
-static PyObject *t_log_sigmoid(Tmp *t, PyObject *x)
+static PyObject *arena_log_sigmoid(CtArena *arena, PyObject *x)
 {
-    PyObject *m = t_call(t, x, "clamp", "(OO)", Py_None, t_num(t, 0.0));
-    PyObject *e = t_meth0(t, t_meth0(t, t_meth0(t, t_meth0(t, x, "abs"), "neg"), "exp"), "log1p");
-    return t_sub(t, m, e);
+    PyObject *m = METH(x, "clamp", "(OO)", Py_None, NUM(0.0));
+    PyObject *e = METH(METH(METH(METH(x, "abs", NULL), "neg", NULL), "exp", NULL), "log1p", NULL);
+    return SUB(m, e);
 }
 
 static int pointwise_loss_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, int kind, PyObject *x,
@@ -2424,57 +2424,57 @@ static int pointwise_loss_composite(CtNodeObject *n, PyObject *const *g, PyObjec
     if (red < 0 || PyErr_Occurred()) {
         return -1;
     }
-    Tmp tt = {0}, *t = &tt;
-    PyObject *one = t_num(t, 1.0), *zero = t_num(t, 0.0);
-    PyObject *d = t_sub(t, x, y);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *one = NUM(1.0), *zero = NUM(0.0);
+    PyObject *d = SUB(x, y);
     PyObject *gx = NULL, *gy = NULL;
     switch (kind) {
     case CT_LOSS_MSE:
-        gx = t_mul(t, d, t_num(t, 2.0));
+        gx = MUL(d, NUM(2.0));
         break;
     case CT_LOSS_L1:
-        gx = t_meth0(t, d, "sign");
+        gx = METH(d, "sign", NULL);
         break;
     case CT_LOSS_SMOOTH_L1:
-        gx = t_meth0(t, d, "sign");
+        gx = METH(d, "sign", NULL);
         if (beta > 0.0) {
-            gx = t_where(t, t_cmp(t, t_meth0(t, d, "abs"), t_num(t, beta), Py_LT), t_div(t, d, t_num(t, beta)), gx);
+            gx = WHERE(CMP(METH(d, "abs", NULL), NUM(beta), Py_LT), DIV(d, NUM(beta)), gx);
         }
         break;
     case CT_LOSS_BCE: {
-        PyObject *den = t_call(t, t_mul(t, t_sub(t, one, x), x), "clamp", "(O)", t_num(t, 1e-12));
-        gx = t_div(t, d, den);
-        gy = t_sub(t, t_meth0(t, t_meth0(t, x, "neg"), "log1p"), t_meth0(t, x, "log"));
+        PyObject *den = METH(MUL(SUB(one, x), x), "clamp", "(O)", NUM(1e-12));
+        gx = DIV(d, den);
+        gy = SUB(METH(METH(x, "neg", NULL), "log1p", NULL), METH(x, "log", NULL));
         break;
     }
     default: { /* CT_LOSS_BCE_LOGITS */
-        PyObject *py = pw != Py_None ? t_mul(t, pw, y) : y;
-        gx = t_sub(t, t_mul(t, t_add(t, t_sub(t, py, y), one), t_meth0(t, x, "sigmoid")), py);
-        PyObject *ls = t_log_sigmoid(t, x), *lsn = t_log_sigmoid(t, t_meth0(t, x, "neg"));
-        gy = t_sub(t, lsn, pw != Py_None ? t_mul(t, pw, ls) : ls);
+        PyObject *py = pw != Py_None ? MUL(pw, y) : y;
+        gx = SUB(MUL(ADD(SUB(py, y), one), METH(x, "sigmoid", NULL)), py);
+        PyObject *ls = arena_log_sigmoid(arena, x), *lsn = arena_log_sigmoid(arena, METH(x, "neg", NULL));
+        gy = SUB(lsn, pw != Py_None ? MUL(pw, ls) : ls);
         break;
     }
     }
-    if (gy == NULL && !t->failed) {
-        gy = t_meth0(t, gx, "neg");
+    if (gy == NULL && !arena->failed) {
+        gy = METH(gx, "neg", NULL);
     }
     if (w != Py_None) {
-        gx = t_mul(t, gx, w);
-        gy = t_mul(t, gy, w);
+        gx = MUL(gx, w);
+        gy = MUL(gy, w);
     }
     PyObject *scale = g[0];
-    if (red == CT_REDUCTION_MEAN && !t->failed) {
+    if (red == CT_REDUCTION_MEAN && !arena->failed) {
         /* the mean of weighted mse / l1 divides by the sum of the weights, every other by the count */
-        PyObject *full = t_add(t, t_mul(t, d, zero), w != Py_None ? t_mul(t, w, zero) : zero);
+        PyObject *full = ADD(MUL(d, zero), w != Py_None ? MUL(w, zero) : zero);
         PyObject *count = (w != Py_None && (kind == CT_LOSS_MSE || kind == CT_LOSS_L1))
-                              ? t_meth0(t, t_add(t, full, w), "sum")
-                              : t_meth0(t, t_add(t, full, one), "sum");
-        scale = t_div(t, g[0], count);
+                              ? METH(ADD(full, w), "sum", NULL)
+                              : METH(ADD(full, one), "sum", NULL);
+        scale = DIV(g[0], count);
     }
-    gx = t_mul(t, gx, scale);
-    gy = t_mul(t, gy, scale);
+    gx = MUL(gx, scale);
+    gy = MUL(gy, scale);
     int rc = -1;
-    if (t->failed) {
+    if (arena->failed) {
         goto done;
     }
     if (NN_NEEDS(0) && (gi[0] = fit_to(gx, NN_META(0))) == NULL) {
@@ -2485,7 +2485,7 @@ static int pointwise_loss_composite(CtNodeObject *n, PyObject *const *g, PyObjec
     }
     rc = 0;
 done:
-    tmp_free(t);
+    arena_free(arena);
     return rc;
 }
 
@@ -2503,72 +2503,72 @@ static int nll_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, boo
     }
     CtTensorObject *xt = CT_TENSOR(x);
     bool soft = ct_is_floating(CT_TENSOR(target)->dtype);
-    Tmp tt = {0}, *t = &tt;
+    CtArena scratch = {0}, *arena = &scratch;
     PyObject *G = g[0];
     if (xt->ndim == 1) { /* one sample: lift to a batch of one */
-        x = t_call(t, x, "unsqueeze", "(i)", 0);
-        target = t_call(t, target, "unsqueeze", "(i)", 0);
+        x = METH(x, "unsqueeze", "(i)", 0);
+        target = METH(target, "unsqueeze", "(i)", 0);
         if (red == CT_REDUCTION_NONE) {
-            G = t_call(t, G, "unsqueeze", "(i)", 0);
+            G = METH(G, "unsqueeze", "(i)", 0);
         }
     }
     int nd = xt->ndim == 1 ? 2 : xt->ndim;
     int64_t classes = xt->ndim == 1 ? xt->sizes[0] : xt->sizes[1];
-    PyObject *one = t_num(t, 1.0), *zero = t_num(t, 0.0);
+    PyObject *one = NUM(1.0), *zero = NUM(0.0);
     PyObject *w = NULL; /* class weights shaped to broadcast along dim 1 */
     if (weight != Py_None) {
         int64_t shape[CT_MAX_DIMS];
         for (int i = 0; i < nd; i++) {
             shape[i] = i == 1 ? classes : 1;
         }
-        PyObject *ws = t_keep(t, ct_size_object(nd, shape));
-        w = t_call(t, weight, "reshape", "(O)", ws);
+        PyObject *ws = KEEP(ct_size_object(nd, shape));
+        w = METH(weight, "reshape", "(O)", ws);
     }
     PyObject *Q, *gt = NULL, *a;
     if (soft) {
         PyObject *T = target;
         if (eps > 0.0) {
-            T = t_add(t, t_mul(t, T, t_num(t, 1.0 - eps)), t_num(t, eps / (double)classes));
+            T = ADD(MUL(T, NUM(1.0 - eps)), NUM(eps / (double)classes));
         }
-        PyObject *wT = w ? t_mul(t, T, w) : T;
-        a = red == CT_REDUCTION_NONE ? t_call(t, G, "unsqueeze", "(i)", 1) : G;
-        if (red == CT_REDUCTION_MEAN && !t->failed) {
-            a = t_div(t, a, t_num(t, (double)(shape_numel(xt->ndim, xt->sizes) / (classes ? classes : 1))));
+        PyObject *wT = w ? MUL(T, w) : T;
+        a = red == CT_REDUCTION_NONE ? METH(G, "unsqueeze", "(i)", 1) : G;
+        if (red == CT_REDUCTION_MEAN && !arena->failed) {
+            a = DIV(a, NUM((double)(shape_numel(xt->ndim, xt->sizes) / (classes ? classes : 1))));
         }
-        Q = t_mul(t, wT, a);
+        Q = MUL(wT, a);
         if (NN_NEEDS(1)) {
-            PyObject *lsm = t_call(t, x, "log_softmax", "(i)", 1);
-            PyObject *gl = t_mul(t, lsm, t_mul(t, a, t_num(t, -(1.0 - eps))));
-            gt = w ? t_mul(t, gl, w) : gl;
+            PyObject *lsm = METH(x, "log_softmax", "(i)", 1);
+            PyObject *gl = MUL(lsm, MUL(a, NUM(-(1.0 - eps))));
+            gt = w ? MUL(gl, w) : gl;
         }
     } else {
-        PyObject *ign = t_keep(t, PyLong_FromLongLong(ignore));
-        PyObject *keep = t_cmp(t, target, ign, Py_NE);
-        PyObject *tc = t_where(t, keep, target, t_keep(t, PyLong_FromLong(0))); /* ignored -> class 0 */
-        PyObject *tc1 = t_call(t, tc, "unsqueeze", "(i)", 1);
-        PyObject *m = t_call(t, t_float(t, keep, x), "unsqueeze", "(i)", 1);   /* (N, 1, ...) */
-        PyObject *onehot = t_call(t, t_mul(t, x, zero), "scatter", "(iOd)", 1, tc1, 1.0);
-        PyObject *ws = w ? t_mul(t, t_call(t, t_mul(t, onehot, w), "sum", "(iO)", 1, Py_True), m) : m;
-        a = red == CT_REDUCTION_NONE ? t_call(t, G, "unsqueeze", "(i)", 1) : G;
+        PyObject *ign = INT(ignore);
+        PyObject *keep = CMP(target, ign, Py_NE);
+        PyObject *tc = WHERE(keep, target, INT(0)); /* ignored -> class 0 */
+        PyObject *tc1 = METH(tc, "unsqueeze", "(i)", 1);
+        PyObject *m = METH(MASK(keep, x), "unsqueeze", "(i)", 1);   /* (N, 1, ...) */
+        PyObject *onehot = METH(MUL(x, zero), "scatter", "(iOd)", 1, tc1, 1.0);
+        PyObject *ws = w ? MUL(METH(MUL(onehot, w), "sum", "(iO)", 1, Py_True), m) : m;
+        a = red == CT_REDUCTION_NONE ? METH(G, "unsqueeze", "(i)", 1) : G;
         if (red == CT_REDUCTION_MEAN) {
-            a = t_div(t, a, t_meth0(t, ws, "sum"));
+            a = DIV(a, METH(ws, "sum", NULL));
         }
-        Q = t_mul(t, t_mul(t, onehot, ws), t_num(t, 1.0 - eps));
+        Q = MUL(MUL(onehot, ws), NUM(1.0 - eps));
         if (eps > 0.0) {
-            PyObject *smooth = t_mul(t, m, t_num(t, eps / (double)classes));
-            Q = t_add(t, Q, w ? t_mul(t, smooth, w) : t_mul(t, smooth, t_add(t, t_mul(t, x, zero), one)));
+            PyObject *smooth = MUL(m, NUM(eps / (double)classes));
+            Q = ADD(Q, w ? MUL(smooth, w) : MUL(smooth, ADD(MUL(x, zero), one)));
         }
-        Q = t_mul(t, Q, a);
+        Q = MUL(Q, a);
     }
     PyObject *gx;
     if (is_nll) {
-        gx = t_meth0(t, Q, "neg");
+        gx = METH(Q, "neg", NULL);
     } else {
-        PyObject *p = t_call(t, x, "softmax", "(i)", 1);
-        gx = t_sub(t, t_mul(t, p, t_call(t, Q, "sum", "(iO)", 1, Py_True)), Q);
+        PyObject *p = METH(x, "softmax", "(i)", 1);
+        gx = SUB(MUL(p, METH(Q, "sum", "(iO)", 1, Py_True)), Q);
     }
     int rc = -1;
-    if (t->failed) {
+    if (arena->failed) {
         goto done;
     }
     if (NN_NEEDS(0) && (gi[0] = fit_to(gx, NN_META(0))) == NULL) {
@@ -2579,7 +2579,7 @@ static int nll_composite(CtNodeObject *n, PyObject *const *g, PyObject **gi, boo
     }
     rc = 0;
 done:
-    tmp_free(t);
+    arena_free(arena);
     return rc;
 }
 
@@ -2688,28 +2688,28 @@ static int layer_norm_composite(CtNodeObject *n, PyObject *const *g, PyObject **
     if (PyErr_Occurred()) {
         return -1;
     }
-    Tmp tt = {0}, *t = &tt;
-    PyObject *dims = t_keep(t, PyTuple_New(k));
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *dims = KEEP(PyTuple_New(k));
     for (int i = 0; dims != NULL && i < k; i++) {
         PyTuple_SET_ITEM(dims, i, PyLong_FromLong(-1 - i));
     }
-    PyObject *mean = t_call(t, x, "mean", "(OO)", dims, Py_True);
-    PyObject *c = t_sub(t, x, mean);
-    PyObject *var = t_call(t, t_mul(t, c, c), "mean", "(OO)", dims, Py_True);
-    PyObject *rstd = t_meth0(t, t_add(t, var, t_num(t, eps)), "rsqrt");
-    PyObject *xhat = t_mul(t, c, rstd);
-    PyObject *dy = weight != Py_None ? t_mul(t, g[0], weight) : g[0];
-    PyObject *m1 = t_call(t, dy, "mean", "(OO)", dims, Py_True);
-    PyObject *m2 = t_call(t, t_mul(t, dy, xhat), "mean", "(OO)", dims, Py_True);
+    PyObject *mean = METH(x, "mean", "(OO)", dims, Py_True);
+    PyObject *c = SUB(x, mean);
+    PyObject *var = METH(MUL(c, c), "mean", "(OO)", dims, Py_True);
+    PyObject *rstd = METH(ADD(var, NUM(eps)), "rsqrt", NULL);
+    PyObject *xhat = MUL(c, rstd);
+    PyObject *dy = weight != Py_None ? MUL(g[0], weight) : g[0];
+    PyObject *m1 = METH(dy, "mean", "(OO)", dims, Py_True);
+    PyObject *m2 = METH(MUL(dy, xhat), "mean", "(OO)", dims, Py_True);
     int rc = -1;
-    if (t->failed) {
+    if (arena->failed) {
         goto done;
     }
     if (NN_NEEDS(0) &&
-        (gi[0] = fit_to(t_mul(t, rstd, t_sub(t, t_sub(t, dy, m1), t_mul(t, xhat, m2))), NN_META(0))) == NULL) {
+        (gi[0] = fit_to(MUL(rstd, SUB(SUB(dy, m1), MUL(xhat, m2))), NN_META(0))) == NULL) {
         goto done;
     }
-    if (NN_NEEDS(1) && NN_META(2)->is_tensor && (gi[1] = fit_to(t_mul(t, g[0], xhat), NN_META(2))) == NULL) {
+    if (NN_NEEDS(1) && NN_META(2)->is_tensor && (gi[1] = fit_to(MUL(g[0], xhat), NN_META(2))) == NULL) {
         goto done;
     }
     if (NN_NEEDS(2) && NN_META(3)->is_tensor && (gi[2] = fit_to(g[0], NN_META(3))) == NULL) {
@@ -2717,7 +2717,7 @@ static int layer_norm_composite(CtNodeObject *n, PyObject *const *g, PyObject **
     }
     rc = 0;
 done:
-    tmp_free(t);
+    arena_free(arena);
     return rc;
 }
 
@@ -2734,25 +2734,24 @@ static int embedding_composite(CtNodeObject *n, PyObject *const *g, PyObject **g
         }
         return -1;
     }
-    Tmp tt = {0}, *t = &tt;
-    PyObject *idx = t_call(t, indices, "reshape", "(i)", -1);
-    PyObject *G = t_call(t, g[0], "reshape", "(iL)", -1, (long long)mw->sizes[1]);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *idx = METH(indices, "reshape", "(i)", -1);
+    PyObject *G = METH(g[0], "reshape", "(iL)", -1, (long long)mw->sizes[1]);
     if (pad >= 0) {
-        PyObject *keep = t_call(t, t_float(t, t_cmp(t, idx, t_keep(t, PyLong_FromLongLong(pad)), Py_NE), G), "unsqueeze",
-                                "(i)", 1);
-        G = t_mul(t, G, keep);
+        PyObject *keep = METH(MASK(CMP(idx, INT(pad), Py_NE), G), "unsqueeze", "(i)", 1);
+        G = MUL(G, keep);
     }
     if (scale == 1) {
         CtTensorMeta rows = {.is_tensor = true, .ndim = 1, .dtype = mw->dtype, .device = mw->device,
                              .sizes = {mw->sizes[0]}};
-        PyObject *ones = t_add(t, t_mul(t, t_float(t, t_cmp(t, idx, idx, Py_EQ), G), t_num(t, 0.0)), t_num(t, 1.0));
-        PyObject *counts = t_call(t, t_zeros(t, &rows, G), "scatter_add", "(iOO)", 0, idx, ones);
-        G = t_div(t, G, t_call(t, t_call(t, counts, "gather", "(iO)", 0, idx), "unsqueeze", "(i)", 1));
+        PyObject *ones = ADD(MUL(MASK(CMP(idx, idx, Py_EQ), G), NUM(0.0)), NUM(1.0));
+        PyObject *counts = METH(arena_zeros(arena, &rows, G), "scatter_add", "(iOO)", 0, idx, ones);
+        G = DIV(G, METH(METH(counts, "gather", "(iO)", 0, idx), "unsqueeze", "(i)", 1));
     }
-    PyObject *idx2 = t_call(t, t_call(t, idx, "unsqueeze", "(i)", 1), "expand", "(iL)", -1, (long long)mw->sizes[1]);
-    PyObject *v = t_call(t, t_zeros(t, mw, G), "scatter_add", "(iOO)", 0, idx2, G);
-    int rc = t->failed || (gi[0] = fit_to(v, mw)) == NULL ? -1 : 0;
-    tmp_free(t);
+    PyObject *idx2 = METH(METH(idx, "unsqueeze", "(i)", 1), "expand", "(iL)", -1, (long long)mw->sizes[1]);
+    PyObject *v = METH(arena_zeros(arena, mw, G), "scatter_add", "(iOO)", 0, idx2, G);
+    int rc = arena->failed || (gi[0] = fit_to(v, mw)) == NULL ? -1 : 0;
+    arena_free(arena);
     return rc;
 }
 
