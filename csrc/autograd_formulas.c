@@ -1622,7 +1622,7 @@ static int bw_hypot(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
-    PyObject *gr = DIV(g[0], (PyObject *)ct_node_output(n, 0));
+    PyObject *gr = DIV(g[0], KEEP(out_ref(n, 0)));
     int rc = put(n, gi, 0, MUL(gr, a), 0) < 0 || put(n, gi, 1, MUL(gr, b), 1) < 0 ? -1 : 0;
     arena_free(arena);
     return rc;
@@ -1821,12 +1821,15 @@ static int bw_var_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         PyObject *mean = dims ? METH(x, "mean", "(OO)", dims, Py_True) : METH(x, "mean", NULL);
         PyObject *gx = KEEP(unreduce(g[0], META(0), dims, keepdim));
         double denom = fmax(0.0, (double)count - correction);
-        PyObject *t = MUL(MUL(gx, SUB(x, mean)), NUM((is_std ? 1.0 : 2.0) / denom));
-        if (is_std) { /* zero where std is zero (constant rows), not nan */
-            PyObject *std = KEEP(unreduce((PyObject *)ct_node_output(n, 0), META(0), dims, keepdim));
-            PyObject *zero = NUM(0.0);
-            t = WHERE(CMP(std, zero, Py_EQ), zero, DIV(t, std));
+        if (is_std) {
+            /* g / std, zero where std is zero (constant rows): computed on the gradient before it
+             * meets x, so that a double backward meets the 0/0 only on the path into std itself,
+             * whose own formula masks it again (as PyTorch) */
+            PyObject *out = KEEP(out_ref(n, 0)); /* differentiable under create_graph */
+            PyObject *std = out ? KEEP(unreduce(out, META(0), dims, keepdim)) : NULL;
+            gx = METH(DIV(gx, std), "masked_fill", "(Od)", CMP(std, NUM(0.0), Py_EQ), 0.0);
         }
+        PyObject *t = MUL(MUL(gx, SUB(x, mean)), NUM((is_std ? 1.0 : 2.0) / denom));
         if ((total = t) == NULL) {
             goto done;
         }
@@ -1865,8 +1868,24 @@ static int bw_cumprod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *dim = ARG(1);
     PyObject *dims = dim ? KEEP(PyTuple_Pack(1, dim)) : NULL;
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = KEEP(out_ref(n, 0));
     PyObject *xg = x && g[0] ? METH(x, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype)) : NULL;
+    if (ct_grad_enabled) {
+        /* create_graph: the O(n^2) form sum_{k>=i} g_k prod_{j<=k, j!=i} x_j, differentiable also
+         * where x has zeros (the fast form below is exact in value but constant after a zero) */
+        long d = dim ? PyLong_AsLong(dim) : 0;
+        int64_t len = META(0)->sizes[(d % META(0)->ndim + META(0)->ndim) % META(0)->ndim];
+        PyObject *xt = METH(xg, "movedim", "(Oi)", dim, -1), *gt = METH(g[0], "movedim", "(Oi)", dim, -1);
+        PyObject *ones = METH(xt, "new_ones", "((LL))", (long long)len, (long long)len); /* x's dtype and device */
+        PyObject *upper = METH(ones, "triu", NULL);                                       /* [i, k]: k >= i */
+        PyObject *diag = CMP(MUL(upper, METH(ones, "tril", NULL)), NUM(0.0), Py_NE);
+        PyObject *skip_i = FN("where", "(OdO)", diag, 1.0, METH(xt, "unsqueeze", "(i)", -2)); /* [.., i, j] */
+        PyObject *terms = MUL(MUL(METH(skip_i, "cumprod", "(i)", -1), METH(gt, "unsqueeze", "(i)", -2)), upper);
+        PyObject *v = METH(METH(terms, "sum", "(i)", -1), "movedim", "(iO)", -1, dim);
+        int rc = put(n, gi, 0, v, 0);
+        arena_free(arena);
+        return rc;
+    }
     PyObject *is_zero = CMP(xg, NUM(0.0), Py_EQ);
     PyObject *zeros_upto = METH(is_zero, "cumsum", "(O)", dim);          /* zeros at or before k */
     PyObject *before = CMP(zeros_upto, INT(0), Py_EQ);      /* k < first zero */

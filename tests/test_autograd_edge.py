@@ -378,3 +378,29 @@ def test_double_backward_layer_norm():
 def test_double_backward_embedding():
     idx = torch.tensor([[0, 2, 2], [1, 0, 4]])
     check_double_backward(lambda w: (F.embedding(idx, w, padding_idx=2) ** 2).sum(), [R.normal(size=(5, 3))])
+
+
+def test_double_backward_std_and_cumprod_match_hand_values():
+    # std over rows: one constant row (std 0) must give zeros, not nan, in the second derivative
+    x = torch.tensor([[1.0, 2.0, 4.0], [3.0, 3.0, 3.0]], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad((x.std(dim=1) * torch.tensor([1.0, 2.0], dtype=torch.float64)).sum(), x,
+                               create_graph=True)
+    (gg,) = torch.autograd.grad((g * torch.tensor([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]], dtype=torch.float64)).sum(), x)
+    assert np.isfinite(gg.numpy()).all()
+    assert gg.numpy()[1].tolist() == [0.0, 0.0, 0.0]
+    # row 0 against central differences of the first derivative
+    def first(xv):
+        xt = torch.tensor(xv, dtype=torch.float64, requires_grad=True)
+        (gt,) = torch.autograd.grad(xt.std(), xt)
+        return gt.numpy()[0]
+    row = np.array([1.0, 2.0, 4.0])
+    num = [(first(row + e) - first(row - e)) / 2e-6 for e in np.eye(3) * 1e-6]
+    np.testing.assert_allclose(gg.numpy()[0], num, rtol=1e-5, atol=1e-7)
+    # cumprod with a zero: second derivative through the saved output
+    y = torch.tensor([2.0, 0.0, 3.0], dtype=torch.float64, requires_grad=True)
+    (gy,) = torch.autograd.grad(y.cumprod(0).sum(), y, create_graph=True)
+    # d/dy of sum(cumprod) = [1 + y1 + y1 y2, y0 + y0 y2, y0 y1]
+    np.testing.assert_allclose(gy.detach().numpy(), [1.0, 8.0, 0.0])
+    (ggy,) = torch.autograd.grad(gy.sum(), y)
+    # d/dy of (1 + y1 + y1 y2) + (y0 + y0 y2) + y0 y1 = [1 + y2 + y1, 1 + y2 + y0, y1 + y0]
+    np.testing.assert_allclose(ggy.numpy(), [4.0, 6.0, 2.0])
