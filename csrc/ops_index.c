@@ -10,6 +10,7 @@
  * through the kernel table, views and ct_copy_; then the Python wrappers and method tables. */
 #include "index.h"
 #include "args.h"
+#include "creation.h"
 #include "device.h"
 #include "parallel.h"
 #include "registry.h"
@@ -1859,7 +1860,7 @@ static int masked_fill_at(CtTensorObject *view, CtTensorObject *mask, int dim, C
 
 /* The value of t[index] = value as a tensor (new reference): Python numbers become 0-d tensors
  * of self's dtype on self's device; *is_scalar tells whether it was one. */
-static CtTensorObject *setitem_value(CtTensorObject *self, PyObject *value, bool *is_scalar)
+static CtTensorObject *setitem_value(CtTensorObject *self, PyObject *value, bool *is_scalar, CtScalar *scalar)
 {
     *is_scalar = false;
     if (CtTensor_Check(value)) {
@@ -1874,6 +1875,7 @@ static CtTensorObject *setitem_value(CtTensorObject *self, PyObject *value, bool
         return NULL;
     }
     *is_scalar = true;
+    *scalar = s;
     return scalar_of(&s, self->dtype, ct_device_of(self));
 }
 
@@ -1887,13 +1889,21 @@ int ct_setitem(CtTensorObject *self, PyObject *index, PyObject *value)
         PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
         return -1;
     }
-    v = setitem_value(self, value, &is_scalar);
+    CtScalar scalar;
+    v = setitem_value(self, value, &is_scalar, &scalar);
     if (v == NULL) {
         return -1;
     }
     if (apply_indexing(self, index, &ix) < 0) {
         Py_DECREF(v);
         return -1;
+    }
+    /* PyTorch checks a Python number against an integer destination on every path, and
+     * against a floating one only where it becomes an index_put_/masked_fill_ (x[idx] = 1e20
+     * raises for float16, x[0] = 1e20 stores inf). */
+    if (is_scalar && (!ct_is_floating(self->dtype) || ix.nentries > 0) &&
+        ct_check_scalar_fits(&scalar, self->dtype, true) < 0) {
+        goto done;
     }
     if (ix.nentries == 0) {
         rc = copy_into_view(ix.view, v);
@@ -3152,8 +3162,10 @@ static int int_list_arg(PyObject *obj, int64_t *out, int max, const char *fname,
     return (int)n;
 }
 
-/* A Python number or 0-d tensor as a scalar; what_fn names the op for the 0-d message. */
-static int value_arg(PyObject *obj, CtScalar *out, const char *what_fn)
+/* A Python number or 0-d tensor as a scalar; what_fn names the op for the 0-d message. A
+ * Python number must fit the target dtype (PyTorch's checked Scalar conversion: NaN into an
+ * int tensor raises); a 0-d tensor's value is cast like a copy. */
+static int value_arg(PyObject *obj, CtScalar *out, const char *what_fn, CtDType target)
 {
     if (CtTensor_Check(obj) && CT_TENSOR(obj)->ndim != 0) {
         PyErr_Format(PyExc_RuntimeError,
@@ -3161,7 +3173,10 @@ static int value_arg(PyObject *obj, CtScalar *out, const char *what_fn)
                      CT_TENSOR(obj)->ndim);
         return -1;
     }
-    return ct_scalar_from_object(obj, out);
+    if (ct_scalar_from_object(obj, out) < 0) {
+        return -1;
+    }
+    return CtTensor_Check(obj) ? 0 : ct_check_scalar_fits(out, target, true);
 }
 
 /* A tuple or list of tensors: borrowed pointers in a PyMem array (*out), count returned. */
@@ -3278,7 +3293,7 @@ static int scatter_args(PyObject *target, const char *fname, PyObject *const *ar
         return ct_scatter_(CT_TENSOR(target), dim, index, CT_TENSOR(src), NULL, reduce);
     }
     CtScalar value;
-    if (ct_scalar_from_object(src, &value) < 0) {
+    if (ct_scalar_from_object(src, &value) < 0 || ct_check_scalar_fits(&value, CT_TENSOR(target)->dtype, true) < 0) {
         return -1;
     }
     return ct_scatter_(CT_TENSOR(target), dim, index, NULL, &value, reduce);
@@ -3358,7 +3373,7 @@ static int along_args(PyObject *target, AlongOp op, const char *fname, PyObject 
     }
     if (op == ALONG_FILL) {
         CtScalar value;
-        if (value_arg(a[2], &value, "index_fill_") < 0) {
+        if (value_arg(a[2], &value, "index_fill_", CT_TENSOR(target)->dtype) < 0) {
             return -1;
         }
         return ct_index_fill_(CT_TENSOR(target), dim, index, &value);
@@ -3448,7 +3463,7 @@ static int masked_fill_args(CtTensorObject *target, const char *fname, PyObject 
     CtTensorObject *mask;
     CtScalar value;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0 ||
-        (mask = tensor_arg(a[0], fname, "mask", 2)) == NULL || value_arg(a[1], &value, "masked_fill_") < 0) {
+        (mask = tensor_arg(a[0], fname, "mask", 2)) == NULL || value_arg(a[1], &value, "masked_fill_", target->dtype) < 0) {
         return -1;
     }
     return ct_masked_fill_(target, mask, &value);

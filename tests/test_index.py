@@ -309,6 +309,38 @@ def test_setitem_casts_and_scalars(device):
     assert_close(h, np.array([[0, 1, 0], [0, 2, 0]]))
 
 
+def test_scalar_values_must_fit_the_destination(device):
+    """PyTorch's checked Scalar conversion: a Python number that an integer tensor cannot hold
+    (NaN, inf, beyond the range) raises on every fill-like path instead of storing garbage."""
+    msg = r"^value cannot be converted to type %s without overflow$"
+    x = t_(np.zeros(3, np.int64), device)
+    u = t_(np.zeros(3, np.uint8), device)
+    mask = t_([True, False, True], device)
+    idx = t_([0, 2], device)
+    for fn in [lambda: x.__setitem__(0, float("nan")), lambda: x.__setitem__(slice(None), float("inf")),
+               lambda: x.__setitem__(idx, float("nan")), lambda: x.__setitem__(mask, 1e20),
+               lambda: x.masked_fill(mask, float("nan")), lambda: x.index_fill(0, idx, float("inf")),
+               lambda: x.scatter(0, idx, float("nan"))]:
+        with pytest.raises(RuntimeError, match=msg % "int64_t"):
+            fn()
+    for fn in [lambda: u.__setitem__(1, 300), lambda: u.__setitem__(idx, -1.5),
+               lambda: u.masked_fill_(mask, 256), lambda: u.index_fill_(0, idx, -0.5),
+               lambda: u.scatter_(0, idx, 1000)]:
+        with pytest.raises(RuntimeError, match=msg % "uint8_t"):
+            fn()
+    assert x.tolist() == [0, 0, 0] and u.tolist() == [0, 0, 0]  # nothing was written
+    u[0] = -1  # a negative int wraps, a float truncating into range is fine
+    u[idx] = 255.5
+    assert u.tolist() == [255, 0, 255]
+    h = t_(np.zeros(2, np.float16), device)
+    h[0] = 1e20  # a basic-index store rounds to inf ...
+    assert h.tolist() == [float("inf"), 0.0]
+    with pytest.raises(RuntimeError, match=msg % "c10::Half"):
+        h[t_([1], device)] = 1e20  # ... an index_put_ checks
+    # 0-d tensor values are cast like a copy, unchecked
+    assert x.masked_fill(mask, t_(2.5, device)).tolist() == [2, 0, 2]
+
+
 def test_setitem_version_counter(device):
     if not hasattr(ctorch.Tensor, "_version"):
         pytest.skip("Tensor._version not exposed yet")
