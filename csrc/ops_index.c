@@ -2235,13 +2235,8 @@ CtTensorObject *ct_index_select(CtTensorObject *self, int64_t dim_arg, CtTensorO
     int64_t bad_value = 0;
     int r = run_indexing(false, out_view, src, 1, &idx, &size, &stride, false, CT_REDUCE_NONE, NULL, &bad, &bad_value);
     Py_DECREF(out_view);
-    if (r > 0) {
-        if (self->ndim == 0) {
-            PyErr_SetString(PyExc_IndexError, "index out of range in self");
-        } else {
-            PyErr_Format(PyExc_RuntimeError, "INDICES element is out of DATA bounds, id=%lld axis_dim=%lld",
-                         (long long)bad_value, (long long)size);
-        }
+    if (r > 0) { /* PyTorch 2.x: negative indices are out of range here too */
+        PyErr_SetString(PyExc_IndexError, "index out of range in self");
     }
     if (r != 0) {
         goto done;
