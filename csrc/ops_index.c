@@ -2462,7 +2462,9 @@ CtTensorObject *ct_take(CtTensorObject *self, CtTensorObject *index)
     int bad = -1;
     int64_t bad_value = 0;
     int r = run_indexing(false, out, src, 1, &index, &n, &one, true, CT_REDUCE_NONE, NULL, &bad, &bad_value);
-    if (r > 0) {
+    if (r > 0 && n == 0) {
+        PyErr_SetString(PyExc_IndexError, "take(): tried to take from an empty tensor");
+    } else if (r > 0) {
         PyErr_Format(PyExc_IndexError, "out of range: tried to access index %lld on a tensor of %lld elements.",
                      (long long)bad_value, (long long)n);
     }
@@ -2490,7 +2492,7 @@ int ct_masked_fill_(CtTensorObject *self, CtTensorObject *mask, const CtScalar *
         return -1;
     }
     int64_t bshape[CT_MAX_DIMS];
-    int nd = ct_broadcast_shapes(mask->ndim, mask->sizes, self->ndim, self->sizes, bshape);
+    int nd = ct_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, bshape);
     if (nd < 0) {
         return -1;
     }
@@ -2540,7 +2542,7 @@ CtTensorObject *ct_masked_select(CtTensorObject *self, CtTensorObject *mask)
         return NULL;
     }
     int64_t bshape[CT_MAX_DIMS];
-    int nd = ct_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, bshape);
+    int nd = ct_broadcast_shapes(mask->ndim, mask->sizes, self->ndim, self->sizes, bshape);
     if (nd < 0) {
         return NULL;
     }

@@ -872,8 +872,8 @@ static int tensor_bool_slot(PyObject *self)
     CtTensorObject *t = CT_TENSOR(self);
     int64_t n = ct_numel(t);
     if (n != 1) {
-        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s values is ambiguous",
-                     n == 0 ? "no" : "more than one");
+        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s is ambiguous",
+                     n == 0 ? "no values" : "more than one value");
         return -1;
     }
     CtScalar s;

@@ -49,6 +49,13 @@ static int infer_size(int ndim, int64_t *sizes, int64_t numel)
     }
     char buf[256];
     ct_format_sizes(buf, sizeof(buf), ndim, sizes);
+    if (infer >= 0 && prod == 0 && numel == 0) { /* any size solves 0 * n == 0 */
+        PyErr_Format(PyExc_RuntimeError,
+                     "cannot reshape tensor of 0 elements into shape %s because the unspecified dimension size -1 "
+                     "can be any value and is ambiguous",
+                     buf);
+        return -1;
+    }
     /* PyTorch prints the -1 as given */
     PyErr_Format(PyExc_RuntimeError, "shape '%s' is invalid for input of size %lld", buf, (long long)numel);
     return -1;

@@ -789,3 +789,30 @@ def test_zero_dim_and_empty(device):
     assert tuple(ctorch.masked_select(e, t_(np.zeros((0, 3), bool), device)).shape) == (0,)
     assert tuple(e.repeat(2, 2).shape) == (0, 6)
     assert tuple(ctorch.index_select(e, 1, t_([0, 2], device)).shape) == (0, 2)
+
+
+def test_fuzzed_messages_match_pytorch(device):
+    """Messages the differential fuzz against PyTorch 2.15 found worded differently."""
+    with pytest.raises(RuntimeError, match=r"^Boolean value of Tensor with more than one value is ambiguous$"):
+        bool(t_([1, 2], device))
+    with pytest.raises(RuntimeError, match=r"^Boolean value of Tensor with no values is ambiguous$"):
+        bool(t_(np.zeros(0), device))
+    empty = t_(np.zeros((0, 4), np.float32), device)
+    with pytest.raises(RuntimeError, match=r"^cannot reshape tensor of 0 elements into shape \[0, -1\] because the "
+                                           r"unspecified dimension size -1 can be any value and is ambiguous$"):
+        empty.reshape(0, -1)
+    assert empty.reshape(3, -1).shape == (3, 0)
+    with pytest.raises(RuntimeError, match=r"^shape '\[3, -1\]' is invalid for input of size 4$"):
+        t_(np.zeros(4), device).view(3, -1)
+    with pytest.raises(IndexError, match=r"^take\(\): tried to take from an empty tensor$"):
+        ctorch.take(empty, t_([0], device))
+    with pytest.raises(IndexError, match=r"^out of range: tried to access index 5 on a tensor of 3 elements\.$"):
+        ctorch.take(t_([1, 2, 3], device), t_([5], device))
+    mask = t_(np.ones((3, 1), bool), device)
+    # the broadcast error names the operands in PyTorch's order: mask first out of place, self first in place
+    with pytest.raises(RuntimeError, match=r"tensor a \(3\) must match the size of tensor b \(0\)"):
+        empty.masked_select(mask)
+    with pytest.raises(RuntimeError, match=r"tensor a \(3\) must match the size of tensor b \(0\)"):
+        empty.masked_fill(mask, 1.0)
+    with pytest.raises(RuntimeError, match=r"tensor a \(0\) must match the size of tensor b \(3\)"):
+        empty.masked_fill_(mask, 1.0)
