@@ -2,6 +2,8 @@
  * unflatten, squeeze/unsqueeze, transpose/t/T/mT/permute/movedim, expand, narrow/select,
  * unbind/split/chunk. reshape copies only when no view is possible, as in PyTorch. */
 #include "args.h"
+#include "creation.h"
+#include "dtype.h"
 #include "registry.h"
 #include "tensor.h"
 #include "views.h"
@@ -124,14 +126,82 @@ static PyObject *view_impl(CtTensorObject *t, int nd, int64_t *sizes, bool allow
     return r;
 }
 
+/* view(dtype): the same bytes read as another dtype. With a different element size the last
+ * dim (stride 1) scales by the size ratio, and every other stride and the offset with it. */
+static CtTensorObject *view_dtype(CtTensorObject *t, CtDType dtype)
+{
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    int nd = t->ndim;
+    int64_t offset = t->offset;
+    size_t old_size = ct_dtype_info[t->dtype].itemsize, new_size = ct_dtype_info[dtype].itemsize;
+    const char *from = ct_dtype_kernel_name(t->dtype), *to = ct_dtype_kernel_name(dtype);
+    memcpy(sizes, t->sizes, sizeof(int64_t) * nd);
+    memcpy(strides, t->strides, sizeof(int64_t) * nd);
+    if (old_size != new_size) {
+        if (nd == 0) {
+            PyErr_Format(PyExc_RuntimeError, "self.dim() cannot be 0 to view %s as %s (different element sizes)", from,
+                         to);
+            return NULL;
+        }
+        if (strides[nd - 1] != 1) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "self.stride(-1) must be 1 to view %s as %s (different element sizes), but got %lld", from, to,
+                         (long long)strides[nd - 1]);
+            return NULL;
+        }
+        if (old_size > new_size) {
+            int64_t ratio = (int64_t)(old_size / new_size);
+            for (int i = 0; i < nd - 1; i++) {
+                strides[i] *= ratio;
+            }
+            sizes[nd - 1] *= ratio;
+            offset *= ratio;
+        } else {
+            int64_t ratio = (int64_t)(new_size / old_size);
+            if (sizes[nd - 1] % ratio != 0) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "self.size(-1) must be divisible by %lld to view %s as %s (different element sizes), but "
+                             "got %lld",
+                             (long long)ratio, from, to, (long long)sizes[nd - 1]);
+                return NULL;
+            }
+            if (offset % ratio != 0) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "self.storage_offset() must be divisible by %lld to view %s as %s (different element "
+                             "sizes), but got %lld",
+                             (long long)ratio, from, to, (long long)offset);
+                return NULL;
+            }
+            for (int i = 0; i < nd - 1; i++) {
+                if (strides[i] % ratio != 0) {
+                    PyErr_Format(PyExc_RuntimeError,
+                                 "self.stride(%d) must be divisible by %lld to view %s as %s (different element "
+                                 "sizes), but got %lld",
+                                 i, (long long)ratio, from, to, (long long)strides[i]);
+                    return NULL;
+                }
+                strides[i] /= ratio;
+            }
+            sizes[nd - 1] /= ratio;
+            offset /= ratio;
+        }
+    }
+    return ct_tensor_new(t->storage, offset, nd, sizes, strides, dtype);
+}
+
 static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     int64_t sizes[CT_MAX_DIMS];
-    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) { /* view(size=...) */
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) { /* view(size=...) / view(dtype=...) */
         args = args + nargs;
         nargs = 1;
     }
     if (nargs == 1 && !PyTuple_Check(args[0]) && !PyList_Check(args[0]) && !PyIndex_Check(args[0])) {
+        CtDType dtype; /* a ctorch.dtype, or float/int/bool as PyTorch's dtype parser allows */
+        if (ct_dtype_from_object(args[0], &dtype) == 0) {
+            return (PyObject *)view_dtype(CT_TENSOR(self), dtype);
+        }
+        PyErr_Clear();
         PyErr_SetString(PyExc_TypeError, "view(): argument 'size' must be tuple of ints or a dtype");
         return NULL;
     }

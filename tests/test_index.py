@@ -816,3 +816,33 @@ def test_fuzzed_messages_match_pytorch(device):
         empty.masked_fill(mask, 1.0)
     with pytest.raises(RuntimeError, match=r"tensor a \(0\) must match the size of tensor b \(3\)"):
         empty.masked_fill_(mask, 1.0)
+
+
+def test_view_as_dtype(device):
+    """Tensor.view(dtype) reinterprets the bytes (NumPy's ndarray.view is the oracle)."""
+    arr = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = t_(arr, device)
+    same = x.view(ctorch.int32)  # same element size: same shape and strides
+    assert same.shape == (4, 6) and same.stride() == (6, 1)
+    np.testing.assert_array_equal(to_numpy(same), arr.view(np.int32))
+    small = x.view(ctorch.uint8)  # smaller elements: the last dim grows
+    assert small.shape == (4, 24) and small.stride() == (24, 1)
+    np.testing.assert_array_equal(to_numpy(small), arr.view(np.uint8))
+    big = x[1:, 2:6].view(ctorch.float64)  # larger: last dim, other strides and the offset shrink
+    assert big.shape == (3, 2) and big.stride() == (3, 1) and big.storage_offset() == 4
+    np.testing.assert_array_equal(to_numpy(big), np.ascontiguousarray(arr[1:, 2:6]).view(np.float64))
+    big[0, 0] = 0.0  # a view: writes reach x
+    assert x[1, 2].item() == 0.0 and x[1, 3].item() == 0.0
+    assert x.view(dtype=ctorch.int16).shape == (4, 12)
+    assert t_([True, False], device).view(ctorch.int8).tolist() == [1, 0]
+    msg = r"to view Float as %s \(different element sizes\)"
+    with pytest.raises(RuntimeError, match=r"^self.stride\(-1\) must be 1 " + msg % "Byte" + ", but got 6$"):
+        x.t().view(ctorch.uint8)
+    with pytest.raises(RuntimeError, match=r"^self.size\(-1\) must be divisible by 2 " + msg % "Double" + ", but got 3$"):
+        x[:, :3].view(ctorch.float64)
+    with pytest.raises(RuntimeError, match=r"^self.storage_offset\(\) must be divisible by 2 " + msg % "Double"):
+        x[:, 1:5].view(ctorch.float64)
+    with pytest.raises(RuntimeError, match=r"^self.stride\(0\) must be divisible by 2 " + msg % "Double"):
+        t_(np.zeros((3, 5), np.float32), device)[:, :2].view(ctorch.float64)
+    with pytest.raises(RuntimeError, match=r"^self.dim\(\) cannot be 0 " + msg % "Byte" + "$"):
+        x[0, 0].view(ctorch.uint8)
