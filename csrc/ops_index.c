@@ -11,6 +11,7 @@
 #include "index.h"
 #include "args.h"
 #include "creation.h"
+#include "elementwise.h" /* ct_can_cast */
 #include "device.h"
 #include "parallel.h"
 #include "registry.h"
@@ -3773,6 +3774,56 @@ static PyObject *py_flipud(PyObject *mod, PyObject *arg)
     return t == NULL ? NULL : tensor_flipud(arg, NULL);
 }
 
+/* Hands the result r of cat/stack/hstack/... to out= as PyTorch does: r's dtype must cast to
+ * out's, a wrongly shaped out is resized, and out itself is returned. Steals r; a new
+ * reference (out, or r when there is no out). */
+static PyObject *cat_like_out(CtTensorObject *r, PyObject *out_obj, const char *fname, Py_ssize_t n,
+                              CtTensorObject *const *ts)
+{
+    if (r == NULL || out_obj == NULL || out_obj == Py_None) {
+        return (PyObject *)r;
+    }
+    PyObject *result = NULL;
+    if (!CtTensor_Check(out_obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, type_name(out_obj));
+        goto done;
+    }
+    CtTensorObject *out = CT_TENSOR(out_obj);
+    if (!ct_can_cast(r->dtype, out->dtype)) {
+        PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s",
+                     ct_dtype_kernel_name(out->dtype));
+        goto done;
+    }
+    if (!ct_device_equal(ct_device_of(out), ct_device_of(r))) {
+        PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device, but found at least two "
+                                         "devices, %s and %s!",
+                     ct_device_of(out).type == CT_DEV_CPU ? "cpu" : "cuda:0",
+                     ct_device_of(r).type == CT_DEV_CPU ? "cpu" : "cuda:0");
+        goto done;
+    }
+    /* PyTorch refuses an out that overlaps an input, before any resize (checked per storage) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (ts[i]->storage == out->storage && ct_numel(ts[i]) > 0 && ct_numel(out) > 0) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "unsupported operation: some elements of the input tensor and the written-to tensor "
+                            "refer to a single memory location. Please clone() the tensor before performing the "
+                            "operation.");
+            goto done;
+        }
+    }
+    bool same_shape = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, sizeof(int64_t) * r->ndim) == 0;
+    if (!same_shape && ct_resize_output(out, r->ndim, r->sizes) < 0) {
+        goto done;
+    }
+    if (ct_copy_(out, r) < 0) {
+        goto done;
+    }
+    result = Py_NewRef(out_obj);
+done:
+    Py_DECREF(r);
+    return result;
+}
+
 /* cat(tensors, dim=0) also spelled axis=. */
 static PyObject *py_cat(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -3793,9 +3844,9 @@ static PyObject *py_cat(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, 
     if (n < 0) {
         return NULL;
     }
-    CtTensorObject *r = ct_cat((int)n, ts, dim);
+    PyObject *r = cat_like_out(ct_cat((int)n, ts, dim), a[3], "cat", n, ts);
     PyMem_Free(ts);
-    return (PyObject *)r;
+    return r;
 }
 
 static PyObject *py_stack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3812,9 +3863,9 @@ static PyObject *py_stack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
     if (n < 0) {
         return NULL;
     }
-    CtTensorObject *r = ct_stack((int)n, ts, dim);
+    PyObject *r = cat_like_out(ct_stack((int)n, ts, dim), a[2], "stack", n, ts);
     PyMem_Free(ts);
-    return (PyObject *)r;
+    return r;
 }
 
 /* hstack / vstack / dstack: cat after raising every input to at least `rank` dims the way
@@ -3873,7 +3924,7 @@ static PyObject *stack_like(const char *fname, PyObject *const *args, Py_ssize_t
         }
     }
     int64_t dim = rank == 3 ? 2 : rank == 2 ? 0 : (n > 0 && views[0]->ndim == 1 ? 0 : 1);
-    result = (PyObject *)ct_cat((int)n, views, dim);
+    result = cat_like_out(ct_cat((int)n, views, dim), a[1], fname, n, views);
 done:
     for (Py_ssize_t i = 0; views != NULL && i < n; i++) {
         Py_XDECREF(views[i]);

@@ -56,6 +56,9 @@ int ct_parse_size_seq(PyObject *seq, int64_t *sizes, bool allow_minus_one);
 void ct_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes);
 /* torch.Size(...) for sizes: new reference. */
 PyObject *ct_size_object(int ndim, const int64_t *sizes);
+/* Gives an out= tensor of the wrong shape fresh contiguous storage of `shape`, with PyTorch's
+ * deprecation warning unless it had no elements. 0 or -1. */
+int ct_resize_output(CtTensorObject *out, int ndim, const int64_t *shape);
 
 /* --- common transformations (new references) --------------------------------------------- */
 /* t itself (new reference) when already contiguous, else a contiguous copy. */

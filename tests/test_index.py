@@ -846,3 +846,29 @@ def test_view_as_dtype(device):
         t_(np.zeros((3, 5), np.float32), device)[:, :2].view(ctorch.float64)
     with pytest.raises(RuntimeError, match=r"^self.dim\(\) cannot be 0 " + msg % "Byte" + "$"):
         x[0, 0].view(ctorch.uint8)
+
+
+def test_cat_stack_write_out(device):
+    """out= of cat/stack/hstack/vstack/dstack receives the result (it used to be ignored)."""
+    a, b = t_(np.ones((2, 2), np.float32), device), t_(np.full((2, 2), 2, np.float32), device)
+    out = t_(np.zeros(0, np.float64), device)
+    r = ctorch.cat([a, b], out=out)
+    assert r is out and out.shape == (4, 2) and out.dtype == ctorch.float64  # resized, cast
+    np.testing.assert_array_equal(to_numpy(out), np.concatenate([np.ones((2, 2)), np.full((2, 2), 2)]))
+    keep = t_(np.zeros((2, 4), np.float32), device).t()  # the right shape: written in its own layout
+    assert ctorch.vstack([a, b], out=keep) is keep and keep.stride() == (1, 4)
+    np.testing.assert_array_equal(to_numpy(keep), np.vstack([np.ones((2, 2)), np.full((2, 2), 2)]))
+    s = t_(np.zeros(3, np.float32), device)
+    with pytest.warns(UserWarning, match=r"An output with one or more elements was resized since it had shape \[3\]"):
+        ctorch.stack([a, b], 1, out=s)
+    np.testing.assert_array_equal(to_numpy(s), np.stack([np.ones((2, 2)), np.full((2, 2), 2)], 1))
+    h = t_(np.zeros(0, np.float32), device)
+    d = t_(np.zeros(0, np.float32), device)
+    ctorch.hstack([a, b], out=h)
+    ctorch.dstack([a, b], out=d)
+    assert h.shape == (2, 4) and d.shape == (2, 2, 2)
+    with pytest.raises(TypeError, match=r"^torch.cat\(\): input types can't be cast to the desired output type Long$"):
+        ctorch.cat([a, b], out=t_(np.zeros((4, 2), np.int64), device))
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor refer to a "
+                                           "single memory location"):
+        ctorch.cat([a, a], out=a)
