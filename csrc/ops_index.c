@@ -3235,6 +3235,88 @@ static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value)
     return ct_setitem(CT_TENSOR(self), index, value);
 }
 
+/* How an op checks the dtype of its out= tensor, in PyTorch's words. */
+typedef enum {
+    OUT_CAST,        /* cat family: the result dtype must cast to out's */
+    OUT_EXACT,       /* "Expected out tensor to have dtype float, but got double instead" */
+    OUT_SAME_SCALAR, /* "index_select(): self and result must have the same scalar type" */
+    OUT_LONG,        /* nonzero: out must be int64 */
+} OutRule;
+
+/* The C++ type names PyTorch's out= dtype errors print. */
+static const char *typeid_name(CtDType d)
+{
+    static const char *const names[CT_NUM_DTYPES] = {
+        [CT_F32] = "float",     [CT_F64] = "double",       [CT_F16] = "c10::Half",   [CT_BF16] = "c10::BFloat16",
+        [CT_I64] = "long int",  [CT_I32] = "int",          [CT_I16] = "short int",   [CT_I8] = "signed char",
+        [CT_U8] = "unsigned char", [CT_BOOL] = "bool"};
+    return names[d];
+}
+
+/* Hands the result r of an op to its out= tensor as PyTorch does: out's dtype is checked by
+ * `rule`, an out overlapping an input is refused, a wrongly shaped out is resized, and out
+ * itself is returned. Steals r; a new reference (out, or r when there is no out). */
+static PyObject *write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, OutRule rule, Py_ssize_t n,
+                           CtTensorObject *const *ts)
+{
+    if (r == NULL || out_obj == NULL || out_obj == Py_None) {
+        return (PyObject *)r;
+    }
+    PyObject *result = NULL;
+    if (!CtTensor_Check(out_obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, type_name(out_obj));
+        goto done;
+    }
+    CtTensorObject *out = CT_TENSOR(out_obj);
+    if (rule == OUT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
+        PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s",
+                     ct_dtype_kernel_name(out->dtype));
+        goto done;
+    }
+    if (rule == OUT_EXACT && r->dtype != out->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead",
+                     typeid_name(r->dtype), typeid_name(out->dtype));
+        goto done;
+    }
+    if (rule == OUT_SAME_SCALAR && r->dtype != out->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): self and result must have the same scalar type", fname);
+        goto done;
+    }
+    if (rule == OUT_LONG && out->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
+                     ct_dtype_kernel_name(out->dtype));
+        goto done;
+    }
+    if (!ct_device_equal(ct_device_of(out), ct_device_of(r))) {
+        PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device, but found at least two "
+                                         "devices, %s and %s!",
+                     ct_device_of(out).type == CT_DEV_CPU ? "cpu" : "cuda:0",
+                     ct_device_of(r).type == CT_DEV_CPU ? "cpu" : "cuda:0");
+        goto done;
+    }
+    /* PyTorch refuses an out that overlaps an input, before any resize (checked per storage) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (ts[i]->storage == out->storage && ct_numel(ts[i]) > 0 && ct_numel(out) > 0) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "unsupported operation: some elements of the input tensor and the written-to tensor "
+                            "refer to a single memory location. Please clone() the tensor before performing the "
+                            "operation.");
+            goto done;
+        }
+    }
+    bool same_shape = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, sizeof(int64_t) * r->ndim) == 0;
+    if (!same_shape && ct_resize_output(out, r->ndim, r->sizes) < 0) {
+        goto done;
+    }
+    if (ct_copy_(out, r) < 0) {
+        goto done;
+    }
+    result = Py_NewRef(out_obj);
+done:
+    Py_DECREF(r);
+    return result;
+}
+
 /* --- gather / scatter / index_* -------------------------------------------------------------- */
 static PyObject *tensor_gather(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -3246,7 +3328,8 @@ static PyObject *tensor_gather(PyObject *self, PyObject *const *args, Py_ssize_t
         (index = tensor_arg(a[1], "gather", "index", 2)) == NULL) {
         return NULL;
     }
-    return (PyObject *)ct_gather(CT_TENSOR(self), dim, index);
+    CtTensorObject *in[2] = {CT_TENSOR(self), index};
+    return write_out(ct_gather(CT_TENSOR(self), dim, index), a[3], "gather", OUT_EXACT, 2, in);
 }
 
 static int parse_reduce(PyObject *obj, CtIndexReduce *out)
@@ -3349,7 +3432,8 @@ static PyObject *tensor_index_select(PyObject *self, PyObject *const *args, Py_s
         dim_arg(a[0], &dim, "index_select") < 0 || (index = tensor_arg(a[1], "index_select", "index", 3)) == NULL) {
         return NULL;
     }
-    return (PyObject *)ct_index_select(CT_TENSOR(self), dim, index);
+    CtTensorObject *in[2] = {CT_TENSOR(self), index};
+    return write_out(ct_index_select(CT_TENSOR(self), dim, index), a[2], "index_select", OUT_SAME_SCALAR, 2, in);
 }
 
 typedef enum { ALONG_ADD, ALONG_COPY, ALONG_FILL } AlongOp;
@@ -3508,7 +3592,8 @@ static PyObject *tensor_masked_select(PyObject *self, PyObject *const *args, Py_
         (mask = tensor_arg(a[0], "masked_select", "mask", 2)) == NULL) {
         return NULL;
     }
-    return (PyObject *)ct_masked_select(CT_TENSOR(self), mask);
+    CtTensorObject *in[2] = {CT_TENSOR(self), mask};
+    return write_out(ct_masked_select(CT_TENSOR(self), mask), a[1], "masked_select", OUT_SAME_SCALAR, 2, in);
 }
 
 static PyObject *tensor_nonzero(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3519,7 +3604,9 @@ static PyObject *tensor_nonzero(PyObject *self, PyObject *const *args, Py_ssize_
     if (ct_parse_args("nonzero", args, nargs, kwnames, names, 0, a) < 0 || ct_arg_bool(a[0], &as_tuple) < 0) {
         return NULL;
     }
-    return as_tuple ? ct_nonzero_tuple(CT_TENSOR(self)) : (PyObject *)ct_nonzero(CT_TENSOR(self));
+    CtTensorObject *in[1] = {CT_TENSOR(self)};
+    return as_tuple ? ct_nonzero_tuple(CT_TENSOR(self))
+                    : write_out(ct_nonzero(CT_TENSOR(self)), a[1], "nonzero", OUT_LONG, 1, in);
 }
 
 static PyObject *tensor_argwhere(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3564,7 +3651,7 @@ static PyObject *triangle_method(PyObject *self, PyObject *const *args, Py_ssize
     if (out != NULL && ct_triangle(out, t, diagonal, upper) < 0) {
         Py_CLEAR(out);
     }
-    return (PyObject *)out;
+    return write_out(out, a[1], fname, OUT_EXACT, 1, &t);
 }
 
 static PyObject *tensor_tril(PyObject *s, PyObject *const *a, Py_ssize_t n, PyObject *k)
@@ -3702,7 +3789,14 @@ static PyObject *tensor_diag(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (ct_parse_args("diag", args, nargs, kwnames, names, 0, a) < 0 || diagonal_arg(a[0], &k, "diag") < 0) {
         return NULL;
     }
-    return (PyObject *)diag_impl(CT_TENSOR(self), k);
+    CtTensorObject *in[1] = {CT_TENSOR(self)};
+    if (in[0]->ndim == 1 && a[1] != NULL && CtTensor_Check(a[1]) && !ct_can_cast(in[0]->dtype, CT_TENSOR(a[1])->dtype)) {
+        /* building a matrix, PyTorch first checks the cast */
+        PyErr_Format(PyExc_RuntimeError, "diag: result type %s can't be cast to the desired out= type %s",
+                     ct_dtype_kernel_name(in[0]->dtype), ct_dtype_kernel_name(CT_TENSOR(a[1])->dtype));
+        return NULL;
+    }
+    return write_out(diag_impl(CT_TENSOR(self), k), a[1], "diag", OUT_EXACT, 1, in);
 }
 
 static PyObject *tensor_diagonal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3774,56 +3868,6 @@ static PyObject *py_flipud(PyObject *mod, PyObject *arg)
     return t == NULL ? NULL : tensor_flipud(arg, NULL);
 }
 
-/* Hands the result r of cat/stack/hstack/... to out= as PyTorch does: r's dtype must cast to
- * out's, a wrongly shaped out is resized, and out itself is returned. Steals r; a new
- * reference (out, or r when there is no out). */
-static PyObject *cat_like_out(CtTensorObject *r, PyObject *out_obj, const char *fname, Py_ssize_t n,
-                              CtTensorObject *const *ts)
-{
-    if (r == NULL || out_obj == NULL || out_obj == Py_None) {
-        return (PyObject *)r;
-    }
-    PyObject *result = NULL;
-    if (!CtTensor_Check(out_obj)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, type_name(out_obj));
-        goto done;
-    }
-    CtTensorObject *out = CT_TENSOR(out_obj);
-    if (!ct_can_cast(r->dtype, out->dtype)) {
-        PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s",
-                     ct_dtype_kernel_name(out->dtype));
-        goto done;
-    }
-    if (!ct_device_equal(ct_device_of(out), ct_device_of(r))) {
-        PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device, but found at least two "
-                                         "devices, %s and %s!",
-                     ct_device_of(out).type == CT_DEV_CPU ? "cpu" : "cuda:0",
-                     ct_device_of(r).type == CT_DEV_CPU ? "cpu" : "cuda:0");
-        goto done;
-    }
-    /* PyTorch refuses an out that overlaps an input, before any resize (checked per storage) */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (ts[i]->storage == out->storage && ct_numel(ts[i]) > 0 && ct_numel(out) > 0) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "unsupported operation: some elements of the input tensor and the written-to tensor "
-                            "refer to a single memory location. Please clone() the tensor before performing the "
-                            "operation.");
-            goto done;
-        }
-    }
-    bool same_shape = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, sizeof(int64_t) * r->ndim) == 0;
-    if (!same_shape && ct_resize_output(out, r->ndim, r->sizes) < 0) {
-        goto done;
-    }
-    if (ct_copy_(out, r) < 0) {
-        goto done;
-    }
-    result = Py_NewRef(out_obj);
-done:
-    Py_DECREF(r);
-    return result;
-}
-
 /* cat(tensors, dim=0) also spelled axis=. */
 static PyObject *py_cat(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -3844,7 +3888,7 @@ static PyObject *py_cat(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, 
     if (n < 0) {
         return NULL;
     }
-    PyObject *r = cat_like_out(ct_cat((int)n, ts, dim), a[3], "cat", n, ts);
+    PyObject *r = write_out(ct_cat((int)n, ts, dim), a[3], "cat", OUT_CAST, n, ts);
     PyMem_Free(ts);
     return r;
 }
@@ -3863,7 +3907,7 @@ static PyObject *py_stack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
     if (n < 0) {
         return NULL;
     }
-    PyObject *r = cat_like_out(ct_stack((int)n, ts, dim), a[2], "stack", n, ts);
+    PyObject *r = write_out(ct_stack((int)n, ts, dim), a[2], "stack", OUT_CAST, n, ts);
     PyMem_Free(ts);
     return r;
 }
@@ -3924,7 +3968,7 @@ static PyObject *stack_like(const char *fname, PyObject *const *args, Py_ssize_t
         }
     }
     int64_t dim = rank == 3 ? 2 : rank == 2 ? 0 : (n > 0 && views[0]->ndim == 1 ? 0 : 1);
-    result = cat_like_out(ct_cat((int)n, views, dim), a[1], fname, n, views);
+    result = write_out(ct_cat((int)n, views, dim), a[1], fname, OUT_CAST, n, views);
 done:
     for (Py_ssize_t i = 0; views != NULL && i < n; i++) {
         Py_XDECREF(views[i]);

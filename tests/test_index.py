@@ -872,3 +872,37 @@ def test_cat_stack_write_out(device):
     with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor refer to a "
                                            "single memory location"):
         ctorch.cat([a, a], out=a)
+
+
+def test_index_ops_write_out(device):
+    """out= of gather/index_select/masked_select/nonzero/tril/triu/diag is written and returned
+    (it used to be accepted and ignored), with PyTorch's dtype rules."""
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = t_(arr, device)
+    f32 = lambda: t_(np.zeros(0, np.float32), device)  # noqa: E731
+    cases = [
+        (lambda o: ctorch.gather(x, 1, t_([[0], [1], [2]], device), out=o), arr[[0, 1, 2], [0, 1, 2]][:, None]),
+        (lambda o: ctorch.index_select(x, 0, t_([0, 2], device), out=o), arr[[0, 2]]),
+        (lambda o: ctorch.masked_select(x, x > 5, out=o), arr[arr > 5]),
+        (lambda o: ctorch.tril(x, out=o), np.tril(arr)),
+        (lambda o: ctorch.triu(x, 1, out=o), np.triu(arr, 1)),
+        (lambda o: ctorch.diag(x, out=o), np.diag(arr)),
+    ]
+    for fn, expect in cases:
+        o = f32()
+        assert fn(o) is o
+        np.testing.assert_array_equal(to_numpy(o), expect)
+    o = t_(np.zeros(0, np.int64), device)
+    assert ctorch.nonzero(x, out=o) is o
+    np.testing.assert_array_equal(to_numpy(o), np.argwhere(arr))
+    f64 = t_(np.zeros(0, np.float64), device)
+    i64 = t_(np.zeros(0, np.int64), device)
+    with pytest.raises(RuntimeError, match=r"^Expected out tensor to have dtype float, but got double instead$"):
+        ctorch.gather(x, 1, t_([[0]], device), out=f64)
+    with pytest.raises(RuntimeError, match=r"^index_select\(\): self and result must have the same scalar type$"):
+        ctorch.index_select(x, 0, t_([0], device), out=f64)
+    with pytest.raises(RuntimeError, match=r"^nonzero: Expected out tensor to have scalar type Long but got scalar "
+                                           r"typeFloat$"):
+        ctorch.nonzero(x, out=f32())
+    with pytest.raises(RuntimeError, match=r"^diag: result type Float can't be cast to the desired out= type Long$"):
+        ctorch.diag(t_([1.0, 2.0], device), out=i64)
