@@ -3235,88 +3235,6 @@ static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value)
     return ct_setitem(CT_TENSOR(self), index, value);
 }
 
-/* How an op checks the dtype of its out= tensor, in PyTorch's words. */
-typedef enum {
-    OUT_CAST,        /* cat family: the result dtype must cast to out's */
-    OUT_EXACT,       /* "Expected out tensor to have dtype float, but got double instead" */
-    OUT_SAME_SCALAR, /* "index_select(): self and result must have the same scalar type" */
-    OUT_LONG,        /* nonzero: out must be int64 */
-} OutRule;
-
-/* The C++ type names PyTorch's out= dtype errors print. */
-static const char *typeid_name(CtDType d)
-{
-    static const char *const names[CT_NUM_DTYPES] = {
-        [CT_F32] = "float",     [CT_F64] = "double",       [CT_F16] = "c10::Half",   [CT_BF16] = "c10::BFloat16",
-        [CT_I64] = "long int",  [CT_I32] = "int",          [CT_I16] = "short int",   [CT_I8] = "signed char",
-        [CT_U8] = "unsigned char", [CT_BOOL] = "bool"};
-    return names[d];
-}
-
-/* Hands the result r of an op to its out= tensor as PyTorch does: out's dtype is checked by
- * `rule`, an out overlapping an input is refused, a wrongly shaped out is resized, and out
- * itself is returned. Steals r; a new reference (out, or r when there is no out). */
-static PyObject *write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, OutRule rule, Py_ssize_t n,
-                           CtTensorObject *const *ts)
-{
-    if (r == NULL || out_obj == NULL || out_obj == Py_None) {
-        return (PyObject *)r;
-    }
-    PyObject *result = NULL;
-    if (!CtTensor_Check(out_obj)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, type_name(out_obj));
-        goto done;
-    }
-    CtTensorObject *out = CT_TENSOR(out_obj);
-    if (rule == OUT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
-        PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s",
-                     ct_dtype_kernel_name(out->dtype));
-        goto done;
-    }
-    if (rule == OUT_EXACT && r->dtype != out->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead",
-                     typeid_name(r->dtype), typeid_name(out->dtype));
-        goto done;
-    }
-    if (rule == OUT_SAME_SCALAR && r->dtype != out->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "%s(): self and result must have the same scalar type", fname);
-        goto done;
-    }
-    if (rule == OUT_LONG && out->dtype != CT_I64) {
-        PyErr_Format(PyExc_RuntimeError, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
-                     ct_dtype_kernel_name(out->dtype));
-        goto done;
-    }
-    if (!ct_device_equal(ct_device_of(out), ct_device_of(r))) {
-        PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device, but found at least two "
-                                         "devices, %s and %s!",
-                     ct_device_of(out).type == CT_DEV_CPU ? "cpu" : "cuda:0",
-                     ct_device_of(r).type == CT_DEV_CPU ? "cpu" : "cuda:0");
-        goto done;
-    }
-    /* PyTorch refuses an out that overlaps an input, before any resize (checked per storage) */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (ts[i]->storage == out->storage && ct_numel(ts[i]) > 0 && ct_numel(out) > 0) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "unsupported operation: some elements of the input tensor and the written-to tensor "
-                            "refer to a single memory location. Please clone() the tensor before performing the "
-                            "operation.");
-            goto done;
-        }
-    }
-    bool same_shape = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, sizeof(int64_t) * r->ndim) == 0;
-    if (!same_shape && ct_resize_output(out, r->ndim, r->sizes) < 0) {
-        goto done;
-    }
-    if (ct_copy_(out, r) < 0) {
-        goto done;
-    }
-    result = Py_NewRef(out_obj);
-done:
-    Py_DECREF(r);
-    return result;
-}
-
 /* --- gather / scatter / index_* -------------------------------------------------------------- */
 static PyObject *tensor_gather(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -3329,7 +3247,7 @@ static PyObject *tensor_gather(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     CtTensorObject *in[2] = {CT_TENSOR(self), index};
-    return write_out(ct_gather(CT_TENSOR(self), dim, index), a[3], "gather", OUT_EXACT, 2, in);
+    return ct_write_out(ct_gather(CT_TENSOR(self), dim, index), a[3], "gather", CT_OUT_EXACT, 2, in);
 }
 
 static int parse_reduce(PyObject *obj, CtIndexReduce *out)
@@ -3433,7 +3351,7 @@ static PyObject *tensor_index_select(PyObject *self, PyObject *const *args, Py_s
         return NULL;
     }
     CtTensorObject *in[2] = {CT_TENSOR(self), index};
-    return write_out(ct_index_select(CT_TENSOR(self), dim, index), a[2], "index_select", OUT_SAME_SCALAR, 2, in);
+    return ct_write_out(ct_index_select(CT_TENSOR(self), dim, index), a[2], "index_select", CT_OUT_SAME_SCALAR, 2, in);
 }
 
 typedef enum { ALONG_ADD, ALONG_COPY, ALONG_FILL } AlongOp;
@@ -3593,7 +3511,7 @@ static PyObject *tensor_masked_select(PyObject *self, PyObject *const *args, Py_
         return NULL;
     }
     CtTensorObject *in[2] = {CT_TENSOR(self), mask};
-    return write_out(ct_masked_select(CT_TENSOR(self), mask), a[1], "masked_select", OUT_SAME_SCALAR, 2, in);
+    return ct_write_out(ct_masked_select(CT_TENSOR(self), mask), a[1], "masked_select", CT_OUT_SAME_SCALAR, 2, in);
 }
 
 static PyObject *tensor_nonzero(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3606,7 +3524,7 @@ static PyObject *tensor_nonzero(PyObject *self, PyObject *const *args, Py_ssize_
     }
     CtTensorObject *in[1] = {CT_TENSOR(self)};
     return as_tuple ? ct_nonzero_tuple(CT_TENSOR(self))
-                    : write_out(ct_nonzero(CT_TENSOR(self)), a[1], "nonzero", OUT_LONG, 1, in);
+                    : ct_write_out(ct_nonzero(CT_TENSOR(self)), a[1], "nonzero", CT_OUT_LONG, 1, in);
 }
 
 static PyObject *tensor_argwhere(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3651,7 +3569,7 @@ static PyObject *triangle_method(PyObject *self, PyObject *const *args, Py_ssize
     if (out != NULL && ct_triangle(out, t, diagonal, upper) < 0) {
         Py_CLEAR(out);
     }
-    return write_out(out, a[1], fname, OUT_EXACT, 1, &t);
+    return ct_write_out(out, a[1], fname, CT_OUT_EXACT, 1, &t);
 }
 
 static PyObject *tensor_tril(PyObject *s, PyObject *const *a, Py_ssize_t n, PyObject *k)
@@ -3796,7 +3714,7 @@ static PyObject *tensor_diag(PyObject *self, PyObject *const *args, Py_ssize_t n
                      ct_dtype_kernel_name(in[0]->dtype), ct_dtype_kernel_name(CT_TENSOR(a[1])->dtype));
         return NULL;
     }
-    return write_out(diag_impl(CT_TENSOR(self), k), a[1], "diag", OUT_EXACT, 1, in);
+    return ct_write_out(diag_impl(CT_TENSOR(self), k), a[1], "diag", CT_OUT_EXACT, 1, in);
 }
 
 static PyObject *tensor_diagonal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3888,7 +3806,7 @@ static PyObject *py_cat(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, 
     if (n < 0) {
         return NULL;
     }
-    PyObject *r = write_out(ct_cat((int)n, ts, dim), a[3], "cat", OUT_CAST, n, ts);
+    PyObject *r = ct_write_out(ct_cat((int)n, ts, dim), a[3], "cat", CT_OUT_CAST, n, ts);
     PyMem_Free(ts);
     return r;
 }
@@ -3907,7 +3825,7 @@ static PyObject *py_stack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
     if (n < 0) {
         return NULL;
     }
-    PyObject *r = write_out(ct_stack((int)n, ts, dim), a[2], "stack", OUT_CAST, n, ts);
+    PyObject *r = ct_write_out(ct_stack((int)n, ts, dim), a[2], "stack", CT_OUT_CAST, n, ts);
     PyMem_Free(ts);
     return r;
 }
@@ -3968,7 +3886,7 @@ static PyObject *stack_like(const char *fname, PyObject *const *args, Py_ssize_t
         }
     }
     int64_t dim = rank == 3 ? 2 : rank == 2 ? 0 : (n > 0 && views[0]->ndim == 1 ? 0 : 1);
-    result = write_out(ct_cat((int)n, views, dim), a[1], fname, OUT_CAST, n, views);
+    result = ct_write_out(ct_cat((int)n, views, dim), a[1], fname, CT_OUT_CAST, n, views);
 done:
     for (Py_ssize_t i = 0; views != NULL && i < n; i++) {
         Py_XDECREF(views[i]);

@@ -1225,7 +1225,13 @@ static PyObject *max_min_py(bool is_max, PyObject *const *args, Py_ssize_t nargs
         if (fn == NULL) {
             return NULL;
         }
-        PyObject *r = PyObject_CallFunctionObjArgs(fn, (PyObject *)t, other, NULL);
+        PyObject *r = NULL, *fargs = PyTuple_Pack(2, (PyObject *)t, other);
+        PyObject *fkw = a[4] != NULL ? Py_BuildValue("{sO}", "out", a[4]) : NULL;
+        if (fargs != NULL && (a[4] == NULL || fkw != NULL)) {
+            r = PyObject_Call(fn, fargs, fkw);
+        }
+        Py_XDECREF(fargs);
+        Py_XDECREF(fkw);
         Py_DECREF(fn);
         return r;
     }
@@ -1237,17 +1243,45 @@ static PyObject *max_min_py(bool is_max, PyObject *const *args, Py_ssize_t nargs
                          fname);
             return NULL;
         }
-        return (PyObject *)(is_max ? ct_max_all(t) : ct_min_all(t));
+        return ct_write_out(is_max ? ct_max_all(t) : ct_min_all(t), a[4], fname, CT_OUT_EXACT, 1, &t);
     }
     int dim;
     if (int_dim_arg(a[1], t, fname, &dim) < 0) {
+        return NULL;
+    }
+    PyObject *out = a[4] == Py_None ? NULL : a[4];
+    if (out != NULL && (!(PyTuple_Check(out) || PyList_Check(out)) || PySequence_Fast_GET_SIZE(out) != 2)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() received an invalid combination of arguments - got (Tensor, int, out=%s), but expected "
+                     "one of: (Tensor input, int dim, bool keepdim, *, tuple of Tensors out)",
+                     fname, CtTensor_Check(out) ? "Tensor" : Py_TYPE(out)->tp_name);
         return NULL;
     }
     CtTensorObject *values = NULL, *indices = NULL;
     if ((is_max ? ct_max_dim : ct_min_dim)(t, dim, keepdim, &values, &indices) < 0) {
         return NULL;
     }
-    return make_pair(is_max ? RT_MAX : RT_MIN, values, indices);
+    if (out == NULL) {
+        return make_pair(is_max ? RT_MAX : RT_MIN, values, indices);
+    }
+    /* out=(values, indices): each written in place, as PyTorch's max.dim_max; a wrong indices
+     * dtype is refused before values is touched */
+    PyObject *out_i = PySequence_Fast_GET_ITEM(out, 1);
+    if (CtTensor_Check(out_i) && CT_TENSOR(out_i)->dtype != CT_I64) {
+        Py_DECREF(values);
+        return ct_write_out(indices, out_i, fname, CT_OUT_EXACT, 1, &t); /* raises */
+    }
+    PyObject *v = ct_write_out(values, PySequence_Fast_GET_ITEM(out, 0), fname, CT_OUT_EXACT, 1, &t);
+    if (v == NULL) {
+        Py_DECREF(indices);
+        return NULL;
+    }
+    PyObject *i = ct_write_out(indices, out_i, fname, CT_OUT_EXACT, 1, &t);
+    if (i == NULL) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    return make_pair(is_max ? RT_MAX : RT_MIN, (CtTensorObject *)v, (CtTensorObject *)i);
 }
 
 static PyObject *py_max(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)

@@ -4,8 +4,10 @@
 #include "tensor.h"
 #include "args.h"
 #include "autograd.h"
+#include "creation.h"
 #include "cuda_loader.h"
 #include "device.h"
+#include "elementwise.h" /* ct_can_cast */
 #include "registry.h"
 #include "storage.h"
 #include "views.h"
@@ -174,6 +176,78 @@ int ct_resize_output(CtTensorObject *out, int ndim, const int64_t *shape)
     memcpy(out->strides, fresh->strides, sizeof(out->strides));
     Py_DECREF(fresh);
     return 0;
+}
+
+/* The C++ type names PyTorch's out= dtype errors print. */
+static const char *typeid_name(CtDType d)
+{
+    static const char *const names[CT_NUM_DTYPES] = {
+        [CT_F32] = "float",     [CT_F64] = "double",       [CT_F16] = "c10::Half",   [CT_BF16] = "c10::BFloat16",
+        [CT_I64] = "long int",  [CT_I32] = "int",          [CT_I16] = "short int",   [CT_I8] = "signed char",
+        [CT_U8] = "unsigned char", [CT_BOOL] = "bool"};
+    return names[d];
+}
+
+/* out= handling shared by ops outside the elementwise family (see tensor.h) */
+PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, CtOutRule rule, Py_ssize_t n,
+                       CtTensorObject *const *ts)
+{
+    if (r == NULL || out_obj == NULL || out_obj == Py_None) {
+        return (PyObject *)r;
+    }
+    PyObject *result = NULL;
+    if (!CtTensor_Check(out_obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, ct_type_name(out_obj));
+        goto done;
+    }
+    CtTensorObject *out = CT_TENSOR(out_obj);
+    if (rule == CT_OUT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
+        PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s",
+                     ct_dtype_kernel_name(out->dtype));
+        goto done;
+    }
+    if (rule == CT_OUT_EXACT && r->dtype != out->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead",
+                     typeid_name(r->dtype), typeid_name(out->dtype));
+        goto done;
+    }
+    if (rule == CT_OUT_SAME_SCALAR && r->dtype != out->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): self and result must have the same scalar type", fname);
+        goto done;
+    }
+    if (rule == CT_OUT_LONG && out->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
+                     ct_dtype_kernel_name(out->dtype));
+        goto done;
+    }
+    if (!ct_device_equal(ct_device_of(out), ct_device_of(r))) {
+        PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device, but found at least two "
+                                         "devices, %s and %s!",
+                     ct_device_of(out).type == CT_DEV_CPU ? "cpu" : "cuda:0",
+                     ct_device_of(r).type == CT_DEV_CPU ? "cpu" : "cuda:0");
+        goto done;
+    }
+    /* PyTorch refuses an out that overlaps an input, before any resize (checked per storage) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (ts[i]->storage == out->storage && ct_numel(ts[i]) > 0 && ct_numel(out) > 0) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "unsupported operation: some elements of the input tensor and the written-to tensor "
+                            "refer to a single memory location. Please clone() the tensor before performing the "
+                            "operation.");
+            goto done;
+        }
+    }
+    bool same_shape = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, sizeof(int64_t) * r->ndim) == 0;
+    if (!same_shape && ct_resize_output(out, r->ndim, r->sizes) < 0) {
+        goto done;
+    }
+    if (ct_copy_(out, r) < 0) {
+        goto done;
+    }
+    result = Py_NewRef(out_obj);
+done:
+    Py_DECREF(r);
+    return result;
 }
 
 void ct_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes)

@@ -713,6 +713,27 @@ def test_scan_to_bool_and_norm_checks(device):
     assert ctorch.norm(empty, p=0.5).item() == 0.0
 
 
+def test_max_min_write_out(device):
+    """max/min out= (dim form: a (values, indices) pair) is written, not ignored."""
+    x = ctorch.tensor([[0.0, 5.0, 2.0], [3.0, 1.0, 4.0]], device=device)
+    v, i = ctorch.zeros(0, device=device), ctorch.zeros(0, dtype=ctorch.int64, device=device)
+    r = ctorch.max(x, 1, out=(v, i))
+    assert r[0] is v and r[1] is i and r.values is v
+    assert v.tolist() == [5.0, 4.0] and i.tolist() == [1, 2]
+    v, i = ctorch.zeros(0, device=device), ctorch.zeros(0, dtype=ctorch.int64, device=device)
+    ctorch.min(x, 0, keepdim=True, out=[v, i])
+    assert v.tolist() == [[0.0, 1.0, 2.0]] and i.tolist() == [[0, 1, 0]]
+    whole = ctorch.zeros(0, device=device)
+    assert ctorch.max(x, out=whole) is whole and whole.item() == 5.0
+    both = ctorch.zeros(0, device=device)
+    assert ctorch.min(x, x.flip(0), out=both) is both and both.tolist() == [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype long int, but got int instead$"):
+        ctorch.max(x, 1, out=(v, ctorch.zeros(0, dtype=ctorch.int32, device=device)))
+    assert v.shape == (1, 3)  # refused before anything was written
+    with pytest.raises(TypeError, match=r"got \(Tensor, int, out=Tensor\)"):
+        ctorch.max(x, 1, out=v)
+
+
 # --- named tuples --------------------------------------------------------------------------------------------------
 def test_named_tuples(device):
     x = ctorch.tensor([[1, 4], [3, 2]], device=device)
