@@ -36,7 +36,10 @@ static int infer_size(int ndim, int64_t *sizes, int64_t numel)
             }
             infer = i;
         } else if (sizes[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "invalid shape dimension %lld", (long long)sizes[i]);
+            char buf[256];
+            ct_format_sizes(buf, sizeof(buf), ndim, sizes);
+            PyErr_Format(PyExc_RuntimeError, "invalid shape dimension %lld at index %d of shape %s",
+                         (long long)sizes[i], i, buf);
             return -1;
         } else {
             prod *= sizes[i];
@@ -587,10 +590,18 @@ PyObject *ct_expand(CtTensorObject *t, int nd, const int64_t *target)
 {
     int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
     if (nd < t->ndim) {
+        static const char *const legacy[CT_NUM_DTYPES] = {
+            [CT_BOOL] = "BoolTensor",  [CT_U8] = "ByteTensor", [CT_I8] = "CharTensor",
+            [CT_I16] = "ShortTensor",  [CT_I32] = "IntTensor", [CT_I64] = "LongTensor",
+            [CT_F16] = "HalfTensor",   [CT_BF16] = "BFloat16Tensor", [CT_F32] = "FloatTensor",
+            [CT_F64] = "DoubleTensor"};
+        char have[256], want[256];
+        ct_format_sizes(have, sizeof(have), t->ndim, t->sizes);
+        ct_format_sizes(want, sizeof(want), nd, target);
         PyErr_Format(PyExc_RuntimeError,
-                     "expand(torch.FloatTensor{...}, size=[...]): the number of sizes provided (%d) must be greater "
-                     "or equal to the number of dimensions in the tensor (%d)",
-                     nd, t->ndim);
+                     "expand(torch.%s%s{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to "
+                     "the number of dimensions in the tensor (%d)",
+                     ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "", legacy[t->dtype], have, want, nd, t->ndim);
         return NULL;
     }
     for (int i = nd - 1; i >= 0; i--) {
@@ -683,6 +694,10 @@ static PyObject *tensor_narrow(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     if (parse_dim(a[0], t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    if (length < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "narrow(): length must be non-negative.");
         return NULL;
     }
     int64_t size = t->sizes[dim];

@@ -804,6 +804,13 @@ def test_fuzzed_messages_match_pytorch(device):
     assert empty.reshape(3, -1).shape == (3, 0)
     with pytest.raises(RuntimeError, match=r"^shape '\[3, -1\]' is invalid for input of size 4$"):
         t_(np.zeros(4), device).view(3, -1)
+    with pytest.raises(RuntimeError, match=r"^invalid shape dimension -2 at index 0 of shape \[-2, 2\]$"):
+        t_(np.zeros(4), device).view(-2, 2)
+    with pytest.raises(RuntimeError, match=r"^narrow\(\): length must be non-negative\.$"):
+        t_(np.zeros(4), device).narrow(0, 0, -1)
+    with pytest.raises(RuntimeError, match=r"^expand\(torch\.(cuda\.)?LongTensor\{\[2, 2\]\}, size=\[4\]\): the number "
+                                           r"of sizes provided \(1\) must be greater or equal"):
+        t_(np.zeros((2, 2), np.int64), device).expand(4)
     with pytest.raises(IndexError, match=r"^take\(\): tried to take from an empty tensor$"):
         ctorch.take(empty, t_([0], device))
     with pytest.raises(IndexError, match=r"^out of range: tried to access index 5 on a tensor of 3 elements\.$"):
