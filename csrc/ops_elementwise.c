@@ -967,7 +967,9 @@ static int binary_operands(const char *name, PyObject *x, PyObject *y, int numfl
                      Py_TYPE(x)->tp_name, y == NULL ? "NoneType" : Py_TYPE(y)->tp_name);
         return -1;
     }
-    if (arg_operand(x, &in[0], name, "input", 1, allow_x) < 0 || arg_operand(y, &in[1], name, "other", 2, allow_y) < 0) {
+    /* a method's positions count from its first argument after self (t.atan2(2): position 1) */
+    if (arg_operand(x, &in[0], name, "input", 1, allow_x) < 0 ||
+        arg_operand(y, &in[1], name, "other", method ? 1 : 2, allow_y) < 0) {
         return -1;
     }
     return 0;

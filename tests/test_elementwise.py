@@ -480,6 +480,10 @@ def test_operator_type_errors(device):
         pow(a, 2, 3)
     with pytest.raises(TypeError, match=r"maximum\(\): argument 'other' \(position 2\) must be Tensor, not int"):
         ctorch.maximum(a, 2)
+    with pytest.raises(TypeError, match=r"^maximum\(\): argument 'other' \(position 1\) must be Tensor, not int$"):
+        a.maximum(2)  # a method counts positions after self
+    with pytest.raises(TypeError, match=r"^atan2_\(\): argument 'other' \(position 1\) must be Tensor, not float$"):
+        a.clone().atan2_(2.0)
     with pytest.raises(TypeError, match=r"exp\(\): argument 'input' \(position 1\) must be Tensor, not float"):
         ctorch.exp(2.0)
     with pytest.raises(TypeError):
