@@ -674,8 +674,8 @@ static CtTensorObject *linlogspace(SeqKind kind, double start, double end, int64
     if (steps == 1) {
         end = start; /* one step is the start (the symmetric formula would give the end) */
     }
-    if (kind == SEQ_LINSPACE && !ct_is_floating(dtype)) {
-        start = (double)(int64_t)start; /* PyTorch converts the ends to the integer type first */
+    if (!ct_is_floating(dtype)) {
+        start = (double)(int64_t)start; /* PyTorch converts the ends to the integer type first (logspace's exponents too) */
         end = (double)(int64_t)end;
     }
     ctx.dstart = start;

@@ -282,6 +282,10 @@ def test_logspace(device, dtype, start, end, steps, base):
 def test_logspace_int():
     assert torch.logspace(0, 3, 4, dtype=torch.int64).tolist() == [1, 10, 100, 1000]
     assert torch.logspace(0, 2, 3, base=10, dtype=torch.int32).tolist() == [1, 10, 100]
+    # the exponents' ends become integers first, as in linspace: 0.5 -> 0, 2.7 -> 2, so the
+    # values are int(10 ** (0, 2/3, 4/3, 2)) and int(2.5 ** ...)
+    assert torch.logspace(0.5, 2.7, 4, dtype=torch.int64).tolist() == [1, 4, 21, 100]
+    assert torch.logspace(0.5, 2, 4, base=2.5, dtype=torch.uint8).tolist() == [1, 1, 3, 6]
 
 
 # --- eye ---------------------------------------------------------------------------------------------
