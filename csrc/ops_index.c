@@ -2218,6 +2218,10 @@ CtTensorObject *ct_index_select(CtTensorObject *self, int64_t dim_arg, CtTensorO
                      (long long)ct_numel(index));
         return NULL;
     }
+    if (self->ndim > 0 && self->sizes[dim] == 0 && ct_numel(index) > 0) {
+        PyErr_SetString(PyExc_RuntimeError, "index_select(): self indexing axis dim should be positive");
+        return NULL;
+    }
     if (same_device2(self, index) < 0 || along_dim_views(self, dim, index, shape, &nd, &src, &idx) < 0) {
         return NULL;
     }
@@ -3373,7 +3377,9 @@ static int along_args(PyObject *target, AlongOp op, const char *fname, PyObject 
     }
     if (op == ALONG_FILL) {
         CtScalar value;
-        if (value_arg(a[2], &value, "index_fill_", CT_TENSOR(target)->dtype) < 0) {
+        int unused;
+        if (ct_wrap_dim(dim, CT_TENSOR(target)->ndim, &unused) < 0 || /* the dim is checked before the value */
+            value_arg(a[2], &value, "index_fill_", CT_TENSOR(target)->dtype) < 0) {
             return -1;
         }
         return ct_index_fill_(CT_TENSOR(target), dim, index, &value);

@@ -1360,7 +1360,12 @@ static PyObject *argmax_py(bool is_max, PyObject *const *args, Py_ssize_t nargs,
         keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
     }
-    if (t->dtype == CT_BOOL) { /* before the dim, as PyTorch */
+    if (a[1] != NULL && a[1] != Py_None && (!is_int_arg(a[1]) || CtTensor_Check(a[1]))) {
+        /* a dim of the wrong type is refused first */
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' must be int, not %s", fname, Py_TYPE(a[1])->tp_name);
+        return NULL;
+    }
+    if (t->dtype == CT_BOOL) { /* before the dim's range, as PyTorch */
         PyErr_Format(PyExc_NotImplementedError, "%s(): does not support bool input", fname);
         return NULL;
     }

@@ -329,6 +329,8 @@ def test_scalar_values_must_fit_the_destination(device):
         with pytest.raises(RuntimeError, match=msg % "uint8_t"):
             fn()
     assert x.tolist() == [0, 0, 0] and u.tolist() == [0, 0, 0]  # nothing was written
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        u.index_fill(1, idx, 300)  # the dim is checked before the value
     u[0] = -1  # a negative int wraps, a float truncating into range is fine
     u[idx] = 255.5
     assert u.tolist() == [255, 0, 255]
@@ -555,6 +557,8 @@ def test_dim_op_errors(device):
            lambda: ctorch.index_select(x, 1, t_([1.0])))
     raises(IndexError, "index out of range in self", lambda: ctorch.index_select(x, 1, i([5])))
     raises(IndexError, "index out of range in self", lambda: ctorch.index_select(x, 1, i([-1])))  # no wrapping
+    raises(RuntimeError, "index_select(): self indexing axis dim should be positive",
+           lambda: ctorch.index_select(t_(np.zeros((0, 2)), device), 0, i([0])))
     raises(IndexError, "index out of range in self", lambda: ctorch.index_select(t_(5, device), 0, i([1])))
     raises(RuntimeError, "index_add_(): self (Long) and source (Float) must have the same scalar type",
            lambda: x.clone().index_add_(1, i([0, 0]), t_(np.ones((2, 2), np.float32), device)))

@@ -680,6 +680,8 @@ def test_dtype_errors_come_before_dim_errors(device):
         ctorch.var_mean(i, (0, 0))
     with pytest.raises(NotImplementedError, match="^argmin\\(\\): does not support bool input$"):
         ctorch.tensor([True], device=device).argmin(3)
+    with pytest.raises(TypeError, match="^argmax\\(\\): argument 'dim' must be int, not tuple$"):
+        ctorch.tensor([True], device=device).argmax((0,))  # but a dim of the wrong type comes first
 
 
 def test_all_any_empty_dim_tuple_reduces_nothing(device):
