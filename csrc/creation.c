@@ -95,8 +95,10 @@ int ct_check_scalar_fits(const CtScalar *s, CtDType dtype, bool cpp_names)
         if (ct_is_floating(dtype)) {
             overflow = !isinf(v) && !isnan(v) && (v < lo || v > hi);
         } else {
-            /* NaN and infinities never fit an integer; I64's upper bound 2^63 itself is out. */
-            overflow = isnan(v) || v < lo || (dtype == CT_I64 ? v >= hi : v > hi);
+            /* NaN and infinities never fit an integer. Below the range is out at once, above it
+             * only once truncation leaves it (127.9 fits int8, -0.5 does not fit uint8);
+             * I64's hi + 1 rounds to 2^63, itself out. */
+            overflow = isnan(v) || v < lo || v >= hi + 1.0;
         }
     }
     if (overflow) {
@@ -672,8 +674,8 @@ static CtTensorObject *linlogspace(SeqKind kind, double start, double end, int64
     if (steps == 1) {
         end = start; /* one step is the start (the symmetric formula would give the end) */
     }
-    if (kind == SEQ_LINSPACE && !ct_is_floating(dtype)) {
-        start = (double)(int64_t)start; /* PyTorch converts the ends to the integer type first */
+    if (!ct_is_floating(dtype)) {
+        start = (double)(int64_t)start; /* PyTorch converts the ends to the integer type first (logspace's exponents too) */
         end = (double)(int64_t)end;
     }
     ctx.dstart = start;
@@ -796,6 +798,10 @@ static PyObject *py_scalar_tensor(PyObject *self, PyObject *const *args, Py_ssiz
     if (ct_parse_args("scalar_tensor", args, nargs, kwnames, names, 1, a) < 0 ||
         ct_number_arg("scalar_tensor", "s", 1, a[0], &value) < 0 ||
         ct_factory_options("scalar_tensor", FACTORY_KW(a, 1), &opt) < 0) {
+        return NULL;
+    }
+    /* PyTorch checks the number against every dtype but the 16-bit floats (1e20 -> inf) */
+    if (opt.dtype != CT_F16 && opt.dtype != CT_BF16 && ct_check_scalar_fits(&value, opt.dtype, true) < 0) {
         return NULL;
     }
     CtTensorObject *t = ct_scalar_tensor(&value, opt.dtype, opt.device);

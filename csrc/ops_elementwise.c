@@ -9,6 +9,7 @@
 #include "elementwise.h"
 #include "args.h"
 #include "copy.h"
+#include "creation.h"
 #include "device.h"
 #include "dtype.h"
 #include "numpy_api.h"
@@ -962,7 +963,9 @@ static int binary_operands(const char *name, PyObject *x, PyObject *y, int numfl
                      Py_TYPE(x)->tp_name, y == NULL ? "NoneType" : Py_TYPE(y)->tp_name);
         return -1;
     }
-    if (arg_operand(x, &in[0], name, "input", 1, allow_x) < 0 || arg_operand(y, &in[1], name, "other", 2, allow_y) < 0) {
+    /* a method's positions count from its first argument after self (t.atan2(2): position 1) */
+    if (arg_operand(x, &in[0], name, "input", 1, allow_x) < 0 ||
+        arg_operand(y, &in[1], name, "other", method ? 1 : 2, allow_y) < 0) {
         return -1;
     }
     return 0;
@@ -1247,12 +1250,39 @@ static PyObject *clamp_one_entry(bool is_max, const char *name, PyObject *self, 
 /* --- Python: where, lerp, addcmul, addcdiv ---------------------------------------------------------- */
 static CtTensorObject *where_op(const CtEwArg *in, CtTensorObject *out, bool resize)
 {
-    if (in[0].t->dtype != CT_BOOL) {
+    CtDType cond = in[0].t->dtype;
+    if (cond != CT_BOOL && cond != CT_U8) {
         PyErr_Format(PyExc_RuntimeError, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
-                     ct_scalar_type_name(in[0].t->dtype));
+                     ct_scalar_type_name(cond));
         return NULL;
     }
-    return run_op(CT_EW_WHERE, in, out, NULL, -1, resize);
+    /* A number operand must fit the result dtype, as PyTorch's checked Scalar conversion
+     * (where(c, uint8_t, 300) raises); float16/bfloat16 results take it rounded to inf. */
+    CtDType r = ct_result_type(2, in + 1);
+    for (int k = 1; k < 3; k++) {
+        if (in[k].t == NULL && r != CT_F16 && r != CT_BF16 && ct_check_scalar_fits(&in[k].s, r, true) < 0) {
+            return NULL;
+        }
+    }
+    if (cond == CT_BOOL) {
+        return run_op(CT_EW_WHERE, in, out, NULL, -1, resize);
+    }
+    /* PyTorch still accepts a uint8 condition (deprecated): nonzero selects input */
+    CtEwArg with_bool[3] = {in[0], in[1], in[2]};
+    with_bool[0].t = ct_to(in[0].t, CT_BOOL, ct_device_of(in[0].t), false);
+    if (with_bool[0].t == NULL) {
+        return NULL;
+    }
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                     "future version of PyTorch. Use a boolean condition instead.",
+                     1) < 0) {
+        Py_DECREF(with_bool[0].t);
+        return NULL;
+    }
+    CtTensorObject *res = run_op(CT_EW_WHERE, with_bool, out, NULL, -1, resize);
+    Py_DECREF(with_bool[0].t);
+    return res;
 }
 
 /* where(condition, input, other, *, out=None); where(condition) is nonzero(as_tuple=True). */

@@ -10,6 +10,8 @@
  * through the kernel table, views and ct_copy_; then the Python wrappers and method tables. */
 #include "index.h"
 #include "args.h"
+#include "creation.h"
+#include "elementwise.h" /* ct_can_cast */
 #include "device.h"
 #include "parallel.h"
 #include "registry.h"
@@ -1859,7 +1861,7 @@ static int masked_fill_at(CtTensorObject *view, CtTensorObject *mask, int dim, C
 
 /* The value of t[index] = value as a tensor (new reference): Python numbers become 0-d tensors
  * of self's dtype on self's device; *is_scalar tells whether it was one. */
-static CtTensorObject *setitem_value(CtTensorObject *self, PyObject *value, bool *is_scalar)
+static CtTensorObject *setitem_value(CtTensorObject *self, PyObject *value, bool *is_scalar, CtScalar *scalar)
 {
     *is_scalar = false;
     if (CtTensor_Check(value)) {
@@ -1874,6 +1876,7 @@ static CtTensorObject *setitem_value(CtTensorObject *self, PyObject *value, bool
         return NULL;
     }
     *is_scalar = true;
+    *scalar = s;
     return scalar_of(&s, self->dtype, ct_device_of(self));
 }
 
@@ -1887,13 +1890,21 @@ int ct_setitem(CtTensorObject *self, PyObject *index, PyObject *value)
         PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
         return -1;
     }
-    v = setitem_value(self, value, &is_scalar);
+    CtScalar scalar;
+    v = setitem_value(self, value, &is_scalar, &scalar);
     if (v == NULL) {
         return -1;
     }
     if (apply_indexing(self, index, &ix) < 0) {
         Py_DECREF(v);
         return -1;
+    }
+    /* PyTorch checks a Python number against an integer destination on every path, and
+     * against a floating one only where it becomes an index_put_/masked_fill_ (x[idx] = 1e20
+     * raises for float16, x[0] = 1e20 stores inf). */
+    if (is_scalar && (!ct_is_floating(self->dtype) || ix.nentries > 0) &&
+        ct_check_scalar_fits(&scalar, self->dtype, true) < 0) {
+        goto done;
     }
     if (ix.nentries == 0) {
         rc = copy_into_view(ix.view, v);
@@ -2207,6 +2218,10 @@ CtTensorObject *ct_index_select(CtTensorObject *self, int64_t dim_arg, CtTensorO
                      (long long)ct_numel(index));
         return NULL;
     }
+    if (self->ndim > 0 && self->sizes[dim] == 0 && ct_numel(index) > 0) {
+        PyErr_SetString(PyExc_RuntimeError, "index_select(): self indexing axis dim should be positive");
+        return NULL;
+    }
     if (same_device2(self, index) < 0 || along_dim_views(self, dim, index, shape, &nd, &src, &idx) < 0) {
         return NULL;
     }
@@ -2225,13 +2240,8 @@ CtTensorObject *ct_index_select(CtTensorObject *self, int64_t dim_arg, CtTensorO
     int64_t bad_value = 0;
     int r = run_indexing(false, out_view, src, 1, &idx, &size, &stride, false, CT_REDUCE_NONE, NULL, &bad, &bad_value);
     Py_DECREF(out_view);
-    if (r > 0) {
-        if (self->ndim == 0) {
-            PyErr_SetString(PyExc_IndexError, "index out of range in self");
-        } else {
-            PyErr_Format(PyExc_RuntimeError, "INDICES element is out of DATA bounds, id=%lld axis_dim=%lld",
-                         (long long)bad_value, (long long)size);
-        }
+    if (r > 0) { /* PyTorch 2.x: negative indices are out of range here too */
+        PyErr_SetString(PyExc_IndexError, "index out of range in self");
     }
     if (r != 0) {
         goto done;
@@ -2457,7 +2467,9 @@ CtTensorObject *ct_take(CtTensorObject *self, CtTensorObject *index)
     int bad = -1;
     int64_t bad_value = 0;
     int r = run_indexing(false, out, src, 1, &index, &n, &one, true, CT_REDUCE_NONE, NULL, &bad, &bad_value);
-    if (r > 0) {
+    if (r > 0 && n == 0) {
+        PyErr_SetString(PyExc_IndexError, "take(): tried to take from an empty tensor");
+    } else if (r > 0) {
         PyErr_Format(PyExc_IndexError, "out of range: tried to access index %lld on a tensor of %lld elements.",
                      (long long)bad_value, (long long)n);
     }
@@ -2485,7 +2497,7 @@ int ct_masked_fill_(CtTensorObject *self, CtTensorObject *mask, const CtScalar *
         return -1;
     }
     int64_t bshape[CT_MAX_DIMS];
-    int nd = ct_broadcast_shapes(mask->ndim, mask->sizes, self->ndim, self->sizes, bshape);
+    int nd = ct_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, bshape);
     if (nd < 0) {
         return -1;
     }
@@ -2535,7 +2547,7 @@ CtTensorObject *ct_masked_select(CtTensorObject *self, CtTensorObject *mask)
         return NULL;
     }
     int64_t bshape[CT_MAX_DIMS];
-    int nd = ct_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, bshape);
+    int nd = ct_broadcast_shapes(mask->ndim, mask->sizes, self->ndim, self->sizes, bshape);
     if (nd < 0) {
         return NULL;
     }
@@ -3152,8 +3164,10 @@ static int int_list_arg(PyObject *obj, int64_t *out, int max, const char *fname,
     return (int)n;
 }
 
-/* A Python number or 0-d tensor as a scalar; what_fn names the op for the 0-d message. */
-static int value_arg(PyObject *obj, CtScalar *out, const char *what_fn)
+/* A Python number or 0-d tensor as a scalar; what_fn names the op for the 0-d message. A
+ * Python number must fit the target dtype (PyTorch's checked Scalar conversion: NaN into an
+ * int tensor raises); a 0-d tensor's value is cast like a copy. */
+static int value_arg(PyObject *obj, CtScalar *out, const char *what_fn, CtDType target)
 {
     if (CtTensor_Check(obj) && CT_TENSOR(obj)->ndim != 0) {
         PyErr_Format(PyExc_RuntimeError,
@@ -3161,7 +3175,10 @@ static int value_arg(PyObject *obj, CtScalar *out, const char *what_fn)
                      CT_TENSOR(obj)->ndim);
         return -1;
     }
-    return ct_scalar_from_object(obj, out);
+    if (ct_scalar_from_object(obj, out) < 0) {
+        return -1;
+    }
+    return CtTensor_Check(obj) ? 0 : ct_check_scalar_fits(out, target, true);
 }
 
 /* A tuple or list of tensors: borrowed pointers in a PyMem array (*out), count returned. */
@@ -3233,7 +3250,8 @@ static PyObject *tensor_gather(PyObject *self, PyObject *const *args, Py_ssize_t
         (index = tensor_arg(a[1], "gather", "index", 2)) == NULL) {
         return NULL;
     }
-    return (PyObject *)ct_gather(CT_TENSOR(self), dim, index);
+    CtTensorObject *in[2] = {CT_TENSOR(self), index};
+    return ct_write_out(ct_gather(CT_TENSOR(self), dim, index), a[3], "gather", CT_OUT_EXACT, 2, in);
 }
 
 static int parse_reduce(PyObject *obj, CtIndexReduce *out)
@@ -3278,7 +3296,7 @@ static int scatter_args(PyObject *target, const char *fname, PyObject *const *ar
         return ct_scatter_(CT_TENSOR(target), dim, index, CT_TENSOR(src), NULL, reduce);
     }
     CtScalar value;
-    if (ct_scalar_from_object(src, &value) < 0) {
+    if (ct_scalar_from_object(src, &value) < 0 || ct_check_scalar_fits(&value, CT_TENSOR(target)->dtype, true) < 0) {
         return -1;
     }
     return ct_scatter_(CT_TENSOR(target), dim, index, NULL, &value, reduce);
@@ -3336,7 +3354,8 @@ static PyObject *tensor_index_select(PyObject *self, PyObject *const *args, Py_s
         dim_arg(a[0], &dim, "index_select") < 0 || (index = tensor_arg(a[1], "index_select", "index", 3)) == NULL) {
         return NULL;
     }
-    return (PyObject *)ct_index_select(CT_TENSOR(self), dim, index);
+    CtTensorObject *in[2] = {CT_TENSOR(self), index};
+    return ct_write_out(ct_index_select(CT_TENSOR(self), dim, index), a[2], "index_select", CT_OUT_SAME_SCALAR, 2, in);
 }
 
 typedef enum { ALONG_ADD, ALONG_COPY, ALONG_FILL } AlongOp;
@@ -3358,7 +3377,9 @@ static int along_args(PyObject *target, AlongOp op, const char *fname, PyObject 
     }
     if (op == ALONG_FILL) {
         CtScalar value;
-        if (value_arg(a[2], &value, "index_fill_") < 0) {
+        int unused;
+        if (ct_wrap_dim(dim, CT_TENSOR(target)->ndim, &unused) < 0 || /* the dim is checked before the value */
+            value_arg(a[2], &value, "index_fill_", CT_TENSOR(target)->dtype) < 0) {
             return -1;
         }
         return ct_index_fill_(CT_TENSOR(target), dim, index, &value);
@@ -3448,7 +3469,7 @@ static int masked_fill_args(CtTensorObject *target, const char *fname, PyObject 
     CtTensorObject *mask;
     CtScalar value;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0 ||
-        (mask = tensor_arg(a[0], fname, "mask", 2)) == NULL || value_arg(a[1], &value, "masked_fill_") < 0) {
+        (mask = tensor_arg(a[0], fname, "mask", 2)) == NULL || value_arg(a[1], &value, "masked_fill_", target->dtype) < 0) {
         return -1;
     }
     return ct_masked_fill_(target, mask, &value);
@@ -3495,7 +3516,8 @@ static PyObject *tensor_masked_select(PyObject *self, PyObject *const *args, Py_
         (mask = tensor_arg(a[0], "masked_select", "mask", 2)) == NULL) {
         return NULL;
     }
-    return (PyObject *)ct_masked_select(CT_TENSOR(self), mask);
+    CtTensorObject *in[2] = {CT_TENSOR(self), mask};
+    return ct_write_out(ct_masked_select(CT_TENSOR(self), mask), a[1], "masked_select", CT_OUT_SAME_SCALAR, 2, in);
 }
 
 static PyObject *tensor_nonzero(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3506,7 +3528,9 @@ static PyObject *tensor_nonzero(PyObject *self, PyObject *const *args, Py_ssize_
     if (ct_parse_args("nonzero", args, nargs, kwnames, names, 0, a) < 0 || ct_arg_bool(a[0], &as_tuple) < 0) {
         return NULL;
     }
-    return as_tuple ? ct_nonzero_tuple(CT_TENSOR(self)) : (PyObject *)ct_nonzero(CT_TENSOR(self));
+    CtTensorObject *in[1] = {CT_TENSOR(self)};
+    return as_tuple ? ct_nonzero_tuple(CT_TENSOR(self))
+                    : ct_write_out(ct_nonzero(CT_TENSOR(self)), a[1], "nonzero", CT_OUT_LONG, 1, in);
 }
 
 static PyObject *tensor_argwhere(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3551,7 +3575,7 @@ static PyObject *triangle_method(PyObject *self, PyObject *const *args, Py_ssize
     if (out != NULL && ct_triangle(out, t, diagonal, upper) < 0) {
         Py_CLEAR(out);
     }
-    return (PyObject *)out;
+    return ct_write_out(out, a[1], fname, CT_OUT_EXACT, 1, &t);
 }
 
 static PyObject *tensor_tril(PyObject *s, PyObject *const *a, Py_ssize_t n, PyObject *k)
@@ -3689,7 +3713,14 @@ static PyObject *tensor_diag(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (ct_parse_args("diag", args, nargs, kwnames, names, 0, a) < 0 || diagonal_arg(a[0], &k, "diag") < 0) {
         return NULL;
     }
-    return (PyObject *)diag_impl(CT_TENSOR(self), k);
+    CtTensorObject *in[1] = {CT_TENSOR(self)};
+    if (in[0]->ndim == 1 && a[1] != NULL && CtTensor_Check(a[1]) && !ct_can_cast(in[0]->dtype, CT_TENSOR(a[1])->dtype)) {
+        /* building a matrix, PyTorch first checks the cast */
+        PyErr_Format(PyExc_RuntimeError, "diag: result type %s can't be cast to the desired out= type %s",
+                     ct_dtype_kernel_name(in[0]->dtype), ct_dtype_kernel_name(CT_TENSOR(a[1])->dtype));
+        return NULL;
+    }
+    return ct_write_out(diag_impl(CT_TENSOR(self), k), a[1], "diag", CT_OUT_EXACT, 1, in);
 }
 
 static PyObject *tensor_diagonal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3781,9 +3812,9 @@ static PyObject *py_cat(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, 
     if (n < 0) {
         return NULL;
     }
-    CtTensorObject *r = ct_cat((int)n, ts, dim);
+    PyObject *r = ct_write_out(ct_cat((int)n, ts, dim), a[3], "cat", CT_OUT_CAST, n, ts);
     PyMem_Free(ts);
-    return (PyObject *)r;
+    return r;
 }
 
 static PyObject *py_stack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -3800,9 +3831,9 @@ static PyObject *py_stack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
     if (n < 0) {
         return NULL;
     }
-    CtTensorObject *r = ct_stack((int)n, ts, dim);
+    PyObject *r = ct_write_out(ct_stack((int)n, ts, dim), a[2], "stack", CT_OUT_CAST, n, ts);
     PyMem_Free(ts);
-    return (PyObject *)r;
+    return r;
 }
 
 /* hstack / vstack / dstack: cat after raising every input to at least `rank` dims the way
@@ -3861,7 +3892,7 @@ static PyObject *stack_like(const char *fname, PyObject *const *args, Py_ssize_t
         }
     }
     int64_t dim = rank == 3 ? 2 : rank == 2 ? 0 : (n > 0 && views[0]->ndim == 1 ? 0 : 1);
-    result = (PyObject *)ct_cat((int)n, views, dim);
+    result = ct_write_out(ct_cat((int)n, views, dim), a[1], fname, CT_OUT_CAST, n, views);
 done:
     for (Py_ssize_t i = 0; views != NULL && i < n; i++) {
         Py_XDECREF(views[i]);

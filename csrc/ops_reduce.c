@@ -585,8 +585,17 @@ CtTensorObject *ct_norm(CtTensorObject *t, double p, const bool *reduce_dims, bo
                      scalar_type_name[out_dtype]);
         return NULL;
     }
-    if (isinf(p) && ct_numel(t) == 0) {
-        const char *ps = p > 0 ? "inf" : "-inf";
+    if (out_dtype != CT_DTYPE_UNSET && ct_promote_types(t->dtype, out_dtype) != out_dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "linalg.vector_norm: the dtype of the input (%s) should be convertible without narrowing to the "
+                     "specified dtype (%s)",
+                     scalar_type_name[t->dtype], scalar_type_name[out_dtype]);
+        return NULL;
+    }
+    /* max(|x|) and the negative orders (1 / sum(|x|^-q)) have no value on nothing */
+    if ((isinf(p) || p < 0) && ct_numel(t) == 0) {
+        char ps[32];
+        snprintf(ps, sizeof(ps), "%g", p);
         if (reduce_dims == NULL) {
             PyErr_Format(PyExc_RuntimeError,
                          "linalg.vector_norm cannot compute the %s norm on an empty tensor because the operation does "
@@ -695,6 +704,11 @@ static CtTensorObject *scan(CtTensorObject *t, int dim, CtDType out_dtype, CtRed
 {
     CtDType od = out_dtype != CT_DTYPE_UNSET ? out_dtype : ct_is_integral(t->dtype, true) ? CT_I64 : t->dtype;
     CtTensorObject *src = NULL, *out = NULL;
+    if (od == CT_BOOL) { /* only an explicit dtype=torch.bool gets here; PyTorch has no bool scan */
+        PyErr_Format(PyExc_NotImplementedError, "\"%s%s\" not implemented for 'Bool'", fname,
+                     ct_device_of(t).type == CT_DEV_CPU ? "_out_cpu" : "_cuda");
+        return NULL;
+    }
     src = ct_to(t, out_dtype != CT_DTYPE_UNSET ? out_dtype : t->dtype, ct_device_of(t), false);
     if (src == NULL) {
         return NULL;
@@ -1140,8 +1154,13 @@ static PyObject *sum_like_py(const char *fname, SumLikeFn fn, PyObject *const *a
     CtDType dtype;
     CtTensorObject *t;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        dims_arg(a[1], t, fname, mask, &given) < 0 || keepdim_arg(a[2], fname, &keepdim) < 0 ||
         dtype_arg(a[3], &dtype) < 0) {
+        return NULL;
+    }
+    if (fn == ct_mean && dtype == CT_DTYPE_UNSET && !ct_is_floating(t->dtype)) {
+        return (PyObject *)ct_mean(t, NULL, false, dtype); /* its dtype error comes before any dim error */
+    }
+    if (dims_arg(a[1], t, fname, mask, &given) < 0 || keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
     }
     return (PyObject *)fn(t, mask, keepdim, dtype);
@@ -1206,7 +1225,13 @@ static PyObject *max_min_py(bool is_max, PyObject *const *args, Py_ssize_t nargs
         if (fn == NULL) {
             return NULL;
         }
-        PyObject *r = PyObject_CallFunctionObjArgs(fn, (PyObject *)t, other, NULL);
+        PyObject *r = NULL, *fargs = PyTuple_Pack(2, (PyObject *)t, other);
+        PyObject *fkw = a[4] != NULL ? Py_BuildValue("{sO}", "out", a[4]) : NULL;
+        if (fargs != NULL && (a[4] == NULL || fkw != NULL)) {
+            r = PyObject_Call(fn, fargs, fkw);
+        }
+        Py_XDECREF(fargs);
+        Py_XDECREF(fkw);
         Py_DECREF(fn);
         return r;
     }
@@ -1218,17 +1243,45 @@ static PyObject *max_min_py(bool is_max, PyObject *const *args, Py_ssize_t nargs
                          fname);
             return NULL;
         }
-        return (PyObject *)(is_max ? ct_max_all(t) : ct_min_all(t));
+        return ct_write_out(is_max ? ct_max_all(t) : ct_min_all(t), a[4], fname, CT_OUT_EXACT, 1, &t);
     }
     int dim;
     if (int_dim_arg(a[1], t, fname, &dim) < 0) {
+        return NULL;
+    }
+    PyObject *out = a[4] == Py_None ? NULL : a[4];
+    if (out != NULL && (!(PyTuple_Check(out) || PyList_Check(out)) || PySequence_Fast_GET_SIZE(out) != 2)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() received an invalid combination of arguments - got (Tensor, int, out=%s), but expected "
+                     "one of: (Tensor input, int dim, bool keepdim, *, tuple of Tensors out)",
+                     fname, CtTensor_Check(out) ? "Tensor" : Py_TYPE(out)->tp_name);
         return NULL;
     }
     CtTensorObject *values = NULL, *indices = NULL;
     if ((is_max ? ct_max_dim : ct_min_dim)(t, dim, keepdim, &values, &indices) < 0) {
         return NULL;
     }
-    return make_pair(is_max ? RT_MAX : RT_MIN, values, indices);
+    if (out == NULL) {
+        return make_pair(is_max ? RT_MAX : RT_MIN, values, indices);
+    }
+    /* out=(values, indices): each written in place, as PyTorch's max.dim_max; a wrong indices
+     * dtype is refused before values is touched */
+    PyObject *out_i = PySequence_Fast_GET_ITEM(out, 1);
+    if (CtTensor_Check(out_i) && CT_TENSOR(out_i)->dtype != CT_I64) {
+        Py_DECREF(values);
+        return ct_write_out(indices, out_i, fname, CT_OUT_EXACT, 1, &t); /* raises */
+    }
+    PyObject *v = ct_write_out(values, PySequence_Fast_GET_ITEM(out, 0), fname, CT_OUT_EXACT, 1, &t);
+    if (v == NULL) {
+        Py_DECREF(indices);
+        return NULL;
+    }
+    PyObject *i = ct_write_out(indices, out_i, fname, CT_OUT_EXACT, 1, &t);
+    if (i == NULL) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    return make_pair(is_max ? RT_MAX : RT_MIN, (CtTensorObject *)v, (CtTensorObject *)i);
 }
 
 static PyObject *py_max(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1307,6 +1360,15 @@ static PyObject *argmax_py(bool is_max, PyObject *const *args, Py_ssize_t nargs,
         keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
     }
+    if (a[1] != NULL && a[1] != Py_None && (!is_int_arg(a[1]) || CtTensor_Check(a[1]))) {
+        /* a dim of the wrong type is refused first */
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' must be int, not %s", fname, Py_TYPE(a[1])->tp_name);
+        return NULL;
+    }
+    if (t->dtype == CT_BOOL) { /* before the dim's range, as PyTorch */
+        PyErr_Format(PyExc_NotImplementedError, "%s(): does not support bool input", fname);
+        return NULL;
+    }
     if (a[1] != NULL && a[1] != Py_None && int_dim_arg(a[1], t, fname, &dim) < 0) {
         return NULL;
     }
@@ -1333,6 +1395,11 @@ static PyObject *var_like_py(const char *fname, bool take_sqrt, bool with_mean, 
     bool mask[CT_MAX_DIMS], given, keepdim, unbiased = true;
     CtTensorObject *t;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL) {
+        return NULL;
+    }
+    if (!ct_is_floating(t->dtype)) { /* before the dims, as PyTorch; var_mean/std_mean name themselves */
+        PyErr_Format(PyExc_NotImplementedError, "%s only support floating point and complex dtypes",
+                     with_mean ? fname : "std and var");
         return NULL;
     }
     PyObject *dim_obj = a[1], *unbiased_obj = a[2];
@@ -1467,6 +1534,13 @@ static PyObject *all_any_py(bool is_all, PyObject *const *args, Py_ssize_t nargs
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
         dims_arg(a[1], t, fname, mask, &given) < 0 || keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
+    }
+    if (!given && a[1] != NULL && a[1] != Py_None) {
+        /* dim=() reduces nothing here (sum and friends read it as "all dims"): PyTorch's all/any
+         * then just test each element */
+        for (int i = 0; i < t->ndim; i++) {
+            mask[i] = false;
+        }
     }
     return (PyObject *)(is_all ? ct_all(t, mask, keepdim) : ct_any(t, mask, keepdim));
 }

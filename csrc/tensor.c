@@ -4,8 +4,10 @@
 #include "tensor.h"
 #include "args.h"
 #include "autograd.h"
+#include "creation.h"
 #include "cuda_loader.h"
 #include "device.h"
+#include "elementwise.h" /* ct_can_cast */
 #include "registry.h"
 #include "storage.h"
 #include "views.h"
@@ -147,6 +149,107 @@ int ct_wrap_dim(int64_t dim, int ndim, int *out)
     }
     *out = (int)(dim < 0 ? dim + n : dim);
     return 0;
+}
+
+int ct_resize_output(CtTensorObject *out, int ndim, const int64_t *shape)
+{
+    if (ct_numel(out) != 0) {
+        char a[256], b[256];
+        ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);
+        ct_format_sizes(b, sizeof(b), ndim, shape);
+        if (PyErr_WarnFormat(PyExc_UserWarning, 1,
+                             "An output with one or more elements was resized since it had shape %s, which does not "
+                             "match the required output shape %s. This behavior is deprecated, and in a future "
+                             "PyTorch release outputs will not be resized unless they have zero elements. You can "
+                             "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                             "t.resize_(0).",
+                             a, b) < 0) {
+            return -1;
+        }
+    }
+    CtTensorObject *fresh = ct_empty(ndim, shape, out->dtype, ct_device_of(out));
+    if (fresh == NULL) {
+        return -1;
+    }
+    Py_SETREF(out->storage, (CtStorageObject *)Py_NewRef(fresh->storage));
+    out->offset = 0;
+    out->ndim = ndim;
+    memcpy(out->sizes, fresh->sizes, sizeof(out->sizes));
+    memcpy(out->strides, fresh->strides, sizeof(out->strides));
+    Py_DECREF(fresh);
+    return 0;
+}
+
+/* The C++ type names PyTorch's out= dtype errors print. */
+static const char *typeid_name(CtDType d)
+{
+    static const char *const names[CT_NUM_DTYPES] = {
+        [CT_F32] = "float",     [CT_F64] = "double",       [CT_F16] = "c10::Half",   [CT_BF16] = "c10::BFloat16",
+        [CT_I64] = "long int",  [CT_I32] = "int",          [CT_I16] = "short int",   [CT_I8] = "signed char",
+        [CT_U8] = "unsigned char", [CT_BOOL] = "bool"};
+    return names[d];
+}
+
+/* out= handling shared by ops outside the elementwise family (see tensor.h) */
+PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, CtOutRule rule, Py_ssize_t n,
+                       CtTensorObject *const *ts)
+{
+    if (r == NULL || out_obj == NULL || out_obj == Py_None) {
+        return (PyObject *)r;
+    }
+    PyObject *result = NULL;
+    if (!CtTensor_Check(out_obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, ct_type_name(out_obj));
+        goto done;
+    }
+    CtTensorObject *out = CT_TENSOR(out_obj);
+    if (rule == CT_OUT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
+        PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s",
+                     ct_dtype_kernel_name(out->dtype));
+        goto done;
+    }
+    if (rule == CT_OUT_EXACT && r->dtype != out->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "Expected out tensor to have dtype %s, but got %s instead",
+                     typeid_name(r->dtype), typeid_name(out->dtype));
+        goto done;
+    }
+    if (rule == CT_OUT_SAME_SCALAR && r->dtype != out->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): self and result must have the same scalar type", fname);
+        goto done;
+    }
+    if (rule == CT_OUT_LONG && out->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
+                     ct_dtype_kernel_name(out->dtype));
+        goto done;
+    }
+    if (!ct_device_equal(ct_device_of(out), ct_device_of(r))) {
+        PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device, but found at least two "
+                                         "devices, %s and %s!",
+                     ct_device_of(out).type == CT_DEV_CPU ? "cpu" : "cuda:0",
+                     ct_device_of(r).type == CT_DEV_CPU ? "cpu" : "cuda:0");
+        goto done;
+    }
+    /* PyTorch refuses an out that overlaps an input, before any resize (checked per storage) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (ts[i]->storage == out->storage && ct_numel(ts[i]) > 0 && ct_numel(out) > 0) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "unsupported operation: some elements of the input tensor and the written-to tensor "
+                            "refer to a single memory location. Please clone() the tensor before performing the "
+                            "operation.");
+            goto done;
+        }
+    }
+    bool same_shape = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, sizeof(int64_t) * r->ndim) == 0;
+    if (!same_shape && ct_resize_output(out, r->ndim, r->sizes) < 0) {
+        goto done;
+    }
+    if (ct_copy_(out, r) < 0) {
+        goto done;
+    }
+    result = Py_NewRef(out_obj);
+done:
+    Py_DECREF(r);
+    return result;
 }
 
 void ct_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes)
@@ -730,43 +833,65 @@ static PyObject *tensor_copy_(PyObject *self, PyObject *const *args, Py_ssize_t 
     return Py_NewRef(self);
 }
 
-/* to(dtype) / to(device, dtype=None) / to(other) / to(dtype=, device=), with copy= and non_blocking=. */
+/* PyTorch's three overloads: to(dtype, non_blocking=False, copy=False), to(device=None,
+ * dtype=None, non_blocking=False, copy=False) and to(other, non_blocking=False, copy=False);
+ * dtype=/device= may also come as keywords. */
 static PyObject *tensor_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"a", "b", "*dtype", "*device", "*non_blocking", "*copy", "*memory_format",
-                                        NULL};
-    PyObject *a[7];
+    static const char *const names[] = {"a",       "b",            "c",    "d",
+                                        "*dtype",  "*device",      "*non_blocking",
+                                        "*copy",   "*memory_format", NULL};
+    PyObject *a[9];
     CtTensorObject *t = CT_TENSOR(self);
     if (ct_parse_args("to", args, nargs, kwnames, names, 0, a) < 0) {
         return NULL;
     }
     CtDType dtype = t->dtype;
     CtDevice device = ct_device_of(t);
-    bool copy = false;
-    for (int i = 0; i < 2; i++) {
-        PyObject *p = a[i];
-        if (p == NULL || p == Py_None) {
-            continue;
-        }
-        if (CtTensor_Check(p)) {
-            dtype = CT_TENSOR(p)->dtype;
-            device = ct_device_of(CT_TENSOR(p));
-        } else if (PyUnicode_Check(p) || PyLong_Check(p) || strcmp(Py_TYPE(p)->tp_name, "ctorch.device") == 0) {
-            if (ct_device_from_object(p, &device) < 0) {
-                return NULL;
-            }
-        } else if (ct_dtype_from_object(p, &dtype) < 0) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError,
-                         "to() received an invalid combination of arguments - got (%s), expected a device, dtype "
-                         "or tensor",
-                         Py_TYPE(p)->tp_name);
+    PyObject *first = a[0], *nb_obj = a[6], *copy_obj = a[7];
+    int flags_at = 1; /* where the positional non_blocking, copy start */
+    if (first == NULL || first == Py_None) {
+        flags_at = first == NULL ? 4 : 2; /* to(None, dtype, ...) is the device overload */
+        if (first != NULL && a[1] != NULL && !ct_dtype_converter(a[1], &dtype)) {
             return NULL;
         }
+    } else if (CtTensor_Check(first)) {
+        dtype = CT_TENSOR(first)->dtype;
+        device = ct_device_of(CT_TENSOR(first));
+    } else if (PyUnicode_Check(first) || (PyLong_Check(first) && !PyBool_Check(first)) ||
+               strcmp(Py_TYPE(first)->tp_name, "ctorch.device") == 0) {
+        if (ct_device_from_object(first, &device) < 0) {
+            return NULL;
+        }
+        flags_at = 2;
+        if (a[1] != NULL && !ct_dtype_converter(a[1], &dtype)) {
+            return NULL;
+        }
+    } else if (ct_dtype_from_object(first, &dtype) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "to() received an invalid combination of arguments - got (%s), expected a device, dtype or "
+                     "tensor",
+                     Py_TYPE(first)->tp_name);
+        return NULL;
     }
-    bool non_blocking = false;
-    if (!ct_dtype_converter(a[2] ? a[2] : Py_None, &dtype) || !ct_device_converter(a[3] ? a[3] : Py_None, &device) ||
-        ct_arg_bool(a[5], &copy) < 0 || ct_arg_bool(a[4], &non_blocking) < 0) {
+    for (int i = flags_at; i < 4; i++) {
+        PyObject **slot = i == flags_at ? &nb_obj : i == flags_at + 1 ? &copy_obj : NULL;
+        if (a[i] == NULL) {
+            continue;
+        }
+        if (slot == NULL || *slot != NULL || !PyBool_Check(a[i])) {
+            PyErr_Format(PyExc_TypeError,
+                         "to() received an invalid combination of arguments - got %s at position %d, expected "
+                         "non_blocking and copy (bool) after the dtype, device or tensor",
+                         Py_TYPE(a[i])->tp_name, i + 1);
+            return NULL;
+        }
+        *slot = a[i];
+    }
+    bool non_blocking = false, copy = false;
+    if (!ct_dtype_converter(a[4] ? a[4] : Py_None, &dtype) || !ct_device_converter(a[5] ? a[5] : Py_None, &device) ||
+        ct_arg_bool(copy_obj, &copy) < 0 || ct_arg_bool(nb_obj, &non_blocking) < 0) {
         return NULL;
     }
     return (PyObject *)ct_to_ex(t, dtype, device, copy, non_blocking);
@@ -802,14 +927,31 @@ static PyObject *tensor_type(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     CtTensorObject *t = CT_TENSOR(self);
+    static const char *legacy[CT_NUM_DTYPES] = {
+        [CT_BOOL] = "BoolTensor", [CT_U8] = "ByteTensor",   [CT_I8] = "CharTensor",
+        [CT_I16] = "ShortTensor", [CT_I32] = "IntTensor",   [CT_I64] = "LongTensor",
+        [CT_F16] = "HalfTensor",  [CT_BF16] = "BFloat16Tensor", [CT_F32] = "FloatTensor",
+        [CT_F64] = "DoubleTensor"};
     if (a[0] == NULL || a[0] == Py_None) {
-        static const char *legacy[CT_NUM_DTYPES] = {
-            [CT_BOOL] = "BoolTensor", [CT_U8] = "ByteTensor",   [CT_I8] = "CharTensor",
-            [CT_I16] = "ShortTensor", [CT_I32] = "IntTensor",   [CT_I64] = "LongTensor",
-            [CT_F16] = "HalfTensor",  [CT_BF16] = "BFloat16Tensor", [CT_F32] = "FloatTensor",
-            [CT_F64] = "DoubleTensor"};
         return PyUnicode_FromFormat("torch.%s%s", ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "",
                                     legacy[t->dtype]);
+    }
+    if (PyUnicode_Check(a[0])) { /* t.type("torch.DoubleTensor") / "torch.cuda.FloatTensor" */
+        const char *name = PyUnicode_AsUTF8(a[0]);
+        if (name == NULL) {
+            return NULL;
+        }
+        const char *rest = strncmp(name, "torch.", 6) == 0 ? name + 6 : NULL;
+        bool cuda = rest != NULL && strncmp(rest, "cuda.", 5) == 0;
+        rest = cuda ? rest + 5 : rest;
+        for (int d = 0; rest != NULL && d < CT_NUM_DTYPES; d++) {
+            if (strcmp(rest, legacy[d]) == 0) {
+                CtDevice device = cuda ? (CtDevice){CT_DEV_CUDA, ct_cuda_current_device} : ct_cpu();
+                return (PyObject *)ct_to(t, (CtDType)d, device, false);
+            }
+        }
+        PyErr_Format(PyExc_ValueError, "invalid type: '%s'", name);
+        return NULL;
     }
     CtDType d;
     if (ct_dtype_from_object(a[0], &d) < 0) {
@@ -859,10 +1001,19 @@ static PyObject *tensor_item(PyObject *self, PyObject *unused)
 }
 
 /* --- number conversions (__float__, __int__, __bool__, __index__, __len__) ------------------------ */
+/* The element behind float(t)/int(t): unlike .item(), PyTorch raises ValueError here. */
+static int python_number_item(PyObject *self, CtScalar *s)
+{
+    if (ct_numel(CT_TENSOR(self)) != 1) {
+        PyErr_SetString(PyExc_ValueError, "only one element tensors can be converted to Python scalars");
+        return -1;
+    }
+    return ct_item(CT_TENSOR(self), s);
+}
 static PyObject *tensor_float_slot(PyObject *self)
 {
     CtScalar s;
-    if (ct_item(CT_TENSOR(self), &s) < 0) {
+    if (python_number_item(self, &s) < 0) {
         return NULL;
     }
     return PyFloat_FromDouble(ct_scalar_to_double(&s));
@@ -870,11 +1021,14 @@ static PyObject *tensor_float_slot(PyObject *self)
 static PyObject *tensor_int_slot(PyObject *self)
 {
     CtScalar s;
-    if (ct_item(CT_TENSOR(self), &s) < 0) {
+    if (python_number_item(self, &s) < 0) {
         return NULL;
     }
     if (s.kind == CT_KIND_FLOAT) {
-        return PyNumber_Long(PyFloat_FromDouble(s.v.d)); /* raises on nan/inf like Python */
+        PyObject *f = PyFloat_FromDouble(s.v.d);
+        PyObject *r = f == NULL ? NULL : PyNumber_Long(f); /* raises on nan/inf like Python */
+        Py_XDECREF(f);
+        return r;
     }
     return PyLong_FromLongLong(ct_scalar_to_int(&s));
 }
@@ -887,13 +1041,30 @@ static PyObject *tensor_index_slot(PyObject *self)
     }
     return tensor_int_slot(self);
 }
+/* `x in t`: (x == t).any(), as PyTorch's Tensor.__contains__ (not an iteration over rows). */
+static int tensor_contains(PyObject *self, PyObject *element)
+{
+    if (!CtTensor_Check(element) && !PyNumber_Check(element)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Tensor.__contains__ only supports Tensor or scalar, but you passed in a <class '%s'>.",
+                     Py_TYPE(element)->tp_name);
+        return -1;
+    }
+    PyObject *eq = PyObject_RichCompare(element, self, Py_EQ);
+    PyObject *any = eq == NULL ? NULL : PyObject_CallMethod(eq, "any", NULL);
+    int r = any == NULL ? -1 : PyObject_IsTrue(any);
+    Py_XDECREF(eq);
+    Py_XDECREF(any);
+    return r;
+}
+
 static int tensor_bool_slot(PyObject *self)
 {
     CtTensorObject *t = CT_TENSOR(self);
     int64_t n = ct_numel(t);
     if (n != 1) {
-        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s values is ambiguous",
-                     n == 0 ? "no" : "more than one");
+        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s is ambiguous",
+                     n == 0 ? "no values" : "more than one value");
         return -1;
     }
     CtScalar s;
@@ -991,6 +1162,7 @@ int ct_tensor_init(PyObject *module)
         {Py_nb_bool, tensor_bool_slot},
         {Py_mp_length, tensor_len},
         {Py_sq_length, tensor_len},
+        {Py_sq_contains, tensor_contains},
         {Py_tp_doc, "A multi-dimensional array on a device, with PyTorch's API."},
     };
     PyType_Slot *families[] = {CT_FAMILY_LIST(CT_FAMILY_SLOTS) NULL};

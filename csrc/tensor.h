@@ -56,6 +56,22 @@ int ct_parse_size_seq(PyObject *seq, int64_t *sizes, bool allow_minus_one);
 void ct_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes);
 /* torch.Size(...) for sizes: new reference. */
 PyObject *ct_size_object(int ndim, const int64_t *sizes);
+/* Gives an out= tensor of the wrong shape fresh contiguous storage of `shape`, with PyTorch's
+ * deprecation warning unless it had no elements. 0 or -1. */
+int ct_resize_output(CtTensorObject *out, int ndim, const int64_t *shape);
+/* How an op checks the dtype of its out= tensor, in PyTorch's words. */
+typedef enum {
+    CT_OUT_CAST,        /* cat family: the result dtype must cast to out's */
+    CT_OUT_EXACT,       /* "Expected out tensor to have dtype float, but got double instead" */
+    CT_OUT_SAME_SCALAR, /* "index_select(): self and result must have the same scalar type" */
+    CT_OUT_LONG,        /* nonzero: out must be int64 */
+} CtOutRule;
+/* Hands the result r of an op to its out= tensor (out_obj, NULL or None for none) as PyTorch
+ * does: out's dtype is checked by rule, an out sharing storage with one of the n inputs ts is
+ * refused, a wrongly shaped out is resized (ct_resize_output), and out itself is returned.
+ * Steals r (may be NULL: an error already set); a new reference, or NULL. */
+PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, CtOutRule rule, Py_ssize_t n,
+                       CtTensorObject *const *ts);
 
 /* --- common transformations (new references) --------------------------------------------- */
 /* t itself (new reference) when already contiguous, else a contiguous copy. */

@@ -2,6 +2,8 @@
  * unflatten, squeeze/unsqueeze, transpose/t/T/mT/permute/movedim, expand, narrow/select,
  * unbind/split/chunk. reshape copies only when no view is possible, as in PyTorch. */
 #include "args.h"
+#include "creation.h"
+#include "dtype.h"
 #include "registry.h"
 #include "tensor.h"
 #include "views.h"
@@ -34,7 +36,10 @@ static int infer_size(int ndim, int64_t *sizes, int64_t numel)
             }
             infer = i;
         } else if (sizes[i] < 0) {
-            PyErr_Format(PyExc_RuntimeError, "invalid shape dimension %lld", (long long)sizes[i]);
+            char buf[256];
+            ct_format_sizes(buf, sizeof(buf), ndim, sizes);
+            PyErr_Format(PyExc_RuntimeError, "invalid shape dimension %lld at index %d of shape %s",
+                         (long long)sizes[i], i, buf);
             return -1;
         } else {
             prod *= sizes[i];
@@ -49,6 +54,13 @@ static int infer_size(int ndim, int64_t *sizes, int64_t numel)
     }
     char buf[256];
     ct_format_sizes(buf, sizeof(buf), ndim, sizes);
+    if (infer >= 0 && prod == 0 && numel == 0) { /* any size solves 0 * n == 0 */
+        PyErr_Format(PyExc_RuntimeError,
+                     "cannot reshape tensor of 0 elements into shape %s because the unspecified dimension size -1 "
+                     "can be any value and is ambiguous",
+                     buf);
+        return -1;
+    }
     /* PyTorch prints the -1 as given */
     PyErr_Format(PyExc_RuntimeError, "shape '%s' is invalid for input of size %lld", buf, (long long)numel);
     return -1;
@@ -125,14 +137,82 @@ static PyObject *view_impl(CtTensorObject *t, int nd, int64_t *sizes, bool allow
     return r;
 }
 
+/* view(dtype): the same bytes read as another dtype. With a different element size the last
+ * dim (stride 1) scales by the size ratio, and every other stride and the offset with it. */
+static CtTensorObject *view_dtype(CtTensorObject *t, CtDType dtype)
+{
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    int nd = t->ndim;
+    int64_t offset = t->offset;
+    size_t old_size = ct_dtype_info[t->dtype].itemsize, new_size = ct_dtype_info[dtype].itemsize;
+    const char *from = ct_dtype_kernel_name(t->dtype), *to = ct_dtype_kernel_name(dtype);
+    memcpy(sizes, t->sizes, sizeof(int64_t) * nd);
+    memcpy(strides, t->strides, sizeof(int64_t) * nd);
+    if (old_size != new_size) {
+        if (nd == 0) {
+            PyErr_Format(PyExc_RuntimeError, "self.dim() cannot be 0 to view %s as %s (different element sizes)", from,
+                         to);
+            return NULL;
+        }
+        if (strides[nd - 1] != 1) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "self.stride(-1) must be 1 to view %s as %s (different element sizes), but got %lld", from, to,
+                         (long long)strides[nd - 1]);
+            return NULL;
+        }
+        if (old_size > new_size) {
+            int64_t ratio = (int64_t)(old_size / new_size);
+            for (int i = 0; i < nd - 1; i++) {
+                strides[i] *= ratio;
+            }
+            sizes[nd - 1] *= ratio;
+            offset *= ratio;
+        } else {
+            int64_t ratio = (int64_t)(new_size / old_size);
+            if (sizes[nd - 1] % ratio != 0) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "self.size(-1) must be divisible by %lld to view %s as %s (different element sizes), but "
+                             "got %lld",
+                             (long long)ratio, from, to, (long long)sizes[nd - 1]);
+                return NULL;
+            }
+            if (offset % ratio != 0) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "self.storage_offset() must be divisible by %lld to view %s as %s (different element "
+                             "sizes), but got %lld",
+                             (long long)ratio, from, to, (long long)offset);
+                return NULL;
+            }
+            for (int i = 0; i < nd - 1; i++) {
+                if (strides[i] % ratio != 0) {
+                    PyErr_Format(PyExc_RuntimeError,
+                                 "self.stride(%d) must be divisible by %lld to view %s as %s (different element "
+                                 "sizes), but got %lld",
+                                 i, (long long)ratio, from, to, (long long)strides[i]);
+                    return NULL;
+                }
+                strides[i] /= ratio;
+            }
+            sizes[nd - 1] /= ratio;
+            offset /= ratio;
+        }
+    }
+    return ct_tensor_new(t->storage, offset, nd, sizes, strides, dtype);
+}
+
 static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     int64_t sizes[CT_MAX_DIMS];
-    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) { /* view(size=...) */
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) { /* view(size=...) / view(dtype=...) */
         args = args + nargs;
         nargs = 1;
     }
     if (nargs == 1 && !PyTuple_Check(args[0]) && !PyList_Check(args[0]) && !PyIndex_Check(args[0])) {
+        CtDType dtype; /* a ctorch.dtype, or float/int/bool as PyTorch's dtype parser allows */
+        if (ct_dtype_from_object(args[0], &dtype) == 0) {
+            return (PyObject *)view_dtype(CT_TENSOR(self), dtype);
+        }
+        PyErr_Clear();
         PyErr_SetString(PyExc_TypeError, "view(): argument 'size' must be tuple of ints or a dtype");
         return NULL;
     }
@@ -518,10 +598,18 @@ PyObject *ct_expand(CtTensorObject *t, int nd, const int64_t *target)
 {
     int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
     if (nd < t->ndim) {
+        static const char *const legacy[CT_NUM_DTYPES] = {
+            [CT_BOOL] = "BoolTensor",  [CT_U8] = "ByteTensor", [CT_I8] = "CharTensor",
+            [CT_I16] = "ShortTensor",  [CT_I32] = "IntTensor", [CT_I64] = "LongTensor",
+            [CT_F16] = "HalfTensor",   [CT_BF16] = "BFloat16Tensor", [CT_F32] = "FloatTensor",
+            [CT_F64] = "DoubleTensor"};
+        char have[256], want[256];
+        ct_format_sizes(have, sizeof(have), t->ndim, t->sizes);
+        ct_format_sizes(want, sizeof(want), nd, target);
         PyErr_Format(PyExc_RuntimeError,
-                     "expand(torch.FloatTensor{...}, size=[...]): the number of sizes provided (%d) must be greater "
-                     "or equal to the number of dimensions in the tensor (%d)",
-                     nd, t->ndim);
+                     "expand(torch.%s%s{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to "
+                     "the number of dimensions in the tensor (%d)",
+                     ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "", legacy[t->dtype], have, want, nd, t->ndim);
         return NULL;
     }
     for (int i = nd - 1; i >= 0; i--) {
@@ -614,6 +702,10 @@ static PyObject *tensor_narrow(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     if (parse_dim(a[0], t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    if (length < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "narrow(): length must be non-negative.");
         return NULL;
     }
     int64_t size = t->sizes[dim];

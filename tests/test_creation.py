@@ -172,6 +172,28 @@ def test_full_errors():
     assert torch.full((2,), 2.5, dtype=torch.int32).tolist() == [2, 2]
 
 
+def test_checked_conversion_truncates_before_the_upper_bound():
+    # a float fits an integer dtype when its truncation does: 255.5 -> uint8 255, 127.9 -> int8 127;
+    # below the range nothing is truncated first (-0.5 into uint8 raises)
+    assert torch.full((1,), 255.5, dtype=torch.uint8).tolist() == [255]
+    assert torch.zeros(1, dtype=torch.int8).fill_(127.9).tolist() == [127]
+    assert torch.full((1,), -0.9, dtype=torch.int8).tolist() == [0]
+    for dtype, v in [(torch.uint8, 256.0), (torch.uint8, -0.5), (torch.int8, 128.0), (torch.int8, -128.5)]:
+        with pytest.raises(RuntimeError, match="without overflow"):
+            torch.full((1,), v, dtype=dtype)
+
+
+def test_scalar_tensor_checks_the_value():
+    with pytest.raises(RuntimeError, match=r"^value cannot be converted to type uint8_t without overflow$"):
+        torch.scalar_tensor(300, dtype=torch.uint8)
+    with pytest.raises(RuntimeError, match=r"^value cannot be converted to type int64_t without overflow$"):
+        torch.scalar_tensor(float("nan"), dtype=torch.int64)
+    with pytest.raises(RuntimeError, match=r"^value cannot be converted to type float without overflow$"):
+        torch.scalar_tensor(1e39, dtype=torch.float32)
+    assert torch.scalar_tensor(1e20, dtype=torch.float16).item() == float("inf")  # 16-bit floats round
+    assert torch.scalar_tensor(-1, dtype=torch.uint8).item() == 255
+
+
 # --- arange / linspace / logspace ------------------------------------------------------------------
 @pytest.mark.parametrize("args", [(5,), (0, 5, 2), (5, 0, -1), (-3, 7, 3), (0.0, 1, 0.1), (-1.0, 1.0, 0.5),
                                   (1, 2.5, 0.25), (0, 1.0000001, 0.25), (10, 10), (3.5,)], ids=str)
@@ -260,6 +282,10 @@ def test_logspace(device, dtype, start, end, steps, base):
 def test_logspace_int():
     assert torch.logspace(0, 3, 4, dtype=torch.int64).tolist() == [1, 10, 100, 1000]
     assert torch.logspace(0, 2, 3, base=10, dtype=torch.int32).tolist() == [1, 10, 100]
+    # the exponents' ends become integers first, as in linspace: 0.5 -> 0, 2.7 -> 2, so the
+    # values are int(10 ** (0, 2/3, 4/3, 2)) and int(2.5 ** ...)
+    assert torch.logspace(0.5, 2.7, 4, dtype=torch.int64).tolist() == [1, 4, 21, 100]
+    assert torch.logspace(0.5, 2, 4, base=2.5, dtype=torch.uint8).tolist() == [1, 1, 3, 6]
 
 
 # --- eye ---------------------------------------------------------------------------------------------

@@ -480,6 +480,10 @@ def test_operator_type_errors(device):
         pow(a, 2, 3)
     with pytest.raises(TypeError, match=r"maximum\(\): argument 'other' \(position 2\) must be Tensor, not int"):
         ctorch.maximum(a, 2)
+    with pytest.raises(TypeError, match=r"^maximum\(\): argument 'other' \(position 1\) must be Tensor, not int$"):
+        a.maximum(2)  # a method counts positions after self
+    with pytest.raises(TypeError, match=r"^atan2_\(\): argument 'other' \(position 1\) must be Tensor, not float$"):
+        a.clone().atan2_(2.0)
     with pytest.raises(TypeError, match=r"exp\(\): argument 'input' \(position 1\) must be Tensor, not float"):
         ctorch.exp(2.0)
     with pytest.raises(TypeError):
@@ -801,6 +805,21 @@ def test_where_rules(device):
         ctorch.where(b, f, ctorch.tensor([1.0, 2.0, 3.0], device=device))
     with pytest.raises(TypeError):
         ctorch.where(True, f, f)
+
+
+def test_where_uint8_condition_and_checked_scalars(device):
+    u8 = ctorch.tensor([1, 0, 2], dtype=ctorch.uint8, device=device)
+    with pytest.warns(UserWarning, match="where received a uint8 condition tensor"):
+        r = ctorch.where(u8, 1.0, 0.0)  # deprecated in PyTorch but still accepted: nonzero selects
+    assert r.tolist() == [1.0, 0.0, 1.0]
+    b = ctorch.tensor([True, False], device=device)
+    i8 = ctorch.tensor([1, 2], dtype=ctorch.int8, device=device)
+    with pytest.raises(RuntimeError, match=r"^value cannot be converted to type int8_t without overflow$"):
+        ctorch.where(b, i8, 300)  # the number must fit the result dtype
+    with pytest.raises(RuntimeError, match=r"^value cannot be converted to type float without overflow$"):
+        ctorch.where(b, i8, 1e39)
+    h = ctorch.zeros(2, dtype=ctorch.float16, device=device)
+    assert ctorch.where(b, h, 1e20).tolist() == [0.0, float("inf")]  # 16-bit floats round to inf
 
 
 CLAMP_CASES = ["scalars", "min_only", "max_only", "tensors", "tensor_min_scalar_max", "swapped"]

@@ -309,6 +309,40 @@ def test_setitem_casts_and_scalars(device):
     assert_close(h, np.array([[0, 1, 0], [0, 2, 0]]))
 
 
+def test_scalar_values_must_fit_the_destination(device):
+    """PyTorch's checked Scalar conversion: a Python number that an integer tensor cannot hold
+    (NaN, inf, beyond the range) raises on every fill-like path instead of storing garbage."""
+    msg = r"^value cannot be converted to type %s without overflow$"
+    x = t_(np.zeros(3, np.int64), device)
+    u = t_(np.zeros(3, np.uint8), device)
+    mask = t_([True, False, True], device)
+    idx = t_([0, 2], device)
+    for fn in [lambda: x.__setitem__(0, float("nan")), lambda: x.__setitem__(slice(None), float("inf")),
+               lambda: x.__setitem__(idx, float("nan")), lambda: x.__setitem__(mask, 1e20),
+               lambda: x.masked_fill(mask, float("nan")), lambda: x.index_fill(0, idx, float("inf")),
+               lambda: x.scatter(0, idx, float("nan"))]:
+        with pytest.raises(RuntimeError, match=msg % "int64_t"):
+            fn()
+    for fn in [lambda: u.__setitem__(1, 300), lambda: u.__setitem__(idx, -1.5),
+               lambda: u.masked_fill_(mask, 256), lambda: u.index_fill_(0, idx, -0.5),
+               lambda: u.scatter_(0, idx, 1000)]:
+        with pytest.raises(RuntimeError, match=msg % "uint8_t"):
+            fn()
+    assert x.tolist() == [0, 0, 0] and u.tolist() == [0, 0, 0]  # nothing was written
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        u.index_fill(1, idx, 300)  # the dim is checked before the value
+    u[0] = -1  # a negative int wraps, a float truncating into range is fine
+    u[idx] = 255.5
+    assert u.tolist() == [255, 0, 255]
+    h = t_(np.zeros(2, np.float16), device)
+    h[0] = 1e20  # a basic-index store rounds to inf ...
+    assert h.tolist() == [float("inf"), 0.0]
+    with pytest.raises(RuntimeError, match=msg % "c10::Half"):
+        h[t_([1], device)] = 1e20  # ... an index_put_ checks
+    # 0-d tensor values are cast like a copy, unchecked
+    assert x.masked_fill(mask, t_(2.5, device)).tolist() == [2, 0, 2]
+
+
 def test_setitem_version_counter(device):
     if not hasattr(ctorch.Tensor, "_version"):
         pytest.skip("Tensor._version not exposed yet")
@@ -521,8 +555,10 @@ def test_dim_op_errors(device):
            lambda: ctorch.index_select(x, 1, i([[0, 2]])))
     raises(RuntimeError, "index_select(): Expected dtype int32 or int64 for index",
            lambda: ctorch.index_select(x, 1, t_([1.0])))
-    raises(RuntimeError, "INDICES element is out of DATA bounds, id=5 axis_dim=3",
-           lambda: ctorch.index_select(x, 1, i([5])))
+    raises(IndexError, "index out of range in self", lambda: ctorch.index_select(x, 1, i([5])))
+    raises(IndexError, "index out of range in self", lambda: ctorch.index_select(x, 1, i([-1])))  # no wrapping
+    raises(RuntimeError, "index_select(): self indexing axis dim should be positive",
+           lambda: ctorch.index_select(t_(np.zeros((0, 2)), device), 0, i([0])))
     raises(IndexError, "index out of range in self", lambda: ctorch.index_select(t_(5, device), 0, i([1])))
     raises(RuntimeError, "index_add_(): self (Long) and source (Float) must have the same scalar type",
            lambda: x.clone().index_add_(1, i([0, 0]), t_(np.ones((2, 2), np.float32), device)))
@@ -757,3 +793,127 @@ def test_zero_dim_and_empty(device):
     assert tuple(ctorch.masked_select(e, t_(np.zeros((0, 3), bool), device)).shape) == (0,)
     assert tuple(e.repeat(2, 2).shape) == (0, 6)
     assert tuple(ctorch.index_select(e, 1, t_([0, 2], device)).shape) == (0, 2)
+
+
+def test_fuzzed_messages_match_pytorch(device):
+    """Messages the differential fuzz against PyTorch 2.15 found worded differently."""
+    with pytest.raises(RuntimeError, match=r"^Boolean value of Tensor with more than one value is ambiguous$"):
+        bool(t_([1, 2], device))
+    with pytest.raises(RuntimeError, match=r"^Boolean value of Tensor with no values is ambiguous$"):
+        bool(t_(np.zeros(0), device))
+    empty = t_(np.zeros((0, 4), np.float32), device)
+    with pytest.raises(RuntimeError, match=r"^cannot reshape tensor of 0 elements into shape \[0, -1\] because the "
+                                           r"unspecified dimension size -1 can be any value and is ambiguous$"):
+        empty.reshape(0, -1)
+    assert empty.reshape(3, -1).shape == (3, 0)
+    with pytest.raises(RuntimeError, match=r"^shape '\[3, -1\]' is invalid for input of size 4$"):
+        t_(np.zeros(4), device).view(3, -1)
+    with pytest.raises(RuntimeError, match=r"^invalid shape dimension -2 at index 0 of shape \[-2, 2\]$"):
+        t_(np.zeros(4), device).view(-2, 2)
+    with pytest.raises(RuntimeError, match=r"^narrow\(\): length must be non-negative\.$"):
+        t_(np.zeros(4), device).narrow(0, 0, -1)
+    with pytest.raises(RuntimeError, match=r"^expand\(torch\.(cuda\.)?LongTensor\{\[2, 2\]\}, size=\[4\]\): the number "
+                                           r"of sizes provided \(1\) must be greater or equal"):
+        t_(np.zeros((2, 2), np.int64), device).expand(4)
+    with pytest.raises(IndexError, match=r"^take\(\): tried to take from an empty tensor$"):
+        ctorch.take(empty, t_([0], device))
+    with pytest.raises(IndexError, match=r"^out of range: tried to access index 5 on a tensor of 3 elements\.$"):
+        ctorch.take(t_([1, 2, 3], device), t_([5], device))
+    mask = t_(np.ones((3, 1), bool), device)
+    # the broadcast error names the operands in PyTorch's order: mask first out of place, self first in place
+    with pytest.raises(RuntimeError, match=r"tensor a \(3\) must match the size of tensor b \(0\)"):
+        empty.masked_select(mask)
+    with pytest.raises(RuntimeError, match=r"tensor a \(3\) must match the size of tensor b \(0\)"):
+        empty.masked_fill(mask, 1.0)
+    with pytest.raises(RuntimeError, match=r"tensor a \(0\) must match the size of tensor b \(3\)"):
+        empty.masked_fill_(mask, 1.0)
+
+
+def test_view_as_dtype(device):
+    """Tensor.view(dtype) reinterprets the bytes (NumPy's ndarray.view is the oracle)."""
+    arr = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = t_(arr, device)
+    same = x.view(ctorch.int32)  # same element size: same shape and strides
+    assert same.shape == (4, 6) and same.stride() == (6, 1)
+    np.testing.assert_array_equal(to_numpy(same), arr.view(np.int32))
+    small = x.view(ctorch.uint8)  # smaller elements: the last dim grows
+    assert small.shape == (4, 24) and small.stride() == (24, 1)
+    np.testing.assert_array_equal(to_numpy(small), arr.view(np.uint8))
+    big = x[1:, 2:6].view(ctorch.float64)  # larger: last dim, other strides and the offset shrink
+    assert big.shape == (3, 2) and big.stride() == (3, 1) and big.storage_offset() == 4
+    np.testing.assert_array_equal(to_numpy(big), np.ascontiguousarray(arr[1:, 2:6]).view(np.float64))
+    big[0, 0] = 0.0  # a view: writes reach x
+    assert x[1, 2].item() == 0.0 and x[1, 3].item() == 0.0
+    assert x.view(dtype=ctorch.int16).shape == (4, 12)
+    assert t_([True, False], device).view(ctorch.int8).tolist() == [1, 0]
+    msg = r"to view Float as %s \(different element sizes\)"
+    with pytest.raises(RuntimeError, match=r"^self.stride\(-1\) must be 1 " + msg % "Byte" + ", but got 6$"):
+        x.t().view(ctorch.uint8)
+    with pytest.raises(RuntimeError, match=r"^self.size\(-1\) must be divisible by 2 " + msg % "Double" + ", but got 3$"):
+        x[:, :3].view(ctorch.float64)
+    with pytest.raises(RuntimeError, match=r"^self.storage_offset\(\) must be divisible by 2 " + msg % "Double"):
+        x[:, 1:5].view(ctorch.float64)
+    with pytest.raises(RuntimeError, match=r"^self.stride\(0\) must be divisible by 2 " + msg % "Double"):
+        t_(np.zeros((3, 5), np.float32), device)[:, :2].view(ctorch.float64)
+    with pytest.raises(RuntimeError, match=r"^self.dim\(\) cannot be 0 " + msg % "Byte" + "$"):
+        x[0, 0].view(ctorch.uint8)
+
+
+def test_cat_stack_write_out(device):
+    """out= of cat/stack/hstack/vstack/dstack receives the result (it used to be ignored)."""
+    a, b = t_(np.ones((2, 2), np.float32), device), t_(np.full((2, 2), 2, np.float32), device)
+    out = t_(np.zeros(0, np.float64), device)
+    r = ctorch.cat([a, b], out=out)
+    assert r is out and out.shape == (4, 2) and out.dtype == ctorch.float64  # resized, cast
+    np.testing.assert_array_equal(to_numpy(out), np.concatenate([np.ones((2, 2)), np.full((2, 2), 2)]))
+    keep = t_(np.zeros((2, 4), np.float32), device).t()  # the right shape: written in its own layout
+    assert ctorch.vstack([a, b], out=keep) is keep and keep.stride() == (1, 4)
+    np.testing.assert_array_equal(to_numpy(keep), np.vstack([np.ones((2, 2)), np.full((2, 2), 2)]))
+    s = t_(np.zeros(3, np.float32), device)
+    with pytest.warns(UserWarning, match=r"An output with one or more elements was resized since it had shape \[3\]"):
+        ctorch.stack([a, b], 1, out=s)
+    np.testing.assert_array_equal(to_numpy(s), np.stack([np.ones((2, 2)), np.full((2, 2), 2)], 1))
+    h = t_(np.zeros(0, np.float32), device)
+    d = t_(np.zeros(0, np.float32), device)
+    ctorch.hstack([a, b], out=h)
+    ctorch.dstack([a, b], out=d)
+    assert h.shape == (2, 4) and d.shape == (2, 2, 2)
+    with pytest.raises(TypeError, match=r"^torch.cat\(\): input types can't be cast to the desired output type Long$"):
+        ctorch.cat([a, b], out=t_(np.zeros((4, 2), np.int64), device))
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor refer to a "
+                                           "single memory location"):
+        ctorch.cat([a, a], out=a)
+
+
+def test_index_ops_write_out(device):
+    """out= of gather/index_select/masked_select/nonzero/tril/triu/diag is written and returned
+    (it used to be accepted and ignored), with PyTorch's dtype rules."""
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = t_(arr, device)
+    f32 = lambda: t_(np.zeros(0, np.float32), device)  # noqa: E731
+    cases = [
+        (lambda o: ctorch.gather(x, 1, t_([[0], [1], [2]], device), out=o), arr[[0, 1, 2], [0, 1, 2]][:, None]),
+        (lambda o: ctorch.index_select(x, 0, t_([0, 2], device), out=o), arr[[0, 2]]),
+        (lambda o: ctorch.masked_select(x, x > 5, out=o), arr[arr > 5]),
+        (lambda o: ctorch.tril(x, out=o), np.tril(arr)),
+        (lambda o: ctorch.triu(x, 1, out=o), np.triu(arr, 1)),
+        (lambda o: ctorch.diag(x, out=o), np.diag(arr)),
+    ]
+    for fn, expect in cases:
+        o = f32()
+        assert fn(o) is o
+        np.testing.assert_array_equal(to_numpy(o), expect)
+    o = t_(np.zeros(0, np.int64), device)
+    assert ctorch.nonzero(x, out=o) is o
+    np.testing.assert_array_equal(to_numpy(o), np.argwhere(arr))
+    f64 = t_(np.zeros(0, np.float64), device)
+    i64 = t_(np.zeros(0, np.int64), device)
+    with pytest.raises(RuntimeError, match=r"^Expected out tensor to have dtype float, but got double instead$"):
+        ctorch.gather(x, 1, t_([[0]], device), out=f64)
+    with pytest.raises(RuntimeError, match=r"^index_select\(\): self and result must have the same scalar type$"):
+        ctorch.index_select(x, 0, t_([0], device), out=f64)
+    with pytest.raises(RuntimeError, match=r"^nonzero: Expected out tensor to have scalar type Long but got scalar "
+                                           r"typeFloat$"):
+        ctorch.nonzero(x, out=f32())
+    with pytest.raises(RuntimeError, match=r"^diag: result type Float can't be cast to the desired out= type Long$"):
+        ctorch.diag(t_(np.ones(2, np.float32), device), out=i64)

@@ -376,6 +376,37 @@ def test_tolist(device, dtype):
     assert torch.zeros(2, 0).tolist() == [[], []]
 
 
+def test_python_number_conversions_and_contains():
+    x = torch.arange(6.0).reshape(2, 3)
+    for fn in (float, int):
+        with pytest.raises(ValueError, match="^only one element tensors can be converted to Python scalars$"):
+            fn(x)
+    with pytest.raises(RuntimeError, match="a Tensor with 6 elements cannot be converted to Scalar"):
+        x.item()  # .item() keeps its RuntimeError
+    assert int(torch.tensor([-2.7])) == -2 and float(torch.tensor([[3]])) == 3.0
+    # `in` is (element == t).any(), not a walk over rows
+    assert 2.0 in x and 7 not in x and x[1] in x and torch.tensor([9.0, 9.0, 9.0]) not in x
+    with pytest.raises(RuntimeError, match="Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                                           "<class 'str'>"):
+        "a" in x
+
+
+def test_to_positional_flags_and_legacy_type_strings():
+    x = torch.arange(3.0)
+    assert x.to(torch.float64, True).dtype == torch.float64  # to(dtype, non_blocking)
+    assert x.to(torch.float32, False, True) is not x  # to(dtype, non_blocking, copy)
+    assert x.to(torch.float32) is x
+    assert x.to("cpu", torch.int32, False, True).dtype == torch.int32  # to(device, dtype, non_blocking, copy)
+    assert x.to(torch.zeros(1, dtype=torch.int16), False, True).dtype == torch.int16
+    with pytest.raises(TypeError, match="to\\(\\) received an invalid combination of arguments"):
+        x.to(torch.float64, "cpu")
+    assert x.type("torch.DoubleTensor").dtype == torch.float64
+    assert x.type("torch.ByteTensor").tolist() == [0, 1, 2]
+    assert x.type() == "torch.FloatTensor"
+    with pytest.raises(ValueError, match="^invalid type: 'DoubleTensor'$"):
+        x.type("DoubleTensor")
+
+
 def test_iter():
     t = torch.tensor([[1, 2], [3, 4], [5, 6]])
     rows = list(t)

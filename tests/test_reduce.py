@@ -380,7 +380,7 @@ def test_all_any_count_nonzero(device, dtype, layout, rng):
     out_dtype = ctorch.uint8 if dtype == "uint8" else ctorch.bool
     for dim in DIMS:
         for keepdim in (False, True):
-            ax = np_axis(dim, 3)
+            ax = np_axis(dim, 3) if dim != () else ()  # all/any read dim=() as "no dims" (PyTorch)
             r = t.all(dim, keepdim)
             assert r.dtype == out_dtype
             check(r, np.all(x != 0, axis=ax, keepdims=keepdim).astype(to_numpy(r).dtype), "bool")
@@ -665,6 +665,75 @@ def test_errors(device):
         f.sum(1.0)
     with pytest.raises(TypeError):
         f.prod((0, 1))
+
+
+def test_dtype_errors_come_before_dim_errors(device):
+    # PyTorch rejects the dtype first, so a bad dim on a bad dtype still names the dtype
+    i = ctorch.tensor([[1, 2], [3, 4]], device=device)
+    with pytest.raises(NotImplementedError, match="mean\\(\\): could not infer output dtype"):
+        i.mean(5)
+    with pytest.raises(NotImplementedError, match="^std and var only support floating point and complex dtypes$"):
+        i.var(5)
+    with pytest.raises(NotImplementedError, match="^std_mean only support floating point and complex dtypes$"):
+        ctorch.std_mean(i)
+    with pytest.raises(NotImplementedError, match="^var_mean only support floating point and complex dtypes$"):
+        ctorch.var_mean(i, (0, 0))
+    with pytest.raises(NotImplementedError, match="^argmin\\(\\): does not support bool input$"):
+        ctorch.tensor([True], device=device).argmin(3)
+    with pytest.raises(TypeError, match="^argmax\\(\\): argument 'dim' must be int, not tuple$"):
+        ctorch.tensor([True], device=device).argmax((0,))  # but a dim of the wrong type comes first
+
+
+def test_all_any_empty_dim_tuple_reduces_nothing(device):
+    x = ctorch.tensor([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]], device=device)
+    expect = [[True, False, True], [False, False, True]]
+    assert ctorch.all(x, dim=()).tolist() == expect
+    assert x.any(dim=[], keepdim=True).tolist() == expect
+    assert ctorch.all(x, dim=()).dtype == ctorch.bool
+    assert ctorch.all(x).item() is False  # no dim still reduces everything
+    assert x.sum(dim=()).item() == 6.0  # while sum reads () as "all dims"
+
+
+def test_scan_to_bool_and_norm_checks(device):
+    x = ctorch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    if device == "cpu":
+        with pytest.raises(NotImplementedError, match="^\"cumsum_out_cpu\" not implemented for 'Bool'$"):
+            x.cumsum(0, dtype=ctorch.bool)
+        with pytest.raises(NotImplementedError, match="^\"cumprod_out_cpu\" not implemented for 'Bool'$"):
+            ctorch.cumprod(x, 1, dtype=ctorch.bool)
+    with pytest.raises(RuntimeError, match=r"^linalg.vector_norm: the dtype of the input \(Float\) should be "
+                                           r"convertible without narrowing to the specified dtype \(Half\)$"):
+        ctorch.norm(x, dtype=ctorch.float16)
+    assert ctorch.norm(x, dtype=ctorch.float64).dtype == ctorch.float64
+    empty = ctorch.zeros(0, 3, device=device)
+    for p, ps in [(-1, "-1"), (-1.5, "-1.5"), (float("-inf"), "-inf")]:
+        with pytest.raises(RuntimeError, match=f"cannot compute the {ps} norm on an empty tensor"):
+            ctorch.norm(empty, p=p)
+    with pytest.raises(RuntimeError, match="cannot compute the -2 norm on the dimension 0because"):
+        ctorch.norm(empty, p=-2, dim=0)
+    assert ctorch.norm(empty, p=-1, dim=1).shape == (0,)  # the reduced dim is not empty
+    assert ctorch.norm(empty, p=0.5).item() == 0.0
+
+
+def test_max_min_write_out(device):
+    """max/min out= (dim form: a (values, indices) pair) is written, not ignored."""
+    x = ctorch.tensor([[0.0, 5.0, 2.0], [3.0, 1.0, 4.0]], device=device)
+    v, i = ctorch.zeros(0, device=device), ctorch.zeros(0, dtype=ctorch.int64, device=device)
+    r = ctorch.max(x, 1, out=(v, i))
+    assert r[0] is v and r[1] is i and r.values is v
+    assert v.tolist() == [5.0, 4.0] and i.tolist() == [1, 2]
+    v, i = ctorch.zeros(0, device=device), ctorch.zeros(0, dtype=ctorch.int64, device=device)
+    ctorch.min(x, 0, keepdim=True, out=[v, i])
+    assert v.tolist() == [[0.0, 1.0, 2.0]] and i.tolist() == [[0, 1, 0]]
+    whole = ctorch.zeros(0, device=device)
+    assert ctorch.max(x, out=whole) is whole and whole.item() == 5.0
+    both = ctorch.zeros(0, device=device)
+    assert ctorch.min(x, x.flip(0), out=both) is both and both.tolist() == [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype long int, but got int instead$"):
+        ctorch.max(x, 1, out=(v, ctorch.zeros(0, dtype=ctorch.int32, device=device)))
+    assert v.shape == (1, 3)  # refused before anything was written
+    with pytest.raises(TypeError, match=r"got \(Tensor, int, out=Tensor\)"):
+        ctorch.max(x, 1, out=v)
 
 
 # --- named tuples --------------------------------------------------------------------------------------------------
