@@ -895,6 +895,12 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
     while (f->sig[n] != NULL) {
         n++;
     }
+    CtDType as_dtype;
+    if (strcmp(f->op, "view") == 0 && norm[1] != NULL && norm[2] == NULL && !PyLong_Check(norm[1]) &&
+        !PySequence_Check(norm[1]) && ct_dtype_from_object(norm[1], &as_dtype) == 0) {
+        return thunk(ctx); /* x.view(dtype) reinterprets bytes: no gradient flows (as PyTorch) */
+    }
+    PyErr_Clear();
     if (refresh_arguments(norm, n) < 0) {
         return NULL;
     }

@@ -165,35 +165,6 @@ static int op_device(int n, const CtEwArg *in, CtTensorObject *out, CtDevice *de
 
 /* out= of the wrong shape is resized as PyTorch does (with its deprecation warning unless it
  * was empty). */
-static int resize_output(CtTensorObject *out, int ndim, const int64_t *shape)
-{
-    if (ct_numel(out) != 0) {
-        char a[256], b[256];
-        ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);
-        ct_format_sizes(b, sizeof(b), ndim, shape);
-        if (PyErr_WarnFormat(PyExc_UserWarning, 1,
-                             "An output with one or more elements was resized since it had shape %s, which does not "
-                             "match the required output shape %s. This behavior is deprecated, and in a future "
-                             "PyTorch release outputs will not be resized unless they have zero elements. You can "
-                             "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
-                             "t.resize_(0).",
-                             a, b) < 0) {
-            return -1;
-        }
-    }
-    CtTensorObject *fresh = ct_empty(ndim, shape, out->dtype, ct_device_of(out));
-    if (fresh == NULL) {
-        return -1;
-    }
-    Py_SETREF(out->storage, (CtStorageObject *)Py_NewRef(fresh->storage));
-    out->offset = 0;
-    out->ndim = ndim;
-    memcpy(out->sizes, fresh->sizes, sizeof(out->sizes));
-    memcpy(out->strides, fresh->strides, sizeof(out->strides));
-    Py_DECREF(fresh);
-    return 0;
-}
-
 static int check_cast(CtDType result, CtTensorObject *out)
 {
     if (!ct_can_cast(result, out->dtype)) {
@@ -326,7 +297,7 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
     }
     CtTensorObject *res;
     if (out != NULL) {
-        if ((wrong_shape && resize_output(out, ndim, shape) < 0) || check_overlap(out, n, in) < 0) {
+        if ((wrong_shape && ct_resize_output(out, ndim, shape) < 0) || check_overlap(out, n, in) < 0) {
             return NULL;
         }
         res = (CtTensorObject *)Py_NewRef(out);

@@ -286,3 +286,11 @@ def test_out_argument_with_grad_raises():
         o = torch.empty(2, dtype=torch.float64)
         torch.add(a, a, out=o)
     np.testing.assert_allclose(o.numpy(), 2 * a.detach().numpy())
+
+
+def test_view_as_dtype_is_not_differentiable():
+    a = leaf(4)
+    v = a.view(torch.int64)
+    assert not v.requires_grad and v.grad_fn is None
+    w = (a * 1).view(torch.float64)
+    assert w.grad_fn is None
