@@ -1548,7 +1548,11 @@ static int install_dict(PyObject *dict, bool methods)
         }
         /* only functions: module attributes such as the dtype ctorch.bfloat16 share names with methods */
         bool op = methods ? Py_IS_TYPE(fn, &PyMethodDescr_Type) : PyCFunction_Check(fn);
-        const CtFormula *f = table_formula(name);
+        /* a "Tensor.name" row is for a method whose arguments differ from the function's */
+        char method_row[80];
+        snprintf(method_row, sizeof(method_row), "Tensor.%s", name);
+        const CtFormula *f = methods ? table_formula(method_row) : NULL;
+        f = f != NULL ? f : table_formula(name);
         if (!op || (f == NULL && is_never_recorded(name))) {
             continue;
         }

@@ -478,9 +478,10 @@ static int bw_clamp_min(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 }
 
 /* where(condition, input, other) */
-static int bw_where(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+/* where(condition, input, other); the method x.where(condition, other) has self first */
+static int where_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi, int cond_at, int input_at)
 {
-    PyObject *cond = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *cond = (PyObject *)ct_node_tensor(n, cond_at);
     if (cond == NULL) {
         return -1;
     }
@@ -491,7 +492,7 @@ static int bw_where(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (zero == NULL || where == NULL) {
         goto done;
     }
-    if (NEEDS(0) && set_fit(&gi[0], PyObject_CallFunction(where, "OOO", cond, g[0], zero), META(1)) < 0) {
+    if (NEEDS(0) && set_fit(&gi[0], PyObject_CallFunction(where, "OOO", cond, g[0], zero), META(input_at)) < 0) {
         goto done;
     }
     if (NEEDS(1) && set_fit(&gi[1], PyObject_CallFunction(where, "OOO", cond, zero, g[0]), META(2)) < 0) {
@@ -503,6 +504,9 @@ done:
     Py_XDECREF(where);
     return rc;
 }
+
+static int bw_where(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return where_backward(n, g, gi, 0, 1); }
+static int bw_where_method(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return where_backward(n, g, gi, 1, 0); }
 
 /* maximum/minimum (and max/min(input, other)): the gradient goes to the larger (smaller) input,
  * split evenly on ties, and to both where either is nan (nan propagates from both).
@@ -2902,6 +2906,7 @@ const CtFormula ct_formulas[] = {
     {"clamp_min", "ClampMinBackward0", SIG("input", "min"), 3, 0, bw_clamp_min, name_clamp_min},
     {"clamp_max", "ClampMaxBackward0", SIG("input", "max"), 3, 0, bw_clamp_min, name_clamp_max},
     {"where", "WhereBackward0", SIG("condition", "input", "other"), 6, 0, bw_where},
+    {"Tensor.where", "WhereBackward0", SIG("input", "condition", "other"), 5, 0, bw_where_method},
     {"maximum", "MaximumBackward0", SIG("input", "other"), 3, 0, bw_maximum},
     {"minimum", "MinimumBackward0", SIG("input", "other"), 3, 0, bw_maximum},
     {"fmax", "FmaxBackward0", SIG("input", "other"), 3, 0, bw_maximum},

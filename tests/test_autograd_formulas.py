@@ -314,3 +314,15 @@ NAMES = [
 @pytest.mark.parametrize("expected,fn", [pytest.param(e, f, id=f"{i}-{e}") for i, (e, f) in enumerate(NAMES)])
 def test_node_names_match_pytorch(expected, fn):
     assert fn().grad_fn.name() == expected
+
+
+def test_where_method_routes_gradients_like_the_function():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = torch.zeros(3, requires_grad=True)
+    c = torch.tensor([True, False, True])
+    z = x.where(c, y)
+    assert z.grad_fn.name() == "WhereBackward0"
+    (z * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert z.tolist() == [1.0, 0.0, 3.0]
+    assert x.grad.tolist() == [1.0, 0.0, 3.0]
+    assert y.grad.tolist() == [0.0, 2.0, 0.0]
