@@ -1123,7 +1123,25 @@ static PyMethodDef tensor_core_methods[] = {
 };
 
 PyMethodDef ct_core_tensor_methods[] = {{NULL}};
-PyMethodDef ct_core_module_methods[] = {{NULL}};
+PyObject *ct_method_as_function(const char *fname, CtFastMethod method, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    if (nargs < 1 || !CtTensor_Check(args[0])) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'input' (position 1) must be Tensor, not %s", fname,
+                     nargs < 1 ? "nothing" : Py_TYPE(args[0])->tp_name);
+        return NULL;
+    }
+    return method(args[0], args + 1, nargs - 1, kwnames);
+}
+
+CT_FUNCTION_FROM_METHOD(clone, tensor_clone)
+CT_FUNCTION_FROM_NOARGS_METHOD(detach, tensor_detach)
+
+PyMethodDef ct_core_module_methods[] = {
+    {"clone", CT_FASTCALL(function_clone), CT_METH_FK, "clone(input, *, memory_format=None): a copy"},
+    {"detach", CT_FASTCALL(function_detach), CT_METH_FK, "detach(input): a view without autograd history"},
+    {NULL},
+};
 PyType_Slot ct_core_tensor_slots[] = {{0, NULL}};
 
 /* --- the type ------------------------------------------------------------------------------------ */

@@ -92,6 +92,29 @@ int ct_check_same_device(int n, CtTensorObject *const *ts, bool allow_cpu_scalar
  * tensors of their default dtype on device; *is_scalar tells which. */
 CtTensorObject *ct_as_tensor_arg(PyObject *obj, CtDevice device, bool *is_wrapped_number);
 
+/* torch.name(input, *args, **kwargs) for a Tensor method: checks input, then calls
+ * method(input, args, kwargs) (a METH_FASTCALL|METH_KEYWORDS function). */
+typedef PyObject *(*CtFastMethod)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *ct_method_as_function(const char *fname, CtFastMethod method, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames);
+#define CT_FUNCTION_FROM_METHOD(name, method)                                                                     \
+    static PyObject *function_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
+    {                                                                                                             \
+        return ct_method_as_function(#name, (method), args, nargs, kwnames);                                       \
+    }
+
+/* The same for a METH_NOARGS method: torch.name(input). */
+#define CT_FUNCTION_FROM_NOARGS_METHOD(name, method)                                                                \
+    static PyObject *noargs_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)      \
+    {                                                                                                             \
+        if (nargs > 0 || kwnames != NULL) {                                                                       \
+            PyErr_SetString(PyExc_TypeError, #name "() takes no arguments besides input");                         \
+            return NULL;                                                                                          \
+        }                                                                                                         \
+        return method(self, NULL);                                                                                \
+    }                                                                                                             \
+    CT_FUNCTION_FROM_METHOD(name, noargs_##name)
+
 /* Marks an in-place write for autograd's version counter. */
 static inline void ct_bump_version(CtTensorObject *t) { t->storage->version++; }
 

@@ -966,5 +966,44 @@ PyMethodDef ct_views_tensor_methods[] = {
     {NULL},
 };
 
-PyMethodDef ct_views_module_methods[] = {{NULL}};
+/* torch.reshape(x, ...), torch.transpose(x, ...): the methods, as functions */
+CT_FUNCTION_FROM_METHOD(reshape, tensor_reshape)
+CT_FUNCTION_FROM_METHOD(flatten, tensor_flatten)
+CT_FUNCTION_FROM_METHOD(unflatten, tensor_unflatten)
+CT_FUNCTION_FROM_METHOD(squeeze, tensor_squeeze)
+CT_FUNCTION_FROM_METHOD(unsqueeze, tensor_unsqueeze)
+CT_FUNCTION_FROM_METHOD(transpose, tensor_transpose)
+CT_FUNCTION_FROM_METHOD(swapaxes, tensor_transpose)
+CT_FUNCTION_FROM_METHOD(swapdims, tensor_transpose)
+CT_FUNCTION_FROM_NOARGS_METHOD(t, tensor_t)
+CT_FUNCTION_FROM_METHOD(permute, tensor_permute)
+CT_FUNCTION_FROM_METHOD(movedim, tensor_movedim)
+CT_FUNCTION_FROM_METHOD(moveaxis, tensor_movedim)
+CT_FUNCTION_FROM_METHOD(narrow, tensor_narrow)
+CT_FUNCTION_FROM_METHOD(select, tensor_select)
+CT_FUNCTION_FROM_METHOD(unbind, tensor_unbind)
+CT_FUNCTION_FROM_METHOD(split, tensor_split)
+CT_FUNCTION_FROM_METHOD(chunk, tensor_chunk)
+
+#define CT_VIEW_FUNCTION_ENTRY(name, doc) {#name, CT_FASTCALL(function_##name), CT_METH_FK, doc}
+PyMethodDef ct_views_module_methods[] = {
+    CT_VIEW_FUNCTION_ENTRY(reshape, "reshape(input, shape)"),
+    CT_VIEW_FUNCTION_ENTRY(flatten, "flatten(input, start_dim=0, end_dim=-1)"),
+    CT_VIEW_FUNCTION_ENTRY(unflatten, "unflatten(input, dim, sizes)"),
+    CT_VIEW_FUNCTION_ENTRY(squeeze, "squeeze(input, dim=None)"),
+    CT_VIEW_FUNCTION_ENTRY(unsqueeze, "unsqueeze(input, dim)"),
+    CT_VIEW_FUNCTION_ENTRY(transpose, "transpose(input, dim0, dim1)"),
+    CT_VIEW_FUNCTION_ENTRY(swapaxes, "swapaxes(input, axis0, axis1)"),
+    CT_VIEW_FUNCTION_ENTRY(swapdims, "swapdims(input, dim0, dim1)"),
+    CT_VIEW_FUNCTION_ENTRY(t, "t(input)"),
+    CT_VIEW_FUNCTION_ENTRY(permute, "permute(input, dims)"),
+    CT_VIEW_FUNCTION_ENTRY(movedim, "movedim(input, source, destination)"),
+    CT_VIEW_FUNCTION_ENTRY(moveaxis, "moveaxis(input, source, destination)"),
+    CT_VIEW_FUNCTION_ENTRY(narrow, "narrow(input, dim, start, length)"),
+    CT_VIEW_FUNCTION_ENTRY(select, "select(input, dim, index)"),
+    CT_VIEW_FUNCTION_ENTRY(unbind, "unbind(input, dim=0)"),
+    CT_VIEW_FUNCTION_ENTRY(split, "split(tensor, split_size_or_sections, dim=0)"),
+    CT_VIEW_FUNCTION_ENTRY(chunk, "chunk(input, chunks, dim=0)"),
+    {NULL},
+};
 PyType_Slot ct_views_tensor_slots[] = {{0, NULL}};

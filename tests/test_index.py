@@ -917,3 +917,49 @@ def test_index_ops_write_out(device):
         ctorch.nonzero(x, out=f32())
     with pytest.raises(RuntimeError, match=r"^diag: result type Float can't be cast to the desired out= type Long$"):
         ctorch.diag(t_(np.ones(2, np.float32), device), out=i64)
+
+
+VIEW_FUNCTIONS = [
+    ("reshape", ((3, 4),), lambda a: a.reshape(3, 4)),
+    ("flatten", (1,), lambda a: a.reshape(2, 6)),
+    ("unflatten", (1, (3, 2)), lambda a: a.reshape(2, 3, 2)),
+    ("squeeze", (), lambda a: a),
+    ("unsqueeze", (0,), lambda a: a[None]),
+    ("transpose", (0, 1), lambda a: a.swapaxes(0, 1)),
+    ("swapaxes", (0, 1), lambda a: a.swapaxes(0, 1)),
+    ("swapdims", (0, 1), lambda a: a.swapaxes(0, 1)),
+    ("permute", ((1, 0),), lambda a: a.transpose(1, 0)),
+    ("movedim", (0, 1), lambda a: np.moveaxis(a, 0, 1)),
+    ("moveaxis", (0, 1), lambda a: np.moveaxis(a, 0, 1)),
+    ("narrow", (1, 2, 3), lambda a: a[:, 2:5]),
+    ("select", (1, 4), lambda a: a[:, 4]),
+    ("t", (), lambda a: a.T),
+]
+
+
+@pytest.mark.parametrize("name,args,expected", VIEW_FUNCTIONS, ids=[v[0] for v in VIEW_FUNCTIONS])
+def test_view_methods_as_functions(device, name, args, expected):
+    a = np.arange(12, dtype=np.float32).reshape(2, 6)
+    x = ctorch.tensor(a, device=device)
+    out = getattr(ctorch, name)(x, *args)
+    assert_close(out, expected(a))
+    x.add_(100)  # a view: the write shows through
+    assert_close(out, expected(a + 100))
+
+
+def test_split_chunk_unbind_clone_detach_as_functions(device):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = ctorch.tensor(a, device=device)
+    assert [to_numpy(p).tolist() for p in ctorch.split(x, 2)] == [a[:2].tolist(), a[2:].tolist()]
+    assert [to_numpy(p).tolist() for p in ctorch.chunk(x, 2, 1)] == [a[:, :2].tolist(), a[:, 2:].tolist()]
+    assert [to_numpy(p).tolist() for p in ctorch.unbind(x, 1)] == [a[:, i].tolist() for i in range(4)]
+    c = ctorch.clone(x)
+    assert c.data_ptr() != x.data_ptr()
+    assert_close(c, a)
+    w = ctorch.tensor(a, device=device, requires_grad=True)
+    d = ctorch.detach(w)
+    assert not d.requires_grad and d.data_ptr() == w.data_ptr()
+    with pytest.raises(TypeError, match=r"flatten\(\): argument 'input' \(position 1\) must be Tensor, not list"):
+        ctorch.flatten([1, 2])
+    with pytest.raises(TypeError, match="must be Tensor"):
+        ctorch.t()
