@@ -13,6 +13,7 @@
 #include "device.h"
 #include "dtype.h"
 #include "numpy_api.h"
+#include "reduce.h"
 #include "registry.h"
 #include "tensor.h"
 #include <float.h>
@@ -1701,7 +1702,152 @@ PyType_Slot ct_elementwise_tensor_slots[] = {
 #define MM_BINARY(pyname, OP, NUM) F_ENTRY(pyname, BINARY_DOC(pyname))
 #define TM_SPECIAL(pyname, doc) M_ENTRY(pyname, doc) M_ENTRY_(pyname, doc)
 
+/* --- isclose, allclose, equal -------------------------------------------------------------- */
+/* isclose: a == b, or |a - b| finite and <= atol + |rtol * b| (and nan == nan with equal_nan),
+ * composed of elementwise kernels; integer inputs compare in float64. */
+static CtTensorObject *ct_isclose(CtTensorObject *a, CtTensorObject *b, double rtol, double atol, bool equal_nan)
+{
+    if (a->dtype != b->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "%s did not match %s", ct_scalar_type_name(a->dtype),
+                     ct_scalar_type_name(b->dtype));
+        return NULL;
+    }
+    if (rtol < 0 || atol < 0) {
+        char value[32];
+        snprintf(value, sizeof(value), "%g", rtol < 0 ? rtol : atol);
+        PyErr_Format(PyExc_RuntimeError, "%s must be greater than or equal to zero, but got %s",
+                     rtol < 0 ? "rtol" : "atol", value);
+        return NULL;
+    }
+    enum { N = 10 };
+    CtTensorObject *tmp[N] = {NULL}; /* every temporary; the result is the last one set */
+    CtTensorObject *close = NULL;
+    bool floating = ct_is_floating(a->dtype);
+    CtTensorObject *x = floating ? (CtTensorObject *)Py_NewRef(a) : ct_to(a, CT_F64, ct_device_of(a), false);
+    CtTensorObject *y = floating ? (CtTensorObject *)Py_NewRef(b) : ct_to(b, CT_F64, ct_device_of(b), false);
+    if (x != NULL && y != NULL && (tmp[0] = ct_binary(CT_EW_EQ, x, y)) != NULL &&
+        (tmp[1] = ct_sub(x, y)) != NULL && (tmp[2] = ct_unary(CT_EW_ABS, tmp[1])) != NULL &&     /* |a - b| */
+        (tmp[3] = ct_mul_scalar(y, rtol)) != NULL && (tmp[4] = ct_unary(CT_EW_ABS, tmp[3])) != NULL &&
+        (tmp[5] = ct_add_scalar(tmp[4], atol)) != NULL &&                                           /* allowed */
+        (tmp[6] = ct_binary(CT_EW_LE, tmp[2], tmp[5])) != NULL && (tmp[7] = ct_unary(CT_EW_ISFINITE, tmp[2])) != NULL &&
+        (tmp[8] = ct_binary(CT_EW_LOGICAL_AND, tmp[6], tmp[7])) != NULL &&
+        (tmp[9] = ct_binary(CT_EW_LOGICAL_OR, tmp[0], tmp[8])) != NULL) {
+        close = (CtTensorObject *)Py_NewRef(tmp[9]);
+    }
+    if (close != NULL && equal_nan) {
+        CtTensorObject *na = ct_unary(CT_EW_ISNAN, x), *nb = na ? ct_unary(CT_EW_ISNAN, y) : NULL;
+        CtTensorObject *both = nb ? ct_binary(CT_EW_LOGICAL_AND, na, nb) : NULL;
+        Py_SETREF(close, both ? ct_binary(CT_EW_LOGICAL_OR, close, both) : NULL);
+        Py_XDECREF(na);
+        Py_XDECREF(nb);
+        Py_XDECREF(both);
+    }
+    for (int i = 0; i < N; i++) {
+        Py_XDECREF(tmp[i]);
+    }
+    Py_XDECREF(x);
+    Py_XDECREF(y);
+    return close;
+}
+
+static CtTensorObject *isclose_args(const char *fname, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames)
+{
+    static const char *const fn_names[] = {"input", "other", "rtol", "atol", "equal_nan", NULL};
+    PyObject *a[5];
+    if (ct_parse_args(fname, args, nargs, kwnames, self ? fn_names + 1 : fn_names, self ? 1 : 2,
+                      self ? a + 1 : a) < 0) {
+        return NULL;
+    }
+    if (self != NULL) {
+        a[0] = self;
+    }
+    double rtol = 1e-05, atol = 1e-08;
+    bool equal_nan = false;
+    for (int i = 0; i < 2; i++) {
+        if (!CtTensor_Check(a[i])) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname,
+                         fn_names[i], i + 1, Py_TYPE(a[i])->tp_name);
+            return NULL;
+        }
+    }
+    if ((a[2] != NULL && ct_arg_double(a[2], &rtol) < 0) || (a[3] != NULL && ct_arg_double(a[3], &atol) < 0) ||
+        (a[4] != NULL && ct_arg_bool(a[4], &equal_nan) < 0)) {
+        return NULL;
+    }
+    CtTensorObject *pair[2] = {CT_TENSOR(a[0]), CT_TENSOR(a[1])};
+    CtDevice device;
+    if (ct_check_same_device(2, pair, true, &device) < 0) {
+        return NULL;
+    }
+    return ct_isclose(pair[0], pair[1], rtol, atol, equal_nan);
+}
+
+/* all of a bool tensor, as a Python bool */
+static PyObject *all_as_bool(CtTensorObject *t)
+{
+    if (t == NULL) {
+        return NULL;
+    }
+    bool dims[CT_MAX_DIMS];
+    for (int i = 0; i < CT_MAX_DIMS; i++) {
+        dims[i] = true;
+    }
+    CtTensorObject *all = ct_all(t, dims, false);
+    Py_DECREF(t);
+    CtScalar v;
+    int rc = all != NULL ? ct_item(all, &v) : -1;
+    Py_XDECREF(all);
+    return rc < 0 ? NULL : PyBool_FromLong(v.v.b);
+}
+
+static PyObject *fn_isclose(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    return (PyObject *)isclose_args("isclose", NULL, args, nargs, kw);
+}
+static PyObject *meth_isclose(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    return (PyObject *)isclose_args("isclose", self, args, nargs, kw);
+}
+static PyObject *fn_allclose(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    return all_as_bool(isclose_args("allclose", NULL, args, nargs, kw));
+}
+static PyObject *meth_allclose(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    return all_as_bool(isclose_args("allclose", self, args, nargs, kw));
+}
+
+/* equal(input, other): same shape and the same values (after type promotion) */
+static PyObject *equal_impl(PyObject *x, PyObject *y)
+{
+    if (!CtTensor_Check(x) || !CtTensor_Check(y)) {
+        PyErr_Format(PyExc_TypeError, "equal(): argument 'other' (position 2) must be Tensor, not %s",
+                     Py_TYPE(CtTensor_Check(x) ? y : x)->tp_name);
+        return NULL;
+    }
+    CtTensorObject *a = CT_TENSOR(x), *b = CT_TENSOR(y), *pair[2] = {a, b};
+    CtDevice device;
+    if (ct_check_same_device(2, pair, false, &device) < 0) {
+        return NULL;
+    }
+    if (a->ndim != b->ndim || memcmp(a->sizes, b->sizes, sizeof(int64_t) * a->ndim) != 0) {
+        Py_RETURN_FALSE;
+    }
+    return all_as_bool(ct_binary(CT_EW_EQ, a, b));
+}
+static PyObject *fn_equal(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "other", NULL};
+    PyObject *a[2];
+    return ct_parse_args("equal", args, nargs, kw, names, 2, a) < 0 ? NULL : equal_impl(a[0], a[1]);
+}
+static PyObject *meth_equal(PyObject *self, PyObject *other) { return equal_impl(self, other); }
+
 PyMethodDef ct_elementwise_tensor_methods[] = {
+    {"isclose", CT_FASTCALL(meth_isclose), FK, "isclose(other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor"},
+    {"allclose", CT_FASTCALL(meth_allclose), FK, "allclose(other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool"},
+    {"equal", meth_equal, METH_O, "equal(other) -> bool: same shape and values"},
     UNARY_FM(TM_UNARY_FM) UNARY_M(TM_UNARY_FM) UNARY_N(TM_UNARY_N)
     BINARY_M(TM_BINARY_M) BINARY_N(TM_BINARY_N)
     TM_SPECIAL(add, "add(other, *, alpha=1) -> Tensor")
@@ -1725,6 +1871,9 @@ PyMethodDef ct_elementwise_tensor_methods[] = {
 };
 
 PyMethodDef ct_elementwise_module_methods[] = {
+    {"isclose", CT_FASTCALL(fn_isclose), FK, "isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor"},
+    {"allclose", CT_FASTCALL(fn_allclose), FK, "allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool"},
+    {"equal", CT_FASTCALL(fn_equal), FK, "equal(input, other) -> bool: same shape and values"},
     UNARY_FM(MM_UNARY_FM) UNARY_M(MM_UNARY_N) UNARY_N(MM_UNARY_N)
     BINARY_M(MM_BINARY) BINARY_N(MM_BINARY)
     F_ENTRY(add, "add(input, other, *, alpha=1, out=None) -> Tensor")

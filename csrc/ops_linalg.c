@@ -1759,13 +1759,17 @@ typedef CtTensorObject *(*BinaryFn)(CtTensorObject *, CtTensorObject *);
 static PyObject *binary_function(const char *fname, const char *n0, const char *n1, BinaryFn fn,
                                  PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    const char *const names[] = {n0, n1, NULL};
-    PyObject *a[2];
+    const char *const names[] = {n0, n1, "*out", NULL};
+    PyObject *a[3];
     if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0) {
         return NULL;
     }
     CtTensorObject *x = tensor_arg(a[0], fname, n0, 1), *y = x ? tensor_arg(a[1], fname, n1, 2) : NULL;
-    return y ? (PyObject *)fn(x, y) : NULL;
+    if (y == NULL) {
+        return NULL;
+    }
+    CtTensorObject *inputs[2] = {x, y};
+    return ct_write_out(fn(x, y), a[2], fname, CT_OUT_EXACT, 2, inputs);
 }
 
 static PyObject *binary_method(const char *fname, const char *n1, BinaryFn fn, PyObject *self, PyObject *const *args,

@@ -1165,3 +1165,35 @@ def test_mixed_device_error():
     r = a + ctorch.tensor(2.0)  # 0-d CPU tensors and Python numbers mix freely
     assert_close(r, np.array([3.0, 4.0]))
     assert_close(a * 2, np.array([2.0, 4.0]))
+
+
+@pytest.mark.parametrize("dtype", [ctorch.float32, ctorch.float64, ctorch.int64])
+def test_isclose_allclose_equal_against_numpy(device, dtype):
+    nan, inf = float("nan"), float("inf")
+    if dtype == ctorch.int64:
+        a_np, b_np = np.array([1, 2, 3, -4]), np.array([1, 3, 5, -4])
+    else:
+        a_np = np.array([1.0, 1e-9, nan, inf, -inf, 1.0, 100.0, 0.0])
+        b_np = np.array([1.000001, 0.0, nan, inf, inf, 1.1, 100.01, -0.0])
+    a = ctorch.tensor(a_np, dtype=dtype, device=device)
+    b = ctorch.tensor(b_np, dtype=dtype, device=device)
+    for kw in [{}, {"equal_nan": True}, {"rtol": 0.2}, {"atol": 1.0, "rtol": 0.0}]:
+        expected = np.isclose(a_np.astype(np.float64), b_np.astype(np.float64), **kw)
+        got = ctorch.isclose(a, b, **kw)
+        assert got.dtype == ctorch.bool
+        assert to_numpy(got).tolist() == expected.tolist()
+        assert a.isclose(b, **kw).tolist() == expected.tolist()
+        assert ctorch.allclose(a, b, **kw) is bool(expected.all())
+    assert ctorch.allclose(a, a, equal_nan=True) is True
+    assert ctorch.equal(a, a.clone()) is (dtype == ctorch.int64)  # nan != nan
+    assert ctorch.equal(a, b) is False and a.equal(a[:2]) is False
+    with pytest.raises(RuntimeError, match="Long did not match Float"):
+        ctorch.isclose(ctorch.tensor([1], device=device), ctorch.tensor([1.0], device=device))
+    with pytest.raises(RuntimeError, match="rtol must be greater than or equal to zero, but got -1"):
+        ctorch.isclose(a, b, rtol=-1)
+
+
+def test_allclose_broadcasts_and_equal_promotes():
+    assert ctorch.allclose(ctorch.ones(3), ctorch.ones(1))
+    assert ctorch.equal(ctorch.tensor([1]), ctorch.tensor([1.0]))
+    assert not ctorch.equal(ctorch.ones(2), ctorch.ones(1))

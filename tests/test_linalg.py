@@ -649,3 +649,21 @@ def _import_blas_name(env):
 
 def test_blas_env_disables():
     assert _import_blas_name({"CTORCH_BLAS": "0"}).strip() == "built-in"
+
+
+def test_matmul_out_argument(device):
+    torch = ctorch
+    a = torch.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), device=device)
+    b = torch.tensor(np.arange(6, dtype=np.float32).reshape(3, 2), device=device)
+    out = torch.empty(2, 2, device=device)
+    r = torch.matmul(a, b, out=out)
+    assert r is out
+    np.testing.assert_allclose(out.cpu().numpy(), a.cpu().numpy() @ b.cpu().numpy())
+    small = torch.empty(0, device=device)
+    torch.mm(a, b, out=small)
+    assert small.shape == (2, 2)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double instead"):
+        torch.matmul(a, b, out=torch.empty(2, 2, dtype=torch.float64, device=device))
+    w = torch.ones(2, 3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"matmul\(\): functions with out=\.\.\. arguments don't support"):
+        torch.matmul(w, b, out=torch.empty(2, 2, device=device))
