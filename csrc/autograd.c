@@ -876,6 +876,28 @@ static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, Py
                                 PyObject *kwnames);
 static const CtFormula *generic_formula_cached(const char *op);
 
+/* Ops taking sizes as varargs (sig "input", "s1".."s7" or "d1"..) called as op(input, shape=seq)
+ * (reshape/view/expand: shape/size, permute: dims, repeat/tile: repeats/dims): true, with
+ * out = {input, seq}. */
+static bool sizes_by_keyword(const CtFormula *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                             PyObject **out)
+{
+    if (nargs != 1 || kwnames == NULL || PyTuple_GET_SIZE(kwnames) != 1 || f->sig[1] == NULL ||
+        (strcmp(f->sig[1], "s1") != 0 && strcmp(f->sig[1], "d1") != 0)) {
+        return false;
+    }
+    PyObject *key = PyTuple_GET_ITEM(kwnames, 0);
+    static const char *const keywords[] = {"shape", "size", "dims", "repeats", NULL};
+    for (const char *const *k = keywords; *k != NULL; k++) {
+        if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, *k) == 0) {
+            out[0] = args[0];
+            out[1] = args[1];
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Runs thunk(ctx) and, when needed, records a node for formula f over the call's arguments. */
 static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
@@ -884,6 +906,13 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
         return record_generic(f, thunk, ctx, args, nargs, kwnames);
     }
     PyObject *norm[CT_MAX_FORMULA_ARGS];
+    PyObject *sizes_arg[2];
+    if (sizes_by_keyword(f, args, nargs, kwnames, sizes_arg)) {
+        /* x.reshape(shape=(2, 3)), x.permute(dims=...): the sequence as the first size argument */
+        args = sizes_arg;
+        nargs = 2;
+        kwnames = NULL;
+    }
     if (ct_parse_args(f->op, args, nargs, kwnames, f->sig, 0, norm) < 0) {
         /* arguments the formula does not know: the op reports its own error, or its result gets a
          * "not implemented" node rather than silently no history */

@@ -326,3 +326,19 @@ def test_where_method_routes_gradients_like_the_function():
     assert z.tolist() == [1.0, 0.0, 3.0]
     assert x.grad.tolist() == [1.0, 0.0, 3.0]
     assert y.grad.tolist() == [0.0, 2.0, 0.0]
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda x: x.reshape(shape=(3, 2)), "ViewBackward0"),
+    (lambda x: torch.reshape(x, shape=(6,)), "ViewBackward0"),
+    (lambda x: x.view(size=(6,)), "ViewBackward0"),
+    (lambda x: x.expand(size=(2, 2, 3)), "ExpandBackward0"),
+    (lambda x: x.permute(dims=(1, 0)), "PermuteBackward0"),
+    (lambda x: x.repeat(repeats=(2, 1)), "RepeatBackward0"),
+    (lambda x: x.tile(dims=(2,)), "RepeatBackward0"),
+])
+def test_sizes_given_by_keyword_record_like_positional(call, name):
+    x = torch.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    y = call(x)
+    assert y.grad_fn.name() == name
+    assert gradcheck(call, (x,))
