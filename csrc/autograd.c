@@ -1519,14 +1519,17 @@ void *ct_autograd_slot(int slot, void *fn)
 }
 
 /* Functions and methods that are not ops on a tensor's values: their outputs rightly carry no
- * history (creation "like" another tensor, detaching, autograd's own controls, metadata). */
+ * history (creation "like" another tensor, detaching, autograd's own controls, metadata), or
+ * composites whose parts record. */
 static const char *const never_recorded[] = {
     "detach", "detach_", "requires_grad_", "retain_grad", "register_hook", "backward", "numpy", "tolist", "item",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like", "new_zeros",
     "new_ones", "new_empty", "new_full", "new_tensor", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
     "size", "dim", "ndimension", "stride", "numel", "nelement", "element_size", "data_ptr", "storage_offset",
     "is_contiguous", "is_floating_point", "is_complex", "is_signed", "is_pinned", "get_device", "share_memory_",
-    "is_nonzero", "equal", "allclose", "is_same_size", "is_set_to", "untyped_storage", NULL,
+    "is_nonzero", "equal", "allclose", "is_same_size", "is_set_to", "untyped_storage",
+    /* composites whose parts record themselves */
+    "broadcast_tensors", "broadcast_to", NULL,
 };
 
 static bool is_never_recorded(const char *name)

@@ -4,6 +4,7 @@
 #include "args.h"
 #include "creation.h"
 #include "dtype.h"
+#include "iter.h"
 #include "registry.h"
 #include "tensor.h"
 #include "views.h"
@@ -940,6 +941,8 @@ static PyObject *tensor_chunk(PyObject *self, PyObject *const *args, Py_ssize_t 
     return split_by_size(t, dim, split_size);
 }
 
+static PyObject *broadcast_to_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
 PyMethodDef ct_views_tensor_methods[] = {
     {"view", CT_FASTCALL(tensor_view), CT_METH_FK, "view(*shape): same data, new shape (no copy)"},
     {"reshape", CT_FASTCALL(tensor_reshape), CT_METH_FK, "reshape(*shape): a view when possible, else a copy"},
@@ -963,6 +966,7 @@ PyMethodDef ct_views_tensor_methods[] = {
     {"unbind", CT_FASTCALL(tensor_unbind), CT_METH_FK, "unbind(dim=0)"},
     {"split", CT_FASTCALL(tensor_split), CT_METH_FK, "split(split_size_or_sections, dim=0)"},
     {"chunk", CT_FASTCALL(tensor_chunk), CT_METH_FK, "chunk(chunks, dim=0)"},
+    {"broadcast_to", CT_FASTCALL(broadcast_to_method), CT_METH_FK, "broadcast_to(size): self.expand(size)"},
     {NULL},
 };
 
@@ -985,6 +989,82 @@ CT_FUNCTION_FROM_METHOD(unbind, tensor_unbind)
 CT_FUNCTION_FROM_METHOD(split, tensor_split)
 CT_FUNCTION_FROM_METHOD(chunk, tensor_chunk)
 
+/* --- broadcasting ------------------------------------------------------------------------------ */
+/* The broadcast of every shape in args (ints or size sequences, or tensors' shapes when
+ * tensors); ndim, or -1 with PyTorch's broadcast error. */
+static int broadcast_all(PyObject *const *args, Py_ssize_t nargs, bool tensors, int64_t *shape)
+{
+    int nd = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        int64_t sizes[CT_MAX_DIMS], merged[CT_MAX_DIMS];
+        int n;
+        if (tensors) {
+            if (!CtTensor_Check(args[i])) {
+                PyErr_Format(PyExc_TypeError, "broadcast_tensors(): expected Tensor as element %zd, but got %s", i,
+                             Py_TYPE(args[i])->tp_name);
+                return -1;
+            }
+            n = CT_TENSOR(args[i])->ndim;
+            memcpy(sizes, CT_TENSOR(args[i])->sizes, sizeof(int64_t) * n);
+        } else if (PyLong_Check(args[i])) {
+            n = 1;
+            sizes[0] = PyLong_AsLongLong(args[i]);
+            if (sizes[0] < 0 && !PyErr_Occurred()) {
+                PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld",
+                             (long long)sizes[0]);
+            }
+            if (PyErr_Occurred()) {
+                return -1;
+            }
+        } else if ((n = ct_parse_size_seq(args[i], sizes, false)) < 0) {
+            return -1;
+        }
+        if ((nd = ct_broadcast_shapes(nd, shape, n, sizes, merged)) < 0) {
+            return -1;
+        }
+        memcpy(shape, merged, sizeof(int64_t) * nd);
+    }
+    return nd;
+}
+
+static PyObject *fn_broadcast_shapes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    int64_t shape[CT_MAX_DIMS];
+    int nd = broadcast_all(args, nargs, false, shape);
+    return nd < 0 ? NULL : ct_size_object(nd, shape);
+}
+
+/* Each tensor expanded to the common shape (through the recorded expand: ExpandBackward0). */
+static PyObject *fn_broadcast_tensors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    int64_t shape[CT_MAX_DIMS];
+    int nd = broadcast_all(args, nargs, true, shape);
+    PyObject *size = nd < 0 ? NULL : ct_size_object(nd, shape);
+    PyObject *result = size != NULL ? PyTuple_New(nargs) : NULL;
+    for (Py_ssize_t i = 0; result != NULL && i < nargs; i++) {
+        PyObject *e = PyObject_CallMethod(args[i], "expand", "(O)", size);
+        if (e == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyTuple_SET_ITEM(result, i, e);
+    }
+    Py_XDECREF(size);
+    return result;
+}
+
+/* broadcast_to(input, size): input.expand(size), recorded as such */
+static PyObject *broadcast_to_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"size", NULL};
+    PyObject *a[1];
+    if (ct_parse_args("broadcast_to", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    return PyObject_CallMethod(self, "expand", "(O)", a[0]);
+}
+CT_FUNCTION_FROM_METHOD(broadcast_to, broadcast_to_method)
+
 #define CT_VIEW_FUNCTION_ENTRY(name, doc) {#name, CT_FASTCALL(function_##name), CT_METH_FK, doc}
 PyMethodDef ct_views_module_methods[] = {
     CT_VIEW_FUNCTION_ENTRY(reshape, "reshape(input, shape)"),
@@ -1004,6 +1084,10 @@ PyMethodDef ct_views_module_methods[] = {
     CT_VIEW_FUNCTION_ENTRY(unbind, "unbind(input, dim=0)"),
     CT_VIEW_FUNCTION_ENTRY(split, "split(tensor, split_size_or_sections, dim=0)"),
     CT_VIEW_FUNCTION_ENTRY(chunk, "chunk(input, chunks, dim=0)"),
+    CT_VIEW_FUNCTION_ENTRY(broadcast_to, "broadcast_to(input, size): input.expand(size)"),
+    {"broadcast_shapes", CT_FASTCALL(fn_broadcast_shapes), METH_FASTCALL, "broadcast_shapes(*shapes) -> Size"},
+    {"broadcast_tensors", CT_FASTCALL(fn_broadcast_tensors), METH_FASTCALL,
+     "broadcast_tensors(*tensors): each expanded to the common shape"},
     {NULL},
 };
 PyType_Slot ct_views_tensor_slots[] = {{0, NULL}};

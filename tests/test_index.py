@@ -963,3 +963,23 @@ def test_split_chunk_unbind_clone_detach_as_functions(device):
         ctorch.flatten([1, 2])
     with pytest.raises(TypeError, match="must be Tensor"):
         ctorch.t()
+
+
+def test_broadcast_shapes_tensors_and_to(device):
+    assert ctorch.broadcast_shapes((2, 1), (3,)) == (2, 3)
+    assert ctorch.broadcast_shapes() == () and ctorch.broadcast_shapes(4) == (4,)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        ctorch.broadcast_shapes((2,), (3,))
+    a_np = np.arange(2.0).reshape(2, 1)
+    a = ctorch.tensor(a_np, device=device, requires_grad=True)
+    b = ctorch.ones(3, device=device)
+    x, y = ctorch.broadcast_tensors(a, b)
+    assert x.shape == (2, 3) and y.shape == (2, 3)
+    assert x.grad_fn.name() == "ExpandBackward0" and y.grad_fn is None
+    assert_close(x.detach(), np.broadcast_to(a_np, (2, 3)))
+    z = ctorch.broadcast_to(a, (4, 2, 3))
+    assert z.shape == (4, 2, 3) and a.broadcast_to((2, 5)).shape == (2, 5)
+    z.sum().backward()
+    assert to_numpy(a.grad).tolist() == [[12.0], [12.0]]
+    with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(2\) must match the existing size \(3\)"):
+        ctorch.broadcast_to(ctorch.ones(3, device=device), (2,))
