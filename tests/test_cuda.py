@@ -618,3 +618,19 @@ def test_warnings_free():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ctorch.tensor([1.0], device="cuda").cpu()
+
+
+def test_accelerator_api_follows_cuda():
+    import ctorch as torch
+    available = torch.cuda.is_available()
+    assert torch.accelerator.is_available() is available
+    device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+    assert device == ("cuda" if available else "cpu")
+    acc = torch.accelerator.current_accelerator()
+    assert acc == (torch.device("cuda") if torch.cuda.is_built() else None)
+    assert torch.accelerator.current_accelerator(check_available=True) == (torch.device("cuda") if available else None)
+    assert torch.accelerator.device_count() == torch.cuda.device_count()
+    if available:
+        x = torch.ones(4, device=device)
+        assert torch.accelerator.memory_allocated() >= x.numel() * 4
+        torch.accelerator.synchronize()

@@ -41,7 +41,7 @@ def einsum(*args):
 
 _export_c_names()
 
-from . import backends, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
+from . import accelerator, backends, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
 from . import nn, optim  # noqa: E402,F401
 from .serialization import load, load_safetensors, save, save_safetensors  # noqa: E402,F401
 
