@@ -373,6 +373,24 @@ PyObject *ct_sum_to(PyObject *grad, int ndim, const int64_t *sizes)
     return r;
 }
 
+PyObject *ct_fit_grad(PyObject *grad, const CtTensorMeta *m)
+{
+    PyObject *g = ct_sum_to(grad, m->ndim, m->sizes);
+    if (g == NULL) {
+        return NULL;
+    }
+    CtTensorObject *t = CT_TENSOR(g);
+    CtDevice have = ct_device_of(t);
+    if (t->dtype == m->dtype && have.type == m->device.type && have.index == m->device.index) {
+        return g;
+    }
+    PyObject *dev = ct_device_object(m->device);
+    PyObject *r = dev ? PyObject_CallMethod(g, "to", "(OO)", dev, ct_dtype_object(m->dtype)) : NULL;
+    Py_XDECREF(dev);
+    Py_DECREF(g);
+    return r;
+}
+
 /* --- recording ----------------------------------------------------------------------------------------------- */
 static PyObject *accumulator_for(CtTensorObject *leaf)
 {
@@ -842,25 +860,28 @@ static int set_outputs(CtNodeObject *node, const CtFormula *f, PyObject *out, Ct
     return 0;
 }
 
-/* Brings every tensor argument's view history up to date before its requires_grad is read. */
-static int refresh_arguments(PyObject *const *args, Py_ssize_t n)
+/* Calls visit(t, ctx) for each tensor among args[0..n) (NULL entries skipped) and inside list or
+ * tuple arguments; stops at the first negative return and returns it. */
+static int visit_tensor_args(PyObject *const *args, Py_ssize_t n, int (*visit)(CtTensorObject *, void *), void *ctx)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = args[i];
-        if (a != NULL && CtTensor_Check(a) && ct_autograd_refresh_view(CT_TENSOR(a)) < 0) {
-            return -1;
-        }
-        if (a != NULL && (PyList_Check(a) || PyTuple_Check(a))) {
-            for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(a); k++) {
-                PyObject *e = PySequence_Fast_GET_ITEM(a, k);
-                if (CtTensor_Check(e) && ct_autograd_refresh_view(CT_TENSOR(e)) < 0) {
-                    return -1;
-                }
+        bool seq = a != NULL && (PyList_Check(a) || PyTuple_Check(a));
+        Py_ssize_t m = seq ? PySequence_Fast_GET_SIZE(a) : 1;
+        for (Py_ssize_t k = 0; a != NULL && k < m; k++) {
+            PyObject *t = seq ? PySequence_Fast_GET_ITEM(a, k) : a;
+            if (CtTensor_Check(t) && visit(CT_TENSOR(t), ctx) < 0) {
+                return -1;
             }
         }
     }
     return 0;
 }
+
+static int refresh_visit(CtTensorObject *t, void *unused) { return ct_autograd_refresh_view(t); }
+
+/* Brings every tensor argument's view history up to date before its requires_grad is read. */
+static int refresh_arguments(PyObject *const *args, Py_ssize_t n) { return visit_tensor_args(args, n, refresh_visit, NULL); }
 
 /* Runs thunk with grad mode off. */
 static PyObject *run_without_grad(CtThunk thunk, void *ctx)
@@ -1019,6 +1040,14 @@ static bool in_sequence(PyObject *seq, PyObject *o)
     return false;
 }
 
+static int needs_grad_visit(CtTensorObject *t, void *needed)
+{
+    *(bool *)needed |= tensor_requires_grad(t);
+    return 0;
+}
+
+static int append_visit(CtTensorObject *t, void *list) { return PyList_Append((PyObject *)list, (PyObject *)t); }
+
 /* True when the keyword arguments hold out= with a floating tensor (or a tuple holding one). */
 static bool writes_float_out(PyObject *const *kwvalues, PyObject *kwnames)
 {
@@ -1052,30 +1081,13 @@ static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, Py
     }
     PyObject *inputs = NULL, *out = NULL, *result = NULL, *old_fn = NULL;
     CtNodeObject *node = NULL;
-    /* two passes over the arguments: does anything require grad; then collect the inputs */
-    for (int pass = 0; pass < 2; pass++) {
-        bool needed = false;
-        for (Py_ssize_t i = 0; i < nall; i++) {
-            PyObject *a = args[i];
-            bool seq = PyList_Check(a) || PyTuple_Check(a);
-            Py_ssize_t m = seq ? PySequence_Fast_GET_SIZE(a) : 1;
-            for (Py_ssize_t k = 0; k < m; k++) {
-                PyObject *t = seq ? PySequence_Fast_GET_ITEM(a, k) : a;
-                if (!CtTensor_Check(t)) {
-                    continue;
-                }
-                needed |= tensor_requires_grad(CT_TENSOR(t));
-                if (pass == 1 && PyList_Append(inputs, t) < 0) {
-                    goto done;
-                }
-            }
-        }
-        if (pass == 0 && !needed) {
-            return thunk(ctx);
-        }
-        if (pass == 0 && (inputs = PyList_New(0)) == NULL) {
-            return NULL;
-        }
+    bool needed = false;
+    visit_tensor_args(args, nall, needs_grad_visit, &needed);
+    if (!needed) {
+        return thunk(ctx);
+    }
+    if ((inputs = PyList_New(0)) == NULL || visit_tensor_args(args, nall, append_visit, inputs) < 0) {
+        goto done;
     }
     if (writes_float_out(args + nargs, kwnames)) {
         PyErr_Format(PyExc_RuntimeError, "%s(): functions with out=... arguments don't support automatic "

@@ -103,6 +103,9 @@ int ct_autograd_refresh_view(CtTensorObject *t);
 PyObject *ct_op(const char *name, PyObject *const *args, size_t nargs, PyObject *kwnames);
 /* Sums grad down to shape (the inverse of broadcasting). New reference. */
 PyObject *ct_sum_to(PyObject *grad, int ndim, const int64_t *sizes);
+/* grad made the gradient of an input described by m: summed to its shape (ct_sum_to), then in its
+ * dtype and on its device. New reference. */
+PyObject *ct_fit_grad(PyObject *grad, const struct CtTensorMeta *m);
 
 int ct_autograd_init(PyObject *module);
 /* The recording replacement for a Tensor type slot (Py_nb_add, Py_mp_subscript, ...), or fn

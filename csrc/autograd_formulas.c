@@ -21,16 +21,7 @@
 
 /* --- helpers --------------------------------------------------------------------------------------- */
 /* Reduces a broadcast gradient to the shape and dtype of argument i. New reference. */
-static PyObject *fit(PyObject *grad, const CtTensorMeta *m)
-{
-    PyObject *g = ct_sum_to(grad, m->ndim, m->sizes);
-    if (g == NULL || CT_TENSOR(g)->dtype == m->dtype) {
-        return g;
-    }
-    PyObject *r = PyObject_CallMethod(g, "to", "(O)", ct_dtype_object(m->dtype));
-    Py_DECREF(g);
-    return r;
-}
+static PyObject *fit(PyObject *grad, const CtTensorMeta *m) { return ct_fit_grad(grad, m); }
 
 static PyObject *shape_of(const CtTensorMeta *m) { return ct_size_object(m->ndim, m->sizes); }
 
@@ -1540,23 +1531,7 @@ static int bw_copy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (NEEDS(0) && (gi[0] = zeros_for(META(0))) == NULL) {
         return -1;
     }
-    if (!NEEDS(1)) {
-        return 0;
-    }
-    PyObject *r = fit(g[0], META(1));
-    if (r == NULL) {
-        return -1;
-    }
-    CtDevice have = ct_device_of(CT_TENSOR(r));
-    if (META(1)->device.type == have.type && META(1)->device.index == have.index) {
-        gi[1] = r;
-        return 0;
-    }
-    PyObject *dev = ct_device_object(META(1)->device);
-    gi[1] = dev ? PyObject_CallMethod(r, "to", "(O)", dev) : NULL;
-    Py_XDECREF(dev);
-    Py_DECREF(r);
-    return gi[1] == NULL ? -1 : 0;
+    return NEEDS(1) ? set_fit(&gi[1], Py_NewRef(g[0]), META(1)) : 0;
 }
 
 /* Saved tensor argument i (borrowed), or the Python number given there. */

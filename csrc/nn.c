@@ -2277,13 +2277,7 @@ static PyObject *fit_to(PyObject *grad, const CtTensorMeta *m)
     if (grad == NULL || grad == Py_None) {
         return NULL;
     }
-    PyObject *g = ct_sum_to(grad, m->ndim, m->sizes);
-    if (g == NULL || CT_TENSOR(g)->dtype == m->dtype) {
-        return g;
-    }
-    PyObject *r = PyObject_CallMethod(g, "to", "(O)", ct_dtype_object(m->dtype));
-    Py_DECREF(g);
-    return r;
+    return ct_fit_grad(grad, m);
 }
 
 /* Saved tensor argument i (borrowed) or Py_None when absent; NULL with an error when freed. */
