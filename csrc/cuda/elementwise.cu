@@ -6,7 +6,7 @@
  * fills its ops' rows of the dispatch table [op][compute dtype] with descriptors. This file holds
  * the entry point and the launch code, written once for every op: it reads host scalars and the
  * op's parameters into the kernel type, picks the vector or the strided path, cuts spaces of
- * 2^31 elements or more into pieces, and launches with cudaLaunchKernel. */
+ * 2^31 elements or more into pieces, and launches. */
 #include "elementwise_impl.cuh"
 #include <mutex>
 #include <stdio.h>
@@ -147,9 +147,13 @@ void emulate(int path, int64_t work, Fn &&thread)
     }
 }
 #else
-int launch_kernel(const void *kernel, int64_t work, void **argv, cudaStream_t stream)
+/* The descriptors hold the kernels type-erased; the launch gives them back their signature. */
+template <typename... Args>
+int launch_kernel(const void *kernel, int64_t work, cudaStream_t stream, Args... args)
 {
-    CT_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(grid_for(work)), dim3(kThreads), argv, 0, stream));
+    typedef void (*Kernel)(int64_t, Args...);
+    ((Kernel)kernel)<<<grid_for(work), kThreads, 0, stream>>>(work, args...);
+    CT_CUDA_CHECK_LAUNCH();
     return CT_CUDA_OK;
 }
 #endif
@@ -163,8 +167,7 @@ int launch_vector(const EwDesc &d, const CtIter *it, EwArgs &a, cudaStream_t str
     emulate(EW_VECTOR, work, [&](int64_t t) { d.vector_thread(t, a, n); });
     return CT_CUDA_OK;
 #else
-    void *argv[3] = {&work, &a, &n};
-    return launch_kernel(d.vector_kernel, work, argv, stream);
+    return launch_kernel(d.vector_kernel, work, stream, a, n);
 #endif
 }
 
@@ -184,8 +187,7 @@ int launch_strided(const EwDesc &d, const CtIter *it, const EwArgs &a, cudaStrea
         emulate(EW_STRIDED, work, [&](int64_t t) { d.strided_thread(t, b, &off); });
         return CT_CUDA_OK;
 #else
-        void *argv[3] = {&work, &b, &off};
-        return launch_kernel(d.strided_kernel, work, argv, stream);
+        return launch_kernel(d.strided_kernel, work, stream, b, off);
 #endif
     });
 }

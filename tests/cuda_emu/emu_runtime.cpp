@@ -1,0 +1,787 @@
+/* emu_runtime.cpp: the emulated GPU under ctorch's CUDA backend when built by build.py.
+ *
+ * - Kernels: launch_grid runs every block of the grid in turn and every thread of a block as a
+ *   fiber (ucontext) that runs until it ends or waits at __syncthreads or a warp operation; a
+ *   barrier opens when every live thread of the block waits at it, a warp operation when every
+ *   live lane of its mask does. Threads that wait on each other in a way a GPU could not resolve
+ *   (a barrier some threads never reach while others wait at a warp operation) fail the launch.
+ *   A launch site whose kernel never met a barrier runs its threads as plain calls afterwards.
+ *   Launch configurations a GPU refuses fail as cudaErrorInvalidConfiguration.
+ * - The runtime: CT_EMU_DEVICES devices (default 2) of CT_EMU_MEMORY_MB MiB each (default 4096),
+ *   "device memory" is host memory (256-byte aligned, filled with 0xff bytes so that a kernel
+ *   reading memory nothing wrote sees NaNs), streams run their work at once, events are
+ *   timestamps.
+ * - cuBLAS: cublasGemmStridedBatchedEx as a column-major GEMM in double, TF32 inputs rounded to
+ *   10 mantissa bits, with cuBLAS's argument checks. */
+#include "cuda_emu.h"
+#include <chrono>
+#include <functional>
+#include <map>
+#include <math.h>
+#include <mutex>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <vector>
+
+#define EMU_EXPORT __attribute__((visibility("default")))
+
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+
+/* --- the per-thread state of the runtime --------------------------------------------------------- */
+static thread_local cudaError_t last_error = cudaSuccess;
+static thread_local int current_device = 0;
+
+static int num_devices()
+{
+    static int n = -1;
+    if (n < 0) {
+        const char *e = getenv("CT_EMU_DEVICES");
+        n = e ? atoi(e) : 2;
+    }
+    return n;
+}
+static size_t capacity()
+{
+    const char *e = getenv("CT_EMU_MEMORY_MB");
+    return (size_t)(e ? atoll(e) : 4096) << 20;
+}
+
+static cudaError_t fail(cudaError_t e)
+{
+    last_error = e;
+    return e;
+}
+
+/* --- fibers ------------------------------------------------------------------------------------ */
+namespace {
+enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
+const size_t kStack = 256 << 10;
+
+struct Fiber {
+    ucontext_t ctx;
+    char *stack = nullptr;
+    uint3 tid;
+    int state;
+    unsigned mask;
+    uint64_t value, result;
+    int kind, arg, width;
+};
+
+std::recursive_mutex launch_mutex;
+std::vector<Fiber> fibers;
+ucontext_t scheduler;
+int running = -1;          /* fiber running now, -1: the block runs straight */
+const std::function<void()> *body;
+std::vector<char> shared_buffer;
+bool sync_reached;         /* a barrier or warp operation was met during this launch */
+bool straight_violation;   /* ... while running straight */
+
+void fiber_main()
+{
+    (*body)();
+    fibers[running].state = DONE;
+}
+
+void yield_to_scheduler()
+{
+    swapcontext(&fibers[running].ctx, &scheduler);
+}
+
+int lane_count(int n) { return n; }
+
+/* Opens the warp operations whose lanes have all arrived; true if one opened. */
+bool open_warps(int n)
+{
+    bool opened = false;
+    for (int w = 0; w * 32 < n; w++) {
+        const int base = w * 32, lanes = std::min(32, n - base);
+        int first = -1;
+        for (int l = 0; l < lanes; l++) {
+            if (fibers[base + l].state == AT_WARP) {
+                first = l;
+                break;
+            }
+        }
+        if (first < 0) {
+            continue;
+        }
+        const unsigned mask = fibers[base + first].mask;
+        bool ready = true;
+        unsigned present = 0;
+        for (int l = 0; l < lanes; l++) {
+            const Fiber &f = fibers[base + l];
+            if (!((mask >> l) & 1u) || f.state == DONE) {
+                continue;
+            }
+            if (f.state != AT_WARP || f.mask != mask) {
+                ready = false;
+                break;
+            }
+            present |= 1u << l;
+        }
+        if (!ready) {
+            continue;
+        }
+        unsigned ballot = 0;
+        for (int l = 0; l < lanes; l++) {
+            if (((present >> l) & 1u) && fibers[base + l].value != 0) {
+                ballot |= 1u << l;
+            }
+        }
+        for (int l = 0; l < lanes; l++) {
+            if (!((present >> l) & 1u)) {
+                continue;
+            }
+            Fiber &f = fibers[base + l];
+            const int width = f.width, seg = l & ~(width - 1), in_seg = l & (width - 1);
+            int src = l;
+            switch (f.kind) {
+            case ct_emu::kShflIdx: src = seg + (f.arg & (width - 1)); break;
+            case ct_emu::kShflUp: src = in_seg >= f.arg ? l - f.arg : l; break;
+            case ct_emu::kShflDown: src = in_seg + f.arg < width ? l + f.arg : l; break;
+            case ct_emu::kShflXor: src = (l ^ f.arg) < seg + width ? l ^ f.arg : l; break;
+            default: break;
+            }
+            if (src >= lanes || !((present >> src) & 1u)) {
+                src = l; /* undefined on a GPU; here the lane's own value */
+            }
+            f.result = f.kind == ct_emu::kBallot ? ballot : fibers[base + src].value;
+            f.state = RUNNABLE;
+        }
+        opened = true;
+    }
+    return opened;
+}
+
+bool open_barrier(int n)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        if (fibers[i].state == AT_BARRIER) {
+            any = true;
+        } else if (fibers[i].state != DONE) {
+            return false;
+        }
+    }
+    for (int i = 0; i < n && any; i++) {
+        fibers[i].state = RUNNABLE;
+    }
+    return any;
+}
+
+uint3 thread_of(int i, dim3 b)
+{
+    uint3 t;
+    t.x = (unsigned)i % b.x;
+    t.y = ((unsigned)i / b.x) % b.y;
+    t.z = (unsigned)i / (b.x * b.y);
+    return t;
+}
+
+/* Runs one block on fibers; false if its threads deadlock. */
+bool run_block_fibers(int n)
+{
+    if ((int)fibers.size() < n) {
+        fibers.resize(n);
+    }
+    for (int i = 0; i < n; i++) {
+        Fiber &f = fibers[i];
+        if (f.stack == nullptr) {
+            f.stack = (char *)mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (f.stack == MAP_FAILED) {
+                f.stack = nullptr;
+                fprintf(stderr, "cuda emulator: no memory for a fiber stack\n");
+                return false;
+            }
+        }
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = f.stack;
+        f.ctx.uc_stack.ss_size = kStack;
+        f.ctx.uc_link = &scheduler;
+        makecontext(&f.ctx, fiber_main, 0);
+        f.tid = thread_of(i, blockDim);
+        f.state = RUNNABLE;
+    }
+    for (;;) {
+        bool ran = false, live = false;
+        for (int i = 0; i < n; i++) {
+            if (fibers[i].state == RUNNABLE) {
+                running = i;
+                threadIdx = fibers[i].tid;
+                swapcontext(&scheduler, &fibers[i].ctx);
+                ran = true;
+            }
+            live = live || fibers[i].state != DONE;
+        }
+        if (!live) {
+            break;
+        }
+        bool opened = open_warps(n);
+        opened = open_barrier(n) || opened;
+        if (!ran && !opened) {
+            bool waiting_any = false;
+            for (int i = 0; i < n; i++) {
+                waiting_any = waiting_any || fibers[i].state != DONE;
+            }
+            if (waiting_any) {
+                fprintf(stderr, "cuda emulator: the threads of block (%u, %u, %u) wait on each other forever "
+                                "(a barrier not every thread reaches, or a warp operation with lanes missing)\n",
+                        blockIdx.x, blockIdx.y, blockIdx.z);
+                running = -1;
+                return false;
+            }
+            break;
+        }
+    }
+    running = -1;
+    return true;
+}
+
+const char *bad_config(const ct_emu::Config &c)
+{
+    if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0 || c.block.x == 0 || c.block.y == 0 || c.block.z == 0) {
+        return "an empty grid or block";
+    }
+    if (c.grid.x > 2147483647u || c.grid.y > 65535 || c.grid.z > 65535) {
+        return "a grid dimension over the limit";
+    }
+    if ((unsigned long long)c.block.x * c.block.y * c.block.z > 1024 || c.block.z > 64) {
+        return "more than 1024 threads per block";
+    }
+    if (c.shared > 48 * 1024) {
+        return "more than 48 KiB of dynamic shared memory";
+    }
+    return nullptr;
+}
+} /* namespace */
+
+namespace ct_emu {
+
+EMU_EXPORT void *dynamic_shared() { return shared_buffer.data(); }
+
+EMU_EXPORT void sync_block()
+{
+    sync_reached = true;
+    if (running < 0) {
+        straight_violation = true;
+        return;
+    }
+    fibers[running].state = AT_BARRIER;
+    yield_to_scheduler();
+}
+
+EMU_EXPORT uint64_t warp_exchange(unsigned mask, uint64_t value, int kind, int arg, int width)
+{
+    sync_reached = true;
+    if (running < 0) {
+        straight_violation = true;
+        return value;
+    }
+    Fiber &f = fibers[running];
+    f.state = AT_WARP;
+    f.mask = mask;
+    f.value = value;
+    f.kind = kind;
+    f.arg = arg;
+    f.width = width;
+    yield_to_scheduler();
+    return fibers[running].result;
+}
+
+EMU_EXPORT void launch_grid(const Config &c, const std::function<void()> &fn, int *site_mode)
+{
+    std::lock_guard<std::recursive_mutex> lock(launch_mutex);
+    const char *bad = bad_config(c);
+    if (bad != nullptr) {
+        fprintf(stderr, "cuda emulator: launch refused: %s (grid %u x %u x %u, block %u x %u x %u, %zu bytes)\n",
+                bad, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, c.shared);
+        fail(cudaErrorInvalidConfiguration);
+        return;
+    }
+    const std::function<void()> *saved_body = body;
+    body = &fn;
+    gridDim = c.grid;
+    blockDim = c.block;
+    shared_buffer.assign(c.shared + 16, (char)0xff);
+    const int n = (int)(c.block.x * c.block.y * c.block.z);
+    const bool straight = *site_mode == 2 || n == 1;
+    sync_reached = false;
+    straight_violation = false;
+    bool ok = true;
+    for (unsigned z = 0; z < c.grid.z && ok; z++) {
+        for (unsigned y = 0; y < c.grid.y && ok; y++) {
+            for (unsigned x = 0; x < c.grid.x && ok; x++) {
+                blockIdx.x = x;
+                blockIdx.y = y;
+                blockIdx.z = z;
+                if (straight) {
+                    for (int i = 0; i < n; i++) {
+                        threadIdx = thread_of(i, c.block);
+                        fn();
+                    }
+                } else {
+                    ok = run_block_fibers(n);
+                }
+            }
+        }
+    }
+    body = saved_body;
+    if (straight && straight_violation && n > 1) {
+        fprintf(stderr, "cuda emulator: a kernel that met no barrier before met one; its launch ran wrong\n");
+        ok = false;
+    }
+    if (*site_mode == 0 && n > 1) {
+        *site_mode = sync_reached ? 1 : 2;
+    }
+    if (!ok) {
+        fail(cudaErrorLaunchFailure);
+    }
+}
+
+} /* namespace ct_emu */
+
+/* --- the runtime API --------------------------------------------------------------------------- */
+namespace {
+struct Block {
+    size_t size;
+    int device;
+};
+std::mutex memory_mutex;
+std::map<void *, Block> device_blocks;
+std::vector<size_t> in_use;
+
+struct EmuStream {
+    int device;
+    int priority;
+};
+struct EmuEvent {
+    double ms;
+    bool recorded;
+};
+double now_ms()
+{
+    using namespace std::chrono;
+    return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+}
+
+extern "C" {
+
+EMU_EXPORT cudaError_t CUDARTAPI cudaGetDeviceCount(int *n)
+{
+    *n = num_devices();
+    return *n > 0 ? cudaSuccess : fail(cudaErrorNoDevice);
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaGetDevice(int *d)
+{
+    *d = current_device;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaSetDevice(int d)
+{
+    if (d < 0 || d >= num_devices()) {
+        return fail(cudaErrorInvalidDevice);
+    }
+    current_device = d;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaDriverGetVersion(int *v)
+{
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaRuntimeGetVersion(int *v)
+{
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaGetLastError(void)
+{
+    cudaError_t e = last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaPeekAtLastError(void) { return last_error; }
+
+EMU_EXPORT const char *CUDARTAPI cudaGetErrorName(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorPeerAccessAlreadyEnabled: return "cudaErrorPeerAccessAlreadyEnabled";
+    default: return "cudaErrorUnknown";
+    }
+}
+EMU_EXPORT const char *CUDARTAPI cudaGetErrorString(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorNotReady: return "device not ready";
+    default: return "unknown error";
+    }
+}
+
+EMU_EXPORT cudaError_t CUDARTAPI cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
+{
+    if (device < 0 || device >= num_devices()) {
+        return fail(cudaErrorInvalidDevice);
+    }
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "ctorch CUDA emulator (CPU)");
+    p->totalGlobalMem = capacity();
+    p->major = 7;
+    p->minor = 5;
+    p->multiProcessorCount = 4;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsDim[0] = 1024;
+    p->maxThreadsDim[1] = 1024;
+    p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647;
+    p->maxGridSize[1] = 65535;
+    p->maxGridSize[2] = 65535;
+    p->sharedMemPerBlock = 48 << 10;
+    p->warpSize = 32;
+    p->l2CacheSize = 4 << 20;
+    p->maxThreadsPerMultiProcessor = 1024;
+    p->regsPerBlock = 65536;
+    p->pciBusID = device;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    if (device < 0 || device >= num_devices()) {
+        return fail(cudaErrorInvalidDevice);
+    }
+    switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = 4; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = 7; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = 5; break;
+    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
+    case cudaDevAttrWarpSize: *value = 32; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 << 10; break;
+    default: *value = 0; break;
+    }
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+    memset(attr, 0, sizeof(*attr));
+    attr->binaryVersion = 75;
+    attr->ptxVersion = 75;
+    attr->maxThreadsPerBlock = 1024;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaDeviceSynchronize(void) { return cudaSuccess; }
+
+EMU_EXPORT cudaError_t CUDARTAPI cudaMalloc(void **p, size_t n)
+{
+    std::lock_guard<std::mutex> lock(memory_mutex);
+    in_use.resize(num_devices(), 0);
+    size_t rounded = (n + 255) / 256 * 256;
+    if (rounded == 0) {
+        rounded = 256;
+    }
+    if (in_use[current_device] + rounded > capacity()) {
+        *p = nullptr;
+        return fail(cudaErrorMemoryAllocation);
+    }
+    void *q = aligned_alloc(256, rounded);
+    if (q == nullptr) {
+        return fail(cudaErrorMemoryAllocation);
+    }
+    if (rounded <= (64u << 20)) {
+        memset(q, 0xff, rounded); /* uninitialised device memory reads as NaN */
+    }
+    device_blocks[q] = Block{rounded, current_device};
+    in_use[current_device] += rounded;
+    *p = q;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaFree(void *p)
+{
+    if (p == nullptr) {
+        return cudaSuccess;
+    }
+    std::lock_guard<std::mutex> lock(memory_mutex);
+    auto it = device_blocks.find(p);
+    if (it == device_blocks.end()) {
+        return fail(cudaErrorInvalidValue);
+    }
+    in_use[it->second.device] -= it->second.size;
+    device_blocks.erase(it);
+    free(p);
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    std::lock_guard<std::mutex> lock(memory_mutex);
+    in_use.resize(num_devices(), 0);
+    *total = capacity();
+    *free_bytes = capacity() - in_use[current_device];
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaHostAlloc(void **p, size_t n, unsigned int flags)
+{
+    *p = malloc(n ? n : 1);
+    return *p ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaFreeHost(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+    memmove(dst, src, n);
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                                                 cudaStream_t s)
+{
+    memmove(dst, src, n);
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device,
+                                                     size_t n, cudaStream_t s)
+{
+    memmove(dst, src, n);
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s)
+{
+    memset(dst, value, n);
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int *can, int device, int peer)
+{
+    *can = device != peer;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int peer, unsigned int flags) { return cudaSuccess; }
+
+EMU_EXPORT cudaError_t CUDARTAPI cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+    *least = 0;
+    *greatest = -5;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int priority)
+{
+    *s = (cudaStream_t) new EmuStream{current_device, priority};
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaStreamGetPriority(cudaStream_t s, int *priority)
+{
+    *priority = s ? ((EmuStream *)s)->priority : 0;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t s) { return cudaSuccess; }
+EMU_EXPORT cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t s) { return cudaSuccess; }
+EMU_EXPORT cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+    return cudaSuccess;
+}
+
+EMU_EXPORT cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
+{
+    *e = (cudaEvent_t) new EmuEvent{0, false};
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    ((EmuEvent *)e)->ms = now_ms();
+    ((EmuEvent *)e)->recorded = true;
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t e) { return cudaSuccess; }
+EMU_EXPORT cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t e) { return cudaSuccess; }
+EMU_EXPORT cudaError_t CUDARTAPI cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    const EmuEvent *a = (const EmuEvent *)start, *b = (const EmuEvent *)end;
+    if (!a->recorded || !b->recorded) {
+        return fail(cudaErrorInvalidResourceHandle);
+    }
+    *ms = (float)(b->ms - a->ms);
+    return cudaSuccess;
+}
+EMU_EXPORT cudaError_t CUDARTAPI cudaEventDestroy(cudaEvent_t e)
+{
+    delete (EmuEvent *)e;
+    return cudaSuccess;
+}
+
+} /* extern "C" */
+
+/* --- cuBLAS -------------------------------------------------------------------------------------- */
+namespace {
+struct EmuHandle {
+    cudaStream_t stream;
+    void *workspace;
+    cublasMath_t math;
+    cublasPointerMode_t pointer_mode;
+};
+
+float tf32(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) {
+        u = (u + 0x1000u) & ~0x1fffu; /* round to nearest on the 10 kept mantissa bits */
+    }
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+template <typename T>
+double load(const void *base, long long i)
+{
+    if constexpr (std::is_same<T, __half>::value) {
+        return __half2float(((const __half *)base)[i]);
+    } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+        return __bfloat162float(((const __nv_bfloat16 *)base)[i]);
+    } else {
+        return (double)((const T *)base)[i];
+    }
+}
+template <typename T>
+void store(void *base, long long i, double v)
+{
+    if constexpr (std::is_same<T, __half>::value) {
+        ((__half *)base)[i] = __float2half((float)v);
+    } else if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+        ((__nv_bfloat16 *)base)[i] = __float2bfloat16((float)v);
+    } else {
+        ((T *)base)[i] = (T)v;
+    }
+}
+
+template <typename T, typename S>
+void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *alpha, const void *A, int lda,
+          long long sa, const void *B, int ldb, long long sb, const void *beta, void *C, int ldc, long long sc,
+          int batch, bool round_tf32)
+{
+    const double al = *(const S *)alpha, be = *(const S *)beta;
+    for (int b = 0; b < batch; b++) {
+        for (int i = 0; i < m; i++) {
+            for (int j = 0; j < n; j++) {
+                double acc = 0;
+                for (int p = 0; p < k; p++) {
+                    double x = load<T>(A, b * sa + (ta == CUBLAS_OP_N ? (long long)p * lda + i : (long long)i * lda + p));
+                    double y = load<T>(B, b * sb + (tb == CUBLAS_OP_N ? (long long)j * ldb + p : (long long)p * ldb + j));
+                    if (round_tf32) {
+                        x = tf32((float)x);
+                        y = tf32((float)y);
+                    }
+                    acc += x * y;
+                }
+                const long long at = b * sc + (long long)j * ldc + i;
+                store<T>(C, at, al * acc + (be == 0 ? 0.0 : be * load<T>(C, at)));
+            }
+        }
+    }
+}
+}
+
+extern "C" {
+EMU_EXPORT cublasStatus_t cublasCreate(cublasHandle_t *handle)
+{
+    *handle = (cublasHandle_t) new EmuHandle{0, nullptr, CUBLAS_DEFAULT_MATH, CUBLAS_POINTER_MODE_HOST};
+    return CUBLAS_STATUS_SUCCESS;
+}
+EMU_EXPORT cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream)
+{
+    ((EmuHandle *)handle)->stream = stream;
+    ((EmuHandle *)handle)->workspace = nullptr;
+    return CUBLAS_STATUS_SUCCESS;
+}
+EMU_EXPORT cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void *workspace, size_t size)
+{
+    ((EmuHandle *)handle)->workspace = workspace;
+    return CUBLAS_STATUS_SUCCESS;
+}
+EMU_EXPORT cublasStatus_t cublasSetPointerMode(cublasHandle_t handle, cublasPointerMode_t mode)
+{
+    ((EmuHandle *)handle)->pointer_mode = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+EMU_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
+{
+    ((EmuHandle *)handle)->math = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+EMU_EXPORT const char *cublasGetStatusName(cublasStatus_t status)
+{
+    return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_INVALID_VALUE";
+}
+EMU_EXPORT const char *cublasGetStatusString(cublasStatus_t status)
+{
+    return status == CUBLAS_STATUS_SUCCESS ? "success" : "an invalid value was used as an argument";
+}
+EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
+                                                     cublasOperation_t transb, int m, int n, int k, const void *alpha,
+                                                     const void *A, cudaDataType Atype, int lda, long long int strideA,
+                                                     const void *B, cudaDataType Btype, int ldb, long long int strideB,
+                                                     const void *beta, void *C, cudaDataType Ctype, int ldc,
+                                                     long long int strideC, int batchCount,
+                                                     cublasComputeType_t computeType, cublasGemmAlgo_t algo)
+{
+    const EmuHandle *h = (const EmuHandle *)handle;
+    const int rows_a = transa == CUBLAS_OP_N ? m : k;
+    const int rows_b = transb == CUBLAS_OP_N ? k : n;
+    if (m < 0 || n < 0 || k < 0 || batchCount < 0 || lda < std::max(rows_a, 1) || ldb < std::max(rows_b, 1) ||
+        ldc < std::max(m, 1) || Atype != Btype || Atype != Ctype || h->pointer_mode != CUBLAS_POINTER_MODE_HOST) {
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    const bool tf = computeType == CUBLAS_COMPUTE_32F_FAST_TF32;
+    switch (Atype) {
+    case CUDA_R_32F:
+        if (computeType != CUBLAS_COMPUTE_32F && !tf) {
+            return CUBLAS_STATUS_NOT_SUPPORTED;
+        }
+        gemm<float, float>(transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+                           batchCount, tf);
+        break;
+    case CUDA_R_64F:
+        if (computeType != CUBLAS_COMPUTE_64F) {
+            return CUBLAS_STATUS_NOT_SUPPORTED;
+        }
+        gemm<double, double>(transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+                             batchCount, false);
+        break;
+    case CUDA_R_16F:
+        if (computeType != CUBLAS_COMPUTE_32F) {
+            return CUBLAS_STATUS_NOT_SUPPORTED;
+        }
+        gemm<__half, float>(transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+                            batchCount, false);
+        break;
+    case CUDA_R_16BF:
+        if (computeType != CUBLAS_COMPUTE_32F) {
+            return CUBLAS_STATUS_NOT_SUPPORTED;
+        }
+        gemm<__nv_bfloat16, float>(transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+                                   strideC, batchCount, false);
+        break;
+    default:
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+}
