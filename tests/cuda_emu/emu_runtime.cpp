@@ -57,13 +57,50 @@ static cudaError_t fail(cudaError_t e)
     return e;
 }
 
-/* --- fibers ------------------------------------------------------------------------------------ */
+/* --- fibers ------------------------------------------------------------------------------------
+ * A fiber switch saves the callee-saved registers on the old stack and the stack pointer in
+ * *save, then resumes the stack at next (x86-64 System V; ucontext elsewhere, ~50x slower as it
+ * makes a system call per switch). */
 namespace {
 enum { RUNNABLE, AT_BARRIER, AT_WARP, DONE };
 const size_t kStack = 256 << 10;
 
+#if defined(__x86_64__)
+extern "C" void ct_emu_switch(void **save, void *next);
+asm(R"(
+    .text
+    .globl ct_emu_switch
+    .hidden ct_emu_switch
+    .type ct_emu_switch, @function
+ct_emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size ct_emu_switch, .-ct_emu_switch
+)");
+struct Context {
+    void *sp;
+};
+#else
+struct Context {
+    ucontext_t uc;
+};
+#endif
+
 struct Fiber {
-    ucontext_t ctx;
+    Context ctx;
     char *stack = nullptr;
     uint3 tid;
     int state;
@@ -74,25 +111,55 @@ struct Fiber {
 
 std::recursive_mutex launch_mutex;
 std::vector<Fiber> fibers;
-ucontext_t scheduler;
+Context scheduler;
 int running = -1;          /* fiber running now, -1: the block runs straight */
 const std::function<void()> *body;
 std::vector<char> shared_buffer;
 bool sync_reached;         /* a barrier or warp operation was met during this launch */
 bool straight_violation;   /* ... while running straight */
 
-void fiber_main()
+void switch_to(Context *save, Context *next)
+{
+#if defined(__x86_64__)
+    ct_emu_switch(&save->sp, next->sp);
+#else
+    swapcontext(&save->uc, &next->uc);
+#endif
+}
+
+[[noreturn]] void fiber_main()
 {
     (*body)();
     fibers[running].state = DONE;
+    switch_to(&fibers[running].ctx, &scheduler);
+    __builtin_unreachable();
+}
+
+/* Makes f start fiber_main when next switched to. */
+void start_fiber(Fiber &f)
+{
+#if defined(__x86_64__)
+    uintptr_t top = ((uintptr_t)f.stack + kStack) & ~(uintptr_t)15;
+    void **sp = (void **)top;
+    *--sp = nullptr;               /* fiber_main's return address slot: it never returns */
+    *--sp = (void *)&fiber_main;   /* where ct_emu_switch's ret goes */
+    for (int r = 0; r < 6; r++) {
+        *--sp = nullptr;           /* rbp, rbx, r12-r15 */
+    }
+    f.ctx.sp = sp;
+#else
+    getcontext(&f.ctx.uc);
+    f.ctx.uc.uc_stack.ss_sp = f.stack;
+    f.ctx.uc.uc_stack.ss_size = kStack;
+    f.ctx.uc.uc_link = nullptr;
+    makecontext(&f.ctx.uc, (void (*)())fiber_main, 0);
+#endif
 }
 
 void yield_to_scheduler()
 {
-    swapcontext(&fibers[running].ctx, &scheduler);
+    switch_to(&fibers[running].ctx, &scheduler);
 }
-
-int lane_count(int n) { return n; }
 
 /* Opens the warp operations whose lanes have all arrived; true if one opened. */
 bool open_warps(int n)
@@ -199,11 +266,7 @@ bool run_block_fibers(int n)
                 return false;
             }
         }
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = f.stack;
-        f.ctx.uc_stack.ss_size = kStack;
-        f.ctx.uc_link = &scheduler;
-        makecontext(&f.ctx, fiber_main, 0);
+        start_fiber(f);
         f.tid = thread_of(i, blockDim);
         f.state = RUNNABLE;
     }
@@ -213,7 +276,7 @@ bool run_block_fibers(int n)
             if (fibers[i].state == RUNNABLE) {
                 running = i;
                 threadIdx = fibers[i].tid;
-                swapcontext(&scheduler, &fibers[i].ctx);
+                switch_to(&scheduler, &fibers[i].ctx);
                 ran = true;
             }
             live = live || fibers[i].state != DONE;
