@@ -894,7 +894,7 @@ static PyObject *run_without_grad(CtThunk thunk, void *ctx)
 }
 
 static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames);
+                                PyObject *kwnames, bool differentiable);
 static const CtFormula *generic_formula_cached(const char *op);
 
 /* Ops taking sizes as varargs (sig "input", "s1".."s7" or "d1"..) called as op(input, shape=seq)
@@ -924,7 +924,7 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
                              PyObject *kwnames)
 {
     if (f->flags & CT_F_GENERIC) {
-        return record_generic(f, thunk, ctx, args, nargs, kwnames);
+        return record_generic(f, thunk, ctx, args, nargs, kwnames, false);
     }
     PyObject *norm[CT_MAX_FORMULA_ARGS];
     PyObject *sizes_arg[2];
@@ -936,10 +936,11 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
     }
     if (ct_parse_args(f->op, args, nargs, kwnames, f->sig, 0, norm) < 0) {
         /* arguments the formula does not know: the op reports its own error, or its result gets a
-         * "not implemented" node rather than silently no history */
+         * "not implemented" node rather than silently no history; out= of an op that has a
+         * formula is refused whatever out's dtype (sum(x, 0, out=long_tensor)), as PyTorch */
         PyErr_Clear();
         const CtFormula *g = generic_formula_cached(f->op);
-        return g == NULL ? NULL : record_generic(g, thunk, ctx, args, nargs, kwnames);
+        return g == NULL ? NULL : record_generic(g, thunk, ctx, args, nargs, kwnames, true);
     }
     int n = 0;
     while (f->sig[n] != NULL) {
@@ -1048,8 +1049,9 @@ static int needs_grad_visit(CtTensorObject *t, void *needed)
 
 static int append_visit(CtTensorObject *t, void *list) { return PyList_Append((PyObject *)list, (PyObject *)t); }
 
-/* True when the keyword arguments hold out= with a floating tensor (or a tuple holding one). */
-static bool writes_float_out(PyObject *const *kwvalues, PyObject *kwnames)
+/* True when the keyword arguments hold out= with a floating tensor (or a tuple holding one), or
+ * with any tensor unless float_only. */
+static bool writes_out(PyObject *const *kwvalues, PyObject *kwnames, bool float_only)
 {
     for (Py_ssize_t i = 0; kwnames != NULL && i < PyTuple_GET_SIZE(kwnames); i++) {
         if (!PyUnicode_Check(PyTuple_GET_ITEM(kwnames, i)) ||
@@ -1057,10 +1059,11 @@ static bool writes_float_out(PyObject *const *kwvalues, PyObject *kwnames)
             continue;
         }
         PyObject *out = kwvalues[i];
-        Py_ssize_t m = PyTuple_Check(out) ? PyTuple_GET_SIZE(out) : 1;
+        bool seq = PyTuple_Check(out) || PyList_Check(out);
+        Py_ssize_t m = seq ? PySequence_Fast_GET_SIZE(out) : 1;
         for (Py_ssize_t k = 0; k < m; k++) {
-            PyObject *o = PyTuple_Check(out) ? PyTuple_GET_ITEM(out, k) : out;
-            if (CtTensor_Check(o) && ct_is_floating(CT_TENSOR(o)->dtype)) {
+            PyObject *o = seq ? PySequence_Fast_GET_ITEM(out, k) : out;
+            if (CtTensor_Check(o) && (!float_only || ct_is_floating(CT_TENSOR(o)->dtype))) {
                 return true;
             }
         }
@@ -1073,7 +1076,7 @@ static bool writes_float_out(PyObject *const *kwvalues, PyObject *kwnames)
  * history, or self for an in-place op, gets a node whose backward raises "not implemented"
  * instead of silently carrying no gradient. */
 static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
+                                PyObject *kwnames, bool differentiable)
 {
     Py_ssize_t nall = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
     if (refresh_arguments(args, nall) < 0) {
@@ -1089,7 +1092,7 @@ static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, Py
     if ((inputs = PyList_New(0)) == NULL || visit_tensor_args(args, nall, append_visit, inputs) < 0) {
         goto done;
     }
-    if (writes_float_out(args + nargs, kwnames)) {
+    if (writes_out(args + nargs, kwnames, !differentiable)) {
         PyErr_Format(PyExc_RuntimeError, "%s(): functions with out=... arguments don't support automatic "
                      "differentiation, but one of the arguments requires grad.", f->op);
         goto done;
