@@ -1036,10 +1036,12 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
         }
         /* the old values the formula reads; with self's history when it has one (a recorded
          * clone), so that create_graph=True differentiates through them too */
-        if ((f->flags & CT_F_CLONE_SELF) && ct_is_floating(self->dtype) &&
-            (self_before = tensor_requires_grad(self) ? PyObject_CallMethod((PyObject *)self, "clone", NULL)
-                                                      : (PyObject *)ct_to(self, self->dtype, ct_device_of(self), true)) == NULL) {
-            return NULL;
+        if ((f->flags & CT_F_CLONE_SELF) && ct_is_floating(self->dtype)) {
+            self_before = tensor_requires_grad(self) ? PyObject_CallMethod((PyObject *)self, "clone", NULL)
+                                                     : (PyObject *)ct_to(self, self->dtype, ct_device_of(self), true);
+            if (self_before == NULL) {
+                return NULL;
+            }
         }
     }
     CtNodeObject *node = node_new(f->name_for != NULL ? f->name_for(norm) : f->node_name, CT_NODE_FORMULA,
