@@ -499,61 +499,121 @@ done:
     return buffer;
 }
 
-static int no_double_backward(CtNodeObject *n, PyObject *grad)
+static void set_view_link(PyObject *out, CtTensorObject *self);
+
+/* Calls t.name(*args) through the (autograd-wrapped) method, so that with grad mode on the op is
+ * recorded; steals nothing, returns 0 or -1. */
+static int call_recorded(CtTensorObject *t, const char *name, PyObject *arg)
 {
-    if (ct_grad_enabled && CtTensor_Check(grad) && tensor_requires_grad(CT_TENSOR(grad))) {
-        PyErr_Format(PyExc_NotImplementedError,
-                     "ctorch: create_graph=True through %s (an in-place operation on a view) is not supported yet",
-                     _PyType_Name(Py_TYPE(n)));
-        return -1;
-    }
-    return 0;
+    PyObject *r = arg != NULL ? PyObject_CallMethod((PyObject *)t, name, "(O)", arg)
+                              : PyObject_CallMethod((PyObject *)t, name, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
 }
 
-/* AsStridedBackward0: the view's gradient, placed in a zero gradient of the base. */
+/* AsStridedBackward0: the view's gradient, placed in a zero gradient of the base. With
+ * create_graph=True (grad mode on while the engine runs) the placement is an in-place copy_
+ * into a differentiable view of the buffer, recorded like any other (the buffer gets a
+ * CopySlices node), so that it can be differentiated again. */
 static int view_node_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     CtTensorObject *grad = CT_TENSOR(g[0]), *region = NULL;
-    if (no_double_backward(n, g[0]) < 0) {
+    CtTensorObject *buffer = base_buffer(n->geometry, grad->dtype, ct_device_of(grad), NULL, &region);
+    if (buffer == NULL) {
         return -1;
     }
-    CtTensorObject *buffer = base_buffer(n->geometry, grad->dtype, ct_device_of(grad), NULL, &region);
-    if (buffer == NULL || ct_copy_(region, grad) < 0) {
-        Py_XDECREF(buffer);
-        Py_XDECREF(region);
-        return -1;
+    int rc;
+    if (ct_grad_enabled) {
+        set_view_link((PyObject *)region, buffer);
+        rc = call_recorded(region, "copy_", g[0]);
+    } else {
+        rc = ct_copy_(region, grad);
     }
     Py_DECREF(region);
+    if (rc < 0) {
+        Py_DECREF(buffer);
+        return -1;
+    }
     gi[0] = (PyObject *)buffer;
     return 0;
 }
 
+/* For a double backward through CopySlices n: the inner op's saved outputs (the view's new
+ * values) as aliases whose history is n itself seen through the view (an AsStridedBackward0
+ * node with an edge to n), which is what they are; the formulas' out_ref keeps a history it
+ * finds instead of pointing the alias at the inner node, whose edge stands for the whole base.
+ * A new tuple, or NULL. */
+static PyObject *outputs_through_view(CtNodeObject *n, CtNodeObject *op)
+{
+    Py_ssize_t k = PyTuple_GET_SIZE(op->outputs);
+    PyObject *tuple = PyTuple_New(k);
+    for (Py_ssize_t j = 0; tuple != NULL && j < k; j++) {
+        CtTensorObject *o = CT_TENSOR(PyTuple_GET_ITEM(op->outputs, j));
+        CtTensorObject *a = ct_view_of(o, o->ndim, o->sizes, o->strides, o->offset);
+        CtNodeObject *v = a != NULL ? node_new("AsStridedBackward0", CT_NODE_VIEW, 1, 1) : NULL;
+        if (v != NULL && (v->geometry = PyMem_Malloc(sizeof(CtViewGeometry))) == NULL) {
+            PyErr_NoMemory();
+            Py_CLEAR(v);
+        }
+        if (v == NULL) {
+            Py_XDECREF(a);
+            Py_CLEAR(tuple);
+            break;
+        }
+        memcpy(v->geometry, n->geometry, sizeof(CtViewGeometry));
+        v->edge_nodes[0] = Py_NewRef((PyObject *)n);
+        v->edge_input_nr[0] = 0;
+        a->grad_fn = (PyObject *)v; /* takes v's reference */
+        a->output_nr = 0;
+        a->requires_grad = true;
+        PyTuple_SET_ITEM(tuple, j, (PyObject *)a);
+    }
+    return tuple;
+}
+
 /* CopySlices: the base's gradient outside the view passes through; inside, the in-place op's
  * backward (n->inner) maps it to the gradient of the view's old values and of the op's other
- * inputs. */
+ * inputs. With create_graph=True every step is a recorded op: the buffer is copy_'d from the
+ * gradient, the region is a differentiable view of it, the inner formula runs with grad mode
+ * on (it is written with ctorch ops), and its result is copy_'d back through the view. */
 static int copyslices_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     CtNodeObject *op = (CtNodeObject *)n->inner;
     CtTensorObject *grad = CT_TENSOR(g[0]), *region = NULL, *buffer = NULL;
-    PyObject *slice = NULL, **sub = NULL;
+    PyObject *slice = NULL, **sub = NULL, *saved_outputs = NULL;
+    bool graph = ct_grad_enabled;
     int rc = -1;
-    if (no_double_backward(n, g[0]) < 0) {
-        return -1;
-    }
     if (op->formula->flags & CT_F_NO_DERIV) {
         PyErr_Format(PyExc_NotImplementedError, "derivative for aten::%s is not implemented", op->formula->op);
         return -1;
     }
-    buffer = base_buffer(n->geometry, grad->dtype, ct_device_of(grad), grad, &region);
+    buffer = base_buffer(n->geometry, grad->dtype, ct_device_of(grad), graph ? NULL : grad, &region);
     sub = PyMem_Calloc(op->num_edges > 0 ? op->num_edges : 1, sizeof(PyObject *));
     if (buffer == NULL || sub == NULL) {
         goto done;
     }
-    slice = (PyObject *)ct_to(region, region->dtype, ct_device_of(region), true); /* region is overwritten below */
+    if (graph) {
+        if (call_recorded(buffer, "copy_", g[0]) < 0) {
+            goto done;
+        }
+        set_view_link((PyObject *)region, buffer); /* after the copy_: the view sees the buffer's new history */
+        slice = PyObject_CallMethod((PyObject *)region, "clone", NULL);
+        if (op->outputs != NULL) {
+            PyObject *through = outputs_through_view(n, op);
+            if (through == NULL) {
+                goto done;
+            }
+            saved_outputs = op->outputs; /* put back below */
+            op->outputs = through;
+        }
+    } else {
+        slice = (PyObject *)ct_to(region, region->dtype, ct_device_of(region), true); /* region is overwritten below */
+    }
     if (slice == NULL || op->formula->backward(op, &slice, sub) < 0) {
         goto done;
     }
-    if (sub[0] != NULL ? ct_copy_(region, CT_TENSOR(sub[0])) < 0 : ct_zero_(region) < 0) {
+    if (graph ? call_recorded(region, sub[0] != NULL ? "copy_" : "zero_", sub[0]) < 0
+              : (sub[0] != NULL ? ct_copy_(region, CT_TENSOR(sub[0])) < 0 : ct_zero_(region) < 0)) {
         goto done;
     }
     gi[0] = n->edge_nodes[0] != NULL ? Py_NewRef(buffer) : NULL;
@@ -567,6 +627,9 @@ done:
         Py_XDECREF(sub[e]);
     }
     PyMem_Free(sub);
+    if (saved_outputs != NULL) {
+        Py_XSETREF(op->outputs, saved_outputs);
+    }
     Py_XDECREF(slice);
     Py_XDECREF(region);
     Py_XDECREF(buffer);
@@ -894,7 +957,7 @@ static PyObject *run_without_grad(CtThunk thunk, void *ctx)
 }
 
 static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames);
+                                PyObject *kwnames, bool differentiable);
 static const CtFormula *generic_formula_cached(const char *op);
 
 /* Ops taking sizes as varargs (sig "input", "s1".."s7" or "d1"..) called as op(input, shape=seq)
@@ -924,7 +987,7 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
                              PyObject *kwnames)
 {
     if (f->flags & CT_F_GENERIC) {
-        return record_generic(f, thunk, ctx, args, nargs, kwnames);
+        return record_generic(f, thunk, ctx, args, nargs, kwnames, false);
     }
     PyObject *norm[CT_MAX_FORMULA_ARGS];
     PyObject *sizes_arg[2];
@@ -936,10 +999,11 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
     }
     if (ct_parse_args(f->op, args, nargs, kwnames, f->sig, 0, norm) < 0) {
         /* arguments the formula does not know: the op reports its own error, or its result gets a
-         * "not implemented" node rather than silently no history */
+         * "not implemented" node rather than silently no history; out= of an op that has a
+         * formula is refused whatever out's dtype (sum(x, 0, out=long_tensor)), as PyTorch */
         PyErr_Clear();
         const CtFormula *g = generic_formula_cached(f->op);
-        return g == NULL ? NULL : record_generic(g, thunk, ctx, args, nargs, kwnames);
+        return g == NULL ? NULL : record_generic(g, thunk, ctx, args, nargs, kwnames, true);
     }
     int n = 0;
     while (f->sig[n] != NULL) {
@@ -970,9 +1034,14 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
         if (check_inplace_target(self, &base) < 0) {
             return NULL;
         }
-        if ((f->flags & CT_F_CLONE_SELF) && ct_is_floating(self->dtype) &&
-            (self_before = (PyObject *)ct_to(self, self->dtype, ct_device_of(self), true)) == NULL) {
-            return NULL;
+        /* the old values the formula reads; with self's history when it has one (a recorded
+         * clone), so that create_graph=True differentiates through them too */
+        if ((f->flags & CT_F_CLONE_SELF) && ct_is_floating(self->dtype)) {
+            self_before = tensor_requires_grad(self) ? PyObject_CallMethod((PyObject *)self, "clone", NULL)
+                                                     : (PyObject *)ct_to(self, self->dtype, ct_device_of(self), true);
+            if (self_before == NULL) {
+                return NULL;
+            }
         }
     }
     CtNodeObject *node = node_new(f->name_for != NULL ? f->name_for(norm) : f->node_name, CT_NODE_FORMULA,
@@ -1048,8 +1117,9 @@ static int needs_grad_visit(CtTensorObject *t, void *needed)
 
 static int append_visit(CtTensorObject *t, void *list) { return PyList_Append((PyObject *)list, (PyObject *)t); }
 
-/* True when the keyword arguments hold out= with a floating tensor (or a tuple holding one). */
-static bool writes_float_out(PyObject *const *kwvalues, PyObject *kwnames)
+/* True when the keyword arguments hold out= with a floating tensor (or a tuple holding one), or
+ * with any tensor unless float_only. */
+static bool writes_out(PyObject *const *kwvalues, PyObject *kwnames, bool float_only)
 {
     for (Py_ssize_t i = 0; kwnames != NULL && i < PyTuple_GET_SIZE(kwnames); i++) {
         if (!PyUnicode_Check(PyTuple_GET_ITEM(kwnames, i)) ||
@@ -1057,10 +1127,11 @@ static bool writes_float_out(PyObject *const *kwvalues, PyObject *kwnames)
             continue;
         }
         PyObject *out = kwvalues[i];
-        Py_ssize_t m = PyTuple_Check(out) ? PyTuple_GET_SIZE(out) : 1;
+        bool seq = PyTuple_Check(out) || PyList_Check(out);
+        Py_ssize_t m = seq ? PySequence_Fast_GET_SIZE(out) : 1;
         for (Py_ssize_t k = 0; k < m; k++) {
-            PyObject *o = PyTuple_Check(out) ? PyTuple_GET_ITEM(out, k) : out;
-            if (CtTensor_Check(o) && ct_is_floating(CT_TENSOR(o)->dtype)) {
+            PyObject *o = seq ? PySequence_Fast_GET_ITEM(out, k) : out;
+            if (CtTensor_Check(o) && (!float_only || ct_is_floating(CT_TENSOR(o)->dtype))) {
                 return true;
             }
         }
@@ -1073,7 +1144,7 @@ static bool writes_float_out(PyObject *const *kwvalues, PyObject *kwnames)
  * history, or self for an in-place op, gets a node whose backward raises "not implemented"
  * instead of silently carrying no gradient. */
 static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
+                                PyObject *kwnames, bool differentiable)
 {
     Py_ssize_t nall = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
     if (refresh_arguments(args, nall) < 0) {
@@ -1089,7 +1160,7 @@ static PyObject *record_generic(const CtFormula *f, CtThunk thunk, void *ctx, Py
     if ((inputs = PyList_New(0)) == NULL || visit_tensor_args(args, nall, append_visit, inputs) < 0) {
         goto done;
     }
-    if (writes_float_out(args + nargs, kwnames)) {
+    if (writes_out(args + nargs, kwnames, !differentiable)) {
         PyErr_Format(PyExc_RuntimeError, "%s(): functions with out=... arguments don't support automatic "
                      "differentiation, but one of the arguments requires grad.", f->op);
         goto done;

@@ -66,14 +66,15 @@ static int set_fit(PyObject **slot, PyObject *value, const CtTensorMeta *m)
 /* Output k of node n for use in a formula, new reference. With create_graph (grad mode is on
  * while the engine runs) the alias's history is output k of n itself, as PyTorch saves outputs
  * with their grad_fn: a double backward then flows through n back to its inputs instead of
- * treating the output as a constant. Otherwise the detached alias. */
+ * treating the output as a constant. Otherwise the detached alias. A saved output that already
+ * has a history (set by CopySlices for the op it wraps) is used as it is. */
 static PyObject *out_ref(CtNodeObject *n, int k)
 {
     CtTensorObject *o = ct_node_output(n, k);
     if (o == NULL) {
         return NULL;
     }
-    if (!ct_grad_enabled || !ct_is_floating(o->dtype)) {
+    if (!ct_grad_enabled || !ct_is_floating(o->dtype) || o->grad_fn != NULL) {
         return Py_NewRef(o);
     }
     CtTensorObject *a = ct_view_of(o, o->ndim, o->sizes, o->strides, o->offset);

@@ -929,7 +929,8 @@ CtTensorObject *ct_sum_to_size(CtTensorObject *t, int ndim, const int64_t *sizes
  * ====================================================================================================== */
 
 /* --- named-tuple results ------------------------------------------------------------------------------ */
-enum { RT_MAX, RT_MIN, RT_SORT, RT_TOPK, RT_MEDIAN, RT_AMINMAX, RT_COUNT };
+/* RT_X + RT_OUT is the type of X's out= variant (torch.return_types.max_out, ...) */
+enum { RT_MAX, RT_MIN, RT_SORT, RT_TOPK, RT_MEDIAN, RT_AMINMAX, RT_OUT, RT_COUNT = 2 * RT_OUT };
 
 static PyStructSequence_Field values_indices_fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
 static PyStructSequence_Field min_max_fields[] = {{"min", NULL}, {"max", NULL}, {NULL, NULL}};
@@ -940,6 +941,12 @@ static PyStructSequence_Desc return_type_descs[RT_COUNT] = {
     {"torch.return_types.topk", NULL, values_indices_fields, 2},
     {"torch.return_types.median", NULL, values_indices_fields, 2},
     {"torch.return_types.aminmax", NULL, min_max_fields, 2},
+    {"torch.return_types.max_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.min_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.sort_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.topk_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.median_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.aminmax_out", NULL, min_max_fields, 2},
 };
 static PyTypeObject *return_types[RT_COUNT];
 
@@ -1024,12 +1031,20 @@ static PyObject *py_return_types(PyObject *self, PyObject *unused)
 /* --- argument helpers ------------------------------------------------------------------------------ */
 typedef PyObject *(*FastFn)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
 
-/* Tensor methods call the module function with self as `input`. */
-static PyObject *call_as_method(FastFn fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+/* Tensor methods call the module function with self as `input`; as in PyTorch, they take no
+ * out=. */
+static PyObject *call_as_method(FastFn fn, const char *name, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames)
 {
     PyObject *stack[16];
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "out") == 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'out'", name);
+            return NULL;
+        }
+    }
     if (nargs + nkw + 1 > 16) {
         PyErr_SetString(PyExc_TypeError, "too many arguments");
         return NULL;
@@ -1142,19 +1157,105 @@ static int keepdim_arg(PyObject *obj, const char *fname, bool *out)
     return ct_arg_bool(obj, out);
 }
 
+/* --- out= ---------------------------------------------------------------------------------------------- */
+/* The out= tensor (borrowed) in *out, NULL when absent or None. Checked here, not only in
+ * ct_write_out, because several ops compute in out's dtype. 0 or -1 (TypeError). */
+static int out_tensor_arg(PyObject *obj, const char *fname, CtTensorObject **out)
+{
+    *out = NULL;
+    if (obj == NULL || obj == Py_None) {
+        return 0;
+    }
+    if (!CtTensor_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = CT_TENSOR(obj);
+    return 0;
+}
+
+/* out=(first, second) of a two-result op: two tensors (borrowed) in o, both NULL when absent or
+ * None. 0 or -1 (TypeError). */
+static int pair_out_arg(PyObject *obj, const char *fname, CtTensorObject **o)
+{
+    o[0] = o[1] = NULL;
+    if (obj == NULL || obj == Py_None) {
+        return 0;
+    }
+    if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", fname,
+                     CtTensor_Check(obj) ? "Tensor" : Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(obj) != 2) {
+        PyErr_Format(PyExc_TypeError, "expected tuple of 2 elements but got %zd", PySequence_Fast_GET_SIZE(obj));
+        return -1;
+    }
+    for (int i = 0; i < 2; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(obj, i);
+        if (!CtTensor_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", fname,
+                         Py_TYPE(obj)->tp_name);
+            return -1;
+        }
+        o[i] = CT_TENSOR(item);
+    }
+    return 0;
+}
+
+/* Hands the two results a, b of an op to out=(o[0], o[1]) (each by ct_write_out with its
+ * rule, both checked for dtype before either is written) and returns the named tuple
+ * RT_which + RT_OUT of the out tensors. n inputs ts are checked for overlap (0: none). Steals
+ * a and b (either may be NULL after a failure). */
+static PyObject *write_pair_out(int which, CtTensorObject *a, CtTensorObject *b, CtTensorObject *const *o,
+                                const char *fname, CtOutRule rule_a, CtOutRule rule_b, Py_ssize_t n,
+                                CtTensorObject *const *ts)
+{
+    if (a == NULL || b == NULL) {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        return NULL;
+    }
+    if (rule_b == CT_OUT_EXACT && o[1]->dtype != b->dtype && !(rule_a == CT_OUT_EXACT && o[0]->dtype != a->dtype)) {
+        Py_DECREF(a); /* a wrong second dtype is refused before the first out is touched */
+        return ct_write_out(b, (PyObject *)o[1], fname, rule_b, n, ts);
+    }
+    PyObject *va = ct_write_out(a, (PyObject *)o[0], fname, rule_a, n, ts);
+    if (va == NULL) {
+        Py_DECREF(b);
+        return NULL;
+    }
+    PyObject *vb = ct_write_out(b, (PyObject *)o[1], fname, rule_b, n, ts);
+    if (vb == NULL) {
+        Py_DECREF(va);
+        return NULL;
+    }
+    return make_pair(which + RT_OUT, (CtTensorObject *)va, (CtTensorObject *)vb);
+}
+
 /* --- sum / nansum / mean / prod --------------------------------------------------------------------- */
 typedef CtTensorObject *(*SumLikeFn)(CtTensorObject *, const bool *, bool, CtDType);
 
+/* sum(x, dim, out=o) is sum(x, dim, dtype=o.dtype) written into o (PyTorch sums in out's
+ * dtype); with dtype= given, out must have exactly that dtype. mean computes in its own dtype
+ * and casts into out. */
 static PyObject *sum_like_py(const char *fname, SumLikeFn fn, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "dim", "keepdim", "*dtype", NULL};
-    PyObject *a[4];
+    static const char *const names[] = {"input", "dim", "keepdim", "*dtype", "*out", NULL};
+    PyObject *a[5];
     bool mask[CT_MAX_DIMS], given, keepdim;
     CtDType dtype;
-    CtTensorObject *t;
+    CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        dtype_arg(a[3], &dtype) < 0) {
+        dtype_arg(a[3], &dtype) < 0 || out_tensor_arg(a[4], fname, &out) < 0) {
+        return NULL;
+    }
+    if (out != NULL && a[1] == NULL && fn == ct_sum) { /* sum(input, *, dtype) has no out= overload */
+        PyErr_SetString(PyExc_TypeError,
+                        "sum() received an invalid combination of arguments - got (Tensor, out=Tensor), but expected "
+                        "one of:\n * (Tensor input, *, torch.dtype dtype = None)\n * (Tensor input, tuple of ints "
+                        "dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n");
         return NULL;
     }
     if (fn == ct_mean && dtype == CT_DTYPE_UNSET && !ct_is_floating(t->dtype)) {
@@ -1163,7 +1264,29 @@ static PyObject *sum_like_py(const char *fname, SumLikeFn fn, PyObject *const *a
     if (dims_arg(a[1], t, fname, mask, &given) < 0 || keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
     }
-    return (PyObject *)fn(t, mask, keepdim, dtype);
+    if (out == NULL) {
+        return (PyObject *)fn(t, mask, keepdim, dtype);
+    }
+    CtOutRule rule = CT_OUT_EXACT;
+    if (fn == ct_mean) {
+        rule = dtype == CT_DTYPE_UNSET ? CT_OUT_RESULT_CAST : CT_OUT_EXACT;
+    } else if (fn == ct_nansum && ct_is_floating(t->dtype)) { /* integer input: nansum is sum */
+        if (dtype != CT_DTYPE_UNSET && dtype != out->dtype) {
+            PyErr_Format(PyExc_RuntimeError, "nansum: provided dtype must match dtype of result. Got %s and %s.",
+                         scalar_type_name[out->dtype], scalar_type_name[dtype]);
+            return NULL;
+        }
+        if (!ct_is_floating(out->dtype)) {
+            PyErr_Format(PyExc_NotImplementedError, "\"nansum_%s\" not implemented for '%s'",
+                         ct_device_of(t).type == CT_DEV_CPU ? "cpu" : "cuda", scalar_type_name[out->dtype]);
+            return NULL;
+        }
+        dtype = out->dtype;
+    } else if (dtype == CT_DTYPE_UNSET) {
+        dtype = out->dtype;
+    }
+    /* computed into a fresh tensor, so an out overlapping the input (which PyTorch allows) is fine */
+    return ct_write_out(fn(t, mask, keepdim, dtype), (PyObject *)out, fname, rule, 0, NULL);
 }
 
 static PyObject *py_sum(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1179,16 +1302,29 @@ static PyObject *py_mean(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     return sum_like_py("mean", ct_mean, args, nargs, kwnames);
 }
 
-/* prod(input, dim=None, keepdim=False, *, dtype=None): dim is a single int, as in PyTorch. */
+/* prod(input, dim=None, keepdim=False, *, dtype=None, out=None): dim is a single int, as in
+ * PyTorch; out= needs the dim and gets sum's dtype rule. */
 static PyObject *py_prod(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "dim", "keepdim", "*dtype", NULL};
-    PyObject *a[4];
+    static const char *const names[] = {"input", "dim", "keepdim", "*dtype", "*out", NULL};
+    PyObject *a[5];
     bool mask[CT_MAX_DIMS] = {false}, keepdim;
     CtDType dtype;
-    CtTensorObject *t;
+    CtTensorObject *t, *out;
     if (ct_parse_args("prod", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "prod")) == NULL ||
-        keepdim_arg(a[2], "prod", &keepdim) < 0 || dtype_arg(a[3], &dtype) < 0) {
+        keepdim_arg(a[2], "prod", &keepdim) < 0 || dtype_arg(a[3], &dtype) < 0 ||
+        out_tensor_arg(a[4], "prod", &out) < 0) {
+        return NULL;
+    }
+    if (out != NULL && a[1] == NULL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "prod() received an invalid combination of arguments - got (Tensor, out=Tensor), but "
+                        "expected one of:\n * (Tensor input, *, torch.dtype dtype = None)\n * (Tensor input, int "
+                        "dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n");
+        return NULL;
+    }
+    if (out != NULL && a[1] == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "prod(): argument 'dim' (position 2) must be int, not NoneType");
         return NULL;
     }
     if (a[1] == NULL || a[1] == Py_None) {
@@ -1201,7 +1337,11 @@ static PyObject *py_prod(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     if (t->ndim > 0) {
         mask[dim] = true;
     }
-    return (PyObject *)ct_prod(t, mask, keepdim, dtype);
+    if (out == NULL) {
+        return (PyObject *)ct_prod(t, mask, keepdim, dtype);
+    }
+    CtDType od = dtype == CT_DTYPE_UNSET ? out->dtype : dtype;
+    return ct_write_out(ct_prod(t, mask, keepdim, od), (PyObject *)out, "prod", CT_OUT_EXACT, 0, NULL);
 }
 
 /* --- max / min / amax / amin / aminmax / argmax / argmin ----------------------------------------------- */
@@ -1243,7 +1383,7 @@ static PyObject *max_min_py(bool is_max, PyObject *const *args, Py_ssize_t nargs
                          fname);
             return NULL;
         }
-        return ct_write_out(is_max ? ct_max_all(t) : ct_min_all(t), a[4], fname, CT_OUT_EXACT, 1, &t);
+        return ct_write_out(is_max ? ct_max_all(t) : ct_min_all(t), a[4], fname, CT_OUT_CAN_CAST, 1, &t);
     }
     int dim;
     if (int_dim_arg(a[1], t, fname, &dim) < 0) {
@@ -1257,6 +1397,10 @@ static PyObject *max_min_py(bool is_max, PyObject *const *args, Py_ssize_t nargs
                      fname, CtTensor_Check(out) ? "Tensor" : Py_TYPE(out)->tp_name);
         return NULL;
     }
+    CtTensorObject *o[2];
+    if (pair_out_arg(out, fname, o) < 0) {
+        return NULL;
+    }
     CtTensorObject *values = NULL, *indices = NULL;
     if ((is_max ? ct_max_dim : ct_min_dim)(t, dim, keepdim, &values, &indices) < 0) {
         return NULL;
@@ -1264,24 +1408,8 @@ static PyObject *max_min_py(bool is_max, PyObject *const *args, Py_ssize_t nargs
     if (out == NULL) {
         return make_pair(is_max ? RT_MAX : RT_MIN, values, indices);
     }
-    /* out=(values, indices): each written in place, as PyTorch's max.dim_max; a wrong indices
-     * dtype is refused before values is touched */
-    PyObject *out_i = PySequence_Fast_GET_ITEM(out, 1);
-    if (CtTensor_Check(out_i) && CT_TENSOR(out_i)->dtype != CT_I64) {
-        Py_DECREF(values);
-        return ct_write_out(indices, out_i, fname, CT_OUT_EXACT, 1, &t); /* raises */
-    }
-    PyObject *v = ct_write_out(values, PySequence_Fast_GET_ITEM(out, 0), fname, CT_OUT_EXACT, 1, &t);
-    if (v == NULL) {
-        Py_DECREF(indices);
-        return NULL;
-    }
-    PyObject *i = ct_write_out(indices, out_i, fname, CT_OUT_EXACT, 1, &t);
-    if (i == NULL) {
-        Py_DECREF(v);
-        return NULL;
-    }
-    return make_pair(is_max ? RT_MAX : RT_MIN, (CtTensorObject *)v, (CtTensorObject *)i);
+    /* out=(values, indices): each written in place, as PyTorch's max.dim_max */
+    return write_pair_out(is_max ? RT_MAX : RT_MIN, values, indices, o, fname, CT_OUT_EXACT, CT_OUT_EXACT, 1, &t);
 }
 
 static PyObject *py_max(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1295,16 +1423,18 @@ static PyObject *py_min(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
 
 static PyObject *amax_amin_py(bool is_max, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "dim", "keepdim", NULL};
+    static const char *const names[] = {"input", "dim", "keepdim", "*out", NULL};
     const char *fname = is_max ? "amax" : "amin";
-    PyObject *a[3];
+    PyObject *a[4];
     bool mask[CT_MAX_DIMS], given, keepdim;
-    CtTensorObject *t;
+    CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        dims_arg(a[1], t, fname, mask, &given) < 0 || keepdim_arg(a[2], fname, &keepdim) < 0) {
+        out_tensor_arg(a[3], fname, &out) < 0 || dims_arg(a[1], t, fname, mask, &given) < 0 ||
+        keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
     }
-    return (PyObject *)extremum(t, given ? mask : NULL, keepdim, is_max, fname);
+    return ct_write_out(extremum(t, given ? mask : NULL, keepdim, is_max, fname), (PyObject *)out, fname,
+                        CT_OUT_SAME_AS_INPUT, 0, NULL);
 }
 
 static PyObject *py_amax(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1319,12 +1449,12 @@ static PyObject *py_amin(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
 /* aminmax(input, *, dim=None, keepdim=False) -> (min, max) */
 static PyObject *py_aminmax(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "*dim", "*keepdim", NULL};
-    PyObject *a[3];
+    static const char *const names[] = {"input", "*dim", "*keepdim", "*out", NULL};
+    PyObject *a[4];
     bool mask[CT_MAX_DIMS] = {false}, keepdim;
-    CtTensorObject *t;
+    CtTensorObject *t, *o[2];
     if (ct_parse_args("aminmax", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "aminmax")) == NULL ||
-        keepdim_arg(a[2], "aminmax", &keepdim) < 0) {
+        keepdim_arg(a[2], "aminmax", &keepdim) < 0 || pair_out_arg(a[3], "aminmax", o) < 0) {
         return NULL;
     }
     const bool *dims = NULL;
@@ -1345,19 +1475,22 @@ static PyObject *py_aminmax(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     }
     CtTensorObject *lo = extremum(t, dims, keepdim, false, "aminmax");
     CtTensorObject *hi = lo ? extremum(t, dims, keepdim, true, "aminmax") : NULL;
+    if (o[0] != NULL) { /* PyTorch refuses an out overlapping the input here */
+        return write_pair_out(RT_AMINMAX, lo, hi, o, "aminmax", CT_OUT_EXACT, CT_OUT_EXACT, 1, &t);
+    }
     return make_pair(RT_AMINMAX, lo, hi);
 }
 
 static PyObject *argmax_py(bool is_max, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "dim", "keepdim", NULL};
+    static const char *const names[] = {"input", "dim", "keepdim", "*out", NULL};
     const char *fname = is_max ? "argmax" : "argmin";
-    PyObject *a[3];
+    PyObject *a[4];
     bool keepdim;
     int dim = -1;
-    CtTensorObject *t;
+    CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        keepdim_arg(a[2], fname, &keepdim) < 0) {
+        keepdim_arg(a[2], fname, &keepdim) < 0 || out_tensor_arg(a[3], fname, &out) < 0) {
         return NULL;
     }
     if (a[1] != NULL && a[1] != Py_None && (!is_int_arg(a[1]) || CtTensor_Check(a[1]))) {
@@ -1372,7 +1505,7 @@ static PyObject *argmax_py(bool is_max, PyObject *const *args, Py_ssize_t nargs,
     if (a[1] != NULL && a[1] != Py_None && int_dim_arg(a[1], t, fname, &dim) < 0) {
         return NULL;
     }
-    return (PyObject *)argmax_like(t, dim, keepdim, is_max);
+    return ct_write_out(argmax_like(t, dim, keepdim, is_max), (PyObject *)out, fname, CT_OUT_EXACT, 0, NULL);
 }
 
 static PyObject *py_argmax(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1390,11 +1523,18 @@ static PyObject *py_argmin(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 static PyObject *var_like_py(const char *fname, bool take_sqrt, bool with_mean, PyObject *const *args,
                              Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "dim", "unbiased", "keepdim", "*correction", NULL};
-    PyObject *a[5];
+    static const char *const names[] = {"input", "dim", "unbiased", "keepdim", "*correction", "*out", NULL};
+    PyObject *a[6];
     bool mask[CT_MAX_DIMS], given, keepdim, unbiased = true;
-    CtTensorObject *t;
+    CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL) {
+        return NULL;
+    }
+    if (with_mean && a[5] != NULL) {
+        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'out'", fname);
+        return NULL;
+    }
+    if (out_tensor_arg(a[5], fname, &out) < 0) {
         return NULL;
     }
     if (!ct_is_floating(t->dtype)) { /* before the dims, as PyTorch; var_mean/std_mean name themselves */
@@ -1406,6 +1546,13 @@ static PyObject *var_like_py(const char *fname, bool take_sqrt, bool with_mean, 
     if (dim_obj != NULL && PyBool_Check(dim_obj)) {
         if (unbiased_obj != NULL) {
             PyErr_Format(PyExc_TypeError, "%s() received an invalid combination of arguments", fname);
+            return NULL;
+        }
+        if (out != NULL) { /* std(input, unbiased) has no out= overload */
+            PyErr_Format(PyExc_TypeError,
+                         "%s() received an invalid combination of arguments - got (Tensor, bool, out=Tensor), but "
+                         "the (Tensor input, bool unbiased) overload takes no out=",
+                         fname);
             return NULL;
         }
         unbiased_obj = dim_obj;
@@ -1428,7 +1575,10 @@ static PyObject *var_like_py(const char *fname, bool take_sqrt, bool with_mean, 
     if (ct_var_mean(t, mask, correction, keepdim, take_sqrt, &var, with_mean ? &mean : NULL) < 0) {
         return NULL;
     }
-    return with_mean ? make_tuple2(var, mean) : (PyObject *)var;
+    if (with_mean) {
+        return make_tuple2(var, mean);
+    }
+    return ct_write_out(var, (PyObject *)out, fname, CT_OUT_RESULT_CAST, 0, NULL);
 }
 
 static PyObject *py_var(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1453,15 +1603,16 @@ static PyObject *py_std_mean(PyObject *m, PyObject *const *args, Py_ssize_t narg
  * the 2-norm over dim (at most two dims). 'nuc' needs an SVD, which this family does not have. */
 static PyObject *py_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "p", "dim", "keepdim", "dtype", NULL};
-    PyObject *a[5];
+    /* out= is keyword-only: the method Tensor.norm takes dtype in the place of torch.norm's out */
+    static const char *const names[] = {"input", "p", "dim", "keepdim", "dtype", "*out", NULL};
+    PyObject *a[6];
     bool mask[CT_MAX_DIMS], given, keepdim;
     CtDType dtype;
-    CtTensorObject *t;
+    CtTensorObject *t, *out;
     double p = 2.0;
     if (ct_parse_args("norm", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "norm")) == NULL ||
         dims_arg(a[2], t, "norm", mask, &given) < 0 || keepdim_arg(a[3], "norm", &keepdim) < 0 ||
-        dtype_arg(a[4], &dtype) < 0) {
+        dtype_arg(a[4], &dtype) < 0 || out_tensor_arg(a[5], "norm", &out) < 0) {
         return NULL;
     }
     if (a[1] != NULL && PyUnicode_Check(a[1])) {
@@ -1500,18 +1651,19 @@ static PyObject *py_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
             return NULL;
         }
     }
-    return (PyObject *)ct_norm(t, p, given ? mask : NULL, keepdim, dtype);
+    return ct_write_out(ct_norm(t, p, given ? mask : NULL, keepdim, dtype), (PyObject *)out, "norm", CT_OUT_EXACT, 0,
+                        NULL);
 }
 
 /* --- logsumexp / all / any / count_nonzero -------------------------------------------------------------- */
 static PyObject *py_logsumexp(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "dim", "keepdim", NULL};
-    PyObject *a[3];
+    static const char *const names[] = {"input", "dim", "keepdim", "*out", NULL};
+    PyObject *a[4];
     bool mask[CT_MAX_DIMS], given, keepdim;
-    CtTensorObject *t;
+    CtTensorObject *t, *out;
     if (ct_parse_args("logsumexp", args, nargs, kwnames, names, 2, a) < 0 ||
-        (t = input_arg(a[0], "logsumexp")) == NULL) {
+        (t = input_arg(a[0], "logsumexp")) == NULL || out_tensor_arg(a[3], "logsumexp", &out) < 0) {
         return NULL;
     }
     if (a[1] == Py_None) {
@@ -1521,18 +1673,31 @@ static PyObject *py_logsumexp(PyObject *m, PyObject *const *args, Py_ssize_t nar
     if (dims_arg(a[1], t, "logsumexp", mask, &given) < 0 || keepdim_arg(a[2], "logsumexp", &keepdim) < 0) {
         return NULL;
     }
-    return (PyObject *)ct_logsumexp(t, mask, keepdim);
+    if (out != NULL && !ct_is_floating(out->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "logsumexp(): Expected floating point type for result tensor, but got: %s",
+                     scalar_type_name[out->dtype]);
+        return NULL;
+    }
+    return ct_write_out(ct_logsumexp(t, mask, keepdim), (PyObject *)out, "logsumexp", CT_OUT_ANY, 0, NULL);
 }
 
 static PyObject *all_any_py(bool is_all, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "dim", "keepdim", NULL};
+    static const char *const names[] = {"input", "dim", "keepdim", "*out", NULL};
     const char *fname = is_all ? "all" : "any";
-    PyObject *a[3];
+    PyObject *a[4];
     bool mask[CT_MAX_DIMS], given, keepdim;
-    CtTensorObject *t;
+    CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        dims_arg(a[1], t, fname, mask, &given) < 0 || keepdim_arg(a[2], fname, &keepdim) < 0) {
+        out_tensor_arg(a[3], fname, &out) < 0) {
+        return NULL;
+    }
+    if (out != NULL && out->dtype != CT_BOOL && out->dtype != CT_U8) { /* before the dims, as PyTorch */
+        PyErr_Format(PyExc_RuntimeError, "%s only supports bool tensor for result, got: %s", fname,
+                     scalar_type_name[out->dtype]);
+        return NULL;
+    }
+    if (dims_arg(a[1], t, fname, mask, &given) < 0 || keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
     }
     if (!given && a[1] != NULL && a[1] != Py_None) {
@@ -1542,7 +1707,8 @@ static PyObject *all_any_py(bool is_all, PyObject *const *args, Py_ssize_t nargs
             mask[i] = false;
         }
     }
-    return (PyObject *)(is_all ? ct_all(t, mask, keepdim) : ct_any(t, mask, keepdim));
+    return ct_write_out(is_all ? ct_all(t, mask, keepdim) : ct_any(t, mask, keepdim), (PyObject *)out, fname,
+                        CT_OUT_ANY, 0, NULL);
 }
 
 static PyObject *py_all(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1574,17 +1740,23 @@ typedef CtTensorObject *(*DimDtypeFn)(CtTensorObject *, int, CtDType);
 static PyObject *dim_dtype_py(const char *fname, DimDtypeFn fn, bool kw_only_dtype, PyObject *const *args,
                               Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names_kw[] = {"input", "dim", "*dtype", NULL};
-    static const char *const names_pos[] = {"input", "dim", "dtype", "*_stacklevel", NULL};
-    PyObject *a[4];
+    static const char *const names_kw[] = {"input", "dim", "*dtype", "*out", NULL};
+    static const char *const names_pos[] = {"input", "dim", "dtype", "*out", "*_stacklevel", NULL};
+    PyObject *a[5];
     CtDType dtype;
     int dim;
-    CtTensorObject *t;
+    CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, kw_only_dtype ? names_kw : names_pos, 2, a) < 0 ||
-        (t = input_arg(a[0], fname)) == NULL || int_dim_arg(a[1], t, fname, &dim) < 0 || dtype_arg(a[2], &dtype) < 0) {
+        (t = input_arg(a[0], fname)) == NULL || int_dim_arg(a[1], t, fname, &dim) < 0 || dtype_arg(a[2], &dtype) < 0 ||
+        out_tensor_arg(a[3], fname, &out) < 0) {
         return NULL;
     }
-    return (PyObject *)fn(t, dim, dtype);
+    /* the scans, like sum, compute in out's dtype unless dtype= is given; softmax's out must
+     * have the result's dtype */
+    if (out != NULL && kw_only_dtype && dtype == CT_DTYPE_UNSET) {
+        dtype = out->dtype;
+    }
+    return ct_write_out(fn(t, dim, dtype), (PyObject *)out, fname, CT_OUT_EXACT, 0, NULL);
 }
 
 static PyObject *py_cumsum(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1607,14 +1779,22 @@ static PyObject *py_log_softmax(PyObject *m, PyObject *const *args, Py_ssize_t n
 /* --- sort / argsort / topk / median ------------------------------------------------------------------------- */
 static PyObject *sort_py(bool arg_only, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "dim", "descending", "*stable", NULL};
+    static const char *const names[] = {"input", "dim", "descending", "*stable", "*out", NULL};
     const char *fname = arg_only ? "argsort" : "sort";
-    PyObject *a[4];
+    PyObject *a[5];
     bool descending = false, stable = false;
     int dim;
-    CtTensorObject *t;
+    CtTensorObject *t, *o[2] = {NULL, NULL};
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        ct_arg_bool(a[2], &descending) < 0 || ct_arg_bool(a[3], &stable) < 0) {
+        ct_arg_bool(a[2], &descending) < 0 || ct_arg_bool(a[3], &stable) < 0 ||
+        (arg_only ? out_tensor_arg(a[4], fname, &o[1]) : pair_out_arg(a[4], fname, o)) < 0) {
+        return NULL;
+    }
+    if (arg_only && o[1] != NULL && a[3] == NULL) { /* only argsort(input, *, stable, ...) takes out= */
+        PyErr_SetString(PyExc_TypeError,
+                        "argsort() received an invalid combination of arguments - got out=Tensor without stable=, "
+                        "but only (Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out "
+                        "= None) takes out=");
         return NULL;
     }
     if (a[1] != NULL && a[1] != Py_None) {
@@ -1629,7 +1809,13 @@ static PyObject *sort_py(bool arg_only, PyObject *const *args, Py_ssize_t nargs,
     if (ct_sort(t, dim, descending, arg_only ? NULL : &values, &indices) < 0) {
         return NULL;
     }
-    return arg_only ? (PyObject *)indices : make_pair(RT_SORT, values, indices);
+    if (arg_only) {
+        return ct_write_out(indices, (PyObject *)o[1], fname, CT_OUT_EXACT, 0, NULL);
+    }
+    if (o[0] != NULL) { /* PyTorch lets sort's out overlap its input */
+        return write_pair_out(RT_SORT, values, indices, o, fname, CT_OUT_EXACT, CT_OUT_EXACT, 0, NULL);
+    }
+    return make_pair(RT_SORT, values, indices);
 }
 
 static PyObject *py_sort(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1644,14 +1830,14 @@ static PyObject *py_argsort(PyObject *m, PyObject *const *args, Py_ssize_t nargs
 /* topk(input, k, dim=-1, largest=True, sorted=True): results always come sorted. */
 static PyObject *py_topk(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "k", "dim", "largest", "sorted", NULL};
-    PyObject *a[5];
+    static const char *const names[] = {"input", "k", "dim", "largest", "sorted", "*out", NULL};
+    PyObject *a[6];
     bool largest = true, sorted = true;
     int64_t k;
     int dim;
-    CtTensorObject *t;
+    CtTensorObject *t, *o[2];
     if (ct_parse_args("topk", args, nargs, kwnames, names, 2, a) < 0 || (t = input_arg(a[0], "topk")) == NULL ||
-        ct_arg_bool(a[3], &largest) < 0 || ct_arg_bool(a[4], &sorted) < 0) {
+        ct_arg_bool(a[3], &largest) < 0 || ct_arg_bool(a[4], &sorted) < 0 || pair_out_arg(a[5], "topk", o) < 0) {
         return NULL;
     }
     if (!is_int_arg(a[1]) || CtTensor_Check(a[1])) {
@@ -1672,6 +1858,9 @@ static PyObject *py_topk(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     if (ct_topk(t, k, dim, largest, &values, &indices) < 0) {
         return NULL;
     }
+    if (o[0] != NULL) { /* PyTorch lets topk's out overlap its input */
+        return write_pair_out(RT_TOPK, values, indices, o, "topk", CT_OUT_EXACT, CT_OUT_EXACT, 0, NULL);
+    }
     return make_pair(RT_TOPK, values, indices);
 }
 
@@ -1679,17 +1868,38 @@ static PyObject *py_topk(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
  * (values, indices). */
 static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"input", "dim", "keepdim", NULL};
-    PyObject *a[3];
+    static const char *const names[] = {"input", "dim", "keepdim", "*out", NULL};
+    PyObject *a[4];
     bool keepdim;
     int dim;
-    CtTensorObject *t;
+    CtTensorObject *t, *o[2];
     if (ct_parse_args("median", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "median")) == NULL ||
         keepdim_arg(a[2], "median", &keepdim) < 0) {
         return NULL;
     }
+    if (a[1] == NULL && a[3] != NULL && a[3] != Py_None) { /* median(input) has no out= overload */
+        PyErr_SetString(PyExc_TypeError, "median() missing 1 required positional arguments: \"dim\"");
+        return NULL;
+    }
     if (a[1] == NULL) {
         return (PyObject *)ct_median_all(t);
+    }
+    if (pair_out_arg(a[3], "median", o) < 0) {
+        return NULL;
+    }
+    if (o[0] != NULL && o[0]->dtype != t->dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but type "
+                     "torch.%sTensor does not equal torch.%sTensor (while checking arguments for median)",
+                     scalar_type_name[o[0]->dtype], scalar_type_name[t->dtype]);
+        return NULL;
+    }
+    if (o[1] != NULL && o[1]->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected tensor for argument #1 'indices' to have scalar type Long; but got torch.%sTensor "
+                     "instead (while checking arguments for median)",
+                     scalar_type_name[o[1]->dtype]);
+        return NULL;
     }
     if (int_dim_arg(a[1], t, "median", &dim) < 0) {
         return NULL;
@@ -1697,6 +1907,9 @@ static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     CtTensorObject *values = NULL, *indices = NULL;
     if (ct_median_dim(t, dim, keepdim, &values, &indices) < 0) {
         return NULL;
+    }
+    if (o[0] != NULL) { /* PyTorch refuses an out overlapping the input here */
+        return write_pair_out(RT_MEDIAN, values, indices, o, "median", CT_OUT_EXACT, CT_OUT_EXACT, 1, &t);
     }
     return make_pair(RT_MEDIAN, values, indices);
 }
@@ -1748,7 +1961,7 @@ static PyObject *method_sum_to_size(PyObject *self, PyObject *const *args, Py_ss
 #define CT_RED_METHOD(name, doc)                                                                          \
     static PyObject *method_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \
     {                                                                                                     \
-        return call_as_method(py_##name, self, args, nargs, kw);                                          \
+        return call_as_method(py_##name, #name, self, args, nargs, kw);                                   \
     }
 CT_RED_OPS(CT_RED_METHOD)
 

@@ -222,6 +222,25 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
                      ct_dtype_kernel_name(out->dtype));
         goto done;
     }
+    if (rule == CT_OUT_RESULT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
+                     ct_dtype_kernel_name(r->dtype), ct_dtype_kernel_name(out->dtype));
+        goto done;
+    }
+    if (rule == CT_OUT_SAME_AS_INPUT && r->dtype != out->dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected the dtype for input and out to match, but got %s for input's dtype and %s for out's "
+                     "dtype.",
+                     ct_dtype_kernel_name(r->dtype), ct_dtype_kernel_name(out->dtype));
+        goto done;
+    }
+    if (rule == CT_OUT_CAN_CAST && !ct_can_cast(r->dtype, out->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) to "
+                        "be true, but got false.  (Could this error message be improved?  If so, please report an "
+                        "enhancement request to PyTorch.)");
+        goto done;
+    }
     if (!ct_device_equal(ct_device_of(out), ct_device_of(r))) {
         PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device, but found at least two "
                                          "devices, %s and %s!",

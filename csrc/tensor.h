@@ -65,11 +65,16 @@ typedef enum {
     CT_OUT_EXACT,       /* "Expected out tensor to have dtype float, but got double instead" */
     CT_OUT_SAME_SCALAR, /* "index_select(): self and result must have the same scalar type" */
     CT_OUT_LONG,        /* nonzero: out must be int64 */
+    CT_OUT_RESULT_CAST, /* std/var/mean: "result type Float can't be cast to the desired output type Long" */
+    CT_OUT_SAME_AS_INPUT, /* amax/amin: out's dtype must be the input's, which is the result's */
+    CT_OUT_CAN_CAST,    /* max()/min(): the result must cast to out's dtype (PyTorch's canCast check) */
+    CT_OUT_ANY,         /* the caller checked out's dtype; the result is cast to it */
 } CtOutRule;
 /* Hands the result r of an op to its out= tensor (out_obj, NULL or None for none) as PyTorch
  * does: out's dtype is checked by rule, an out sharing storage with one of the n inputs ts is
  * refused, a wrongly shaped out is resized (ct_resize_output), and out itself is returned.
- * Steals r (may be NULL: an error already set); a new reference, or NULL. */
+ * Ops that compute into a fresh tensor and that PyTorch lets write over their input (most
+ * reductions) pass n = 0: no overlap check. Steals r (may be NULL: an error already set); a new reference, or NULL. */
 PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, CtOutRule rule, Py_ssize_t n,
                        CtTensorObject *const *ts);
 

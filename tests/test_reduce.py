@@ -736,6 +736,240 @@ def test_max_min_write_out(device):
         ctorch.max(x, 1, out=v)
 
 
+# --- out= of every reduction and scan -------------------------------------------------------------------------------
+def _e(device, dtype="float32"):
+    return ctorch.empty(0, dtype=dt(dtype), device=device)
+
+
+OUT_CASES = [  # (name, call with out=o, NumPy's result, out dtype)
+    ("sum", lambda x, o: ctorch.sum(x, 1, out=o), lambda a: a.sum(1), "float32"),
+    ("sum_keepdim", lambda x, o: ctorch.sum(x, (0, 1), keepdim=True, out=o), lambda a: a.sum((0, 1), keepdims=True),
+     "float32"),
+    ("nansum", lambda x, o: ctorch.nansum(x, out=o), lambda a: a.sum(), "float64"),
+    ("mean", lambda x, o: ctorch.mean(x, 0, out=o), lambda a: a.mean(0), "float32"),
+    ("prod", lambda x, o: ctorch.prod(x, 1, out=o), lambda a: a.prod(1), "float32"),
+    ("amax", lambda x, o: ctorch.amax(x, 0, out=o), lambda a: a.max(0), "float32"),
+    ("amin", lambda x, o: ctorch.amin(x, out=o), lambda a: a.min(), "float32"),
+    ("std", lambda x, o: ctorch.std(x, 1, out=o), lambda a: a.std(1, ddof=1), "float32"),
+    ("var", lambda x, o: ctorch.var(x, correction=0, out=o), lambda a: a.var(), "float64"),
+    ("norm", lambda x, o: ctorch.norm(x, 1, dim=0, out=o), lambda a: np.abs(a).sum(0), "float32"),
+    ("logsumexp", lambda x, o: ctorch.logsumexp(x, 1, out=o), lambda a: np.log(np.exp(a).sum(1)), "float32"),
+    ("cumsum", lambda x, o: ctorch.cumsum(x, 1, out=o), lambda a: a.cumsum(1), "float32"),
+    ("cumprod", lambda x, o: ctorch.cumprod(x, 0, out=o), lambda a: a.cumprod(0), "float64"),
+    ("argmax", lambda x, o: ctorch.argmax(x, 1, out=o), lambda a: a.argmax(1), "int64"),
+    ("argmin", lambda x, o: ctorch.argmin(x, out=o), lambda a: a.argmin(), "int64"),
+    ("any", lambda x, o: ctorch.any(x > 1, 0, out=o), lambda a: (a > 1).any(0), "bool"),
+    ("all", lambda x, o: ctorch.all(x, 1, out=o), lambda a: a.all(1), "uint8"),
+    ("softmax", lambda x, o: ctorch.softmax(x, 1, out=o),
+     lambda a: np.exp(a) / np.exp(a).sum(1, keepdims=True), "float32"),
+    ("log_softmax", lambda x, o: ctorch.log_softmax(x, 0, out=o),
+     lambda a: a - np.log(np.exp(a).sum(0, keepdims=True)), "float32"),
+]
+
+
+@pytest.mark.parametrize("name,call,ref,out_dtype", OUT_CASES, ids=[c[0] for c in OUT_CASES])
+def test_reduction_out(device, rng, name, call, ref, out_dtype):
+    """Each reduction/scan writes into out= (fresh, empty) and returns out itself."""
+    a = rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32)
+    x = ctorch.tensor(a, device=device)
+    o = _e(device, out_dtype)
+    r = call(x, o)
+    assert r is o and o.dtype == dt(out_dtype)
+    want = np.asarray(ref(a.astype(np.float64)))
+    assert o.shape == want.shape
+    np.testing.assert_allclose(to_numpy(o).astype(np.float64), want, rtol=2e-5, atol=1e-6)
+
+
+def test_reduction_out_dtype_rules(device):
+    """PyTorch's dtype rules for out=: sum/prod/cumsum compute in out's dtype, dtype= must then
+    match out exactly, mean/std/var cast their result, amax/amin/argmax/norm/softmax want an
+    exact dtype, logsumexp a floating out, all/any a bool or uint8 one."""
+    h = ctorch.tensor([0.5, 0.5, 0.7], device=device)
+    i = ctorch.tensor([1, 2, 3], device=device)
+    # the input is cast to out's dtype first: 0 + 0 + 0, not int(1.7)
+    assert ctorch.sum(h, 0, out=_e(device, "int64")).item() == 0
+    assert ctorch.prod(h, 0, out=_e(device, "int64")).item() == 0
+    assert ctorch.cumsum(h, 0, out=_e(device, "int64")).tolist() == [0, 0, 0]
+    assert ctorch.sum(i, 0, out=_e(device)).item() == 6.0
+    r = ctorch.cumsum(i, 0, out=_e(device, "int32"))
+    assert r.dtype == ctorch.int32 and r.tolist() == [1, 3, 6]
+    assert ctorch.sum(h, 0, dtype=ctorch.float32, out=_e(device)).dtype == ctorch.float32
+    for f in [lambda o: ctorch.sum(h, 0, dtype=ctorch.float64, out=o), lambda o: ctorch.prod(h, 0, dtype=ctorch.float64,
+              out=o), lambda o: ctorch.mean(h, 0, dtype=ctorch.float64, out=o),
+              lambda o: ctorch.cumsum(h, 0, dtype=ctorch.float64, out=o),
+              lambda o: ctorch.norm(h, dtype=ctorch.float64, out=o)]:
+        with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype double, but got float instead$"):
+            f(_e(device))
+    with pytest.raises(NotImplementedError, match="\"cumsum_out_cpu\" not implemented for 'Bool'"):
+        ctorch.cumsum(h, 0, out=_e(device, "bool"))
+    # nansum
+    with pytest.raises(RuntimeError, match="^nansum: provided dtype must match dtype of result. Got Float and Double.$"):
+        ctorch.nansum(h, 0, dtype=ctorch.float64, out=_e(device))
+    with pytest.raises(NotImplementedError, match="\"nansum_c(pu|uda)\" not implemented for 'Long'"):
+        ctorch.nansum(h, out=_e(device, "int64"))
+    assert ctorch.nansum(i, out=_e(device, "int64")).item() == 6  # integer input: a plain sum
+    # mean / std / var: computed, then cast if it can be
+    assert ctorch.mean(h, out=_e(device, "float64")).dtype == ctorch.float64
+    with pytest.raises(NotImplementedError, match="mean\\(\\): could not infer output dtype. Input dtype must"):
+        ctorch.mean(i, 0, out=_e(device))
+    for f in [ctorch.mean, ctorch.std, ctorch.var]:
+        with pytest.raises(RuntimeError, match="^result type Float can't be cast to the desired output type Long$"):
+            f(h, 0, out=_e(device, "int64"))
+    assert ctorch.std(h, 0, out=_e(device, "float16")).dtype == ctorch.float16
+    with pytest.raises(NotImplementedError, match="std and var only support floating point"):
+        ctorch.std(i, 0, out=_e(device))
+    # exact dtypes
+    with pytest.raises(RuntimeError, match="^Expected the dtype for input and out to match, but got Float for input's "
+                                           "dtype and Double for out's dtype.$"):
+        ctorch.amax(h, 0, out=_e(device, "float64"))
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype long int, but got float instead$"):
+        ctorch.argmin(h, out=_e(device))
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype float, but got double instead$"):
+        ctorch.norm(h, dim=0, out=_e(device, "float64"))
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype float, but got c10::Half instead$"):
+        ctorch.softmax(h, 0, out=_e(device, "float16"))
+    assert ctorch.softmax(h, 0, dtype=ctorch.float64, out=_e(device, "float64")).dtype == ctorch.float64
+    # logsumexp: any floating out, even for an integer input
+    assert ctorch.logsumexp(i, 0, out=_e(device, "float64")).item() == pytest.approx(math.log(math.e * (1 + math.e + math.e ** 2)))
+    with pytest.raises(RuntimeError, match="^logsumexp\\(\\): Expected floating point type for result tensor, but got: Long$"):
+        ctorch.logsumexp(h, 0, out=_e(device, "int64"))
+    # all / any: bool or uint8, checked before the dim
+    r = ctorch.any(h, 0, out=_e(device, "uint8"))
+    assert r.dtype == ctorch.uint8 and r.item() == 1
+    with pytest.raises(RuntimeError, match="^any only supports bool tensor for result, got: Float$"):
+        ctorch.any(h, 5, out=_e(device))
+    with pytest.raises(RuntimeError, match="^all only supports bool tensor for result, got: Long$"):
+        ctorch.all(h, out=_e(device, "int64"))
+    # max()/min() of everything: any dtype the result casts to
+    assert ctorch.max(h, out=_e(device, "float64")).item() == pytest.approx(0.7)
+    with pytest.raises(RuntimeError, match="^Expected canCast"):
+        ctorch.min(h, out=_e(device, "int64"))
+
+
+def test_reduction_out_resize_and_overlap(device):
+    x = ctorch.arange(6.0, device=device).reshape(2, 3)
+    o = ctorch.zeros(5, device=device)
+    with pytest.warns(UserWarning, match=r"An output with one or more elements was resized since it had shape \[5\], "
+                                         r"which does not match the required output shape \[2\]"):
+        assert ctorch.sum(x, 1, out=o) is o
+    assert o.tolist() == [3.0, 12.0] and o.stride() == (1,)
+    base = ctorch.zeros(4, device=device)
+    strided = base[::2]  # the right shape: written in place, through the view
+    ctorch.amax(x, 1, out=strided)
+    assert base.tolist() == [2.0, 0.0, 5.0, 0.0]
+    kept = ctorch.zeros(2, 1, device=device)
+    ctorch.logsumexp(x, 1, keepdim=True, out=kept)
+    assert kept.shape == (2, 1)
+    empty = ctorch.zeros(0, device=device)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an empty out is resized silently
+        ctorch.cumsum(x, 0, out=empty)
+    assert empty.tolist() == [[0.0, 1.0, 2.0], [3.0, 5.0, 7.0]]
+    # PyTorch lets most reductions write over their input; ctorch computes into a fresh tensor
+    # first, so the result is the reduction of the input's values before the write
+    y = x.clone()
+    ctorch.sum(y, 1, out=y[:, 0])
+    assert y.tolist() == [[3.0, 1.0, 2.0], [12.0, 4.0, 5.0]]
+    y = x.clone()
+    ctorch.softmax(y, 1, out=y)
+    assert y.sum(1).tolist() == pytest.approx([1.0, 1.0])
+    # ... but median and aminmax refuse an out overlapping the input, as PyTorch does
+    msg = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single"
+    y = x.clone()
+    with pytest.raises(RuntimeError, match=msg):
+        ctorch.median(y, 1, out=(y[0, :2], _e(device, "int64")))
+    with pytest.raises(RuntimeError, match=msg):
+        ctorch.aminmax(y, dim=1, out=(y[0, :2], _e(device)))
+    assert y.tolist() == x.tolist()
+
+
+def test_reduction_out_pairs(device):
+    """(values, indices) pairs: median(dim), sort, topk, aminmax, max(dim) write both outs and
+    return torch.return_types.*_out named tuples."""
+    x = ctorch.tensor([[0.0, 5.0, 2.0], [3.0, 1.0, 4.0]], device=device)
+    v, i = _e(device), _e(device, "int64")
+    r = ctorch.median(x, 1, out=[v, i])
+    assert r.values is v and r.indices is i and v.tolist() == [2.0, 3.0] and i.tolist() == [2, 0]
+    assert type(r).__name__ == "median_out" and repr(r).startswith("torch.return_types.median_out(\nvalues=")
+    v, i = _e(device), _e(device, "int64")
+    r = ctorch.sort(x, 1, descending=True, out=(v, i))
+    assert r[0] is v and type(r).__name__ == "sort_out" and i.tolist() == [[1, 2, 0], [2, 0, 1]]
+    v, i = _e(device), _e(device, "int64")
+    r = ctorch.topk(x, 2, out=(v, i))
+    assert r.values is v and type(r).__name__ == "topk_out" and v.tolist() == [[5.0, 2.0], [4.0, 3.0]]
+    lo, hi = _e(device), _e(device)
+    r = ctorch.aminmax(x, dim=0, out=(lo, hi))
+    assert r.min is lo and r.max is hi and type(r).__name__ == "aminmax_out" and hi.tolist() == [3.0, 5.0, 4.0]
+    assert type(ctorch.max(x, 1, out=(_e(device), _e(device, "int64")))).__name__ == "max_out"
+    assert "median_out" in dir(ctorch.return_types)
+    idx = _e(device, "int64")
+    assert ctorch.argsort(x, stable=True, dim=1, out=idx) is idx and idx.tolist() == [[0, 2, 1], [1, 0, 2]]
+    with pytest.raises(TypeError, match="argsort\\(\\) received an invalid combination of arguments"):
+        ctorch.argsort(x, 1, out=idx)
+    with pytest.raises(RuntimeError, match="^Expected tensor for 'values' to have the same type as tensor for argument "
+                                           "#2 'self'; but type torch.DoubleTensor does not equal torch.FloatTensor"):
+        ctorch.median(x, 1, out=(_e(device, "float64"), _e(device, "int64")))
+    with pytest.raises(RuntimeError, match="'indices' to have scalar type Long; but got torch.IntTensor instead"):
+        ctorch.median(x, 1, out=(_e(device), _e(device, "int32")))
+    v = ctorch.zeros(2, device=device)
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype long int, but got int instead$"):
+        ctorch.topk(x, 2, out=(v, _e(device, "int32")))
+    assert v.tolist() == [0.0, 0.0]  # refused before values was written
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype float, but got double instead$"):
+        ctorch.sort(x, out=(_e(device, "float64"), _e(device, "int64")))
+    with pytest.raises(TypeError, match="^median\\(\\): argument 'out' must be tuple of Tensors, not Tensor$"):
+        ctorch.median(x, 1, out=_e(device))
+    with pytest.raises(TypeError, match="^expected tuple of 2 elements but got 3$"):
+        ctorch.topk(x, 1, out=(_e(device), _e(device, "int64"), _e(device)))
+
+
+def test_reduction_out_signatures(device):
+    """out= exists only on the overloads PyTorch gives it, and never on Tensor methods."""
+    x = ctorch.ones(2, 3, device=device)
+    o = _e(device)
+    assert ctorch.sum(x, None, out=o) is o and o.item() == 6.0
+    with pytest.raises(TypeError, match="sum\\(\\) received an invalid combination of arguments - got "
+                                        "\\(Tensor, out=Tensor\\)"):
+        ctorch.sum(x, out=o)
+    with pytest.raises(TypeError, match="prod\\(\\) received an invalid combination of arguments"):
+        ctorch.prod(x, out=o)
+    with pytest.raises(TypeError, match="^prod\\(\\): argument 'dim' \\(position 2\\) must be int, not NoneType$"):
+        ctorch.prod(x, None, out=o)
+    with pytest.raises(TypeError, match='^median\\(\\) missing 1 required positional arguments: "dim"$'):
+        ctorch.median(x, out=o)
+    with pytest.raises(TypeError, match="std\\(\\) received an invalid combination of arguments"):
+        ctorch.std(x, False, out=o)
+    with pytest.raises(TypeError, match="^cumsum\\(\\): argument 'out' must be Tensor, not int$"):
+        ctorch.cumsum(x, 0, out=3)
+    with pytest.raises(TypeError, match="var_mean\\(\\) got an unexpected keyword argument 'out'"):
+        ctorch.var_mean(x, 0, out=o)
+    assert ctorch.sum(x, 1, out=None).tolist() == [3.0, 3.0]
+    for name, args in [("sum", (1,)), ("cumsum", (0,)), ("argmax", ()), ("max", (1,)), ("median", (0,))]:
+        with pytest.raises(TypeError, match=f"^{name}\\(\\) got an unexpected keyword argument 'out'$"):
+            getattr(x, name)(*args, out=o)
+
+
+def test_reduction_out_refuses_grad(device):
+    """A differentiable reduction with out= refuses an input (or out) that requires grad,
+    whatever out's dtype; argmax/any (no gradient) accept it; no_grad lifts the rule."""
+    x = ctorch.arange(6.0, device=device).reshape(2, 3).requires_grad_()
+    msg = r"^{}\(\): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.$"
+    for name, call in [("sum", lambda: ctorch.sum(x, 1, out=_e(device))),
+                       ("sum", lambda: ctorch.sum(x, 1, out=_e(device, "int64"))),
+                       ("cumsum", lambda: ctorch.cumsum(x, 1, out=_e(device))),
+                       ("std", lambda: ctorch.std(x, out=_e(device))),
+                       ("median", lambda: ctorch.median(x, 1, out=(_e(device), _e(device, "int64")))),
+                       ("sum", lambda: ctorch.sum(x.detach(), 1, out=ctorch.zeros(2, device=device, requires_grad=True)))]:
+        with pytest.raises(RuntimeError, match=msg.format(name)):
+            call()
+    assert ctorch.argmax(x, 1, out=_e(device, "int64")).tolist() == [2, 2]
+    assert ctorch.any(x, 1, out=_e(device, "bool")).tolist() == [True, True]
+    with ctorch.no_grad():
+        o = _e(device)
+        assert ctorch.sum(x, 1, out=o) is o and not o.requires_grad and o.tolist() == [3.0, 12.0]
+
+
 # --- named tuples --------------------------------------------------------------------------------------------------
 def test_named_tuples(device):
     x = ctorch.tensor([[1, 4], [3, 2]], device=device)
