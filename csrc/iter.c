@@ -278,31 +278,43 @@ static void dense_strides_by(int ndim, const int64_t *shape, int n, const int64_
     }
 }
 
-void ct_iter_output_strides(int ndim, const int64_t *shape, int n, const CtTensorObject *const *ts,
+bool ct_iter_output_strides(int ndim, const int64_t *shape, int n, const CtTensorObject *const *ts,
                             bool scalar_operand, int64_t *strides)
 {
-    bool same_shape = !scalar_operand || ndim == 0;
-    for (int k = 0; k < n && same_shape; k++) {
-        same_shape = ts[k]->ndim == ndim && memcmp(ts[k]->sizes, shape, sizeof(int64_t) * ndim) == 0;
-    }
     if (n == 0 || ndim == 0) {
-        ct_contiguous_strides(ndim, shape, strides);
-        return;
+        return true;
+    }
+    /* one pass per operand for the common case: every operand has the shape and is contiguous */
+    bool same_shape = !scalar_operand, contiguous = true;
+    for (int k = 0; k < n && same_shape; k++) {
+        const CtTensorObject *t = ts[k];
+        int64_t expected = 1;
+        same_shape = t->ndim == ndim;
+        for (int d = ndim - 1; d >= 0 && same_shape; d--) {
+            same_shape = t->sizes[d] == shape[d];
+            if (t->sizes[d] != 1 && t->strides[d] != expected) {
+                contiguous = false;
+            }
+            expected *= t->sizes[d];
+        }
     }
     if (same_shape) {
-        bool contiguous = true, same_dense = true;
-        for (int k = 0; k < n; k++) {
-            contiguous = contiguous && ct_is_contiguous(ts[k]);
-            same_dense = same_dense && ct_non_overlapping_and_dense(ts[k]) &&
-                         memcmp(ts[k]->strides, ts[0]->strides, sizeof(int64_t) * ndim) == 0;
+        int k = 0;
+        while (!contiguous && k < n && ct_is_contiguous(ts[k])) { /* empty tensors: any strides */
+            k++;
         }
-        if (contiguous) {
-            ct_contiguous_strides(ndim, shape, strides);
-            return;
+        if (contiguous || k == n) {
+            return true;
         }
-        if (same_dense) {
+        for (k = 0; k < n; k++) {
+            if (memcmp(ts[k]->strides, ts[0]->strides, sizeof(int64_t) * ndim) != 0 ||
+                !ct_non_overlapping_and_dense(ts[k])) {
+                break;
+            }
+        }
+        if (k == n) {
             memcpy(strides, ts[0]->strides, sizeof(int64_t) * ndim);
-            return;
+            return false;
         }
     }
     int64_t op_strides[CT_MAX_OPERANDS][CT_MAX_DIMS];
@@ -316,6 +328,7 @@ void ct_iter_output_strides(int ndim, const int64_t *shape, int n, const CtTenso
         }
     }
     dense_strides_by(ndim, shape, nops, (const int64_t(*)[CT_MAX_DIMS])op_strides, strides);
+    return false;
 }
 
 void ct_preserve_strides(const CtTensorObject *t, int64_t *strides)

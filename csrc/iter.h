@@ -43,8 +43,9 @@ bool ct_non_overlapping_and_dense(const CtTensorObject *t);
  * layout; else the dims ordered innermost-first by the operands' strides, the first operand
  * that orders a pair deciding. scalar_operand: a wrapped Python number takes part (a 0-d
  * operand, so no operand has the shape unless it is ()). The strides are dense: a tensor of
- * numel elements fits a storage of numel elements. */
-void ct_iter_output_strides(int ndim, const int64_t *shape, int n, const CtTensorObject *const *ts,
+ * numel elements fits a storage of numel elements. Returns true, leaving strides unset, when
+ * the output is simply contiguous (the common case, which the caller allocates with ct_empty). */
+bool ct_iter_output_strides(int ndim, const int64_t *shape, int n, const CtTensorObject *const *ts,
                             bool scalar_operand, int64_t *strides);
 /* Strides of a copy of t in preserve_format (clone, *_like, to): t's own strides when t is
  * non-overlapping and dense, else dense strides in t's dim order. */

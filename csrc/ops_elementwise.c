@@ -239,7 +239,7 @@ static int check_overlap(CtTensorObject *out, int n, const CtEwArg *in)
  * number is an operand too (PyTorch wraps it in a 0-d tensor), except where PyTorch takes it as
  * a Scalar argument of a unary kernel (clamp's bounds, pow's exponent). Ordering the output like
  * the inputs also lets the iterator walk all of them in memory order (x.T + y.T). */
-static void output_layout(CtEwOp op, int n, const CtEwArg *in, int ndim, const int64_t *shape, int64_t *strides)
+static bool output_layout(CtEwOp op, int n, const CtEwArg *in, int ndim, const int64_t *shape, int64_t *strides)
 {
     const CtTensorObject *ts[CT_MAX_OPERANDS];
     int nt = 0;
@@ -255,7 +255,7 @@ static void output_layout(CtEwOp op, int n, const CtEwArg *in, int ndim, const i
     if (op == CT_EW_POW && in[0].t == NULL) {
         nt = 0; /* pow(Scalar, Tensor) allocates its output contiguous in PyTorch */
     }
-    ct_iter_output_strides(ndim, shape, nt, ts, scalar_operand, strides);
+    return ct_iter_output_strides(ndim, shape, nt, ts, scalar_operand, strides);
 }
 
 /* The engine. resize_out: out came from out= (resized when its shape is wrong) rather than
@@ -321,23 +321,23 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
     }
     /* A new (or resized) output takes the inputs' layout (output_layout). */
     int64_t strides[CT_MAX_DIMS];
-    if (out == NULL || wrong_shape) {
-        output_layout(op, n, in, ndim, shape, strides);
-    }
+    bool contiguous = (out == NULL || wrong_shape) ? output_layout(op, n, in, ndim, shape, strides) : true;
     CtTensorObject *res;
     if (out != NULL) {
         if (wrong_shape) {
             if (ct_resize_output(out, ndim, shape) < 0) {
                 return NULL;
             }
-            memcpy(out->strides, strides, sizeof(int64_t) * ndim); /* fresh dense storage: any dense layout fits */
+            if (!contiguous) { /* fresh dense storage: any dense layout fits */
+                memcpy(out->strides, strides, sizeof(int64_t) * ndim);
+            }
         }
         if (check_overlap(out, n, in) < 0) {
             return NULL;
         }
         res = (CtTensorObject *)Py_NewRef(out);
     } else {
-        res = ct_empty_strided(ndim, shape, strides, result, device);
+        res = contiguous ? ct_empty(ndim, shape, result, device) : ct_empty_strided(ndim, shape, strides, result, device);
         if (res == NULL) {
             return NULL;
         }

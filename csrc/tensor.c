@@ -138,15 +138,12 @@ CtTensorObject *ct_view_of(const CtTensorObject *base, int ndim, const int64_t *
 bool ct_is_contiguous(const CtTensorObject *t)
 {
     int64_t expected = 1;
-    if (ct_numel(t) == 0) {
-        return true; /* PyTorch: a tensor without elements is contiguous whatever its strides */
-    }
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->sizes[i] == 0) {
             return true;
         }
         if (t->sizes[i] != 1 && t->strides[i] != expected) {
-            return false;
+            return ct_numel(t) == 0; /* PyTorch: without elements, contiguous whatever the strides */
         }
         expected *= t->sizes[i];
     }
