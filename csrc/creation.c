@@ -9,6 +9,7 @@
 #include "args.h"
 #include "autograd.h"
 #include "device.h"
+#include "iter.h"
 #include "parallel.h"
 #include "random.h"
 #include "registry.h"
@@ -143,21 +144,33 @@ static int device_arg(const char *fname, PyObject *obj, CtDevice *out)
     return -1;
 }
 
-/* True for the memory_format object printed as torch.contiguous_format. */
-static int is_contiguous_format(PyObject *obj, bool *out)
+int ct_memory_format_arg(const char *fname, PyObject *obj, bool *contiguous)
 {
-    *out = false;
+    *contiguous = false;
     if (obj == NULL || obj == Py_None) {
         return 0;
     }
-    PyObject *s = PyObject_Str(obj);
-    if (s == NULL) {
-        return -1;
+    const char *c = NULL;
+    PyObject *s = NULL;
+    if (strcmp(Py_TYPE(obj)->tp_name, "memory_format") == 0) {
+        if ((s = PyObject_Repr(obj)) == NULL) {
+            return -1;
+        }
+        c = PyUnicode_AsUTF8(s);
     }
-    const char *c = PyUnicode_AsUTF8(s);
-    *out = c != NULL && strcmp(c, "torch.contiguous_format") == 0;
-    Py_DECREF(s);
-    return 0;
+    bool preserve = c != NULL && strcmp(c, "torch.preserve_format") == 0;
+    *contiguous = c != NULL && strcmp(c, "torch.contiguous_format") == 0;
+    Py_XDECREF(s);
+    if (*contiguous || preserve) {
+        return 0;
+    }
+    if (c != NULL) { /* channels_last and friends do not exist in ctorch */
+        PyErr_Format(PyExc_RuntimeError, "%s(): memory_format %s is not supported", fname, c);
+    } else if (!PyErr_Occurred()) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'memory_format' must be torch.memory_format, not %s", fname,
+                     ct_type_name(obj));
+    }
+    return -1;
 }
 
 int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions *opt)
@@ -189,7 +202,7 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
     bool pin = false;
     if (ct_bool_arg(fname, "pin_memory", kw[4], &pin) < 0 ||
         ct_bool_arg(fname, "requires_grad", kw[5], &opt->requires_grad) < 0 ||
-        is_contiguous_format(kw[6], &opt->contiguous_format) < 0) {
+        ct_memory_format_arg(fname, kw[6], &opt->contiguous_format) < 0) {
         return -1;
     }
     return 0;
@@ -450,51 +463,11 @@ CtTensorObject *ct_ones(int ndim, const int64_t *sizes, CtDType dtype, CtDevice 
     return ct_full(ndim, sizes, &one, dtype, device);
 }
 
-/* PyTorch's is_non_overlapping_and_dense: some permutation of t's dims is contiguous. */
-static bool non_overlapping_and_dense(const CtTensorObject *t)
-{
-    int perm[CT_MAX_DIMS];
-    int n = 0;
-    for (int i = 0; i < t->ndim; i++) {
-        if (t->sizes[i] == 0) {
-            return false; /* empty: contiguous strides are as good and simpler */
-        }
-        if (t->sizes[i] >= 2) {
-            perm[n++] = i;
-        }
-    }
-    /* insertion sort of the non-trivial dims by stride */
-    for (int i = 1; i < n; i++) {
-        int d = perm[i], j = i - 1;
-        while (j >= 0 && t->strides[perm[j]] > t->strides[d]) {
-            perm[j + 1] = perm[j];
-            j--;
-        }
-        perm[j + 1] = d;
-    }
-    int64_t expected = 1;
-    for (int i = 0; i < n; i++) {
-        if (t->strides[perm[i]] != expected) {
-            return false;
-        }
-        expected *= t->sizes[perm[i]];
-    }
-    return true;
-}
-
 CtTensorObject *ct_empty_like_preserve(const CtTensorObject *t, CtDType dtype, CtDevice device)
 {
-    if (ct_is_contiguous(t) || !non_overlapping_and_dense(t)) {
-        return ct_empty(t->ndim, t->sizes, dtype, device);
-    }
-    size_t nbytes = (size_t)ct_numel(t) * ct_dtype_info[dtype].itemsize;
-    CtStorageObject *s = ct_storage_new(nbytes, device);
-    if (s == NULL) {
-        return NULL;
-    }
-    CtTensorObject *r = ct_tensor_new(s, 0, t->ndim, t->sizes, t->strides, dtype);
-    Py_DECREF(s);
-    return r;
+    int64_t strides[CT_MAX_DIMS];
+    ct_preserve_strides(t, strides);
+    return ct_empty_strided(t->ndim, t->sizes, strides, dtype, device);
 }
 
 CtTensorObject *ct_zeros_like(const CtTensorObject *t)

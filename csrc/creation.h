@@ -14,8 +14,8 @@ CtTensorObject *ct_ones(int ndim, const int64_t *sizes, CtDType dtype, CtDevice 
 /* value is converted to dtype; RuntimeError "value cannot be converted to type ... without
  * overflow" when it does not fit (PyTorch's checked conversion). */
 CtTensorObject *ct_full(int ndim, const int64_t *sizes, const CtScalar *value, CtDType dtype, CtDevice device);
-/* Uninitialised, same shape as t; keeps t's strides when t is non-overlapping and dense
- * (PyTorch's preserve_format), contiguous otherwise. */
+/* Uninitialised, same shape as t, in PyTorch's preserve_format: t's strides when t is
+ * non-overlapping and dense, else dense strides in t's dim order (ct_preserve_strides). */
 CtTensorObject *ct_empty_like_preserve(const CtTensorObject *t, CtDType dtype, CtDevice device);
 CtTensorObject *ct_zeros_like(const CtTensorObject *t);
 CtTensorObject *ct_ones_like(const CtTensorObject *t);
@@ -63,6 +63,11 @@ typedef struct {
     PyObject *out;          /* borrowed; NULL when absent or None */
 } CtFactoryOptions;
 
+/* memory_format= (borrowed, NULL when absent): None and torch.preserve_format leave
+ * *contiguous false, torch.contiguous_format sets it; TypeError for anything that is not a
+ * torch.memory_format ("clone(): argument 'memory_format' must be torch.memory_format, not int").
+ * 0 or -1. */
+int ct_memory_format_arg(const char *fname, PyObject *obj, bool *contiguous);
 /* Parses the CT_FACTORY_NKW values kw[0..] (borrowed, NULL when absent) into opt, with
  * PyTorch's TypeErrors ("zeros(): argument 'dtype' must be torch.dtype, not str"). */
 int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions *opt);

@@ -199,3 +199,143 @@ void ct_iter_cpu_run(const CtIter *it, CtInnerLoop loop, void *ctx)
     /* Below ~64K elements a second thread costs more than it saves. */
     ct_parallel_for(it->numel, 65536, run_range, &rc);
 }
+
+/* --- output layout ------------------------------------------------------------------------------ */
+bool ct_non_overlapping_and_dense(const CtTensorObject *t)
+{
+    int perm[CT_MAX_DIMS];
+    int n = 0;
+    if (ct_numel(t) == 0) {
+        return true;
+    }
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->sizes[i] >= 2) { /* size-1 dims never decide where an element lies */
+            int j = n++;
+            while (j > 0 && t->strides[perm[j - 1]] > t->strides[i]) {
+                perm[j] = perm[j - 1];
+                j--;
+            }
+            perm[j] = i;
+        }
+    }
+    int64_t expected = 1;
+    for (int i = 0; i < n; i++) {
+        if (t->strides[perm[i]] != expected) {
+            return false;
+        }
+        expected *= t->sizes[perm[i]];
+    }
+    return true;
+}
+
+/* 1 when dim a goes outside dim b, -1 inside, 0 when no operand orders them (both broadcast,
+ * or equal strides with a not larger than b). */
+static int layout_compare(int a, int b, const int64_t *shape, int n, const int64_t (*strides)[CT_MAX_DIMS])
+{
+    for (int op = 0; op < n; op++) {
+        int64_t sa = strides[op][a], sb = strides[op][b];
+        if (sa == 0 || sb == 0) {
+            continue;
+        }
+        if (sa != sb) {
+            return sa < sb ? -1 : 1;
+        }
+        if (shape[a] > shape[b]) { /* equal strides: the smaller dim goes inside */
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Dense strides for shape with the dims ordered by the operands' strides (0 = broadcast). The
+ * insertion sort starts from the row-major order and moves a dim inward only past dims that an
+ * operand orders after it, stepping over unordered ones, so that ties keep row-major order. */
+static void dense_strides_by(int ndim, const int64_t *shape, int n, const int64_t (*op_strides)[CT_MAX_DIMS],
+                             int64_t *strides)
+{
+    int perm[CT_MAX_DIMS]; /* perm[0] is the innermost dim */
+    for (int i = 0; i < ndim; i++) {
+        perm[i] = ndim - 1 - i;
+    }
+    for (int i = 1; i < ndim; i++) {
+        int moving = i;
+        for (int j = i - 1; j >= 0; j--) {
+            int c = layout_compare(perm[j], perm[moving], shape, n, op_strides);
+            if (c > 0) {
+                int tmp = perm[j];
+                perm[j] = perm[moving];
+                perm[moving] = tmp;
+                moving = j;
+            } else if (c < 0) {
+                break;
+            }
+        }
+    }
+    int64_t next = 1;
+    for (int i = 0; i < ndim; i++) {
+        strides[perm[i]] = next;
+        next *= shape[perm[i]];
+    }
+}
+
+bool ct_iter_output_strides(int ndim, const int64_t *shape, int n, const CtTensorObject *const *ts,
+                            bool scalar_operand, int64_t *strides)
+{
+    if (n == 0 || ndim == 0) {
+        return true;
+    }
+    /* one pass per operand for the common case: every operand has the shape and is contiguous */
+    bool same_shape = !scalar_operand, contiguous = true;
+    for (int k = 0; k < n && same_shape; k++) {
+        const CtTensorObject *t = ts[k];
+        int64_t expected = 1;
+        same_shape = t->ndim == ndim;
+        for (int d = ndim - 1; d >= 0 && same_shape; d--) {
+            same_shape = t->sizes[d] == shape[d];
+            if (t->sizes[d] != 1 && t->strides[d] != expected) {
+                contiguous = false;
+            }
+            expected *= t->sizes[d];
+        }
+    }
+    if (same_shape) {
+        int k = 0;
+        while (!contiguous && k < n && ct_is_contiguous(ts[k])) { /* empty tensors: any strides */
+            k++;
+        }
+        if (contiguous || k == n) {
+            return true;
+        }
+        for (k = 0; k < n; k++) {
+            if (memcmp(ts[k]->strides, ts[0]->strides, sizeof(int64_t) * ndim) != 0 ||
+                !ct_non_overlapping_and_dense(ts[k])) {
+                break;
+            }
+        }
+        if (k == n) {
+            memcpy(strides, ts[0]->strides, sizeof(int64_t) * ndim);
+            return false;
+        }
+    }
+    int64_t op_strides[CT_MAX_OPERANDS][CT_MAX_DIMS];
+    int nops = n < CT_MAX_OPERANDS ? n : CT_MAX_OPERANDS;
+    for (int k = 0; k < nops; k++) {
+        const CtTensorObject *t = ts[k];
+        for (int d = 0; d < ndim; d++) {
+            int td = t->ndim - ndim + d; /* t's dim aligned with dim d */
+            bool broadcast = td < 0 || (t->sizes[td] == 1 && shape[d] != 1);
+            op_strides[k][d] = broadcast ? 0 : t->strides[td];
+        }
+    }
+    dense_strides_by(ndim, shape, nops, (const int64_t(*)[CT_MAX_DIMS])op_strides, strides);
+    return false;
+}
+
+void ct_preserve_strides(const CtTensorObject *t, int64_t *strides)
+{
+    if (ct_non_overlapping_and_dense(t)) {
+        memcpy(strides, t->strides, sizeof(int64_t) * t->ndim);
+        return;
+    }
+    dense_strides_by(t->ndim, t->sizes, 1, (const int64_t(*)[CT_MAX_DIMS])t->strides, strides);
+}

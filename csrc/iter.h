@@ -32,4 +32,22 @@ int ct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int6
 int ct_iter_init(CtIter *it, int nops, CtTensorObject *const *ops);
 /* Runs loop over the whole iteration space on the CPU, in parallel for large sizes. */
 void ct_iter_cpu_run(const CtIter *it, CtInnerLoop loop, void *ctx);
+
+/* --- output layout (PyTorch's rules; strides in elements) -------------------------------------
+ * PyTorch's is_non_overlapping_and_dense: no elements, or some permutation of the dims of size
+ * >= 2 is contiguous. */
+bool ct_non_overlapping_and_dense(const CtTensorObject *t);
+/* Strides for the new output of an elementwise op over the n tensors ts broadcast to shape
+ * (TensorIterator's rule): contiguous when every operand has the shape and is contiguous; the
+ * operands' own strides when they all have the shape and share one non-overlapping dense
+ * layout; else the dims ordered innermost-first by the operands' strides, the first operand
+ * that orders a pair deciding. scalar_operand: a wrapped Python number takes part (a 0-d
+ * operand, so no operand has the shape unless it is ()). The strides are dense: a tensor of
+ * numel elements fits a storage of numel elements. Returns true, leaving strides unset, when
+ * the output is simply contiguous (the common case, which the caller allocates with ct_empty). */
+bool ct_iter_output_strides(int ndim, const int64_t *shape, int n, const CtTensorObject *const *ts,
+                            bool scalar_operand, int64_t *strides);
+/* Strides of a copy of t in preserve_format (clone, *_like, to): t's own strides when t is
+ * non-overlapping and dense, else dense strides in t's dim order. */
+void ct_preserve_strides(const CtTensorObject *t, int64_t *strides);
 #endif /* CTORCH_ITER_H */

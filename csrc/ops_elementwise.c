@@ -235,6 +235,29 @@ static int check_overlap(CtTensorObject *out, int n, const CtEwArg *in)
     return 0;
 }
 
+/* Strides of a new output: PyTorch's TensorIterator rule over the tensor operands. A Python
+ * number is an operand too (PyTorch wraps it in a 0-d tensor), except where PyTorch takes it as
+ * a Scalar argument of a unary kernel (clamp's bounds, pow's exponent). Ordering the output like
+ * the inputs also lets the iterator walk all of them in memory order (x.T + y.T). */
+static bool output_layout(CtEwOp op, int n, const CtEwArg *in, int ndim, const int64_t *shape, int64_t *strides)
+{
+    const CtTensorObject *ts[CT_MAX_OPERANDS];
+    int nt = 0;
+    bool scalar_operand = false;
+    bool scalar_is_param = op == CT_EW_CLAMP || op == CT_EW_CLAMP_MIN || op == CT_EW_CLAMP_MAX || op == CT_EW_POW;
+    for (int k = 0; k < n; k++) {
+        if (in[k].t != NULL) {
+            ts[nt++] = in[k].t;
+        } else if (!scalar_is_param) {
+            scalar_operand = true;
+        }
+    }
+    if (op == CT_EW_POW && in[0].t == NULL) {
+        nt = 0; /* pow(Scalar, Tensor) allocates its output contiguous in PyTorch */
+    }
+    return ct_iter_output_strides(ndim, shape, nt, ts, scalar_operand, strides);
+}
+
 /* The engine. resize_out: out came from out= (resized when its shape is wrong) rather than
  * being self of an in-place op (an error then). */
 static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out, const CtOpParams *params,
@@ -296,14 +319,25 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
                      device_kernel_name(info->kernel_name, device, name, sizeof(name)), ct_scalar_type_name(compute));
         return NULL;
     }
+    /* A new (or resized) output takes the inputs' layout (output_layout). */
+    int64_t strides[CT_MAX_DIMS];
+    bool contiguous = (out == NULL || wrong_shape) ? output_layout(op, n, in, ndim, shape, strides) : true;
     CtTensorObject *res;
     if (out != NULL) {
-        if ((wrong_shape && ct_resize_output(out, ndim, shape) < 0) || check_overlap(out, n, in) < 0) {
+        if (wrong_shape) {
+            if (ct_resize_output(out, ndim, shape) < 0) {
+                return NULL;
+            }
+            if (!contiguous) { /* fresh dense storage: any dense layout fits */
+                memcpy(out->strides, strides, sizeof(int64_t) * ndim);
+            }
+        }
+        if (check_overlap(out, n, in) < 0) {
             return NULL;
         }
         res = (CtTensorObject *)Py_NewRef(out);
     } else {
-        res = ct_empty(ndim, shape, result, device);
+        res = contiguous ? ct_empty(ndim, shape, result, device) : ct_empty_strided(ndim, shape, strides, result, device);
         if (res == NULL) {
             return NULL;
         }

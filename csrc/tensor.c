@@ -8,6 +8,7 @@
 #include "cuda_loader.h"
 #include "device.h"
 #include "elementwise.h" /* ct_can_cast */
+#include "iter.h"
 #include "registry.h"
 #include "storage.h"
 #include "views.h"
@@ -112,6 +113,16 @@ CtTensorObject *ct_empty(int ndim, const int64_t *sizes, CtDType dtype, CtDevice
     return t;
 }
 
+CtTensorObject *ct_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, CtDType dtype,
+                                 CtDevice device)
+{
+    CtTensorObject *t = ct_empty(ndim, sizes, dtype, device);
+    if (t != NULL) {
+        memcpy(t->strides, strides, sizeof(int64_t) * ndim); /* dense: the same storage fits */
+    }
+    return t;
+}
+
 CtTensorObject *ct_empty_like(const CtTensorObject *t, CtDType dtype)
 {
     return ct_empty(t->ndim, t->sizes, dtype, ct_device_of(t));
@@ -132,7 +143,7 @@ bool ct_is_contiguous(const CtTensorObject *t)
             return true;
         }
         if (t->sizes[i] != 1 && t->strides[i] != expected) {
-            return false;
+            return ct_numel(t) == 0; /* PyTorch: without elements, contiguous whatever the strides */
         }
         expected *= t->sizes[i];
     }
@@ -514,7 +525,7 @@ CtTensorObject *ct_contiguous(CtTensorObject *t)
     if (ct_is_contiguous(t)) {
         return (CtTensorObject *)Py_NewRef(t);
     }
-    return ct_to(t, t->dtype, ct_device_of(t), true);
+    return ct_to_format(t, t->dtype, ct_device_of(t), true, false, true);
 }
 
 CtTensorObject *ct_to(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy)
@@ -524,6 +535,12 @@ CtTensorObject *ct_to(CtTensorObject *t, CtDType dtype, CtDevice device, bool co
 
 CtTensorObject *ct_to_ex(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking)
 {
+    return ct_to_format(t, dtype, device, copy, non_blocking, true);
+}
+
+CtTensorObject *ct_to_format(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking,
+                             bool contiguous)
+{
     if (!copy && dtype == t->dtype && ct_device_equal(device, ct_device_of(t))) {
         return (CtTensorObject *)Py_NewRef(t);
     }
@@ -531,6 +548,9 @@ CtTensorObject *ct_to_ex(CtTensorObject *t, CtDType dtype, CtDevice device, bool
     CtTensorObject *out = pin_out ? ct_empty_pinned(t->ndim, t->sizes, dtype) : ct_empty(t->ndim, t->sizes, dtype, device);
     if (out == NULL) {
         return NULL;
+    }
+    if (!contiguous) {
+        ct_preserve_strides(t, out->strides); /* dense: the contiguous storage fits */
     }
     if (ct_copy_ex(out, t, non_blocking) < 0) {
         Py_DECREF(out);
@@ -815,8 +835,15 @@ static PyObject *tensor_contiguous(PyObject *self, PyObject *const *args, Py_ssi
 
 static PyObject *tensor_clone(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
+    static const char *const names[] = {"*memory_format", NULL};
+    PyObject *a[1];
+    bool contiguous = false;
+    if (ct_parse_args("clone", args, nargs, kwnames, names, 0, a) < 0 ||
+        ct_memory_format_arg("clone", a[0], &contiguous) < 0) {
+        return NULL;
+    }
     CtTensorObject *t = CT_TENSOR(self);
-    return (PyObject *)ct_to(t, t->dtype, ct_device_of(t), true);
+    return (PyObject *)ct_to_format(t, t->dtype, ct_device_of(t), true, false, contiguous);
 }
 
 static PyObject *tensor_detach(PyObject *self, PyObject *unused) { return (PyObject *)detach_alias(CT_TENSOR(self)); }
@@ -908,18 +935,19 @@ static PyObject *tensor_to(PyObject *self, PyObject *const *args, Py_ssize_t nar
         }
         *slot = a[i];
     }
-    bool non_blocking = false, copy = false;
+    bool non_blocking = false, copy = false, contiguous = false;
     if (!ct_dtype_converter(a[4] ? a[4] : Py_None, &dtype) || !ct_device_converter(a[5] ? a[5] : Py_None, &device) ||
-        ct_arg_bool(copy_obj, &copy) < 0 || ct_arg_bool(nb_obj, &non_blocking) < 0) {
+        ct_arg_bool(copy_obj, &copy) < 0 || ct_arg_bool(nb_obj, &non_blocking) < 0 ||
+        ct_memory_format_arg("to", a[8], &contiguous) < 0) {
         return NULL;
     }
-    return (PyObject *)ct_to_ex(t, dtype, device, copy, non_blocking);
+    return (PyObject *)ct_to_format(t, dtype, device, copy, non_blocking, contiguous);
 }
 
 static PyObject *convert_dtype(PyObject *self, CtDType d)
 {
     CtTensorObject *t = CT_TENSOR(self);
-    return (PyObject *)ct_to(t, d, ct_device_of(t), false);
+    return (PyObject *)ct_to_format(t, d, ct_device_of(t), false, false, false);
 }
 #define CT_DTYPE_METHOD(pyname, d) \
     static PyObject *tensor_##pyname(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *k) \
@@ -966,7 +994,7 @@ static PyObject *tensor_type(PyObject *self, PyObject *const *args, Py_ssize_t n
         for (int d = 0; rest != NULL && d < CT_NUM_DTYPES; d++) {
             if (strcmp(rest, legacy[d]) == 0) {
                 CtDevice device = cuda ? (CtDevice){CT_DEV_CUDA, ct_cuda_current_device} : ct_cpu();
-                return (PyObject *)ct_to(t, (CtDType)d, device, false);
+                return (PyObject *)ct_to_format(t, (CtDType)d, device, false, false, false);
             }
         }
         PyErr_Format(PyExc_ValueError, "invalid type: '%s'", name);
@@ -982,7 +1010,7 @@ static PyObject *tensor_type(PyObject *self, PyObject *const *args, Py_ssize_t n
 static PyObject *tensor_cpu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     CtTensorObject *t = CT_TENSOR(self);
-    return (PyObject *)ct_to(t, t->dtype, ct_cpu(), false);
+    return (PyObject *)ct_to_format(t, t->dtype, ct_cpu(), false, false, false);
 }
 
 static PyObject *tensor_cuda(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1007,7 +1035,7 @@ static PyObject *tensor_cuda(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (ct_arg_bool(a[1], &non_blocking) < 0) {
         return NULL;
     }
-    return (PyObject *)ct_to_ex(t, t->dtype, d, false, non_blocking);
+    return (PyObject *)ct_to_format(t, t->dtype, d, false, non_blocking, false);
 }
 
 static PyObject *tensor_item(PyObject *self, PyObject *unused)

@@ -14,6 +14,10 @@ extern PyTypeObject *CtTensor_Type;
 CtTensorObject *ct_empty(int ndim, const int64_t *sizes, CtDType dtype, CtDevice device);
 /* Same shape as t, contiguous, given dtype (uninitialised). */
 CtTensorObject *ct_empty_like(const CtTensorObject *t, CtDType dtype);
+/* Uninitialised with the given dense strides (a permutation of contiguous ones, as
+ * ct_iter_output_strides / ct_preserve_strides give): storage of numel elements. */
+CtTensorObject *ct_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, CtDType dtype,
+                                 CtDevice device);
 /* A tensor over storage with the given metadata (takes a new reference to storage). */
 CtTensorObject *ct_tensor_new(CtStorageObject *storage, int64_t offset, int ndim, const int64_t *sizes,
                               const int64_t *strides, CtDType dtype);
@@ -90,6 +94,11 @@ int ct_copy_(CtTensorObject *dst, CtTensorObject *src);
  * non-blocking CUDA -> CPU ct_to_ex returns a tensor in pinned memory, as PyTorch does. */
 int ct_copy_ex(CtTensorObject *dst, CtTensorObject *src, bool non_blocking);
 CtTensorObject *ct_to_ex(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking);
+/* ct_to_ex with a memory format: the copy is contiguous when `contiguous`, else laid out as
+ * t in PyTorch's preserve_format (ct_preserve_strides), as Tensor.to/clone/type/float do.
+ * ct_to, ct_to_ex and ct_contiguous always give a contiguous copy (callers may rely on it). */
+CtTensorObject *ct_to_format(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking,
+                             bool contiguous);
 /* Every tensor in ts on one device, else RuntimeError "Expected all tensors to be on the same
  * device, ..." (0-d CPU tensors are allowed to mix, as in PyTorch, when allow_cpu_scalars). */
 int ct_check_same_device(int n, CtTensorObject *const *ts, bool allow_cpu_scalars, CtDevice *out);

@@ -433,3 +433,77 @@ def test_large_factories_parallel():
     assert torch.ones(n, dtype=torch.int8).numpy().sum() == n
     assert_close(torch.linspace(0, 1, n, dtype=torch.float64), np.linspace(0, 1, n))
     assert to_numpy(torch.eye(512)).trace() == 512
+
+
+# --- preserve_format: clone, to, type, float, *_like ----------------------------------------------------
+def _preserve_cases(device):
+    """(name, source, strides of a preserve_format copy), derived by hand: a non-overlapping dense
+    source keeps its strides exactly (size-1 and empty dims included); any other gets dense
+    strides in its dims' stride order, broadcast (stride 0) dims keeping row-major order."""
+    a = torch.arange(24.0, device=device)
+    return [
+        ("transposed", a[:12].reshape(3, 4).T, (1, 4)),
+        ("permuted", a.reshape(2, 3, 4).permute(2, 0, 1), (1, 12, 4)),
+        ("unsqueezed", a[:12].reshape(3, 4).T.unsqueeze(1), (1, 12, 4)),
+        ("sliced T", a.reshape(4, 6).T[::2], (1, 3)),  # (3, 4) strides (2, 6): dense order kept
+        ("sliced", a.reshape(4, 6)[:, ::2], (3, 1)),
+        ("expanded T", a[:3].reshape(3, 1).expand(3, 4).T, (3, 1)),
+        ("empty T", torch.zeros(0, 3, device=device).T, (1, 3)),
+        ("0d", a[0], ()),
+    ]
+
+
+def test_preserve_format_copies(device):
+    for name, src, strides in _preserve_cases(device):
+        want = to_numpy(src)
+        copies = [("clone", src.clone()), ("clone preserve", torch.clone(src, memory_format=torch.preserve_format)),
+                  ("to", src.to(torch.float64)), ("to copy", src.to(device, copy=True)), ("double", src.double()),
+                  ("int", src.int()), ("type", src.type(torch.float16)),
+                  ("empty_like", torch.empty_like(src)), ("zeros_like", torch.zeros_like(src)),
+                  ("full_like", torch.full_like(src, 2)), ("rand_like", torch.rand_like(src)),
+                  ("randn_like", torch.randn_like(src, dtype=torch.float64))]
+        if src.device.type != "cpu":
+            copies.append(("cpu", src.cpu()))  # a move keeps the layout too
+        for how, t in copies:
+            assert t.shape == src.shape and t.stride() == strides, (name, how)
+            if how in ("clone", "clone preserve", "to", "to copy", "double", "int", "type", "cpu"):
+                np.testing.assert_array_equal(to_numpy(t).astype(np.float64), want.astype(np.float64), err_msg=how)
+            if how == "zeros_like":
+                np.testing.assert_array_equal(to_numpy(t), np.zeros(want.shape, np.float32))
+            if how == "full_like":
+                np.testing.assert_array_equal(to_numpy(t), np.full(want.shape, 2, np.float32))
+        c = src.clone()
+        c.add_(1)  # a copy owns its memory
+        np.testing.assert_array_equal(to_numpy(src), want)
+
+
+def test_contiguous_format_copies(device):
+    src = torch.arange(12.0, device=device).reshape(3, 4).T
+    fmt = torch.contiguous_format
+    for t in [src.clone(memory_format=fmt), torch.clone(src, memory_format=fmt), src.to(torch.float64, memory_format=fmt),
+              torch.empty_like(src, memory_format=fmt), torch.zeros_like(src, memory_format=fmt),
+              torch.randn_like(src, memory_format=fmt), torch.full_like(src, 1, memory_format=fmt), src.contiguous()]:
+        assert t.stride() == (3, 1) and t.is_contiguous()
+    np.testing.assert_array_equal(to_numpy(src.clone(memory_format=fmt)), np.arange(12.0).reshape(3, 4).T)
+    assert not src.clone().is_contiguous()
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        src.clone().view(12)
+    assert src.clone(memory_format=fmt).view(12).tolist() == np.arange(12.0).reshape(3, 4).T.reshape(12).tolist()
+
+
+def test_memory_format_objects():
+    import pickle
+
+    assert repr(torch.contiguous_format) == "torch.contiguous_format"
+    assert repr(torch.preserve_format) == "torch.preserve_format"
+    assert type(torch.contiguous_format) is torch.memory_format
+    assert pickle.loads(pickle.dumps(torch.contiguous_format)) is torch.contiguous_format
+    x = torch.ones(2, 3)
+    with pytest.raises(TypeError, match=r"^clone\(\): argument 'memory_format' must be torch.memory_format, not int$"):
+        x.clone(memory_format=1)
+    with pytest.raises(TypeError, match=r"^empty_like\(\): argument 'memory_format' must be torch.memory_format, "
+                                        r"not str$"):
+        torch.empty_like(x, memory_format="a")
+    with pytest.raises(TypeError, match="memory_format"):
+        x.to(torch.float64, memory_format=2)
+    assert torch.zeros(0, 3).T.is_contiguous()  # no elements: contiguous whatever the strides

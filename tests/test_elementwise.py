@@ -1197,3 +1197,101 @@ def test_allclose_broadcasts_and_equal_promotes():
     assert ctorch.allclose(ctorch.ones(3), ctorch.ones(1))
     assert ctorch.equal(ctorch.tensor([1]), ctorch.tensor([1.0]))
     assert not ctorch.equal(ctorch.ones(2), ctorch.ones(1))
+
+
+# --- output layout ------------------------------------------------------------------------------------
+def _ar(device, *shape, dtype=ctorch.float32):
+    n = int(np.prod(shape)) if shape else 1
+    return ctorch.arange(n, dtype=dtype, device=device).reshape(shape)
+
+
+def _layout_cases(device):
+    """(name, inputs as NumPy arrays, ctorch expression, NumPy expression, expected strides); the
+    strides derived by hand from PyTorch's rule: order the output's dims by the first input's
+    strides that order them (broadcast dims do not), contiguous when all inputs are, the inputs'
+    own strides when all share one dense layout of the output's shape."""
+    x = _ar(device, 3, 4)  # x.T: (4, 3) strides (1, 4)
+    y = _ar(device, 3, 4) + 1
+    z = _ar(device, 2, 3, 4)
+    p = z.permute(2, 0, 1)  # (4, 2, 3) strides (1, 12, 4)
+    r = _ar(device, 1, 4).T  # (4, 1) strides (1, 4): contiguous, the size-1 dim's stride odd
+    s = _ar(device, 4, 6).T[::2]  # (3, 4) strides (2, 6): not dense
+    e3 = ctorch.zeros(3, 0, 2, device=device).permute(2, 0, 1)  # (2, 3, 0) strides (1, 2, 2)
+    return [
+        ("T+T", lambda: x.T + y.T, (1, 4)),
+        ("T.exp", lambda: x.T.exp(), (1, 4)),
+        ("T+number", lambda: x.T + 1, (1, 4)),
+        ("number*T", lambda: 2 * x.T, (1, 4)),
+        ("T+0d", lambda: x.T + ctorch.tensor(2.0, device=device), (1, 4)),
+        ("T+contiguous", lambda: x.T + y.T.contiguous(), (1, 4)),  # the first input decides
+        ("contiguous+T", lambda: x.T.contiguous() + y.T, (3, 1)),
+        ("perm+perm", lambda: p + p, (1, 12, 4)),
+        ("perm.sigmoid", lambda: p.sigmoid(), (1, 12, 4)),
+        ("perm+contiguous", lambda: p + p.contiguous(), (1, 12, 4)),
+        ("T+row", lambda: x.T + _ar(device, 3), (1, 4)),
+        ("col+T", lambda: _ar(device, 4, 1) + x.T, (1, 4)),  # the column is broadcast along dim 1
+        ("T+3d", lambda: x.T + _ar(device, 2, 1, 1), (12, 1, 4)),
+        ("T==T", lambda: x.T == y.T, (1, 4)),
+        ("where", lambda: ctorch.where(x.T > 3, x.T, 0.0), (1, 4)),
+        ("clamp", lambda: x.T.clamp(1, 5), (1, 4)),
+        ("addcmul", lambda: ctorch.addcmul(x.T, x.T, y.T), (1, 4)),
+        ("int+float", lambda: x.T.long() + y.T, (1, 4)),
+        ("expanded", lambda: _ar(device, 3, 1).expand(3, 4).T * 1, (3, 1)),  # stride 0 orders nothing
+        ("number**T", lambda: 2 ** x.T, (3, 1)),  # pow(Scalar, Tensor) is contiguous in PyTorch
+        ("sliced", lambda: s * 1, (1, 3)),
+        ("size1+number", lambda: r + 1, (1, 4)),  # a number is an operand: no fast path
+        ("size1.exp", lambda: r.exp(), (1, 1)),  # all inputs contiguous: contiguous strides
+        ("size1+size1", lambda: r + r, (1, 1)),
+        ("0d", lambda: ctorch.tensor(3.0, device=device) * 2, ()),
+        ("empty", lambda: ctorch.zeros(0, 3, device=device).T * 1, (1, 3)),
+        ("empty+bcast", lambda: e3 + _ar(device, 3, 1), (1, 0, 2)),
+    ]
+
+
+def test_output_layout_follows_inputs(device):
+    for name, fn, strides in _layout_cases(device):
+        out = fn()
+        assert out.stride() == strides, name
+    # the values, read back through the new layouts, against NumPy
+    x, z = _ar(device, 3, 4), _ar(device, 2, 3, 4)
+    xn, zn = np.arange(12, dtype=np.float32).reshape(3, 4), np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    assert_close(x.T * x.T + 1, xn.T * xn.T + 1)
+    assert_close(ctorch.where(x.T > 3, x.T, -x.T), np.where(xn.T > 3, xn.T, -xn.T))
+    assert_close(x.T.exp(), np.exp(xn.T))
+    assert_close(x.T + x.T.contiguous() * 2, xn.T * 3)
+    assert_close(x.T + _ar(device, 2, 1, 1), xn.T + np.arange(2, dtype=np.float32).reshape(2, 1, 1))
+    assert_close(_ar(device, 4, 1) - x.T, np.arange(4, dtype=np.float32).reshape(4, 1) - xn.T)
+    assert_close(z.permute(2, 0, 1) * z.permute(2, 0, 1).contiguous(), zn.transpose(2, 0, 1) ** 2)
+    assert_close(_ar(device, 4, 6).T[::2] / 2, np.arange(24, dtype=np.float32).reshape(4, 6).T[::2] / 2)
+
+
+def test_output_layout_views(device):
+    """The layout shows through view(): a transposed-layout result views only as the transpose."""
+    x = _ar(device, 3, 4)
+    out = x.T + x.T
+    assert not out.is_contiguous()
+    with pytest.raises(RuntimeError, match="view size is not compatible with input tensor's size and stride"):
+        out.view(12)
+    assert out.T.view(12).tolist() == (2 * np.arange(12.0)).tolist()
+    assert out.reshape(12).tolist() == (2 * np.arange(12.0).reshape(3, 4).T.reshape(12)).tolist()
+
+
+def test_output_layout_out_argument(device, recwarn):
+    x = _ar(device, 3, 4)
+    xn = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = ctorch.empty(4, 3, device=device).T  # the right shape: written in its own layout
+    r = ctorch.add(x, x, out=out)
+    assert r is out and r.stride() == (1, 3)
+    assert_close(r, 2 * xn)
+    out = ctorch.empty(0, device=device)  # resized: laid out like a new output
+    ctorch.add(x.T, x.T, out=out)
+    assert out.shape == (4, 3) and out.stride() == (1, 4)
+    assert_close(out, 2 * xn.T)
+    out = ctorch.empty(5, device=device)  # resized with a warning
+    ctorch.exp(x.T, out=out)
+    assert out.stride() == (1, 4)
+    assert_close(out, np.exp(xn.T))
+    t = x.T.clone()
+    t.mul_(3)  # in place keeps self's layout
+    assert t.stride() == (1, 4)
+    assert_close(t, 3 * xn.T)

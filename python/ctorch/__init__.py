@@ -25,6 +25,26 @@ _blas.load()
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
 
 
+class memory_format:
+    """torch.memory_format: the layout asked of a new tensor (memory_format= of clone, to and the
+    *_like factories). preserve_format keeps the source's dim order, contiguous_format is row-major."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+    def __reduce__(self):
+        return self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+
+
 def _export_c_names():
     g = globals()
     for name in dir(_C):
