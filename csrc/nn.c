@@ -1819,47 +1819,6 @@ done:
 /* ====================================================================================================
  * nn.init.trunc_normal_'s inverse-CDF transform
  * ==================================================================================================== */
-/* erfinv: Giles' single-precision approximation ("Approximating the erfinv function", GPU Gems
- * 2011), refined by two Newton steps on erf for double accuracy. */
-static double ct_erfinv(double y)
-{
-    if (y <= -1.0) {
-        return y == -1.0 ? -INFINITY : NAN;
-    }
-    if (y >= 1.0) {
-        return y == 1.0 ? INFINITY : NAN;
-    }
-    double w = -log((1.0 - y) * (1.0 + y)), x;
-    if (w < 5.0) {
-        w -= 2.5;
-        x = 2.81022636e-08;
-        x = 3.43273939e-07 + x * w;
-        x = -3.5233877e-06 + x * w;
-        x = -4.39150654e-06 + x * w;
-        x = 0.00021858087 + x * w;
-        x = -0.00125372503 + x * w;
-        x = -0.00417768164 + x * w;
-        x = 0.246640727 + x * w;
-        x = 1.50140941 + x * w;
-    } else {
-        w = sqrt(w) - 3.0;
-        x = -0.000200214257;
-        x = 0.000100950558 + x * w;
-        x = 0.00134934322 + x * w;
-        x = -0.00367342844 + x * w;
-        x = 0.00573950773 + x * w;
-        x = -0.0076224613 + x * w;
-        x = 0.00943887047 + x * w;
-        x = 1.00167406 + x * w;
-        x = 2.83297682 + x * w;
-    }
-    x *= y;
-    for (int i = 0; i < 2; i++) {
-        x -= (erf(x) - y) / (1.1283791670955126 * exp(-x * x));
-    }
-    return x;
-}
-
 typedef struct {
     CtDType dtype;
     void *data;
@@ -1874,8 +1833,7 @@ static void trunc_normal_blocks(int64_t begin, int64_t end, void *p)
         int64_t m = end - s < 256 ? end - s : 256;
         load_row(cx->dtype, cx->data, s, 1, m, v);
         for (int64_t i = 0; i < m; i++) {
-            double x = cx->mean + cx->std * M_SQRT2 * ct_erfinv(v[i]);
-            v[i] = x < cx->a ? cx->a : x > cx->b ? cx->b : x;
+            v[i] = ct_trunc_normal_of(v[i], cx->mean, cx->std, cx->a, cx->b);
         }
         store_row(cx->dtype, cx->data, s, 1, m, v);
     }

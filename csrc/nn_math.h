@@ -1,5 +1,6 @@
-/* nn_math.h: the per-element math of the pointwise losses (value and gradients, in double), shared
- * by the CPU kernels (nn.c) and the CUDA ones (cuda/nn.cu) through CT_HOST_DEVICE. */
+/* nn_math.h: the per-element math of the pointwise losses (value and gradients, in double) and of
+ * nn.init.trunc_normal_, shared by the CPU kernels (nn.c) and the CUDA ones (cuda/nn.cu) through
+ * CT_HOST_DEVICE. */
 #ifndef CTORCH_NN_MATH_H
 #define CTORCH_NN_MATH_H
 
@@ -64,6 +65,54 @@ CT_HOST_DEVICE void ct_loss_grads(CtPointwiseLoss kind, double x, double y, doub
         return;
     }
     }
+}
+
+/* erfinv: Giles' single-precision approximation ("Approximating the erfinv function", GPU Gems
+ * 2011), refined by two Newton steps on erf for double accuracy. */
+CT_HOST_DEVICE double ct_erfinv(double y)
+{
+    if (y <= -1.0) {
+        return y == -1.0 ? -INFINITY : NAN;
+    }
+    if (y >= 1.0) {
+        return y == 1.0 ? INFINITY : NAN;
+    }
+    double w = -log((1.0 - y) * (1.0 + y)), x;
+    if (w < 5.0) {
+        w -= 2.5;
+        x = 2.81022636e-08;
+        x = 3.43273939e-07 + x * w;
+        x = -3.5233877e-06 + x * w;
+        x = -4.39150654e-06 + x * w;
+        x = 0.00021858087 + x * w;
+        x = -0.00125372503 + x * w;
+        x = -0.00417768164 + x * w;
+        x = 0.246640727 + x * w;
+        x = 1.50140941 + x * w;
+    } else {
+        w = sqrt(w) - 3.0;
+        x = -0.000200214257;
+        x = 0.000100950558 + x * w;
+        x = 0.00134934322 + x * w;
+        x = -0.00367342844 + x * w;
+        x = 0.00573950773 + x * w;
+        x = -0.0076224613 + x * w;
+        x = 0.00943887047 + x * w;
+        x = 1.00167406 + x * w;
+        x = 2.83297682 + x * w;
+    }
+    x *= y;
+    for (int i = 0; i < 2; i++) {
+        x -= (erf(x) - y) / (1.1283791670955126 * exp(-x * x));
+    }
+    return x;
+}
+
+/* nn.init.trunc_normal_'s transform of one uniform sample u in (2 cdf(a') - 1, 2 cdf(b') - 1). */
+CT_HOST_DEVICE double ct_trunc_normal_of(double u, double mean, double std, double a, double b)
+{
+    double x = mean + std * 1.4142135623730951 * ct_erfinv(u);
+    return x < a ? a : x > b ? b : x;
 }
 
 #endif /* CTORCH_NN_MATH_H */

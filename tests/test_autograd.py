@@ -56,8 +56,8 @@ UNARY = [
     # indexing
     ("getitem_basic", lambda x: x[1:, ::2]), ("getitem_int", lambda x: x[0]),
     ("getitem_adv", lambda x: x[[0, 0, 2], [1, 1, 3]]), ("getitem_mask", lambda x: x[x > 0]),
-    ("gather", lambda x: x.gather(1, torch.tensor([[0, 0], [1, 3], [2, 2]]))),
-    ("index_select", lambda x: x.index_select(1, torch.tensor([3, 0, 3]))),
+    ("gather", lambda x: x.gather(1, torch.tensor([[0, 0], [1, 3], [2, 2]], device=x.device))),
+    ("index_select", lambda x: x.index_select(1, torch.tensor([3, 0, 3], device=x.device))),
     ("masked_fill", lambda x: x.masked_fill(x > 0.5, 0.0)), ("tril", lambda x: x.tril()), ("triu", lambda x: x.triu(1)),
     ("flip", lambda x: x.flip(0)), ("roll", lambda x: x.roll(1, 1)), ("repeat", lambda x: x.repeat(2, 1, 1)),
 ]

@@ -391,7 +391,8 @@ def test_getitem_errors(device):
 def test_setitem_errors(device):
     x = t_(np.zeros((2, 3, 4), np.float32), device)
     m = t_(np.arange(24).reshape(2, 3, 4) % 3 == 0, device)
-    raises(RuntimeError, "expand(torch.FloatTensor{[2, 3, 4]}, size=[3, 4]): the number of sizes provided (2) must be "
+    tensor_type = "torch.cuda.FloatTensor" if device == "cuda" else "torch.FloatTensor"
+    raises(RuntimeError, f"expand({tensor_type}{{[2, 3, 4]}}, size=[3, 4]): the number of sizes provided (2) must be "
                          "greater or equal to the number of dimensions in the tensor (3)",
            lambda: x.__setitem__(0, t_(np.ones((2, 3, 4), np.float32), device)))
     raises(RuntimeError, "The expanded size of the tensor (4) must match the existing size (3) at non-singleton "
@@ -403,10 +404,10 @@ def test_setitem_errors(device):
                          "[8]", lambda: x.__setitem__(m, t_([1.0, 2.0], device)))
     raises(RuntimeError, "Index put requires the source and destination dtypes match, got Float for the destination "
                          "and Double for the source.", lambda: x.__setitem__([0, 1], t_(np.ones((3, 4)), device)))
-    raises(TypeError, "can't assign a list to a torch.FloatTensor", lambda: x.__setitem__(0, [1, 2]))
-    raises(TypeError, "can't assign a numpy.ndarray to a torch.FloatTensor", lambda: x.__setitem__(0, np.ones(2)))
-    raises(TypeError, "can't assign a NoneType to a torch.FloatTensor", lambda: x.__setitem__(0, None))
-    raises(TypeError, "can't assign a str to a torch.FloatTensor", lambda: x.__setitem__(0, "a"))
+    raises(TypeError, f"can't assign a list to a {tensor_type}", lambda: x.__setitem__(0, [1, 2]))
+    raises(TypeError, f"can't assign a numpy.ndarray to a {tensor_type}", lambda: x.__setitem__(0, np.ones(2)))
+    raises(TypeError, f"can't assign a NoneType to a {tensor_type}", lambda: x.__setitem__(0, None))
+    raises(TypeError, f"can't assign a str to a {tensor_type}", lambda: x.__setitem__(0, "a"))
     raises(IndexError, "index 5 is out of bounds for dimension 0 with size 2", lambda: x.__setitem__([5], 1))
     raises(IndexError, "index 7 is out of bounds for dimension 0 with size 3", lambda: x.__setitem__((0, [7]), 1))
     raises(IndexError, "index 7 is out of bounds for dimension 1 with size 4",

@@ -14,9 +14,9 @@
  *   is reported from the pre-pass's result copied back.
  * - pointwise losses (+ backward): nn_math.h's per-element functions (shared with the CPU); sums
  *   in the CPU's order (serial per 4096-element block, then over the blocks).
- * Not written yet (a stub raising NotImplementedError): trunc_normal_transform.
  * - layer_norm (+ backward): one block per row, statistics and math in double as the CPU, block
- *   sums in a fixed tree order; grad_weight / grad_bias by a column pass over the rows in order. */
+ *   sums in a fixed tree order; grad_weight / grad_bias by a column pass over the rows in order.
+ * - trunc_normal_transform: elementwise, nn_math.h's ct_trunc_normal_of in double as the CPU. */
 #include "allocator.cuh"
 #include "blas.cuh"
 #include "common.cuh"
@@ -114,6 +114,26 @@ int leaky_relu_launch(int64_t n, const void *x, const void *grad, double slope, 
     return CT_CUDA_OK;
 }
 
+/* --- nn.init.trunc_normal_ ------------------------------------------------------------------------ */
+template <int D>
+__global__ void trunc_normal_kernel(char *data, int64_t n, double mean, double std, double a, double b)
+{
+    typedef typename CtCudaType<D>::T T;
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        char *p = data + i * (int64_t)sizeof(T);
+        ct_store<D>(p, ct_trunc_normal_of((double)ct_load<D>(p), mean, std, a, b));
+    }
+}
+
+template <int D>
+int trunc_normal_launch(int64_t n, void *data, double mean, double std, double a, double b, cudaStream_t stream)
+{
+    trunc_normal_kernel<D><<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>((char *)data, n, mean, std, a, b);
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
 #define CT_NN_FLOAT_DISPATCH(dtype, FN, ...)                                                  \
     switch (dtype) {                                                                         \
     case CT_F16: return FN<CT_F16>(__VA_ARGS__);                                             \
@@ -132,6 +152,17 @@ int leaky_relu_status(CtDType dtype, CtDevice device, int64_t n, const void *x, 
     }
     cudaStream_t stream = ct_cuda_stream(device.index);
     CT_NN_FLOAT_DISPATCH(dtype, leaky_relu_launch, n, x, grad, slope, out, stream)
+}
+
+int trunc_normal_status(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std, double a,
+                        double b)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(device.index));
+    if (n == 0) {
+        return CT_CUDA_OK;
+    }
+    cudaStream_t stream = ct_cuda_stream(device.index);
+    CT_NN_FLOAT_DISPATCH(dtype, trunc_normal_launch, n, data, mean, std, a, b, stream)
 }
 
 /* --- embedding ------------------------------------------------------------------------------------ */
@@ -975,14 +1006,6 @@ int ct_cuda_nn_leaky_relu(CtDType dtype, CtDevice device, int64_t n, const void 
 int ct_cuda_nn_embedding(CtEmbeddingDesc *d) { return finish(embedding_status(d)); }
 int ct_cuda_nn_embedding_backward(CtEmbeddingDesc *d) { return finish(embedding_backward_status(d)); }
 
-/* --- not written yet: NotImplementedError instead of a NULL call -------------------------------- */
-namespace {
-int not_implemented(const char *what)
-{
-    return ct_cuda_raise(ct_cuda_set_error(CT_CUDA_NOT_IMPLEMENTED, "%s is not implemented on CUDA yet", what));
-}
-} // namespace
-
 int ct_cuda_nn_nll(CtNLLDesc *d) { return finish(nll_status(d, false)); }
 int ct_cuda_nn_nll_backward(CtNLLDesc *d) { return finish(nll_status(d, true)); }
 int ct_cuda_nn_pointwise_loss(CtPointwiseLossDesc *d) { return finish(loss_status(d, false)); }
@@ -996,6 +1019,5 @@ int ct_cuda_nn_layer_norm_backward(const CtLayerNormDesc *d) { return finish(lay
 int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
                                       double a, double b)
 {
-    (void)dtype, (void)device, (void)n, (void)data, (void)mean, (void)std, (void)a, (void)b;
-    return not_implemented("trunc_normal_");
+    return finish(trunc_normal_status(dtype, device, n, data, mean, std, a, b));
 }

@@ -477,7 +477,6 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     blas_kernels.gemm_batched = ct_cuda_gemm_batched;
     memset(&optim_kernels, 0, sizeof(optim_kernels));
     optim_kernels.step = ct_cuda_optim_step;
-    /* trunc_normal_transform: a NotImplementedError stub */
     memset(&nn_kernels, 0, sizeof(nn_kernels));
     nn_kernels.linear = ct_cuda_nn_linear;
     nn_kernels.leaky_relu = ct_cuda_nn_leaky_relu;

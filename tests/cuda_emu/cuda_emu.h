@@ -57,15 +57,13 @@ struct Config {
     Config(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), shared(s), stream(st) {}
 };
 
-/* Runs body once per thread of the grid (emu_runtime.cpp). site identifies the launch site: one
- * whose kernel never reached a barrier or warp operation runs its later launches without fibers. */
-void launch_grid(const Config &c, const std::function<void()> &body, int *site_mode);
+/* Runs body once per thread of the grid (emu_runtime.cpp). */
+void launch_grid(const Config &c, const std::function<void()> &body);
 
 template <typename F>
 void launch(const Config &c, F &&body)
 {
-    static int site_mode = 0; /* 0 unknown, 1 needs fibers, 2 runs straight */
-    launch_grid(c, std::function<void()>(std::forward<F>(body)), &site_mode);
+    launch_grid(c, std::function<void()>(std::forward<F>(body)));
 }
 
 void *dynamic_shared();

@@ -5,7 +5,7 @@
  *   barrier opens when every live thread of the block waits at it, a warp operation when every
  *   live lane of its mask does. Threads that wait on each other in a way a GPU could not resolve
  *   (a barrier some threads never reach while others wait at a warp operation) fail the launch.
- *   A launch site whose kernel never met a barrier runs its threads as plain calls afterwards.
+ *   A one-thread block runs on the caller's stack.
  *   Launch configurations a GPU refuses fail as cudaErrorInvalidConfiguration.
  * - The runtime: CT_EMU_DEVICES devices (default 2) of CT_EMU_MEMORY_MB MiB each (default 4096),
  *   "device memory" is host memory (256-byte aligned, filled with 0xff bytes so that a kernel
@@ -112,11 +112,9 @@ struct Fiber {
 std::recursive_mutex launch_mutex;
 std::vector<Fiber> fibers;
 Context scheduler;
-int running = -1;          /* fiber running now, -1: the block runs straight */
+int running = -1;          /* fiber running now, -1: a one-thread block runs on the caller's stack */
 const std::function<void()> *body;
 std::vector<char> shared_buffer;
-bool sync_reached;         /* a barrier or warp operation was met during this launch */
-bool straight_violation;   /* ... while running straight */
 
 void switch_to(Context *save, Context *next)
 {
@@ -139,7 +137,10 @@ void switch_to(Context *save, Context *next)
 void start_fiber(Fiber &f)
 {
 #if defined(__x86_64__)
-    uintptr_t top = ((uintptr_t)f.stack + kStack) & ~(uintptr_t)15;
+    /* the stacks' tops are staggered: equal offsets within a page would put every fiber's top
+     * frames in one cache set, and a switch would miss the cache every time */
+    const size_t stagger = ((size_t)(&f - fibers.data()) * 1088) % 65536;
+    uintptr_t top = ((uintptr_t)f.stack + kStack - stagger) & ~(uintptr_t)15;
     void **sp = (void **)top;
     *--sp = nullptr;               /* fiber_main's return address slot: it never returns */
     *--sp = (void *)&fiber_main;   /* where ct_emu_switch's ret goes */
@@ -329,10 +330,8 @@ EMU_EXPORT void *dynamic_shared() { return shared_buffer.data(); }
 
 EMU_EXPORT void sync_block()
 {
-    sync_reached = true;
     if (running < 0) {
-        straight_violation = true;
-        return;
+        return; /* a one-thread block */
     }
     fibers[running].state = AT_BARRIER;
     yield_to_scheduler();
@@ -340,10 +339,8 @@ EMU_EXPORT void sync_block()
 
 EMU_EXPORT uint64_t warp_exchange(unsigned mask, uint64_t value, int kind, int arg, int width)
 {
-    sync_reached = true;
     if (running < 0) {
-        straight_violation = true;
-        return value;
+        return kind == kBallot ? (value != 0) : value; /* a one-thread block */
     }
     Fiber &f = fibers[running];
     f.state = AT_WARP;
@@ -356,7 +353,7 @@ EMU_EXPORT uint64_t warp_exchange(unsigned mask, uint64_t value, int kind, int a
     return fibers[running].result;
 }
 
-EMU_EXPORT void launch_grid(const Config &c, const std::function<void()> &fn, int *site_mode)
+EMU_EXPORT void launch_grid(const Config &c, const std::function<void()> &fn)
 {
     std::lock_guard<std::recursive_mutex> lock(launch_mutex);
     const char *bad = bad_config(c);
@@ -372,9 +369,7 @@ EMU_EXPORT void launch_grid(const Config &c, const std::function<void()> &fn, in
     blockDim = c.block;
     shared_buffer.assign(c.shared + 16, (char)0xff);
     const int n = (int)(c.block.x * c.block.y * c.block.z);
-    const bool straight = *site_mode == 2 || n == 1;
-    sync_reached = false;
-    straight_violation = false;
+    const bool straight = n == 1;
     bool ok = true;
     for (unsigned z = 0; z < c.grid.z && ok; z++) {
         for (unsigned y = 0; y < c.grid.y && ok; y++) {
@@ -383,10 +378,8 @@ EMU_EXPORT void launch_grid(const Config &c, const std::function<void()> &fn, in
                 blockIdx.y = y;
                 blockIdx.z = z;
                 if (straight) {
-                    for (int i = 0; i < n; i++) {
-                        threadIdx = thread_of(i, c.block);
-                        fn();
-                    }
+                    threadIdx = thread_of(0, c.block);
+                    fn();
                 } else {
                     ok = run_block_fibers(n);
                 }
@@ -394,13 +387,6 @@ EMU_EXPORT void launch_grid(const Config &c, const std::function<void()> &fn, in
         }
     }
     body = saved_body;
-    if (straight && straight_violation && n > 1) {
-        fprintf(stderr, "cuda emulator: a kernel that met no barrier before met one; its launch ran wrong\n");
-        ok = false;
-    }
-    if (*site_mode == 0 && n > 1) {
-        *site_mode = sync_reached ? 1 : 2;
-    }
     if (!ok) {
         fail(cudaErrorLaunchFailure);
     }
