@@ -2,10 +2,11 @@
 
 The emulated build (csrc/cuda compiled by g++, every block's threads run as fibers, the runtime
 and cuBLAS emulated; see tests/cuda_emu/README.md) is made once per session; then each test
-file's `cuda` tests run against it in a child pytest, one test here per file. Skipped where a
+file's `cuda` tests run against it in a child pytest (several at a time), one test here per file. Skipped where a
 real GPU is present (the suite's own `cuda` parameters run there), where g++ or the CUDA headers
 are missing, or with CTORCH_NO_EMULATOR=1.
 """
+import concurrent.futures
 import glob
 import os
 import shutil
@@ -43,8 +44,16 @@ def _why_not():
 pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 
 
+def _run_file(out, test_file, workdir):
+    env = dict(os.environ, PYTHONPATH=out)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "cuda",
+                           os.path.join(HERE, test_file)], capture_output=True, text=True, env=env, cwd=workdir)
+
+
 @pytest.fixture(scope="session")
 def emulated(tmp_path_factory):
+    """Builds the emulated package, then runs every file's cuda tests on it, as many files at a
+    time as there are cores (the biggest first); the tests below report one file each."""
     out = str(tmp_path_factory.mktemp("cuda_emu"))
     r = subprocess.run([sys.executable, os.path.join(EMU, "build.py"), out, "-j", str(os.cpu_count() or 1)],
                        capture_output=True, text=True)
@@ -53,14 +62,14 @@ def emulated(tmp_path_factory):
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=out),
                        cwd=out)
     assert r.stdout.startswith(os.path.join(out, "ctorch")) and " True ctorch CUDA emulator" in r.stdout, r.stdout + r.stderr
-    return out
+    order = sorted(FILES, key=lambda f: -os.path.getsize(os.path.join(HERE, f)))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        runs = {f: pool.submit(_run_file, out, f, out) for f in order}
+        return {f: runs[f].result() for f in FILES}
 
 
 @pytest.mark.parametrize("test_file", FILES)
-def test_cuda_tests_on_emulator(emulated, test_file, tmp_path):
-    env = dict(os.environ, PYTHONPATH=emulated)
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "cuda", "-W",
-                        "ignore::pytest.PytestUnraisableExceptionWarning", os.path.join(HERE, test_file)],
-                       capture_output=True, text=True, env=env, cwd=str(tmp_path))
+def test_cuda_tests_on_emulator(emulated, test_file):
+    r = emulated[test_file]
     # 5: no test of the file has a cuda parameter
     assert r.returncode in (0, 5), r.stdout[-6000:] + r.stderr[-3000:]

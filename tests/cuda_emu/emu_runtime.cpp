@@ -125,11 +125,31 @@ void switch_to(Context *save, Context *next)
 #endif
 }
 
+int block_threads;          /* threads of the block running now */
+
+/* The running fiber stops (it waits, or it ended): the next runnable fiber of this pass over the
+ * block runs, or the scheduler when there is none (one switch per stop, not two). */
+void pass_on()
+{
+    Context *self = &fibers[running].ctx;
+    int j = running + 1;
+    while (j < block_threads && fibers[j].state != RUNNABLE) {
+        j++;
+    }
+    if (j < block_threads) {
+        running = j;
+        threadIdx = fibers[j].tid;
+        switch_to(self, &fibers[j].ctx);
+    } else {
+        switch_to(self, &scheduler);
+    }
+}
+
 [[noreturn]] void fiber_main()
 {
     (*body)();
     fibers[running].state = DONE;
-    switch_to(&fibers[running].ctx, &scheduler);
+    pass_on();
     __builtin_unreachable();
 }
 
@@ -155,11 +175,6 @@ void start_fiber(Fiber &f)
     f.ctx.uc.uc_link = nullptr;
     makecontext(&f.ctx.uc, (void (*)())fiber_main, 0);
 #endif
-}
-
-void yield_to_scheduler()
-{
-    switch_to(&fibers[running].ctx, &scheduler);
 }
 
 /* Opens the warp operations whose lanes have all arrived; true if one opened. */
@@ -257,6 +272,7 @@ bool run_block_fibers(int n)
     if ((int)fibers.size() < n) {
         fibers.resize(n);
     }
+    block_threads = n;
     for (int i = 0; i < n; i++) {
         Fiber &f = fibers[i];
         if (f.stack == nullptr) {
@@ -277,10 +293,13 @@ bool run_block_fibers(int n)
             if (fibers[i].state == RUNNABLE) {
                 running = i;
                 threadIdx = fibers[i].tid;
-                switch_to(&scheduler, &fibers[i].ctx);
+                switch_to(&scheduler, &fibers[i].ctx); /* runs this pass's runnable fibers */
                 ran = true;
+                break;
             }
-            live = live || fibers[i].state != DONE;
+        }
+        for (int i = 0; i < n && !live; i++) {
+            live = fibers[i].state != DONE;
         }
         if (!live) {
             break;
@@ -334,7 +353,7 @@ EMU_EXPORT void sync_block()
         return; /* a one-thread block */
     }
     fibers[running].state = AT_BARRIER;
-    yield_to_scheduler();
+    pass_on();
 }
 
 EMU_EXPORT uint64_t warp_exchange(unsigned mask, uint64_t value, int kind, int arg, int width)
@@ -349,7 +368,7 @@ EMU_EXPORT uint64_t warp_exchange(unsigned mask, uint64_t value, int kind, int a
     f.kind = kind;
     f.arg = arg;
     f.width = width;
-    yield_to_scheduler();
+    pass_on();
     return fibers[running].result;
 }
 
