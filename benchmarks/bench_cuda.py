@@ -14,7 +14,7 @@ CUDA-event times, the median of several rounds of several calls; host times are 
 medians. An op that ctorch does not have on CUDA yet (another family's work) is reported "n/a",
 with the reason in the JSON output, and the run goes on.
 
-    python3 benchmarks/bench_cuda.py [--quick] [--json benchmarks/results/cuda.json] [--sections 1,2]
+    python3 benchmarks/bench_cuda.py [--quick | --smoke] [--json benchmarks/results/cuda.json] [--sections 1,2]
 
 On a machine without a usable GPU it prints why and exits with status 0.
 """
@@ -335,9 +335,9 @@ def measure(fws, fn):
 
 
 # --- 1. host time per op ---------------------------------------------------------------------------------
-def bench_host_time(fws, res, quick):
+def bench_host_time(fws, res, size):
     res.header("1. host time per op (a + b, issued without synchronising)")
-    n_ops = 10_000 if quick else 100_000
+    n_ops = size["host_ops"]
     for n in (1, 1024):
         a_np = np.arange(n, dtype=np.float32)
         b_np = np.ones(n, dtype=np.float32)
@@ -352,9 +352,9 @@ def bench_host_time(fws, res, quick):
 
 
 # --- 2. bandwidth ----------------------------------------------------------------------------------------
-def bench_bandwidth(fws, res, quick):
+def bench_bandwidth(fws, res, size):
     res.header("2. elementwise bandwidth, float32 (GB/s; add/mul move 12 B per element, copy 8 B)")
-    powers = (20, 24) if quick else (20, 22, 24, 26, 28)
+    powers = size["bandwidth_powers"]
     rng = np.random.default_rng(0)
     for p in powers:
         n = 1 << p
@@ -393,11 +393,11 @@ def bench_bandwidth(fws, res, quick):
 
 
 # --- 3. reductions ---------------------------------------------------------------------------------------
-def bench_reductions(fws, res, quick):
+def bench_reductions(fws, res, size):
     res.header("3. reductions, float32 (GB/s of input read)")
     rng = np.random.default_rng(1)
-    flat = rng.standard_normal(1 << (22 if quick else 26), dtype=np.float32)
-    side = 2048 if quick else 8192
+    flat = rng.standard_normal(1 << size["reduce_power"], dtype=np.float32)
+    side = size["reduce_side"]
     mat = rng.standard_normal((side, side), dtype=np.float32)
     cases = [
         (f"sum 2^{int(np.log2(flat.size))}", flat, None, "sum", float(flat.astype(np.float64).sum())),
@@ -429,10 +429,10 @@ def reference64(fws, a_np, b_np):
     return a_np.astype(np.float64) @ b_np.astype(np.float64)
 
 
-def bench_matmul(fws, res, quick):
+def bench_matmul(fws, res, size):
     res.header("4. float32 matmul (TFLOP/s; relative error = |C - C64|_F / |C64|_F)")
     rng = np.random.default_rng(2)
-    for n in ((1024, 2048) if quick else (1024, 4096, 8192, 10000)):
+    for n in size["matmul"]:
         a_np = rng.standard_normal((n, n), dtype=np.float32)
         b_np = rng.standard_normal((n, n), dtype=np.float32)
         ref = reference64(fws, a_np, b_np)
@@ -464,23 +464,21 @@ def bench_matmul(fws, res, quick):
 
 
 # --- 5. allocation ------------------------------------------------------------------------------------------
-def bench_alloc(fws, res, quick):
+def bench_alloc(fws, res, size):
     res.header("5. device allocation + free (caching allocators, steady state)")
     for nbytes, label in ((4, "4 B"), (4096, "4 KiB"), (1 << 20, "1 MiB"), (100 << 20, "100 MiB")):
         def run(fw, nbytes=nbytes):
             x = fw.empty(nbytes, "uint8")
             del x
-            return host_us(fw, lambda: fw.empty(nbytes, "uint8"), 2000 if quick else 20000, 5)
+            return host_us(fw, lambda: fw.empty(nbytes, "uint8"), size["alloc_calls"], 5)
 
         res.add("alloc", f"empty + free {label}", "us", measure(fws, run), better="lower")
 
 
 # --- 6. host <-> device copies --------------------------------------------------------------------------------
-def bench_copies(fws, res, quick):
+def bench_copies(fws, res, size):
     res.header("6. host <-> device copies (GB/s)")
-    sizes = ((1 << 20, "1 MB"), (16 << 20, "16 MB")) if quick else \
-        ((1 << 20, "1 MB"), (16 << 20, "16 MB"), (256 << 20, "256 MB"), (1 << 30, "1 GB"))
-    for nbytes, label in sizes:
+    for nbytes, label in size["copies"]:
         for pinned in (True, False):
             for direction in ("h2d", "d2h"):
                 def run(fw, nbytes=nbytes, pinned=pinned, direction=direction):
@@ -505,13 +503,26 @@ def bench_copies(fws, res, quick):
                         measure(fws, run), note="target: ctorch >= 0.9 x torch" if pinned else "")
 
 
+# The sizes of each mode: full (issue 3's list), --quick, and --smoke (every case once at toy sizes:
+# a check that the script and the ops it calls run, e.g. on the CUDA emulator; its numbers mean nothing).
+SIZES = {
+    "full": {"host_ops": 100_000, "bandwidth_powers": (20, 22, 24, 26, 28), "reduce_power": 26, "reduce_side": 8192,
+             "matmul": (1024, 4096, 8192, 10000), "alloc_calls": 20000,
+             "copies": ((1 << 20, "1 MB"), (16 << 20, "16 MB"), (256 << 20, "256 MB"), (1 << 30, "1 GB"))},
+    "quick": {"host_ops": 10_000, "bandwidth_powers": (20, 24), "reduce_power": 22, "reduce_side": 2048,
+              "matmul": (1024, 2048), "alloc_calls": 2000, "copies": ((1 << 20, "1 MB"), (16 << 20, "16 MB"))},
+    "smoke": {"host_ops": 100, "bandwidth_powers": (12,), "reduce_power": 12, "reduce_side": 64, "matmul": (64,),
+              "alloc_calls": 20, "copies": ((1 << 16, "64 KB"),)},
+}
+
 SECTIONS = {1: bench_host_time, 2: bench_bandwidth, 3: bench_reductions, 4: bench_matmul, 5: bench_alloc,
             6: bench_copies}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer calls (a smoke test)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer calls")
+    parser.add_argument("--smoke", action="store_true", help="toy sizes: checks that every case runs, times nothing")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--sections", default="1,2,3,4,5,6", help="which sections, e.g. 1,2")
     args = parser.parse_args()
@@ -524,6 +535,7 @@ def main():
             print(f"(ctorch.cuda.diagnose() failed: {short(e)})")
         return 0
 
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     fws, notes = frameworks()
     props = ctorch.cuda.get_device_properties(0)
     header = {
@@ -535,7 +547,7 @@ def main():
         "numpy": np.__version__,
         "frameworks": [fw.name for fw in fws],
         "versions": notes,
-        "quick": args.quick,
+        "mode": mode,
         "timing": "CUDA events, median of rounds; host times: wall clock, median of rounds",
     }
     print(f"GPU: {header['device']} (sm_{header['capability'].replace('.', '')}, {header['memory_gib']} GiB)")
@@ -544,7 +556,7 @@ def main():
 
     res = Results(fws)
     for s in (int(x) for x in args.sections.split(",") if x.strip()):
-        SECTIONS[s](fws, res, args.quick)
+        SECTIONS[s](fws, res, SIZES[mode])
         for fw in fws:  # each section starts from an empty cache
             try:
                 fw.sync()

@@ -9,7 +9,7 @@ Runs on the GPU when ctorch has one, else on the CPU (PyTorch on the same device
 validated first (ctorch's result must match PyTorch's, or NumPy's when PyTorch is absent), warmed up,
 synchronised, and timed as the median of several rounds.
 
-    python3 benchmarks/bench_train.py [--quick] [--json out.json] [--device cpu|cuda]
+    python3 benchmarks/bench_train.py [--quick | --smoke] [--json out.json] [--device cpu|cuda]
 """
 import argparse
 import json
@@ -116,7 +116,7 @@ def numpy_loss(weights, x, y):
     return -logp[np.arange(len(y)), y].mean()
 
 
-def bench_mlp(device, batch, quick, results):
+def bench_mlp(device, batch, size, results):
     rng = np.random.default_rng(batch)
     x = rng.standard_normal((batch, 784)).astype(np.float32)
     y = rng.integers(0, 10, batch)
@@ -142,15 +142,15 @@ def bench_mlp(device, batch, quick, results):
             w_theirs = theirs[0][0].weight.detach().cpu().numpy()
             if not np.allclose(w_ours, w_theirs, rtol=1e-4, atol=1e-6):
                 sys.exit(f"mlp batch {batch}: weights after one step differ from PyTorch")
-            number = 5 if batch > 1000 else 20
-            row["torch_ms"] = median_ms(tstep, torch, tdev, number, 3 if quick else 7)
-    number = 5 if batch > 1000 else 20
-    row["ctorch_ms"] = median_ms(step, ctorch, device, number, 3 if quick else 7)
+            number = size["number"] or (5 if batch > 1000 else 20)
+            row["torch_ms"] = median_ms(tstep, torch, tdev, number, size["rounds"])
+    number = size["number"] or (5 if batch > 1000 else 20)
+    row["ctorch_ms"] = median_ms(step, ctorch, device, number, size["rounds"])
     results.append(row)
 
 
 # --- the optimizer step alone -----------------------------------------------------------------------
-def bench_sgd(device, count, numel, quick, results):
+def bench_sgd(device, count, numel, size, results):
     rng = np.random.default_rng(count + numel)
     data = [rng.standard_normal(numel).astype(np.float32) for _ in range(count)]
     grads = [rng.standard_normal(numel).astype(np.float32) for _ in range(count)]
@@ -167,8 +167,8 @@ def bench_sgd(device, count, numel, quick, results):
     expected = data[0] - 0.01 * grads[0] - 0.01 * (0.9 * grads[0] + grads[0])
     if not np.allclose(params[0].detach().cpu().numpy(), expected, rtol=1e-5, atol=1e-6):
         sys.exit(f"sgd {count}x{numel}: ctorch differs from NumPy")
-    number = 10 if count * numel >= 10**7 else 50
-    rounds = 3 if quick else 7
+    number = size["number"] or (10 if count * numel >= 10**7 else 50)
+    rounds = size["rounds"]
     row = {"case": f"sgd step {count} x {numel // 1024}K", "ctorch_ms": median_ms(opt.step, ctorch, device, number,
                                                                                  rounds)}
     if torch is not None:
@@ -188,9 +188,20 @@ def bench_sgd(device, count, numel, quick, results):
     results.append(row)
 
 
+# batches, optimizer cases (tensors, elements), rounds, calls per round (None: the case's default)
+MODES = {
+    "full": {"batches": (64, 4096), "sgd": ((100, 1024), (100, 65536), (1000, 1024), (1000, 65536)), "rounds": 7,
+             "number": None},
+    "quick": {"batches": (64, 4096), "sgd": ((100, 1024), (100, 65536), (1000, 1024)), "rounds": 3, "number": None},
+    "smoke": {"batches": (64,), "sgd": ((100, 1024),), "rounds": 1, "number": 1},
+}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer rounds, skip the largest optimizer case")
+    ap.add_argument("--smoke", action="store_true",
+                    help="batch 64 and the smallest optimizer case, one round: checks that they run, times nothing")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when available")
     args = ap.parse_args()
@@ -199,14 +210,12 @@ def main():
         torch.set_num_threads(ctorch.get_num_threads())
     print(f"device: {device_name(device)}; ctorch {ctorch.__version__}; "
           f"PyTorch {'absent' if torch is None else torch.__version__}")
+    size = MODES["smoke" if args.smoke else "quick" if args.quick else "full"]
     results = []
-    for batch in (64, 4096):
-        bench_mlp(device, batch, args.quick, results)
-    for count in (100, 1000):
-        for numel in (1024, 65536):
-            if args.quick and count * numel > 10**7:
-                continue
-            bench_sgd(device, count, numel, args.quick, results)
+    for batch in size["batches"]:
+        bench_mlp(device, batch, size, results)
+    for count, numel in size["sgd"]:
+        bench_sgd(device, count, numel, size, results)
     cols = ["ctorch_ms", "torch_ms", "torch_foreach_ms", "torch_fused_ms"]
     print(f"{'case':<24}" + "".join(f"{c:>18}" for c in cols) + f"{'ctorch/torch':>14}")
     for r in results:

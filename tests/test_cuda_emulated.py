@@ -2,7 +2,8 @@
 
 The emulated build (csrc/cuda compiled by g++, every block's threads run as fibers, the runtime
 and cuBLAS emulated; see tests/cuda_emu/README.md) is made once per session; then each test
-file's `cuda` tests run against it in a child pytest (several at a time), one test here per file. Skipped where a
+file's `cuda` tests run against it in a child pytest (several at a time), one test here per file,
+and so do the GPU benchmark scripts at toy sizes (--smoke). Skipped where a
 real GPU is present (the suite's own `cuda` parameters run there), where g++ or the CUDA headers
 are missing, or with CTORCH_NO_EMULATOR=1.
 """
@@ -44,16 +45,22 @@ def _why_not():
 pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 
 
-def _run_file(out, test_file, workdir):
+# what runs on the emulator: each test file's cuda tests, and the GPU benchmarks at toy sizes
+# (scripts/gpu_check.sh runs them for real; here, that they run at all, numbers unused)
+JOBS = {f: ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "cuda", os.path.join(HERE, f)] for f in FILES}
+JOBS["bench_cuda.py --smoke"] = [os.path.join(ROOT, "benchmarks", "bench_cuda.py"), "--smoke"]
+JOBS["bench_train.py --smoke"] = [os.path.join(ROOT, "benchmarks", "bench_train.py"), "--smoke", "--device", "cuda"]
+
+
+def _run(out, job):
     env = dict(os.environ, PYTHONPATH=out)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "cuda",
-                           os.path.join(HERE, test_file)], capture_output=True, text=True, env=env, cwd=workdir)
+    return subprocess.run([sys.executable] + JOBS[job], capture_output=True, text=True, env=env, cwd=out)
 
 
 @pytest.fixture(scope="session")
 def emulated(tmp_path_factory):
-    """Builds the emulated package, then runs every file's cuda tests on it, as many files at a
-    time as there are cores (the biggest first); the tests below report one file each."""
+    """Builds the emulated package, then runs every job on it, as many at a time as there are
+    cores (the biggest test files first); the tests below report one job each."""
     out = str(tmp_path_factory.mktemp("cuda_emu"))
     r = subprocess.run([sys.executable, os.path.join(EMU, "build.py"), out, "-j", str(os.cpu_count() or 1)],
                        capture_output=True, text=True)
@@ -62,14 +69,20 @@ def emulated(tmp_path_factory):
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=out),
                        cwd=out)
     assert r.stdout.startswith(os.path.join(out, "ctorch")) and " True ctorch CUDA emulator" in r.stdout, r.stdout + r.stderr
-    order = sorted(FILES, key=lambda f: -os.path.getsize(os.path.join(HERE, f)))
+    size = {f: os.path.getsize(os.path.join(HERE, f)) for f in FILES}
+    order = sorted(JOBS, key=lambda j: -size.get(j, 0))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        runs = {f: pool.submit(_run_file, out, f, out) for f in order}
-        return {f: runs[f].result() for f in FILES}
+        runs = {j: pool.submit(_run, out, j) for j in order}
+        return {j: runs[j].result() for j in JOBS}
 
 
-@pytest.mark.parametrize("test_file", FILES)
-def test_cuda_tests_on_emulator(emulated, test_file):
-    r = emulated[test_file]
-    # 5: no test of the file has a cuda parameter
-    assert r.returncode in (0, 5), r.stdout[-6000:] + r.stderr[-3000:]
+@pytest.mark.parametrize("job", list(JOBS))
+def test_on_emulator(emulated, job):
+    r = emulated[job]
+    # 5: pytest found no test with a cuda parameter in the file
+    assert r.returncode in ((0, 5) if job in FILES else (0,)), r.stdout[-6000:] + r.stderr[-3000:]
+    if job.startswith("bench_cuda"):
+        assert "ctorch CUDA emulator" in r.stdout and "h2d" in r.stdout, r.stdout
+        assert "INVALID" not in r.stdout and "n/a" not in r.stdout, r.stdout
+    elif job.startswith("bench_train"):
+        assert "mlp step b=64" in r.stdout and "sgd step 100 x 1K" in r.stdout, r.stdout

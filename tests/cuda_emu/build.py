@@ -79,6 +79,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--asan", action="store_true",
+                    help="the backend under AddressSanitizer: kernels' out-of-bounds accesses are reported "
+                         "(run Python with LD_PRELOAD=$(gcc -print-file-name=libasan.so))")
     args = ap.parse_args()
     out = os.path.abspath(args.out)
     src_dir = os.path.join(out, "src")
@@ -88,6 +91,14 @@ def main():
              "-I" + os.path.join(ROOT, "csrc"), "-I" + os.path.join(ROOT, "csrc", "cuda"),
              "-I" + sysconfig.get_paths()["include"], "-I" + cuda_include(),
              '-DCT_CUDA_ARCH_LIST="75"', '-DCT_CUDA_PTX_ARCH="75"']
+    sanitize = ["-fsanitize=address", "-fno-omit-frame-pointer"] if args.asan else []
+    flags += sanitize
+    stamp = os.path.join(out, "flags.txt")
+    if not os.path.exists(stamp) or open(stamp).read() != " ".join(flags):
+        for obj in glob.glob(os.path.join(src_dir, "*.o")):
+            os.remove(obj)  # built with other flags
+        with open(stamp, "w") as f:
+            f.write(" ".join(flags))
     shutil.copytree(os.path.join(ROOT, "python", "ctorch"), os.path.join(out, "ctorch"), dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("*.so", "__pycache__"))
     build_c_extension(out, args.j)
@@ -106,7 +117,7 @@ def main():
             jobs.append((src, flags + ["-c", dst, "-o", obj]))
     run_jobs(jobs, args.j)
     lib = os.path.join(out, "ctorch", "_C_cuda.so")
-    subprocess.run(["g++", "-shared", "-o", lib] + objects + ["-Wl,-z,defs", "-lpthread"], check=True)
+    subprocess.run(["g++", "-shared", "-o", lib] + objects + sanitize + ["-Wl,-z,defs", "-lpthread"], check=True)
     print("cuda_emu: built", lib)
 
 

@@ -23,7 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 #include <ucontext.h>
 #include <vector>
 
@@ -115,13 +120,31 @@ Context scheduler;
 int running = -1;          /* fiber running now, -1: a one-thread block runs on the caller's stack */
 const std::function<void()> *body;
 std::vector<char> shared_buffer;
+#if defined(__SANITIZE_ADDRESS__)
+const void *scheduler_bottom; /* the stack of the thread that launched */
+size_t scheduler_size;
 
-void switch_to(Context *save, Context *next)
+const void *stack_bottom(const Context *c)
 {
+    return c == &scheduler ? scheduler_bottom : (const void *)((const Fiber *)c)->stack;
+}
+size_t stack_size(const Context *c) { return c == &scheduler ? scheduler_size : kStack; }
+#endif
+
+/* Built with AddressSanitizer (build.py --asan), every switch tells it which stack comes next. */
+void switch_to(Context *save, Context *next, bool ending = false)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(ending ? nullptr : &fake, stack_bottom(next), stack_size(next));
+#endif
 #if defined(__x86_64__)
     ct_emu_switch(&save->sp, next->sp);
 #else
     swapcontext(&save->uc, &next->uc);
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
 }
 
@@ -129,7 +152,7 @@ int block_threads;          /* threads of the block running now */
 
 /* The running fiber stops (it waits, or it ended): the next runnable fiber of this pass over the
  * block runs, or the scheduler when there is none (one switch per stop, not two). */
-void pass_on()
+void pass_on(bool ending = false)
 {
     Context *self = &fibers[running].ctx;
     int j = running + 1;
@@ -139,23 +162,29 @@ void pass_on()
     if (j < block_threads) {
         running = j;
         threadIdx = fibers[j].tid;
-        switch_to(self, &fibers[j].ctx);
+        switch_to(self, &fibers[j].ctx, ending);
     } else {
-        switch_to(self, &scheduler);
+        switch_to(self, &scheduler, ending);
     }
 }
 
 [[noreturn]] void fiber_main()
 {
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+#endif
     (*body)();
     fibers[running].state = DONE;
-    pass_on();
+    pass_on(true);
     __builtin_unreachable();
 }
 
 /* Makes f start fiber_main when next switched to. */
 void start_fiber(Fiber &f)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    ASAN_UNPOISON_MEMORY_REGION(f.stack, kStack); /* the last run's frames that never returned */
+#endif
 #if defined(__x86_64__)
     /* the stacks' tops are staggered: equal offsets within a page would put every fiber's top
      * frames in one cache set, and a switch would miss the cache every time */
@@ -273,6 +302,14 @@ bool run_block_fibers(int n)
         fibers.resize(n);
     }
     block_threads = n;
+#if defined(__SANITIZE_ADDRESS__)
+    pthread_attr_t attr;
+    void *addr;
+    pthread_getattr_np(pthread_self(), &attr);
+    pthread_attr_getstack(&attr, &addr, &scheduler_size);
+    pthread_attr_destroy(&attr);
+    scheduler_bottom = addr;
+#endif
     for (int i = 0; i < n; i++) {
         Fiber &f = fibers[i];
         if (f.stack == nullptr) {
@@ -570,12 +607,20 @@ EMU_EXPORT cudaError_t CUDARTAPI cudaMalloc(void **p, size_t n)
         *p = nullptr;
         return fail(cudaErrorMemoryAllocation);
     }
-    void *q = aligned_alloc(256, rounded);
+    void *q = nullptr;
+#if defined(__SANITIZE_ADDRESS__)
+    /* the exact size: a kernel reading or writing past what was asked for is reported */
+    if (posix_memalign(&q, 256, n ? n : 1) != 0) {
+        q = nullptr;
+    }
+#else
+    q = aligned_alloc(256, rounded);
+#endif
     if (q == nullptr) {
         return fail(cudaErrorMemoryAllocation);
     }
-    if (rounded <= (64u << 20)) {
-        memset(q, 0xff, rounded); /* uninitialised device memory reads as NaN */
+    if (n <= (64u << 20)) {
+        memset(q, 0xff, n); /* uninitialised device memory reads as NaN */
     }
     device_blocks[q] = Block{rounded, current_device};
     in_use[current_device] += rounded;
