@@ -79,6 +79,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--c-extension", metavar="SO",
+                    help="use this ctorch._C (it must be a CUDA build: CT_HAVE_CUDA) instead of compiling one")
     ap.add_argument("--asan", action="store_true",
                     help="the backend under AddressSanitizer: kernels' out-of-bounds accesses are reported "
                          "(run Python with LD_PRELOAD=$(gcc -print-file-name=libasan.so))")
@@ -86,7 +88,7 @@ def main():
     out = os.path.abspath(args.out)
     src_dir = os.path.join(out, "src")
     os.makedirs(src_dir, exist_ok=True)
-    flags = ["g++", "-std=c++17", "-O1", "-g0", "-fPIC", "-fvisibility=hidden", "-w",
+    flags = ["g++", "-std=c++17", os.environ.get("CT_EMU_OPT", "-O1"), "-g0", "-fPIC", "-fvisibility=hidden", "-w",
              "-include", os.path.join(HERE, "cuda_emu.h"), "-I" + HERE,
              "-I" + os.path.join(ROOT, "csrc"), "-I" + os.path.join(ROOT, "csrc", "cuda"),
              "-I" + sysconfig.get_paths()["include"], "-I" + cuda_include(),
@@ -101,7 +103,10 @@ def main():
             f.write(" ".join(flags))
     shutil.copytree(os.path.join(ROOT, "python", "ctorch"), os.path.join(out, "ctorch"), dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("*.so", "__pycache__"))
-    build_c_extension(out, args.j)
+    if args.c_extension:
+        shutil.copy(args.c_extension, os.path.join(out, "ctorch", os.path.basename(args.c_extension)))
+    else:
+        build_c_extension(out, args.j)
     deps = [os.path.join(HERE, "cuda_emu.h")] + glob.glob(os.path.join(ROOT, "csrc", "cuda", "*.cuh")) \
         + glob.glob(os.path.join(ROOT, "csrc", "cuda", "*.h")) + glob.glob(os.path.join(ROOT, "csrc", "*.h"))
     jobs, objects = [], []

@@ -152,17 +152,50 @@ int block_threads;          /* threads of the block running now */
 
 /* The running fiber stops (it waits, or it ended): the next runnable fiber of this pass over the
  * block runs, or the scheduler when there is none (one switch per stop, not two). */
+/* The order the threads of a block run in within a pass (CT_EMU_ORDER): "forward" (thread 0
+ * first, the default), "reverse", or "shuffle" (a new permutation per block). A kernel whose
+ * result changes with the order has a race: threads reading shared or global memory that other
+ * threads write with no barrier between, or warp-synchronous code without __syncwarp. */
+std::vector<int> order;
+int order_pos;             /* position of the running fiber in order */
+
+int order_mode()
+{
+    static int mode = -1;
+    if (mode < 0) {
+        const char *e = getenv("CT_EMU_ORDER");
+        mode = e == nullptr || strcmp(e, "reverse") != 0 ? (e != nullptr && strcmp(e, "shuffle") == 0 ? 2 : 0) : 1;
+    }
+    return mode;
+}
+
+void plan_order(int n)
+{
+    order.resize(n);
+    for (int i = 0; i < n; i++) {
+        order[i] = order_mode() == 1 ? n - 1 - i : i;
+    }
+    if (order_mode() == 2) {
+        static uint64_t state = 0x9e3779b97f4a7c15ull;
+        for (int i = n - 1; i > 0; i--) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            std::swap(order[i], order[(int)((state >> 33) % (uint64_t)(i + 1))]);
+        }
+    }
+}
+
 void pass_on(bool ending = false)
 {
     Context *self = &fibers[running].ctx;
-    int j = running + 1;
-    while (j < block_threads && fibers[j].state != RUNNABLE) {
-        j++;
+    int k = order_pos + 1;
+    while (k < block_threads && fibers[order[k]].state != RUNNABLE) {
+        k++;
     }
-    if (j < block_threads) {
-        running = j;
-        threadIdx = fibers[j].tid;
-        switch_to(self, &fibers[j].ctx, ending);
+    if (k < block_threads) {
+        order_pos = k;
+        running = order[k];
+        threadIdx = fibers[running].tid;
+        switch_to(self, &fibers[running].ctx, ending);
     } else {
         switch_to(self, &scheduler, ending);
     }
@@ -302,6 +335,7 @@ bool run_block_fibers(int n)
         fibers.resize(n);
     }
     block_threads = n;
+    plan_order(n);
 #if defined(__SANITIZE_ADDRESS__)
     pthread_attr_t attr;
     void *addr;
@@ -326,8 +360,10 @@ bool run_block_fibers(int n)
     }
     for (;;) {
         bool ran = false, live = false;
-        for (int i = 0; i < n; i++) {
+        for (int k = 0; k < n; k++) {
+            const int i = order[k];
             if (fibers[i].state == RUNNABLE) {
+                order_pos = k;
                 running = i;
                 threadIdx = fibers[i].tid;
                 switch_to(&scheduler, &fibers[i].ctx); /* runs this pass's runnable fibers */
