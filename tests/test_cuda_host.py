@@ -10,11 +10,12 @@ bad leading dimensions) and compares with row-major references; reduce_harness.c
 of reduce.cu and sort.cu with their per-thread bodies (reductions, arg-reductions, scans,
 softmax, sorts, launch plans) against naive references; elementwise_harness.cu builds the
 elementwise kernels with CT_EW_HOST_EMULATION into a shared object that the last tests drive
-with ctypes, comparing every op x compute dtype x layout with ctorch's CPU kernels. Skipped where
-nvcc is missing. The fake runtime refuses (and fails the program on) any launch a GPU would
+with ctypes, comparing every op x compute dtype x layout with ctorch's CPU kernels. The programs
+are built in parallel (harness_runs). Skipped where nvcc is missing. The fake runtime refuses (and fails the program on) any launch a GPU would
 refuse: an empty grid, gridDim.y/z > 65535, more than 1024 threads per block, more than 48 KiB
 of dynamic shared memory.
 """
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -43,57 +44,49 @@ pytestmark = pytest.mark.skipif(NVCC is None or shutil.which("g++") is None or
                                 reason="needs nvcc, g++ and the sources")
 
 
-@pytest.fixture(scope="module")
-def fake_runtime(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cuda_host")
-    obj = str(out / "fake_cudart.o")
-    include = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include")
-    subprocess.run(["g++", "-c", "-std=c++17", "-I" + include, os.path.join(HERE, "fake_cudart.cpp"), "-o", obj],
-                   check=True)
-    return out, obj
+# The harness programs: (sources, what the program prints when every check passed)
+HARNESSES = {
+    "allocator": (["allocator_harness.cu", "../../csrc/cuda/allocator.cu"], "all allocator checks passed"),
+    "copy": (["copy_harness.cu"], "all copy checks passed"),
+    "reduce": (["reduce_harness.cu"], "all reduce checks passed"),  # fake_cudart.cpp stubs cub's runtime calls
+    "blas": (["blas_harness.cu"], "all blas checks passed"),
+    "index": (["index_harness.cu"], "all index checks passed"),
+}
 
 
-def build_and_run(fake_runtime, sources):
-    out, obj = fake_runtime
-    exe = str(out / os.path.basename(sources[0]).replace(".cu", ""))
+def build_and_run(out, obj, sources):
+    """Builds one harness with the fake runtime and runs it: (ok, its output)."""
+    exe = os.path.join(out, os.path.basename(sources[0]).replace(".cu", ""))
     cmd = [NVCC, "-std=c++17", "-cudart", "none", "-arch=compute_75", "-code=compute_75", "-O1",
            "--expt-relaxed-constexpr", "-I" + os.path.join(ROOT, "csrc"), "-I" + os.path.join(ROOT, "csrc", "cuda"),
            "-I" + HERE, "-I" + sysconfig.get_paths()["include"]] + sources + [obj, "-o", exe]
-    subprocess.run(cmd, check=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return False, r.stdout + r.stderr
     r = subprocess.run([exe], capture_output=True, text=True, timeout=300)
-    print(r.stdout)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    return r.returncode == 0, r.stdout + r.stderr
 
 
-def test_caching_allocator_on_fake_runtime(fake_runtime):
-    out = build_and_run(fake_runtime, [os.path.join(HERE, "allocator_harness.cu"),
-                                       os.path.join(ROOT, "csrc", "cuda", "allocator.cu")])
-    assert "all allocator checks passed" in out
+@pytest.fixture(scope="module")
+def harness_runs(tmp_path_factory):
+    """Every harness built (nvcc, a minute or so each) and run, as many at a time as there are cores."""
+    out = str(tmp_path_factory.mktemp("cuda_host"))
+    obj = os.path.join(out, "fake_cudart.o")
+    include = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include")
+    subprocess.run(["g++", "-c", "-std=c++17", "-I" + include, os.path.join(HERE, "fake_cudart.cpp"), "-o", obj],
+                   check=True)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        runs = {name: pool.submit(build_and_run, out, obj, [os.path.normpath(os.path.join(HERE, f)) for f in files])
+                for name, (files, _) in HARNESSES.items()}
+        runs["elementwise library"] = pool.submit(build_ew_library, out)  # for the tests at the end
+        return {name: run.result() for name, run in runs.items()}
 
 
-def test_copy_kernels_on_host(fake_runtime):
-    out = build_and_run(fake_runtime, [os.path.join(HERE, "copy_harness.cu")])
-    assert "all copy checks passed" in out
-
-
-def test_reduce_kernels_on_host(fake_runtime):
-    # fake_cudart.cpp also stubs the runtime calls cub makes
-    text = build_and_run(fake_runtime, [os.path.join(HERE, "reduce_harness.cu")])
-    assert "all reduce checks passed" in text
-
-
-def test_blas_on_fake_cublas(fake_runtime):
-    # blas.cu against a fake cuBLAS that computes column-major GEMMs on the host and refuses bad
-    # leading dimensions: the row-major -> column-major translation, stream/workspace binding,
-    # math modes, shortcuts and the integer kernel's grid
-    out = build_and_run(fake_runtime, [os.path.join(HERE, "blas_harness.cu")])
-    assert "all blas checks passed" in out
-
-
-def test_index_kernels_on_host(fake_runtime):
-    out = build_and_run(fake_runtime, [os.path.join(HERE, "index_harness.cu")])
-    assert "all index checks passed" in out
+@pytest.mark.parametrize("name", list(HARNESSES))
+def test_harness(harness_runs, name):
+    ok, text = harness_runs[name]
+    print(text)
+    assert ok and HARNESSES[name][1] in text, text[-6000:]
 
 
 def test_backend_exports_what_the_loader_looks_up():
@@ -289,22 +282,28 @@ class Emulator:
         return rc, self.lib.emu_launches() - before, self.lib.emu_last_path()
 
 
-@pytest.fixture(scope="module")
-def ew_emulator(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ew_emulation")
+def build_ew_library(out):
+    """The elementwise kernels built with CT_EW_HOST_EMULATION into a shared object: (ok, path or errors)."""
     include = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include")
-    fake = str(out / "fake_cudart_pic.o")
+    fake = os.path.join(out, "fake_cudart_pic.o")
     subprocess.run(["g++", "-c", "-fPIC", "-std=c++17", "-I" + include, os.path.join(HERE, "fake_cudart.cpp"), "-o",
                     fake], check=True)
     cuda = os.path.join(ROOT, "csrc", "cuda")
     sources = sorted(os.path.join(cuda, f) for f in os.listdir(cuda) if f.startswith("elementwise") and f.endswith(".cu"))
-    lib = str(out / "libct_ew_emulation.so")
+    lib = os.path.join(out, "libct_ew_emulation.so")
     cmd = [NVCC, "-shared", "-Xcompiler", "-fPIC,-Wall", "-std=c++17", "-cudart", "none", "-arch=compute_75",
            "-code=compute_75", "-O1", "--expt-relaxed-constexpr", "-DCT_EW_HOST_EMULATION",
            "-I" + os.path.join(ROOT, "csrc"), "-I" + cuda, "-I" + HERE, "-I" + sysconfig.get_paths()["include"]] \
         + sources + [os.path.join(HERE, "elementwise_harness.cu"), fake, "-o", lib]
     r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr[-4000:]
+    ok = r.returncode == 0 and "warning" not in r.stderr
+    return ok, lib if ok else r.stderr[-4000:]
+
+
+@pytest.fixture(scope="module")
+def ew_emulator(harness_runs):
+    ok, lib = harness_runs["elementwise library"]
+    assert ok, lib
     return Emulator(ctypes.CDLL(lib))
 
 
