@@ -982,12 +982,39 @@ static bool sizes_by_keyword(const CtFormula *f, PyObject *const *args, Py_ssize
     return false;
 }
 
+/* x.view(1, 2, ..., 8): more positional sizes than the signature's s1..s7 (d1..d7) slots. */
+static bool many_positional_sizes(const CtFormula *f, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (kwnames != NULL || f->sig[1] == NULL || (strcmp(f->sig[1], "s1") != 0 && strcmp(f->sig[1], "d1") != 0)) {
+        return false;
+    }
+    Py_ssize_t slots = 0;
+    while (f->sig[1 + slots] != NULL) {
+        slots++;
+    }
+    return nargs - 1 > slots;
+}
+
 /* Runs thunk(ctx) and, when needed, records a node for formula f over the call's arguments. */
 static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
     if (f->flags & CT_F_GENERIC) {
         return record_generic(f, thunk, ctx, args, nargs, kwnames, false);
+    }
+    if (many_positional_sizes(f, nargs, kwnames)) {
+        /* recorded as the same call with the sizes in one tuple: x.view((1, 2, ..., 8)) */
+        PyObject *seq = PyTuple_New(nargs - 1);
+        if (seq == NULL) {
+            return NULL;
+        }
+        for (Py_ssize_t i = 1; i < nargs; i++) {
+            PyTuple_SET_ITEM(seq, i - 1, Py_NewRef(args[i]));
+        }
+        PyObject *packed[2] = {args[0], seq};
+        PyObject *result = record_call(f, thunk, ctx, packed, 2, NULL);
+        Py_DECREF(seq);
+        return result;
     }
     PyObject *norm[CT_MAX_FORMULA_ARGS];
     PyObject *sizes_arg[2];

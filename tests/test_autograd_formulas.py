@@ -342,3 +342,18 @@ def test_sizes_given_by_keyword_record_like_positional(call, name):
     y = call(x)
     assert y.grad_fn.name() == name
     assert gradcheck(call, (x,))
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda x: x.view(1, 1, 1, 1, 1, 1, 2, 3), "ViewBackward0"),
+    (lambda x: x.reshape(1, 1, 1, 1, 1, 1, 1, 6), "ViewBackward0"),
+    (lambda x: x.view(1, 1, 1, 1, 1, 1, 2, 3).permute(7, 6, 5, 4, 3, 2, 1, 0), "PermuteBackward0"),
+    (lambda x: x.view(1, 1, 1, 1, 1, 1, 2, 3).expand(1, 1, 1, 1, 1, 1, 2, 3), "ExpandBackward0"),
+    (lambda x: x.repeat(1, 1, 1, 1, 1, 1, 1, 2, 1), "RepeatBackward0"),
+])
+def test_more_than_seven_positional_sizes_record(call, name):
+    """Sizes beyond the formula's seven slots (view(1, ..., 8 sizes)) record like the tuple form."""
+    x = torch.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    y = call(x)
+    assert y.grad_fn.name() == name
+    assert gradcheck(call, (x,))
