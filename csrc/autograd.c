@@ -698,16 +698,6 @@ static void set_view_links(PyObject *out, CtTensorObject *self)
     }
 }
 
-static bool overlaps_itself(const CtTensorObject *t)
-{
-    for (int i = 0; i < t->ndim; i++) {
-        if (t->strides[i] == 0 && t->sizes[i] > 1) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* The checks PyTorch makes before recording an in-place write into self; *base: self's base
  * when self is a differentiable view. */
 static int check_inplace_target(CtTensorObject *self, CtTensorObject **base)
@@ -730,10 +720,7 @@ static int check_inplace_target(CtTensorObject *self, CtTensorObject **base)
                         "a view of a leaf Variable that requires grad is being used in an in-place operation.");
         return -1;
     }
-    if (overlaps_itself(self)) {
-        PyErr_SetString(PyExc_RuntimeError, "unsupported operation: more than one element of the written-to tensor "
-                        "refers to a single memory location. Please clone() the tensor before performing the "
-                        "operation.");
+    if (ct_check_no_internal_overlap(self) < 0) {
         return -1;
     }
     return 0;

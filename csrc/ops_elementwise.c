@@ -204,13 +204,8 @@ static bool non_overlapping_and_dense(const CtTensorObject *t)
  * part (but not all) of its memory with out. Only dense layouts are compared, as in PyTorch. */
 static int check_overlap(CtTensorObject *out, int n, const CtEwArg *in)
 {
-    for (int d = 0; d < out->ndim; d++) {
-        if (out->strides[d] == 0 && out->sizes[d] > 1) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "unsupported operation: more than one element of the written-to tensor refers to a single "
-                            "memory location. Please clone() the tensor before performing the operation.");
-            return -1;
-        }
+    if (ct_check_no_internal_overlap(out) < 0) {
+        return -1;
     }
     if (ct_numel(out) == 0 || !non_overlapping_and_dense(out)) {
         return 0;

@@ -858,20 +858,6 @@ static CtTensorObject *addend_output(CtTensorObject *input, int nd, const int64_
     return out;
 }
 
-/* In-place results may not have two elements at one address (a broadcast self). */
-static int check_no_internal_overlap(CtTensorObject *t)
-{
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->sizes[d] > 1 && t->strides[d] == 0) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "unsupported operation: more than one element of the written-to tensor refers to a single "
-                            "memory location. Please clone() the tensor before performing the operation.");
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* self and mat2, then mat1 and mat2: PyTorch's order for addmm/addbmm. */
 static int check_addmm_dtypes(CtTensorObject *input, CtTensorObject *m1, CtTensorObject *m2)
 {
@@ -908,7 +894,7 @@ static CtTensorObject *addmm_impl(CtTensorObject *input, CtTensorObject *m1, CtT
                          "Bad in-place call: input tensor size %s and output tensor size %s should match", a, b);
             return NULL;
         }
-        if (check_no_internal_overlap(input) < 0) {
+        if (ct_check_no_internal_overlap(input) < 0) {
             return NULL;
         }
         out = (CtTensorObject *)Py_NewRef(input);
@@ -989,7 +975,7 @@ static CtTensorObject *baddbmm_impl(CtTensorObject *input, CtTensorObject *b1, C
                          "Bad in-place call: input tensor size %s and output tensor size %s should match", a, b);
             return NULL;
         }
-        if (check_no_internal_overlap(input) < 0) {
+        if (ct_check_no_internal_overlap(input) < 0) {
             return NULL;
         }
         out = (CtTensorObject *)Py_NewRef(input);
@@ -1050,7 +1036,7 @@ static CtTensorObject *addbmm_impl(CtTensorObject *input, CtTensorObject *b1, Ct
                          "Bad in-place call: input tensor size %s and output tensor size %s should match", a, b);
             return NULL;
         }
-        if (check_no_internal_overlap(input) < 0) {
+        if (ct_check_no_internal_overlap(input) < 0) {
             return NULL;
         }
         out = (CtTensorObject *)Py_NewRef(input);

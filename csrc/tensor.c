@@ -202,6 +202,19 @@ static const char *typeid_name(CtDType d)
 }
 
 /* out= handling shared by ops outside the elementwise family (see tensor.h) */
+int ct_check_no_internal_overlap(const CtTensorObject *t)
+{
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->strides[d] == 0 && t->sizes[d] > 1) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "unsupported operation: more than one element of the written-to tensor refers to a single "
+                            "memory location. Please clone() the tensor before performing the operation.");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, CtOutRule rule, Py_ssize_t n,
                        CtTensorObject *const *ts)
 {
@@ -214,6 +227,9 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
         goto done;
     }
     CtTensorObject *out = CT_TENSOR(out_obj);
+    if (ct_check_no_internal_overlap(out) < 0) {
+        goto done;
+    }
     if (rule == CT_OUT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
         PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s",
                      ct_dtype_kernel_name(out->dtype));
@@ -872,7 +888,8 @@ static PyObject *tensor_copy_(PyObject *self, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     bool non_blocking = false;
-    if (ct_arg_bool(a[1], &non_blocking) < 0 || ct_copy_ex(CT_TENSOR(self), CT_TENSOR(a[0]), non_blocking) < 0) {
+    if (ct_arg_bool(a[1], &non_blocking) < 0 || ct_check_no_internal_overlap(CT_TENSOR(self)) < 0 ||
+        ct_copy_ex(CT_TENSOR(self), CT_TENSOR(a[0]), non_blocking) < 0) {
         return NULL;
     }
     ct_bump_version(CT_TENSOR(self));

@@ -74,8 +74,13 @@ typedef enum {
     CT_OUT_CAN_CAST,    /* max()/min(): the result must cast to out's dtype (PyTorch's canCast check) */
     CT_OUT_ANY,         /* the caller checked out's dtype; the result is cast to it */
 } CtOutRule;
+/* RuntimeError as PyTorch's ("more than one element of the written-to tensor refers to a single
+ * memory location") when t has a dim of size > 1 and stride 0, i.e. writing t would write one
+ * element twice (an expanded tensor); 0 otherwise. */
+int ct_check_no_internal_overlap(const CtTensorObject *t);
 /* Hands the result r of an op to its out= tensor (out_obj, NULL or None for none) as PyTorch
- * does: out's dtype is checked by rule, an out sharing storage with one of the n inputs ts is
+ * does: out's dtype is checked by rule, an out that would be written twice (expanded) is refused
+ * (ct_check_no_internal_overlap), an out sharing storage with one of the n inputs ts is
  * refused, a wrongly shaped out is resized (ct_resize_output), and out itself is returned.
  * Ops that compute into a fresh tensor and that PyTorch lets write over their input (most
  * reductions) pass n = 0: no overlap check. Steals r (may be NULL: an error already set); a new reference, or NULL. */

@@ -1296,3 +1296,22 @@ def test_output_layout_out_argument(device, recwarn):
     t.mul_(3)  # in place keeps self's layout
     assert t.stride() == (1, 4)
     assert_close(t, 3 * xn.T)
+
+
+def test_out_written_twice_is_refused(device):
+    """An out= (or copy_ target) whose elements share memory (expanded) is refused for every op
+    that writes through out=, as PyTorch's internal-overlap check; fill_ may write it."""
+    a = ctorch.ones(3, device=device)
+    m = ctorch.ones(3, 3, device=device)
+    calls = [lambda o: ctorch.add(a, a, out=o), lambda o: ctorch.sum(m, 1, out=o), lambda o: ctorch.cumsum(a, 0, out=o),
+             lambda o: ctorch.cat([a], out=o), lambda o: ctorch.matmul(m, a, out=o), lambda o: o.copy_(a),
+             lambda o: o.exp_()]
+    for call in calls:
+        o = ctorch.zeros(1, device=device).expand(3)
+        with pytest.raises(RuntimeError, match="^unsupported operation: more than one element of the written-to "
+                                               "tensor refers to a single memory location"):
+            call(o)
+        assert to_numpy(o).tolist() == [0.0, 0.0, 0.0]
+    o = ctorch.zeros(1, device=device).expand(3)
+    o.fill_(2.0)
+    assert to_numpy(o).tolist() == [2.0, 2.0, 2.0]
