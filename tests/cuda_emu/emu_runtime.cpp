@@ -337,12 +337,19 @@ bool run_block_fibers(int n)
     block_threads = n;
     plan_order(n);
 #if defined(__SANITIZE_ADDRESS__)
-    pthread_attr_t attr;
-    void *addr;
-    pthread_getattr_np(pthread_self(), &attr);
-    pthread_attr_getstack(&attr, &addr, &scheduler_size);
-    pthread_attr_destroy(&attr);
-    scheduler_bottom = addr;
+    /* the launching thread's stack, looked up once per thread (glibc reads /proc/self/maps) */
+    static thread_local const void *thread_bottom = nullptr;
+    static thread_local size_t thread_size = 0;
+    if (thread_bottom == nullptr) {
+        pthread_attr_t attr;
+        void *addr;
+        pthread_getattr_np(pthread_self(), &attr);
+        pthread_attr_getstack(&attr, &addr, &thread_size);
+        pthread_attr_destroy(&attr);
+        thread_bottom = addr;
+    }
+    scheduler_bottom = thread_bottom;
+    scheduler_size = thread_size;
 #endif
     for (int i = 0; i < n; i++) {
         Fiber &f = fibers[i];
