@@ -698,21 +698,6 @@ static int arg_number(PyObject *obj, CtScalar *out, const char *fname, const cha
     return number_to_scalar(obj, out);
 }
 
-/* out=: NULL or None gives NULL. */
-static int arg_out(PyObject *obj, CtTensorObject **out, const char *fname)
-{
-    *out = NULL;
-    if (obj == NULL || obj == Py_None) {
-        return 0;
-    }
-    if (!CtTensor_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *out = (CtTensorObject *)obj;
-    return 0;
-}
-
 /* Parses a function call (names_fn) or a method call (names_m: names_fn without the leading
  * "input" and the trailing "*out"); a[0] is the input either way. */
 static int parse_call(const char *fname, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
@@ -735,7 +720,7 @@ static int call_output(int mode, PyObject *self_or_input, PyObject *out_obj, con
         *out = (CtTensorObject *)self_or_input;
         return 0;
     }
-    if (mode == MODE_FUNC && arg_out(out_obj, out, fname) < 0) {
+    if (mode == MODE_FUNC && ct_arg_out(out_obj, fname, out) < 0) {
         return -1;
     }
     *resize = *out != NULL;
@@ -1311,7 +1296,7 @@ static PyObject *fn_where(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     }
     if (arg_operand(a[0], &in[0], "where", "condition", 1, false) < 0 ||
         arg_operand(a[1], &in[1], "where", "input", 2, true) < 0 || arg_operand(a[2], &in[2], "where", "other", 3, true) < 0 ||
-        arg_out(a[3], &out, "where") < 0) {
+        ct_arg_out(a[3], "where", &out) < 0) {
         return NULL;
     }
     return (PyObject *)where_op(in, out, out != NULL);

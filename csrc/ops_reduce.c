@@ -1158,22 +1158,6 @@ static int keepdim_arg(PyObject *obj, const char *fname, bool *out)
 }
 
 /* --- out= ---------------------------------------------------------------------------------------------- */
-/* The out= tensor (borrowed) in *out, NULL when absent or None. Checked here, not only in
- * ct_write_out, because several ops compute in out's dtype. 0 or -1 (TypeError). */
-static int out_tensor_arg(PyObject *obj, const char *fname, CtTensorObject **out)
-{
-    *out = NULL;
-    if (obj == NULL || obj == Py_None) {
-        return 0;
-    }
-    if (!CtTensor_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    *out = CT_TENSOR(obj);
-    return 0;
-}
-
 /* out=(first, second) of a two-result op: two tensors (borrowed) in o, both NULL when absent or
  * None. 0 or -1 (TypeError). */
 static int pair_out_arg(PyObject *obj, const char *fname, CtTensorObject **o)
@@ -1248,7 +1232,7 @@ static PyObject *sum_like_py(const char *fname, SumLikeFn fn, PyObject *const *a
     CtDType dtype;
     CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        dtype_arg(a[3], &dtype) < 0 || out_tensor_arg(a[4], fname, &out) < 0) {
+        dtype_arg(a[3], &dtype) < 0 || ct_arg_out(a[4], fname, &out) < 0) {
         return NULL;
     }
     if (out != NULL && a[1] == NULL && fn == ct_sum) { /* sum(input, *, dtype) has no out= overload */
@@ -1313,7 +1297,7 @@ static PyObject *py_prod(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     CtTensorObject *t, *out;
     if (ct_parse_args("prod", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "prod")) == NULL ||
         keepdim_arg(a[2], "prod", &keepdim) < 0 || dtype_arg(a[3], &dtype) < 0 ||
-        out_tensor_arg(a[4], "prod", &out) < 0) {
+        ct_arg_out(a[4], "prod", &out) < 0) {
         return NULL;
     }
     if (out != NULL && a[1] == NULL) {
@@ -1429,7 +1413,7 @@ static PyObject *amax_amin_py(bool is_max, PyObject *const *args, Py_ssize_t nar
     bool mask[CT_MAX_DIMS], given, keepdim;
     CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        out_tensor_arg(a[3], fname, &out) < 0 || dims_arg(a[1], t, fname, mask, &given) < 0 ||
+        ct_arg_out(a[3], fname, &out) < 0 || dims_arg(a[1], t, fname, mask, &given) < 0 ||
         keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
     }
@@ -1490,7 +1474,7 @@ static PyObject *argmax_py(bool is_max, PyObject *const *args, Py_ssize_t nargs,
     int dim = -1;
     CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        keepdim_arg(a[2], fname, &keepdim) < 0 || out_tensor_arg(a[3], fname, &out) < 0) {
+        keepdim_arg(a[2], fname, &keepdim) < 0 || ct_arg_out(a[3], fname, &out) < 0) {
         return NULL;
     }
     if (a[1] != NULL && a[1] != Py_None && (!is_int_arg(a[1]) || CtTensor_Check(a[1]))) {
@@ -1534,7 +1518,7 @@ static PyObject *var_like_py(const char *fname, bool take_sqrt, bool with_mean, 
         PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'out'", fname);
         return NULL;
     }
-    if (out_tensor_arg(a[5], fname, &out) < 0) {
+    if (ct_arg_out(a[5], fname, &out) < 0) {
         return NULL;
     }
     if (!ct_is_floating(t->dtype)) { /* before the dims, as PyTorch; var_mean/std_mean name themselves */
@@ -1612,7 +1596,7 @@ static PyObject *py_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     double p = 2.0;
     if (ct_parse_args("norm", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "norm")) == NULL ||
         dims_arg(a[2], t, "norm", mask, &given) < 0 || keepdim_arg(a[3], "norm", &keepdim) < 0 ||
-        dtype_arg(a[4], &dtype) < 0 || out_tensor_arg(a[5], "norm", &out) < 0) {
+        dtype_arg(a[4], &dtype) < 0 || ct_arg_out(a[5], "norm", &out) < 0) {
         return NULL;
     }
     if (a[1] != NULL && PyUnicode_Check(a[1])) {
@@ -1663,7 +1647,7 @@ static PyObject *py_logsumexp(PyObject *m, PyObject *const *args, Py_ssize_t nar
     bool mask[CT_MAX_DIMS], given, keepdim;
     CtTensorObject *t, *out;
     if (ct_parse_args("logsumexp", args, nargs, kwnames, names, 2, a) < 0 ||
-        (t = input_arg(a[0], "logsumexp")) == NULL || out_tensor_arg(a[3], "logsumexp", &out) < 0) {
+        (t = input_arg(a[0], "logsumexp")) == NULL || ct_arg_out(a[3], "logsumexp", &out) < 0) {
         return NULL;
     }
     if (a[1] == Py_None) {
@@ -1689,7 +1673,7 @@ static PyObject *all_any_py(bool is_all, PyObject *const *args, Py_ssize_t nargs
     bool mask[CT_MAX_DIMS], given, keepdim;
     CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
-        out_tensor_arg(a[3], fname, &out) < 0) {
+        ct_arg_out(a[3], fname, &out) < 0) {
         return NULL;
     }
     if (out != NULL && out->dtype != CT_BOOL && out->dtype != CT_U8) { /* before the dims, as PyTorch */
@@ -1748,7 +1732,7 @@ static PyObject *dim_dtype_py(const char *fname, DimDtypeFn fn, bool kw_only_dty
     CtTensorObject *t, *out;
     if (ct_parse_args(fname, args, nargs, kwnames, kw_only_dtype ? names_kw : names_pos, 2, a) < 0 ||
         (t = input_arg(a[0], fname)) == NULL || int_dim_arg(a[1], t, fname, &dim) < 0 || dtype_arg(a[2], &dtype) < 0 ||
-        out_tensor_arg(a[3], fname, &out) < 0) {
+        ct_arg_out(a[3], fname, &out) < 0) {
         return NULL;
     }
     /* the scans, like sum, compute in out's dtype unless dtype= is given; softmax's out must
@@ -1787,7 +1771,7 @@ static PyObject *sort_py(bool arg_only, PyObject *const *args, Py_ssize_t nargs,
     CtTensorObject *t, *o[2] = {NULL, NULL};
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
         ct_arg_bool(a[2], &descending) < 0 || ct_arg_bool(a[3], &stable) < 0 ||
-        (arg_only ? out_tensor_arg(a[4], fname, &o[1]) : pair_out_arg(a[4], fname, o)) < 0) {
+        (arg_only ? ct_arg_out(a[4], fname, &o[1]) : pair_out_arg(a[4], fname, o)) < 0) {
         return NULL;
     }
     if (arg_only && o[1] != NULL && a[3] == NULL) { /* only argsort(input, *, stable, ...) takes out= */

@@ -202,6 +202,20 @@ static const char *typeid_name(CtDType d)
 }
 
 /* out= handling shared by ops outside the elementwise family (see tensor.h) */
+int ct_arg_out(PyObject *obj, const char *fname, CtTensorObject **out)
+{
+    *out = NULL;
+    if (obj == NULL || obj == Py_None) {
+        return 0;
+    }
+    if (!CtTensor_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = CT_TENSOR(obj);
+    return 0;
+}
+
 int ct_check_no_internal_overlap(const CtTensorObject *t)
 {
     for (int d = 0; d < t->ndim; d++) {
@@ -222,12 +236,8 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
         return (PyObject *)r;
     }
     PyObject *result = NULL;
-    if (!CtTensor_Check(out_obj)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname, ct_type_name(out_obj));
-        goto done;
-    }
-    CtTensorObject *out = CT_TENSOR(out_obj);
-    if (ct_check_no_internal_overlap(out) < 0) {
+    CtTensorObject *out;
+    if (ct_arg_out(out_obj, fname, &out) < 0 || ct_check_no_internal_overlap(out) < 0) {
         goto done;
     }
     if (rule == CT_OUT_CAST && !ct_can_cast(r->dtype, out->dtype)) {

@@ -74,6 +74,9 @@ typedef enum {
     CT_OUT_CAN_CAST,    /* max()/min(): the result must cast to out's dtype (PyTorch's canCast check) */
     CT_OUT_ANY,         /* the caller checked out's dtype; the result is cast to it */
 } CtOutRule;
+/* An out= argument: *out the tensor (borrowed), NULL when obj is NULL or None; TypeError
+ * "fname(): argument 'out' must be Tensor, not list" for anything else. 0 or -1. */
+int ct_arg_out(PyObject *obj, const char *fname, CtTensorObject **out);
 /* RuntimeError as PyTorch's ("more than one element of the written-to tensor refers to a single
  * memory location") when t has a dim of size > 1 and stride 0, i.e. writing t would write one
  * element twice (an expanded tensor); 0 otherwise. */
