@@ -28,6 +28,20 @@ def match_forward(text, i, open_ch, close_ch):
     raise ValueError("unbalanced %s%s" % (open_ch, close_ch))
 
 
+def match_backward(text, end, open_ch, close_ch):
+    """Index of the bracket opening the one at text[end - 1]."""
+    depth = 0
+    i = end
+    while True:
+        i -= 1
+        if text[i] == close_ch:
+            depth += 1
+        elif text[i] == open_ch:
+            depth -= 1
+            if depth == 0:
+                return i
+
+
 def callee_start(text, end):
     """Start of the expression that ends just before text[end] (the kernel being launched):
     a possibly qualified name with template arguments, or a parenthesised expression."""
@@ -35,25 +49,9 @@ def callee_start(text, end):
     while i > 0 and text[i - 1].isspace():
         i -= 1
     if text[i - 1] == ")":
-        depth = 0
-        while True:
-            i -= 1
-            if text[i] == ")":
-                depth += 1
-            elif text[i] == "(":
-                depth -= 1
-                if depth == 0:
-                    return i
+        return match_backward(text, i, "(", ")")
     if text[i - 1] == ">":
-        depth = 0
-        while True:
-            i -= 1
-            if text[i] == ">":
-                depth += 1
-            elif text[i] == "<":
-                depth -= 1
-                if depth == 0:
-                    break
+        i = match_backward(text, i, "<", ">")
     while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_:"):
         i -= 1
     return i
