@@ -178,14 +178,11 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
     memset(opt, 0, sizeof(*opt));
     opt->device = ct_cpu();
     opt->dtype = ct_default_float_dtype;
-    if (kw[0] != NULL && kw[0] != Py_None) {
-        if (!CtTensor_Check(kw[0])) {
-            PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be Tensor, not %s", fname,
-                         ct_type_name(kw[0]));
-            return -1;
-        }
-        opt->out = kw[0];
+    CtTensorObject *out;
+    if (ct_arg_out(kw[0], fname, &out) < 0) {
+        return -1;
     }
+    opt->out = (PyObject *)out;
     if (kw[1] != NULL && kw[1] != Py_None) {
         if (dtype_arg(fname, kw[1], &opt->dtype) < 0) {
             return -1;

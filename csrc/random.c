@@ -1222,6 +1222,10 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     CtTensorObject *input = CT_TENSOR(a[0]);
+    CtTensorObject *out;
+    if (ct_arg_out(a[3], "bernoulli", &out) < 0) {
+        return NULL;
+    }
     CtGeneratorObject *g = ct_generator_arg(a[2], ct_device_of(input), "bernoulli");
     if (g == NULL) {
         return NULL;
@@ -1249,12 +1253,7 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (t == NULL) {
         return NULL;
     }
-    CtFactoryOptions opt = {.out = a[3] != Py_None ? a[3] : NULL};
-    if (opt.out != NULL && !CtTensor_Check(opt.out)) {
-        Py_DECREF(t);
-        PyErr_Format(PyExc_TypeError, "bernoulli(): argument 'out' must be Tensor, not %s", ct_type_name(opt.out));
-        return NULL;
-    }
+    CtFactoryOptions opt = {.out = (PyObject *)out};
     return ct_factory_finish("bernoulli", t, &opt);
 }
 

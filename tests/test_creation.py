@@ -87,6 +87,17 @@ def test_out_argument():
     assert_close(out, np.zeros((2, 3)))
     with pytest.raises(RuntimeError):
         torch.ones(4, out=out)
+    # every factory and bernoulli: a non-tensor out= is PyTorch's TypeError, before anything is drawn
+    for name, call in [("zeros", lambda: torch.zeros(2, out=3)), ("rand", lambda: torch.rand(2, out="x")),
+                       ("arange", lambda: torch.arange(3, out=[0])),
+                       ("bernoulli", lambda: torch.bernoulli(torch.ones(2), out=np.zeros(2)))]:
+        state = torch.get_rng_state()
+        with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'out' must be Tensor, not "):
+            call()
+        assert torch.equal(torch.get_rng_state(), state)
+    row = out[0]
+    assert torch.bernoulli(torch.ones(3), out=row) is row
+    assert out.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
 
 
 def test_size_errors():
