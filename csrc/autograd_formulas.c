@@ -7,6 +7,7 @@
  * whether anything wants it. A formula returns 0, or -1 with an exception set. */
 #include "autograd.h"
 #include "autograd_arena.h"
+#include "composite.h"
 #include "device.h"
 #include "nn.h"
 #include "tensor.h"
@@ -3012,6 +3013,15 @@ const CtFormula ct_formulas[] = {
      * be an operand */
     {"einsum", "ViewBackward0", SIG("equation", "o1", "o2", "o3", "o4", "o5", "o6", "o7"), 0xff, 0, bw_einsum,
      name_einsum},
+    /* composites with a node of their own (ops_composite.c) */
+    {"trace", "TraceBackward0", SIG("input"), 1, NSV, ct_composite_bw_trace},
+    {"kron", "UnsafeViewBackward0", SIG("input", "other"), 3, 0, ct_composite_bw_kron},
+    {"cross", "LinalgCrossBackward0", SIG("input", "other", "dim"), 3, 0, ct_composite_bw_cross},
+    {"_linalg_cross", "LinalgCrossBackward0", SIG("input", "other", "*dim"), 3, 0, ct_composite_bw_cross},
+    {"_block_diag", "BlockDiagBackward0", SIG("tensors"), 1, CT_F_LIST_INPUT, ct_composite_bw_block_diag},
+    {"rot90", "Rot90Backward0", SIG("input", "k", "dims"), 1, NSV, ct_composite_bw_rot90},
+    {"cdist", "CdistBackward0", SIG("x1", "x2", "p", "compute_mode"), 3, CT_F_SAVE_OUT, ct_composite_bw_cdist,
+     ct_composite_name_cdist},
     /* nn (csrc/nn.c): linear's node name follows PyTorch's for 2-D input with a bias; the Python
      * layer calls the aliases for the other cases so that grad_fn names match PyTorch's */
     {"linear", "AddmmBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},

@@ -59,10 +59,16 @@ def einsum(*args):
     return _C.einsum(*args)
 
 
+def block_diag(*tensors):
+    """block_diag(*tensors): the inputs (0-d, 1-d as a row, 2-d) along the diagonal of a zero
+    matrix; see ctorch._C._block_diag (one argument holding every input: autograd records each)."""
+    return _C._block_diag(tensors)
+
+
 _export_c_names()
 
 from . import accelerator, backends, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
-from . import nn, optim  # noqa: E402,F401
+from . import linalg, nn, optim  # noqa: E402,F401
 from .serialization import load, load_safetensors, save, save_safetensors  # noqa: E402,F401
 
 __version__ = "0.1.0"

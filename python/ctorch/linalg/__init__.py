@@ -1,0 +1,10 @@
+"""ctorch.linalg: torch.linalg's functions (the computations live in ctorch._C)."""
+from .. import _C
+
+__all__ = ["cross"]
+
+
+def cross(*args, **kwargs):
+    """cross(input, other, *, dim=-1, out=None) -> Tensor: cross product of 3-vectors along dim,
+    the other dims broadcast. See ctorch._C._linalg_cross."""
+    return _C._linalg_cross(*args, **kwargs)
