@@ -14,6 +14,7 @@
     X(elementwise)        \
     X(reduce)             \
     X(index)              \
+    X(search)             \
     X(linalg)             \
     X(creation)           \
     X(random)             \
