@@ -86,14 +86,11 @@ static void *not_implemented_for(const char *kernel, const CtTensorObject *t, Ct
 /* A contiguous tensor with t's elements and the given shape (t itself viewed when contiguous). */
 static CtTensorObject *reshaped(CtTensorObject *t, int nd, const int64_t *sizes)
 {
-    CtTensorObject *c = ct_contiguous(t);
-    if (c == NULL) {
-        return NULL;
-    }
     int64_t strides[CT_MAX_DIMS];
     ct_contiguous_strides(nd, sizes, strides);
-    CtTensorObject *v = ct_view_of(c, nd, sizes, strides, c->offset);
-    Py_DECREF(c);
+    CtTensorObject *c = ct_contiguous(t);
+    CtTensorObject *v = c != NULL ? ct_view_of(c, nd, sizes, strides, c->offset) : NULL;
+    Py_XDECREF(c);
     return v;
 }
 
@@ -504,12 +501,6 @@ static int unique_runs(CtTensorObject *sorted, CtTensorObject *perm, CtTensorObj
     }
     rc = 0;
 done:
-    if (rc < 0) {
-        Py_CLEAR(*values);
-        if (inverse != NULL) {
-            Py_CLEAR(*inverse);
-        }
-    }
     Py_XDECREF(after);
     Py_XDECREF(before);
     Py_XDECREF(ne);
@@ -606,14 +597,6 @@ static int unique_dim(CtTensorObject *input, bool consecutive, int dim, CtTensor
     }
     rc = 0;
 done:
-    if (rc < 0) {
-        if (inverse != NULL) {
-            Py_CLEAR(*inverse);
-        }
-        if (counts != NULL) {
-            Py_CLEAR(*counts);
-        }
-    }
     Py_XDECREF(moved);
     Py_XDECREF(rows);
     Py_XDECREF(perm);
@@ -623,19 +606,10 @@ done:
     return rc;
 }
 
-int ct_unique(CtTensorObject *input, bool consecutive, int dim, CtTensorObject **values, CtTensorObject **inverse,
-              CtTensorObject **counts)
+/* unique over the flattened tensor. */
+static int unique_flat(CtTensorObject *input, bool consecutive, CtTensorObject **values, CtTensorObject **inverse,
+                       CtTensorObject **counts)
 {
-    *values = NULL;
-    if (inverse != NULL) {
-        *inverse = NULL;
-    }
-    if (counts != NULL) {
-        *counts = NULL;
-    }
-    if (dim >= 0) {
-        return unique_dim(input, consecutive, dim, values, inverse, counts);
-    }
     CtDevice device = ct_device_of(input);
     int64_t n = ct_numel(input), zero = 0;
     if (n == 0) {
@@ -663,16 +637,30 @@ int ct_unique(CtTensorObject *input, bool consecutive, int dim, CtTensorObject *
     }
     rc = 0;
 done:
-    if (rc < 0) {
-        Py_CLEAR(*values);
-        if (counts != NULL) {
-            Py_CLEAR(*counts);
-        }
-    }
     Py_XDECREF(flat);
     Py_XDECREF(sorted);
     Py_XDECREF(perm);
     Py_XDECREF(flat_inverse);
+    return rc;
+}
+
+/* The helpers above may leave some outputs set when they fail: cleared here. */
+int ct_unique(CtTensorObject *input, bool consecutive, int dim, CtTensorObject **values, CtTensorObject **inverse,
+              CtTensorObject **counts)
+{
+    CtTensorObject **outs[3] = {values, inverse, counts};
+    for (int i = 0; i < 3; i++) {
+        if (outs[i] != NULL) {
+            *outs[i] = NULL;
+        }
+    }
+    int rc = dim >= 0 ? unique_dim(input, consecutive, dim, values, inverse, counts)
+                      : unique_flat(input, consecutive, values, inverse, counts);
+    for (int i = 0; i < 3 && rc < 0; i++) {
+        if (outs[i] != NULL) {
+            Py_CLEAR(*outs[i]);
+        }
+    }
     return rc;
 }
 
@@ -739,16 +727,6 @@ done:
 /* ============================================================================================
  * Python wrappers
  * ============================================================================================ */
-static CtTensorObject *tensor_arg(PyObject *obj, const char *fname, const char *name, int pos)
-{
-    if (obj != NULL && CtTensor_Check(obj)) {
-        return CT_TENSOR(obj);
-    }
-    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, name, pos,
-                 obj != NULL ? ct_type_name(obj) : "NoneType");
-    return NULL;
-}
-
 /* An optional tensor argument (None or absent: NULL). 0 or -1. */
 static int optional_tensor_arg(PyObject *obj, const char *fname, const char *name, CtTensorObject **out)
 {
@@ -882,13 +860,14 @@ static PyObject *py_bucketize(PyObject *mod, PyObject *const *args, Py_ssize_t n
     if (ct_parse_args("bucketize", args, nargs, kwnames, names, 2, a) < 0) {
         return NULL;
     }
-    if (tensor_or_number(a[0], &values) < 0) {
+    if (tensor_or_number(a[0], &values) < 0 || !CtTensor_Check(a[1])) {
         return invalid_combination(
             "bucketize", args, nargs, kwnames,
             " * (Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None)\n"
             " * (Number self, Tensor boundaries, *, bool out_int32 = False, bool right = False)\n");
     }
-    if ((boundaries = tensor_arg(a[1], "bucketize", "boundaries", 2)) == NULL || ct_arg_bool(a[2], &out_int32) < 0 ||
+    boundaries = CT_TENSOR(a[1]);
+    if (ct_arg_bool(a[2], &out_int32) < 0 ||
         ct_arg_bool(a[3], &right) < 0 || ct_arg_out(a[4], "bucketize", &out) < 0 ||
         out_index_dtype_check(out, out_int32) < 0) {
         return NULL;
