@@ -412,7 +412,8 @@ CtTensorObject *ct_histc(CtTensorObject *input, int64_t bins, double min, double
         (hi = ct_scalar_tensor(&smax, dtype, device)) == NULL || (width = ct_binary(CT_EW_SUB, hi, lo)) == NULL ||
         (ge = ct_binary(CT_EW_GE, x, lo)) == NULL || (le = ct_binary(CT_EW_LE, x, hi)) == NULL ||
         (in = ct_binary(CT_EW_LOGICAL_AND, ge, le)) == NULL || (d = ct_binary(CT_EW_SUB, x, lo)) == NULL ||
-        (scaled = ct_binary_scalar(CT_EW_MUL, d, &sbins)) == NULL || (q = ct_binary(CT_EW_DIV, scaled, width)) == NULL ||
+        (scaled = ct_binary_scalar(CT_EW_MUL, d, &sbins)) == NULL ||
+        (q = ct_binary(CT_EW_DIV, scaled, width)) == NULL ||
         (zeros0 = ct_scalar_tensor(&zero, dtype, device)) == NULL || (q_in = ct_where(in, q, zeros0)) == NULL ||
         (pos = ct_to(q_in, CT_I64, device, false)) == NULL ||
         (last = ct_binary_scalar(CT_EW_CLAMP_MAX, pos, &slast)) == NULL ||
@@ -705,7 +706,8 @@ static CtTensorObject *isin_impl(CtEwArg elements, CtEwArg test, bool invert)
     }
     CtScalar last = {CT_KIND_INT, {.i = m - 1}};
     if ((pos = ct_searchsorted(sorted, e, NULL, false, false, NULL)) == NULL ||
-        (clamped = ct_binary_scalar(CT_EW_CLAMP_MAX, pos, &last)) == NULL || (hits = ct_take(sorted, clamped)) == NULL ||
+        (clamped = ct_binary_scalar(CT_EW_CLAMP_MAX, pos, &last)) == NULL ||
+        (hits = ct_take(sorted, clamped)) == NULL ||
         (found = ct_binary(CT_EW_EQ, hits, e)) == NULL) {
         goto done;
     }
@@ -780,8 +782,9 @@ static PyObject *invalid_combination(const char *fname, PyObject *const *args, P
         }
     }
     PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "%s() received an invalid combination of arguments - got (%s), but expected one of:\n%s",
-                 fname, got, overloads);
+    PyErr_Format(PyExc_TypeError,
+                 "%s() received an invalid combination of arguments - got (%s), but expected one of:\n%s", fname, got,
+                 overloads);
     return NULL;
 }
 
@@ -820,7 +823,8 @@ static PyObject *py_searchsorted(PyObject *mod, PyObject *const *args, Py_ssize_
         return invalid_combination("searchsorted", args, nargs, kwnames, searchsorted_overloads);
     }
     if (ct_arg_bool(a[2], &out_int32) < 0 || ct_arg_bool(a[3], &right) < 0 ||
-        optional_tensor_arg(a[5], "searchsorted", "sorter", &sorter) < 0 || ct_arg_out(a[6], "searchsorted", &out) < 0) {
+        optional_tensor_arg(a[5], "searchsorted", "sorter", &sorter) < 0 ||
+        ct_arg_out(a[6], "searchsorted", &out) < 0) {
         return NULL;
     }
     if (a[4] != NULL && a[4] != Py_None) {
