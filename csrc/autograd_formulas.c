@@ -2790,6 +2790,25 @@ static const char *name_einsum(PyObject *const *a)
     return "MulBackward0";
 }
 
+/* --- search family (ops_search.c): not differentiable. histc records nothing (its row has no
+ * differentiable argument); unique and bincount record a node whose backward raises PyTorch's
+ * error. */
+static int bw_unique(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    bool consecutive = strcmp(n->formula->op, "unique_consecutive") == 0;
+    PyErr_Format(PyExc_NotImplementedError, "the derivative for '%s' is not implemented.",
+                 consecutive ? "unique_consecutive" : is_given(n->args[4]) ? "unique_dim" : "_unique2");
+    return -1;
+}
+
+static const char *name_unique(PyObject *const *a) { return is_given(a[4]) ? "UniqueDimBackward0" : "Unique2Backward0"; }
+
+static int bw_bincount(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyErr_SetString(PyExc_RuntimeError, "derivative for aten::bincount is not implemented");
+    return -1;
+}
+
 /* --- the table ------------------------------------------------------------------------------------------ */
 #define SIG(...) {__VA_ARGS__, NULL}
 #define BIN SIG("input", "other", "*alpha")
@@ -2921,6 +2940,13 @@ const CtFormula ct_formulas[] = {
     {"median", "MedianBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_median, name_median},
     {"sort", "SortBackward0", SIG("input", "dim", "descending", "*stable"), 1, CT_F_SAVE_OUT, bw_sort},
     {"topk", "TopkBackward0", SIG("input", "k", "dim", "largest", "sorted"), 1, CT_F_SAVE_OUT, bw_topk},
+    /* search family */
+    {"unique", "Unique2Backward0", SIG("input", "sorted", "return_inverse", "return_counts", "dim"), 1, 0, bw_unique,
+     name_unique},
+    {"unique_consecutive", "UniqueConsecutiveBackward0", SIG("input", "return_inverse", "return_counts", "dim"), 1, 0,
+     bw_unique},
+    {"bincount", NOT_IMPLEMENTED, SIG("input", "weights", "minlength"), 2, 0, bw_bincount},
+    {"histc", "HistcBackward0", SIG("input", "bins", "min", "max", "*out"), 0, 0, NULL},
     {"logsumexp", "LogsumexpBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_logsumexp},
     {"norm", "LinalgVectorNormBackward0", SIG("input", "p", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_norm},
     {"softmax", "SoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_softmax},

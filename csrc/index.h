@@ -43,6 +43,8 @@ typedef struct {
 
 /* Per-device kernels of the family. Unless noted, each returns 0, or -1 with an exception set.
  * Index operands are int64 or int32 (any layout, broadcast through the iterator). */
+struct CtSearchArgs; /* search.h */
+
 struct CtIndexKernels {
     /* Operands: 0 out, 1 src (same dtype as out), 2.. indices. Out-of-range: args->bad >= 0. */
     int (*index)(const CtIter *it, CtIndexArgs *args);
@@ -65,6 +67,9 @@ struct CtIndexKernels {
     int (*triangle)(CtTensorObject *out, CtTensorObject *src, int64_t diagonal, bool upper);
     /* Smallest and largest value of an int64 tensor with numel > 0. */
     int (*int_minmax)(CtTensorObject *t, int64_t *min, int64_t *max);
+    /* searchsorted (search.h): operand 0 = the bound of operand 1 in the sorted line starting at
+     * operand 2 (sorter entries from operand 3 when it->nops == 4). */
+    int (*searchsorted)(const CtIter *it, const struct CtSearchArgs *args);
 };
 
 extern const struct CtIndexKernels ct_cpu_index_kernels;

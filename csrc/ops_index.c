@@ -15,6 +15,7 @@
 #include "device.h"
 #include "parallel.h"
 #include "registry.h"
+#include "search.h"
 #include "tensor.h"
 #include "views.h"
 #include <string.h>
@@ -854,6 +855,7 @@ const struct CtIndexKernels ct_cpu_index_kernels = {
     .masked_select = cpu_masked_select,
     .triangle = cpu_triangle,
     .int_minmax = cpu_int_minmax,
+    .searchsorted = ct_cpu_searchsorted,
 };
 
 /* ============================================================================================

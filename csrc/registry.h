@@ -15,6 +15,7 @@
     X(reduce)             \
     X(index)              \
     X(composite)          \
+    X(search)             \
     X(linalg)             \
     X(creation)           \
     X(random)             \

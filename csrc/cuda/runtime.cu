@@ -9,6 +9,7 @@
 #include "elementwise.h"
 #include "reduce.cuh"
 #include "index.cuh"
+#include "search.cuh"
 #include "random.cuh"
 #include "linalg.h"
 #include "nn.h"
@@ -467,6 +468,7 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     index_kernels.masked_select = ct_cuda_masked_select;
     index_kernels.triangle = ct_cuda_triangle;
     index_kernels.int_minmax = ct_cuda_int_minmax;
+    index_kernels.searchsorted = ct_cuda_searchsorted;
 
     memset(&random_kernels, 0, sizeof(random_kernels));
     random_kernels.fill = ct_cuda_random_fill;
