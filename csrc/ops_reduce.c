@@ -1906,6 +1906,17 @@ static PyObject *py_topk(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     return make_pair(RT_TOPK, values, indices);
 }
 
+/* The (values, indices) of median/kthvalue/mode(dim): a named tuple, or written to out=o (PyTorch
+ * refuses an out overlapping input t for these). Steals values and indices. */
+static PyObject *values_indices_result(int which, CtTensorObject *values, CtTensorObject *indices,
+                                       CtTensorObject *const *o, const char *fname, CtTensorObject *t)
+{
+    if (o[0] != NULL) {
+        return write_pair_out(which, values, indices, o, fname, CT_OUT_EXACT, CT_OUT_EXACT, 1, &t);
+    }
+    return make_pair(which, values, indices);
+}
+
 /* median(input) -> the lower median of every element; median(input, dim, keepdim=False) ->
  * (values, indices). */
 static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1950,10 +1961,7 @@ static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     if (ct_median_dim(t, dim, keepdim, &values, &indices) < 0) {
         return NULL;
     }
-    if (o[0] != NULL) { /* PyTorch refuses an out overlapping the input here */
-        return write_pair_out(RT_MEDIAN, values, indices, o, "median", CT_OUT_EXACT, CT_OUT_EXACT, 1, &t);
-    }
-    return make_pair(RT_MEDIAN, values, indices);
+    return values_indices_result(RT_MEDIAN, values, indices, o, "median", t);
 }
 
 /* --- kthvalue / mode / msort ------------------------------------------------------------------------------- */
@@ -2016,15 +2024,12 @@ static PyObject *py_kthvalue(PyObject *m, PyObject *const *args, Py_ssize_t narg
     if (ct_kthvalue(t, k, dim, keepdim, &values, &indices) < 0) {
         return NULL;
     }
-    if (o[0] == NULL) {
-        return make_pair(RT_KTHVALUE, values, indices);
-    }
     if (check_values_indices_out(o, t, false) < 0) { /* after k's check, as PyTorch */
         Py_DECREF(values);
         Py_DECREF(indices);
         return NULL;
     }
-    return write_pair_out(RT_KTHVALUE, values, indices, o, "kthvalue", CT_OUT_EXACT, CT_OUT_EXACT, 1, &t);
+    return values_indices_result(RT_KTHVALUE, values, indices, o, "kthvalue", t);
 }
 
 /* mode(input, dim=-1, keepdim=False, *, out=None) -> (values, indices) */
@@ -2044,10 +2049,7 @@ static PyObject *py_mode(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     if (ct_mode(t, dim, keepdim, &values, &indices) < 0) {
         return NULL;
     }
-    if (o[0] != NULL) { /* PyTorch refuses an out overlapping the input here */
-        return write_pair_out(RT_MODE, values, indices, o, "mode", CT_OUT_EXACT, CT_OUT_EXACT, 1, &t);
-    }
-    return make_pair(RT_MODE, values, indices);
+    return values_indices_result(RT_MODE, values, indices, o, "mode", t);
 }
 
 /* msort(input, *, out=None): sort(input, dim=0).values, called through the recording sort so
