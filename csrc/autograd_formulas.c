@@ -796,18 +796,22 @@ static int bw_max_dim(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return bw_values_indices(n, g, gi, ARG(1), arg_true(ARG(2)));
 }
 
-/* sort / topk: values and indices along the dim given as argument dim_arg (default -1) */
-static int bw_sorted_along(CtNodeObject *n, PyObject *const *g, PyObject **gi, int dim_arg)
+/* sort / topk / kthvalue / mode: values and indices along the dim given as argument dim_arg
+ * (default -1); kept unless argument keepdim_arg (-1: none) is false */
+static int bw_sorted_along(CtNodeObject *n, PyObject *const *g, PyObject **gi, int dim_arg, int keepdim_arg)
 {
     PyObject *dim = ARG(dim_arg);
     PyObject *m1 = dim ? NULL : PyLong_FromLong(-1);
-    int r = bw_values_indices(n, g, gi, dim ? dim : m1, true);
+    bool keepdim = keepdim_arg < 0 || arg_true(ARG(keepdim_arg));
+    int r = bw_values_indices(n, g, gi, dim ? dim : m1, keepdim);
     Py_XDECREF(m1);
     return r;
 }
 
-static int bw_sort(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 1); }
-static int bw_topk(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 2); }
+static int bw_sort(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 1, -1); }
+static int bw_topk(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 2, -1); }
+static int bw_kthvalue(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 2, 3); }
+static int bw_mode(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_sorted_along(n, g, gi, 1, 2); }
 
 static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
@@ -2940,6 +2944,10 @@ const CtFormula ct_formulas[] = {
     {"median", "MedianBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_median, name_median},
     {"sort", "SortBackward0", SIG("input", "dim", "descending", "*stable"), 1, CT_F_SAVE_OUT, bw_sort},
     {"topk", "TopkBackward0", SIG("input", "k", "dim", "largest", "sorted"), 1, CT_F_SAVE_OUT, bw_topk},
+    {"kthvalue", "KthvalueBackward0", SIG("input", "k", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_kthvalue},
+    {"mode", "ModeBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_mode},
+    /* quantile's last step (ops_reduce.c), PyTorch's in-place squeeze_(-1) */
+    {"_squeeze_last", "SqueezeBackward4", SIG("input"), 1, CT_F_VIEW | NSV, bw_reshape},
     /* search family */
     {"unique", "Unique2Backward0", SIG("input", "sorted", "return_inverse", "return_counts", "dim"), 1, 0, bw_unique,
      name_unique},

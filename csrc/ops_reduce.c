@@ -7,6 +7,8 @@
  * on first use, with PyTorch's multi-line repr. */
 #include "reduce.h"
 #include "args.h"
+#include "autograd_arena.h"
+#include "creation.h"
 #include "device.h"
 #include "dtype.h"
 #include "registry.h"
@@ -775,9 +777,22 @@ CtTensorObject *ct_log_softmax(CtTensorObject *t, int dim, CtDType out_dtype)
 }
 
 /* --- sort / topk / median ------------------------------------------------------------------------------- */
+/* PyTorch's IndexError for a reduction along an empty dim: 0 or -1. */
+static int check_dim_nonempty(const CtTensorObject *t, int dim, const char *fname)
+{
+    if (t->ndim > 0 && t->sizes[dim] == 0) {
+        PyErr_Format(PyExc_IndexError, "%s(): Expected reduction dim %d to have non-zero size.", fname, dim);
+        return -1;
+    }
+    return 0;
+}
+
+/* What sort_select writes: a range of the sorted line, its lower median or its mode. */
+enum { PICK_RANGE, PICK_MEDIAN, PICK_MODE };
+
 /* Sorted positions [start, start + count) along dim into values/indices of length count
- * (median: the lower median, count 1). */
-static int sort_select(CtTensorObject *t, int dim, bool descending, int64_t start, int64_t count, bool median,
+ * (PICK_MEDIAN / PICK_MODE: the lower median / the mode, count 1). */
+static int sort_select(CtTensorObject *t, int dim, bool descending, int64_t start, int64_t count, int pick,
                        bool keepdim, const char *fname, CtTensorObject **values, CtTensorObject **indices)
 {
     int rc = -1;
@@ -797,12 +812,19 @@ static int sort_select(CtTensorObject *t, int dim, bool descending, int64_t star
         }
         CtDimDesc d;
         describe_lines(&d, t, dim, v, ix);
-        if (median) {
+        if (pick == PICK_MEDIAN) {
             if (k->median == NULL) {
                 missing_kernel(fname);
                 goto done;
             }
             if (k->median(&d) < 0) {
+                goto done;
+            }
+        } else if (pick == PICK_MODE) {
+            if (k->mode == NULL || k->mode(&d) < 0) {
+                if (k->mode == NULL) {
+                    missing_kernel(fname);
+                }
                 goto done;
             }
         } else {
@@ -846,7 +868,7 @@ done:
 int ct_sort(CtTensorObject *t, int dim, bool descending, CtTensorObject **values, CtTensorObject **indices)
 {
     int64_t n = t->ndim ? t->sizes[dim] : 1;
-    return sort_select(t, dim, descending, 0, n, false, true, "sort", values, indices);
+    return sort_select(t, dim, descending, 0, n, PICK_RANGE, true, "sort", values, indices);
 }
 
 int ct_topk(CtTensorObject *t, int64_t k, int dim, bool largest, CtTensorObject **values, CtTensorObject **indices)
@@ -861,7 +883,7 @@ int ct_topk(CtTensorObject *t, int64_t k, int dim, bool largest, CtTensorObject 
         return -1;
     }
     /* a 0-d tensor's outputs hold its one element whatever k (0 or 1), as in PyTorch */
-    return sort_select(t, dim, largest, 0, t->ndim == 0 ? 1 : k, false, true, "topk", values, indices);
+    return sort_select(t, dim, largest, 0, t->ndim == 0 ? 1 : k, PICK_RANGE, true, "topk", values, indices);
 }
 
 int ct_median_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices)
@@ -870,11 +892,10 @@ int ct_median_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **val
         PyErr_SetString(PyExc_NotImplementedError, "\"median_out\" not implemented for 'Bool'");
         return -1;
     }
-    if (t->ndim > 0 && t->sizes[dim] == 0) {
-        PyErr_Format(PyExc_IndexError, "median(): Expected reduction dim %d to have non-zero size.", dim);
+    if (check_dim_nonempty(t, dim, "median") < 0) {
         return -1;
     }
-    return sort_select(t, dim, false, 0, 1, true, keepdim, "median", values, indices);
+    return sort_select(t, dim, false, 0, 1, PICK_MEDIAN, keepdim, "median", values, indices);
 }
 
 CtTensorObject *ct_median_all(CtTensorObject *t)
@@ -898,6 +919,39 @@ CtTensorObject *ct_median_all(CtTensorObject *t)
     int rc = ct_median_dim(flat, 0, false, &r, NULL);
     Py_DECREF(flat);
     return rc < 0 ? NULL : r;
+}
+
+/* --- kthvalue / mode ----------------------------------------------------------------------------------- */
+/* Among equal values, the index is the one the stable sort puts k-th (PyTorch's CPU quickselect
+ * leaves an unspecified one of them; its CUDA kernel any one). */
+int ct_kthvalue(CtTensorObject *t, int64_t k, int dim, bool keepdim, CtTensorObject **values,
+                CtTensorObject **indices)
+{
+    int64_t n = t->ndim ? t->sizes[dim] : 1;
+    if (check_dim_nonempty(t, dim, "kthvalue") < 0) {
+        return -1;
+    }
+    if (k < 1 || k > n) {
+        PyErr_Format(PyExc_RuntimeError, "kthvalue(): selected number k out of range for dimension %d", dim);
+        return -1;
+    }
+    if (t->dtype == CT_BOOL) {
+        PyErr_Format(PyExc_NotImplementedError, "\"kthvalue_%s\" not implemented for 'Bool'",
+                     ct_device_of(t).type == CT_DEV_CPU ? "cpu" : "cuda");
+        return -1;
+    }
+    return sort_select(t, dim, false, k - 1, 1, PICK_RANGE, keepdim, "kthvalue", values, indices);
+}
+
+/* The index is the last position holding the mode: PyTorch's CPU kernel agrees on lines of up to
+ * 16 elements, where its std::sort is an insertion sort; on longer lines its unstable sort
+ * leaves an unspecified one of them. */
+int ct_mode(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices)
+{
+    if (check_dim_nonempty(t, dim, "mode") < 0) {
+        return -1;
+    }
+    return sort_select(t, dim, false, 0, 1, PICK_MODE, keepdim, "mode", values, indices);
 }
 
 /* --- sum_to_size -------------------------------------------------------------------------------------- */
@@ -930,7 +984,7 @@ CtTensorObject *ct_sum_to_size(CtTensorObject *t, int ndim, const int64_t *sizes
 
 /* --- named-tuple results ------------------------------------------------------------------------------ */
 /* RT_X + RT_OUT is the type of X's out= variant (torch.return_types.max_out, ...) */
-enum { RT_MAX, RT_MIN, RT_SORT, RT_TOPK, RT_MEDIAN, RT_AMINMAX, RT_OUT, RT_COUNT = 2 * RT_OUT };
+enum { RT_MAX, RT_MIN, RT_SORT, RT_TOPK, RT_MEDIAN, RT_AMINMAX, RT_KTHVALUE, RT_MODE, RT_OUT, RT_COUNT = 2 * RT_OUT };
 
 static PyStructSequence_Field values_indices_fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
 static PyStructSequence_Field min_max_fields[] = {{"min", NULL}, {"max", NULL}, {NULL, NULL}};
@@ -941,12 +995,16 @@ static PyStructSequence_Desc return_type_descs[RT_COUNT] = {
     {"torch.return_types.topk", NULL, values_indices_fields, 2},
     {"torch.return_types.median", NULL, values_indices_fields, 2},
     {"torch.return_types.aminmax", NULL, min_max_fields, 2},
+    {"torch.return_types.kthvalue", NULL, values_indices_fields, 2},
+    {"torch.return_types.mode", NULL, values_indices_fields, 2},
     {"torch.return_types.max_out", NULL, values_indices_fields, 2},
     {"torch.return_types.min_out", NULL, values_indices_fields, 2},
     {"torch.return_types.sort_out", NULL, values_indices_fields, 2},
     {"torch.return_types.topk_out", NULL, values_indices_fields, 2},
     {"torch.return_types.median_out", NULL, values_indices_fields, 2},
     {"torch.return_types.aminmax_out", NULL, min_max_fields, 2},
+    {"torch.return_types.kthvalue_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.mode_out", NULL, values_indices_fields, 2},
 };
 static PyTypeObject *return_types[RT_COUNT];
 
@@ -1848,6 +1906,17 @@ static PyObject *py_topk(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     return make_pair(RT_TOPK, values, indices);
 }
 
+/* The (values, indices) of median/kthvalue/mode(dim): a named tuple, or written to out=o (PyTorch
+ * refuses an out overlapping input t for these). Steals values and indices. */
+static PyObject *values_indices_result(int which, CtTensorObject *values, CtTensorObject *indices,
+                                       CtTensorObject *const *o, const char *fname, CtTensorObject *t)
+{
+    if (o[0] != NULL) {
+        return write_pair_out(which, values, indices, o, fname, CT_OUT_EXACT, CT_OUT_EXACT, 1, &t);
+    }
+    return make_pair(which, values, indices);
+}
+
 /* median(input) -> the lower median of every element; median(input, dim, keepdim=False) ->
  * (values, indices). */
 static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1892,10 +1961,360 @@ static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     if (ct_median_dim(t, dim, keepdim, &values, &indices) < 0) {
         return NULL;
     }
-    if (o[0] != NULL) { /* PyTorch refuses an out overlapping the input here */
-        return write_pair_out(RT_MEDIAN, values, indices, o, "median", CT_OUT_EXACT, CT_OUT_EXACT, 1, &t);
+    return values_indices_result(RT_MEDIAN, values, indices, o, "median", t);
+}
+
+/* --- kthvalue / mode / msort ------------------------------------------------------------------------------- */
+/* dim as given (an int), or the last dim when absent or None. 0 or -1. */
+static int dim_or_last(PyObject *obj, const CtTensorObject *t, const char *fname, int *dim)
+{
+    if (obj != NULL && obj != Py_None) {
+        return int_dim_arg(obj, t, fname, dim);
     }
-    return make_pair(RT_MEDIAN, values, indices);
+    return ct_wrap_dim(-1, t->ndim, dim);
+}
+
+/* out=(values, indices) dtypes of kthvalue and mode, each in its op's words. 0 or -1. */
+static int check_values_indices_out(CtTensorObject *const *o, const CtTensorObject *t, bool mode_words)
+{
+    if (o[0] != NULL && o[0]->dtype != t->dtype) {
+        if (mode_words) {
+            PyErr_Format(PyExc_RuntimeError, "expected scalar type '%s' but got '%s' for values output",
+                         scalar_type_name[t->dtype], scalar_type_name[o[0]->dtype]);
+        } else {
+            PyErr_SetString(PyExc_RuntimeError, "output values must be of same type as input");
+        }
+        return -1;
+    }
+    if (o[1] != NULL && o[1]->dtype != CT_I64) {
+        if (mode_words) {
+            PyErr_Format(PyExc_RuntimeError, "expected scalar type 'Long' but got '%s' for indices output",
+                         scalar_type_name[o[1]->dtype]);
+        } else {
+            PyErr_SetString(PyExc_RuntimeError, "output indices must be of scalar type Long");
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* kthvalue(input, k, dim=-1, keepdim=False, *, out=None) -> (values, indices) */
+static PyObject *py_kthvalue(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "k", "dim", "keepdim", "*out", NULL};
+    PyObject *a[5];
+    bool keepdim;
+    int64_t k;
+    int dim;
+    CtTensorObject *t, *o[2];
+    if (ct_parse_args("kthvalue", args, nargs, kwnames, names, 2, a) < 0 ||
+        (t = input_arg(a[0], "kthvalue")) == NULL || keepdim_arg(a[3], "kthvalue", &keepdim) < 0 ||
+        pair_out_arg(a[4], "kthvalue", o) < 0) {
+        return NULL;
+    }
+    if (!is_int_arg(a[1]) || CtTensor_Check(a[1])) {
+        PyErr_Format(PyExc_TypeError, "kthvalue(): argument 'k' (position 2) must be int, not %s",
+                     Py_TYPE(a[1])->tp_name);
+        return NULL;
+    }
+    if (ct_arg_int64(a[1], &k) < 0 || dim_or_last(a[2], t, "kthvalue", &dim) < 0) {
+        return NULL;
+    }
+    CtTensorObject *values = NULL, *indices = NULL;
+    if (ct_kthvalue(t, k, dim, keepdim, &values, &indices) < 0) {
+        return NULL;
+    }
+    if (check_values_indices_out(o, t, false) < 0) { /* after k's check, as PyTorch */
+        Py_DECREF(values);
+        Py_DECREF(indices);
+        return NULL;
+    }
+    return values_indices_result(RT_KTHVALUE, values, indices, o, "kthvalue", t);
+}
+
+/* mode(input, dim=-1, keepdim=False, *, out=None) -> (values, indices) */
+static PyObject *py_mode(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "dim", "keepdim", "*out", NULL};
+    PyObject *a[4];
+    bool keepdim;
+    int dim;
+    CtTensorObject *t, *o[2];
+    if (ct_parse_args("mode", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "mode")) == NULL ||
+        keepdim_arg(a[2], "mode", &keepdim) < 0 || pair_out_arg(a[3], "mode", o) < 0 ||
+        dim_or_last(a[1], t, "mode", &dim) < 0 || check_values_indices_out(o, t, true) < 0) {
+        return NULL;
+    }
+    CtTensorObject *values = NULL, *indices = NULL;
+    if (ct_mode(t, dim, keepdim, &values, &indices) < 0) {
+        return NULL;
+    }
+    return values_indices_result(RT_MODE, values, indices, o, "mode", t);
+}
+
+/* msort(input, *, out=None): sort(input, dim=0).values, called through the recording sort so
+ * that its gradient is SortBackward0's, as in PyTorch. */
+static PyObject *py_msort(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "*out", NULL};
+    PyObject *a[2];
+    CtTensorObject *out;
+    if (ct_parse_args("msort", args, nargs, kwnames, names, 1, a) < 0 || input_arg(a[0], "msort") == NULL ||
+        ct_arg_out(a[1], "msort", &out) < 0) {
+        return NULL;
+    }
+    PyObject *zero = PyLong_FromLong(0);
+    PyObject *sort_args[2] = {a[0], zero};
+    PyObject *pair = zero ? ct_op("sort", sort_args, 2, NULL) : NULL;
+    Py_XDECREF(zero);
+    if (pair == NULL) {
+        return NULL;
+    }
+    CtTensorObject *values = (CtTensorObject *)Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+    Py_DECREF(pair);
+    return ct_write_out(values, (PyObject *)out, "msort", CT_OUT_EXACT, 0, NULL);
+}
+
+/* --- quantile / nanquantile -------------------------------------------------------------------------------- */
+enum { Q_LINEAR, Q_LOWER, Q_HIGHER, Q_MIDPOINT, Q_NEAREST };
+static const char *const quantile_modes[] = {"linear", "lower", "higher", "midpoint", "nearest", NULL};
+
+/* TypeError in PyTorch's words for arguments of the wrong types: names the types given. */
+static PyObject *quantile_type_error(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *parts = PyList_New(0), *sep = NULL, *got = NULL;
+    for (Py_ssize_t i = 0; parts != NULL && i < nargs + nkw; i++) {
+        const char *type = CtTensor_Check(args[i]) ? "Tensor" : Py_TYPE(args[i])->tp_name;
+        PyObject *s = i < nargs ? PyUnicode_FromString(type)
+                                : PyUnicode_FromFormat("%U=%s", PyTuple_GET_ITEM(kwnames, i - nargs), type);
+        if (s == NULL || PyList_Append(parts, s) < 0) {
+            Py_CLEAR(parts);
+        }
+        Py_XDECREF(s);
+    }
+    if (parts != NULL && (sep = PyUnicode_FromString(", ")) != NULL && (got = PyUnicode_Join(sep, parts)) != NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() received an invalid combination of arguments - got (%U), but expected one of:\n"
+                     " * (Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = "
+                     "\"linear\", Tensor out = None)\n"
+                     " * (Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = "
+                     "\"linear\", Tensor out = None)\n",
+                     fname, got);
+    }
+    Py_XDECREF(parts);
+    Py_XDECREF(sep);
+    Py_XDECREF(got);
+    return NULL;
+}
+
+/* PyTorch's checks of quantile's arguments, in its order (the range of a tensor q comes last,
+ * in quantile_impl). 0 or -1. */
+static int quantile_checks(CtTensorObject *t, PyObject *q, CtTensorObject *out, PyObject *dim_obj, int *dim)
+{
+    CtTensorObject *qt = CtTensor_Check(q) ? CT_TENSOR(q) : NULL;
+    const char *msg = NULL;
+    if (ct_numel(t) == 0) {
+        msg = "quantile() input tensor must be non-empty";
+    } else if (qt != NULL && qt->ndim > 1) {
+        msg = "quantile() q must be a scalar or 1D tensor";
+    } else if (t->dtype != CT_F32 && t->dtype != CT_F64) {
+        msg = "quantile() input tensor must be either float or double dtype";
+    } else if (qt != NULL && qt->dtype != t->dtype) {
+        msg = "quantile() q tensor must be same dtype as the input tensor";
+    } else if (out != NULL && out->dtype != t->dtype) {
+        msg = "quantile() out tensor must be same dtype as the input tensor";
+    } else if (qt != NULL && !ct_device_equal(ct_device_of(qt), ct_device_of(t))) {
+        msg = "quantile() q tensor must be on the same device as the input tensor";
+    } else if (out != NULL && !ct_device_equal(ct_device_of(out), ct_device_of(t))) {
+        msg = "quantile() out tensor must be on the same device as the input tensor";
+    }
+    if (msg != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, msg);
+        return -1;
+    }
+    if (dim_obj != NULL && int_dim_arg(dim_obj, t, "quantile", dim) < 0) {
+        return -1;
+    }
+    if (qt == NULL || ct_numel(qt) == 0) {
+        return 0;
+    }
+    CtTensorObject *host = ct_to(qt, CT_F64, (CtDevice){CT_DEV_CPU, -1}, false);
+    if (host == NULL) {
+        return -1;
+    }
+    CtTensorObject *flat = flattened(host);
+    Py_DECREF(host);
+    if (flat == NULL) {
+        return -1;
+    }
+    const double *v = (const double *)ct_data(flat);
+    int rc = 0;
+    for (int64_t i = 0; i < ct_numel(flat) && rc == 0; i++) {
+        if (!(v[i] >= 0 && v[i] <= 1)) {
+            PyErr_SetString(PyExc_RuntimeError, "quantile() q values must be in the range [0, 1]");
+            rc = -1;
+        }
+    }
+    Py_DECREF(flat);
+    return rc;
+}
+
+/* quantile's composition, PyTorch's: the reduced elements sorted into a last dim, q turned into
+ * ranks, the values at the ranks below (and above) gathered and interpolated. Every step goes
+ * through the recording ops, so gradients reach input and q as in PyTorch. q1: q as a 1-d
+ * tensor; q_is_scalar: q was a number or 0-d (no leading dim in the result). */
+static PyObject *quantile_compose(CtTensorObject *t, PyObject *q1, bool q_is_scalar, bool has_dim, int dim,
+                                  bool keepdim, int mode, bool ignore_nan)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *x = (PyObject *)t;
+    int64_t sizes[CT_MAX_DIMS + 1], n = ct_numel(t);
+    int nd = 0;
+    for (int i = 0; i < t->ndim; i++) { /* the result's shape without q's dim */
+        if (has_dim && i != dim) {
+            sizes[nd++] = t->sizes[i];
+        } else if (keepdim) {
+            sizes[nd++] = 1;
+        }
+    }
+    if (has_dim && t->ndim > 0) {
+        n = t->sizes[dim];
+        x = METH(x, "movedim", "(ii)", dim, -1);
+    }
+    sizes[nd] = n;
+    PyObject *shape = KEEP(ct_size_object(nd + 1, sizes));
+    PyObject *pair = FN("sort", "(Oi)", METH(x, "reshape", "(O)", shape), -1);
+    PyObject *sorted = pair ? KEEP(Py_NewRef(PyTuple_GET_ITEM(pair, 0))) : NULL; /* (..., n) */
+    PyObject *ranks;                                                             /* (..., len(q)) */
+    if (ignore_nan) { /* over the non-NaN values; a line of NaNs only gets rank 0 (NaN) */
+        PyObject *count = METH(METH(METH(sorted, "isnan", NULL), "logical_not", NULL), "sum", "(iO)", -1, Py_True);
+        ranks = MUL(q1, SUB(count, INT(1)));
+        ranks = WHERE(CMP(ranks, NUM(0.0), Py_LT), NUM(0.0), ranks);
+    } else { /* a line with a NaN gets the last rank: NaN */
+        PyObject *has_nan = METH(METH(sorted, "isnan", NULL), "any", "(iO)", -1, Py_True);
+        ranks = WHERE(has_nan, NUM((double)(n - 1)), MUL(q1, NUM((double)(n - 1))));
+    }
+    static const char *const rounding[] = {[Q_LOWER] = "floor", [Q_HIGHER] = "ceil", [Q_NEAREST] = "round"};
+    if (mode == Q_LOWER || mode == Q_HIGHER || mode == Q_NEAREST) {
+        ranks = METH(ranks, rounding[mode], NULL);
+    }
+    PyObject *below = METH(ranks, "long", NULL);
+    PyObject *r = FN("gather", "(OiO)", sorted, -1, below);
+    if (mode == Q_LINEAR || mode == Q_MIDPOINT) {
+        PyObject *weight = mode == Q_MIDPOINT ? FN("full_like", "(Od)", ranks, 0.5) : SUB(ranks, below);
+        PyObject *above = FN("gather", "(OiO)", sorted, -1, METH(METH(ranks, "ceil", NULL), "long", NULL));
+        r = FN("lerp", "(OOO)", r, above, weight);
+    }
+    if (!q_is_scalar) { /* q's dim first */
+        r = METH(METH(r, "unsqueeze", "(i)", 0), "transpose", "(ii)", 0, -1);
+    }
+    PyObject *result = TAKE(FN("_squeeze_last", "(O)", r));
+    arena_free(arena);
+    return result;
+}
+
+/* quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) and
+ * nanquantile (NaNs ignored): float32/float64 input, q a number or a 0-d/1-d tensor of input's
+ * dtype; a 1-d q adds a leading dim. */
+static PyObject *quantile_py(bool ignore_nan, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "q", "dim", "keepdim", "*interpolation", "*out", NULL};
+    const char *fname = ignore_nan ? "nanquantile" : "quantile";
+    PyObject *a[6], *q1 = NULL, *result = NULL;
+    CtTensorObject *t, *out = NULL;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0) {
+        return NULL;
+    }
+    PyObject *q = a[1], *dim_obj = a[2] == Py_None ? NULL : a[2];
+    bool q_is_number = !CtTensor_Check(q) && (PyFloat_Check(q) || PyLong_Check(q) || PyIndex_Check(q));
+    if (!CtTensor_Check(a[0]) || (!CtTensor_Check(q) && !q_is_number) ||
+        (dim_obj != NULL && (!is_int_arg(dim_obj) || CtTensor_Check(dim_obj))) ||
+        (a[3] != NULL && !PyBool_Check(a[3])) || (a[4] != NULL && !PyUnicode_Check(a[4])) ||
+        (a[5] != NULL && a[5] != Py_None && !CtTensor_Check(a[5]))) {
+        return quantile_type_error(fname, args, nargs, kwnames);
+    }
+    t = CT_TENSOR(a[0]);
+    out = a[5] != NULL && a[5] != Py_None ? CT_TENSOR(a[5]) : NULL;
+    bool keepdim = a[3] == Py_True;
+    double qv = 0;
+    if (q_is_number) {
+        if (ct_arg_double(q, &qv) < 0) {
+            return NULL;
+        }
+        if (!(qv >= 0 && qv <= 1)) {
+            char *s = PyOS_double_to_string(qv, 'g', 6, 0, NULL);
+            if (s != NULL) {
+                PyErr_Format(PyExc_RuntimeError, "quantile() q must be in the range [0, 1] but got %s", s);
+                PyMem_Free(s);
+            }
+            return NULL;
+        }
+    }
+    int mode = Q_LINEAR;
+    if (a[4] != NULL) {
+        const char *s = PyUnicode_AsUTF8(a[4]);
+        if (s == NULL) {
+            return NULL;
+        }
+        for (mode = 0; quantile_modes[mode] != NULL && strcmp(quantile_modes[mode], s) != 0; mode++) {
+        }
+        if (quantile_modes[mode] == NULL) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                         "got %s",
+                         s);
+            return NULL;
+        }
+    }
+    int dim = 0;
+    if (quantile_checks(t, q, out, dim_obj, &dim) < 0) {
+        return NULL;
+    }
+    if (q_is_number) {
+        int64_t one = 1;
+        CtScalar s = {CT_KIND_FLOAT, {.d = qv}};
+        q1 = (PyObject *)ct_full(1, &one, &s, t->dtype, ct_device_of(t));
+    } else {
+        q1 = PyObject_CallMethod(q, "reshape", "(i)", -1);
+    }
+    if (q1 != NULL) {
+        bool q_is_scalar = q_is_number || CT_TENSOR(q)->ndim == 0;
+        result = quantile_compose(t, q1, q_is_scalar, dim_obj != NULL, dim, keepdim, mode, ignore_nan);
+    }
+    Py_XDECREF(q1);
+    if (result == NULL || out == NULL) {
+        return result;
+    }
+    return ct_write_out((CtTensorObject *)result, (PyObject *)out, fname, CT_OUT_EXACT, 0, NULL);
+}
+
+static PyObject *py_quantile(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return quantile_py(false, args, nargs, kwnames);
+}
+static PyObject *py_nanquantile(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return quantile_py(true, args, nargs, kwnames);
+}
+
+/* _squeeze_last(input): input without its last dim (of size 1), a view. The last step of
+ * quantile's composition, recorded as PyTorch records the in-place squeeze_(-1) it ends with
+ * (SqueezeBackward4). */
+static PyObject *py__squeeze_last(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", NULL};
+    PyObject *a[1];
+    CtTensorObject *t;
+    if (ct_parse_args("_squeeze_last", args, nargs, kwnames, names, 1, a) < 0 ||
+        (t = input_arg(a[0], "_squeeze_last")) == NULL) {
+        return NULL;
+    }
+    if (t->ndim == 0 || t->sizes[t->ndim - 1] != 1) {
+        PyErr_SetString(PyExc_RuntimeError, "_squeeze_last(): the last dim must have size 1");
+        return NULL;
+    }
+    return (PyObject *)ct_view_of(t, t->ndim - 1, t->sizes, t->strides, t->offset);
 }
 
 /* Tensor.sum_to_size(*size): the sum down to a size that self broadcasts from. */
@@ -1940,7 +2359,12 @@ static PyObject *method_sum_to_size(PyObject *self, PyObject *const *args, Py_ss
     X(sort, "sort(input, dim=-1, descending=False, *, stable=False) -> (values, indices)")             \
     X(argsort, "argsort(input, dim=-1, descending=False, *, stable=False)")                             \
     X(topk, "topk(input, k, dim=-1, largest=True, sorted=True) -> (values, indices)")                  \
-    X(median, "median(input) / median(input, dim, keepdim=False) -> (values, indices)")
+    X(median, "median(input) / median(input, dim, keepdim=False) -> (values, indices)")                \
+    X(kthvalue, "kthvalue(input, k, dim=-1, keepdim=False) -> (values, indices)")                      \
+    X(mode, "mode(input, dim=-1, keepdim=False) -> (values, indices)")                                  \
+    X(msort, "msort(input): sort(input, dim=0).values")                                                 \
+    X(quantile, "quantile(input, q, dim=None, keepdim=False, *, interpolation='linear')")               \
+    X(nanquantile, "nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear')")
 
 #define CT_RED_METHOD(name, doc)                                                                          \
     static PyObject *method_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \
@@ -1964,6 +2388,7 @@ PyMethodDef ct_reduce_module_methods[] = {
     {"std_mean", CT_FASTCALL(py_std_mean), CT_METH_FK,
      "std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None) -> (std, mean)"},
     {"_return_types", py_return_types, METH_NOARGS, "the named-tuple result types, by name"},
+    {"_squeeze_last", CT_FASTCALL(py__squeeze_last), CT_METH_FK, "_squeeze_last(input): quantile's last step"},
     {NULL},
 };
 PyType_Slot ct_reduce_tensor_slots[] = {{0, NULL}};

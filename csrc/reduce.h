@@ -107,6 +107,10 @@ struct CtReduceKernels {
     /* Per line (n > 0): the lower median (NaN if the line has one, with the index of its first
      * NaN) to operand 1 and its index to operand 2 (length 1 along the dim). */
     int (*median)(const CtDimDesc *d);
+    /* Per line (n > 0): the most frequent value, the smallest of equally frequent ones (NaNs
+     * count as one value, above everything), to operand 1 and the last index holding it to
+     * operand 2 (length 1 along the dim). */
+    int (*mode)(const CtDimDesc *d);
 };
 
 extern const struct CtReduceKernels ct_cpu_reduce_kernels;
@@ -150,6 +154,11 @@ int ct_topk(CtTensorObject *t, int64_t k, int dim, bool largest, CtTensorObject 
             CtTensorObject **indices);
 int ct_median_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices);
 CtTensorObject *ct_median_all(CtTensorObject *t);
+/* kthvalue: the k-th smallest (1-based) along dim, the k-th element of the stable ascending
+ * sort (NaN above everything). mode: the most frequent value along dim (see the kernel). 0 or -1. */
+int ct_kthvalue(CtTensorObject *t, int64_t k, int dim, bool keepdim, CtTensorObject **values,
+                CtTensorObject **indices);
+int ct_mode(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices);
 
 /* Sum of t down to a shape that t broadcasts from (autograd's sum_to_size); t itself (a new
  * reference) when nothing is reduced. Integers sum to int64, as PyTorch. */

@@ -7,7 +7,7 @@
  * input gives the same bits whatever the thread count. The accumulator-typed code is in
  * reduce_cpu_acc.inc (included three times below).
  *
- * Line ops (arg-reductions, scans, softmax, sort, median) run one line per call, lines spread
+ * Line ops (arg-reductions, scans, softmax, sort, median, mode) run one line per call, lines spread
  * over threads; lines are independent, so they are deterministic too. */
 #include "dtype.h"
 #include "parallel.h"
@@ -1054,10 +1054,29 @@ CT_RED_DEFINE_SORT(sort_total_i, i, KeyI, TOTAL_BEFORE)
 CT_RED_DEFINE_SELECT(f, KeyF)
 CT_RED_DEFINE_SELECT(i, KeyI)
 
+/* The mode of an ascending sorted line: the position ending the longest run of equal keys (a
+ * later run must be strictly longer to win, so ties go to the smallest value). */
+#define CT_RED_DEFINE_MODE_END(SFX, KEY)                                                 \
+    static int64_t mode_end_##SFX(const KEY *s, int64_t n)                               \
+    {                                                                                    \
+        int64_t best = 0, best_len = 0, run = 0;                                         \
+        for (int64_t i = 0; i < n; i++) {                                                \
+            run = i > 0 && !before_##SFX(s[i - 1].key, s[i].key, false) ? run + 1 : 1;   \
+            if (run > best_len) {                                                        \
+                best_len = run;                                                          \
+                best = i;                                                                \
+            }                                                                            \
+        }                                                                                \
+        return best;                                                                     \
+    }
+CT_RED_DEFINE_MODE_END(f, KeyF)
+CT_RED_DEFINE_MODE_END(i, KeyI)
+
 typedef struct {
     bool descending;
     bool median;
     int64_t start, count;
+    bool mode; /* write the end of the longest run of equal keys (the first such run on ties) */
 } SortParams;
 
 /* Loads line ptr[0] into keys; returns the sorted array (inside scratch). */
@@ -1090,8 +1109,11 @@ typedef struct {
             }                                                                                 \
         }                                                                                     \
         KEY *sorted = keys;                                                                   \
-        int64_t last = sp->start + sp->count; /* positions [start, last) are wanted */        \
-        if (last == n && sp->start == 0) {                                                    \
+        int64_t first = sp->start, last = sp->start + sp->count; /* [first, last) wanted */   \
+        if (sp->mode) {                                                                       \
+            sorted = sort_##SFX(keys, keys + n, n, false);                                    \
+            first = mode_end_##SFX(sorted, n);                                                \
+        } else if (last == n && sp->start == 0) {                                             \
             sorted = sort_##SFX(keys, keys + n, n, sp->descending);                           \
         } else { /* select, then order what is wanted (topk) */                               \
             select_##SFX(keys, keys + n, n, last - 1, sp->descending);                        \
@@ -1102,7 +1124,7 @@ typedef struct {
             sorted = r - sp->start;                                                           \
         }                                                                                     \
         for (int64_t i = 0; i < sp->count; i++) {                                             \
-            const KEY *e = &sorted[sp->start + i];                                            \
+            const KEY *e = &sorted[first + i];                                                \
             if (ptr[1]) {                                                                     \
                 T v = e->key;                                                                 \
                 STORE(ptr[1] + i * d->dim_strides[1], 0, &v, 1, d->dtypes[1]);               \
@@ -1126,7 +1148,7 @@ static void sort_line(const CtDimDesc *d, const void *params, char *const *ptr, 
 
 static int cpu_sort(const CtDimDesc *d, bool descending, int64_t start, int64_t count)
 {
-    SortParams sp = {descending, false, start, count};
+    SortParams sp = {descending, false, start, count, false};
     if (count == 0) {
         return 0;
     }
@@ -1135,7 +1157,13 @@ static int cpu_sort(const CtDimDesc *d, bool descending, int64_t start, int64_t 
 
 static int cpu_median(const CtDimDesc *d)
 {
-    SortParams sp = {false, true, (d->n - 1) / 2, 1};
+    SortParams sp = {false, true, (d->n - 1) / 2, 1, false};
+    return run_lines(d, sort_line, NULL, &sp, (size_t)d->n * 2 * sizeof(KeyF), 1, 1);
+}
+
+static int cpu_mode(const CtDimDesc *d)
+{
+    SortParams sp = {false, false, 0, 1, true};
     return run_lines(d, sort_line, NULL, &sp, (size_t)d->n * 2 * sizeof(KeyF), 1, 1);
 }
 
@@ -1146,4 +1174,5 @@ const struct CtReduceKernels ct_cpu_reduce_kernels = {
     .softmax = cpu_softmax,
     .sort = cpu_sort,
     .median = cpu_median,
+    .mode = cpu_mode,
 };

@@ -70,6 +70,13 @@ CASES = [
     ("median", lambda x: x.median(), [(2, 3)], None),
     ("median_dim", lambda x: torch.median(x, 1).values, [(2, 3)], None),
     ("aminmax", lambda x: torch.aminmax(x), [(2, 3)], None),
+    ("kthvalue", lambda x: torch.kthvalue(x, 2, 0).values, [(3, 4)], None),
+    ("kthvalue_keepdim", lambda x: x.kthvalue(3, keepdim=True)[0], [(2, 5)], None),
+    ("mode_keepdim", lambda x: torch.mode(x, 0, True).values, [(3, 2)], None),
+    ("msort", lambda x: torch.msort(x.t()), [(2, 3)], None),
+    ("quantile_q_tensor", lambda x, q: torch.quantile(x, q, dim=1, keepdim=True), [(2, 5), (3,)], (0.05, 0.95)),
+    ("nanquantile_midpoint", lambda x: torch.nanquantile(x, 0.4, interpolation="midpoint"), [(2, 3)], None),
+    ("quantile_nearest_dim0", lambda x: x.quantile(0.7, 0, interpolation="nearest"), [(4, 2)], None),
     ("aminmax_dim", lambda x: torch.aminmax(x, dim=0, keepdim=True), [(2, 3)], None),
     ("var_mean", lambda x: torch.var_mean(x), [(2, 3)], None),
     ("var_mean_dim", lambda x: torch.var_mean(x, 1, correction=0), [(2, 3)], None),
@@ -247,6 +254,9 @@ NAMES = [
     ("MinBackward1", lambda: _l(3, 4).min()), ("MaximumBackward0", lambda: torch.max(_l(3), _l(3))),
     ("AminmaxBackward0", lambda: _l(3, 4).aminmax()[0]), ("MedianBackward0", lambda: _l(3, 4).median()),
     ("MedianBackward1", lambda: _l(3, 4).median(1)[0]), ("VarMeanBackward0", lambda: torch.var_mean(_l(3, 4))[1]),
+    ("KthvalueBackward0", lambda: _l(3, 4).kthvalue(2)[0]), ("ModeBackward0", lambda: torch.mode(_l(3, 4), 0)[0]),
+    ("SortBackward0", lambda: torch.msort(_l(3, 4))), ("SqueezeBackward4", lambda: torch.quantile(_l(3, 4), 0.5)),
+    ("SqueezeBackward4", lambda: _l(3, 4).nanquantile(_l(2) * 0.1 + 0.5, 1, True, interpolation="lower")),
     ("StdMeanBackward0", lambda: torch.std_mean(_l(3, 4), 1)[0]),
     ("LinalgVectorNormBackward0", lambda: _l(3, 4).norm()), ("LinalgVectorNormBackward0", lambda: _l(3, 4).norm(p=1)),
     ("LinalgVectorNormBackward0", lambda: _l(3, 4).norm(p="fro", dim=(0, 1))),
@@ -314,6 +324,23 @@ NAMES = [
 @pytest.mark.parametrize("expected,fn", [pytest.param(e, f, id=f"{i}-{e}") for i, (e, f) in enumerate(NAMES)])
 def test_node_names_match_pytorch(expected, fn):
     assert fn().grad_fn.name() == expected
+
+
+def test_quantile_graph_and_q_gradient_follow_pytorch():
+    """quantile is PyTorch's composition (sort, gather, lerp, squeeze_), so its graph and its
+    gradients are PyTorch's: q gets one through the linear weights only (checked against
+    PyTorch 2.15), and a line with a NaN sends everything to the NaN."""
+    x = torch.tensor([[1.0, 5.0, 2.0, 8.0], [3.0, float("nan"), 0.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    q = torch.tensor([0.3, 0.5], dtype=torch.float64, requires_grad=True)
+    y = torch.quantile(x, 0.3, dim=1)
+    assert [f.name() for f, _ in y.grad_fn.next_functions] == ["LerpBackward1"]
+    torch.quantile(x, q, dim=1).sum().backward()
+    np.testing.assert_allclose(q.grad.numpy(), [3.0, 9.0])
+    np.testing.assert_allclose(x.grad.numpy(), [[0.1, 0.5, 1.4, 0.0], [0.0, 2.0, 0.0, 0.0]])
+    x.grad = q.grad = None
+    torch.nanquantile(x, q, dim=1, interpolation="lower").sum().backward()
+    assert q.grad is None  # no path from q through the rounded ranks
+    np.testing.assert_allclose(x.grad.numpy(), [[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 0.0]])
 
 
 def test_where_method_routes_gradients_like_the_function():

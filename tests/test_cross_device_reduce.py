@@ -304,3 +304,26 @@ def test_results_stay_on_the_device():
     for r in [t.sum(), t.max(0).values, t.max(0).indices, t.sort(1).indices, t.cumsum(0), t.softmax(1),
               t.median(), t.var(0), t.topk(1, 1).values, t.argmax()]:
         assert str(r.device) == ("cpu" if DRY_RUN else "cuda:0")
+
+
+def test_kthvalue_mode_msort_quantile():
+    """kthvalue and mode (the sorts' k-th position and longest run) and the compositions msort and
+    quantile on both sort paths (bitonic lines, radix-sorted long lines), with ties and NaNs."""
+    rng = np.random.default_rng(11)
+    for dtype in ["float32", "int16", "float16", "bool"]:
+        for shape, layout in [((3, 4, 5), "transposed"), ((2, 3, 2100), "contiguous")]:
+            arr = data(dtype, shape, rng, "nan" if dtype in FLOAT_DTYPES else "normal")
+            if dtype in FLOAT_DTYPES:
+                arr = np.round(arr)  # ties for mode
+            tc, tg = make(arr, dtype, layout, "cpu"), make(arr, dtype, layout, DEV)
+            what = f"{dtype} {shape}"
+            run_both(lambda t: t.mode(), tc, tg, dtype, f"mode {what}")
+            run_both(lambda t: t.mode(0, keepdim=True), tc, tg, dtype, f"mode dim 0 {what}")
+            if dtype != "bool":  # its error names the device's kernel, as PyTorch's
+                run_both(lambda t: t.kthvalue(2, 1), tc, tg, dtype, f"kthvalue {what}")
+                run_both(lambda t: t.kthvalue(t.shape[-1]), tc, tg, dtype, f"kthvalue last {what}")
+            run_both(lambda t: ctorch.msort(t), tc, tg, dtype, f"msort {what}")
+            run_both(lambda t: ctorch.quantile(t, 0.3, dim=-1), tc, tg, dtype, f"quantile {what}")
+            q = ctorch.tensor([0.1, 0.5, 0.9], dtype=getattr(ctorch, dtype))
+            run_both(lambda t: ctorch.nanquantile(t, q.to(t.device), dim=1, keepdim=True,
+                                                  interpolation="nearest"), tc, tg, dtype, f"nanquantile {what}")

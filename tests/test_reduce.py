@@ -1,8 +1,10 @@
 """Tests of the reduction family (sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std,
 norm, logsumexp, all/any, count_nonzero, cumsum/cumprod, softmax/log_softmax, sort/argsort/topk,
-median) against NumPy, over dtypes x layouts x dims, plus PyTorch's errors, named-tuple results,
+median, kthvalue/mode/msort, quantile/nanquantile) against NumPy, over dtypes x layouts x dims, plus PyTorch's errors, named-tuple results,
 empty tensors, NaN handling, numerical stability, accuracy and determinism."""
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -577,6 +579,240 @@ def test_median_nan_and_ties(device):
     assert math.isnan(ctorch.tensor([], device=device).median().item())
     with pytest.raises(IndexError, match=r"median\(\): Expected reduction dim 0 to have non-zero size."):
         ctorch.tensor(np.zeros((0, 3)), device=device).median(0)
+
+
+# --- kthvalue / mode / msort ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != "bool"])
+def test_kthvalue(device, dtype, rng):
+    t = make(data(dtype, (3, 4, 5), rng), dtype, "transposed", device)
+    x = ref(t)
+    for dim in (0, 1, -1):
+        n = x.shape[dim]
+        order = np.argsort(x, axis=dim, kind="stable")
+        for k, keepdim in ((1, False), ((n + 1) // 2, True), (n, False)):
+            r = ctorch.kthvalue(t, k, dim, keepdim) if k > 1 else t.kthvalue(k, dim=dim)
+            assert type(r).__name__ == "kthvalue" and r.values.dtype == t.dtype
+            pos = np.take(order, [k - 1], axis=dim)  # the k-th of the stable sort, ties included
+            exp_i = pos if keepdim else np.squeeze(pos, dim)
+            check(r.indices, exp_i, "int64")
+            vals = np.take_along_axis(x, pos, dim)
+            check(r.values, vals if keepdim else np.squeeze(vals, dim), dtype)
+
+
+def test_kthvalue_nan_empty_and_errors(device):
+    nan = float("nan")
+    x = ctorch.tensor([nan, 1.0, 3.0, nan, 2.0], device=device)
+    assert [(x.kthvalue(k).values.item(), x.kthvalue(k).indices.item()) for k in (1, 3)] == [(1.0, 1), (3.0, 2)]
+    r4, r5 = x.kthvalue(4), x.kthvalue(5)  # NaNs count as the largest, in input order
+    assert math.isnan(r4.values.item()) and r4.indices.item() == 0 and r5.indices.item() == 3
+    s = ctorch.tensor(2.5, device=device)
+    assert s.kthvalue(1).values.item() == 2.5 and s.kthvalue(1, 0, True).indices.shape == ()
+    e = ctorch.zeros(2, 0, device=device)
+    assert ctorch.kthvalue(e, 2, 0).values.shape == (0,) and e.kthvalue(1, 0, True).indices.shape == (1, 0)
+    for bad, k, dim in ((e, 1, 1), (ctorch.tensor([], device=device), 2, -1)):
+        with pytest.raises(IndexError, match=r"^kthvalue\(\): Expected reduction dim %d to have non-zero size.$"
+                           % (dim % bad.ndim)):
+            ctorch.kthvalue(bad, k, dim)
+    f = ctorch.tensor([[1.0, 2.0, 3.0]], device=device)
+    for bad, k in ((f, 0), (f, 4), (f, -1), (s, 2), (e.t(), 3)):
+        with pytest.raises(RuntimeError, match=r"^kthvalue\(\): selected number k out of range for dimension [01]$"):
+            ctorch.kthvalue(bad, k, 0 if bad is e.t() else -1)
+    with pytest.raises(NotImplementedError, match="^\"kthvalue_c(pu|uda)\" not implemented for 'Bool'$"):
+        ctorch.tensor([True, False], device=device).kthvalue(1)
+    with pytest.raises(TypeError, match=r"^kthvalue\(\): argument 'k' \(position 2\) must be int, not float$"):
+        f.kthvalue(1.0)
+    with pytest.raises(TypeError, match=r"^kthvalue\(\): argument 'dim' must be int, not float$"):
+        f.kthvalue(1, 0.5)
+    # out=: PyTorch's own messages (after k's check), overlap with the input refused
+    with pytest.raises(RuntimeError, match="^output values must be of same type as input$"):
+        ctorch.kthvalue(f, 1, out=(_e(device, "float64"), _e(device, "int64")))
+    with pytest.raises(RuntimeError, match="^output indices must be of scalar type Long$"):
+        ctorch.kthvalue(f, 1, out=(_e(device), _e(device, "int32")))
+    with pytest.raises(RuntimeError, match="selected number k out of range"):
+        ctorch.kthvalue(f, 9, out=(_e(device, "int64"), _e(device)))
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        ctorch.kthvalue(f, 1, 0, out=(f[0], _e(device, "int64")))
+    v, i = _e(device), _e(device, "int64")
+    r = ctorch.kthvalue(f, 2, 1, True, out=(v, i))
+    assert r.values is v and type(r).__name__ == "kthvalue_out" and v.tolist() == [[2.0]] and i.tolist() == [[1]]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+        f.kthvalue(1, out=(v, i))
+
+
+def np_mode(x, axis):
+    """The smallest most frequent value along axis and the last index holding it."""
+    x = np.moveaxis(x, axis, -1)
+    vals, idx = np.empty(x.shape[:-1], x.dtype), np.empty(x.shape[:-1], np.int64)
+    for pos in np.ndindex(*x.shape[:-1]):
+        line = x[pos]
+        u, counts = np.unique(line, return_counts=True)  # ascending
+        vals[pos] = u[np.argmax(counts)]
+        idx[pos] = np.flatnonzero(line == vals[pos])[-1]
+    return vals, idx
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_mode(device, dtype, rng):
+    arr = rng.integers(0, 4, size=(3, 4, 21)) if dtype != "bool" else rng.random((3, 4, 21)) < 0.5
+    t = make(arr, dtype, "transposed", device)
+    x = ref(t)
+    for dim, keepdim in ((0, False), (1, True), (-1, False)):
+        r = ctorch.mode(t, dim, keepdim) if dim != -1 else t.mode()
+        assert type(r).__name__ == "mode" and r.values.dtype == t.dtype
+        vals, idx = np_mode(x, dim)
+        check(r.values, np.expand_dims(vals, dim) if keepdim else vals, dtype)
+        check(r.indices, np.expand_dims(idx, dim) if keepdim else idx, "int64")
+
+
+def test_mode_kthvalue_long_lines(device):
+    """Lines longer than CUDA's shared-memory sort (2048) take the radix-sort path."""
+    x = np.random.default_rng(3).integers(-40, 40, size=(3, 2100))
+    t = ctorch.tensor(x, dtype=ctorch.float32, device=device)
+    vals, idx = np_mode(x, 1)
+    r = t.mode(1)
+    check(r.values, vals, "float32")
+    check(r.indices, idx, "int64")
+    r = t.t().kthvalue(1000, 0)
+    order = np.argsort(x, axis=1, kind="stable")[:, 999]
+    check(r.indices, order, "int64")
+    check(r.values, x[np.arange(3), order], "float32")
+
+
+def test_mode_nan_zero_empty_and_errors(device):
+    nan = float("nan")
+    r = ctorch.tensor([nan, 1.0, nan, 2.0, 2.0, nan], device=device).mode()
+    assert math.isnan(r.values.item()) and r.indices.item() == 5  # NaNs count as one value
+    r = ctorch.tensor([nan, 2.0, 2.0, nan], device=device).mode()
+    assert r.values.item() == 2.0 and r.indices.item() == 2  # ties: the smaller value
+    r = ctorch.tensor([0.0, -0.0, 1.0], device=device).mode()  # -0.0 == 0.0: the last one's bits
+    assert r.indices.item() == 1 and math.copysign(1, r.values.item()) == -1
+    assert ctorch.tensor(7, device=device).mode(0, True).values.item() == 7
+    e = ctorch.zeros(2, 0, device=device)
+    assert e.mode(0).values.shape == (0,) and e.mode(0, True).indices.shape == (1, 0)
+    with pytest.raises(IndexError, match=r"^mode\(\): Expected reduction dim 1 to have non-zero size.$"):
+        e.mode()
+    with pytest.raises(IndexError, match=r"Dimension out of range"):
+        e.mode(2)
+    f = ctorch.tensor([[1.0, 1.0, 2.0]], device=device)
+    with pytest.raises(RuntimeError, match="^expected scalar type 'Float' but got 'Long' for values output$"):
+        ctorch.mode(e, 0, out=(_e(device, "int64"), _e(device)))  # before the empty dim's error
+    with pytest.raises(RuntimeError, match="^expected scalar type 'Long' but got 'Int' for indices output$"):
+        ctorch.mode(f, out=(_e(device), _e(device, "int32")))
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        ctorch.mode(f, out=(f[0, :1], _e(device, "int64")))
+    v, i = _e(device), _e(device, "int64")
+    r = ctorch.mode(f, keepdim=True, out=[v, i])
+    assert r.indices is i and type(r).__name__ == "mode_out" and v.tolist() == [[1.0]] and i.tolist() == [[1]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bool"])
+def test_msort(device, dtype, rng):
+    t = make(data(dtype, (4, 3, 2), rng), dtype, "narrowed", device)
+    check(ctorch.msort(t), np.sort(ref(t), axis=0), dtype)
+    check(t.msort(), np.sort(ref(t), axis=0), dtype)
+    assert ctorch.msort(ctorch.tensor(3.0, device=device)).item() == 3.0
+    o = _e(device, dtype)
+    assert ctorch.msort(t, out=o) is o and o.shape == t.shape
+    y = t.clone()
+    ctorch.msort(y, out=y)  # an out over the input is allowed
+    check(y, np.sort(ref(t), axis=0), dtype)
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype"):
+        ctorch.msort(t, out=_e(device, "float64"))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dim'"):
+        ctorch.msort(t, dim=1)
+
+
+# --- quantile / nanquantile ----------------------------------------------------------------------------------------
+QUANTILE_MODES = ["linear", "lower", "higher", "midpoint", "nearest"]
+
+
+@pytest.mark.parametrize("interpolation", QUANTILE_MODES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_quantile(device, dtype, interpolation, rng):
+    arr = rng.standard_normal((3, 4, 5))
+    arr[0, 1, ::2] = np.nan
+    arr[2, 2, :] = np.nan
+    t = make(arr, dtype, "transposed", device)
+    x = ref(t)
+    q_list = [0.0, 0.3, 0.5, 1.0]  # no rank at a half: float32 ranks could round either way
+    qs = ctorch.tensor(q_list, dtype=t.dtype, device=device)
+    for fn, npfn in ((ctorch.quantile, np.quantile), (ctorch.nanquantile, np.nanquantile)):
+        for dim, keepdim in ((None, False), (None, True), (0, False), (1, True), (-1, False)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # NumPy on all-NaN lines
+                exp = npfn(x, q_list, axis=dim, keepdims=keepdim, method=interpolation)
+            r = fn(t, qs, dim, keepdim, interpolation=interpolation)
+            assert r.dtype == t.dtype
+            check(r, exp, dtype)
+            r = fn(t, 0.3, dim=dim, keepdim=keepdim, interpolation=interpolation)  # no leading dim
+            check(r, exp[1], dtype)
+        check(fn(t, qs[2], 1, interpolation=interpolation), npfn(x, 0.5, 1, method=interpolation), dtype)
+    check(t.quantile(0.25, -1), np.quantile(x, 0.25, -1), dtype)
+    check(t.nanquantile(q=qs, dim=0), np.nanquantile(x, q_list, 0), dtype)
+
+
+def test_quantile_shapes_rounding_and_out(device):
+    x = ctorch.tensor([[1.0, 5.0, 2.0, 8.0], [3.0, 4.0, 0.0, 4.0]], dtype=ctorch.float64, device=device)
+    s = ctorch.tensor(3.0, dtype=ctorch.float64, device=device)
+    assert ctorch.quantile(s, 0.5).shape == () and ctorch.quantile(s, 0.5, 0, True).shape == ()
+    two = ctorch.tensor([0.5, 0.1], dtype=ctorch.float64, device=device)
+    assert ctorch.quantile(s, two, keepdim=True).tolist() == [3.0, 3.0]
+    assert ctorch.quantile(x, two, keepdim=True).shape == (2, 1, 1)
+    assert ctorch.quantile(x, two[:0], dim=0).shape == (0, 4)
+    assert ctorch.quantile(x, two[0], dim=1, keepdim=True).shape == (2, 1)
+    # nearest rounds a rank at a half to even, as PyTorch (and NumPy)
+    r = ctorch.arange(1.0, 12.0, dtype=ctorch.float64, device=device)
+    q = ctorch.tensor([0.05, 0.15, 0.25, 0.35], dtype=ctorch.float64, device=device)  # ranks .5, 1.5, 2.5, 3.5
+    assert ctorch.quantile(r, q, interpolation="nearest").tolist() == [1.0, 3.0, 3.0, 5.0]
+    nan = float("nan")
+    all_nan = ctorch.tensor([[nan, nan], [1.0, nan]], device=device)
+    assert np.isnan(to_numpy(ctorch.nanquantile(all_nan, 0.5, 1)))[0]
+    assert ctorch.nanquantile(all_nan, 0.5, 1)[1].item() == 1.0
+    o = _e(device, "float64")
+    assert ctorch.quantile(x, two, dim=1, out=o) is o and o.shape == (2, 2)
+    y = x.clone()
+    ctorch.nanquantile(y, 0.5, dim=0, out=y[0])  # an out over the input is allowed
+    assert y[0].tolist() == [2.0, 4.5, 1.0, 6.0]
+
+
+def test_quantile_errors(device):
+    x = ctorch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    q1 = ctorch.tensor([0.5], device=device)
+    cases = [
+        (lambda: ctorch.quantile(x, 1.5), "q must be in the range [0, 1] but got 1.5"),
+        (lambda: ctorch.nanquantile(x, -1e-30, dim=5), "q must be in the range [0, 1] but got -1e-30"),
+        (lambda: ctorch.quantile(x, float("nan")), "q must be in the range [0, 1] but got nan"),
+        (lambda: ctorch.quantile(x.long(), 1.0000001), "q must be in the range [0, 1] but got 1"),
+        (lambda: ctorch.quantile(x[:0], 0.5, interpolation="Linear"),
+         "interpolation must be one of linear, lower, higher, midpoint or nearest, but got Linear"),
+        (lambda: ctorch.quantile(x[:0].long(), q1.reshape(1, 1)), "input tensor must be non-empty"),
+        (lambda: ctorch.quantile(x.long(), q1.reshape(1, 1)), "q must be a scalar or 1D tensor"),
+        (lambda: ctorch.nanquantile(x.half(), q1.double()), "input tensor must be either float or double dtype"),
+        (lambda: ctorch.quantile(x, q1.double(), out=_e(device, "int64")),
+         "q tensor must be same dtype as the input tensor"),
+        (lambda: ctorch.quantile(x, 0.5, dim=5, out=_e(device, "float64")),
+         "out tensor must be same dtype as the input tensor"),
+        (lambda: ctorch.quantile(x, ctorch.tensor([0.5, 2.0], device=device)), "q values must be in the range [0, 1]"),
+    ]
+    if device != "cpu":
+        cases.append((lambda: ctorch.quantile(x, q1.cpu()), "q tensor must be on the same device as the input tensor"))
+        cases.append((lambda: ctorch.quantile(x, 0.5, out=_e("cpu")),
+                      "out tensor must be on the same device as the input tensor"))
+    for call, msg in cases:
+        with pytest.raises(RuntimeError, match="^quantile\\(\\) " + re.escape(msg) + "$"):
+            call()
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 5\)"):
+        ctorch.quantile(x, ctorch.tensor([2.0], device=device), dim=5)  # before q's values
+    bad = [((x, [0.5]), {}, "(Tensor, list)"), ((x, 0.5), {"dim": (0,)}, "(Tensor, float, dim=tuple)"),
+           ((x, 0.5), {"keepdim": None}, "(Tensor, float, keepdim=NoneType)"),
+           ((x, 0.5), {"interpolation": None}, "(Tensor, float, interpolation=NoneType)"),
+           ((x, "0.5"), {}, "(Tensor, str)")]
+    for args, kw, got in bad:
+        with pytest.raises(TypeError, match="^quantile\\(\\) received an invalid combination of arguments - got "
+                                            + re.escape(got) + ", but expected one of:\n"):
+            ctorch.quantile(*args, **kw)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+        x.quantile(0.5, out=_e(device))
 
 
 # --- zero-dim and empty tensors ---------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ int ct_cuda_scan(const CtDimDesc *d, CtReduceCombine op);
 int ct_cuda_softmax(const CtDimDesc *d, bool log_out);
 int ct_cuda_sort(const CtDimDesc *d, bool descending, int64_t start, int64_t count);
 int ct_cuda_median(const CtDimDesc *d);
+int ct_cuda_mode(const CtDimDesc *d);
 
 /* --- index layouts ------------------------------------------------------------------------------
  * Linear index i over up to CT_MAX_DIMS dims (dim 0 innermost) -> byte offsets of N operands.

@@ -457,6 +457,7 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     reduce_kernels.softmax = ct_cuda_softmax;
     reduce_kernels.sort = ct_cuda_sort;
     reduce_kernels.median = ct_cuda_median;
+    reduce_kernels.mode = ct_cuda_mode;
 
     memset(&index_kernels, 0, sizeof(index_kernels));
     index_kernels.index = ct_cuda_index;

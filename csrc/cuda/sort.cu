@@ -1,5 +1,5 @@
-/* sort.cu: the CUDA sorts of the reduction family (sort, argsort, topk, median: the sort and
- * median entries of struct CtReduceKernels, reduce.h).
+/* sort.cu: the CUDA sorts of the reduction family (sort, argsort, topk, kthvalue, median, mode:
+ * the sort, median and mode entries of struct CtReduceKernels, reduce.h).
  *
  * Every element becomes an unsigned key whose order is the CPU's (reduce_math.h: NaN above
  * everything, all NaNs one key, -0.0 equal to 0.0; descending flips the key's bits) paired
@@ -13,7 +13,9 @@
  * The outputs are gathered from the input by position (the values' bits are the input's), for
  * sorted positions [start, start + count): topk is the first k of a sort. The median is the
  * lower median of an ascending sort, or the first NaN of a line that has one (NaNs sort last,
- * in input order). */
+ * in input order). The mode is the last position of the longest run of equal keys of an
+ * ascending sort (the first such run on ties: the smallest value), found by one thread per
+ * line after the sort. */
 #include "reduce.cuh"
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -77,6 +79,7 @@ struct SortSpec {
     int descending;
     int median;
     int64_t start, count;
+    int mode; /* last: the host harness (tests/cuda_host) builds the first four */
 };
 
 /* --- the per-thread bodies (host-callable: tests/cuda_host runs them) ------------------------- */
@@ -133,6 +136,22 @@ __host__ __device__ __forceinline__ int64_t median_position(const typename SortK
     return lo;
 }
 
+/* The sorted position holding the mode of a line of n ascending keys: the end of the longest
+ * run of equal keys, a later run having to be strictly longer to win. */
+template <int D>
+__host__ __device__ __forceinline__ int64_t mode_position(const typename SortKey<D>::Key *keys, int64_t n)
+{
+    int64_t best = 0, best_len = 0, run = 0;
+    for (int64_t i = 0; i < n; i++) {
+        run = i > 0 && keys[i] == keys[i - 1] ? run + 1 : 1;
+        if (run > best_len) {
+            best_len = run;
+            best = i;
+        }
+    }
+    return best;
+}
+
 /* The bitonic network's size for a line of n: the smallest power of two >= n, and at least 2
  * so that the int32 positions after P 16-bit keys in shared memory are 4-byte aligned. */
 __host__ __device__ __forceinline__ int bitonic_size(int64_t n)
@@ -178,9 +197,10 @@ __global__ void __launch_bounds__(1024) sort_small_kernel(const __grid_constant_
                 __syncthreads();
             }
         }
-        if (sp.median) {
+        if (sp.median || sp.mode) {
             if (tid == 0) {
-                sort_write_one<D>(a, off, 0, pos[median_position<D>(keys, a.n)]);
+                const int64_t at = sp.mode ? mode_position<D>(keys, a.n) : median_position<D>(keys, a.n);
+                sort_write_one<D>(a, off, 0, pos[at]);
             }
         } else {
             for (int64_t j = tid; j < sp.count; j += nt) {
@@ -215,7 +235,7 @@ __global__ void segment_offsets_kernel(int *offsets, int nseg, int n)
     }
 }
 
-/* Outputs of a sorted batch: element e = l * count + j (median: one per line). */
+/* Outputs of a sorted batch: element e = l * count + j (median, mode: one per line). */
 template <int D>
 __global__ void sort_write_kernel(const __grid_constant__ CtLineArgs a, SortSpec sp, int64_t line0, int64_t nlines,
                                   const typename SortKey<D>::Key *keys, const int32_t *pos)
@@ -225,7 +245,9 @@ __global__ void sort_write_kernel(const __grid_constant__ CtLineArgs a, SortSpec
         int64_t l = e / sp.count, j = e - l * sp.count;
         int64_t off[3];
         a.outer.offsets(line0 + l, off);
-        int64_t at = sp.median ? median_position<D>(keys + l * a.n, a.n) : sp.start + j;
+        int64_t at = sp.median ? median_position<D>(keys + l * a.n, a.n)
+                     : sp.mode ? mode_position<D>(keys + l * a.n, a.n)
+                               : sp.start + j;
         sort_write_one<D>(a, off, j, pos[l * a.n + at]);
     }
 }
@@ -348,12 +370,18 @@ int run_sort(const CtDimDesc *d, const SortSpec &sp)
 
 int ct_cuda_sort(const CtDimDesc *d, bool descending, int64_t start, int64_t count)
 {
-    SortSpec sp = {descending ? 1 : 0, 0, start, count};
+    SortSpec sp = {descending ? 1 : 0, 0, start, count, 0};
     return run_sort(d, sp);
 }
 
 int ct_cuda_median(const CtDimDesc *d)
 {
-    SortSpec sp = {0, 1, (d->n - 1) / 2, 1};
+    SortSpec sp = {0, 1, (d->n - 1) / 2, 1, 0};
+    return run_sort(d, sp);
+}
+
+int ct_cuda_mode(const CtDimDesc *d)
+{
+    SortSpec sp = {0, 0, 0, 1, 1};
     return run_sort(d, sp);
 }

@@ -17,7 +17,7 @@
  * - the serial scans and softmax lines match references;
  * - the sort keys order every dtype as the CPU's comparator does (NaN last, -0.0 == 0.0), and
  *   the bitonic and radix paths (std::stable_sort standing in for CUB) give the CPU's stable
- *   sort, topk slices and medians (first NaN when there is one);
+ *   sort, topk slices, medians (first NaN when there is one) and modes;
  * - the dispatch tables cover every dtype and accumulator the ops can produce. */
 #include "reduce.cu"
 #include "sort.cu"
@@ -1076,6 +1076,21 @@ static void check_sort_dtype(void)
                     pos[(size_t)i] = p0[(size_t)i];
                     keys[(size_t)i] = k0[(size_t)p0[(size_t)i]];
                 }
+            }
+            if (!sp.descending) { /* the mode: the end of the first longest run of equal values */
+                int64_t best = 0, best_len = 0, run = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    const double x = (double)ct_widen<D>(in[(size_t)order[(size_t)i]]);
+                    const double prev = i > 0 ? (double)ct_widen<D>(in[(size_t)order[(size_t)i - 1]]) : x;
+                    run = i > 0 && !cpu_before(prev, x, false) ? run + 1 : 1;
+                    if (run > best_len) {
+                        best_len = run;
+                        best = i;
+                    }
+                }
+                const int64_t got = pos[(size_t)mode_position<D>(keys.data(), n)];
+                CHECK(got == order[(size_t)best], "mode of %s (n %lld, path %d): index %lld, want %lld",
+                      ct_red_dtype_name(D), (long long)n, path, (long long)got, (long long)order[(size_t)best]);
             }
             if (median) {
                 sort_write_one<D>(a, off, 0, pos[(size_t)median_position<D>(keys.data(), n)]);
