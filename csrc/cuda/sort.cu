@@ -13,7 +13,7 @@
  * The outputs are gathered from the input by position (the values' bits are the input's), for
  * sorted positions [start, start + count): topk is the first k of a sort. The median is the
  * lower median of an ascending sort, or the first NaN of a line that has one (NaNs sort last,
- * in input order). */
+ * in input order); nanmedian's is the lower median of the positions before the first NaN. */
 #include "reduce.cuh"
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -77,6 +77,7 @@ struct SortSpec {
     int descending;
     int median;
     int64_t start, count;
+    int ignore_nan; /* nanmedian */
 };
 
 /* --- the per-thread bodies (host-callable: tests/cuda_host runs them) ------------------------- */
@@ -114,9 +115,11 @@ __host__ __device__ __forceinline__ void sort_write_one(const CtLineArgs &a, con
 }
 
 /* The sorted position holding the median of a line of n ascending keys: the first NaN when
- * there is one (NaNs sort last, in input order), else the lower median. */
+ * there is one (NaNs sort last, in input order), else the lower median; ignore_nan: the lower
+ * median of the keys before the first NaN, or the first NaN when there are none. */
 template <int D>
-__host__ __device__ __forceinline__ int64_t median_position(const typename SortKey<D>::Key *keys, int64_t n)
+__host__ __device__ __forceinline__ int64_t median_position(const typename SortKey<D>::Key *keys, int64_t n,
+                                                            bool ignore_nan = false)
 {
     if (!is_nan_key<D>(keys[n - 1])) {
         return (n - 1) / 2;
@@ -130,7 +133,7 @@ __host__ __device__ __forceinline__ int64_t median_position(const typename SortK
             lo = mid + 1;
         }
     }
-    return lo;
+    return ignore_nan && lo > 0 ? (lo - 1) / 2 : lo;
 }
 
 /* The bitonic network's size for a line of n: the smallest power of two >= n, and at least 2
@@ -180,7 +183,7 @@ __global__ void __launch_bounds__(1024) sort_small_kernel(const __grid_constant_
         }
         if (sp.median) {
             if (tid == 0) {
-                sort_write_one<D>(a, off, 0, pos[median_position<D>(keys, a.n)]);
+                sort_write_one<D>(a, off, 0, pos[median_position<D>(keys, a.n, sp.ignore_nan != 0)]);
             }
         } else {
             for (int64_t j = tid; j < sp.count; j += nt) {
@@ -225,7 +228,7 @@ __global__ void sort_write_kernel(const __grid_constant__ CtLineArgs a, SortSpec
         int64_t l = e / sp.count, j = e - l * sp.count;
         int64_t off[3];
         a.outer.offsets(line0 + l, off);
-        int64_t at = sp.median ? median_position<D>(keys + l * a.n, a.n) : sp.start + j;
+        int64_t at = sp.median ? median_position<D>(keys + l * a.n, a.n, sp.ignore_nan != 0) : sp.start + j;
         sort_write_one<D>(a, off, j, pos[l * a.n + at]);
     }
 }
@@ -348,12 +351,12 @@ int run_sort(const CtDimDesc *d, const SortSpec &sp)
 
 int ct_cuda_sort(const CtDimDesc *d, bool descending, int64_t start, int64_t count)
 {
-    SortSpec sp = {descending ? 1 : 0, 0, start, count};
+    SortSpec sp = {descending ? 1 : 0, 0, start, count, 0};
     return run_sort(d, sp);
 }
 
-int ct_cuda_median(const CtDimDesc *d)
+int ct_cuda_median(const CtDimDesc *d, bool ignore_nan)
 {
-    SortSpec sp = {0, 1, (d->n - 1) / 2, 1};
+    SortSpec sp = {0, 1, (d->n - 1) / 2, 1, ignore_nan ? 1 : 0};
     return run_sort(d, sp);
 }
