@@ -941,7 +941,10 @@ static int bw_logcumsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         return set_fit(&gi[0], Py_NewRef(g[0]), META(0));
     }
     CtDType dt = META(0)->dtype;
-    double lowest = dt == CT_F64 ? -DBL_MAX : dt == CT_F16 ? -65504.0 : dt == CT_BF16 ? -3.3895313892515355e38 : -FLT_MAX;
+    double lowest = dt == CT_F64    ? -DBL_MAX
+                    : dt == CT_F16  ? -65504.0
+                    : dt == CT_BF16 ? -3.3895313892515355e38
+                                    : -FLT_MAX;
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *dims = KEEP(PyTuple_Pack(1, dim)), *zero = NUM(0.0), *low = NUM(lowest);
     PyObject *out = KEEP(out_ref(n, 0));

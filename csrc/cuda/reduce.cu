@@ -860,7 +860,10 @@ struct ExtremumScan {
         ct_store_any(a.data[1] + off[1] + i * a.dim_strides[1], a.dtypes[1], v.v);
         *(int64_t *)(a.data[2] + off[2] + i * a.dim_strides[2]) = v.i;
     }
-    __device__ __forceinline__ static S shfl_up(S v, int dist) { return S{ct_shfl_up(v.v, dist), ct_shfl_up(v.i, dist)}; }
+    __device__ __forceinline__ static S shfl_up(S v, int dist)
+    {
+        return S{ct_shfl_up(v.v, dist), ct_shfl_up(v.i, dist)};
+    }
 };
 
 /* One line, sequentially: the CPU's loop (same accumulator, same order, same bits). */
