@@ -12,6 +12,7 @@
 #include "nn.h"
 #include "tensor.h"
 #include "views.h"
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -918,6 +919,54 @@ static int bw_cumsum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return set_fit(&gi[0], v, META(0));
 }
 
+/* cummax/cummin(x, dim): each output's gradient goes back to the index its value came from
+ * (indices repeat, so the gradients add up). */
+static int bw_cummax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (g[0] == NULL) {
+        return 0;
+    }
+    PyObject *z = zeros_for(META(0));
+    PyObject *v = z ? PyObject_CallMethod(z, "scatter_add", "(OOO)", ARG(1), PyTuple_GET_ITEM(n->outputs, 1), g[0])
+                    : NULL;
+    Py_XDECREF(z);
+    return set_fit(&gi[0], v, META(0));
+}
+
+/* logcumsumexp(x, dim): dx_i = sum_{k>=i} g_k exp(x_i - out_k). The sum runs in log space, for
+ * the positive and the negative g_k apart: exp(x_i + revlogcumsumexp(log|g| - out)_i), with
+ * the dtype's lowest value standing for log(0) (as PyTorch's formula). */
+static int bw_logcumsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *dim = ARG(1);
+    if (x == NULL) {
+        return -1;
+    }
+    if (META(0)->ndim == 0 || ct_numel(CT_TENSOR(x)) == 0) {
+        return set_fit(&gi[0], Py_NewRef(g[0]), META(0));
+    }
+    CtDType dt = META(0)->dtype;
+    double lowest = dt == CT_F64    ? -DBL_MAX
+                    : dt == CT_F16  ? -65504.0
+                    : dt == CT_BF16 ? -3.3895313892515355e38
+                                    : -FLT_MAX;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *dims = KEEP(PyTuple_Pack(1, dim)), *zero = NUM(0.0), *low = NUM(lowest);
+    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *log_abs = METH(METH(g[0], "abs", NULL), "log", NULL);
+    PyObject *v = NULL;
+    for (int sign = 0; sign < 2; sign++) {
+        PyObject *lg = WHERE(CMP(g[0], zero, sign ? Py_LT : Py_GT), log_abs, low);
+        PyObject *rev = METH(METH(METH(SUB(lg, out), "flip", "(O)", dims), "logcumsumexp", "(O)", dim), "flip", "(O)",
+                             dims);
+        PyObject *part = METH(ADD(rev, x), "exp", NULL);
+        v = sign ? SUB(v, part) : part;
+    }
+    int rc = set_fit(&gi[0], TAKE(v), META(0));
+    arena_free(arena);
+    return rc;
+}
+
 /* --- views and shape changes --------------------------------------------------------------------------- */
 static int bw_reshape(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
@@ -1722,13 +1771,32 @@ static int bw_nansum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return rc;
 }
 
+/* nanmean (PyTorch's nansum / count, hence DivBackward0): g / count on the non-NaN elements; a
+ * slice of nothing but NaN gets inf * 0 = NaN, as in PyTorch. */
+static int bw_nanmean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *kept = MASK(METH(METH(x, "isnan", NULL), "logical_not", NULL), x);
+    PyObject *count = SUM_KEEP(kept, ARG(1));
+    PyObject *gu = KEEP(unreduce(g[0], META(0), ARG(1), arg_true(ARG(2))));
+    int rc = set_fit(&gi[0], TAKE(MUL(DIV(gu, count), kept)), META(0));
+    arena_free(arena);
+    return rc;
+}
+
 /* The gradient of a full extremum-like value (max(), median(), aminmax()) shared evenly among
  * the elements equal to it; dims/keepdim as the reduction's. New reference. */
 static PyObject *evenly_shared(PyObject *grad, PyObject *x, PyObject *value, const CtTensorMeta *m, PyObject *dims,
                                bool keepdim)
 {
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *mask = MASK(CMP(x, KEEP(unreduce(value, m, dims, keepdim)), Py_EQ), grad);
+    PyObject *vu = KEEP(unreduce(value, m, dims, keepdim));
+    /* a NaN value (median() of a tensor with NaN) is shared among the NaN elements */
+    PyObject *mask = ADD(CMPF(x, vu, Py_EQ, grad), MUL(CMPF(x, x, Py_NE, grad), CMPF(vu, vu, Py_NE, grad)));
     PyObject *count = dims ? METH(mask, "sum", "(OO)", dims, keepdim ? Py_True : Py_False) : METH(mask, "sum", NULL);
     PyObject *share = KEEP(count ? unreduce(DIV(grad, count), m, dims, keepdim) : NULL);
     PyObject *r = TAKE(MUL(share, mask));
@@ -2530,6 +2598,10 @@ static const char *name_sum(PyObject *const *a) { return is_given(a[1]) ? "SumBa
 static const char *name_mean(PyObject *const *a) { return is_given(a[1]) ? "MeanBackward1" : "MeanBackward0"; }
 static const char *name_prod(PyObject *const *a) { return is_given(a[1]) ? "ProdBackward1" : "ProdBackward0"; }
 static const char *name_median(PyObject *const *a) { return is_given(a[1]) ? "MedianBackward1" : "MedianBackward0"; }
+static const char *name_nanmedian(PyObject *const *a)
+{
+    return is_given(a[1]) ? "NanmedianBackward1" : "NanmedianBackward0";
+}
 static const char *name_max(PyObject *const *a)
 {
     return is_tensor(a[1]) ? "MaximumBackward0" : is_given(a[1]) ? "MaxBackward0" : "MaxBackward1";
@@ -2961,6 +3033,11 @@ const CtFormula ct_formulas[] = {
     {"log_softmax", "LogSoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_log_softmax},
     {"cumsum", "CumsumBackward0", SIG("input", "dim", "*dtype"), 1, NSV, bw_cumsum},
     {"cumprod", "CumprodBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT, bw_cumprod},
+    {"cummax", "CummaxBackward0", SIG("input", "dim"), 1, CT_F_SAVE_OUT | NSV, bw_cummax},
+    {"cummin", "CumminBackward0", SIG("input", "dim"), 1, CT_F_SAVE_OUT | NSV, bw_cummax},
+    {"logcumsumexp", "LogcumsumexpBackward0", SIG("input", "dim"), 1, CT_F_SAVE_OUT, bw_logcumsumexp},
+    {"nanmean", "DivBackward0", SIG("input", "dim", "keepdim", "*dtype"), 1, 0, bw_nanmean},
+    {"nanmedian", "NanmedianBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_median, name_nanmedian},
     /* views and copies */
     {"view", "ViewBackward0", SIZES, 1, CT_F_VIEW | NSV, bw_reshape},
     {"reshape", "ViewBackward0", SIZES, 1, CT_F_VIEW | NSV, bw_reshape, name_reshape},

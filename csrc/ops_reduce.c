@@ -11,6 +11,7 @@
 #include "creation.h"
 #include "device.h"
 #include "dtype.h"
+#include "elementwise.h"
 #include "registry.h"
 #include "tensor.h"
 #include <math.h>
@@ -293,6 +294,37 @@ CtTensorObject *ct_mean(CtTensorObject *t, const bool *reduce_dims, bool keepdim
     Spec s = {CT_COMBINE_SUM, CT_MAP_IDENTITY, CT_FINAL_DIVIDE, acc_of(od), 0, (double)n};
     CtTensorObject *r = reduce_new(src, mask, keepdim, od, NULL, &s, "mean");
     Py_DECREF(src);
+    return r;
+}
+
+/* --- nanmean: nansum / the number of non-NaN elements (0 / 0 = NaN for a slice of NaNs) ----------- */
+CtTensorObject *ct_nanmean(CtTensorObject *t, const bool *reduce_dims, bool keepdim, CtDType out_dtype)
+{
+    if (!ct_is_floating(t->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "nanmean(): expected input to have floating point or complex dtype but got %s",
+                     scalar_type_name[t->dtype]);
+        return NULL;
+    }
+    if (out_dtype != CT_DTYPE_UNSET && !ct_is_floating(out_dtype)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "nanmean(): could not infer output dtype. Optional dtype must be either a floating point or "
+                     "complex dtype. Got: %s",
+                     scalar_type_name[out_dtype]);
+        return NULL;
+    }
+    CtTensorObject *sum = NULL, *isnan = NULL, *kept = NULL, *count = NULL, *r = NULL;
+    if ((sum = ct_nansum(t, reduce_dims, keepdim, out_dtype)) == NULL ||
+        (isnan = ct_unary(CT_EW_ISNAN, t)) == NULL || (kept = ct_unary(CT_EW_LOGICAL_NOT, isnan)) == NULL ||
+        (count = ct_sum(kept, reduce_dims, keepdim, CT_DTYPE_UNSET)) == NULL) {
+        goto done;
+    }
+    r = ct_div(sum, count); /* float / int64 keeps the float dtype */
+done:
+    Py_XDECREF(sum);
+    Py_XDECREF(isnan);
+    Py_XDECREF(kept);
+    Py_XDECREF(count);
     return r;
 }
 
@@ -701,14 +733,39 @@ CtTensorObject *ct_count_nonzero(CtTensorObject *t, const bool *reduce_dims)
     return logical_reduce(t, reduce_dims, false, CT_COMBINE_SUM, CT_I64, "count_nonzero");
 }
 
-/* --- cumsum / cumprod ------------------------------------------------------------------------------- */
-static CtTensorObject *scan(CtTensorObject *t, int dim, CtDType out_dtype, CtReduceCombine op, const char *fname)
+/* --- the scans: cumsum / cumprod / cummax / cummin / logcumsumexp ------------------------------------ */
+/* op of src along dim into out (and the indices ix of cummax/cummin). */
+static int scan_into(CtTensorObject *src, int dim, CtTensorObject *out, CtTensorObject *ix, CtScanOp op,
+                     const char *fname)
+{
+    if (ct_numel(out) == 0) {
+        return 0;
+    }
+    const struct CtReduceKernels *k = kernels_of(src, fname);
+    if (k == NULL) {
+        return -1;
+    }
+    if (k->scan == NULL) {
+        return missing_kernel(fname);
+    }
+    CtDimDesc d;
+    describe_lines(&d, src, dim, out, ix);
+    return k->scan(&d, op);
+}
+
+/* PyTorch's error for a scan of a dtype it has no kernel for. */
+static void scan_dtype_error(const CtTensorObject *t, CtDType dtype, const char *fname)
+{
+    PyErr_Format(PyExc_NotImplementedError, "\"%s%s\" not implemented for '%s'", fname,
+                 ct_device_of(t).type == CT_DEV_CPU ? "_out_cpu" : "_cuda", scalar_type_name[dtype]);
+}
+
+static CtTensorObject *scan(CtTensorObject *t, int dim, CtDType out_dtype, CtScanOp op, const char *fname)
 {
     CtDType od = out_dtype != CT_DTYPE_UNSET ? out_dtype : ct_is_integral(t->dtype, true) ? CT_I64 : t->dtype;
     CtTensorObject *src = NULL, *out = NULL;
     if (od == CT_BOOL) { /* only an explicit dtype=torch.bool gets here; PyTorch has no bool scan */
-        PyErr_Format(PyExc_NotImplementedError, "\"%s%s\" not implemented for 'Bool'", fname,
-                     ct_device_of(t).type == CT_DEV_CPU ? "_out_cpu" : "_cuda");
+        scan_dtype_error(t, od, fname);
         return NULL;
     }
     src = ct_to(t, out_dtype != CT_DTYPE_UNSET ? out_dtype : t->dtype, ct_device_of(t), false);
@@ -716,16 +773,8 @@ static CtTensorObject *scan(CtTensorObject *t, int dim, CtDType out_dtype, CtRed
         return NULL;
     }
     out = ct_empty(t->ndim, t->sizes, od, ct_device_of(t));
-    if (out != NULL && ct_numel(out) > 0) {
-        const struct CtReduceKernels *k = kernels_of(t, fname);
-        CtDimDesc d;
-        describe_lines(&d, src, dim, out, NULL);
-        if (k == NULL || k->scan == NULL || k->scan(&d, op) < 0) {
-            if (k != NULL && k->scan == NULL) {
-                missing_kernel(fname);
-            }
-            Py_CLEAR(out);
-        }
+    if (out != NULL && scan_into(src, dim, out, NULL, op, fname) < 0) {
+        Py_CLEAR(out);
     }
     Py_DECREF(src);
     return out;
@@ -733,11 +782,51 @@ static CtTensorObject *scan(CtTensorObject *t, int dim, CtDType out_dtype, CtRed
 
 CtTensorObject *ct_cumsum(CtTensorObject *t, int dim, CtDType out_dtype)
 {
-    return scan(t, dim, out_dtype, CT_COMBINE_SUM, "cumsum");
+    return scan(t, dim, out_dtype, CT_SCAN_SUM, "cumsum");
 }
 CtTensorObject *ct_cumprod(CtTensorObject *t, int dim, CtDType out_dtype)
 {
-    return scan(t, dim, out_dtype, CT_COMBINE_PROD, "cumprod");
+    return scan(t, dim, out_dtype, CT_SCAN_PROD, "cumprod");
+}
+
+/* cummax/cummin: every dtype, bool included; values keep t's dtype. */
+static int cum_extremum(CtTensorObject *t, int dim, CtScanOp op, const char *fname, CtTensorObject **values,
+                        CtTensorObject **indices)
+{
+    CtTensorObject *v = ct_empty(t->ndim, t->sizes, t->dtype, ct_device_of(t));
+    CtTensorObject *ix = v ? ct_empty(t->ndim, t->sizes, CT_I64, ct_device_of(t)) : NULL;
+    if (ix == NULL || scan_into(t, dim, v, ix, op, fname) < 0) {
+        Py_XDECREF(v);
+        Py_XDECREF(ix);
+        return -1;
+    }
+    *values = v;
+    *indices = ix;
+    return 0;
+}
+
+int ct_cummax(CtTensorObject *t, int dim, CtTensorObject **values, CtTensorObject **indices)
+{
+    return cum_extremum(t, dim, CT_SCAN_MAX, "cummax", values, indices);
+}
+int ct_cummin(CtTensorObject *t, int dim, CtTensorObject **values, CtTensorObject **indices)
+{
+    return cum_extremum(t, dim, CT_SCAN_MIN, "cummin", values, indices);
+}
+
+/* log(cumsum(exp(x))) as a running logaddexp (stable: each step is relative to the larger of
+ * the two); floats only, as PyTorch. */
+CtTensorObject *ct_logcumsumexp(CtTensorObject *t, int dim)
+{
+    if (!ct_is_floating(t->dtype)) {
+        scan_dtype_error(t, t->dtype, "logcumsumexp");
+        return NULL;
+    }
+    CtTensorObject *out = ct_empty(t->ndim, t->sizes, t->dtype, ct_device_of(t));
+    if (out != NULL && scan_into(t, dim, out, NULL, CT_SCAN_LOGSUMEXP, "logcumsumexp") < 0) {
+        Py_CLEAR(out);
+    }
+    return out;
 }
 
 /* --- softmax / log_softmax ------------------------------------------------------------------------------ */
@@ -791,9 +880,10 @@ static int check_dim_nonempty(const CtTensorObject *t, int dim, const char *fnam
 enum { PICK_RANGE, PICK_MEDIAN, PICK_MODE };
 
 /* Sorted positions [start, start + count) along dim into values/indices of length count
- * (PICK_MEDIAN / PICK_MODE: the lower median / the mode, count 1). */
+ * (PICK_MEDIAN / PICK_MODE: the lower median / the mode, count 1; ignore_nan: nanmedian's). */
 static int sort_select(CtTensorObject *t, int dim, bool descending, int64_t start, int64_t count, int pick,
-                       bool keepdim, const char *fname, CtTensorObject **values, CtTensorObject **indices)
+                       bool ignore_nan, bool keepdim, const char *fname, CtTensorObject **values,
+                       CtTensorObject **indices)
 {
     int rc = -1;
     CtTensorObject *v = NULL, *ix = NULL;
@@ -817,7 +907,7 @@ static int sort_select(CtTensorObject *t, int dim, bool descending, int64_t star
                 missing_kernel(fname);
                 goto done;
             }
-            if (k->median(&d) < 0) {
+            if (k->median(&d, ignore_nan) < 0) {
                 goto done;
             }
         } else if (pick == PICK_MODE) {
@@ -868,7 +958,7 @@ done:
 int ct_sort(CtTensorObject *t, int dim, bool descending, CtTensorObject **values, CtTensorObject **indices)
 {
     int64_t n = t->ndim ? t->sizes[dim] : 1;
-    return sort_select(t, dim, descending, 0, n, PICK_RANGE, true, "sort", values, indices);
+    return sort_select(t, dim, descending, 0, n, PICK_RANGE, false, true, "sort", values, indices);
 }
 
 int ct_topk(CtTensorObject *t, int64_t k, int dim, bool largest, CtTensorObject **values, CtTensorObject **indices)
@@ -883,10 +973,12 @@ int ct_topk(CtTensorObject *t, int64_t k, int dim, bool largest, CtTensorObject 
         return -1;
     }
     /* a 0-d tensor's outputs hold its one element whatever k (0 or 1), as in PyTorch */
-    return sort_select(t, dim, largest, 0, t->ndim == 0 ? 1 : k, PICK_RANGE, true, "topk", values, indices);
+    return sort_select(t, dim, largest, 0, t->ndim == 0 ? 1 : k, PICK_RANGE, false, true, "topk", values, indices);
 }
 
-int ct_median_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices)
+/* median and nanmedian share PyTorch's messages, which say "median" for both. */
+static int median_dim(CtTensorObject *t, int dim, bool keepdim, bool ignore_nan, CtTensorObject **values,
+                      CtTensorObject **indices)
 {
     if (t->dtype == CT_BOOL) {
         PyErr_SetString(PyExc_NotImplementedError, "\"median_out\" not implemented for 'Bool'");
@@ -895,10 +987,19 @@ int ct_median_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **val
     if (check_dim_nonempty(t, dim, "median") < 0) {
         return -1;
     }
-    return sort_select(t, dim, false, 0, 1, PICK_MEDIAN, keepdim, "median", values, indices);
+    return sort_select(t, dim, false, 0, 1, PICK_MEDIAN, ignore_nan, keepdim, "median", values, indices);
 }
 
-CtTensorObject *ct_median_all(CtTensorObject *t)
+int ct_median_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices)
+{
+    return median_dim(t, dim, keepdim, false, values, indices);
+}
+int ct_nanmedian_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices)
+{
+    return median_dim(t, dim, keepdim, true, values, indices);
+}
+
+static CtTensorObject *median_all(CtTensorObject *t, bool ignore_nan)
 {
     if (t->dtype == CT_BOOL) {
         PyErr_SetString(PyExc_NotImplementedError, "\"median_cpu\" not implemented for 'Bool'");
@@ -916,7 +1017,7 @@ CtTensorObject *ct_median_all(CtTensorObject *t)
     if (flat == NULL) {
         return NULL;
     }
-    int rc = ct_median_dim(flat, 0, false, &r, NULL);
+    int rc = median_dim(flat, 0, false, ignore_nan, &r, NULL);
     Py_DECREF(flat);
     return rc < 0 ? NULL : r;
 }
@@ -940,7 +1041,7 @@ int ct_kthvalue(CtTensorObject *t, int64_t k, int dim, bool keepdim, CtTensorObj
                      ct_device_of(t).type == CT_DEV_CPU ? "cpu" : "cuda");
         return -1;
     }
-    return sort_select(t, dim, false, k - 1, 1, PICK_RANGE, keepdim, "kthvalue", values, indices);
+    return sort_select(t, dim, false, k - 1, 1, PICK_RANGE, false, keepdim, "kthvalue", values, indices);
 }
 
 /* The index is the last position holding the mode: PyTorch's CPU kernel agrees on lines of up to
@@ -951,8 +1052,11 @@ int ct_mode(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, C
     if (check_dim_nonempty(t, dim, "mode") < 0) {
         return -1;
     }
-    return sort_select(t, dim, false, 0, 1, PICK_MODE, keepdim, "mode", values, indices);
+    return sort_select(t, dim, false, 0, 1, PICK_MODE, false, keepdim, "mode", values, indices);
 }
+
+CtTensorObject *ct_median_all(CtTensorObject *t) { return median_all(t, false); }
+CtTensorObject *ct_nanmedian_all(CtTensorObject *t) { return median_all(t, true); }
 
 /* --- sum_to_size -------------------------------------------------------------------------------------- */
 CtTensorObject *ct_sum_to_size(CtTensorObject *t, int ndim, const int64_t *sizes)
@@ -984,7 +1088,11 @@ CtTensorObject *ct_sum_to_size(CtTensorObject *t, int ndim, const int64_t *sizes
 
 /* --- named-tuple results ------------------------------------------------------------------------------ */
 /* RT_X + RT_OUT is the type of X's out= variant (torch.return_types.max_out, ...) */
-enum { RT_MAX, RT_MIN, RT_SORT, RT_TOPK, RT_MEDIAN, RT_AMINMAX, RT_KTHVALUE, RT_MODE, RT_OUT, RT_COUNT = 2 * RT_OUT };
+enum {
+    RT_MAX, RT_MIN, RT_SORT, RT_TOPK, RT_MEDIAN, RT_AMINMAX,
+    RT_KTHVALUE, RT_MODE, RT_CUMMAX, RT_CUMMIN, RT_NANMEDIAN,
+    RT_OUT, RT_COUNT = 2 * RT_OUT
+};
 
 static PyStructSequence_Field values_indices_fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
 static PyStructSequence_Field min_max_fields[] = {{"min", NULL}, {"max", NULL}, {NULL, NULL}};
@@ -997,6 +1105,9 @@ static PyStructSequence_Desc return_type_descs[RT_COUNT] = {
     {"torch.return_types.aminmax", NULL, min_max_fields, 2},
     {"torch.return_types.kthvalue", NULL, values_indices_fields, 2},
     {"torch.return_types.mode", NULL, values_indices_fields, 2},
+    {"torch.return_types.cummax", NULL, values_indices_fields, 2},
+    {"torch.return_types.cummin", NULL, values_indices_fields, 2},
+    {"torch.return_types.nanmedian", NULL, values_indices_fields, 2},
     {"torch.return_types.max_out", NULL, values_indices_fields, 2},
     {"torch.return_types.min_out", NULL, values_indices_fields, 2},
     {"torch.return_types.sort_out", NULL, values_indices_fields, 2},
@@ -1005,6 +1116,9 @@ static PyStructSequence_Desc return_type_descs[RT_COUNT] = {
     {"torch.return_types.aminmax_out", NULL, min_max_fields, 2},
     {"torch.return_types.kthvalue_out", NULL, values_indices_fields, 2},
     {"torch.return_types.mode_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.cummax_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.cummin_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.nanmedian_out", NULL, values_indices_fields, 2},
 };
 static PyTypeObject *return_types[RT_COUNT];
 
@@ -1303,6 +1417,15 @@ static PyObject *sum_like_py(const char *fname, SumLikeFn fn, PyObject *const *a
     if (fn == ct_mean && dtype == CT_DTYPE_UNSET && !ct_is_floating(t->dtype)) {
         return (PyObject *)ct_mean(t, NULL, false, dtype); /* its dtype error comes before any dim error */
     }
+    if (fn == ct_nanmean && !ct_is_floating(t->dtype)) { /* as mean's: before any dim error */
+        if (out != NULL) {
+            PyErr_SetString(PyExc_NotImplementedError,
+                            "nanmean(): integral types and 'Bool' are not supported for nanmean, even for empty "
+                            "tensors.");
+            return NULL;
+        }
+        return (PyObject *)ct_nanmean(t, NULL, false, dtype);
+    }
     if (dims_arg(a[1], t, fname, mask, &given) < 0 || keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
     }
@@ -1312,7 +1435,8 @@ static PyObject *sum_like_py(const char *fname, SumLikeFn fn, PyObject *const *a
     CtOutRule rule = CT_OUT_EXACT;
     if (fn == ct_mean) {
         rule = dtype == CT_DTYPE_UNSET ? CT_OUT_RESULT_CAST : CT_OUT_EXACT;
-    } else if (fn == ct_nansum && ct_is_floating(t->dtype)) { /* integer input: nansum is sum */
+    } else if ((fn == ct_nansum || fn == ct_nanmean) && ct_is_floating(t->dtype)) {
+        /* integer input: nansum is sum; nanmean's out= is nansum's out= divided in place */
         if (dtype != CT_DTYPE_UNSET && dtype != out->dtype) {
             PyErr_Format(PyExc_RuntimeError, "nansum: provided dtype must match dtype of result. Got %s and %s.",
                          scalar_type_name[out->dtype], scalar_type_name[dtype]);
@@ -1342,6 +1466,10 @@ static PyObject *py_nansum(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 static PyObject *py_mean(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     return sum_like_py("mean", ct_mean, args, nargs, kwnames);
+}
+static PyObject *py_nanmean(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return sum_like_py("nanmean", ct_nanmean, args, nargs, kwnames);
 }
 
 /* prod(input, dim=None, keepdim=False, *, dtype=None, out=None): dim is a single int, as in
@@ -1809,6 +1937,84 @@ static PyObject *py_cumprod(PyObject *m, PyObject *const *args, Py_ssize_t nargs
 {
     return dim_dtype_py("cumprod", ct_cumprod, true, args, nargs, kwnames);
 }
+/* The out= dtype check of cummax/cummin/logcumsumexp, in PyTorch's words. 0 or -1. */
+static int out_scalar_type(const CtTensorObject *out, CtDType want)
+{
+    if (out != NULL && out->dtype != want) {
+        PyErr_Format(PyExc_RuntimeError, "expected scalar_type %s but found %s", scalar_type_name[want],
+                     scalar_type_name[out->dtype]);
+        return -1;
+    }
+    return 0;
+}
+
+/* cummax/cummin(input, dim, *, out=None) -> (values, indices); a 0-d input takes dim 0 or -1. */
+static PyObject *cum_extremum_py(bool is_max, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "dim", "*out", NULL};
+    const char *fname = is_max ? "cummax" : "cummin";
+    PyObject *a[3];
+    int dim;
+    int64_t d0;
+    CtTensorObject *t, *o[2];
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
+        pair_out_arg(a[2], fname, o) < 0) {
+        return NULL;
+    }
+    if (t->ndim == 0 && is_int_arg(a[1]) && !CtTensor_Check(a[1])) {
+        if (ct_arg_int64(a[1], &d0) < 0) {
+            return NULL;
+        }
+        if (d0 != 0 && d0 != -1) {
+            PyErr_Format(PyExc_IndexError, "%s(): Expected reduction dim -1 or 0 for scalar but got %lld", fname,
+                         (long long)d0);
+            return NULL;
+        }
+    }
+    if (int_dim_arg(a[1], t, fname, &dim) < 0) {
+        return NULL;
+    }
+    if (o[0] != NULL && (out_scalar_type(o[0], t->dtype) < 0 || out_scalar_type(o[1], CT_I64) < 0)) {
+        return NULL;
+    }
+    CtTensorObject *values = NULL, *indices = NULL;
+    if ((is_max ? ct_cummax : ct_cummin)(t, dim, &values, &indices) < 0) {
+        return NULL;
+    }
+    if (o[0] != NULL) { /* computed into fresh tensors: an out overlapping the input is fine */
+        return write_pair_out(is_max ? RT_CUMMAX : RT_CUMMIN, values, indices, o, fname, CT_OUT_EXACT,
+                              CT_OUT_EXACT, 0, NULL);
+    }
+    return make_pair(is_max ? RT_CUMMAX : RT_CUMMIN, values, indices);
+}
+
+static PyObject *py_cummax(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return cum_extremum_py(true, args, nargs, kwnames);
+}
+static PyObject *py_cummin(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return cum_extremum_py(false, args, nargs, kwnames);
+}
+
+/* logcumsumexp(input, dim, *, out=None) */
+static PyObject *py_logcumsumexp(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "dim", "*out", NULL};
+    PyObject *a[3];
+    int dim;
+    CtTensorObject *t, *out;
+    if (ct_parse_args("logcumsumexp", args, nargs, kwnames, names, 2, a) < 0 ||
+        (t = input_arg(a[0], "logcumsumexp")) == NULL || int_dim_arg(a[1], t, "logcumsumexp", &dim) < 0 ||
+        ct_arg_out(a[2], "logcumsumexp", &out) < 0) {
+        return NULL;
+    }
+    if (ct_is_floating(t->dtype) && out_scalar_type(out, t->dtype) < 0) { /* integers: the dtype error first */
+        return NULL;
+    }
+    return ct_write_out(ct_logcumsumexp(t, dim), (PyObject *)out, "logcumsumexp", CT_OUT_EXACT, 0, NULL);
+}
+
 static PyObject *py_softmax(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     return dim_dtype_py("softmax", ct_softmax, false, args, nargs, kwnames);
@@ -1918,26 +2124,35 @@ static PyObject *values_indices_result(int which, CtTensorObject *values, CtTens
 }
 
 /* median(input) -> the lower median of every element; median(input, dim, keepdim=False) ->
- * (values, indices). */
-static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+ * (values, indices). nanmedian: the same, ignoring NaN. */
+static PyObject *median_py(bool ignore_nan, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"input", "dim", "keepdim", "*out", NULL};
+    const char *fname = ignore_nan ? "nanmedian" : "median";
     PyObject *a[4];
     bool keepdim;
     int dim;
     CtTensorObject *t, *o[2];
-    if (ct_parse_args("median", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "median")) == NULL ||
-        keepdim_arg(a[2], "median", &keepdim) < 0) {
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], fname)) == NULL ||
+        keepdim_arg(a[2], fname, &keepdim) < 0) {
         return NULL;
     }
     if (a[1] == NULL && a[3] != NULL && a[3] != Py_None) { /* median(input) has no out= overload */
-        PyErr_SetString(PyExc_TypeError, "median() missing 1 required positional arguments: \"dim\"");
+        PyErr_Format(PyExc_TypeError, "%s() missing 1 required positional arguments: \"dim\"", fname);
         return NULL;
     }
     if (a[1] == NULL) {
-        return (PyObject *)ct_median_all(t);
+        return (PyObject *)(ignore_nan ? ct_nanmedian_all(t) : ct_median_all(t));
     }
-    if (pair_out_arg(a[3], "median", o) < 0) {
+    if (pair_out_arg(a[3], fname, o) < 0) {
+        return NULL;
+    }
+    /* PyTorch checks the indices first; its messages say "median" for nanmedian too */
+    if (o[1] != NULL && o[1]->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected tensor for argument #1 'indices' to have scalar type Long; but got torch.%sTensor "
+                     "instead (while checking arguments for median)",
+                     scalar_type_name[o[1]->dtype]);
         return NULL;
     }
     if (o[0] != NULL && o[0]->dtype != t->dtype) {
@@ -1947,21 +2162,23 @@ static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                      scalar_type_name[o[0]->dtype], scalar_type_name[t->dtype]);
         return NULL;
     }
-    if (o[1] != NULL && o[1]->dtype != CT_I64) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "Expected tensor for argument #1 'indices' to have scalar type Long; but got torch.%sTensor "
-                     "instead (while checking arguments for median)",
-                     scalar_type_name[o[1]->dtype]);
-        return NULL;
-    }
-    if (int_dim_arg(a[1], t, "median", &dim) < 0) {
+    if (int_dim_arg(a[1], t, fname, &dim) < 0) {
         return NULL;
     }
     CtTensorObject *values = NULL, *indices = NULL;
-    if (ct_median_dim(t, dim, keepdim, &values, &indices) < 0) {
+    if ((ignore_nan ? ct_nanmedian_dim : ct_median_dim)(t, dim, keepdim, &values, &indices) < 0) {
         return NULL;
     }
-    return values_indices_result(RT_MEDIAN, values, indices, o, "median", t);
+    return values_indices_result(ignore_nan ? RT_NANMEDIAN : RT_MEDIAN, values, indices, o, fname, t);
+}
+
+static PyObject *py_median(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return median_py(false, args, nargs, kwnames);
+}
+static PyObject *py_nanmedian(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return median_py(true, args, nargs, kwnames);
 }
 
 /* --- kthvalue / mode / msort ------------------------------------------------------------------------------- */
@@ -2364,7 +2581,12 @@ static PyObject *method_sum_to_size(PyObject *self, PyObject *const *args, Py_ss
     X(mode, "mode(input, dim=-1, keepdim=False) -> (values, indices)")                                  \
     X(msort, "msort(input): sort(input, dim=0).values")                                                 \
     X(quantile, "quantile(input, q, dim=None, keepdim=False, *, interpolation='linear')")               \
-    X(nanquantile, "nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear')")
+    X(nanquantile, "nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear')")         \
+    X(cummax, "cummax(input, dim) -> (values, indices)")                                                \
+    X(cummin, "cummin(input, dim) -> (values, indices)")                                                \
+    X(logcumsumexp, "logcumsumexp(input, dim)")                                                         \
+    X(nanmean, "nanmean(input, dim=None, keepdim=False, *, dtype=None): mean of the non-NaN elements") \
+    X(nanmedian, "nanmedian(input) / nanmedian(input, dim, keepdim=False) -> (values, indices)")
 
 #define CT_RED_METHOD(name, doc)                                                                          \
     static PyObject *method_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \

@@ -1,5 +1,6 @@
 /* reduce.h: the reduction family (sum, mean, prod, max/min, arg-reductions, var/std, norm,
- * logsumexp, all/any, count_nonzero, cumsum/cumprod, softmax, sort/topk/median).
+ * logsumexp, all/any, count_nonzero, the scans (cumsum/cumprod, cummax/cummin, logcumsumexp),
+ * softmax, sort/topk/median/nanmedian).
  *
  * Ops (ops_reduce.c) parse arguments, decide shapes and dtypes, and describe the work in two
  * device-neutral structs:
@@ -70,6 +71,12 @@ typedef struct {
     int device;           /* the CUDA ordinal of every operand (-1 on the CPU) */
 } CtReduceDesc;
 
+/* --- the scans ------------------------------------------------------------------------------- */
+/* What a scan keeps running along a line: a sum or product (operand 1); the max or min with
+ * the index where it was last reached (operands 1 and 2: a later equal value takes over, a NaN
+ * takes over and stays until the next NaN); log(sum(exp)) of floats. */
+typedef enum { CT_SCAN_SUM, CT_SCAN_PROD, CT_SCAN_MAX, CT_SCAN_MIN, CT_SCAN_LOGSUMEXP } CtScanOp;
+
 /* --- the line description ------------------------------------------------------------------ */
 #define CT_DIM_OPS 3
 
@@ -95,9 +102,10 @@ struct CtReduceKernels {
      * greatest and the least; writes the value to operand 1 and the index to operand 2 when
      * present (both have length 1 along the dim). */
     int (*arg_reduce)(const CtDimDesc *d, bool is_max);
-    /* Per line: operand 1 [i] = in[0] (+ or *) ... in[i], accumulated in double (floats) or
-     * int64 (integers). op is CT_COMBINE_SUM or CT_COMBINE_PROD. */
-    int (*scan)(const CtDimDesc *d, CtReduceCombine op);
+    /* Per line: operand 1 [i] = in[0] op ... op in[i], accumulated in double (floats) or int64
+     * (integers and bool); CT_SCAN_MAX/MIN also write the int64 index to operand 2 and keep
+     * the input's dtype; CT_SCAN_LOGSUMEXP takes floats only. */
+    int (*scan)(const CtDimDesc *d, CtScanOp op);
     /* Per line: operand 1 = softmax (or log_softmax) of operand 0, computed in float/double. */
     int (*softmax)(const CtDimDesc *d, bool log);
     /* Per line: a stable sort of operand 0 (NaN greater than everything), ascending or
@@ -105,8 +113,10 @@ struct CtReduceKernels {
      * (length count along the dim). */
     int (*sort)(const CtDimDesc *d, bool descending, int64_t start, int64_t count);
     /* Per line (n > 0): the lower median (NaN if the line has one, with the index of its first
-     * NaN) to operand 1 and its index to operand 2 (length 1 along the dim). */
-    int (*median)(const CtDimDesc *d);
+     * NaN) to operand 1 and its index to operand 2 (length 1 along the dim). ignore_nan
+     * (nanmedian): the lower median of the line's other elements, or its first NaN when it
+     * has nothing else. Among equal values the index is the stable sort's. */
+    int (*median)(const CtDimDesc *d, bool ignore_nan);
     /* Per line (n > 0): the most frequent value, the smallest of equally frequent ones (NaNs
      * count as one value, above everything), to operand 1 and the last index holding it to
      * operand 2 (length 1 along the dim). */
@@ -146,6 +156,12 @@ CtTensorObject *ct_any(CtTensorObject *t, const bool *reduce_dims, bool keepdim)
 CtTensorObject *ct_count_nonzero(CtTensorObject *t, const bool *reduce_dims);
 CtTensorObject *ct_cumsum(CtTensorObject *t, int dim, CtDType out_dtype);
 CtTensorObject *ct_cumprod(CtTensorObject *t, int dim, CtDType out_dtype);
+/* cummax/cummin along dim: values (t's dtype) and int64 indices. 0 or -1. */
+int ct_cummax(CtTensorObject *t, int dim, CtTensorObject **values, CtTensorObject **indices);
+int ct_cummin(CtTensorObject *t, int dim, CtTensorObject **values, CtTensorObject **indices);
+CtTensorObject *ct_logcumsumexp(CtTensorObject *t, int dim);
+/* nansum / the number of non-NaN elements (NaN where there are none). */
+CtTensorObject *ct_nanmean(CtTensorObject *t, const bool *reduce_dims, bool keepdim, CtDType out_dtype);
 CtTensorObject *ct_softmax(CtTensorObject *t, int dim, CtDType out_dtype);
 CtTensorObject *ct_log_softmax(CtTensorObject *t, int dim, CtDType out_dtype);
 /* sort/topk/median along dim; values or indices may be NULL when not wanted. 0 or -1. */
@@ -159,6 +175,9 @@ CtTensorObject *ct_median_all(CtTensorObject *t);
 int ct_kthvalue(CtTensorObject *t, int64_t k, int dim, bool keepdim, CtTensorObject **values,
                 CtTensorObject **indices);
 int ct_mode(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices);
+/* median ignoring NaN (NaN only for a slice of nothing but NaN). */
+int ct_nanmedian_dim(CtTensorObject *t, int dim, bool keepdim, CtTensorObject **values, CtTensorObject **indices);
+CtTensorObject *ct_nanmedian_all(CtTensorObject *t);
 
 /* Sum of t down to a shape that t broadcasts from (autograd's sum_to_size); t itself (a new
  * reference) when nothing is reduced. Integers sum to int64, as PyTorch. */

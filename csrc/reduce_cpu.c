@@ -12,6 +12,7 @@
 #include "dtype.h"
 #include "parallel.h"
 #include "reduce.h"
+#include "scalar_math.h" /* logaddexp, shared with the elementwise family */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -711,36 +712,108 @@ static int cpu_arg_reduce(const CtDimDesc *d, bool is_max)
     return run_lines(d, arg_line, arg_vert, &is_max, 0, 1, 1);
 }
 
-/* --- scans: cumsum / cumprod in double (floats) or int64 (integers), as PyTorch's CPU ------ */
+/* --- scans: cumsum / cumprod / logcumsumexp in double (floats) or int64 (integers), as
+ * PyTorch's CPU; cummax / cummin keep values exact (floats pass through double, integers
+ * through int64) and write the index where the running extremum was last reached. */
+static double scan_identity_f64(CtScanOp op)
+{
+    return op == CT_SCAN_SUM ? 0.0 : op == CT_SCAN_PROD ? 1.0 : -INFINITY;
+}
+
+static inline double scan_combine_f64(double acc, double x, CtScanOp op)
+{
+    return op == CT_SCAN_SUM ? acc + x : op == CT_SCAN_PROD ? acc * x : ct_sm_logaddexp_double(x, acc);
+}
+
+/* x takes over from the running extremum best: a later equal value does, and so does a NaN
+ * (which then stays, as nothing compares >= or <= to it). */
+#define CT_RED_SCAN_EXTREMUM(SFX, T, IS_FLOAT, LOAD, STORE)                                       \
+    static inline bool takes_over_##SFX(T x, T best, bool is_max)                               \
+    {                                                                                           \
+        return (is_max ? x >= best : x <= best) || (IS_FLOAT && x != x);                        \
+    }                                                                                           \
+    static void cum_extremum_line_##SFX(const CtDimDesc *d, bool is_max, char *const *ptr)      \
+    {                                                                                           \
+        int64_t s0 = d->dim_strides[0], s1 = d->dim_strides[1], s2 = d->dim_strides[2];       \
+        T buf[BLOCK], best = 0;                                                                 \
+        int64_t at = 0;                                                                         \
+        for (int64_t off = 0; off < d->n; off += BLOCK) {                                       \
+            int64_t m = d->n - off < BLOCK ? d->n - off : BLOCK;                                \
+            LOAD(buf, ptr[0] + off * s0, s0, m, d->dtypes[0]);                                  \
+            for (int64_t i = 0; i < m; i++) {                                                   \
+                if (off + i == 0 || takes_over_##SFX(buf[i], best, is_max)) {                   \
+                    best = buf[i];                                                              \
+                    at = off + i;                                                               \
+                }                                                                               \
+                buf[i] = best;                                                                  \
+                *(int64_t *)(ptr[2] + (off + i) * s2) = at;                                     \
+            }                                                                                   \
+            STORE(ptr[1] + off * s1, s1, buf, m, d->dtypes[1]);                                 \
+        }                                                                                       \
+    }                                                                                           \
+    /* vertical: per lane the running extremum and its index */                                 \
+    static void cum_extremum_vert_##SFX(const CtDimDesc *d, bool is_max, char *const *ptr,      \
+                                        int64_t w, T *buf, T *best, int64_t *at)                \
+    {                                                                                           \
+        int64_t ls0 = d->outer_strides[0][0], ls1 = d->outer_strides[0][1];                    \
+        int64_t ls2 = d->outer_strides[0][2];                                                   \
+        for (int64_t i = 0; i < d->n; i++) {                                                    \
+            LOAD(buf, ptr[0] + i * d->dim_strides[0], ls0, w, d->dtypes[0]);                    \
+            char *ix = ptr[2] + i * d->dim_strides[2];                                          \
+            for (int64_t l = 0; l < w; l++) {                                                   \
+                if (i == 0 || takes_over_##SFX(buf[l], best[l], is_max)) {                      \
+                    best[l] = buf[l];                                                           \
+                    at[l] = i;                                                                  \
+                }                                                                               \
+                buf[l] = best[l];                                                               \
+                *(int64_t *)(ix + l * ls2) = at[l];                                             \
+            }                                                                                   \
+            STORE(ptr[1] + i * d->dim_strides[1], ls1, buf, w, d->dtypes[1]);                   \
+        }                                                                                       \
+    }
+CT_RED_SCAN_EXTREMUM(f, double, 1, load_f64, store_f64)
+CT_RED_SCAN_EXTREMUM(i, int64_t, 0, load_i64, store_i64)
+
 static void scan_line(const CtDimDesc *d, const void *params, char *const *ptr, void *scratch)
 {
-    CtReduceCombine op = *(const CtReduceCombine *)params;
+    CtScanOp op = *(const CtScanOp *)params;
     int64_t s0 = d->dim_strides[0], s1 = d->dim_strides[1];
-    if (dtype_is_float(d->dtypes[0])) {
-        double acc = op == CT_COMBINE_SUM ? 0.0 : 1.0, buf[BLOCK];
+    if (op == CT_SCAN_MAX || op == CT_SCAN_MIN) {
+        if (dtype_is_float(d->dtypes[0])) {
+            cum_extremum_line_f(d, op == CT_SCAN_MAX, ptr);
+        } else {
+            cum_extremum_line_i(d, op == CT_SCAN_MAX, ptr);
+        }
+    } else if (dtype_is_float(d->dtypes[0])) {
+        double acc = scan_identity_f64(op), buf[BLOCK];
         for (int64_t off = 0; off < d->n; off += BLOCK) {
             int64_t m = d->n - off < BLOCK ? d->n - off : BLOCK;
             load_f64(buf, ptr[0] + off * s0, s0, m, d->dtypes[0]);
-            if (op == CT_COMBINE_SUM) {
+            if (op == CT_SCAN_SUM) {
                 for (int64_t i = 0; i < m; i++) {
                     acc += buf[i];
                     buf[i] = acc;
                 }
-            } else {
+            } else if (op == CT_SCAN_PROD) {
                 for (int64_t i = 0; i < m; i++) {
                     acc *= buf[i];
+                    buf[i] = acc;
+                }
+            } else {
+                for (int64_t i = 0; i < m; i++) {
+                    acc = scan_combine_f64(acc, buf[i], op);
                     buf[i] = acc;
                 }
             }
             store_f64(ptr[1] + off * s1, s1, buf, m, d->dtypes[1]);
         }
     } else {
-        uint64_t acc = op == CT_COMBINE_SUM ? 0 : 1; /* unsigned: wraps without UB */
+        uint64_t acc = op == CT_SCAN_SUM ? 0 : 1; /* unsigned: wraps without UB */
         int64_t buf[BLOCK];
         for (int64_t off = 0; off < d->n; off += BLOCK) {
             int64_t m = d->n - off < BLOCK ? d->n - off : BLOCK;
             load_i64(buf, ptr[0] + off * s0, s0, m, d->dtypes[0]);
-            if (op == CT_COMBINE_SUM) {
+            if (op == CT_SCAN_SUM) {
                 for (int64_t i = 0; i < m; i++) {
                     acc += (uint64_t)buf[i];
                     buf[i] = (int64_t)acc;
@@ -759,17 +832,25 @@ static void scan_line(const CtDimDesc *d, const void *params, char *const *ptr, 
 /* Vertical: a running value per lane, rows read and written in memory order. */
 static void scan_vert(const CtDimDesc *d, const void *params, char *const *ptr, int64_t w, void *scratch)
 {
-    CtReduceCombine op = *(const CtReduceCombine *)params;
+    CtScanOp op = *(const CtScanOp *)params;
     int64_t ls0 = d->outer_strides[0][0], ls1 = d->outer_strides[0][1];
-    if (dtype_is_float(d->dtypes[0])) {
-        double *buf = (double *)scratch, *acc = buf + VERT_TILE;
+    double *s = (double *)scratch; /* [VERT_SCRATCH][VERT_TILE] 8-byte slots */
+    if (op == CT_SCAN_MAX || op == CT_SCAN_MIN) {
+        if (dtype_is_float(d->dtypes[0])) {
+            cum_extremum_vert_f(d, op == CT_SCAN_MAX, ptr, w, s, s + VERT_TILE, (int64_t *)(s + 2 * VERT_TILE));
+        } else {
+            cum_extremum_vert_i(d, op == CT_SCAN_MAX, ptr, w, (int64_t *)s, (int64_t *)(s + VERT_TILE),
+                                (int64_t *)(s + 2 * VERT_TILE));
+        }
+    } else if (dtype_is_float(d->dtypes[0])) {
+        double *buf = s, *acc = buf + VERT_TILE;
         for (int64_t l = 0; l < w; l++) {
-            acc[l] = op == CT_COMBINE_SUM ? 0.0 : 1.0;
+            acc[l] = scan_identity_f64(op);
         }
         for (int64_t i = 0; i < d->n; i++) {
             load_f64(buf, ptr[0] + i * d->dim_strides[0], ls0, w, d->dtypes[0]);
             for (int64_t l = 0; l < w; l++) {
-                acc[l] = op == CT_COMBINE_SUM ? acc[l] + buf[l] : acc[l] * buf[l];
+                acc[l] = scan_combine_f64(acc[l], buf[l], op);
                 buf[l] = acc[l];
             }
             store_f64(ptr[1] + i * d->dim_strides[1], ls1, buf, w, d->dtypes[1]);
@@ -778,12 +859,12 @@ static void scan_vert(const CtDimDesc *d, const void *params, char *const *ptr, 
         int64_t *buf = (int64_t *)scratch;
         uint64_t *acc = (uint64_t *)(buf + VERT_TILE);
         for (int64_t l = 0; l < w; l++) {
-            acc[l] = op == CT_COMBINE_SUM ? 0 : 1;
+            acc[l] = op == CT_SCAN_SUM ? 0 : 1;
         }
         for (int64_t i = 0; i < d->n; i++) {
             load_i64(buf, ptr[0] + i * d->dim_strides[0], ls0, w, d->dtypes[0]);
             for (int64_t l = 0; l < w; l++) {
-                acc[l] = op == CT_COMBINE_SUM ? acc[l] + (uint64_t)buf[l] : acc[l] * (uint64_t)buf[l];
+                acc[l] = op == CT_SCAN_SUM ? acc[l] + (uint64_t)buf[l] : acc[l] * (uint64_t)buf[l];
                 buf[l] = (int64_t)acc[l];
             }
             store_i64(ptr[1] + i * d->dim_strides[1], ls1, buf, w, d->dtypes[1]);
@@ -791,7 +872,7 @@ static void scan_vert(const CtDimDesc *d, const void *params, char *const *ptr, 
     }
 }
 
-static int cpu_scan(const CtDimDesc *d, CtReduceCombine op) { return run_lines(d, scan_line, scan_vert, &op, 0, d->n, 0); }
+static int cpu_scan(const CtDimDesc *d, CtScanOp op) { return run_lines(d, scan_line, scan_vert, &op, 0, d->n, d->n); }
 
 /* --- softmax / log_softmax: max, sum of exp(x - max), then the output; float or double ------- */
 /* When the output has the computation's own type and unit stride, exp(x - max) is written in
@@ -1075,6 +1156,7 @@ CT_RED_DEFINE_MODE_END(i, KeyI)
 typedef struct {
     bool descending;
     bool median;
+    bool ignore_nan; /* nanmedian */
     int64_t start, count;
     bool mode; /* write the end of the longest run of equal keys (the first such run on ties) */
 } SortParams;
@@ -1084,7 +1166,7 @@ typedef struct {
     static void sort_line_##SFX(const CtDimDesc *d, const SortParams *sp, char *const *ptr,   \
                                 KEY *keys)                                                    \
     {                                                                                         \
-        int64_t n = d->n, s0 = d->dim_strides[0];                                             \
+        int64_t n = d->n, s0 = d->dim_strides[0], start = sp->start;                          \
         T buf[BLOCK];                                                                         \
         for (int64_t off = 0; off < n; off += BLOCK) {                                        \
             int64_t m = n - off < BLOCK ? n - off : BLOCK;                                    \
@@ -1094,34 +1176,40 @@ typedef struct {
                 keys[off + i].index = off + i;                                                \
             }                                                                                 \
         }                                                                                     \
-        if (sp->median) { /* a NaN anywhere is the median, at its first position */          \
+        if (sp->median) { /* a NaN is the median, at its first position, unless ignored */   \
+            int64_t first_nan = -1, nans = 0;                                                 \
             for (int64_t i = 0; i < n; i++) {                                                 \
                 if (keys[i].key != keys[i].key) {                                             \
-                    T v = keys[i].key;                                                        \
-                    if (ptr[1]) {                                                             \
-                        STORE(ptr[1], 0, &v, 1, d->dtypes[1]);                                \
-                    }                                                                         \
-                    if (ptr[2]) {                                                             \
-                        *(int64_t *)ptr[2] = i;                                               \
-                    }                                                                         \
-                    return;                                                                   \
+                    first_nan = first_nan < 0 ? i : first_nan;                                \
+                    nans++;                                                                   \
                 }                                                                             \
             }                                                                                 \
+            if (first_nan >= 0 && (!sp->ignore_nan || nans == n)) {                           \
+                T v = keys[first_nan].key;                                                    \
+                if (ptr[1]) {                                                                 \
+                    STORE(ptr[1], 0, &v, 1, d->dtypes[1]);                                    \
+                }                                                                             \
+                if (ptr[2]) {                                                                 \
+                    *(int64_t *)ptr[2] = first_nan;                                           \
+                }                                                                             \
+                return;                                                                       \
+            }                                                                                 \
+            start = (n - nans - 1) / 2; /* NaNs sort last: the lower median of the rest */   \
         }                                                                                     \
         KEY *sorted = keys;                                                                   \
-        int64_t first = sp->start, last = sp->start + sp->count; /* [first, last) wanted */   \
+        int64_t first = start, last = start + sp->count; /* [first, last) wanted */           \
         if (sp->mode) {                                                                       \
             sorted = sort_##SFX(keys, keys + n, n, false);                                    \
             first = mode_end_##SFX(sorted, n);                                                \
-        } else if (last == n && sp->start == 0) {                                             \
+        } else if (last == n && start == 0) {                                                 \
             sorted = sort_##SFX(keys, keys + n, n, sp->descending);                           \
         } else { /* select, then order what is wanted (topk) */                               \
             select_##SFX(keys, keys + n, n, last - 1, sp->descending);                        \
-            if (sp->start > 0 && sp->count > 1) {                                             \
-                select_##SFX(keys, keys + n, last - 1, sp->start, sp->descending);            \
+            if (start > 0 && sp->count > 1) {                                                 \
+                select_##SFX(keys, keys + n, last - 1, start, sp->descending);                \
             }                                                                                 \
-            KEY *r = sort_total_##SFX(keys + sp->start, keys + n, sp->count, sp->descending); \
-            sorted = r - sp->start;                                                           \
+            KEY *r = sort_total_##SFX(keys + start, keys + n, sp->count, sp->descending);     \
+            sorted = r - start;                                                               \
         }                                                                                     \
         for (int64_t i = 0; i < sp->count; i++) {                                             \
             const KEY *e = &sorted[first + i];                                                \
@@ -1148,22 +1236,22 @@ static void sort_line(const CtDimDesc *d, const void *params, char *const *ptr, 
 
 static int cpu_sort(const CtDimDesc *d, bool descending, int64_t start, int64_t count)
 {
-    SortParams sp = {descending, false, start, count, false};
+    SortParams sp = {descending, false, false, start, count, false};
     if (count == 0) {
         return 0;
     }
     return run_lines(d, sort_line, NULL, &sp, (size_t)d->n * 2 * sizeof(KeyF), count, count);
 }
 
-static int cpu_median(const CtDimDesc *d)
+static int cpu_median(const CtDimDesc *d, bool ignore_nan)
 {
-    SortParams sp = {false, true, (d->n - 1) / 2, 1, false};
+    SortParams sp = {false, true, ignore_nan, (d->n - 1) / 2, 1, false};
     return run_lines(d, sort_line, NULL, &sp, (size_t)d->n * 2 * sizeof(KeyF), 1, 1);
 }
 
 static int cpu_mode(const CtDimDesc *d)
 {
-    SortParams sp = {false, false, 0, 1, true};
+    SortParams sp = {false, false, false, 0, 1, true};
     return run_lines(d, sort_line, NULL, &sp, (size_t)d->n * 2 * sizeof(KeyF), 1, 1);
 }
 

@@ -1,6 +1,7 @@
 """Autograd formulas of the less common differentiable ops (float64 gradcheck against finite
 differences): inverse hyperbolics, erf, softplus, nan_to_num, atan2/hypot/logaddexp/copysign,
-remainder/fmod, float_power, nansum/median/aminmax/var_mean, cumprod (with zeros), diag/diagonal,
+remainder/fmod, float_power, nansum/median/aminmax/var_mean, cumprod (with zeros), cummax/cummin,
+logcumsumexp, nanmean/nanmedian (with NaN), diag/diagonal,
 tile, the stack family, take/masked_select/index_*, addmv/baddbmm/addbmm, einsum (every kind of
 equation), and the node names, which follow PyTorch's per overload."""
 import numpy as np
@@ -86,6 +87,15 @@ CASES = [
     ("cumprod", lambda x: torch.cumprod(x, 1), [(2, 3)], None),
     ("cumprod_noncontiguous", lambda x: x.t().cumprod(0), [(2, 3)], None),
     ("cumprod_dtype", lambda x: x.cumprod(0, dtype=torch.float64), [(3, 2)], None),
+    ("cummax", lambda x: torch.cummax(x, 1).values, [(2, 4)], None),
+    ("cummin_noncontiguous", lambda x: x.t().cummin(0)[0], [(2, 3)], None),
+    ("cummax_zero_dim", lambda x: x.cummax(0).values, [()], None),
+    ("logcumsumexp", lambda x: torch.logcumsumexp(x * 3, 1), [(2, 4)], None),
+    ("logcumsumexp_noncontiguous", lambda x: x.t().logcumsumexp(0), [(2, 3)], None),
+    ("nanmean", lambda x: torch.nanmean(x), [(2, 3)], None),
+    ("nanmean_dim", lambda x: x.nanmean((0, 1), keepdim=True), [(2, 3, 2)], None),
+    ("nanmedian", lambda x: x.nanmedian(), [(2, 3)], None),
+    ("nanmedian_dim", lambda x: torch.nanmedian(x, 1).values, [(2, 3)], None),
     # shapes and indexing
     ("diag_vector", lambda x: torch.diag(x, 1), [(3,)], None),
     ("diag_matrix", lambda x: x.diag(-1), [(3, 4)], None),
@@ -239,6 +249,40 @@ def test_ops_returning_their_input_keep_the_leaf():
         np.testing.assert_allclose(x.grad.numpy(), np.full(4, 2.0))
 
 
+# --- scans and NaN-aware reductions at ties, infinities and NaN (hand-derived, as PyTorch 2.15) ----------
+def test_scan_and_nan_reduction_gradients_at_edges():
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64, requires_grad=True)
+    torch.cummax(x, 0).values.backward(torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64))
+    assert x.grad.tolist() == [1.0, 2.0, 3.0]  # ties: each output comes from its own (latest) index
+    x = torch.tensor([[1.0, 2.0], [0.0, 5.0]], dtype=torch.float64, requires_grad=True)
+    torch.cummin(x, 1).values.sum().backward()
+    assert x.grad.tolist() == [[2.0, 0.0], [2.0, 0.0]]
+    x = torch.tensor([-inf, 2.0, -inf], dtype=torch.float64, requires_grad=True)
+    torch.logcumsumexp(x, 0).sum().backward()
+    g = x.grad.numpy()
+    assert np.isnan(g[0]) and g[1] == 2.0 and g[2] == 0.0
+    x = torch.tensor([1e4, -1e4, 3.0], dtype=torch.float64, requires_grad=True)
+    torch.logcumsumexp(x, 0).sum().backward()  # no overflow
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 0.0, 0.0], atol=1e-300)
+    x = torch.tensor([[1.0, nan, 3.0], [nan, nan, nan]], dtype=torch.float64, requires_grad=True)
+    torch.nanmean(x, 1).sum().backward()
+    g = x.grad.numpy()
+    assert g[0].tolist() == [0.5, 0.0, 0.5] and np.isnan(g[1]).all()  # 0 * inf, as PyTorch
+    x = torch.tensor([nan, 1.0, nan, 1.0], dtype=torch.float64, requires_grad=True)
+    torch.median(x).backward()  # a NaN median is shared among the NaNs
+    assert x.grad.tolist() == [0.5, 0.0, 0.5, 0.0]
+    x = torch.tensor([nan, 2.0, 2.0, nan, 1.0], dtype=torch.float64, requires_grad=True)
+    torch.nanmedian(x).backward()
+    assert x.grad.tolist() == [0.0, 0.5, 0.5, 0.0, 0.0]
+    x = torch.tensor([[2.0, nan], [nan, nan]], dtype=torch.float64, requires_grad=True)
+    torch.nanmedian(x, 1).values.sum().backward()
+    assert x.grad.tolist() == [[1.0, 0.0], [1.0, 0.0]]
+    x = torch.tensor([nan, nan], dtype=torch.float64, requires_grad=True)
+    torch.nanmedian(x).backward()
+    assert x.grad.tolist() == [0.5, 0.5]
+
+
 # --- node names: hand-checked against PyTorch 2.15 (y.grad_fn.name()) ------------------------------------
 def _l(*shape):
     return leaf(*shape)
@@ -261,6 +305,10 @@ NAMES = [
     ("LinalgVectorNormBackward0", lambda: _l(3, 4).norm()), ("LinalgVectorNormBackward0", lambda: _l(3, 4).norm(p=1)),
     ("LinalgVectorNormBackward0", lambda: _l(3, 4).norm(p="fro", dim=(0, 1))),
     ("CumprodBackward0", lambda: _l(3, 4).cumprod(1)),
+    ("CummaxBackward0", lambda: _l(3, 4).cummax(1)[0]), ("CumminBackward0", lambda: torch.cummin(_l(3, 4), 0)[0]),
+    ("LogcumsumexpBackward0", lambda: _l(3, 4).logcumsumexp(1)), ("DivBackward0", lambda: _l(3, 4).nanmean(1)),
+    ("DivBackward0", lambda: torch.nanmean(_l(3, 4))), ("NanmedianBackward0", lambda: _l(3, 4).nanmedian()),
+    ("NanmedianBackward1", lambda: _l(3, 4).nanmedian(1)[0]),
     ("AsinBackward0", lambda: _l(3).arcsin()), ("AsinhBackward0", lambda: torch.arcsinh(_l(3))),
     ("AtanhBackward0", lambda: torch.atanh(_l(3) * 0.5)), ("ErfBackward0", lambda: torch.erf(_l(3))),
     ("ErfcBackward0", lambda: torch.erfc(_l(3))), ("SgnBackward0", lambda: torch.sgn(_l(3))),

@@ -175,6 +175,8 @@ OPS = {
     "topk_smallest_nan": (lambda t, d: t.topk(3, largest=False, **kw_dim(d)), INT_DIMS, "nan"),
     "median": (lambda t, d: t.median() if d is None else t.median(d), INT_DIMS, "normal"),
     "median_nan": (lambda t, d: t.median() if d is None else t.median(d, keepdim=True), INT_DIMS, "nan"),
+    "cummax_nan": (lambda t, d: t.cummax(d if d is not None else -1), INT_DIMS, "nan"),
+    "nanmedian_nan": (lambda t, d: t.nanmedian() if d is None else t.nanmedian(d), INT_DIMS, "nan"),
 }
 
 

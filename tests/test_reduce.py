@@ -1,6 +1,7 @@
 """Tests of the reduction family (sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std,
-norm, logsumexp, all/any, count_nonzero, cumsum/cumprod, softmax/log_softmax, sort/argsort/topk,
-median, kthvalue/mode/msort, quantile/nanquantile) against NumPy, over dtypes x layouts x dims, plus PyTorch's errors, named-tuple results,
+norm, logsumexp, all/any, count_nonzero, cumsum/cumprod, cummax/cummin, logcumsumexp,
+softmax/log_softmax, sort/argsort/topk, median, kthvalue/mode/msort, quantile/nanquantile, nanmean/nanmedian)
+against NumPy, over dtypes x layouts x dims, plus PyTorch's errors, named-tuple results,
 empty tensors, NaN handling, numerical stability, accuracy and determinism."""
 import math
 import re
@@ -425,6 +426,138 @@ def test_cumsum_long_and_zero_dim(device):
         t.cumsum()
 
 
+# --- cummax / cummin / logcumsumexp --------------------------------------------------------------------------------
+def np_cum_extremum(x, axis, is_max):
+    """PyTorch's cummax/cummin: the running extremum and the index where it was last reached (a
+    later equal value takes over; a NaN takes over and stays until the next NaN)."""
+    a = np.moveaxis(x, axis, -1)
+    vals, idx = np.empty_like(a), np.zeros(a.shape, np.int64)
+    best, at = a[..., 0], np.zeros(a.shape[:-1], np.int64)
+    with np.errstate(invalid="ignore"):
+        for i in range(a.shape[-1]):
+            v = a[..., i]
+            take = (v >= best if is_max else v <= best) | (np.isnan(v) if a.dtype.kind == "f" else False)
+            best, at = np.where(take, v, best), np.where(take, i, at)
+            vals[..., i], idx[..., i] = best, at
+    return np.moveaxis(vals, -1, axis), np.moveaxis(idx, -1, axis)
+
+
+def tied(dtype, shape, rng, nan_rate=0.1):
+    """Values with many ties (and NaNs for floats), representable in every dtype."""
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    x = rng.integers(0 if dtype == "uint8" else -3, 4, size=shape).astype(np.float64)
+    if dtype in FLOAT_DTYPES:
+        x[rng.random(shape) < nan_rate] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_cummax_cummin(device, dtype, layout, rng):
+    t = make(tied(dtype, (3, 4, 5), rng), dtype, layout, device)
+    x = ref(t)
+    for dim in (0, 1, -1):
+        for name, is_max in (("cummax", True), ("cummin", False)):
+            r = getattr(t, name)(dim) if dim != 1 else getattr(ctorch, name)(t, dim=dim)
+            assert type(r).__name__ == name and r.values.dtype == t.dtype and r.indices.dtype == ctorch.int64
+            vals, idx = np_cum_extremum(x, dim, is_max)
+            check(r.values, vals, dtype)
+            check(r.indices, idx, "int64")
+
+
+def test_cummax_cummin_nan_ties_and_edges(device):
+    nan = float("nan")
+    x = ctorch.tensor([1.0, 3.0, 3.0, nan, 2.0, 5.0, nan, 1.0], device=device)
+    r = ctorch.cummax(x, 0)
+    assert L(r.indices) == [0, 1, 2, 3, 3, 3, 6, 6] and L(r.values)[:3] == [1.0, 3.0, 3.0]
+    assert np.isnan(to_numpy(r.values)[3:]).all()
+    assert L(ctorch.cummin(x, 0).indices) == [0, 0, 0, 3, 3, 3, 6, 6]
+    r = ctorch.tensor([1, 3, 3, 2, 5, 5, 1], device=device).cummax(0)  # ties: the latest index
+    assert L(r.values) == [1, 3, 3, 3, 5, 5, 5] and L(r.indices) == [0, 1, 2, 2, 4, 5, 5]
+    r = ctorch.tensor([True, False, True, True], device=device).cummin(0)
+    assert L(r.values) == [True, False, False, False] and L(r.indices) == [0, 1, 1, 1]
+    inf = float("inf")
+    assert L(ctorch.cummax(ctorch.tensor([-inf, -inf, 2.0, inf], device=device), 0).indices) == [0, 1, 2, 3]
+    s = ctorch.tensor(2.5, device=device)  # 0-d: dim 0 or -1
+    for dim in (0, -1):
+        r = s.cummax(dim)
+        assert r.values.shape == () and r.values.item() == 2.5 and r.indices.item() == 0
+    with pytest.raises(IndexError, match=r"^cummax\(\): Expected reduction dim -1 or 0 for scalar but got 1$"):
+        s.cummax(1)
+    with pytest.raises(IndexError, match=r"^cummin\(\): Expected reduction dim -1 or 0 for scalar but got -2$"):
+        ctorch.cummin(s, -2)
+    e = ctorch.tensor(np.zeros((0, 3)), device=device)
+    assert e.cummax(0).values.shape == (0, 3) and e.cummin(1).indices.shape == (0, 3)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
+        x.cummax(1)
+    with pytest.raises(TypeError, match="^cummax\\(\\): argument 'dim' must be int, not float$"):
+        ctorch.cummax(x, 1.5)
+    # out=(values, indices): resized, a cummax_out named tuple; dtypes checked as PyTorch
+    v, i = _e(device), _e(device, "int64")
+    r = ctorch.cummax(x[:3], 0, out=(v, i))
+    assert r.values is v and r.indices is i and type(r).__name__ == "cummax_out" and L(i) == [0, 1, 2]
+    assert type(ctorch.cummin(x, 0, out=(_e(device), _e(device, "int64")))).__name__ == "cummin_out"
+    with pytest.raises(RuntimeError, match="^expected scalar_type Float but found Double$"):
+        ctorch.cummax(x, 0, out=(_e(device, "float64"), _e(device, "int32")))
+    with pytest.raises(RuntimeError, match="^expected scalar_type Long but found Int$"):
+        ctorch.cummin(x, 0, out=(_e(device), _e(device, "int32")))
+    with pytest.raises(TypeError, match="^cummax\\(\\): argument 'out' must be tuple of Tensors, not Tensor$"):
+        ctorch.cummax(x, 0, out=_e(device))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+        x.cummax(0, out=(v, i))
+    y = ctorch.tensor([[1.0, 3.0, 2.0]], device=device)  # out may be the input itself, as in PyTorch
+    assert L(ctorch.cummax(y, 1, out=(y, _e(device, "int64"))).values) == [[1.0, 3.0, 3.0]] and L(y) == [[1.0, 3.0, 3.0]]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_logcumsumexp(device, dtype, layout, rng):
+    t = make(data(dtype, (3, 4, 5), rng) * 3, dtype, layout, device)
+    x = ref(t)
+    for dim in (0, 1, -1):
+        r = t.logcumsumexp(dim) if dim else ctorch.logcumsumexp(t, dim=dim)
+        assert r.dtype == t.dtype and r.shape == t.shape
+        check(r, np.logaddexp.accumulate(x, axis=dim), dtype, atol_scale=4)
+
+
+def test_logcumsumexp_stable_infinite_and_errors(device):
+    inf, nan = float("inf"), float("nan")
+    t = ctorch.tensor([1e4, -1e4, 3.0, 1e4], device=device)  # no overflow: relative to the running max
+    np.testing.assert_allclose(L(ctorch.logcumsumexp(t, 0)), [1e4, 1e4, 1e4, 1e4 + math.log(2)], rtol=1e-7)
+    assert L(ctorch.tensor([-inf, -inf, 1.0], device=device).logcumsumexp(0)) == [-inf, -inf, 1.0]
+    assert L(ctorch.tensor([-inf, inf, -inf, 2.0], device=device).logcumsumexp(0)) == [-inf, inf, inf, inf]
+    r = to_numpy(ctorch.tensor([0.5, 2.0, nan, 1.0], device=device).logcumsumexp(0))
+    assert r[0] == 0.5 and np.isnan(r[2:]).all()
+    assert ctorch.tensor(1.5, device=device).logcumsumexp(0).item() == 1.5
+    assert ctorch.tensor(np.zeros((0, 2)), device=device).logcumsumexp(0).shape == (0, 2)
+    kernel = {"cpu": "logcumsumexp_out_cpu", "cuda": "logcumsumexp_cuda"}[device]
+    for dtype, name in (("int64", "Long"), ("uint8", "Byte"), ("bool", "Bool")):
+        i = ctorch.tensor([1, 0, 1], dtype=dt(dtype), device=device)
+        with pytest.raises(NotImplementedError, match=f"^\"{kernel}\" not implemented for '{name}'$"):
+            ctorch.logcumsumexp(i, 0, out=_e(device, dtype))
+    with pytest.raises(RuntimeError, match="^expected scalar_type Float but found Double$"):
+        ctorch.logcumsumexp(t, 0, out=_e(device, "float64"))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dtype'"):
+        ctorch.logcumsumexp(t, 0, dtype=ctorch.float64)
+
+
+@pytest.mark.parametrize("shape,dim", [((3, 3000), 1), ((2000, 5), 0), ((5, 1500), 0)])
+def test_scans_long_and_strided_lines(device, shape, dim, rng):
+    """Long lines (the CPU's threads, CUDA's block scan) and many strided ones (the CPU's
+    vertical path, CUDA's one thread per line)."""
+    x = np.round(rng.standard_normal(shape) * 3)
+    x[rng.random(shape) < 0.001] = np.nan
+    t = ctorch.tensor(x, dtype=ctorch.float32, device=device)
+    for name, is_max in (("cummax", True), ("cummin", False)):
+        r = getattr(t, name)(dim)
+        vals, idx = np_cum_extremum(x, dim, is_max)
+        check(r.values, vals, "float32")
+        check(r.indices, idx, "int64")
+    y = rng.standard_normal(shape) * 5
+    check(ctorch.tensor(y, device=device).logcumsumexp(dim), np.logaddexp.accumulate(y, axis=dim), "float64")
+
+
 # --- softmax / log_softmax ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
@@ -815,6 +948,117 @@ def test_quantile_errors(device):
         x.quantile(0.5, out=_e(device))
 
 
+# --- nanmean / nanmedian ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_nanmean(device, dtype, rng):
+    x = data(dtype, (3, 4, 5), rng)
+    x[rng.random(x.shape) < 0.2] = np.nan
+    x[1, 2, :] = np.nan  # a slice of nothing but NaN: NaN
+    t = make(x, dtype, "transposed", device)
+    x = ref(t)
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
+        for dim in (None, 2, (0, 2), -1):
+            for keepdim in (False, True):
+                r = t.nanmean(dim, keepdim) if dim is not None else ctorch.nanmean(t, keepdim=keepdim)
+                assert r.dtype == t.dtype
+                check(r, np.nanmean(x, axis=dim, keepdims=keepdim), dtype, atol_scale=4)
+        r = ctorch.nanmean(t, 1, dtype=ctorch.float64)
+        assert r.dtype == ctorch.float64
+        check(r, np.nanmean(x, axis=1), "float64" if dtype in ("float32", "float64") else dtype)
+
+
+def test_nanmean_errors_and_out(device):
+    nan = float("nan")
+    x = ctorch.tensor([[1.0, nan, 3.0], [nan, nan, nan]], device=device)
+    assert L(x.nanmean(1))[0] == 2.0 and math.isnan(L(x.nanmean(1))[1]) and x.nanmean().item() == 2.0
+    assert math.isnan(ctorch.tensor([], device=device).nanmean().item())
+    assert ctorch.tensor(np.zeros((0, 3)), device=device).nanmean(0).shape == (3,)
+    for dtype, name in (("int64", "Long"), ("bool", "Bool")):
+        i = ctorch.tensor([1, 0], dtype=dt(dtype), device=device)
+        msg = f"^nanmean\\(\\): expected input to have floating point or complex dtype but got {name}$"
+        with pytest.raises(NotImplementedError, match=msg):
+            ctorch.nanmean(i, dtype=ctorch.float32)
+        with pytest.raises(NotImplementedError, match="^nanmean\\(\\): integral types and 'Bool' are not supported"):
+            ctorch.nanmean(i, 0, out=_e(device))
+    with pytest.raises(RuntimeError, match="^nanmean\\(\\): could not infer output dtype. Optional dtype must be "
+                                           "either a floating point or complex dtype. Got: Long$"):
+        x.nanmean(dtype=ctorch.int64)
+    o = _e(device, "float64")  # computed in out's dtype, as nansum's out=
+    r = ctorch.nanmean(x, 1, out=o)
+    assert r is o and o.dtype == ctorch.float64 and L(o)[0] == 2.0
+    with pytest.raises(RuntimeError, match="^nansum: provided dtype must match dtype of result. Got Float and Double.$"):
+        ctorch.nanmean(x, 1, dtype=ctorch.float64, out=_e(device))
+    kernel = {"cpu": "nansum_cpu", "cuda": "nansum_cuda"}[device]
+    with pytest.raises(NotImplementedError, match=f"^\"{kernel}\" not implemented for 'Long'$"):
+        ctorch.nanmean(x, 1, out=_e(device, "int64"))
+
+
+def lower_nanmedian(xs):
+    """Per row of xs: PyTorch's nanmedian index (the stable sort's position (c - 1) // 2 among
+    the c non-NaN values; the first NaN of a row with nothing else)."""
+    key = np.where(np.isnan(xs), np.inf, xs)
+    order = np.argsort(key, axis=1, kind="stable")
+    count = (~np.isnan(xs)).sum(axis=1)
+    mid = order[np.arange(xs.shape[0]), np.maximum(count - 1, 0) // 2]
+    return np.where(count > 0, mid, np.argmax(np.isnan(xs), axis=1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "uint8"])
+def test_nanmedian(device, dtype):
+    rng = np.random.default_rng(3)
+    x = tied(dtype, (5, 40), rng, nan_rate=0.3)
+    if dtype in FLOAT_DTYPES:
+        x[2] = np.nan  # all NaN
+        x[3, :39] = np.nan  # one value
+    t = ctorch.tensor(x, dtype=dt(dtype), device=device)
+    x = ref(t)
+    for dim, xs in ((1, x), (0, x.T)):
+        for keepdim in (False, True):
+            r = ctorch.nanmedian(t, dim, keepdim) if keepdim else t.nanmedian(dim)
+            assert type(r).__name__ == "nanmedian" and r.values.dtype == t.dtype
+            idx = lower_nanmedian(xs)
+            exp_v = xs[np.arange(xs.shape[0]), idx]
+            shape = (-1, 1) if dim == 1 else (1, -1)
+            check(r.indices, idx.reshape(shape) if keepdim else idx, "int64")
+            check(r.values, exp_v.reshape(shape) if keepdim else exp_v, dtype)
+    vals = np.sort(x[~np.isnan(x)] if dtype in FLOAT_DTYPES else x.ravel())
+    check(t.nanmedian(), vals[(vals.size - 1) // 2], dtype)
+
+
+def test_nanmedian_edges(device):
+    nan = float("nan")
+    assert math.isnan(ctorch.tensor([nan, nan], device=device).nanmedian().item())
+    assert ctorch.tensor([nan, 1.0, nan, 3.0, 2.0], device=device).nanmedian().item() == 2.0
+    r = ctorch.tensor([2.0, 1.0, 2.0, 1.0, nan], device=device).nanmedian(0)
+    assert r.values.item() == 1.0 and r.indices.item() == 3  # the stable sort's lower median
+    assert math.isnan(ctorch.tensor([], device=device).nanmedian().item())
+    assert ctorch.tensor([], dtype=ctorch.int64, device=device).nanmedian().item() == -(2 ** 63)
+    r = ctorch.tensor(nan, device=device).nanmedian(0)
+    assert math.isnan(r.values.item()) and r.indices.item() == 0 and r.values.shape == ()
+    e = ctorch.tensor(np.zeros((0, 3)), device=device)
+    assert e.nanmedian(1).values.shape == (0,)
+    with pytest.raises(IndexError, match=r"^median\(\): Expected reduction dim 0 to have non-zero size.$"):
+        e.nanmedian(0)
+    b = ctorch.tensor([True, False], device=device)
+    with pytest.raises(NotImplementedError, match="^\"median_cpu\" not implemented for 'Bool'$"):
+        b.nanmedian()
+    with pytest.raises(NotImplementedError, match="^\"median_out\" not implemented for 'Bool'$"):
+        b.nanmedian(0)
+    x = ctorch.tensor([[0.0, nan, 2.0], [3.0, 1.0, 4.0]], device=device)
+    v, i = _e(device), _e(device, "int64")
+    r = ctorch.nanmedian(x, 1, out=(v, i))
+    assert r.values is v and type(r).__name__ == "nanmedian_out" and L(v) == [0.0, 3.0] and L(i) == [0, 0]
+    with pytest.raises(RuntimeError, match="^Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                                           "torch.IntTensor instead \\(while checking arguments for median\\)$"):
+        ctorch.nanmedian(x, 1, out=(_e(device, "float64"), _e(device, "int32")))
+    with pytest.raises(RuntimeError, match="^Expected tensor for 'values' to have the same type"):
+        ctorch.nanmedian(x, 1, out=(_e(device, "float64"), _e(device, "int64")))
+    with pytest.raises(TypeError, match='^nanmedian\\(\\) missing 1 required positional arguments: "dim"$'):
+        ctorch.nanmedian(x, out=(v, i))
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        ctorch.nanmedian(x, 1, out=(x[0, :2], _e(device, "int64")))
+
+
 # --- zero-dim and empty tensors ---------------------------------------------------------------------------------------
 def test_zero_dim(device):
     s = ctorch.tensor(3.5, device=device)
@@ -1000,6 +1244,8 @@ OUT_CASES = [  # (name, call with out=o, NumPy's result, out dtype)
      lambda a: np.exp(a) / np.exp(a).sum(1, keepdims=True), "float32"),
     ("log_softmax", lambda x, o: ctorch.log_softmax(x, 0, out=o),
      lambda a: a - np.log(np.exp(a).sum(0, keepdims=True)), "float32"),
+    ("logcumsumexp", lambda x, o: ctorch.logcumsumexp(x, 1, out=o), lambda a: np.logaddexp.accumulate(a, 1), "float32"),
+    ("nanmean", lambda x, o: ctorch.nanmean(x, 0, keepdim=True, out=o), lambda a: a.mean(0, keepdims=True), "float32"),
 ]
 
 

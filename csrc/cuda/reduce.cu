@@ -20,12 +20,19 @@
  * Accumulators are those of the CPU (float for float32/float16/bfloat16, double for float64,
  * int64 for integers and bool) and the scalar math is reduce_math.h's, shared with the CPU.
  *
- * Scans accumulate in double (floats) or int64 (integers) as the CPU does; softmax in float
- * (double for float64). Both run one thread per line (the CPU's sequential loop) when lines
- * are strided and numerous, else a warp or block per line (a tiled block scan; three passes
- * with block-wide max and sum). */
+ * Scans accumulate in double (floats) or int64 (integers) as the CPU does (cummax/cummin carry
+ * the value and its index; logcumsumexp is a running logaddexp); softmax in float (double for
+ * float64). Both run one thread per line (the CPU's sequential loop) when lines are strided
+ * and numerous, else a warp or block per line (a tiled block scan over an associative
+ * combination; three passes with block-wide max and sum). */
 #include "reduce.cuh"
 #include <type_traits>
+
+/* scalar_math.h's integer bodies are shared by signed and unsigned types: `b < 0` on uint8_t is
+ * intended (always false), not a bug. Only logaddexp is used here. */
+#pragma nv_diag_suppress 186
+#include "scalar_math.h"
+#pragma nv_diag_default 186
 
 namespace {
 
@@ -786,12 +793,6 @@ struct ScanAcc {
 };
 
 template <typename S>
-__host__ __device__ __forceinline__ S scan_combine(S a, S b, int op)
-{
-    return op == CT_COMBINE_SUM ? a + b : a * b;
-}
-
-template <typename S>
 __host__ __device__ __forceinline__ void scan_store(char *p, int dtype, S v)
 {
     if constexpr (std::is_same<S, double>::value) {
@@ -801,17 +802,92 @@ __host__ __device__ __forceinline__ void scan_store(char *p, int dtype, S v)
     }
 }
 
+/* The scans' operators (CtScanOp): a running state S, its identity, the state of the element at
+ * position i, the combination of an earlier state a with a later one b (associative, so that
+ * the block scan may regroup), the outputs of position i, and a warp shuffle of S. */
+template <int D>
+struct SumProdScan {
+    typedef typename ScanAcc<D>::S S;
+    int op; /* CT_SCAN_SUM or CT_SCAN_PROD */
+    __host__ __device__ __forceinline__ S identity() const { return op == CT_SCAN_SUM ? (S)0 : (S)1; }
+    __host__ __device__ __forceinline__ S element(const char *p, int64_t) const { return (S)ct_load<D>(p); }
+    __host__ __device__ __forceinline__ S combine(S a, S b) const { return op == CT_SCAN_SUM ? a + b : a * b; }
+    __host__ __device__ __forceinline__ void store(const CtLineArgs &a, const int64_t (&off)[3], int64_t i, S v) const
+    {
+        scan_store(a.data[1] + off[1] + i * a.dim_strides[1], a.dtypes[1], v);
+    }
+    __device__ __forceinline__ static S shfl_up(S v, int dist) { return ct_shfl_up(v, dist); }
+};
+
+/* logcumsumexp: logaddexp in double, the CPU's function (it is symmetric, so the regrouping of
+ * the block scan only changes the rounding). */
+template <int D>
+struct LogSumExpScan {
+    typedef double S;
+    __host__ __device__ __forceinline__ S identity() const { return -INFINITY; }
+    __host__ __device__ __forceinline__ S element(const char *p, int64_t) const { return (S)ct_load<D>(p); }
+    __host__ __device__ __forceinline__ S combine(S a, S b) const { return ct_sm_logaddexp_double(b, a); }
+    __host__ __device__ __forceinline__ void store(const CtLineArgs &a, const int64_t (&off)[3], int64_t i, S v) const
+    {
+        ct_store_any(a.data[1] + off[1] + i * a.dim_strides[1], a.dtypes[1], v);
+    }
+    __device__ __forceinline__ static S shfl_up(S v, int dist) { return ct_shfl_up(v, dist); }
+};
+
+/* cummax/cummin: the value (exact in double or int64) and the index where it was last reached;
+ * the later state wins on ties and when it is NaN. Index -1 marks the identity. */
+template <int D>
+struct ExtremumScan {
+    typedef typename std::conditional<std::is_floating_point<typename CtCudaType<D>::Acc>::value, double,
+                                      int64_t>::type V;
+    struct S {
+        V v;
+        int64_t i;
+    };
+    int is_max;
+    __host__ __device__ __forceinline__ S identity() const { return S{(V)0, -1}; }
+    __host__ __device__ __forceinline__ S element(const char *p, int64_t i) const { return S{(V)ct_load<D>(p), i}; }
+    __host__ __device__ __forceinline__ S combine(S a, S b) const
+    {
+        if (a.i < 0 || b.i < 0) {
+            return a.i < 0 ? b : a;
+        }
+        const bool later = (is_max ? b.v >= a.v : b.v <= a.v) || ct_red_isnan(b.v);
+        return later ? b : a;
+    }
+    __host__ __device__ __forceinline__ void store(const CtLineArgs &a, const int64_t (&off)[3], int64_t i, S v) const
+    {
+        ct_store_any(a.data[1] + off[1] + i * a.dim_strides[1], a.dtypes[1], v.v);
+        *(int64_t *)(a.data[2] + off[2] + i * a.dim_strides[2]) = v.i;
+    }
+    __device__ __forceinline__ static S shfl_up(S v, int dist)
+    {
+        return S{ct_shfl_up(v.v, dist), ct_shfl_up(v.i, dist)};
+    }
+};
+
 /* One line, sequentially: the CPU's loop (same accumulator, same order, same bits). */
+template <int D, class Op>
+__host__ __device__ __forceinline__ void scan_line_with(const CtLineArgs &a, const int64_t (&off)[3], const Op &f)
+{
+    const char *in = a.data[0] + off[0];
+    typename Op::S acc = f.identity();
+    for (int64_t i = 0; i < a.n; i++) {
+        acc = f.combine(acc, f.element(in + i * a.dim_strides[0], i));
+        f.store(a, off, i, acc);
+    }
+}
+
+/* The same, for a CtScanOp given at run time (tests/cuda_host). */
 template <int D>
 __host__ __device__ __forceinline__ void scan_line_serial(const CtLineArgs &a, const int64_t (&off)[3], int op)
 {
-    typedef typename ScanAcc<D>::S S;
-    const char *in = a.data[0] + off[0];
-    char *out = a.data[1] + off[1];
-    S acc = op == CT_COMBINE_SUM ? (S)0 : (S)1;
-    for (int64_t i = 0; i < a.n; i++) {
-        acc = scan_combine(acc, (S)ct_load<D>(in + i * a.dim_strides[0]), op);
-        scan_store(out + i * a.dim_strides[1], a.dtypes[1], acc);
+    if (op == CT_SCAN_MAX || op == CT_SCAN_MIN) {
+        scan_line_with<D>(a, off, ExtremumScan<D>{op == CT_SCAN_MAX});
+    } else if (op == CT_SCAN_LOGSUMEXP) {
+        scan_line_with<D>(a, off, LogSumExpScan<D>{});
+    } else {
+        scan_line_with<D>(a, off, SumProdScan<D>{op});
     }
 }
 
@@ -867,15 +943,14 @@ __host__ inline unsigned int grid_of(int64_t blocks)
 
 /* --- scan and softmax kernels ------------------------------------------------------------------- */
 /* One thread per line. */
-template <int D>
-__global__ void __launch_bounds__(CT_RED_LINE_THREADS) scan_serial_kernel(const __grid_constant__ CtLineArgs a,
-                                                                          int op)
+template <int D, class Op>
+__global__ void __launch_bounds__(CT_RED_LINE_THREADS) scan_serial_kernel(const __grid_constant__ CtLineArgs a, Op f)
 {
     for (int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; l < a.lines;
          l += (int64_t)gridDim.x * blockDim.x) {
         int64_t off[3];
         a.outer.offsets(l, off);
-        scan_line_serial<D>(a, off, op);
+        scan_line_with<D>(a, off, f);
     }
 }
 
@@ -883,15 +958,15 @@ __global__ void __launch_bounds__(CT_RED_LINE_THREADS) scan_serial_kernel(const 
  * Each thread scans its kScanItems elements in order, the warps scan their threads' totals
  * with shuffles, the warps' totals are combined in warp order, and a carry crosses tiles: a
  * fixed order for a given shape. */
-template <int D>
-__global__ void __launch_bounds__(256) scan_coop_kernel(const __grid_constant__ CtLineArgs a, int op)
+template <int D, class Op>
+__global__ void __launch_bounds__(256) scan_coop_kernel(const __grid_constant__ CtLineArgs a, Op f)
 {
-    typedef typename ScanAcc<D>::S S;
+    typedef typename Op::S S;
     __shared__ S warp_tot[8][8]; /* [row][warp]: (32 threads, 8 rows) or (256 threads, 1 row) */
     const int tx = threadIdx.x, ty = threadIdx.y, G = blockDim.x, rows = blockDim.y;
     const int lane = tx & 31, warp = tx >> 5, nw = G >> 5;
-    const S ident = op == CT_COMBINE_SUM ? (S)0 : (S)1;
-    const int64_t s0 = a.dim_strides[0], s1 = a.dim_strides[1];
+    const S ident = f.identity();
+    const int64_t s0 = a.dim_strides[0];
     for (int64_t g = blockIdx.x; g < a.groups; g += gridDim.x) {
         const int64_t l = g * rows + ty;
         const bool valid = l < a.lines;
@@ -900,7 +975,6 @@ __global__ void __launch_bounds__(256) scan_coop_kernel(const __grid_constant__ 
             a.outer.offsets(l, off);
         }
         const char *in = a.data[0] + off[0];
-        char *out = a.data[1] + off[1];
         S carry = ident;
         for (int64_t base = 0; base < a.n; base += (int64_t)G * kScanItems) {
             S v[kScanItems];
@@ -909,18 +983,18 @@ __global__ void __launch_bounds__(256) scan_coop_kernel(const __grid_constant__ 
 CT_UNROLL
             for (int k = 0; k < kScanItems; k++) {
                 if (valid && i0 + k < a.n) {
-                    run = scan_combine(run, (S)ct_load<D>(in + (i0 + k) * s0), op);
+                    run = f.combine(run, f.element(in + (i0 + k) * s0, i0 + k));
                 }
                 v[k] = run;
             }
             S incl = run;
             for (int dist = 1; dist < 32; dist <<= 1) {
-                S y = ct_shfl_up(incl, dist);
+                S y = Op::shfl_up(incl, dist);
                 if (lane >= dist) {
-                    incl = scan_combine(y, incl, op);
+                    incl = f.combine(y, incl);
                 }
             }
-            S excl = ct_shfl_up(incl, 1);
+            S excl = Op::shfl_up(incl, 1);
             if (lane == 0) {
                 excl = ident;
             }
@@ -932,18 +1006,18 @@ CT_UNROLL
             for (int w = 0; w < nw; w++) {
                 S t = warp_tot[ty][w];
                 if (w < warp) {
-                    before = scan_combine(before, t, op);
+                    before = f.combine(before, t);
                 }
-                total = scan_combine(total, t, op);
+                total = f.combine(total, t);
             }
-            const S prefix = scan_combine(carry, scan_combine(before, excl, op), op);
+            const S prefix = f.combine(carry, f.combine(before, excl));
 CT_UNROLL
             for (int k = 0; k < kScanItems; k++) {
                 if (valid && i0 + k < a.n) {
-                    scan_store(out + (i0 + k) * s1, a.dtypes[1], scan_combine(prefix, v[k], op));
+                    f.store(a, off, i0 + k, f.combine(prefix, v[k]));
                 }
             }
-            carry = scan_combine(carry, total, op);
+            carry = f.combine(carry, total);
             __syncthreads(); /* warp_tot is rewritten by the next tile */
         }
     }
@@ -1044,17 +1118,34 @@ __global__ void __launch_bounds__(512) softmax_coop_kernel(const __grid_constant
 
 typedef int (*LineLauncher)(CtLineArgs &, bool coop, int param, cudaStream_t);
 
-template <int D>
-int launch_scan(CtLineArgs &a, bool coop, int op, cudaStream_t stream)
+template <int D, class Op>
+int launch_scan_with(CtLineArgs &a, bool coop, const Op &f, cudaStream_t stream)
 {
     if (coop) {
         plan_lines(a, (int64_t)32 * kScanItems * 4);
-        scan_coop_kernel<D><<<grid_of(a.groups), dim3(a.group, a.rows), 0, stream>>>(a, op);
+        scan_coop_kernel<D, Op><<<grid_of(a.groups), dim3(a.group, a.rows), 0, stream>>>(a, f);
     } else {
-        scan_serial_kernel<D><<<grid_of(ceil_div(a.lines, CT_RED_LINE_THREADS)), CT_RED_LINE_THREADS, 0, stream>>>(a, op);
+        scan_serial_kernel<D, Op><<<grid_of(ceil_div(a.lines, CT_RED_LINE_THREADS)), CT_RED_LINE_THREADS, 0, stream>>>(
+            a, f);
     }
     CT_CUDA_CHECK_LAUNCH();
     return CT_CUDA_OK;
+}
+
+template <int D>
+int launch_scan(CtLineArgs &a, bool coop, int op, cudaStream_t stream)
+{
+    if (op == CT_SCAN_MAX || op == CT_SCAN_MIN) {
+        return launch_scan_with<D>(a, coop, ExtremumScan<D>{op == CT_SCAN_MAX}, stream);
+    }
+    if (op == CT_SCAN_LOGSUMEXP) {
+        if constexpr (std::is_floating_point<typename CtCudaType<D>::Acc>::value) {
+            return launch_scan_with<D>(a, coop, LogSumExpScan<D>{}, stream);
+        }
+        return ct_cuda_set_error(CT_CUDA_NOT_IMPLEMENTED, "logcumsumexp of %s is not implemented on CUDA",
+                                 ct_red_dtype_name(D));
+    }
+    return launch_scan_with<D>(a, coop, SumProdScan<D>{op}, stream);
 }
 
 template <int D>
@@ -1088,7 +1179,7 @@ int run_lines(const CtDimDesc *d, LineLauncher launcher, int param)
 
 } /* namespace */
 
-int ct_cuda_scan(const CtDimDesc *d, CtReduceCombine op)
+int ct_cuda_scan(const CtDimDesc *d, CtScanOp op)
 {
     static const LineLauncher table[CT_NUM_DTYPES] = {
         launch_scan<CT_BOOL>, launch_scan<CT_U8>,  launch_scan<CT_I8>,   launch_scan<CT_I16>, launch_scan<CT_I32>,

@@ -17,10 +17,10 @@
 /* --- entries of struct CtReduceKernels: 0, or -1 with a Python exception set ------------------- */
 int ct_cuda_reduce(const CtReduceDesc *d);
 int ct_cuda_arg_reduce(const CtDimDesc *d, bool is_max);
-int ct_cuda_scan(const CtDimDesc *d, CtReduceCombine op);
+int ct_cuda_scan(const CtDimDesc *d, CtScanOp op);
 int ct_cuda_softmax(const CtDimDesc *d, bool log_out);
 int ct_cuda_sort(const CtDimDesc *d, bool descending, int64_t start, int64_t count);
-int ct_cuda_median(const CtDimDesc *d);
+int ct_cuda_median(const CtDimDesc *d, bool ignore_nan);
 int ct_cuda_mode(const CtDimDesc *d);
 
 /* --- index layouts ------------------------------------------------------------------------------

@@ -13,9 +13,9 @@
  * The outputs are gathered from the input by position (the values' bits are the input's), for
  * sorted positions [start, start + count): topk is the first k of a sort. The median is the
  * lower median of an ascending sort, or the first NaN of a line that has one (NaNs sort last,
- * in input order). The mode is the last position of the longest run of equal keys of an
- * ascending sort (the first such run on ties: the smallest value), found by one thread per
- * line after the sort. */
+ * in input order); nanmedian's is the lower median of the positions before the first NaN. The
+ * mode is the last position of the longest run of equal keys of an ascending sort (the first
+ * such run on ties: the smallest value), found by one thread per line after the sort. */
 #include "reduce.cuh"
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -79,7 +79,8 @@ struct SortSpec {
     int descending;
     int median;
     int64_t start, count;
-    int mode; /* last: the host harness (tests/cuda_host) builds the first four */
+    int mode;       /* the host harness (tests/cuda_host) builds the first four */
+    int ignore_nan; /* nanmedian */
 };
 
 /* --- the per-thread bodies (host-callable: tests/cuda_host runs them) ------------------------- */
@@ -117,9 +118,11 @@ __host__ __device__ __forceinline__ void sort_write_one(const CtLineArgs &a, con
 }
 
 /* The sorted position holding the median of a line of n ascending keys: the first NaN when
- * there is one (NaNs sort last, in input order), else the lower median. */
+ * there is one (NaNs sort last, in input order), else the lower median; ignore_nan: the lower
+ * median of the keys before the first NaN, or the first NaN when there are none. */
 template <int D>
-__host__ __device__ __forceinline__ int64_t median_position(const typename SortKey<D>::Key *keys, int64_t n)
+__host__ __device__ __forceinline__ int64_t median_position(const typename SortKey<D>::Key *keys, int64_t n,
+                                                            bool ignore_nan = false)
 {
     if (!is_nan_key<D>(keys[n - 1])) {
         return (n - 1) / 2;
@@ -133,7 +136,7 @@ __host__ __device__ __forceinline__ int64_t median_position(const typename SortK
             lo = mid + 1;
         }
     }
-    return lo;
+    return ignore_nan && lo > 0 ? (lo - 1) / 2 : lo;
 }
 
 /* The sorted position holding the mode of a line of n ascending keys: the end of the longest
@@ -199,7 +202,8 @@ __global__ void __launch_bounds__(1024) sort_small_kernel(const __grid_constant_
         }
         if (sp.median || sp.mode) {
             if (tid == 0) {
-                const int64_t at = sp.mode ? mode_position<D>(keys, a.n) : median_position<D>(keys, a.n);
+                const int64_t at =
+                    sp.mode ? mode_position<D>(keys, a.n) : median_position<D>(keys, a.n, sp.ignore_nan != 0);
                 sort_write_one<D>(a, off, 0, pos[at]);
             }
         } else {
@@ -245,7 +249,7 @@ __global__ void sort_write_kernel(const __grid_constant__ CtLineArgs a, SortSpec
         int64_t l = e / sp.count, j = e - l * sp.count;
         int64_t off[3];
         a.outer.offsets(line0 + l, off);
-        int64_t at = sp.median ? median_position<D>(keys + l * a.n, a.n)
+        int64_t at = sp.median ? median_position<D>(keys + l * a.n, a.n, sp.ignore_nan != 0)
                      : sp.mode ? mode_position<D>(keys + l * a.n, a.n)
                                : sp.start + j;
         sort_write_one<D>(a, off, j, pos[l * a.n + at]);
@@ -374,14 +378,14 @@ int ct_cuda_sort(const CtDimDesc *d, bool descending, int64_t start, int64_t cou
     return run_sort(d, sp);
 }
 
-int ct_cuda_median(const CtDimDesc *d)
+int ct_cuda_median(const CtDimDesc *d, bool ignore_nan)
 {
-    SortSpec sp = {0, 1, (d->n - 1) / 2, 1, 0};
+    SortSpec sp = {0, 1, (d->n - 1) / 2, 1, 0, ignore_nan ? 1 : 0};
     return run_sort(d, sp);
 }
 
 int ct_cuda_mode(const CtDimDesc *d)
 {
-    SortSpec sp = {0, 0, 0, 1, 1};
+    SortSpec sp = {0, 0, 0, 1, 1, 0};
     return run_sort(d, sp);
 }

@@ -14,10 +14,12 @@
  * - an unaligned view gives bit-identical results to an aligned copy (the vector and scalar
  *   loads give each thread the same elements in the same order);
  * - arg-reductions find the first max/min with NaN greatest/least, for every dtype;
- * - the serial scans and softmax lines match references;
+ * - the serial scans (cumsum/cumprod, cummax/cummin with their indices, logcumsumexp) and softmax
+ *   lines match references;
  * - the sort keys order every dtype as the CPU's comparator does (NaN last, -0.0 == 0.0), and
  *   the bitonic and radix paths (std::stable_sort standing in for CUB) give the CPU's stable
- *   sort, topk slices, medians (first NaN when there is one) and modes;
+ *   sort, topk slices, medians (first NaN when there is one; nanmedian's lower median of the
+ *   rest) and modes;
  * - the dispatch tables cover every dtype and accumulator the ops can produce. */
 #include "reduce.cu"
 #include "sort.cu"
@@ -875,7 +877,57 @@ static void check_scan_softmax_dtype(void)
                 }
             }
         }
+        /* cummax/cummin: values in D, exact, and the index where the extremum was last reached */
+        std::vector<int64_t> idx((size_t)(n * lines));
+        CtDimDesc e = d;
+        e.dim_strides[1] = sizeof(T);
+        e.outer_strides[0][1] = n * (int64_t)sizeof(T);
+        e.dtypes[1] = (CtDType)D;
+        e.data[2] = (char *)idx.data();
+        e.dim_strides[2] = 8;
+        e.outer_strides[0][2] = n * 8;
+        CtLineArgs ea;
+        ct_line_args(ea, &e);
+        for (int op = CT_SCAN_MAX; op <= CT_SCAN_MIN; op++) {
+            for (int64_t l = 0; l < lines; l++) {
+                int64_t off[3];
+                ea.outer.offsets(l, off);
+                scan_line_serial<D>(ea, off, op);
+                double best = 0;
+                int64_t at = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    double x = value_of(D, (const char *)&in[(size_t)(l * n + i)]);
+                    if (i == 0 || (op == CT_SCAN_MAX ? x >= best : x <= best) || x != x) {
+                        best = x;
+                        at = i;
+                    }
+                    double got = value_of(D, out.data() + (l * n + i) * (int64_t)sizeof(T));
+                    CHECK((got == best || (got != got && best != best)) && idx[(size_t)(l * n + i)] == at,
+                          "cum%s of %s at %lld: %g (index %lld), want %g (index %lld)", op == CT_SCAN_MAX ? "max" : "min",
+                          ct_red_dtype_name(D), (long long)i, got, (long long)idx[(size_t)(l * n + i)], best,
+                          (long long)at);
+                }
+            }
+        }
         if constexpr (D == CT_F16 || D == CT_BF16 || D == CT_F32 || D == CT_F64) {
+            CtDimDesc s = e; /* logcumsumexp: floats, output in D */
+            s.data[2] = nullptr;
+            CtLineArgs sa;
+            ct_line_args(sa, &s);
+            for (int64_t l = 0; l < lines; l++) {
+                int64_t off[3];
+                sa.outer.offsets(l, off);
+                scan_line_serial<D>(sa, off, CT_SCAN_LOGSUMEXP);
+                double acc = -INFINITY;
+                for (int64_t i = 0; i < n; i++) {
+                    double x = value_of(D, (const char *)&in[(size_t)(l * n + i)]);
+                    acc = acc == -INFINITY ? x : std::max(acc, x) + log1p(exp(-fabs(acc - x)));
+                    double got = value_of(D, out.data() + (l * n + i) * (int64_t)sizeof(T));
+                    double tol = D == CT_F64 ? 1e-12 : D == CT_F32 ? 1e-6 : D == CT_F16 ? 1e-3 : 8e-3;
+                    CHECK(fabs(got - acc) <= tol * (1 + fabs(acc)) || (got != got && acc != acc),
+                          "logcumsumexp of %s at %lld: %g vs %g", ct_red_dtype_name(D), (long long)i, got, acc);
+                }
+            }
             for (int log_out = 0; log_out < 2; log_out++) {
                 for (int64_t l = 0; l < lines; l++) {
                     int64_t off[3];
@@ -999,7 +1051,8 @@ static void check_sort_dtype(void)
         for (auto &v : in) {
             random_element(D, (char *)&v, trial % 2 == 0, false);
         }
-        const bool desc = rand_int(0, 1) == 1, median = trial % 5 == 1;
+        const bool desc = rand_int(0, 1) == 1, median = trial % 5 == 1 || trial % 5 == 3;
+        const bool ignore_nan = trial % 5 == 3; /* nanmedian */
         const int64_t start = 0, count = median ? 1 : (trial % 3 == 0 ? rand_int(0, n) : n);
         /* reference: the CPU's stable sort of (value, index) */
         std::vector<int64_t> order((size_t)n);
@@ -1011,14 +1064,17 @@ static void check_sort_dtype(void)
         });
         int64_t want_median = -1;
         if (median) {
-            want_median = order[(size_t)((n - 1) / 2)];
+            int64_t nans = 0, first_nan = -1;
             for (int64_t i = 0; i < n; i++) {
                 double x = (double)ct_widen<D>(in[(size_t)i]);
                 if (x != x) {
-                    want_median = i;
-                    break;
+                    first_nan = first_nan < 0 ? i : first_nan;
+                    nans++;
                 }
             }
+            /* NaNs sort last: nanmedian's lower median is among the first n - nans positions */
+            want_median = first_nan >= 0 && (!ignore_nan || nans == n) ? first_nan
+                                                                       : order[(size_t)((n - nans - 1) / 2)];
         }
         CtDimDesc d;
         memset(&d, 0, sizeof(d));
@@ -1034,7 +1090,7 @@ static void check_sort_dtype(void)
         d.data[2] = (char *)idx.data();
         CtLineArgs a;
         ct_line_args(a, &d);
-        SortSpec sp = {desc && !median ? 1 : 0, median ? 1 : 0, median ? (n - 1) / 2 : start, count};
+        SortSpec sp = {desc && !median ? 1 : 0, median ? 1 : 0, median ? (n - 1) / 2 : start, count, ignore_nan ? 1 : 0};
         int64_t off[3] = {0, 0, 0};
         for (int path = 0; path < 2; path++) {
             std::fill(idx.begin(), idx.end(), -1);
@@ -1093,7 +1149,7 @@ static void check_sort_dtype(void)
                       ct_red_dtype_name(D), (long long)n, path, (long long)got, (long long)order[(size_t)best]);
             }
             if (median) {
-                sort_write_one<D>(a, off, 0, pos[(size_t)median_position<D>(keys.data(), n)]);
+                sort_write_one<D>(a, off, 0, pos[(size_t)median_position<D>(keys.data(), n, sp.ignore_nan != 0)]);
                 CHECK(idx[0] == want_median, "median of %s (n %lld, path %d): index %lld, want %lld",
                       ct_red_dtype_name(D), (long long)n, path, (long long)idx[0], (long long)want_median);
             } else {
