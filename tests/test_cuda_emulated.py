@@ -49,10 +49,7 @@ pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 # (scripts/gpu_check.sh runs them for real; here, that they run at all, numbers unused)
 # (test_cross_device_*.py and test_cuda.py are about CUDA through and through: all their tests;
 # elsewhere the tests whose id names cuda, i.e. the cuda value of the device parameter)
-# One test is left out: a 300-step training run through LayerNorm, whose kernel gives a row a block of
-# 256 threads, takes 95 s emulated (LayerNorm's kernels are tested by test_nn.py here).
-JOBS = {f: ["-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(HERE, f),
-            "--deselect", "tests/test_train.py::test_regression_with_layernorm_and_embedding[cuda]"]
+JOBS = {f: ["-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(HERE, f)]
         + ([] if f.startswith("test_cross_device_") or f == "test_cuda.py" else ["-k", "cuda"]) for f in FILES}
 JOBS["bench_cuda.py --smoke"] = [os.path.join(ROOT, "benchmarks", "bench_cuda.py"), "--smoke"]
 JOBS["bench_train.py --smoke"] = [os.path.join(ROOT, "benchmarks", "bench_train.py"), "--smoke", "--device", "cuda"]

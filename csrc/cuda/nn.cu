@@ -14,8 +14,8 @@
  *   is reported from the pre-pass's result copied back.
  * - pointwise losses (+ backward): nn_math.h's per-element functions (shared with the CPU); sums
  *   in the CPU's order (serial per 4096-element block, then over the blocks).
- * - layer_norm (+ backward): one block per row, statistics and math in double as the CPU, block
- *   sums in a fixed tree order; grad_weight / grad_bias by a column pass over the rows in order.
+ * - layer_norm (+ backward): one block per row (32 to 256 threads, about one per column),
+ *   statistics and math in double as the CPU, block sums in a fixed tree order; grad_weight / grad_bias by a column pass over the rows in order.
  * - trunc_normal_transform: elementwise, nn_math.h's ct_trunc_normal_of in double as the CPU. */
 #include "allocator.cuh"
 #include "blas.cuh"
@@ -378,14 +378,26 @@ int embedding_backward_status(CtEmbeddingDesc *d)
 }
 
 /* --- layer_norm (double statistics and math, as the CPU) --------------------------------------- */
-constexpr int kLNThreads = 256;
+constexpr int kLNThreads = 256; /* at most; a power of two */
 
-/* Sum of one value per thread over the block, in a fixed tree order; every thread gets it. */
+/* Threads per row: a power of two from 32 to kLNThreads, about one per column (a short row does
+ * not idle a block of 256). */
+unsigned ln_threads(int64_t cols)
+{
+    unsigned t = 32;
+    while (t < kLNThreads && t < cols) {
+        t *= 2;
+    }
+    return t;
+}
+
+/* Sum of one value per thread over the block (blockDim.x a power of two), in a fixed tree order;
+ * every thread gets it. */
 __device__ double block_sum(double v, double *sh)
 {
     sh[threadIdx.x] = v;
     __syncthreads();
-    for (int s = kLNThreads / 2; s > 0; s >>= 1) {
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s) {
             sh[threadIdx.x] += sh[threadIdx.x + s];
         }
@@ -401,12 +413,12 @@ __device__ void row_moments(const char *xrow, int64_t n, double eps, double *sh,
 {
     typedef typename CtCudaType<D>::T T;
     double part = 0.0;
-    for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+    for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
         part += (double)ct_load<D>(xrow + c * (int64_t)sizeof(T));
     }
     double m = block_sum(part, sh) / (double)n;
     part = 0.0;
-    for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+    for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
         double dx = (double)ct_load<D>(xrow + c * (int64_t)sizeof(T)) - m;
         part += dx * dx;
     }
@@ -426,7 +438,7 @@ __global__ void layer_norm_kernel(CtLayerNormDesc d)
         const char *xrow = (const char *)d.x + r * n * es;
         double mean, rstd;
         row_moments<D>(xrow, n, d.eps, sh, &mean, &rstd);
-        for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+        for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
             double w = d.weight ? (double)ct_load<D>((const char *)d.weight + c * es) : 1.0;
             double b = d.bias ? (double)ct_load<D>((const char *)d.bias + c * es) : 0.0;
             double x = (double)ct_load<D>(xrow + c * es);
@@ -456,7 +468,7 @@ __global__ void layer_norm_backward_rows_kernel(CtLayerNormDesc d, double *stats
             continue;
         }
         double pa = 0.0, pb = 0.0;
-        for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+        for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
             double w = d.weight ? (double)ct_load<D>((const char *)d.weight + c * es) : 1.0;
             double xhat = ((double)ct_load<D>(xrow + c * es) - mean) * rstd;
             double dxhat = (double)ct_load<D>(grow + c * es) * w;
@@ -465,7 +477,7 @@ __global__ void layer_norm_backward_rows_kernel(CtLayerNormDesc d, double *stats
         }
         double a = block_sum(pa, sh) / (double)n;
         double bsum = block_sum(pb, sh) / (double)n;
-        for (int64_t c = threadIdx.x; c < n; c += kLNThreads) {
+        for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
             double w = d.weight ? (double)ct_load<D>((const char *)d.weight + c * es) : 1.0;
             double xhat = ((double)ct_load<D>(xrow + c * es) - mean) * rstd;
             double g = (double)ct_load<D>(grow + c * es);
@@ -508,7 +520,7 @@ int layer_norm_launch(const CtLayerNormDesc *d, cudaStream_t stream)
     if (d->rows == 0 || d->cols == 0) {
         return CT_CUDA_OK;
     }
-    layer_norm_kernel<D><<<row_blocks(d->rows), kLNThreads, 0, stream>>>(*d);
+    layer_norm_kernel<D><<<row_blocks(d->rows), ln_threads(d->cols), 0, stream>>>(*d);
     CT_CUDA_CHECK_LAUNCH();
     return CT_CUDA_OK;
 }
@@ -535,7 +547,8 @@ int layer_norm_backward_launch(const CtLayerNormDesc *d, cudaStream_t stream)
         CT_CUDA_TRY(ct_cuda_caching_malloc(device, (size_t)d->rows * 2 * sizeof(double), &stats));
     }
     int status = CT_CUDA_OK;
-    layer_norm_backward_rows_kernel<D><<<row_blocks(d->rows), kLNThreads, 0, stream>>>(*d, (double *)stats);
+    layer_norm_backward_rows_kernel<D><<<row_blocks(d->rows), ln_threads(d->cols), 0, stream>>>(*d,
+                                                                                       (double *)stats);
     cudaError_t err = cudaGetLastError();
     if (err == cudaSuccess && want_cols) {
         layer_norm_backward_cols_kernel<D><<<ct_cuda_blocks(d->cols, 128), 128, 0, stream>>>(*d, (const double *)stats);
