@@ -6,6 +6,7 @@ shared object ``ctorch/_C_cuda.so`` that ``_C`` opens on first CUDA use, so that
 ctorch never needs a GPU, a driver or the CUDA libraries. CTORCH_CUDA=1 makes a missing nvcc
 an error. Nothing links a BLAS: CPU matmul opens OpenBLAS at run time (see csrc/blas_cpu.c).
 """
+import concurrent.futures
 import glob
 import os
 import re
@@ -66,18 +67,40 @@ def cuda_archs():
     return archs, re.sub(r"[^0-9]", "", archs[-1])
 
 
-class BuildExt(build_ext):
-    def build_extensions(self):
-        super().build_extensions()
-        nvcc, home = want_cuda()
-        if nvcc is not None:
-            self.build_cuda(nvcc, home)
+def build_jobs():
+    """How many compilers run at once (CTORCH_BUILD_JOBS; default: the cores)."""
+    return max(1, int(os.environ.get("CTORCH_BUILD_JOBS") or os.cpu_count() or 1))
 
-    def build_cuda(self, nvcc, home):
+
+class BuildExt(build_ext):
+    """_C from csrc/*.c and, when nvcc is found, the CUDA backend from csrc/cuda/*.cu, every
+    compile (gcc and nvcc alike) in one pool of build_jobs() workers: the nvcc jobs, the longest,
+    are queued first, then _C's sources one file a job, so that both overlap."""
+
+    def build_extensions(self):
+        nvcc, home = want_cuda()
+        with concurrent.futures.ThreadPoolExecutor(build_jobs()) as pool:
+            cuda = self.start_cuda(nvcc, pool) if nvcc is not None else None
+            compile_file = self.compiler.compile
+
+            def compile_each(sources, *args, **kwargs):
+                futures = [pool.submit(compile_file, [src], *args, **kwargs) for src in sources]
+                return [obj for f in futures for obj in f.result()]
+
+            self.compiler.compile = compile_each
+            try:
+                super().build_extensions()
+            finally:
+                self.compiler.compile = compile_file
+            if cuda is not None:
+                self.link_cuda(nvcc, home, *cuda)
+
+    def start_cuda(self, nvcc, pool):
+        """Queues the nvcc compiles that are not up to date; returns (objects, gencode, pending)."""
         sources = sorted(glob.glob(os.path.join(HERE, "csrc", "cuda", "*.cu")))
         if not sources:
             print("ctorch: no CUDA sources, skipping the CUDA backend")
-            return
+            return None
         archs, ptx = cuda_archs()
         gencode = []
         for a in archs:
@@ -96,7 +119,8 @@ class BuildExt(build_ext):
         flags = ["-O3", "-std=c++17", "-lineinfo", "--expt-relaxed-constexpr",
                  "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wno-unused-function"]
         # Objects are rebuilt when their source, a header or the flags changed (a stamp file
-        # holds the flags): a full build of every architecture takes minutes.
+        # holds the flags, written once every object is built): a full build of every
+        # architecture takes minutes.
         headers = glob.glob(os.path.join(HERE, "csrc", "*.h")) + glob.glob(os.path.join(HERE, "csrc", "cuda", "*.cuh")) \
             + glob.glob(os.path.join(HERE, "csrc", "cuda", "*.h"))
         newest_header = max((os.path.getmtime(h) for h in headers), default=0)
@@ -104,31 +128,35 @@ class BuildExt(build_ext):
         flag_text = " ".join([nvcc] + flags + include + defines + gencode)
         same_flags = os.path.exists(stamp) and open(stamp).read() == flag_text
         objects = []
-        jobs = []
+        pending = []
         for src in sources:
             obj = os.path.join(build_dir, os.path.basename(src) + ".o")
             objects.append(obj)
             if same_flags and os.path.exists(obj) and os.path.getmtime(obj) > max(os.path.getmtime(src), newest_header):
                 continue
             cmd = [nvcc, "-c", src, "-o", obj] + flags + include + defines + gencode
-            jobs.append((src, cmd))
-        procs = []
-        maxjobs = max(1, int(os.environ.get("CTORCH_NVCC_JOBS", os.cpu_count() or 1)))
+            pending.append((src, pool.submit(self.nvcc_compile, src, cmd)))
+        return objects, gencode, pending, (stamp, flag_text)
+
+    @staticmethod
+    def nvcc_compile(src, cmd):
+        print("ctorch: nvcc", os.path.relpath(src, HERE), flush=True)
         started = time.time()
-        for src, cmd in jobs:
-            while len(procs) >= maxjobs:
-                p, s = procs.pop(0)
-                if p.wait() != 0:
-                    sys.exit(f"ctorch: nvcc failed on {s}")
-            print("ctorch: nvcc", os.path.relpath(src, HERE))
-            procs.append((subprocess.Popen(cmd), src))
-        for p, s in procs:
-            if p.wait() != 0:
-                sys.exit(f"ctorch: nvcc failed on {s}")
-        with open(stamp, "w") as f:
-            f.write(flag_text)
-        if jobs:
-            print(f"ctorch: compiled {len(jobs)} CUDA file(s) in {time.time() - started:.1f} s")
+        rc = subprocess.call(cmd)
+        return rc, time.time() - started
+
+    def link_cuda(self, nvcc, home, objects, gencode, pending, stamp):
+        failed = []
+        for src, f in pending:
+            rc, seconds = f.result()
+            if rc != 0:
+                failed.append(os.path.relpath(src, HERE))
+            else:
+                print(f"ctorch: compiled {os.path.relpath(src, HERE)} in {seconds:.1f} s")
+        if failed:
+            sys.exit("ctorch: nvcc failed on " + ", ".join(failed))
+        with open(stamp[0], "w") as f:
+            f.write(stamp[1])
         ext_dir = os.path.dirname(self.get_ext_fullpath("ctorch._C"))
         out = os.path.join(ext_dir, "_C_cuda.so")
         libdir = os.path.join(home, "lib64")
