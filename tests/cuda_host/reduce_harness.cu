@@ -1090,7 +1090,8 @@ static void check_sort_dtype(void)
         d.data[2] = (char *)idx.data();
         CtLineArgs a;
         ct_line_args(a, &d);
-        SortSpec sp = {desc && !median ? 1 : 0, median ? 1 : 0, median ? (n - 1) / 2 : start, count, ignore_nan ? 1 : 0};
+        SortSpec sp = {desc && !median ? 1 : 0, median ? 1 : 0, median ? (n - 1) / 2 : start, count, /* mode */ 0,
+                       ignore_nan ? 1 : 0};
         int64_t off[3] = {0, 0, 0};
         for (int path = 0; path < 2; path++) {
             std::fill(idx.begin(), idx.end(), -1);
