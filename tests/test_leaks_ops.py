@@ -1,0 +1,107 @@
+"""Leak check per op family: each case (an op with its backward, out= form or error path) runs
+a few hundred times after as many calls to warm up; the number of live storages must not move
+and the Python allocator's block count must stay flat (a reference leaked per call, a tuple or a
+float, shows up as one block a call). On cuda the storages are device memory."""
+import gc
+import sys
+
+import pytest
+
+import ctorch as torch
+import ctorch.nn.functional as F
+
+
+def _raises(fn, exc):
+    def call(x):
+        try:
+            fn(x)
+        except exc:
+            return
+        raise AssertionError("expected " + exc.__name__)
+    return call
+
+
+def _backward(fn):
+    def call(x):
+        y = x.detach().requires_grad_(True)
+        fn(y).sum().backward()
+        return y.grad
+    return call
+
+
+def _out(fn, shape, dtype=None):
+    def call(x):
+        o = torch.empty(shape, dtype=dtype or x.dtype, device=x.device)
+        return fn(x, o)
+    return call
+
+
+# (id, callable of a (4, 6) float64 tensor)
+CASES = [
+    # elementwise, reductions, scans, selection
+    ("add_mul_where", lambda x: torch.where(x > 0, x * 2 + 1, -x)),
+    ("sum_mean_var", lambda x: (x.sum(1), x.mean((0, 1), keepdim=True), x.var(0, correction=0))),
+    ("max_dim", lambda x: x.max(1)),
+    ("cumsum_cummax", lambda x: (x.cumsum(0), torch.cummax(x, 1), torch.cummin(x, 0))),
+    ("logcumsumexp", _backward(lambda y: torch.logcumsumexp(y, 1))),
+    ("nanmean_nanmedian", lambda x: (x.nanmean(1), torch.nanmedian(x, 0), x.nanmedian())),
+    ("sort_topk_median", lambda x: (x.sort(1), x.topk(2), x.median(0), x.argsort(0))),
+    ("kthvalue_mode", lambda x: (x.kthvalue(2, 1), torch.mode(x.round(), 0), x.msort())),
+    ("quantile", _backward(lambda y: torch.quantile(y, torch.tensor([0.25, 0.5], dtype=y.dtype, device=y.device), 1))),
+    ("quantile_out", _out(lambda x, o: torch.nanquantile(x, 0.5, 1, out=o), (4,))),
+    ("cummax_out", lambda x: torch.cummax(x, 0, out=(torch.empty_like(x), torch.empty(4, 6, dtype=torch.int64,
+                                                                                          device=x.device)))),
+    ("kthvalue_error", _raises(lambda x: x.kthvalue(9, 1), RuntimeError)),
+    ("quantile_error", _raises(lambda x: torch.quantile(x, 1.5), RuntimeError)),
+    # indexing, search
+    ("index_gather", lambda x: (x[x > 0], x[[0, 2]],
+                                x.gather(1, torch.zeros(4, 1, dtype=torch.int64, device=x.device)))),
+    ("searchsorted", lambda x: torch.searchsorted(x.sort(1).values, x[:, :2].contiguous(), right=True)),
+    ("bucketize_isin", lambda x: (torch.bucketize(x, x[0].sort().values), torch.isin(x, x[0]))),
+    ("bincount_histc", lambda x: (torch.bincount((x.abs() * 3).long().flatten(), minlength=2),
+                                  torch.histc(x, bins=5, min=-1, max=1))),
+    ("unique", lambda x: (torch.unique(x.round(), return_inverse=True, return_counts=True),
+                          torch.unique(x.round(), dim=0), torch.unique_consecutive(x.round(), return_counts=True))),
+    ("search_error", _raises(lambda x: torch.bincount(x), RuntimeError)),
+    # composites
+    ("meshgrid_cartesian", lambda x: (torch.meshgrid(x[0], x[1], indexing="xy"), torch.cartesian_prod(x[0], x[1]))),
+    ("diff_trace_kron", _backward(lambda y: torch.diff(y, prepend=y[:, :1]).sum() + y[:, :4].trace()
+                                  + torch.kron(y[:2, :2], y[:2, :2]).sum())),
+    ("tensordot_cross", _backward(lambda y: torch.tensordot(y, y, dims=([1], [1])).sum()
+                                  + torch.cross(y[:, :3], y[:, 3:], dim=1).sum())),
+    ("block_diag_rot90", _backward(lambda y: torch.block_diag(y, y[:2]).sum() + torch.rot90(y, 1, [0, 1]).sum())),
+    ("cdist_cov", _backward(lambda y: torch.cdist(y, y[:2]).sum() + torch.cov(y).sum() + torch.corrcoef(y).sum())),
+    ("take_along_tril_indices", lambda x: (torch.take_along_dim(x, x.argsort(1), 1),
+                                           torch.tril_indices(4, 6, device=x.device), torch.atleast_3d(x, x[0]))),
+    ("composite_error", _raises(lambda x: torch.tensordot(x, x, dims=3), RuntimeError)),
+    # autograd, nn, optim
+    ("linear_ce_backward", _backward(lambda y: F.cross_entropy(F.linear(y, y[:3]), torch.tensor([0, 1, 2, 0],
+                                                                                                 device=y.device)))),
+    ("layer_norm_backward", _backward(lambda y: F.layer_norm(y, (6,)))),
+]
+
+
+@pytest.mark.parametrize("case", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+def test_op_does_not_leak(device, case):
+    x = torch.tensor([[0.5, -1.0, 2.0, 0.25, -0.75, 1.5], [1.0, 3.0, -2.0, 0.0, 0.5, -0.5],
+                      [2.5, -1.5, 1.0, 4.0, -3.0, 0.75], [-0.25, 0.125, 1.25, -2.5, 3.5, 2.0]],
+                     dtype=torch.float64, device=device)
+    rounds = 200 if device == "cpu" else 50
+    for _ in range(rounds):  # as many calls to warm up (caches, free lists, the allocator)
+        case(x)
+    gc.collect()
+    storages = torch._C._live_storages()
+    # A leaked reference a call adds at least `rounds` blocks to every window of calls; caches that
+    # fill once (interpreter specialisation, a dict's resize) may add some to one window, not to
+    # all of them: up to three windows, and the smallest growth counts.
+    growth = []
+    for _ in range(3):
+        blocks = sys.getallocatedblocks()
+        for _ in range(rounds):
+            case(x)
+        gc.collect()
+        growth.append(sys.getallocatedblocks() - blocks)
+        assert torch._C._live_storages() == storages, f"{torch._C._live_storages() - storages} storages leaked"
+        if growth[-1] < rounds // 2:
+            break
+    assert min(growth) < rounds // 2, f"Python allocator blocks grew by {growth} in windows of {rounds} calls"
