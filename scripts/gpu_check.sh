@@ -5,8 +5,9 @@
 #
 # Steps (each prints its command, exit status and time; a failing step never stops the next):
 #   1. facts: GPU (nvidia-smi), date, commit, Python, nvcc, compute-sanitizer, pytest plugins
-#   2. build ctorch with CUDA in place, for this GPU's architecture only (CTORCH_CUDA_ARCH,
-#      default: the compute capability nvidia-smi reports, else 90), nvcc files in parallel
+#   2. pip install --no-build-isolation . (no index, no dependencies fetched): ctorch with CUDA,
+#      for this GPU's architecture only (CTORCH_CUDA_ARCH, default: the compute capability
+#      nvidia-smi reports, else 90), every compile in parallel; the tests import the installed package
 #   3. ctorch.cuda.diagnose(), and the backend's exported symbols (nm -D)
 #   4. pytest: tests/test_cuda.py first, then the CUDA half of the rest of the suite (-k 'cuda or
 #      cross_device', in parallel with pytest-xdist); tests/test_cuda_host.py is left out
@@ -122,14 +123,17 @@ EOF
         [ -n "$arch" ] || arch=90
     fi
     local built=0
-    if step "build with CUDA for sm_$arch" 270 env CTORCH_CUDA=1 CTORCH_CUDA_ARCH="$arch" \
-        CTORCH_NVCC_JOBS="$(nproc)" "$PY" setup.py build_ext --inplace; then
+    # pip, as a user installs it, from this tree and nothing else: the build uses the setuptools and
+    # numpy already there (--no-build-isolation) and fetches nothing (--no-index, --no-deps)
+    if step "pip install --no-build-isolation . (CUDA, sm_$arch)" 270 env CTORCH_CUDA=1 CTORCH_CUDA_ARCH="$arch" \
+        CTORCH_BUILD_JOBS="$(nproc)" "$PY" -m pip install --no-build-isolation --no-index --no-deps \
+        --no-cache-dir --root-user-action=ignore --disable-pip-version-check --force-reinstall .; then
         built=1
     fi
-    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
     step "ctorch.cuda.diagnose()" 60 "$PY" -c \
-        "import ctorch, sys; ctorch.cuda.diagnose(); sys.exit(0 if ctorch.cuda.is_available() else 1)"
-    local so=python/ctorch/_C_cuda.so
+        "import ctorch, sys; print(ctorch.__file__); ctorch.cuda.diagnose(); sys.exit(0 if ctorch.cuda.is_available() else 1)"
+    local so
+    so=$(cd /tmp && "$PY" -c "import ctorch, os; print(os.path.join(os.path.dirname(ctorch.__file__), '_C_cuda.so'))" 2>/dev/null)
     if [ -f "$so" ]; then
         # exactly one exported symbol of ours, and the libraries it needs
         step "exports of $so" 20 bash -c "nm -D --defined-only '$so' | grep -c ' T ' ; \
