@@ -911,10 +911,112 @@ static PyObject *py_conv_backward(PyObject *self, PyObject *const *args, Py_ssiz
                          mask);
 }
 
+/* --- padding_mode: nn.Conv{1,2}d's reflect / replicate / circular padding --------------------------- */
+/* The source position of padded position q of an axis of length len with `lo` leading padding. */
+static int64_t padded_source(int mode, int64_t q, int64_t lo, int64_t len)
+{
+    int64_t p = q - lo;
+    if (mode == 0) { /* reflect */
+        return p < 0 ? -p : p >= len ? 2 * (len - 1) - p : p;
+    }
+    if (mode == 1) { /* replicate */
+        return p < 0 ? 0 : p >= len ? len - 1 : p;
+    }
+    return ((p % len) + len) % len; /* circular */
+}
+
+/* input padded along its last npad / 2 dims (pad lists them last dim first, as F.pad) by one
+ * index_select per dim, so autograd records the gather and its deterministic index_add backward. */
+static PyObject *conv_pad(CtTensorObject *input, int npad, const int64_t *pad, int mode)
+{
+    int dims = npad / 2;
+    char is[256];
+    ct_format_sizes(is, sizeof(is), input->ndim, input->sizes);
+    if (npad % 2 != 0 || dims > input->ndim || dims < 1 || dims > 2) {
+        PyErr_Format(PyExc_NotImplementedError, "Padding size %d is not supported for %dD input tensor.", npad,
+                     input->ndim);
+        return NULL;
+    }
+    for (int k = 0; k < dims; k++) { /* the last dim first, as PyTorch checks */
+        int d = input->ndim - 1 - k;
+        int64_t len = input->sizes[d], lo = pad[2 * k], hi = pad[2 * k + 1];
+        if (mode == 0 && (lo >= len || hi >= len)) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "Argument #%d: Padding size should be less than the corresponding input dimension, but got: "
+                         "padding (%lld, %lld) at dimension %d of input %s",
+                         4 + 2 * k, (long long)lo, (long long)hi, d, is);
+            return NULL;
+        }
+        if (mode == 2 && (lo > len || hi > len)) {
+            PyErr_SetString(PyExc_RuntimeError, "Padding value causes wrapping around more than once.");
+            return NULL;
+        }
+        if (len == 0 || lo < 0 || hi < 0) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "Expected %dD or %dD (batch mode) tensor with possibly 0 batch size and other non-zero "
+                         "dimensions for input, but got: %s",
+                         dims + 1, dims + 2, is);
+            return NULL;
+        }
+    }
+    PyObject *x = Py_NewRef((PyObject *)input);
+    for (int k = 0; k < dims; k++) {
+        int d = input->ndim - 1 - k;
+        int64_t len = input->sizes[d], lo = pad[2 * k], n = len + lo + pad[2 * k + 1];
+        CtTensorObject *idx = ct_empty(1, &n, CT_I64, ct_cpu()), *moved = NULL;
+        PyObject *dim = PyLong_FromLong(d), *next = NULL;
+        if (idx != NULL) {
+            for (int64_t q = 0; q < n; q++) {
+                ((int64_t *)ct_data(idx))[q] = padded_source(mode, q, lo, len);
+            }
+            moved = ct_to(idx, CT_I64, ct_device_of(input), false);
+        }
+        if (moved != NULL && dim != NULL) {
+            PyObject *args[3] = {x, dim, (PyObject *)moved};
+            next = ct_op("index_select", args, 3, NULL);
+        }
+        Py_XDECREF(idx);
+        Py_XDECREF(moved);
+        Py_XDECREF(dim);
+        Py_SETREF(x, next);
+        if (x == NULL) {
+            return NULL;
+        }
+    }
+    return x;
+}
+
+PyDoc_STRVAR(conv_pad_doc, "_conv_pad(input, pad, mode) -> Tensor: nn.Conv's padding_mode ('reflect', 'replicate' or "
+                           "'circular') applied to the last len(pad) // 2 dims (pad as F.pad's, last dim first)");
+static PyObject *py_conv_pad(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "pad", "mode", NULL};
+    PyObject *a[3];
+    int64_t pad[CT_MAX_DIMS];
+    if (ct_parse_args("_conv_pad", args, nargs, kwnames, names, 3, a) < 0 ||
+        check_tensor("_conv_pad", "input", 1, a[0], false) < 0) {
+        return NULL;
+    }
+    int npad = parse_int_list("_conv_pad", "pad", a[1], 1, 0, pad);
+    const char *mode = PyUnicode_Check(a[2]) ? PyUnicode_AsUTF8(a[2]) : NULL;
+    if (npad < 0 || (mode == NULL && PyErr_Occurred())) {
+        return NULL;
+    }
+    static const char *const modes[] = {"reflect", "replicate", "circular"};
+    for (int m = 0; mode != NULL && m < 3; m++) {
+        if (strcmp(mode, modes[m]) == 0) {
+            return conv_pad(CT_TENSOR(a[0]), npad, pad, m);
+        }
+    }
+    PyErr_SetString(PyExc_ValueError, "_conv_pad: mode must be 'reflect', 'replicate' or 'circular'");
+    return NULL;
+}
+
 PyMethodDef ct_conv_module_methods[] = {
     {"conv1d", CT_FASTCALL(py_conv1d), CT_METH_FK, conv1d_doc},
     {"conv2d", CT_FASTCALL(py_conv2d), CT_METH_FK, conv2d_doc},
     {"_convolution_backward", CT_FASTCALL(py_conv_backward), CT_METH_FK, conv_backward_doc},
+    {"_conv_pad", CT_FASTCALL(py_conv_pad), CT_METH_FK, conv_pad_doc},
     {NULL},
 };
 PyMethodDef ct_conv_tensor_methods[] = {{NULL}};
