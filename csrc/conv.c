@@ -471,18 +471,20 @@ static CtConvDesc conv_desc(const ConvPlan *p, int64_t batch)
 
 static int64_t ld(int64_t v) { return v > 1 ? v : 1; }
 
-/* The columns of images [n0, n0 + nb) of x (dense, batched): x itself when the plan is direct,
- * else im2col into cols. Borrowed pointer into x or cols. */
-static const char *columns_of(const ConvPlan *p, const char *x, char *cols, int64_t n0, int64_t nb)
+/* The columns of images [n0, n0 + nb) of x (dense, batched) into *out: x itself when the plan is
+ * direct, else im2col into cols (a borrowed pointer into x or cols, NULL when empty). 0 or -1. */
+static int columns_of(const ConvPlan *p, const char *x, char *cols, int64_t n0, int64_t nb, const char **out)
 {
     const char *image = x + (size_t)(n0 * p->image_numel) * p->itemsize;
     if (p->direct) {
-        return image;
+        *out = image;
+        return 0;
     }
     CtConvDesc d = conv_desc(p, nb);
     d.image = image;
     d.columns = cols;
-    return p->nn->im2col(&d) < 0 ? NULL : cols;
+    *out = cols;
+    return p->nn->im2col(&d);
 }
 
 static CtTensorObject *new_columns(const ConvPlan *p)
@@ -504,8 +506,8 @@ static int conv_forward_into(const ConvPlan *p, const char *x, const char *w, ch
     int rc = -1;
     for (int64_t n0 = 0; n0 < g->batch; n0 += p->chunk) {
         int64_t nb = g->batch - n0 < p->chunk ? g->batch - n0 : p->chunk;
-        const char *c = columns_of(p, x, ct_data(cols), n0, nb);
-        if (c == NULL) {
+        const char *c;
+        if (columns_of(p, x, ct_data(cols), n0, nb, &c) < 0) {
             goto done;
         }
         for (int64_t grp = 0; grp < g->groups; grp++) {
@@ -582,8 +584,8 @@ static int conv_grad_weight(const ConvPlan *p, const char *grad, const char *x, 
     int rc = -1;
     for (int64_t n0 = 0; n0 < g->batch; n0 += p->chunk) {
         int64_t nb = g->batch - n0 < p->chunk ? g->batch - n0 : p->chunk;
-        const char *c = columns_of(p, x, ct_data(cols), n0, nb);
-        if (c == NULL) {
+        const char *c;
+        if (columns_of(p, x, ct_data(cols), n0, nb, &c) < 0) {
             goto done;
         }
         for (int64_t i = 0; i < nb; i++) {
