@@ -215,8 +215,8 @@ static int check_types(const CtTensorObject *input, const CtTensorObject *weight
 }
 
 /* Every check of torch.conv{1,2}d in PyTorch's order, and the geometry. fdim is the call's
- * spatial dims (1 or 2). bias may be NULL; check_dtypes is false for the backward (its operands
- * were checked by the forward). */
+ * spatial dims (1 or 2). bias may be NULL; forward is false for the backward (no warning about
+ * padding='same' a second time). */
 static int conv_setup(const char *fname, int fdim, const CtTensorObject *input, const CtTensorObject *weight,
                       const CtTensorObject *bias, PyObject *stride_obj, PyObject *padding_obj,
                       PyObject *dilation_obj, PyObject *groups_obj, bool forward, ConvGeom *g)
@@ -342,7 +342,7 @@ static int conv_setup(const char *fname, int fdim, const CtTensorObject *input, 
                      ws, (long long)weight->sizes[0], bs);
         return -1;
     }
-    if (forward && check_types(input, weight, bias) < 0) {
+    if (check_types(input, weight, bias) < 0) {
         return -1;
     }
     /* into 2-d terms: a 1-d call is a 2-d one of height 1 */
