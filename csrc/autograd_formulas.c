@@ -10,6 +10,7 @@
 #include "composite.h"
 #include "device.h"
 #include "nn.h"
+#include "conv.h"
 #include "tensor.h"
 #include "views.h"
 #include <float.h>
@@ -3165,6 +3166,14 @@ const CtFormula ct_formulas[] = {
     {"_leaky_relu", "LeakyReluBackward0", SIG("input", "negative_slope"), 1, 0, ct_nn_bw_leaky_relu},
     {"_leaky_relu_backward", "LeakyReluBackwardBackward0", SIG("grad", "input", "negative_slope"), 1, 0,
      ct_nn_bw_leaky_relu},
+    /* convolutions (csrc/conv.c): one node per call; an unbatched input names it as PyTorch's
+     * trailing squeeze does */
+    {"conv1d", "ConvolutionBackward0", SIG("input", "weight", "bias", "stride", "padding", "dilation", "groups"), 7, 0,
+     ct_conv_bw, ct_conv_node_name},
+    {"conv2d", "ConvolutionBackward0", SIG("input", "weight", "bias", "stride", "padding", "dilation", "groups"), 7, 0,
+     ct_conv_bw, ct_conv_node_name},
+    {"_convolution_backward", "ConvolutionBackwardBackward0",
+     SIG("grad", "input", "weight", "stride", "padding", "dilation", "groups", "mask"), 7, CT_F_NO_DERIV, NULL},
     /* the backward ops of the fused kernels are not differentiable themselves */
     {"_nll_backward", "NllLossBackwardBackward0",
      SIG("grad", "input", "target", "weight", "reduction", "ignore_index", "label_smoothing", "flags"), 7, CT_F_NO_DERIV,

@@ -5,6 +5,7 @@
  * The backward functions that autograd_formulas.c lists for these ops are at the end. */
 #include "nn.h"
 #include "nn_math.h"
+#include "conv.h"
 #include "args.h"
 #include "autograd.h"
 #include "autograd_arena.h"
@@ -1896,6 +1897,8 @@ const struct CtNNKernels ct_cpu_nn_kernels = {
     .embedding_backward = cpu_embedding_backward,
     .leaky_relu = cpu_leaky_relu,
     .trunc_normal_transform = cpu_trunc_normal_transform,
+    .im2col = ct_cpu_im2col,
+    .col2im = ct_cpu_col2im,
 };
 
 /* ====================================================================================================

@@ -12,6 +12,8 @@
 
 #include "ctorch.h"
 
+struct CtConvDesc; /* conv.h */
+
 /* Loss reductions, numbered as ATen's at::Reduction. */
 #define CT_REDUCTION_NONE 0
 #define CT_REDUCTION_MEAN 1
@@ -159,6 +161,11 @@ struct CtNNKernels {
      * u in (2 cdf(a') - 1, 2 cdf(b') - 1): x = clamp(mean + std * sqrt(2) * erfinv(u), a, b). */
     int (*trunc_normal_transform)(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
                                   double a, double b);
+    /* --- convolution (conv.h): im2col writes d->columns from d->image; col2im writes d->grad_image
+     * from d->grad_columns (a gather: every element the sum of its entries, taps in order). All
+     * dtypes but bool. */
+    int (*im2col)(const struct CtConvDesc *d);
+    int (*col2im)(const struct CtConvDesc *d);
 };
 
 extern const struct CtNNKernels ct_cpu_nn_kernels;

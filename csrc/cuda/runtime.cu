@@ -13,6 +13,7 @@
 #include "random.cuh"
 #include "linalg.h"
 #include "nn.h"
+#include "conv.h"
 #include "optim.h"
 #include "elementwise.cuh"
 #include <mutex>
@@ -438,6 +439,10 @@ int ct_cuda_nn_layer_norm_backward(const CtLayerNormDesc *d);
 int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
                                       double a, double b);
 
+/* conv.cu */
+int ct_cuda_nn_im2col(const CtConvDesc *d);
+int ct_cuda_nn_col2im(const CtConvDesc *d);
+
 int ct_cuda_optim_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors); /* optim.cu */
 
 CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
@@ -492,6 +497,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     nn_kernels.layer_norm = ct_cuda_nn_layer_norm;
     nn_kernels.layer_norm_backward = ct_cuda_nn_layer_norm_backward;
     nn_kernels.trunc_normal_transform = ct_cuda_nn_trunc_normal_transform;
+    nn_kernels.im2col = ct_cuda_nn_im2col;
+    nn_kernels.col2im = ct_cuda_nn_col2im;
     elementwise_kernels.unary = ct_cuda_elementwise;
     elementwise_kernels.binary = ct_cuda_elementwise;
     elementwise_kernels.ternary = ct_cuda_elementwise;

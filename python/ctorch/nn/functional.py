@@ -52,6 +52,17 @@ def bilinear(input1, input2, weight, bias=None):
     raise NotImplementedError("ctorch.nn.functional.bilinear is not implemented")
 
 
+# --- convolutions ------------------------------------------------------------------------------------------
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d convolution of (N, C, L) or (C, L) input: im2col + GEMM in C (csrc/conv.c)."""
+    return _C.conv1d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d convolution of (N, C, H, W) or (C, H, W) input: im2col + GEMM in C (csrc/conv.c)."""
+    return _C.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
 # --- activations ------------------------------------------------------------------------------------------
 def relu(input, inplace=False):
     if inplace:

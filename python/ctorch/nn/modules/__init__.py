@@ -1,6 +1,7 @@
 """nn modules, mirroring torch.nn.modules."""
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh  # noqa: F401
 from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
+from .conv import Conv1d, Conv2d  # noqa: F401
 from .dropout import Dropout  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .linear import Identity, Linear  # noqa: F401

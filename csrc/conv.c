@@ -1,0 +1,1074 @@
+/* conv.c: conv1d / conv2d (see conv.h): PyTorch's argument rules and messages, the im2col +
+ * GEMM forward and backward on any device (the GEMMs go through CtDeviceOps.blas, the data
+ * movers through CtDeviceOps.nn), the CPU im2col / col2im kernels, the Python entry points
+ * (ctorch._C.conv1d, conv2d, _convolution_backward) and the backward formula. */
+#include "conv.h"
+#include "conv_math.h"
+#include "args.h"
+#include "autograd.h"
+#include "device.h"
+#include "dtype.h"
+#include "linalg.h"
+#include "nn.h"
+#include "parallel.h"
+#include "registry.h"
+#include "tensor.h"
+#include <string.h>
+
+/* At most this many column elements are materialised at once: images are processed in chunks. */
+#define CONV_COLUMN_BUDGET ((int64_t)1 << 24)
+
+/* ====================================================================================================
+ * arguments and checks
+ * ==================================================================================================== */
+/* The geometry of one call, in batched 2-d terms (a 1-d convolution has height 1). */
+typedef struct {
+    int dim;        /* spatial dims of the call: 1 or 2 */
+    bool unbatched; /* input had no batch dim */
+    int64_t batch, in_channels, out_channels, groups;
+    int64_t in[2], kernel[2], stride[2], pad_lo[2], pad_hi[2], dilation[2], out[2];
+} ConvGeom;
+
+static const char *scalar_type_name(CtDType d)
+{
+    static const char *names[CT_NUM_DTYPES] = {
+        [CT_BOOL] = "Bool", [CT_U8] = "Byte",      [CT_I8] = "Char",   [CT_I16] = "Short", [CT_I32] = "Int",
+        [CT_I64] = "Long",  [CT_F16] = "Half",     [CT_BF16] = "BFloat16", [CT_F32] = "Float", [CT_F64] = "Double",
+    };
+    return names[d];
+}
+
+static const char *cpp_type_name(CtDType d)
+{
+    static const char *names[CT_NUM_DTYPES] = {
+        [CT_BOOL] = "bool",      [CT_U8] = "unsigned char", [CT_I8] = "signed char",
+        [CT_I16] = "short",      [CT_I32] = "int",          [CT_I64] = "long int",
+        [CT_F16] = "c10::Half",  [CT_BF16] = "c10::BFloat16", [CT_F32] = "float",
+        [CT_F64] = "double",
+    };
+    return names[d];
+}
+
+/* "torch.FloatTensor" / "torch.cuda.FloatTensor" into buf. */
+static void legacy_type_name(const CtTensorObject *t, char *buf, size_t n)
+{
+    snprintf(buf, n, "torch.%s%sTensor", ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "",
+             scalar_type_name(t->dtype));
+}
+
+/* An int (expanded to `dim` copies, as PyTorch's int[dim] parameters do) or a sequence of ints;
+ * absent keeps `dflt`. Returns the list's length or -1. */
+static int parse_int_list(const char *fname, const char *argname, PyObject *obj, int dim, int64_t dflt,
+                          int64_t *out)
+{
+    if (obj == NULL) {
+        for (int i = 0; i < dim; i++) {
+            out[i] = dflt;
+        }
+        return dim;
+    }
+    if (PyLong_Check(obj) && !PyBool_Check(obj)) {
+        int64_t v = 0;
+        if (ct_arg_int64(obj, &v) < 0) {
+            return -1;
+        }
+        for (int i = 0; i < dim; i++) {
+            out[i] = v;
+        }
+        return dim;
+    }
+    if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be tuple of ints, not %s", fname, argname,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+    if (n > CT_MAX_DIMS) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' has too many elements", fname, argname);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(obj, i);
+        if (PyBool_Check(item) || PyFloat_Check(item) || !PyIndex_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be tuple of ints, but found element of type %s "
+                         "at pos %zd", fname, argname, Py_TYPE(item)->tp_name, i);
+            return -1;
+        }
+        if (ct_arg_int64(item, &out[i]) < 0) {
+            return -1;
+        }
+    }
+    return (int)n;
+}
+
+static void format_list(char *buf, size_t n, int len, const int64_t *v) { ct_format_sizes(buf, n, len, v); }
+
+/* A parameter of `len` values made one per spatial dim: a single value is repeated. */
+static int expand_param(const char *name, int64_t *v, int len, int dim)
+{
+    if (len == dim) {
+        return 0;
+    }
+    if (len == 1) {
+        for (int i = 1; i < dim; i++) {
+            v[i] = v[0];
+        }
+        return 0;
+    }
+    char buf[256];
+    format_list(buf, sizeof(buf), len, v);
+    PyErr_Format(PyExc_RuntimeError,
+                 "expected %s to be a single integer value or a list of %d values to match the convolution "
+                 "dimensions, but got %s=%s",
+                 name, dim, name, buf);
+    return -1;
+}
+
+/* padding='same': the total padding d * (k - 1) of each dim, the odd unit going after (PyTorch
+ * pads the input by it explicitly and warns). */
+static int same_padding(const CtTensorObject *weight, int in_ndim, const int64_t *in_sizes, int64_t *stride,
+                        int nstride, int64_t *dilation, int ndilation, int64_t groups, bool warn, int64_t *lo,
+                        int64_t *hi)
+{
+    char ws[256], is[256];
+    int k = weight->ndim;
+    if (k <= 2) {
+        PyErr_SetString(PyExc_RuntimeError, "weight should have at least three dimensions");
+        return -1;
+    }
+    if (groups <= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "non-positive groups is not supported");
+        return -1;
+    }
+    int dim = k - 2;
+    if (in_ndim != k) {
+        ct_format_sizes(ws, sizeof(ws), weight->ndim, weight->sizes);
+        ct_format_sizes(is, sizeof(is), in_ndim, in_sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected %d-dimensional input for %d-dimensional weight%s, but got %d-dimensional input of size "
+                     "%s instead",
+                     k, k, ws, in_ndim, is);
+        return -1;
+    }
+    if (nstride != dim && nstride != 1) {
+        PyErr_Format(PyExc_RuntimeError, "stride cannot broadcast to %d dimensions", dim);
+        return -1;
+    }
+    if (ndilation != dim && ndilation != 1) {
+        PyErr_Format(PyExc_RuntimeError, "dilation cannot broadcast to %d dimensions", dim);
+        return -1;
+    }
+    for (int i = 0; i < nstride; i++) {
+        if (stride[i] != 1) {
+            PyErr_SetString(PyExc_RuntimeError, "padding='same' is not supported for strided convolutions");
+            return -1;
+        }
+    }
+    bool symmetric = true;
+    for (int i = 0; i < dim; i++) {
+        int64_t d = dilation[ndilation == 1 ? 0 : i];
+        int64_t pad = d * (weight->sizes[i + 2] - 1);
+        lo[i] = pad / 2;
+        hi[i] = pad - pad / 2;
+        symmetric = symmetric && pad % 2 == 0;
+    }
+    if (!symmetric && warn &&
+        PyErr_WarnEx(PyExc_UserWarning,
+                     "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded copy "
+                     "of the input be created",
+                     1) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Dtype / device agreement of input, weight and bias, in PyTorch's words. */
+static int check_types(const CtTensorObject *input, const CtTensorObject *weight, const CtTensorObject *bias)
+{
+    char a[64], b[64];
+    bool input_cpu = ct_device_of(input).type == CT_DEV_CPU;
+    bool same_device = ct_device_equal(ct_device_of(input), ct_device_of(weight));
+    if (!same_device || (input->dtype != weight->dtype && (input->dtype == CT_F32 || !input_cpu))) {
+        legacy_type_name(input, a, sizeof(a));
+        legacy_type_name(weight, b, sizeof(b));
+        PyErr_Format(PyExc_RuntimeError, "Input type (%s) and weight type (%s) should be the same%s", a, b,
+                     input_cpu ? " or input should be a MKLDNN tensor and weight is a dense tensor" : "");
+        return -1;
+    }
+    if (input->dtype != weight->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", scalar_type_name(input->dtype),
+                     scalar_type_name(weight->dtype));
+        return -1;
+    }
+    if (bias != NULL && !ct_device_equal(ct_device_of(input), ct_device_of(bias))) {
+        legacy_type_name(input, a, sizeof(a));
+        legacy_type_name(bias, b, sizeof(b));
+        PyErr_Format(PyExc_RuntimeError, "Input type (%s) and bias type (%s) should be the same", a, b);
+        return -1;
+    }
+    if (bias != NULL && bias->dtype != input->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "Input type (%s) and bias type (%s) should be the same",
+                     cpp_type_name(input->dtype), cpp_type_name(bias->dtype));
+        return -1;
+    }
+    return 0;
+}
+
+/* Every check of torch.conv{1,2}d in PyTorch's order, and the geometry. fdim is the call's
+ * spatial dims (1 or 2). bias may be NULL; forward is false for the backward (no warning about
+ * padding='same' a second time). */
+static int conv_setup(const char *fname, int fdim, const CtTensorObject *input, const CtTensorObject *weight,
+                      const CtTensorObject *bias, PyObject *stride_obj, PyObject *padding_obj,
+                      PyObject *dilation_obj, PyObject *groups_obj, bool forward, ConvGeom *g)
+{
+    char ws[256], is[256], bs[256];
+    memset(g, 0, sizeof(*g));
+    g->dim = fdim;
+    if (input->ndim != fdim + 1 && input->ndim != fdim + 2) {
+        ct_format_sizes(is, sizeof(is), input->ndim, input->sizes);
+        PyErr_Format(PyExc_RuntimeError, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
+                     fdim + 1, fdim + 2, fname, is);
+        return -1;
+    }
+    /* the batched input's shape (an unbatched input gets a leading 1, as PyTorch unsqueezes it) */
+    g->unbatched = input->ndim == fdim + 1;
+    int in_ndim = fdim + 2;
+    int64_t in_sizes[4];
+    in_sizes[0] = 1;
+    memcpy(&in_sizes[g->unbatched ? 1 : 0], input->sizes, sizeof(int64_t) * input->ndim);
+    int64_t groups = 1;
+    if (groups_obj != NULL && (PyBool_Check(groups_obj) || ct_arg_int64(groups_obj, &groups) < 0)) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument 'groups' must be int, not bool", fname);
+        }
+        return -1;
+    }
+    int64_t stride[CT_MAX_DIMS], padding[CT_MAX_DIMS], dilation[CT_MAX_DIMS], pad_hi[CT_MAX_DIMS];
+    int nstride = parse_int_list(fname, "stride", stride_obj, fdim, 1, stride);
+    int ndilation = nstride < 0 ? -1 : parse_int_list(fname, "dilation", dilation_obj, fdim, 1, dilation);
+    if (ndilation < 0) {
+        return -1;
+    }
+    int npadding;
+    bool explicit_hi = false;
+    if (padding_obj != NULL && PyUnicode_Check(padding_obj)) {
+        const char *mode = PyUnicode_AsUTF8(padding_obj);
+        if (mode == NULL) {
+            return -1;
+        }
+        if (strcmp(mode, "valid") == 0) {
+            padding[0] = 0;
+            npadding = 1;
+        } else if (strcmp(mode, "same") == 0) {
+            if (same_padding(weight, in_ndim, in_sizes, stride, nstride, dilation, ndilation, groups, forward,
+                             padding, pad_hi) < 0) {
+                return -1;
+            }
+            npadding = weight->ndim - 2;
+            explicit_hi = true;
+        } else {
+            PyErr_Format(PyExc_RuntimeError, "Invalid padding string: '%s'", mode);
+            return -1;
+        }
+    } else {
+        npadding = parse_int_list(fname, "padding", padding_obj, fdim, 0, padding);
+        if (npadding < 0) {
+            return -1;
+        }
+    }
+    if (groups <= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "non-positive groups is not supported");
+        return -1;
+    }
+    int dim = weight->ndim - 2;
+    if (dim >= 1 && (expand_param("stride", stride, nstride, dim) < 0 ||
+                     expand_param("padding", padding, npadding, dim) < 0 ||
+                     expand_param("dilation", dilation, ndilation, dim) < 0)) {
+        return -1;
+    }
+    for (int i = 0; i < dim; i++) {
+        if (padding[i] < 0 || (explicit_hi && pad_hi[i] < 0)) {
+            PyErr_SetString(PyExc_RuntimeError, "negative padding is not supported");
+            return -1;
+        }
+    }
+    for (int i = 0; i < dim; i++) {
+        if (stride[i] <= 0) {
+            PyErr_SetString(PyExc_RuntimeError, "non-positive stride is not supported");
+            return -1;
+        }
+    }
+    for (int i = 0; i < dim; i++) {
+        if (dilation[i] <= 0) {
+            PyErr_SetString(PyExc_RuntimeError, "non-positive dilation is not supported");
+            return -1;
+        }
+    }
+    ct_format_sizes(ws, sizeof(ws), weight->ndim, weight->sizes);
+    ct_format_sizes(is, sizeof(is), in_ndim, in_sizes);
+    if (weight->ndim != in_ndim) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected %d-dimensional input for %d-dimensional weight %s, but got %d-dimensional input of "
+                     "size %s instead",
+                     weight->ndim, weight->ndim, ws, in_ndim, is);
+        return -1;
+    }
+    if (weight->sizes[0] < groups) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given groups=%lld, expected weight to be at least %lld at dimension 0, but got weight of size "
+                     "%s instead",
+                     (long long)groups, (long long)groups, ws);
+        return -1;
+    }
+    if (weight->sizes[0] % groups != 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of "
+                     "size [%s] instead",
+                     (long long)groups, (long long)groups, ws);
+        return -1;
+    }
+    if (in_sizes[1] != weight->sizes[1] * groups) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given groups=%lld, weight of size %s, expected input%s to have %lld channels, but got %lld "
+                     "channels instead",
+                     (long long)groups, ws, is, (long long)(weight->sizes[1] * groups), (long long)in_sizes[1]);
+        return -1;
+    }
+    if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != weight->sizes[0])) {
+        ct_format_sizes(bs, sizeof(bs), bias->ndim, bias->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given weight of size %s, expected bias to be 1-dimensional with %lld elements, but got bias of "
+                     "size %s instead",
+                     ws, (long long)weight->sizes[0], bs);
+        return -1;
+    }
+    if (check_types(input, weight, bias) < 0) {
+        return -1;
+    }
+    /* into 2-d terms: a 1-d call is a 2-d one of height 1 */
+    int off = 2 - dim;
+    for (int i = 0; i < 2; i++) {
+        g->in[i] = g->out[i] = 1;
+        g->kernel[i] = g->stride[i] = g->dilation[i] = 1;
+        g->pad_lo[i] = g->pad_hi[i] = 0;
+    }
+    bool too_small = false;
+    char padded[128] = "", kernel[128] = "";
+    for (int i = 0; i < dim; i++) {
+        int j = i + off;
+        g->in[j] = in_sizes[2 + i];
+        g->kernel[j] = weight->sizes[2 + i];
+        g->stride[j] = stride[i];
+        g->dilation[j] = dilation[i];
+        g->pad_lo[j] = padding[i];
+        g->pad_hi[j] = explicit_hi ? pad_hi[i] : padding[i];
+        int64_t span = g->in[j] + g->pad_lo[j] + g->pad_hi[j];
+        int64_t extent = g->dilation[j] * (g->kernel[j] - 1) + 1;
+        too_small = too_small || span < extent;
+        size_t lp = strlen(padded), lk = strlen(kernel);
+        snprintf(padded + lp, sizeof(padded) - lp, "%s%lld", i ? " x " : "", (long long)span);
+        snprintf(kernel + lk, sizeof(kernel) - lk, "%s%lld", i ? " x " : "", (long long)extent);
+        g->out[j] = (span - extent) / g->stride[j] + 1;
+    }
+    if (too_small) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Calculated padded input size per channel: (%s). Kernel size: (%s). Kernel size can't be greater "
+                     "than actual input size",
+                     padded, kernel);
+        return -1;
+    }
+    if (!ct_device_equal(ct_device_of(input), ct_device_of(weight))) {
+        /* the backward of a forward that was checked: only reachable by calling it directly */
+        CtTensorObject *ts[2] = {(CtTensorObject *)input, (CtTensorObject *)weight};
+        CtDevice dev;
+        return ct_check_same_device(2, ts, false, &dev);
+    }
+    if (input->dtype == CT_BOOL) {
+        PyErr_Format(PyExc_NotImplementedError, "\"slow_conv2d_%s\" not implemented for 'Bool'",
+                     ct_device_of(input).type == CT_DEV_CUDA ? "cuda" : "cpu");
+        return -1;
+    }
+    if (g->kernel[0] <= 0 || g->kernel[1] <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "kernel size should be greater than zero, but got kernel_height: %lld "
+                     "kernel_width: %lld", (long long)g->kernel[0], (long long)g->kernel[1]);
+        return -1;
+    }
+    g->groups = groups;
+    g->batch = in_sizes[0];
+    g->in_channels = in_sizes[1];
+    g->out_channels = weight->sizes[0];
+    return 0;
+}
+
+/* ====================================================================================================
+ * the computation
+ * ==================================================================================================== */
+typedef struct {
+    const ConvGeom *g;
+    CtDType dtype;
+    CtDevice device;
+    const struct CtNNKernels *nn;
+    const struct CtBlasKernels *blas;
+    int64_t area;           /* out_h * out_w */
+    int64_t image_numel;    /* in_channels * in_h * in_w */
+    int64_t taps;           /* in_channels / groups * kernel_h * kernel_w: the GEMM depth */
+    int64_t cols_per_image; /* in_channels * kernel_h * kernel_w * area */
+    int64_t chunk;          /* images per im2col */
+    bool direct;            /* 1x1 kernel, stride 1, no padding: the image is its own columns */
+    size_t itemsize;
+} ConvPlan;
+
+static int conv_plan(const ConvGeom *g, CtDType dtype, CtDevice device, ConvPlan *p)
+{
+    const CtDeviceOps *ops = ct_device_ops(device);
+    if (ops == NULL) {
+        return -1;
+    }
+    if (ops->nn == NULL || ops->nn->im2col == NULL || ops->blas == NULL) {
+        PyErr_Format(PyExc_NotImplementedError, "ctorch: convolution kernels are not available on %s", ops->name);
+        return -1;
+    }
+    p->g = g;
+    p->dtype = dtype;
+    p->device = device;
+    p->nn = ops->nn;
+    p->blas = ops->blas;
+    p->area = g->out[0] * g->out[1];
+    p->image_numel = g->in_channels * g->in[0] * g->in[1];
+    p->taps = g->in_channels / g->groups * g->kernel[0] * g->kernel[1];
+    p->cols_per_image = g->in_channels * g->kernel[0] * g->kernel[1] * p->area;
+    p->direct = g->kernel[0] == 1 && g->kernel[1] == 1 && g->stride[0] == 1 && g->stride[1] == 1 &&
+                g->pad_lo[0] == 0 && g->pad_lo[1] == 0 && g->pad_hi[0] == 0 && g->pad_hi[1] == 0;
+    int64_t chunk = p->cols_per_image > 0 ? CONV_COLUMN_BUDGET / p->cols_per_image : g->batch;
+    p->chunk = chunk < 1 ? 1 : chunk > g->batch ? g->batch : chunk;
+    p->itemsize = ct_dtype_info[dtype].itemsize;
+    return 0;
+}
+
+static CtConvDesc conv_desc(const ConvPlan *p, int64_t batch)
+{
+    const ConvGeom *g = p->g;
+    CtConvDesc d = {
+        .dtype = p->dtype,
+        .device = p->device,
+        .batch = batch,
+        .channels = g->in_channels,
+        .in_h = g->in[0],
+        .in_w = g->in[1],
+        .out_h = g->out[0],
+        .out_w = g->out[1],
+        .kernel_h = g->kernel[0],
+        .kernel_w = g->kernel[1],
+        .stride_h = g->stride[0],
+        .stride_w = g->stride[1],
+        .pad_h = g->pad_lo[0],
+        .pad_w = g->pad_lo[1],
+        .dilation_h = g->dilation[0],
+        .dilation_w = g->dilation[1],
+    };
+    return d;
+}
+
+static int64_t ld(int64_t v) { return v > 1 ? v : 1; }
+
+/* The columns of images [n0, n0 + nb) of x (dense, batched) into *out: x itself when the plan is
+ * direct, else im2col into cols (a borrowed pointer into x or cols, NULL when empty). 0 or -1. */
+static int columns_of(const ConvPlan *p, const char *x, char *cols, int64_t n0, int64_t nb, const char **out)
+{
+    const char *image = x + (size_t)(n0 * p->image_numel) * p->itemsize;
+    if (p->direct) {
+        *out = image;
+        return 0;
+    }
+    CtConvDesc d = conv_desc(p, nb);
+    d.image = image;
+    d.columns = cols;
+    *out = cols;
+    return p->nn->im2col(&d);
+}
+
+static CtTensorObject *new_columns(const ConvPlan *p)
+{
+    int64_t n = p->direct ? 0 : p->chunk * p->cols_per_image;
+    return ct_empty(1, &n, p->dtype, p->device);
+}
+
+/* out (batch, out_channels, area) = W @ columns (+ bias already in out when beta == 1). */
+static int conv_forward_into(const ConvPlan *p, const char *x, const char *w, char *out, double beta)
+{
+    const ConvGeom *g = p->g;
+    int64_t cog = g->out_channels / g->groups;
+    size_t isz = p->itemsize;
+    CtTensorObject *cols = new_columns(p);
+    if (cols == NULL) {
+        return -1;
+    }
+    int rc = -1;
+    for (int64_t n0 = 0; n0 < g->batch; n0 += p->chunk) {
+        int64_t nb = g->batch - n0 < p->chunk ? g->batch - n0 : p->chunk;
+        const char *c;
+        if (columns_of(p, x, ct_data(cols), n0, nb, &c) < 0) {
+            goto done;
+        }
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const char *wg = w + (size_t)(grp * cog * p->taps) * isz;
+            const char *cg = c + (size_t)(grp * p->taps * p->area) * isz;
+            char *og = out + (size_t)((n0 * g->out_channels + grp * cog) * p->area) * isz;
+            if (p->blas->gemm_batched(p->device, p->dtype, false, false, cog, p->area, p->taps, 1.0, wg, ld(p->taps),
+                                      0, cg, ld(p->area), p->cols_per_image, beta, og, ld(p->area),
+                                      g->out_channels * p->area, nb) < 0) {
+                goto done;
+            }
+        }
+    }
+    rc = 0;
+done:
+    Py_DECREF(cols);
+    return rc;
+}
+
+/* grad_input (batch, in_channels, in_h, in_w) = col2im(W^T @ grad). */
+static int conv_grad_input(const ConvPlan *p, const char *grad, const char *w, char *gi)
+{
+    const ConvGeom *g = p->g;
+    int64_t cog = g->out_channels / g->groups;
+    size_t isz = p->itemsize;
+    CtTensorObject *cols = new_columns(p);
+    if (cols == NULL) {
+        return -1;
+    }
+    int rc = -1;
+    for (int64_t n0 = 0; n0 < g->batch; n0 += p->chunk) {
+        int64_t nb = g->batch - n0 < p->chunk ? g->batch - n0 : p->chunk;
+        char *gimage = gi + (size_t)(n0 * p->image_numel) * isz;
+        char *c = p->direct ? gimage : ct_data(cols);
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const char *wg = w + (size_t)(grp * cog * p->taps) * isz;
+            const char *gg = grad + (size_t)((n0 * g->out_channels + grp * cog) * p->area) * isz;
+            char *cg = c + (size_t)(grp * p->taps * p->area) * isz;
+            if (p->blas->gemm_batched(p->device, p->dtype, true, false, p->taps, p->area, cog, 1.0, wg, ld(p->taps),
+                                      0, gg, ld(p->area), g->out_channels * p->area, 0.0, cg, ld(p->area),
+                                      p->cols_per_image, nb) < 0) {
+                goto done;
+            }
+        }
+        if (!p->direct) {
+            CtConvDesc d = conv_desc(p, nb);
+            d.grad_columns = c;
+            d.grad_image = gimage;
+            if (p->nn->col2im(&d) < 0) {
+                goto done;
+            }
+        }
+    }
+    rc = 0;
+done:
+    Py_DECREF(cols);
+    return rc;
+}
+
+/* grad_weight (out_channels, taps) = sum over images, in order, of grad[n] @ columns[n]^T. */
+static int conv_grad_weight(const ConvPlan *p, const char *grad, const char *x, CtTensorObject *gw)
+{
+    const ConvGeom *g = p->g;
+    int64_t cog = g->out_channels / g->groups;
+    size_t isz = p->itemsize;
+    if (g->batch == 0) {
+        CtScalar zero = {.kind = CT_KIND_FLOAT, .v.d = 0.0};
+        return ct_fill_(gw, &zero);
+    }
+    CtTensorObject *cols = new_columns(p);
+    if (cols == NULL) {
+        return -1;
+    }
+    int rc = -1;
+    for (int64_t n0 = 0; n0 < g->batch; n0 += p->chunk) {
+        int64_t nb = g->batch - n0 < p->chunk ? g->batch - n0 : p->chunk;
+        const char *c;
+        if (columns_of(p, x, ct_data(cols), n0, nb, &c) < 0) {
+            goto done;
+        }
+        for (int64_t i = 0; i < nb; i++) {
+            const char *gn = grad + (size_t)((n0 + i) * g->out_channels * p->area) * isz;
+            const char *cn = c + (size_t)(i * p->cols_per_image) * isz;
+            if (p->blas->gemm_batched(p->device, p->dtype, false, true, cog, p->taps, p->area, 1.0, gn, ld(p->area),
+                                      cog * p->area, cn, ld(p->area), p->taps * p->area, n0 + i == 0 ? 0.0 : 1.0,
+                                      ct_data(gw), ld(p->taps), cog * p->taps, g->groups) < 0) {
+                goto done;
+            }
+        }
+    }
+    rc = 0;
+done:
+    Py_DECREF(cols);
+    return rc;
+}
+
+/* t seen with the batch dim an unbatched call lacks (a view; t itself when batched). New reference. */
+static CtTensorObject *batched_view(CtTensorObject *t, bool unbatched)
+{
+    if (!unbatched) {
+        return (CtTensorObject *)Py_NewRef(t);
+    }
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    sizes[0] = 1;
+    strides[0] = 1;
+    memcpy(&sizes[1], t->sizes, sizeof(int64_t) * t->ndim);
+    memcpy(&strides[1], t->strides, sizeof(int64_t) * t->ndim);
+    return ct_view_of(t, t->ndim + 1, sizes, strides, t->offset);
+}
+
+/* The output's shape: (batch,) out_channels, spatial dims. Returns its ndim. */
+static int output_shape(const ConvGeom *g, int64_t *sizes)
+{
+    int nd = 0;
+    if (!g->unbatched) {
+        sizes[nd++] = g->batch;
+    }
+    sizes[nd++] = g->out_channels;
+    for (int i = 2 - g->dim; i < 2; i++) {
+        sizes[nd++] = g->out[i];
+    }
+    return nd;
+}
+
+static CtTensorObject *conv_forward(const char *fname, int fdim, CtTensorObject *input, CtTensorObject *weight,
+                                    CtTensorObject *bias, PyObject *stride, PyObject *padding, PyObject *dilation,
+                                    PyObject *groups)
+{
+    ConvGeom g;
+    ConvPlan p;
+    if (conv_setup(fname, fdim, input, weight, bias, stride, padding, dilation, groups, true, &g) < 0 ||
+        conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = NULL, *w = NULL, *out = NULL, *out3 = NULL, *bias3 = NULL, *result = NULL;
+    int64_t osz[4];
+    int ond = output_shape(&g, osz);
+    if ((x = ct_contiguous(input)) == NULL || (w = ct_contiguous(weight)) == NULL ||
+        (out = ct_empty(ond, osz, input->dtype, p.device)) == NULL) {
+        goto done;
+    }
+    if (ct_numel(out) == 0) {
+        result = out;
+        out = NULL;
+        goto done;
+    }
+    double beta = 0.0;
+    if (bias != NULL) { /* out pre-filled with the bias, the product added onto it */
+        int64_t s3[3] = {g.batch, g.out_channels, p.area}, st3[3], bst[3] = {0, bias->strides[0], 0};
+        ct_contiguous_strides(3, s3, st3);
+        if ((out3 = ct_view_of(out, 3, s3, st3, out->offset)) == NULL ||
+            (bias3 = ct_view_of(bias, 3, s3, bst, bias->offset)) == NULL || ct_copy_(out3, bias3) < 0) {
+            goto done;
+        }
+        beta = 1.0;
+    }
+    if (conv_forward_into(&p, ct_data(x), ct_data(w), ct_data(out), beta) < 0) {
+        goto done;
+    }
+    result = out;
+    out = NULL;
+done:
+    Py_XDECREF(x);
+    Py_XDECREF(w);
+    Py_XDECREF(out);
+    Py_XDECREF(out3);
+    Py_XDECREF(bias3);
+    return result;
+}
+
+/* (grad_input, grad_weight, grad_bias), each None unless mask asks for it (bits 1, 2, 4). */
+static PyObject *conv_backward(CtTensorObject *grad, CtTensorObject *input, CtTensorObject *weight,
+                               PyObject *stride, PyObject *padding, PyObject *dilation, PyObject *groups, int64_t mask)
+{
+    ConvGeom g;
+    ConvPlan p;
+    int fdim = weight->ndim - 2;
+    if (fdim != 1 && fdim != 2) {
+        PyErr_Format(PyExc_RuntimeError, "_convolution_backward: expected a 3-d or 4-d weight, got %d-d", weight->ndim);
+        return NULL;
+    }
+    if (conv_setup(fdim == 1 ? "conv1d" : "conv2d", fdim, input, weight, NULL, stride, padding, dilation, groups, false,
+                   &g) < 0 ||
+        conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
+        return NULL;
+    }
+    int64_t osz[4];
+    int ond = output_shape(&g, osz);
+    if (grad->ndim != ond || memcmp(grad->sizes, osz, sizeof(int64_t) * ond) != 0 || grad->dtype != input->dtype ||
+        !ct_device_equal(ct_device_of(grad), p.device)) {
+        char a[256], b[256];
+        ct_format_sizes(a, sizeof(a), grad->ndim, grad->sizes);
+        ct_format_sizes(b, sizeof(b), ond, osz);
+        PyErr_Format(PyExc_RuntimeError, "_convolution_backward: grad of size %s (%s), expected %s (%s) on the input's device",
+                     a, ct_dtype_info[grad->dtype].name, b, ct_dtype_info[input->dtype].name);
+        return NULL;
+    }
+    CtTensorObject *gr = NULL, *x = NULL, *w = NULL, *gi = NULL, *gw = NULL, *g3 = NULL;
+    PyObject *gb = NULL, *result = NULL;
+    if ((gr = ct_contiguous(grad)) == NULL) {
+        goto done;
+    }
+    if (mask & 1) {
+        if ((w = ct_contiguous(weight)) == NULL || (gi = ct_empty(input->ndim, input->sizes, input->dtype, p.device)) == NULL) {
+            goto done;
+        }
+        if (ct_numel(gi) > 0 && conv_grad_input(&p, ct_data(gr), ct_data(w), ct_data(gi)) < 0) {
+            goto done;
+        }
+    }
+    if (mask & 2) {
+        if ((x = ct_contiguous(input)) == NULL ||
+            (gw = ct_empty(weight->ndim, weight->sizes, weight->dtype, p.device)) == NULL) {
+            goto done;
+        }
+        if (ct_numel(gw) > 0 && conv_grad_weight(&p, ct_data(gr), ct_data(x), gw) < 0) {
+            goto done;
+        }
+    }
+    if (mask & 4) { /* the sum of grad over every dim but the channels */
+        int64_t s3[3] = {g.batch, g.out_channels, p.area}, st3[3];
+        ct_contiguous_strides(3, s3, st3);
+        if ((g3 = ct_view_of(gr, 3, s3, st3, gr->offset)) == NULL ||
+            (gb = PyObject_CallMethod((PyObject *)g3, "sum", "((ii))", 0, 2)) == NULL) {
+            goto done;
+        }
+    }
+    result = PyTuple_Pack(3, gi ? (PyObject *)gi : Py_None, gw ? (PyObject *)gw : Py_None, gb ? gb : Py_None);
+done:
+    Py_XDECREF(gr);
+    Py_XDECREF(x);
+    Py_XDECREF(w);
+    Py_XDECREF(gi);
+    Py_XDECREF(gw);
+    Py_XDECREF(g3);
+    Py_XDECREF(gb);
+    return result;
+}
+
+/* ====================================================================================================
+ * CPU kernels
+ * ==================================================================================================== */
+/* im2col over the rows (image, channel, ki, kj) of the columns: a pure copy, by element size. */
+#define IM2COL_ROWS(T)                                                                                         \
+    for (int64_t r = begin; r < end; r++) {                                                                    \
+        int64_t kj = r % d->kernel_w, ki = (r / d->kernel_w) % d->kernel_h;                                    \
+        int64_t c = r / (d->kernel_w * d->kernel_h); /* image * channels + channel */                          \
+        const T *src = (const T *)d->image + c * d->in_h * d->in_w;                                            \
+        T *dst = (T *)d->columns + r * d->out_h * d->out_w;                                                    \
+        for (int64_t y = 0; y < d->out_h; y++) {                                                               \
+            int64_t h = y * d->stride_h - d->pad_h + ki * d->dilation_h;                                       \
+            T *row = dst + y * d->out_w;                                                                       \
+            if (h < 0 || h >= d->in_h) {                                                                       \
+                memset(row, 0, sizeof(T) * (size_t)d->out_w);                                                  \
+                continue;                                                                                      \
+            }                                                                                                  \
+            for (int64_t x = 0; x < d->out_w; x++) {                                                           \
+                int64_t w = x * d->stride_w - d->pad_w + kj * d->dilation_w;                                   \
+                row[x] = w >= 0 && w < d->in_w ? src[h * d->in_w + w] : (T)0;                                  \
+            }                                                                                                  \
+        }                                                                                                      \
+    }
+
+static void im2col_rows(int64_t begin, int64_t end, void *ctx)
+{
+    const CtConvDesc *d = ctx;
+    switch (ct_dtype_info[d->dtype].itemsize) {
+    case 1: IM2COL_ROWS(uint8_t) break;
+    case 2: IM2COL_ROWS(uint16_t) break;
+    case 4: IM2COL_ROWS(uint32_t) break;
+    default: IM2COL_ROWS(uint64_t) break;
+    }
+}
+#undef IM2COL_ROWS
+
+static int64_t conv_grain(int64_t per_item) { return per_item >= 4096 ? 1 : 4096 / (per_item > 0 ? per_item : 1); }
+
+int ct_cpu_im2col(const CtConvDesc *d)
+{
+    int64_t rows = d->batch * d->channels * d->kernel_h * d->kernel_w;
+    ct_parallel_for(rows, conv_grain(d->out_h * d->out_w), im2col_rows, (void *)d);
+    return 0;
+}
+
+/* col2im over the planes (image, channel): every element gathers its column entries in the
+ * order of conv_math.h, accumulated in ACC (float for the 16-bit floats, wrapping uint64 for
+ * the integers), then stored once. */
+#define COL2IM_PLANES(NAME, T, ACC)                                                                    \
+    for (int64_t pl = begin; pl < end; pl++) {                                                         \
+        int64_t c = pl % d->channels;                                                                  \
+        const T *cols = (const T *)d->grad_columns + (pl / d->channels) * per_image;                   \
+        T *out = (T *)d->grad_image + pl * d->in_h * d->in_w;                                          \
+        for (int64_t h = 0; h < d->in_h; h++) {                                                        \
+            for (int64_t w = 0; w < d->in_w; w++) {                                                    \
+                ACC acc = 0;                                                                           \
+                CT_CONV_GATHER(d, c, h, w, COL2IM_ADD_##NAME);                                         \
+                CT_STORE_##NAME(&out[h * d->in_w + w], acc);                                           \
+            }                                                                                          \
+        }                                                                                              \
+    }
+#define COL2IM_ADD_F32(i) (acc += cols[(i)])
+#define COL2IM_ADD_F64(i) (acc += cols[(i)])
+#define COL2IM_ADD_F16(i) (acc += CT_LOAD_F16(&cols[(i)]))
+#define COL2IM_ADD_BF16(i) (acc += CT_LOAD_BF16(&cols[(i)]))
+#define COL2IM_ADD_INT(i) (acc += (uint64_t)(int64_t)cols[(i)])
+#define COL2IM_ADD_U8 COL2IM_ADD_INT
+#define COL2IM_ADD_I8 COL2IM_ADD_INT
+#define COL2IM_ADD_I16 COL2IM_ADD_INT
+#define COL2IM_ADD_I32 COL2IM_ADD_INT
+#define COL2IM_ADD_I64 COL2IM_ADD_INT
+
+static void col2im_planes(int64_t begin, int64_t end, void *ctx)
+{
+    const CtConvDesc *d = ctx;
+    const int64_t per_image = d->channels * d->kernel_h * d->kernel_w * d->out_h * d->out_w;
+    switch (d->dtype) {
+    case CT_F32: COL2IM_PLANES(F32, float, float) break;
+    case CT_F64: COL2IM_PLANES(F64, double, double) break;
+    case CT_F16: COL2IM_PLANES(F16, ct_half, float) break;
+    case CT_BF16: COL2IM_PLANES(BF16, ct_bfloat16, float) break;
+    case CT_U8: COL2IM_PLANES(U8, uint8_t, uint64_t) break;
+    case CT_I8: COL2IM_PLANES(I8, int8_t, uint64_t) break;
+    case CT_I16: COL2IM_PLANES(I16, int16_t, uint64_t) break;
+    case CT_I32: COL2IM_PLANES(I32, int32_t, uint64_t) break;
+    case CT_I64: COL2IM_PLANES(I64, int64_t, uint64_t) break;
+    default: break; /* bool is refused by conv_setup */
+    }
+}
+#undef COL2IM_PLANES
+
+int ct_cpu_col2im(const CtConvDesc *d)
+{
+    ct_parallel_for(d->batch * d->channels, conv_grain(d->in_h * d->in_w * d->kernel_h * d->kernel_w), col2im_planes,
+                    (void *)d);
+    return 0;
+}
+
+/* ====================================================================================================
+ * Python entry points (ctorch._C)
+ * ==================================================================================================== */
+static int check_tensor(const char *fname, const char *argname, int pos, PyObject *obj, bool optional)
+{
+    if (obj == NULL || (optional && obj == Py_None) || CtTensor_Check(obj)) {
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, argname, pos,
+                 Py_TYPE(obj)->tp_name);
+    return -1;
+}
+
+static PyObject *conv_entry(const char *fname, int fdim, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "weight", "bias", "stride", "padding", "dilation", "groups", NULL};
+    PyObject *a[7];
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0 || check_tensor(fname, "input", 1, a[0], false) < 0 ||
+        check_tensor(fname, "weight", 2, a[1], false) < 0 || check_tensor(fname, "bias", 3, a[2], true) < 0) {
+        return NULL;
+    }
+    for (int i = 3; i < 7; i++) { /* None is not a valid stride / padding / dilation / groups */
+        if (a[i] == Py_None) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, not NoneType", fname, names[i],
+                         i == 6 ? "int" : "tuple of ints");
+            return NULL;
+        }
+    }
+    CtTensorObject *bias = a[2] == NULL || a[2] == Py_None ? NULL : CT_TENSOR(a[2]);
+    return (PyObject *)conv_forward(fname, fdim, CT_TENSOR(a[0]), CT_TENSOR(a[1]), bias, a[3], a[4], a[5], a[6]);
+}
+
+PyDoc_STRVAR(conv1d_doc, "conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor\n\n"
+                         "1-d convolution (cross-correlation) of an (N, C, L) or (C, L) input; padding may be 'valid' "
+                         "or 'same'.");
+static PyObject *py_conv1d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return conv_entry("conv1d", 1, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(conv2d_doc, "conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor\n\n"
+                         "2-d convolution (cross-correlation) of an (N, C, H, W) or (C, H, W) input; padding may be "
+                         "'valid' or 'same'.");
+static PyObject *py_conv2d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return conv_entry("conv2d", 2, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(conv_backward_doc,
+             "_convolution_backward(grad, input, weight, stride=1, padding=0, dilation=1, groups=1, mask=7) -> "
+             "(grad_input, grad_weight, grad_bias); mask bits 1/2/4 ask for each (None otherwise)");
+static PyObject *py_conv_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"grad", "input", "weight", "stride", "padding", "dilation", "groups", "mask",
+                                        NULL};
+    static const char *fname = "_convolution_backward";
+    PyObject *a[8];
+    int64_t mask = 7;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 3, a) < 0 || check_tensor(fname, "grad", 1, a[0], false) < 0 ||
+        check_tensor(fname, "input", 2, a[1], false) < 0 || check_tensor(fname, "weight", 3, a[2], false) < 0 ||
+        ct_arg_int64(a[7], &mask) < 0) {
+        return NULL;
+    }
+    return conv_backward(CT_TENSOR(a[0]), CT_TENSOR(a[1]), CT_TENSOR(a[2]), a[3] == Py_None ? NULL : a[3],
+                         a[4] == Py_None ? NULL : a[4], a[5] == Py_None ? NULL : a[5], a[6] == Py_None ? NULL : a[6],
+                         mask);
+}
+
+/* --- padding_mode: nn.Conv{1,2}d's reflect / replicate / circular padding --------------------------- */
+/* The source position of padded position q of an axis of length len with `lo` leading padding. */
+static int64_t padded_source(int mode, int64_t q, int64_t lo, int64_t len)
+{
+    int64_t p = q - lo;
+    if (mode == 0) { /* reflect */
+        return p < 0 ? -p : p >= len ? 2 * (len - 1) - p : p;
+    }
+    if (mode == 1) { /* replicate */
+        return p < 0 ? 0 : p >= len ? len - 1 : p;
+    }
+    return ((p % len) + len) % len; /* circular */
+}
+
+/* input padded along its last npad / 2 dims (pad lists them last dim first, as F.pad) by one
+ * index_select per dim, so autograd records the gather and its deterministic index_add backward. */
+static PyObject *conv_pad(CtTensorObject *input, int npad, const int64_t *pad, int mode)
+{
+    int dims = npad / 2;
+    char is[256];
+    ct_format_sizes(is, sizeof(is), input->ndim, input->sizes);
+    if (npad % 2 != 0 || dims > input->ndim || dims < 1 || dims > 2) {
+        PyErr_Format(PyExc_NotImplementedError, "Padding size %d is not supported for %dD input tensor.", npad,
+                     input->ndim);
+        return NULL;
+    }
+    for (int k = 0; k < dims; k++) { /* the last dim first, as PyTorch checks */
+        int d = input->ndim - 1 - k;
+        int64_t len = input->sizes[d], lo = pad[2 * k], hi = pad[2 * k + 1];
+        if (mode == 0 && (lo >= len || hi >= len)) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "Argument #%d: Padding size should be less than the corresponding input dimension, but got: "
+                         "padding (%lld, %lld) at dimension %d of input %s",
+                         4 + 2 * k, (long long)lo, (long long)hi, d, is);
+            return NULL;
+        }
+        if (mode == 2 && (lo > len || hi > len)) {
+            PyErr_SetString(PyExc_RuntimeError, "Padding value causes wrapping around more than once.");
+            return NULL;
+        }
+        if (len == 0 || lo < 0 || hi < 0) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "Expected %dD or %dD (batch mode) tensor with possibly 0 batch size and other non-zero "
+                         "dimensions for input, but got: %s",
+                         dims + 1, dims + 2, is);
+            return NULL;
+        }
+    }
+    PyObject *x = Py_NewRef((PyObject *)input);
+    for (int k = 0; k < dims; k++) {
+        int d = input->ndim - 1 - k;
+        int64_t len = input->sizes[d], lo = pad[2 * k], n = len + lo + pad[2 * k + 1];
+        CtTensorObject *idx = ct_empty(1, &n, CT_I64, ct_cpu()), *moved = NULL;
+        PyObject *dim = PyLong_FromLong(d), *next = NULL;
+        if (idx != NULL) {
+            for (int64_t q = 0; q < n; q++) {
+                ((int64_t *)ct_data(idx))[q] = padded_source(mode, q, lo, len);
+            }
+            moved = ct_to(idx, CT_I64, ct_device_of(input), false);
+        }
+        if (moved != NULL && dim != NULL) {
+            PyObject *args[3] = {x, dim, (PyObject *)moved};
+            next = ct_op("index_select", args, 3, NULL);
+        }
+        Py_XDECREF(idx);
+        Py_XDECREF(moved);
+        Py_XDECREF(dim);
+        Py_SETREF(x, next);
+        if (x == NULL) {
+            return NULL;
+        }
+    }
+    return x;
+}
+
+PyDoc_STRVAR(conv_pad_doc, "_conv_pad(input, pad, mode) -> Tensor: nn.Conv's padding_mode ('reflect', 'replicate' or "
+                           "'circular') applied to the last len(pad) // 2 dims (pad as F.pad's, last dim first)");
+static PyObject *py_conv_pad(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "pad", "mode", NULL};
+    PyObject *a[3];
+    int64_t pad[CT_MAX_DIMS];
+    if (ct_parse_args("_conv_pad", args, nargs, kwnames, names, 3, a) < 0 ||
+        check_tensor("_conv_pad", "input", 1, a[0], false) < 0) {
+        return NULL;
+    }
+    int npad = parse_int_list("_conv_pad", "pad", a[1], 1, 0, pad);
+    const char *mode = PyUnicode_Check(a[2]) ? PyUnicode_AsUTF8(a[2]) : NULL;
+    if (npad < 0 || (mode == NULL && PyErr_Occurred())) {
+        return NULL;
+    }
+    static const char *const modes[] = {"reflect", "replicate", "circular"};
+    for (int m = 0; mode != NULL && m < 3; m++) {
+        if (strcmp(mode, modes[m]) == 0) {
+            return conv_pad(CT_TENSOR(a[0]), npad, pad, m);
+        }
+    }
+    PyErr_SetString(PyExc_ValueError, "_conv_pad: mode must be 'reflect', 'replicate' or 'circular'");
+    return NULL;
+}
+
+PyMethodDef ct_conv_module_methods[] = {
+    {"conv1d", CT_FASTCALL(py_conv1d), CT_METH_FK, conv1d_doc},
+    {"conv2d", CT_FASTCALL(py_conv2d), CT_METH_FK, conv2d_doc},
+    {"_convolution_backward", CT_FASTCALL(py_conv_backward), CT_METH_FK, conv_backward_doc},
+    {"_conv_pad", CT_FASTCALL(py_conv_pad), CT_METH_FK, conv_pad_doc},
+    {NULL},
+};
+PyMethodDef ct_conv_tensor_methods[] = {{NULL}};
+PyType_Slot ct_conv_tensor_slots[] = {{0, NULL}};
+
+/* ====================================================================================================
+ * backward formula: conv1d / conv2d (input, weight, bias, stride, padding, dilation, groups)
+ * ==================================================================================================== */
+const char *ct_conv_node_name(PyObject *const *norm)
+{
+    if (norm[0] != NULL && norm[1] != NULL && CtTensor_Check(norm[0]) && CtTensor_Check(norm[1]) &&
+        CT_TENSOR(norm[0])->ndim + 1 == CT_TENSOR(norm[1])->ndim) {
+        return "SqueezeBackward1";
+    }
+    return "ConvolutionBackward0";
+}
+
+int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *input = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *weight = (PyObject *)ct_node_tensor(n, 1);
+    if (input == NULL || weight == NULL) {
+        return -1;
+    }
+    int64_t mask = 0;
+    for (int e = 0; e < 3; e++) {
+        mask |= n->edge_nodes[e] != NULL ? (int64_t)1 << e : 0;
+    }
+    PyObject *mask_obj = PyLong_FromLongLong(mask);
+    if (mask_obj == NULL) {
+        return -1;
+    }
+    PyObject *args[8] = {g[0], input, weight, Py_None, Py_None, Py_None, Py_None, mask_obj};
+    for (int i = 3; i < 7; i++) {
+        if (i < n->nargs && n->args[i] != NULL) {
+            args[i] = n->args[i];
+        }
+    }
+    PyObject *res = ct_op("_convolution_backward", args, 8, NULL);
+    Py_DECREF(mask_obj);
+    if (res == NULL) {
+        return -1;
+    }
+    int rc = 0;
+    for (int e = 0; e < 3 && rc == 0; e++) {
+        PyObject *v = PyTuple_GET_ITEM(res, e);
+        if (n->edge_nodes[e] != NULL && v != Py_None && (gi[e] = ct_fit_grad(v, &n->meta[e])) == NULL) {
+            rc = -1;
+        }
+    }
+    Py_DECREF(res);
+    return rc;
+}

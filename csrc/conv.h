@@ -1,0 +1,53 @@
+/* conv.h: convolutions (conv1d / conv2d, forward and backward) as im2col + GEMM.
+ *
+ * The front end (conv.c) parses PyTorch's arguments (stride / padding / dilation as an int or a
+ * list, padding='valid' / 'same' with PyTorch's asymmetric rule, groups), checks shapes and dtypes
+ * with PyTorch's messages, and runs every product through the device's GEMM (CtDeviceOps.blas):
+ *   forward:      columns = im2col(x); out[n, g] = W[g] @ columns[n, g] (+ bias)
+ *   grad_input:   columns[n, g] = W[g]^T @ grad[n, g]; grad_input = col2im(columns)
+ *   grad_weight:  grad_W[g] = sum_n grad[n, g] @ columns[n, g]^T (images in order)
+ * A 1-d convolution is a 2-d one of height 1. The device kernels are only the two data movers
+ * below, in struct CtNNKernels (nn.h); CPU ones in conv.c, CUDA ones in cuda/conv.cu. col2im
+ * gathers (each image element sums its column entries in a fixed order), so the result is the
+ * same bits every run, and the same on CPU and GPU (conv_math.h holds the shared index math). */
+#ifndef CTORCH_CONV_H
+#define CTORCH_CONV_H
+
+#include "ctorch.h"
+
+/* One batch of images and its columns, both dense:
+ *   image:   (batch, channels, in_h, in_w)
+ *   columns: (batch, channels, kernel_h, kernel_w, out_h, out_w), i.e. per image a
+ *            (channels * kernel_h * kernel_w, out_h * out_w) matrix
+ * column (c, ki, kj, oh, ow) holds image (c, oh * stride_h - pad_h + ki * dilation_h,
+ * ow * stride_w - pad_w + kj * dilation_w), or 0 outside the image (pad_* is the leading
+ * padding; the trailing padding only shows in out_h / out_w). */
+typedef struct CtConvDesc {
+    CtDType dtype;
+    CtDevice device;
+    int64_t batch, channels;
+    int64_t in_h, in_w;
+    int64_t out_h, out_w;
+    int64_t kernel_h, kernel_w;
+    int64_t stride_h, stride_w;
+    int64_t pad_h, pad_w;
+    int64_t dilation_h, dilation_w;
+    const void *image; /* im2col reads it */
+    void *columns;     /* im2col writes it */
+    const void *grad_columns; /* col2im reads it */
+    void *grad_image;         /* col2im writes it: each element the sum of its column entries */
+} CtConvDesc;
+
+/* The CPU kernels (struct CtNNKernels.im2col / col2im). */
+int ct_cpu_im2col(const CtConvDesc *d);
+int ct_cpu_col2im(const CtConvDesc *d);
+
+/* --- backward formula (a row in autograd_formulas.c): conv1d / conv2d (input, weight, bias,
+ * stride, padding, dilation, groups) ------------------------------------------------------------ */
+struct CtNodeObject;
+int ct_conv_bw(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* The node name: SqueezeBackward1 for an unbatched input (PyTorch unsqueezes, convolves and
+ * squeezes), ConvolutionBackward0 otherwise. */
+const char *ct_conv_node_name(PyObject *const *norm);
+
+#endif /* CTORCH_CONV_H */
