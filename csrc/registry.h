@@ -22,6 +22,7 @@
     X(interop)            \
     X(cuda)               \
     X(nn)                 \
+    X(nn_act)             \
     X(optim)              \
     X(serialization)      \
     X(autograd)
