@@ -462,7 +462,7 @@ static int bw_clamp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 
 static int bw_clamp_min(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    bool is_min = strcmp(n->formula->op, "clamp_min") == 0;
+    bool is_min = strncmp(n->formula->op, "clamp_min", 9) == 0; /* clamp_min_ too */
     PyObject *bound = ARG(1);
     bool bound_t = bound != NULL && META(1)->is_tensor;
     if (bound_t && (bound = (PyObject *)ct_node_tensor(n, 1)) == NULL) {
