@@ -11,6 +11,7 @@
 #include "device.h"
 #include "nn.h"
 #include "conv.h"
+#include "nn_act.h"
 #include "tensor.h"
 #include "views.h"
 #include <float.h>
@@ -462,7 +463,7 @@ static int bw_clamp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 
 static int bw_clamp_min(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    bool is_min = strcmp(n->formula->op, "clamp_min") == 0;
+    bool is_min = strncmp(n->formula->op, "clamp_min", 9) == 0; /* clamp_min_ too */
     PyObject *bound = ARG(1);
     bool bound_t = bound != NULL && META(1)->is_tensor;
     if (bound_t && (bound = (PyObject *)ct_node_tensor(n, 1)) == NULL) {
@@ -3174,6 +3175,26 @@ const CtFormula ct_formulas[] = {
      ct_conv_bw, ct_conv_node_name},
     {"_convolution_backward", "ConvolutionBackwardBackward0",
      SIG("grad", "input", "weight", "stride", "padding", "dilation", "groups", "mask"), 7, CT_F_NO_DERIV, NULL},
+    /* nn activations, padding and the losses with a node of their own (csrc/nn_act.c) */
+    {"elu", "EluBackward0", SIG("input", "alpha", "scale", "input_scale"), 1, 0, ct_act_bw_elu},
+    {"celu", "CeluBackward0", SIG("input", "alpha"), 1, 0, ct_act_bw_elu},
+    {"selu", "EluBackward0", SIG("input"), 1, 0, ct_act_bw_elu},
+    {"hardtanh", "HardtanhBackward0", SIG("input", "min_val", "max_val"), 1, 0, ct_act_bw_hardtanh},
+    {"hardsigmoid", "HardsigmoidBackward0", SIG("input"), 1, 0, ct_act_bw_hardsigmoid},
+    {"hardswish", "HardswishBackward0", SIG("input"), 1, 0, ct_act_bw_hardswish},
+    {"mish", "MishBackward0", SIG("input"), 1, 0, ct_act_bw_mish},
+    {"log_sigmoid", "LogSigmoidBackward0", SIG("input"), 1, 0, ct_act_bw_log_sigmoid},
+    {"softshrink", "SoftshrinkBackward0", SIG("input", "lambd"), 1, 0, ct_act_bw_shrink},
+    {"hardshrink", "HardshrinkBackward0", SIG("input", "lambd"), 1, 0, ct_act_bw_shrink},
+    {"threshold", "ThresholdBackward0", SIG("input", "threshold", "value"), 1, 0, ct_act_bw_threshold},
+    {"prelu", "PreluKernelBackward0", SIG("input", "weight"), 3, 0, ct_act_bw_prelu},
+    {"glu", "GluBackward0", SIG("input", "dim"), 1, 0, ct_act_bw_glu},
+    {"constant_pad_nd", "ConstantPadNdBackward0", SIG("input", "pad", "value"), 1, NSV, ct_act_bw_constant_pad},
+    {"_pad_gather", "ReflectionPad1DBackward0", SIG("input", "pad", "mode"), 1, NSV, ct_act_bw_pad_gather,
+     ct_act_name_pad_gather},
+    {"huber_loss", "HuberLossBackward0", SIG("input", "target", "reduction", "delta"), 3, 0, ct_act_bw_huber_loss},
+    {"soft_margin_loss", "SoftMarginLossBackward0", SIG("input", "target", "reduction"), 3, 0,
+     ct_act_bw_soft_margin_loss},
     /* the backward ops of the fused kernels are not differentiable themselves */
     {"_nll_backward", "NllLossBackwardBackward0",
      SIG("grad", "input", "target", "weight", "reduction", "ignore_index", "label_smoothing", "flags"), 7, CT_F_NO_DERIV,

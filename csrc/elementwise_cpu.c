@@ -169,6 +169,7 @@ typedef struct {
 #define CT_PARAM(DT, k) CT_EW_PARAM_##DT(p, k)
 #define K_U(DT, T, CLS, OP, fn) CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a))
 #define K_UB(DT, T, CLS, OP, fn) CT_LOOP1(k_##OP##_##DT, T, bool, ct_sm_##fn##_##T(a))
+#define K_UP(DT, T, CLS, OP, fn) CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, CT_PARAM(DT, 0)))
 #define K_UP2(DT, T, CLS, OP, fn) \
     CT_LOOP1(k_##OP##_##DT, T, T, ct_sm_##fn##_##T(a, CT_PARAM(DT, 0), CT_PARAM(DT, 1)))
 #define K_UP3(DT, T, CLS, OP, fn) \

@@ -20,7 +20,8 @@
  *   kernel name  for PyTorch's "\"abs_cpu\" not implemented for 'Bool'"
  * Params (CtEwCall.params, p0..p2 below) used by: ADD_ALPHA/SUB_ALPHA (alpha), ADDCMUL/ADDCDIV
  * (value), ROUND_DECIMALS (10^|decimals|, decimals < 0), NAN_TO_NUM (nan, posinf, neginf),
- * SOFTPLUS (beta, threshold). */
+ * SOFTPLUS (beta, threshold), ELU (alpha * scale, scale, input_scale), HARDTANH (min, max),
+ * SOFTSHRINK/HARDSHRINK (lambd), THRESHOLD (threshold, value). */
 #ifndef CTORCH_ELEMENTWISE_KERNELS_H
 #define CTORCH_ELEMENTWISE_KERNELS_H
 
@@ -43,13 +44,15 @@
 /* --- kernel kinds ---------------------------------------------------------------------------------
  * How a kernel of type T calls f = ct_sm_<fn>_<T> on inputs a, b, c and the op's parameters
  * p0..p2 (converted to T):
- *   U   f(a)                 UB  f(a), a bool result       UP2 f(a, p0, p1)   UP3 f(a, p0, p1, p2)
+ *   U   f(a)                 UB  f(a), a bool result       UP  f(a, p0)
+ *   UP2 f(a, p0, p1)         UP3 f(a, p0, p1, p2)
  *   B   f(a, b)              BB  f(a, b), a bool result    BP  f(a, b, p0)
  *   BZ  f(a, b), an integer division (the CPU's integer kernels report a zero divisor)
  *   T   f(a, b, c)           TP  f(a, b, c, p0)            W   f(a, b, c), a a bool condition
  * CT_EW_KIND_<kind>: its arity, and the flags it implies. */
 #define CT_EW_KIND_U 1, 0
 #define CT_EW_KIND_UB 1, CT_EW_OUT_BOOL
+#define CT_EW_KIND_UP 1, 0
 #define CT_EW_KIND_UP2 1, 0
 #define CT_EW_KIND_UP3 1, 0
 #define CT_EW_KIND_B 2, 0
@@ -146,6 +149,16 @@
     X(ISPOSINF, UB, isposinf, ALL, 0, "isposinf")                                  \
     X(ISNEGINF, UB, isneginf, ALL, 0, "isneginf")                                  \
     X(SIGNBIT, UB, signbit, ALL, 0, "signbit_cpu")                                 \
+    /* nn activations (csrc/nn_act.c) */                                           \
+    X(ELU, UP3, elu, FLT, 0, "elu_cpu")                                            \
+    X(HARDTANH, UP2, hardtanh, NUM, 0, "hardtanh_cpu")                             \
+    X(HARDSIGMOID, U, hardsigmoid, FLT, 0, "hardsigmoid_cpu")                      \
+    X(HARDSWISH, U, hardswish, FLT, 0, "hardswish_cpu")                            \
+    X(MISH, U, mish, FLT, 0, "mish_cpu")                                           \
+    X(LOG_SIGMOID, U, log_sigmoid, FLT, 0, "log_sigmoid_cpu")                      \
+    X(SOFTSHRINK, UP, softshrink, FLT, 0, "softshrink_check")                      \
+    X(HARDSHRINK, UP, hardshrink, FLT, 0, "hardshrink_cpu")                        \
+    X(THRESHOLD, UP2, threshold, NUM, 0, "threshold_cpu")                          \
     /* binary */                                                                   \
     X(ADD, B, add, ALL, 0, "add_cpu")                                              \
     X(SUB, B, sub, NUM, 0, "sub_cpu")                                              \
@@ -183,6 +196,7 @@
     X(BITWISE_XOR, B, bitwise_xor, INTB, 0, "bitwise_xor_cpu")                     \
     X(LSHIFT, B, lshift, INT, 0, "lshift_cpu")                                     \
     X(RSHIFT, B, rshift, INT, 0, "rshift_cpu")                                     \
+    X(PRELU, B, prelu, FLT, 0, "prelu_cpu") /* nn activations (csrc/nn_act.c) */   \
     /* ternary */                                                                  \
     X(WHERE, W, where, ALL, 0, "where_cpu")                                        \
     X(CLAMP, T, clamp, NUM, 0, "clamp_cpu")                                        \

@@ -23,6 +23,7 @@
     X(cuda)               \
     X(nn)                 \
     X(conv)               \
+    X(nn_act)             \
     X(optim)              \
     X(serialization)      \
     X(autograd)

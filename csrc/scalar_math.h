@@ -179,6 +179,26 @@
     {                                                                                                       \
         return a != a ? nan : a == (T)INFINITY ? posinf : a == -(T)INFINITY ? neginf : a;                   \
     }                                                                                                       \
+    /* nn activations (csrc/nn_act.c), in PyTorch's forms (which decide NaN, -0.0 and infinities) */     \
+    CT_HOST_DEVICE T ct_sm_elu_##T(T a, T negcoef, T scale, T input_scale)                                \
+    {                                                                                                       \
+        return a <= 0 ? CT_MF(T, expm1)(a * input_scale) * negcoef : a * scale;                             \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_hardtanh_##T(T a, T lo, T hi) { return ct_sm_clamp_##T(a, lo, hi); }          \
+    CT_HOST_DEVICE T ct_sm_hardsigmoid_##T(T a) { return ct_sm_clamp_##T(a + (T)3, (T)0, (T)6) / (T)6; } \
+    CT_HOST_DEVICE T ct_sm_hardswish_##T(T a) { return a * ct_sm_clamp_##T(a + (T)3, (T)0, (T)6) / (T)6; } \
+    CT_HOST_DEVICE T ct_sm_mish_##T(T a) { return a * CT_MF(T, tanh)(CT_MF(T, log1p)(CT_MF(T, exp)(a))); } \
+    CT_HOST_DEVICE T ct_sm_log_sigmoid_##T(T a)                                                           \
+    {                                                                                                       \
+        return (a < 0 ? a : (T)0) - CT_MF(T, log1p)(CT_MF(T, exp)(-CT_MF(T, fabs)(a)));                   \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_softshrink_##T(T a, T lambd)                                                   \
+    {                                                                                                       \
+        return a > lambd ? a - lambd : a < -lambd ? a + lambd : a * (T)0;                                   \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_hardshrink_##T(T a, T lambd) { return (a >= -lambd && a <= lambd) ? (T)0 : a; } \
+    CT_HOST_DEVICE T ct_sm_threshold_##T(T a, T threshold, T value) { return a <= threshold ? value : a; } \
+    CT_HOST_DEVICE T ct_sm_prelu_##T(T a, T w) { return a > 0 ? a : w * a; }                              \
     CT_HOST_DEVICE bool ct_sm_isnan_##T(T a) { return a != a; }                                            \
     CT_HOST_DEVICE bool ct_sm_isinf_##T(T a) { return CT_MF(T, fabs)(a) == (T)INFINITY; }                  \
     CT_HOST_DEVICE bool ct_sm_isfinite_##T(T a) { return a == a && CT_MF(T, fabs)(a) != (T)INFINITY; }     \
@@ -295,6 +315,8 @@ CT_SM_FLOAT_FUNCS(double)
     CT_HOST_DEVICE T ct_sm_ceil_##T(T a) { return a; }                                                     \
     CT_HOST_DEVICE T ct_sm_round_##T(T a) { return a; }                                                    \
     CT_HOST_DEVICE T ct_sm_trunc_##T(T a) { return a; }                                                    \
+    CT_HOST_DEVICE T ct_sm_hardtanh_##T(T a, T lo, T hi) { return ct_sm_clamp_##T(a, lo, hi); }           \
+    CT_HOST_DEVICE T ct_sm_threshold_##T(T a, T threshold, T value) { return a <= threshold ? value : a; }  \
     CT_HOST_DEVICE bool ct_sm_isnan_##T(T a) { return false; }                                             \
     CT_HOST_DEVICE bool ct_sm_isinf_##T(T a) { return false; }                                             \
     CT_HOST_DEVICE bool ct_sm_isfinite_##T(T a) { return true; }                                           \

@@ -155,6 +155,7 @@ struct EwFn {
  * type, class, OP, fn). BZ (integer division) is plain: nothing checks for zero on CUDA. */
 #define EW_K_U(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, T, T, 1, ct_sm_##fn##_##T(a))
 #define EW_K_UB(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, T, bool, 1, ct_sm_##fn##_##T(a))
+#define EW_K_UP(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, T, T, 1, ct_sm_##fn##_##T(a, p[0]))
 #define EW_K_UP2(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, T, T, 1, ct_sm_##fn##_##T(a, p[0], p[1]))
 #define EW_K_UP3(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, T, T, 1, ct_sm_##fn##_##T(a, p[0], p[1], p[2]))
 #define EW_K_B(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, T, T, 2, ct_sm_##fn##_##T(a, b))

@@ -1,6 +1,7 @@
 """ctorch.nn.functional: PyTorch's functional API. Argument handling only: every computation is a
-C op (csrc/nn.c for linear, the losses, layer_norm, embedding and leaky_relu; the elementwise and
-reduction families for the activations and softmax)."""
+C op (csrc/nn.c for linear, the losses, layer_norm, embedding and leaky_relu; csrc/nn_act.c for the
+other activations, padding, distances and the composed losses; the elementwise and reduction
+families for the activations and softmax)."""
 import warnings
 
 from .. import _C
@@ -107,6 +108,100 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _C.softplus(input, beta, threshold)
 
 
+# activations of csrc/nn_act.c (pointwise rows of the elementwise table): in place through the
+# C `_` variants, as PyTorch's torch._C._nn ones
+def elu(input, alpha=1.0, inplace=False):
+    return _C.elu_(input, alpha) if inplace else _C.elu(input, alpha)
+
+
+def elu_(input, alpha=1.0):
+    return _C.elu_(input, alpha)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _C.celu_(input, alpha) if inplace else _C.celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    return _C.celu_(input, alpha)
+
+
+def selu(input, inplace=False):
+    return _C.selu_(input) if inplace else _C.selu(input)
+
+
+def selu_(input):
+    return _C.selu_(input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _C.hardtanh_(input, min_val, max_val) if inplace else _C.hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    return _C.hardsigmoid_(input) if inplace else _C.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    return _C.hardswish_(input) if inplace else _C.hardswish(input)
+
+
+def mish(input, inplace=False):
+    return _C.mish_(input) if inplace else _C.mish(input)
+
+
+def logsigmoid(input):
+    return _C.log_sigmoid(input)
+
+
+def softsign(input):
+    return _C.softsign(input)
+
+
+def tanhshrink(input):
+    return _C.tanhshrink(input)
+
+
+def softshrink(input, lambd=0.5):
+    return _C.softshrink(input, lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    return _C.hardshrink(input, lambd)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _C.threshold_(input, threshold, value) if inplace else _C.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return _C.threshold_(input, threshold, value)
+
+
+def prelu(input, weight):
+    return _C.prelu(input, weight)
+
+
+def glu(input, dim=-1):
+    return _C.glu(input, dim)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    return _C.softmin(input, dim, dtype)
+
+
 def _softmax_dim(ndim):
     warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X "
                   "as an argument.", stacklevel=3)
@@ -181,6 +276,23 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
         weight.index_copy_(0, rows, sel * scale)
 
 
+# --- padding and distances (csrc/nn_act.c) -----------------------------------------------------------------
+def pad(input, pad, mode="constant", value=None):
+    return _C.pad(input, pad, mode, value)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    return _C.normalize(input, p, dim, eps, out)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    return _C.cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return _C.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
 # --- losses --------------------------------------------------------------------------------------------------
 def _warn_size(input, target):
     if target.size() != input.size():
@@ -247,3 +359,86 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         fn = _C._cross_entropy
     return fn(input, target, weight, r, ignore_index, label_smoothing)
+
+
+# --- losses of csrc/nn_act.c: composed of recording ops in C as PyTorch composes them --------------------------
+def _legacy_or(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return _reduction_enum(_legacy_reduction(size_average, reduce))
+    return _reduction_enum(reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if size_average is not None or reduce is not None:
+        r = _reduction_enum(_legacy_reduction(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        r = _reduction_enum("sum" if reduction == "batchmean" else reduction)
+    reduced = _C.kl_div(input, target, r, log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _warn_size(input, target)
+    expanded_input, expanded_target = _C.broadcast_tensors(input, target)
+    if weight is None:
+        return _C.huber_loss(expanded_input, expanded_target, _reduction_enum(reduction), delta)
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = _C.huber_loss(expanded_input, expanded_target, 0, delta) * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _C.soft_margin_loss(input, target, _legacy_or(size_average, reduce, reduction))
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    r = _legacy_or(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return _C.margin_ranking_loss(input1, input2, target, margin, r)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    return _C.hinge_embedding_loss(input, target, margin, _legacy_or(size_average, reduce, reduction))
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    return _C.cosine_embedding_loss(input1, input2, target, margin, _legacy_or(size_average, reduce, reduction))
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return _C.poisson_nll_loss(input, target, log_input, full, eps, _reduction_enum(reduction))
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _C.gaussian_nll_loss(input, target, var, full, eps, _reduction_enum(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    r = _legacy_or(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _C.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, r)

@@ -1,12 +1,20 @@
 """nn modules, mirroring torch.nn.modules."""
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh  # noqa: F401
+from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,  # noqa: F401
+                         LogSigmoid, Mish, PReLU, ReLU6, Softmin, Softplus, Softshrink, Softsign, Tanhshrink,
+                         Threshold)
 from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
 from .conv import Conv1d, Conv2d  # noqa: F401
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .dropout import Dropout  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .linear import Identity, Linear  # noqa: F401
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss,  # noqa: F401
                    SmoothL1Loss)
+from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss,  # noqa: F401
+                   MarginRankingLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
 from .module import Module  # noqa: F401
 from .normalization import LayerNorm  # noqa: F401
+from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d,  # noqa: F401
+                      ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d)
 from .sparse import Embedding  # noqa: F401
