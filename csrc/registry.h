@@ -22,7 +22,9 @@
     X(interop)            \
     X(cuda)               \
     X(nn)                 \
+    X(norm)               \
     X(optim)              \
+    X(clip)               \
     X(serialization)      \
     X(autograd)
 

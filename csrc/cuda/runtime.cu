@@ -438,7 +438,12 @@ int ct_cuda_nn_layer_norm_backward(const CtLayerNormDesc *d);
 int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
                                       double a, double b);
 
+int ct_cuda_nn_channel_norm(const CtChannelNormDesc *d); /* norm.cu */
+int ct_cuda_nn_channel_norm_backward(const CtChannelNormDesc *d);
+
 int ct_cuda_optim_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors); /* optim.cu */
+int ct_cuda_total_norm(const CtGradNormDesc *d); /* optim.cu */
+int ct_cuda_scale_by_norm(const CtGradNormDesc *d);
 
 CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 {
@@ -480,6 +485,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     blas_kernels.gemm_batched = ct_cuda_gemm_batched;
     memset(&optim_kernels, 0, sizeof(optim_kernels));
     optim_kernels.step = ct_cuda_optim_step;
+    optim_kernels.total_norm = ct_cuda_total_norm;
+    optim_kernels.scale_by_norm = ct_cuda_scale_by_norm;
     memset(&nn_kernels, 0, sizeof(nn_kernels));
     nn_kernels.linear = ct_cuda_nn_linear;
     nn_kernels.leaky_relu = ct_cuda_nn_leaky_relu;
@@ -492,6 +499,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     nn_kernels.layer_norm = ct_cuda_nn_layer_norm;
     nn_kernels.layer_norm_backward = ct_cuda_nn_layer_norm_backward;
     nn_kernels.trunc_normal_transform = ct_cuda_nn_trunc_normal_transform;
+    nn_kernels.channel_norm = ct_cuda_nn_channel_norm;
+    nn_kernels.channel_norm_backward = ct_cuda_nn_channel_norm_backward;
     elementwise_kernels.unary = ct_cuda_elementwise;
     elementwise_kernels.binary = ct_cuda_elementwise;
     elementwise_kernels.ternary = ct_cuda_elementwise;

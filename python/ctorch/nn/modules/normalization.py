@@ -1,4 +1,4 @@
-"""nn.LayerNorm (forward and backward are C kernels in csrc/nn.c)."""
+"""nn.LayerNorm and nn.GroupNorm (forward and backward are C kernels in csrc/nn.c and csrc/norm.c)."""
 import numbers
 
 from ... import _C
@@ -40,4 +40,40 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, bias={use_bias}".format(
+            **self.__dict__, use_bias=self.bias is not None)
+
+
+class GroupNorm(Module):
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if self.affine:
+            self.weight = Parameter(_C.empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_C.empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return "{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}".format(
             **self.__dict__, use_bias=self.bias is not None)
