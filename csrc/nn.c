@@ -2802,7 +2802,6 @@ int ct_nn_check_tensor_arg(const char *fname, const char *argname, int pos, PyOb
 {
     return check_tensor_arg(fname, argname, pos, obj, optional);
 }
-const char *ct_nn_kernel_name(CtDType d) { return kernel_name(d); }
 void ct_nn_load_row(CtDType dtype, const void *base, int64_t start, int64_t stride, int64_t n, double *out)
 {
     load_row(dtype, base, start, stride, n, out);

@@ -216,8 +216,6 @@ const struct CtNNKernels *ct_nn_kernels(CtDevice device);
 CtTensorObject *ct_nn_dense(CtTensorObject *t, CtDType dtype);
 /* TypeError "fname(): argument 'argname' (position pos) must be Tensor, not X"; None passes when optional. */
 int ct_nn_check_tensor_arg(const char *fname, const char *argname, int pos, PyObject *obj, bool optional);
-/* PyTorch's C++ name of a dtype in kernel errors ("Float", "Long", ...). */
-const char *ct_nn_kernel_name(CtDType d);
 /* n float elements of dtype, stride apart from element start of base, widened to / narrowed from double. */
 void ct_nn_load_row(CtDType dtype, const void *base, int64_t start, int64_t stride, int64_t n, double *out);
 void ct_nn_store_row(CtDType dtype, void *base, int64_t start, int64_t stride, int64_t n, const double *in);

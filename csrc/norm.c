@@ -11,6 +11,7 @@
 #include "args.h"
 #include "autograd.h"
 #include "autograd_arena.h"
+#include "creation.h"
 #include "device.h"
 #include "dtype.h"
 #include "parallel.h"
@@ -47,8 +48,8 @@ static int check_param_dtype(CtDType in, CtTensorObject *const *params, int n, C
             if (mixed) {
                 PyErr_SetString(PyExc_RuntimeError, mixed_msg);
             } else {
-                PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_nn_kernel_name(in),
-                             ct_nn_kernel_name(params[i]->dtype));
+                PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_dtype_kernel_name(in),
+                             ct_dtype_kernel_name(params[i]->dtype));
             }
             return -1;
         }
@@ -61,7 +62,7 @@ static int check_float_input(const CtTensorObject *input, const char *kernel)
 {
     if (!ct_is_floating(input->dtype)) {
         PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel,
-                     ct_nn_kernel_name(input->dtype));
+                     ct_dtype_kernel_name(input->dtype));
         return -1;
     }
     return 0;
@@ -447,7 +448,7 @@ static void cpu_segment_sums(CpuNorm *cx, const CtNormSegments *s, bool by_chann
 {
     const CtChannelNormDesc *d = cx->d;
     acc[0] = acc[1] = 0.0;
-    for (int64_t k = 0; k < s->count; k++) {
+    for (int64_t k = 0; k < s->count && d->L > 0; k++) {
         int64_t start = s->first + k * s->step;
         int64_t row = start / d->L, n = row / d->C, c = row % d->C;
         int64_t u = ct_norm_unit_of(d, n, c);
@@ -463,35 +464,23 @@ static void cpu_segment_sums(CpuNorm *cx, const CtNormSegments *s, bool by_chann
     }
 }
 
-/* per unit: sum dy, sum dy xhat (dy = g w[c]) */
-static void cpu_unit_sums(int64_t begin, int64_t end, void *p)
+/* by_unit: per unit, sum dy and sum dy xhat (dy = g w[c]) into unit_sums; else per channel, sum g
+ * and sum g xhat into chan_sums. */
+static void cpu_sums(CpuNorm *cx, int64_t begin, int64_t end, bool by_unit)
 {
-    CpuNorm *cx = (CpuNorm *)p;
     double *buf = row_buffer(cx, 2 * cx->d->L);
     if (buf == NULL) {
         return;
     }
-    for (int64_t u = begin; u < end; u++) {
-        CtNormSegments s = ct_norm_unit(cx->d, u);
-        cpu_segment_sums(cx, &s, true, buf, buf + cx->d->L, cx->unit_sums + 2 * u);
+    for (int64_t k = begin; k < end; k++) {
+        CtNormSegments s = by_unit ? ct_norm_unit(cx->d, k) : ct_norm_channel(cx->d, k);
+        cpu_segment_sums(cx, &s, by_unit, buf, buf + cx->d->L, (by_unit ? cx->unit_sums : cx->chan_sums) + 2 * k);
     }
     free(buf);
 }
 
-/* per channel: sum g, sum g xhat */
-static void cpu_channel_sums(int64_t begin, int64_t end, void *p)
-{
-    CpuNorm *cx = (CpuNorm *)p;
-    double *buf = row_buffer(cx, 2 * cx->d->L);
-    if (buf == NULL) {
-        return;
-    }
-    for (int64_t c = begin; c < end; c++) {
-        CtNormSegments s = ct_norm_channel(cx->d, c);
-        cpu_segment_sums(cx, &s, false, buf, buf + cx->d->L, cx->chan_sums + 2 * c);
-    }
-    free(buf);
-}
+static void cpu_unit_sums(int64_t begin, int64_t end, void *p) { cpu_sums((CpuNorm *)p, begin, end, true); }
+static void cpu_channel_sums(int64_t begin, int64_t end, void *p) { cpu_sums((CpuNorm *)p, begin, end, false); }
 
 static void cpu_grad_input_rows(int64_t begin, int64_t end, void *p)
 {

@@ -119,22 +119,28 @@ __device__ __forceinline__ void update_elem(CtOptimKind kind, const OptEntry &e,
     }
 }
 
-template <int D>
-__global__ void multi_tensor_kernel(CtOptimKind kind, const OptEntry *table, int64_t nentries,
-                                    typename ConstsOf<D>::type k, OptFlags f, int64_t chunk0)
+/* The entry owning chunk c: the last whose chunk_start <= c (entries with n == 0 are not in the table). */
+template <typename Entry>
+__device__ const Entry &entry_of(const Entry *table, int64_t nentries, int64_t c)
 {
-    const int64_t chunk = chunk0 + blockIdx.x;
-    /* the last entry whose chunk_start <= chunk (entries with n == 0 are not in the table) */
     int64_t lo = 0, hi = nentries - 1;
     while (lo < hi) {
         int64_t mid = (lo + hi + 1) / 2;
-        if (table[mid].chunk_start <= chunk) {
+        if (table[mid].chunk_start <= c) {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
-    const OptEntry &e = table[lo];
+    return table[lo];
+}
+
+template <int D>
+__global__ void multi_tensor_kernel(CtOptimKind kind, const OptEntry *table, int64_t nentries,
+                                    typename ConstsOf<D>::type k, OptFlags f, int64_t chunk0)
+{
+    const int64_t chunk = chunk0 + blockIdx.x;
+    const OptEntry &e = entry_of(table, nentries, chunk);
     const int64_t begin = (chunk - e.chunk_start) * kChunk;
     const int64_t end = begin + kChunk < e.n ? begin + kChunk : e.n;
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
@@ -364,27 +370,12 @@ __device__ double block_combine(CtClipKind k, double v, double *sh)
     return sh[0];
 }
 
-/* The entry owning chunk c: the last whose chunk_start <= c. */
-__device__ const ClipEntry &clip_entry_of(const ClipEntry *table, int64_t nentries, int64_t c)
-{
-    int64_t lo = 0, hi = nentries - 1;
-    while (lo < hi) {
-        int64_t mid = (lo + hi + 1) / 2;
-        if (table[mid].chunk_start <= c) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    return table[lo];
-}
-
 __global__ void clip_fold_kernel(const ClipEntry *table, int64_t nentries, double p, double *partial, int64_t chunk0)
 {
     __shared__ double sh[kClipThreads];
     const CtClipKind k = ct_clip_kind(p);
     const int64_t chunk = chunk0 + blockIdx.x;
-    const ClipEntry &e = clip_entry_of(table, nentries, chunk);
+    const ClipEntry &e = entry_of(table, nentries, chunk);
     const int64_t isz = e.itemsize;
     const int64_t begin = (chunk - e.chunk_start) * kChunk;
     const int64_t end = begin + kChunk < e.n ? begin + kChunk : e.n;
@@ -421,7 +412,7 @@ __global__ void clip_scale_kernel(const ClipEntry *table, int64_t nentries, cons
                                   double max_norm, int64_t chunk0)
 {
     const int64_t chunk = chunk0 + blockIdx.x;
-    const ClipEntry &e = clip_entry_of(table, nentries, chunk);
+    const ClipEntry &e = entry_of(table, nentries, chunk);
     const double coef = ct_clip_coef(max_norm, load_float((const char *)total, total_dtype));
     const int64_t isz = e.itemsize;
     const int64_t begin = (chunk - e.chunk_start) * kChunk;
@@ -515,27 +506,21 @@ int clip_status(const CtGradNormDesc *d, bool scale)
 
 } // namespace
 
-int ct_cuda_total_norm(const CtGradNormDesc *d)
+/* scale: scale_by_norm, else total_norm */
+static int clip_entry(const CtGradNormDesc *d, bool scale)
 {
     int status;
     try {
-        status = clip_status(d, false);
+        status = clip_status(d, scale);
     } catch (const std::bad_alloc &) {
-        status = ct_cuda_set_error(CT_CUDA_OUT_OF_MEMORY, "total_norm: out of host memory");
+        status = ct_cuda_set_error(CT_CUDA_OUT_OF_MEMORY, "%s: out of host memory",
+                                   scale ? "clip_grads_with_norm_" : "total_norm");
     }
     return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
 }
 
-int ct_cuda_scale_by_norm(const CtGradNormDesc *d)
-{
-    int status;
-    try {
-        status = clip_status(d, true);
-    } catch (const std::bad_alloc &) {
-        status = ct_cuda_set_error(CT_CUDA_OUT_OF_MEMORY, "clip_grads_with_norm_: out of host memory");
-    }
-    return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
-}
+int ct_cuda_total_norm(const CtGradNormDesc *d) { return clip_entry(d, false); }
+int ct_cuda_scale_by_norm(const CtGradNormDesc *d) { return clip_entry(d, true); }
 
 int ct_cuda_optim_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors)
 {
