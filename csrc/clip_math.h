@@ -45,7 +45,10 @@ CT_HOST_DEVICE double ct_clip_acc(CtClipKind k, double p, double acc, double x)
 }
 
 /* A tensor's value as it enters the combination over tensors. */
-CT_HOST_DEVICE double ct_clip_of_tensor(CtClipKind k, double v) { return k == CT_CLIP_COUNT ? (v != 0.0 ? 1.0 : 0.0) : v; }
+CT_HOST_DEVICE double ct_clip_of_tensor(CtClipKind k, double v)
+{
+    return k == CT_CLIP_COUNT ? (v != 0.0 ? 1.0 : 0.0) : v;
+}
 
 CT_HOST_DEVICE double ct_clip_finish(CtClipKind k, double p, double v)
 {

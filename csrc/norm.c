@@ -1,7 +1,7 @@
 /* norm.c: batch norm and group norm (nn.h's CtChannelNormDesc, norm_math.h's unit layout).
  *
- * _C.batch_norm / _C.group_norm (torch.batch_norm's signature less cudnn_enabled, torch.group_norm's) check their
- * arguments with PyTorch's messages, view the input as dense (N, C, L) and call the device's
+ * _C.batch_norm / _C.group_norm (torch.batch_norm's signature less cudnn_enabled, torch.group_norm's)
+ * check their arguments with PyTorch's messages, view the input as dense (N, C, L) and call the device's
  * CtNNKernels.channel_norm; batch norm's running statistics are updated in place by the kernel.
  * _C._batch_norm_backward / _C._group_norm_backward call channel_norm_backward; they are what the
  * NativeBatchNormBackward0 / NativeGroupNormBackward0 nodes run (the formulas are at the end; with
@@ -175,7 +175,8 @@ static int group_norm_check(CtTensorObject *input, int64_t groups, CtTensorObjec
         PyErr_SetString(PyExc_RuntimeError, "Expected HxW to be greater than 0, got 0");
         return -1;
     }
-    if (check_float_input(input, "GroupNormKernelImpl") < 0 || check_param_dtype(input->dtype, wb, 2, &d->param_dtype) < 0) {
+    if (check_float_input(input, "GroupNormKernelImpl") < 0 ||
+        check_param_dtype(input->dtype, wb, 2, &d->param_dtype) < 0) {
         return -1;
     }
     CtDevice device;
@@ -600,8 +601,9 @@ int ct_cpu_channel_norm_backward(const CtChannelNormDesc *d) { return cpu_channe
  * ==================================================================================================== */
 PyDoc_STRVAR(batch_norm_doc,
              "batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=False, "
-             "momentum=0.1, eps=1e-05) -> Tensor\n\nBatch normalisation over dim 1 of (N, C, *) input (torch.batch_norm "
-             "without cudnn_enabled); in training the running statistics (when given) are updated in place.");
+             "momentum=0.1, eps=1e-05) -> Tensor\n\nBatch normalisation over dim 1 of (N, C, *) input "
+             "(torch.batch_norm without cudnn_enabled); in training the running statistics (when given) are updated "
+             "in place.");
 static PyObject *py_batch_norm(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"input", "weight", "bias", "running_mean", "running_var", "training",

@@ -244,6 +244,8 @@ def test_batchnorm_module_running_stats(device, momentum):
     assert free.running_mean is None and free.num_batches_tracked is None
     x = RNG.standard_normal((2, 3, 2, 2))
     close(free(t(x, device)), np_batch_norm(x, None, None)[0], "float32", scale=4)
+    x = RNG.standard_normal((2, 3, 2, 1, 2))
+    close(nn.BatchNorm3d(3).to(device)(t(x, device)), np_batch_norm(x, None, None)[0], "float32", scale=4)
 
 
 def test_batchnorm_repr_and_state_dict(device):

@@ -199,7 +199,8 @@ int launch_kernels(const CtChannelNormDesc *d, double *scratch, cudaStream_t str
         CT_CUDA_CHECK_LAUNCH();
     }
     if (d->grad_input != nullptr) {
-        elementwise_kernel<D><<<elem_blocks, kElemThreads, 0, stream>>>(*d, stats, want_unit_sums ? unit_sums : nullptr);
+        const double *sums = want_unit_sums ? unit_sums : nullptr;
+        elementwise_kernel<D><<<elem_blocks, kElemThreads, 0, stream>>>(*d, stats, sums);
         CT_CUDA_CHECK_LAUNCH();
     }
     if (d->grad_weight != nullptr || d->grad_bias != nullptr) {

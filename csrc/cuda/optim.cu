@@ -435,7 +435,8 @@ int clip_table(const CtGradNormDesc *d, int device, cudaStream_t stream, void **
         if (numel == 0) {
             continue;
         }
-        ClipEntry e{data_of(t), numel, *nchunks, (numel + kChunk - 1) / kChunk, (int64_t)float_itemsize(t->dtype), t->dtype};
+        ClipEntry e{data_of(t), numel, *nchunks, (numel + kChunk - 1) / kChunk, (int64_t)float_itemsize(t->dtype),
+                    t->dtype};
         *nchunks += e.nchunks;
         entries.push_back(e);
     }
