@@ -3165,6 +3165,12 @@ const CtFormula ct_formulas[] = {
     {"embedding", "EmbeddingBackward0", SIG("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"), 1, 0,
      ct_nn_bw_embedding},
     {"_leaky_relu", "LeakyReluBackward0", SIG("input", "negative_slope"), 1, 0, ct_nn_bw_leaky_relu},
+    /* batch norm / group norm (csrc/norm.c); edges input, weight, bias */
+    {"batch_norm", "NativeBatchNormBackward0",
+     SIG("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps"), 7, 0,
+     ct_norm_bw_batch_norm},
+    {"group_norm", "NativeGroupNormBackward0", SIG("input", "num_groups", "weight", "bias", "eps", "cudnn_enabled"),
+     13, 0, ct_norm_bw_group_norm},
     {"_leaky_relu_backward", "LeakyReluBackwardBackward0", SIG("grad", "input", "negative_slope"), 1, 0,
      ct_nn_bw_leaky_relu},
     /* convolutions (csrc/conv.c): one node per call; an unbatched input names it as PyTorch's
@@ -3203,6 +3209,10 @@ const CtFormula ct_formulas[] = {
      SIG("mode", "grad", "input", "target", "weight", "pos_weight", "reduction", "beta"), 14, CT_F_NO_DERIV, NULL},
     {"_layer_norm_backward", "NativeLayerNormBackwardBackward0",
      SIG("grad", "input", "normalized_shape", "weight", "bias", "eps", "mask"), 11, CT_F_NO_DERIV, NULL},
+    {"_batch_norm_backward", "NativeBatchNormBackwardBackward0",
+     SIG("grad", "input", "weight", "running_mean", "running_var", "training", "eps", "mask"), 7, CT_F_NO_DERIV, NULL},
+    {"_group_norm_backward", "NativeGroupNormBackwardBackward0",
+     SIG("grad", "input", "num_groups", "weight", "eps", "mask"), 11, CT_F_NO_DERIV, NULL},
     {"_embedding_backward", "EmbeddingBackwardBackward0",
      SIG("grad", "indices", "num_weights", "padding_idx", "scale_grad_by_freq"), 1, CT_F_NO_DERIV, NULL},
     {NULL},

@@ -1899,6 +1899,8 @@ const struct CtNNKernels ct_cpu_nn_kernels = {
     .trunc_normal_transform = cpu_trunc_normal_transform,
     .im2col = ct_cpu_im2col,
     .col2im = ct_cpu_col2im,
+    .channel_norm = ct_cpu_channel_norm, /* norm.c */
+    .channel_norm_backward = ct_cpu_channel_norm_backward,
 };
 
 /* ====================================================================================================
@@ -2794,4 +2796,20 @@ int ct_nn_bw_leaky_relu(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     gi[0] = fit_to(res, NN_META(0));
     Py_DECREF(res);
     return gi[0] ? 0 : -1;
+}
+
+/* --- helpers shared with norm.c (declared in nn.h) --------------------------------------------------- */
+const struct CtNNKernels *ct_nn_kernels(CtDevice device) { return nn_kernels(device); }
+CtTensorObject *ct_nn_dense(CtTensorObject *t, CtDType dtype) { return dense(t, dtype); }
+int ct_nn_check_tensor_arg(const char *fname, const char *argname, int pos, PyObject *obj, bool optional)
+{
+    return check_tensor_arg(fname, argname, pos, obj, optional);
+}
+void ct_nn_load_row(CtDType dtype, const void *base, int64_t start, int64_t stride, int64_t n, double *out)
+{
+    load_row(dtype, base, start, stride, n, out);
+}
+void ct_nn_store_row(CtDType dtype, void *base, int64_t start, int64_t stride, int64_t n, const double *in)
+{
+    store_row(dtype, base, start, stride, n, in);
 }

@@ -143,6 +143,33 @@ typedef struct {
     int64_t bad_value;
 } CtEmbeddingDesc;
 
+/* --- batch norm and group norm (norm.c, cuda/norm.cu) ------------------------------------------------
+ * x is (N, C, L) dense (L: the product of the spatial dims, 1 for (N, C) input). A statistics unit
+ * is one channel c over its N * L values (batch norm, groups == 0) or one (n, group) pair over its
+ * C / groups * L contiguous values (group norm). weight / bias / running_mean / running_var are C
+ * elements of param_dtype (the input's dtype, or float32 for float16 / bfloat16 input), or NULL.
+ * Statistics and math in double; sums in a fixed order (deterministic on every device).
+ *   forward: out = (x - mean_u) * invstd_u * w[c] + b[c]. Batch norm with use_input_stats
+ *   normalises with the batch's biased variance and, when running_mean is set, updates
+ *   running = (1 - momentum) running + momentum * batch (the unbiased variance for running_var);
+ *   without use_input_stats it normalises with the running statistics.
+ *   backward (out NULL): reads grad_out (N, C, L) and writes grad_input (may be NULL), grad_weight
+ *   and grad_bias (C, of param_dtype, NULL when not wanted), in the forward's mode (nothing is
+ *   updated). */
+typedef struct {
+    CtDType dtype, param_dtype;
+    CtDevice device;
+    int64_t N, C, L;
+    int64_t groups; /* 0: batch norm */
+    bool use_input_stats;
+    double eps, momentum;
+    const void *x, *weight, *bias;
+    void *running_mean, *running_var;
+    void *out;
+    const void *grad_out;
+    void *grad_input, *grad_weight, *grad_bias;
+} CtChannelNormDesc;
+
 struct CtNNKernels {
     int (*linear)(const CtLinearDesc *d);
     int (*nll)(CtNLLDesc *d);
@@ -166,9 +193,15 @@ struct CtNNKernels {
      * dtypes but bool. */
     int (*im2col)(const struct CtConvDesc *d);
     int (*col2im)(const struct CtConvDesc *d);
+    /* batch norm / group norm (see CtChannelNormDesc) */
+    int (*channel_norm)(const CtChannelNormDesc *d);
+    int (*channel_norm_backward)(const CtChannelNormDesc *d);
 };
 
 extern const struct CtNNKernels ct_cpu_nn_kernels;
+/* the CPU's channel_norm kernels (norm.c) */
+int ct_cpu_channel_norm(const CtChannelNormDesc *d);
+int ct_cpu_channel_norm_backward(const CtChannelNormDesc *d);
 
 /* --- C entry points (new references; NULL with an exception set) ------------------------------ */
 /* input (*, K) @ weight (N, K)^T + bias (N) -> (*, N); weight may be 1-D (K) -> (*). One GEMM with
@@ -183,6 +216,17 @@ CtTensorObject *ct_layer_norm(CtTensorObject *input, int nnorm, const int64_t *n
                               CtTensorObject *weight, CtTensorObject *bias, double eps);
 CtTensorObject *ct_embedding(CtTensorObject *weight, CtTensorObject *indices, int64_t padding_idx);
 
+/* --- helpers of nn.c shared with norm.c ------------------------------------------------------------ */
+/* The nn kernels of a device (borrowed), or NULL with an exception set. */
+const struct CtNNKernels *ct_nn_kernels(CtDevice device);
+/* t as a dense tensor of dtype (t itself when it already is one). New reference. */
+CtTensorObject *ct_nn_dense(CtTensorObject *t, CtDType dtype);
+/* TypeError "fname(): argument 'argname' (position pos) must be Tensor, not X"; None passes when optional. */
+int ct_nn_check_tensor_arg(const char *fname, const char *argname, int pos, PyObject *obj, bool optional);
+/* n float elements of dtype, stride apart from element start of base, widened to / narrowed from double. */
+void ct_nn_load_row(CtDType dtype, const void *base, int64_t start, int64_t stride, int64_t n, double *out);
+void ct_nn_store_row(CtDType dtype, void *base, int64_t start, int64_t stride, int64_t n, const double *in);
+
 /* --- backward formulas (rows in autograd_formulas.c) ------------------------------------------- */
 struct CtNodeObject;
 int ct_nn_bw_linear(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
@@ -192,5 +236,7 @@ int ct_nn_bw_pointwise_loss(struct CtNodeObject *n, PyObject *const *g, PyObject
 int ct_nn_bw_layer_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_nn_bw_embedding(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_nn_bw_leaky_relu(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_norm_bw_batch_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_norm_bw_group_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 
 #endif /* CTORCH_NN_H */

@@ -291,6 +291,8 @@ static int cpu_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tens
 
 const struct CtOptimKernels ct_cpu_optim_kernels = {
     .step = cpu_step,
+    .total_norm = ct_cpu_total_norm, /* clip.c */
+    .scale_by_norm = ct_cpu_scale_by_norm,
 };
 
 /* --- front end ------------------------------------------------------------------------------------------ */

@@ -48,11 +48,30 @@ typedef struct {
     double bias_corr2_sqrt; /* Adam: sqrt(1 - beta2^step) */
 } CtOptimTensor;
 
+/* --- gradient clipping (clip.c): nn.utils.get_total_norm / clip_grads_with_norm_ --------------------
+ * tensors: n contiguous tensors of float dtypes on this device (empty ones allowed). total: one element
+ * of total_dtype on this device. The arithmetic is clip_math.h's. */
+typedef struct {
+    int64_t n;
+    CtTensorObject *const *tensors;
+    double norm_type; /* p: any double, inf and -inf included */
+    double max_norm;
+    void *total;
+    CtDType total_dtype;
+} CtGradNormDesc;
+
 struct CtOptimKernels {
     /* Updates the n tensors (all on this device) in place. 0, or -1 with an exception set. */
     int (*step)(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors);
+    /* total = the norm_type-norm of the tensors' norms, written on the device (no host wait). */
+    int (*total_norm)(const CtGradNormDesc *d);
+    /* every tensor *= ct_clip_coef(max_norm, total), total read on the device (no host wait). */
+    int (*scale_by_norm)(const CtGradNormDesc *d);
 };
 
 extern const struct CtOptimKernels ct_cpu_optim_kernels;
+/* the CPU's clipping kernels (clip.c) */
+int ct_cpu_total_norm(const CtGradNormDesc *d);
+int ct_cpu_scale_by_norm(const CtGradNormDesc *d);
 
 #endif /* CTORCH_OPTIM_H */

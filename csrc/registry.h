@@ -24,7 +24,9 @@
     X(nn)                 \
     X(conv)               \
     X(nn_act)             \
+    X(norm)               \
     X(optim)              \
+    X(clip)               \
     X(serialization)      \
     X(autograd)
 

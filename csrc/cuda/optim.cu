@@ -9,10 +9,13 @@
  *
  * When a tensor's operands share one layout that is dense in memory (contiguous, or any
  * permutation of it) the update runs in memory order (it is elementwise); otherwise (e.g. a
- * transposed param with contiguous states) each operand's offset comes from its own strides. */
+ * transposed param with contiguous states) each operand's offset comes from its own strides.
+ *
+ * Gradient clipping (total_norm, scale_by_norm) uses the same flat chunk space; see its section. */
 #include "common.cuh"
 #include "allocator.cuh"
 #include "optim_math.h"
+#include "clip_math.h"
 #include <algorithm>
 #include <vector>
 
@@ -116,22 +119,28 @@ __device__ __forceinline__ void update_elem(CtOptimKind kind, const OptEntry &e,
     }
 }
 
-template <int D>
-__global__ void multi_tensor_kernel(CtOptimKind kind, const OptEntry *table, int64_t nentries,
-                                    typename ConstsOf<D>::type k, OptFlags f, int64_t chunk0)
+/* The entry owning chunk c: the last whose chunk_start <= c (entries with n == 0 are not in the table). */
+template <typename Entry>
+__device__ const Entry &entry_of(const Entry *table, int64_t nentries, int64_t c)
 {
-    const int64_t chunk = chunk0 + blockIdx.x;
-    /* the last entry whose chunk_start <= chunk (entries with n == 0 are not in the table) */
     int64_t lo = 0, hi = nentries - 1;
     while (lo < hi) {
         int64_t mid = (lo + hi + 1) / 2;
-        if (table[mid].chunk_start <= chunk) {
+        if (table[mid].chunk_start <= c) {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
-    const OptEntry &e = table[lo];
+    return table[lo];
+}
+
+template <int D>
+__global__ void multi_tensor_kernel(CtOptimKind kind, const OptEntry *table, int64_t nentries,
+                                    typename ConstsOf<D>::type k, OptFlags f, int64_t chunk0)
+{
+    const int64_t chunk = chunk0 + blockIdx.x;
+    const OptEntry &e = entry_of(table, nentries, chunk);
     const int64_t begin = (chunk - e.chunk_start) * kChunk;
     const int64_t end = begin + kChunk < e.n ? begin + kChunk : e.n;
     for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
@@ -312,7 +321,207 @@ int step_status(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors)
     return CT_CUDA_OK;
 }
 
+/* --- gradient clipping (CtGradNormDesc, clip_math.h): the tensors (contiguous) laid end to end in
+ * chunks of kChunk as above. One block per chunk folds it into a partial (a fixed tree over the
+ * block), then one block combines each tensor's partials in chunk order and the tensors in order into
+ * the total, on the device. Scaling reads the total on the device too: no host wait. */
+constexpr int kClipThreads = 256;
+
+struct ClipEntry {
+    char *ptr;
+    int64_t n;
+    int64_t chunk_start;
+    int64_t nchunks;
+    int64_t itemsize;
+    CtDType dtype;
+};
+
+__device__ __forceinline__ double load_float(const char *p, CtDType dt)
+{
+    switch (dt) {
+    case CT_F16: return (double)ct_load<CT_F16>(p);
+    case CT_BF16: return (double)ct_load<CT_BF16>(p);
+    case CT_F32: return (double)ct_load<CT_F32>(p);
+    default: return ct_load<CT_F64>(p);
+    }
+}
+
+__device__ __forceinline__ void store_float(char *p, CtDType dt, double v)
+{
+    switch (dt) {
+    case CT_F16: ct_store<CT_F16>(p, v); break;
+    case CT_BF16: ct_store<CT_BF16>(p, v); break;
+    case CT_F32: ct_store<CT_F32>(p, v); break;
+    default: ct_store<CT_F64>(p, v); break;
+    }
+}
+
+/* The combination of every thread's v over the block (kClipThreads, a fixed tree); thread 0's result. */
+__device__ double block_combine(CtClipKind k, double v, double *sh)
+{
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            sh[threadIdx.x] = ct_clip_combine(k, sh[threadIdx.x], sh[threadIdx.x + s]);
+        }
+        __syncthreads();
+    }
+    return sh[0];
+}
+
+__global__ void clip_fold_kernel(const ClipEntry *table, int64_t nentries, double p, double *partial, int64_t chunk0)
+{
+    __shared__ double sh[kClipThreads];
+    const CtClipKind k = ct_clip_kind(p);
+    const int64_t chunk = chunk0 + blockIdx.x;
+    const ClipEntry &e = entry_of(table, nentries, chunk);
+    const int64_t isz = e.itemsize;
+    const int64_t begin = (chunk - e.chunk_start) * kChunk;
+    const int64_t end = begin + kChunk < e.n ? begin + kChunk : e.n;
+    double acc = ct_clip_init(k);
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        acc = ct_clip_acc(k, p, acc, load_float(e.ptr + i * isz, e.dtype));
+    }
+    double r = block_combine(k, acc, sh);
+    if (threadIdx.x == 0) {
+        partial[chunk] = r;
+    }
+}
+
+__global__ void clip_total_kernel(const ClipEntry *table, int64_t nentries, double p, const double *partial,
+                                  void *total, CtDType total_dtype)
+{
+    __shared__ double sh[kClipThreads];
+    const CtClipKind k = ct_clip_kind(p);
+    double acc = ct_clip_init(k);
+    for (int64_t t = threadIdx.x; t < nentries; t += blockDim.x) {
+        double v = ct_clip_init(k);
+        for (int64_t c = 0; c < table[t].nchunks; c++) {
+            v = ct_clip_combine(k, v, partial[table[t].chunk_start + c]);
+        }
+        acc = ct_clip_combine(k, acc, ct_clip_of_tensor(k, v));
+    }
+    double r = block_combine(k, acc, sh);
+    if (threadIdx.x == 0) {
+        store_float((char *)total, total_dtype, ct_clip_finish(k, p, r));
+    }
+}
+
+__global__ void clip_scale_kernel(const ClipEntry *table, int64_t nentries, const void *total, CtDType total_dtype,
+                                  double max_norm, int64_t chunk0)
+{
+    const int64_t chunk = chunk0 + blockIdx.x;
+    const ClipEntry &e = entry_of(table, nentries, chunk);
+    const double coef = ct_clip_coef(max_norm, load_float((const char *)total, total_dtype));
+    const int64_t isz = e.itemsize;
+    const int64_t begin = (chunk - e.chunk_start) * kChunk;
+    const int64_t end = begin + kChunk < e.n ? begin + kChunk : e.n;
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        store_float(e.ptr + i * isz, e.dtype, load_float(e.ptr + i * isz, e.dtype) * coef);
+    }
+}
+
+/* The table of the non-empty tensors of d on the device (caching allocator; *table stays NULL when
+ * there are none); *nchunks: their chunk count. */
+int clip_table(const CtGradNormDesc *d, int device, cudaStream_t stream, void **table, int64_t *nentries,
+               int64_t *nchunks)
+{
+    std::vector<ClipEntry> entries;
+    *nchunks = 0;
+    for (int64_t i = 0; i < d->n; i++) {
+        const CtTensorObject *t = d->tensors[i];
+        int64_t numel = numel_of(t);
+        if (numel == 0) {
+            continue;
+        }
+        ClipEntry e{data_of(t), numel, *nchunks, (numel + kChunk - 1) / kChunk, (int64_t)float_itemsize(t->dtype),
+                    t->dtype};
+        *nchunks += e.nchunks;
+        entries.push_back(e);
+    }
+    *table = nullptr;
+    *nentries = (int64_t)entries.size();
+    if (entries.empty()) {
+        return CT_CUDA_OK;
+    }
+    const size_t bytes = entries.size() * sizeof(ClipEntry);
+    CT_CUDA_TRY(ct_cuda_caching_malloc(device, bytes, table));
+    /* pageable source: the call returns once the bytes are staged, so entries may go away after */
+    cudaError_t err = cudaMemcpyAsync(*table, entries.data(), bytes, cudaMemcpyHostToDevice, stream);
+    if (err != cudaSuccess) {
+        int st = ct_cuda_record_error(err, "cudaMemcpyAsync(table)", __func__, __FILE__, __LINE__);
+        (void)ct_cuda_caching_free(device, *table);
+        return st;
+    }
+    return CT_CUDA_OK;
+}
+
+int clip_launch(const CtGradNormDesc *d, bool scale, int device, cudaStream_t stream, const ClipEntry *table,
+                int64_t nentries, int64_t nchunks, double *partial)
+{
+    for (int64_t c0 = 0; c0 < nchunks; c0 += INT32_MAX) {
+        int64_t nb = nchunks - c0 < INT32_MAX ? nchunks - c0 : INT32_MAX;
+        if (scale) {
+            clip_scale_kernel<<<(unsigned)nb, kClipThreads, 0, stream>>>(table, nentries, d->total, d->total_dtype,
+                                                                          d->max_norm, c0);
+        } else {
+            clip_fold_kernel<<<(unsigned)nb, kClipThreads, 0, stream>>>(table, nentries, d->norm_type, partial, c0);
+        }
+        CT_CUDA_CHECK_LAUNCH();
+    }
+    if (!scale) {
+        clip_total_kernel<<<1, kClipThreads, 0, stream>>>(table, nentries, d->norm_type, partial, d->total,
+                                                         d->total_dtype);
+        CT_CUDA_CHECK_LAUNCH();
+    }
+    return CT_CUDA_OK;
+}
+
+int clip_status(const CtGradNormDesc *d, bool scale)
+{
+    if (d->n == 0) {
+        return CT_CUDA_OK;
+    }
+    const int device = d->tensors[0]->storage->device.index;
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    cudaStream_t stream = ct_cuda_stream(device);
+    void *table = nullptr, *partial = nullptr;
+    int64_t nentries = 0, nchunks = 0;
+    CT_CUDA_TRY(clip_table(d, device, stream, &table, &nentries, &nchunks));
+    int status = CT_CUDA_OK;
+    if (!scale) {
+        status = ct_cuda_caching_malloc(device, (size_t)(nchunks + 1) * sizeof(double), &partial);
+    }
+    if (status == CT_CUDA_OK && (nentries > 0 || !scale)) {
+        status = clip_launch(d, scale, device, stream, (const ClipEntry *)table, nentries, nchunks, (double *)partial);
+    }
+    /* stream-ordered frees: the blocks are reused only by work queued after the kernels */
+    void *blocks[2] = {table, partial};
+    for (void *b : blocks) {
+        int fst = b != nullptr ? ct_cuda_caching_free(device, b) : CT_CUDA_OK;
+        status = status != CT_CUDA_OK ? status : fst;
+    }
+    return status;
+}
+
 } // namespace
+
+/* scale: scale_by_norm, else total_norm */
+static int clip_entry(const CtGradNormDesc *d, bool scale)
+{
+    int status;
+    try {
+        status = clip_status(d, scale);
+    } catch (const std::bad_alloc &) {
+        status = ct_cuda_set_error(CT_CUDA_OUT_OF_MEMORY, "%s: out of host memory",
+                                   scale ? "clip_grads_with_norm_" : "total_norm");
+    }
+    return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
+}
+
+int ct_cuda_total_norm(const CtGradNormDesc *d) { return clip_entry(d, false); }
+int ct_cuda_scale_by_norm(const CtGradNormDesc *d) { return clip_entry(d, true); }
 
 int ct_cuda_optim_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors)
 {

@@ -442,8 +442,12 @@ int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n,
 /* conv.cu */
 int ct_cuda_nn_im2col(const CtConvDesc *d);
 int ct_cuda_nn_col2im(const CtConvDesc *d);
+int ct_cuda_nn_channel_norm(const CtChannelNormDesc *d); /* norm.cu */
+int ct_cuda_nn_channel_norm_backward(const CtChannelNormDesc *d);
 
 int ct_cuda_optim_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors); /* optim.cu */
+int ct_cuda_total_norm(const CtGradNormDesc *d); /* optim.cu */
+int ct_cuda_scale_by_norm(const CtGradNormDesc *d);
 
 CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
 {
@@ -485,6 +489,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     blas_kernels.gemm_batched = ct_cuda_gemm_batched;
     memset(&optim_kernels, 0, sizeof(optim_kernels));
     optim_kernels.step = ct_cuda_optim_step;
+    optim_kernels.total_norm = ct_cuda_total_norm;
+    optim_kernels.scale_by_norm = ct_cuda_scale_by_norm;
     memset(&nn_kernels, 0, sizeof(nn_kernels));
     nn_kernels.linear = ct_cuda_nn_linear;
     nn_kernels.leaky_relu = ct_cuda_nn_leaky_relu;
@@ -499,6 +505,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     nn_kernels.trunc_normal_transform = ct_cuda_nn_trunc_normal_transform;
     nn_kernels.im2col = ct_cuda_nn_im2col;
     nn_kernels.col2im = ct_cuda_nn_col2im;
+    nn_kernels.channel_norm = ct_cuda_nn_channel_norm;
+    nn_kernels.channel_norm_backward = ct_cuda_nn_channel_norm_backward;
     elementwise_kernels.unary = ct_cuda_elementwise;
     elementwise_kernels.binary = ct_cuda_elementwise;
     elementwise_kernels.ternary = ct_cuda_elementwise;

@@ -1,7 +1,7 @@
 """ctorch.nn.functional: PyTorch's functional API. Argument handling only: every computation is a
 C op (csrc/nn.c for linear, the losses, layer_norm, embedding and leaky_relu; csrc/nn_act.c for the
-other activations, padding, distances and the composed losses; the elementwise and reduction
-families for the activations and softmax)."""
+other activations, padding, distances and the composed losses; csrc/norm.c for batch_norm and
+group_norm; the elementwise and reduction families for the activations and softmax)."""
 import warnings
 
 from .. import _C
@@ -243,6 +243,34 @@ def one_hot(tensor, num_classes=-1):
 # --- normalisation and embeddings ---------------------------------------------------------------------------
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _C.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _verify_batch_size(size):
+    values = size[0]
+    for extent in size[2:]:
+        values *= extent
+    if values == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Batch normalisation over dim 1 (csrc/norm.c); in training the running statistics, when given, are
+    updated in place with momentum."""
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _C.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Group normalisation of (N, C, *) input over groups of C / num_groups channels (csrc/norm.c)."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    return _C.group_norm(input, num_groups, weight, bias, eps)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,

@@ -1,4 +1,5 @@
 """nn modules, mirroring torch.nn.modules."""
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh  # noqa: F401
 from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,  # noqa: F401
                          LogSigmoid, Mish, PReLU, ReLU6, Softmin, Softplus, Softshrink, Softsign, Tanhshrink,
@@ -14,7 +15,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss
 from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss,  # noqa: F401
                    MarginRankingLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
 from .module import Module  # noqa: F401
-from .normalization import LayerNorm  # noqa: F401
+from .normalization import GroupNorm, LayerNorm  # noqa: F401
 from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d,  # noqa: F401
                       ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d)
 from .sparse import Embedding  # noqa: F401
