@@ -10,6 +10,7 @@
 #include "composite.h"
 #include "device.h"
 #include "nn.h"
+#include "pool.h"
 #include "tensor.h"
 #include "views.h"
 #include <float.h>
@@ -3165,6 +3166,27 @@ const CtFormula ct_formulas[] = {
     {"_leaky_relu", "LeakyReluBackward0", SIG("input", "negative_slope"), 1, 0, ct_nn_bw_leaky_relu},
     {"_leaky_relu_backward", "LeakyReluBackwardBackward0", SIG("grad", "input", "negative_slope"), 1, 0,
      ct_nn_bw_leaky_relu},
+    /* pooling (csrc/pool.c); the 1-d poolings, max_pool2d and adaptive_avg_pool2d are composites of these */
+    {"max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0",
+     SIG("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"), 1, CT_F_SAVE_OUT, ct_pool_bw_max_pool2d},
+    {"avg_pool2d", "AvgPool2DBackward0",
+     SIG("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"), 1, 0,
+     ct_pool_bw_avg_pool2d},
+    {"_adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", SIG("input", "output_size"), 1, 0,
+     ct_pool_bw_adaptive_avg_pool2d},
+    {"adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0", SIG("input", "output_size"), 1, CT_F_SAVE_OUT,
+     ct_pool_bw_adaptive_max_pool2d},
+    {"_max_pool2d_backward", "MaxPool2DWithIndicesBackwardBackward0",
+     SIG("grad_output", "input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "indices"), 1, 0,
+     ct_pool_bw_max_pool2d_backward},
+    {"_avg_pool2d_backward", "AvgPool2DBackwardBackward0",
+     SIG("grad_output", "input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+         "divisor_override"),
+     1, 0, ct_pool_bw_avg_pool2d_backward},
+    {"_adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0", SIG("grad_output", "input"), 1, 0,
+     ct_pool_bw_adaptive_avg_pool2d_backward},
+    {"_adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0", SIG("grad_output", "input", "indices"), 1,
+     0, ct_pool_bw_adaptive_max_pool2d_backward},
     /* the backward ops of the fused kernels are not differentiable themselves */
     {"_nll_backward", "NllLossBackwardBackward0",
      SIG("grad", "input", "target", "weight", "reduction", "ignore_index", "label_smoothing", "flags"), 7, CT_F_NO_DERIV,

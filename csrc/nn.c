@@ -13,6 +13,7 @@
 #include "dtype.h"
 #include "iter.h"
 #include "parallel.h"
+#include "pool.h"
 #include "registry.h"
 #include "tensor.h"
 #include <math.h>
@@ -1896,6 +1897,8 @@ const struct CtNNKernels ct_cpu_nn_kernels = {
     .embedding_backward = cpu_embedding_backward,
     .leaky_relu = cpu_leaky_relu,
     .trunc_normal_transform = cpu_trunc_normal_transform,
+    .pool = ct_cpu_pool,
+    .pool_backward = ct_cpu_pool_backward,
 };
 
 /* ====================================================================================================

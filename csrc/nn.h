@@ -141,6 +141,8 @@ typedef struct {
     int64_t bad_value;
 } CtEmbeddingDesc;
 
+struct CtPoolDesc; /* pool.h */
+
 struct CtNNKernels {
     int (*linear)(const CtLinearDesc *d);
     int (*nll)(CtNLLDesc *d);
@@ -159,6 +161,9 @@ struct CtNNKernels {
      * u in (2 cdf(a') - 1, 2 cdf(b') - 1): x = clamp(mean + std * sqrt(2) * erfinv(u), a, b). */
     int (*trunc_normal_transform)(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
                                   double a, double b);
+    /* pooling (pool.h): the forward writes output (and indices), the backward every grad_input element */
+    int (*pool)(const struct CtPoolDesc *d);
+    int (*pool_backward)(const struct CtPoolDesc *d);
 };
 
 extern const struct CtNNKernels ct_cpu_nn_kernels;

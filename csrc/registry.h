@@ -22,6 +22,7 @@
     X(interop)            \
     X(cuda)               \
     X(nn)                 \
+    X(pool)               \
     X(optim)              \
     X(serialization)      \
     X(autograd)
