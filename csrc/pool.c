@@ -559,75 +559,55 @@ done:
 }
 
 /* --- CPU kernels -------------------------------------------------------------------------------------- */
-#define POOL_CPU_RANGES(NAME, T, ACC, IS_FLOAT, LOWEST)                       \
+typedef void (*PoolRange)(int64_t begin, int64_t end, void *desc);
+#define POOL_CPU_RANGES(NAME, ...)                                             \
     static void pool_forward_range_##NAME(int64_t begin, int64_t end, void *p) \
     {                                                                          \
         for (int64_t i = begin; i < end; i++) {                                \
             ct_pool_forward_##NAME((const CtPoolDesc *)p, i);                  \
         }                                                                      \
-    }
-CT_POOL_FORWARD_TYPES(POOL_CPU_RANGES)
-#undef POOL_CPU_RANGES
-#define POOL_CPU_RANGES(NAME, T, ACC, IS_FLOAT, LOWEST)                        \
+    }                                                                          \
     static void pool_backward_range_##NAME(int64_t begin, int64_t end, void *p) \
-    {                                                                           \
-        for (int64_t i = begin; i < end; i++) {                                 \
-            ct_pool_backward_##NAME((const CtPoolDesc *)p, i);                  \
-        }                                                                       \
+    {                                                                          \
+        for (int64_t i = begin; i < end; i++) {                                \
+            ct_pool_backward_##NAME((const CtPoolDesc *)p, i);                 \
+        }                                                                      \
     }
-CT_POOL_BACKWARD_TYPES(POOL_CPU_RANGES)
+CT_POOL_TYPES(POOL_CPU_RANGES)
 #undef POOL_CPU_RANGES
+#define POOL_ENTRY(NAME, ...) [CT_##NAME] = pool_forward_range_##NAME,
+static const PoolRange pool_forward_ranges[CT_NUM_DTYPES] = {CT_POOL_TYPES(POOL_ENTRY)};
+#undef POOL_ENTRY
+#define POOL_ENTRY(NAME, ...) [CT_##NAME] = pool_backward_range_##NAME,
+static const PoolRange pool_backward_ranges[CT_NUM_DTYPES] = {CT_POOL_TYPES(POOL_ENTRY)};
+#undef POOL_ENTRY
 
-/* Elements per task: about 32K window reads. */
+/* Elements per task: about 32K window reads (a backward element reads a few covering windows). */
 static int64_t pool_grain(const CtPoolDesc *d, bool backward)
 {
-    int64_t work;
+    int64_t work = d->kernel[0] * d->kernel[1];
     if (d->kind == CT_POOL_ADAPTIVE_MAX || d->kind == CT_POOL_ADAPTIVE_AVG) {
         work = (d->in[0] / (d->out[0] > 0 ? d->out[0] : 1) + 2) * (d->in[1] / (d->out[1] > 0 ? d->out[1] : 1) + 2);
-    } else {
-        work = d->kernel[0] * d->kernel[1];
     }
-    if (backward) { /* a few covering windows per input element */
-        work = (d->kernel[0] / (d->stride[0] > 0 ? d->stride[0] : 1) + 1) * (d->kernel[1] / (d->stride[1] > 0 ? d->stride[1] : 1) + 1) + 2;
+    if (backward) {
+        work = 4 * work / (d->stride[0] * d->stride[1] > 0 ? d->stride[0] * d->stride[1] : 1) + 4;
     }
     return 32768 / (work > 0 ? work : 1) + 1;
 }
 
-int ct_cpu_pool(const CtPoolDesc *d)
+static int cpu_pool_run(const CtPoolDesc *d, bool backward)
 {
-    const int64_t n = d->planes * d->out[0] * d->out[1];
-    void (*fn)(int64_t, int64_t, void *) = NULL;
-    switch (d->dtype) {
-#define POOL_CASE(NAME, ...)               \
-    case CT_##NAME:                        \
-        fn = pool_forward_range_##NAME;    \
-        break;
-        CT_POOL_FORWARD_TYPES(POOL_CASE)
-#undef POOL_CASE
-    default:
-        return not_implemented("pool", d->dtype);
+    PoolRange fn = (backward ? pool_backward_ranges : pool_forward_ranges)[d->dtype];
+    if (fn == NULL || (backward && !ct_pool_backward_dtype(d->dtype))) {
+        return not_implemented(backward ? "pool_backward" : "pool", d->dtype);
     }
-    ct_parallel_for(n, pool_grain(d, false), fn, (void *)d);
+    const int64_t n = d->planes * (backward ? d->in[0] * d->in[1] : d->out[0] * d->out[1]);
+    ct_parallel_for(n, pool_grain(d, backward), fn, (void *)d);
     return 0;
 }
 
-int ct_cpu_pool_backward(const CtPoolDesc *d)
-{
-    const int64_t n = d->planes * d->in[0] * d->in[1];
-    void (*fn)(int64_t, int64_t, void *) = NULL;
-    switch (d->dtype) {
-#define POOL_CASE(NAME, ...)               \
-    case CT_##NAME:                        \
-        fn = pool_backward_range_##NAME;   \
-        break;
-        CT_POOL_BACKWARD_TYPES(POOL_CASE)
-#undef POOL_CASE
-    default:
-        return not_implemented("pool_backward", d->dtype);
-    }
-    ct_parallel_for(n, pool_grain(d, true), fn, (void *)d);
-    return 0;
-}
+int ct_cpu_pool(const CtPoolDesc *d) { return cpu_pool_run(d, false); }
+int ct_cpu_pool_backward(const CtPoolDesc *d) { return cpu_pool_run(d, true); }
 
 /* ====================================================================================================
  * the ops

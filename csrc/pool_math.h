@@ -5,8 +5,8 @@
  *   ct_pool_forward_NAME(d, i):  output element i (and its index for the max kinds)
  *   ct_pool_backward_NAME(d, i): grad_input element i, gathered from the windows covering it
  *
- * stamped per dtype by CT_POOL_FORWARD_TYPES / CT_POOL_BACKWARD_TYPES. Values are compared and
- * summed in the dtype's acctype (float for float16/bfloat16, as PyTorch's CPU kernels). */
+ * stamped per dtype by CT_POOL_TYPES. Values are compared and summed in the dtype's acctype (float
+ * for float16/bfloat16, as PyTorch's CPU kernels). */
 #ifndef CTORCH_POOL_MATH_H
 #define CTORCH_POOL_MATH_H
 
@@ -14,20 +14,25 @@
 #include "pool.h"
 #include <math.h>
 
-/* X(NAME, ctype, acctype, is_float, lowest): the dtypes the forward kernels take, and the lowest
- * value a max starts from (PyTorch's -inf for floats, the type's minimum for integers). */
-#define CT_POOL_FORWARD_TYPES(X)                    \
+/* X(NAME, ctype, acctype, is_float, lowest): the dtypes of the kernels (the backward ones run for the
+ * floating dtypes only), and the lowest value a max starts from (PyTorch's -inf for floats, the
+ * type's minimum for integers). */
+#define CT_POOL_TYPES(X)                            \
     X(U8, uint8_t, uint8_t, 0, 0)                   \
     X(I8, int8_t, int8_t, 0, INT8_MIN)              \
     X(I16, int16_t, int16_t, 0, INT16_MIN)          \
     X(I32, int32_t, int32_t, 0, INT32_MIN)          \
     X(I64, int64_t, int64_t, 0, INT64_MIN)          \
-    CT_POOL_BACKWARD_TYPES(X)
-#define CT_POOL_BACKWARD_TYPES(X)                   \
     X(F16, ct_half, float, 1, -INFINITY)            \
     X(BF16, ct_bfloat16, float, 1, -INFINITY)       \
     X(F32, float, float, 1, -INFINITY)              \
     X(F64, double, double, 1, -INFINITY)
+
+/* The dtypes of the backward kernels (the differentiable ones). */
+CT_HOST_DEVICE bool ct_pool_backward_dtype(CtDType t)
+{
+    return t == CT_F16 || t == CT_BF16 || t == CT_F32 || t == CT_F64;
+}
 
 CT_HOST_DEVICE bool ct_pool_is_max(const CtPoolDesc *d)
 {
@@ -196,7 +201,7 @@ CT_HOST_DEVICE int64_t ct_pool_avg_divisor(const CtPoolDesc *d, int64_t h0, int6
         CT_STORE_##NAME((T *)d->grad_input + i, g);                                                          \
     }
 
-CT_POOL_FORWARD_TYPES(CT_POOL_FORWARD_FN)
-CT_POOL_BACKWARD_TYPES(CT_POOL_BACKWARD_FN)
+CT_POOL_TYPES(CT_POOL_FORWARD_FN)
+CT_POOL_TYPES(CT_POOL_BACKWARD_FN)
 
 #endif /* CTORCH_POOL_MATH_H */

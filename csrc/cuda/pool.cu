@@ -14,70 +14,34 @@ namespace {
 
 constexpr int kThreads = 256;
 
-/* One dtype per launch: a uniform branch. */
-__device__ __forceinline__ void forward_one(const CtPoolDesc &d, int64_t i)
-{
-    switch (d.dtype) {
-#define CT_POOL_CASE(NAME, ...)              \
-    case CT_##NAME:                          \
-        ct_pool_forward_##NAME(&d, i);       \
-        break;
-        CT_POOL_FORWARD_TYPES(CT_POOL_CASE)
-#undef CT_POOL_CASE
-    default:
-        break;
-    }
-}
-
-__device__ __forceinline__ void backward_one(const CtPoolDesc &d, int64_t i)
-{
-    switch (d.dtype) {
-#define CT_POOL_CASE(NAME, ...)              \
-    case CT_##NAME:                          \
-        ct_pool_backward_##NAME(&d, i);      \
-        break;
-        CT_POOL_BACKWARD_TYPES(CT_POOL_CASE)
-#undef CT_POOL_CASE
-    default:
-        break;
-    }
-}
-
-__global__ void pool_forward_kernel(CtPoolDesc d, int64_t n)
+/* One thread per element: of the output (forward) or of grad_input (backward). One dtype per
+ * launch: a uniform branch. */
+template <bool Backward>
+__global__ void pool_kernel(CtPoolDesc d, int64_t n)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) {
         return;
     }
-    forward_one(d, i);
-}
-
-__global__ void pool_backward_kernel(CtPoolDesc d, int64_t n)
-{
-    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) {
-        return;
-    }
-    backward_one(d, i);
-}
-
-bool forward_dtype(CtDType t)
-{
-    switch (t) {
-#define CT_POOL_CASE(NAME, ...) case CT_##NAME:
-        CT_POOL_FORWARD_TYPES(CT_POOL_CASE)
+    switch (d.dtype) {
+#define CT_POOL_CASE(NAME, ...)                 \
+    case CT_##NAME:                             \
+        if (Backward) {                         \
+            ct_pool_backward_##NAME(&d, i);     \
+        } else {                                \
+            ct_pool_forward_##NAME(&d, i);      \
+        }                                       \
+        break;
+        CT_POOL_TYPES(CT_POOL_CASE)
 #undef CT_POOL_CASE
-        return true;
     default:
-        return false;
+        break;
     }
 }
 
 int run(const CtPoolDesc *d, bool backward)
 {
-    const bool ok = backward ? (d->dtype == CT_F16 || d->dtype == CT_BF16 || d->dtype == CT_F32 || d->dtype == CT_F64)
-                             : forward_dtype(d->dtype);
-    if (!ok) {
+    if (d->dtype == CT_BOOL || (backward && !ct_pool_backward_dtype(d->dtype))) {
         return ct_cuda_set_error(CT_CUDA_NOT_IMPLEMENTED, "pooling: dtype %d is not supported on CUDA", (int)d->dtype);
     }
     const int64_t n = d->planes * (backward ? d->in[0] * d->in[1] : d->out[0] * d->out[1]);
@@ -87,9 +51,9 @@ int run(const CtPoolDesc *d, bool backward)
     CT_CUDA_TRY(ct_cuda_device_guard(d->device.index));
     cudaStream_t stream = ct_cuda_stream(d->device.index);
     if (backward) {
-        pool_backward_kernel<<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>(*d, n);
+        pool_kernel<true><<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>(*d, n);
     } else {
-        pool_forward_kernel<<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>(*d, n);
+        pool_kernel<false><<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>(*d, n);
     }
     CT_CUDA_CHECK_LAUNCH();
     return CT_CUDA_OK;

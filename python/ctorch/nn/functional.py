@@ -136,28 +136,29 @@ def one_hot(tensor, num_classes=-1):
 
 # --- pooling (csrc/pool.c) ----------------------------------------------------------------------------------
 # stride=None means the kernel size: the C ops take an empty stride for it, as PyTorch's do.
+def _max_pool(with_indices, without, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    fn = with_indices if return_indices else without
+    return fn(input, kernel_size, () if stride is None else stride, padding, dilation, ceil_mode)
+
+
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
-    return _C.max_pool1d_with_indices(input, kernel_size, () if stride is None else stride, padding, dilation,
-                                      ceil_mode)
+    return _max_pool(_C.max_pool1d_with_indices, None, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if return_indices:
-        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return _C.max_pool1d(input, kernel_size, () if stride is None else stride, padding, dilation, ceil_mode)
+    return _max_pool(_C.max_pool1d_with_indices, _C.max_pool1d, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
-    return _C.max_pool2d_with_indices(input, kernel_size, () if stride is None else stride, padding, dilation,
-                                      ceil_mode)
+    return _max_pool(_C.max_pool2d_with_indices, None, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if return_indices:
-        return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return _C.max_pool2d(input, kernel_size, () if stride is None else stride, padding, dilation, ceil_mode)
+    return _max_pool(_C.max_pool2d_with_indices, _C.max_pool2d, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
