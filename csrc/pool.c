@@ -560,18 +560,42 @@ done:
 
 /* --- CPU kernels -------------------------------------------------------------------------------------- */
 typedef void (*PoolRange)(int64_t begin, int64_t end, void *desc);
-#define POOL_CPU_RANGES(NAME, ...)                                             \
-    static void pool_forward_range_##NAME(int64_t begin, int64_t end, void *p) \
-    {                                                                          \
-        for (int64_t i = begin; i < end; i++) {                                \
-            ct_pool_forward_##NAME((const CtPoolDesc *)p, i);                  \
-        }                                                                      \
-    }                                                                          \
-    static void pool_backward_range_##NAME(int64_t begin, int64_t end, void *p) \
-    {                                                                          \
-        for (int64_t i = begin; i < end; i++) {                                \
-            ct_pool_backward_##NAME((const CtPoolDesc *)p, i);                 \
-        }                                                                      \
+/* Elements [begin, end) in memory order: coordinates advance without divisions, and the backward's
+ * covering output rows are found once per input row. */
+#define POOL_CPU_RANGES(NAME, ...)                                                    \
+    static void pool_forward_range_##NAME(int64_t begin, int64_t end, void *p)        \
+    {                                                                                 \
+        const CtPoolDesc *d = (const CtPoolDesc *)p;                                  \
+        int64_t plane, oh, ow;                                                        \
+        ct_pool_coords(begin, d->out[0], d->out[1], &plane, &oh, &ow);                \
+        for (int64_t i = begin; i < end; i++) {                                       \
+            ct_pool_forward_##NAME(d, plane, oh, ow);                                 \
+            if (++ow == d->out[1]) {                                                  \
+                ow = 0;                                                               \
+                if (++oh == d->out[0]) {                                              \
+                    oh = 0;                                                           \
+                    plane++;                                                          \
+                }                                                                     \
+            }                                                                         \
+        }                                                                             \
+    }                                                                                 \
+    static void pool_backward_range_##NAME(int64_t begin, int64_t end, void *p)       \
+    {                                                                                 \
+        const CtPoolDesc *d = (const CtPoolDesc *)p;                                  \
+        int64_t plane, ih, iw, lo_h, hi_h;                                            \
+        ct_pool_coords(begin, d->in[0], d->in[1], &plane, &ih, &iw);                  \
+        ct_pool_covering(d, 0, ih, &lo_h, &hi_h);                                     \
+        for (int64_t i = begin; i < end; i++) {                                       \
+            ct_pool_backward_##NAME(d, plane, ih, iw, lo_h, hi_h);                    \
+            if (++iw == d->in[1]) {                                                   \
+                iw = 0;                                                               \
+                if (++ih == d->in[0]) {                                               \
+                    ih = 0;                                                           \
+                    plane++;                                                          \
+                }                                                                     \
+                ct_pool_covering(d, 0, ih, &lo_h, &hi_h);                             \
+            }                                                                         \
+        }                                                                             \
     }
 CT_POOL_TYPES(POOL_CPU_RANGES)
 #undef POOL_CPU_RANGES

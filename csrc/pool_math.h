@@ -2,8 +2,9 @@
  * the CUDA ones (cuda/pool.cu) through CT_HOST_DEVICE, so both devices compute the same function
  * in the same order:
  *
- *   ct_pool_forward_NAME(d, i):  output element i (and its index for the max kinds)
- *   ct_pool_backward_NAME(d, i): grad_input element i, gathered from the windows covering it
+ *   ct_pool_forward_NAME(d, plane, oh, ow):  an output element (and its index for the max kinds)
+ *   ct_pool_backward_NAME(d, plane, ih, iw, ...): a grad_input element, gathered from the windows
+ *                                                 covering it
  *
  * stamped per dtype by CT_POOL_TYPES. Values are compared and summed in the dtype's acctype (float
  * for float16/bfloat16, as PyTorch's CPU kernels). */
@@ -32,6 +33,15 @@
 CT_HOST_DEVICE bool ct_pool_backward_dtype(CtDType t)
 {
     return t == CT_F16 || t == CT_BF16 || t == CT_F32 || t == CT_F64;
+}
+
+/* Element i of a dense (planes, rows, cols) space as its coordinates. */
+CT_HOST_DEVICE void ct_pool_coords(int64_t i, int64_t rows, int64_t cols, int64_t *plane, int64_t *r, int64_t *c)
+{
+    const int64_t pr = i / cols;
+    *c = i - pr * cols;
+    *plane = pr / rows;
+    *r = pr - *plane * rows;
 }
 
 CT_HOST_DEVICE bool ct_pool_is_max(const CtPoolDesc *d)
@@ -110,13 +120,13 @@ CT_HOST_DEVICE int64_t ct_pool_avg_divisor(const CtPoolDesc *d, int64_t h0, int6
     return d->count_include_pad ? ph * pw : (h1 - h0) * (w1 - w0);
 }
 
-/* Output element i = (plane, oh, ow): a max keeps the first of equal values and the last NaN (a
+/* Output element (plane, oh, ow): a max keeps the first of equal values and the last NaN (a
  * NaN wins, as in PyTorch); a mean sums the window row by row, then divides (the adaptive kind
  * by the window's height, then by its width, as PyTorch). */
 #define CT_POOL_FORWARD_FN(NAME, T, ACC, IS_FLOAT, LOWEST)                                                   \
-    CT_HOST_DEVICE void ct_pool_forward_##NAME(const CtPoolDesc *d, int64_t i)                               \
+    CT_HOST_DEVICE void ct_pool_forward_##NAME(const CtPoolDesc *d, int64_t plane, int64_t oh, int64_t ow)   \
     {                                                                                                        \
-        const int64_t ow = i % d->out[1], r = i / d->out[1], oh = r % d->out[0], plane = r / d->out[0];      \
+        const int64_t i = (plane * d->out[0] + oh) * d->out[1] + ow;                                         \
         const int64_t W = d->in[1];                                                                          \
         const T *in = (const T *)d->input + plane * d->in[0] * W;                                            \
         int64_t h0, h1, hs, w0, w1, ws;                                                                      \
@@ -154,17 +164,18 @@ CT_HOST_DEVICE int64_t ct_pool_avg_divisor(const CtPoolDesc *d, int64_t h0, int6
         CT_STORE_##NAME((T *)d->output + i, v);                                                              \
     }
 
-/* grad_input element i = (plane, ih, iw): the sum, over the windows holding it in output order (the
+/* grad_input element (plane, ih, iw), given the rows of outputs [lo_h, hi_h] covering row ih
+ * (ct_pool_covering, shared by a row): the sum, over the windows holding it in output order (the
  * order PyTorch's CPU scatter adds them in), of their gradient (max kinds: where the window's index
  * is this element; averages: divided by the window's divisor). */
 #define CT_POOL_BACKWARD_FN(NAME, T, ACC, IS_FLOAT, LOWEST)                                                  \
-    CT_HOST_DEVICE void ct_pool_backward_##NAME(const CtPoolDesc *d, int64_t i)                              \
+    CT_HOST_DEVICE void ct_pool_backward_##NAME(const CtPoolDesc *d, int64_t plane, int64_t ih, int64_t iw,  \
+                                                int64_t lo_h, int64_t hi_h)                                  \
     {                                                                                                        \
         const int64_t W = d->in[1], OH = d->out[0], OW = d->out[1];                                          \
-        const int64_t iw = i % W, r = i / W, ih = r % d->in[0], plane = r / d->in[0];                        \
+        const int64_t i = (plane * d->in[0] + ih) * W + iw;                                                  \
         const T *go = (const T *)d->grad_output + plane * OH * OW;                                           \
-        int64_t lo_h, hi_h, lo_w, hi_w;                                                                      \
-        ct_pool_covering(d, 0, ih, &lo_h, &hi_h);                                                            \
+        int64_t lo_w, hi_w;                                                                                  \
         ct_pool_covering(d, 1, iw, &lo_w, &hi_w);                                                            \
         ACC g = 0;                                                                                           \
         if (ct_pool_is_max(d)) {                                                                             \

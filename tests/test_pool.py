@@ -3,6 +3,8 @@ against a NumPy reference written here (windows, PyTorch's output-size and ceil_
 rule of max pooling, the divisors of average pooling), their gradients (NumPy scatter, gradcheck,
 double backward), grad_fn names, the modules and their reprs, and PyTorch's errors (messages
 produced with the reference torch at /work/torchref). CUDA must give the CPU's bits."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -622,3 +624,33 @@ def test_top_level_functions():
     np.testing.assert_array_equal(to_numpy(ctorch.adaptive_avg_pool1d(x, 2)), [[[1.5, 5.5], [9.5, 13.5]]])
     np.testing.assert_array_equal(to_numpy(ctorch.adaptive_max_pool1d(x, 2)[1]), [[[3, 7], [3, 7]]])
     np.testing.assert_array_equal(to_numpy(ctorch.max_pool2d(x, 2)), [[[9, 11, 13, 15]]])
+
+
+def test_no_leaks():
+    """Every op, its backward and its error paths, many times: no storage or Python object is left."""
+    import gc
+    x = ctorch.tensor(RNG.standard_normal((1, 2, 6, 6)), requires_grad=True)
+    x1 = ctorch.tensor(RNG.standard_normal((2, 6)), requires_grad=True)
+    ops = list(GRADCHECK_OPS.values()) + [lambda t: F.max_pool2d(t, 2, return_indices=True)[0],
+                                          lambda t: F.adaptive_avg_pool2d(t, (None, 1)),
+                                          lambda t: F.adaptive_max_pool2d(t, 4, True)[0]]
+
+    def cycle():
+        for fn in ops:
+            ctorch.autograd.grad(fn(x).sum(), x)
+        ctorch.autograd.grad(F.max_pool1d(x1, 2).sum(), x1, create_graph=True)
+        for fn, _, _ in ERRORS[::3]:
+            try:
+                fn(x, x1)
+            except (RuntimeError, TypeError, ValueError, IndexError):
+                pass
+
+    cycle()
+    gc.collect()
+    storages, objects, refs = ctorch._C._live_storages(), len(gc.get_objects()), sys.getrefcount(x)
+    for _ in range(50):
+        cycle()
+    gc.collect()
+    assert ctorch._C._live_storages() == storages
+    assert sys.getrefcount(x) == refs
+    assert len(gc.get_objects()) - objects < 50

@@ -23,14 +23,21 @@ __global__ void pool_kernel(CtPoolDesc d, int64_t n)
     if (i >= n) {
         return;
     }
+    int64_t plane, r, c, lo_h = 0, hi_h = -1;
+    if (Backward) {
+        ct_pool_coords(i, d.in[0], d.in[1], &plane, &r, &c);
+        ct_pool_covering(&d, 0, r, &lo_h, &hi_h);
+    } else {
+        ct_pool_coords(i, d.out[0], d.out[1], &plane, &r, &c);
+    }
     switch (d.dtype) {
-#define CT_POOL_CASE(NAME, ...)                 \
-    case CT_##NAME:                             \
-        if (Backward) {                         \
-            ct_pool_backward_##NAME(&d, i);     \
-        } else {                                \
-            ct_pool_forward_##NAME(&d, i);      \
-        }                                       \
+#define CT_POOL_CASE(NAME, ...)                                  \
+    case CT_##NAME:                                              \
+        if (Backward) {                                          \
+            ct_pool_backward_##NAME(&d, plane, r, c, lo_h, hi_h); \
+        } else {                                                 \
+            ct_pool_forward_##NAME(&d, plane, r, c);             \
+        }                                                        \
         break;
         CT_POOL_TYPES(CT_POOL_CASE)
 #undef CT_POOL_CASE
