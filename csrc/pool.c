@@ -238,26 +238,43 @@ static void pair_of(const int64_t *v, int n, int64_t *out)
     out[1] = n == 1 ? v[0] : v[1];
 }
 
+/* The arguments of the max pools: kernel_size, stride (empty: the kernel size), padding, dilation
+ * as given (their lengths in n*), and ceil_mode. */
+typedef struct {
+    int64_t k[POOL_MAX_LIST], s[POOL_MAX_LIST], p[POOL_MAX_LIST], dl[POOL_MAX_LIST];
+    int nk, ns, np, nd;
+    bool ceil_mode;
+} MaxPoolArgs;
+
+/* Parses a[0..4] (kernel_size, stride, padding, dilation, ceil_mode; NULL when absent, a stride of
+ * None is absent too). 0 or -1 with PyTorch's TypeError. */
+static int parse_max_args(const char *fname, PyObject *const *a, MaxPoolArgs *m)
+{
+    m->ceil_mode = false;
+    if ((m->nk = parse_int_list(fname, "kernel_size", 2, a[0], m->k)) < 0 ||
+        (m->ns = parse_opt_int_list(fname, "stride", 3, a[1] == Py_None ? NULL : a[1], -1, m->s)) < 0 ||
+        (m->np = parse_opt_int_list(fname, "padding", 4, a[2], 0, m->p)) < 0 ||
+        (m->nd = parse_opt_int_list(fname, "dilation", 5, a[3], 1, m->dl)) < 0 ||
+        parse_bool(fname, "ceil_mode", 6, a[4], &m->ceil_mode) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
 /* max_pool2d's arguments (kernel_size, stride, padding, dilation, ceil_mode in a[0..4], NULL when
  * absent) checked against input x into d. 0 or -1. */
 static int max_pool2d_setup(const char *fname, CtTensorObject *x, PyObject *const *a, CtPoolDesc *d)
 {
-    int64_t k[POOL_MAX_LIST], s[POOL_MAX_LIST], p[POOL_MAX_LIST], dl[POOL_MAX_LIST];
-    bool ceil_mode = false;
-    int nk, ns, np, nd;
-    if ((nk = parse_int_list(fname, "kernel_size", 2, a[0], k)) < 0 ||
-        (ns = parse_opt_int_list(fname, "stride", 3, a[1] == Py_None ? NULL : a[1], -1, s)) < 0 ||
-        (np = parse_opt_int_list(fname, "padding", 4, a[2], 0, p)) < 0 ||
-        (nd = parse_opt_int_list(fname, "dilation", 5, a[3], 1, dl)) < 0 ||
-        parse_bool(fname, "ceil_mode", 6, a[4], &ceil_mode) < 0) {
+    MaxPoolArgs m;
+    if (parse_max_args(fname, a, &m) < 0) {
         return -1;
     }
     static const char *const what[4] = {"kernel_size must either be a single int, or a tuple of two ints",
                                         "stride must either be omitted, a single int, or a tuple of two ints",
                                         "padding must either be a single int, or a tuple of two ints",
                                         "dilation must be either a single int, or a tuple of two ints"};
-    const int lens[4] = {nk, ns, np, nd};
-    const int64_t *vals[4] = {k, s, p, dl};
+    const int lens[4] = {m.nk, m.ns, m.np, m.nd};
+    const int64_t *vals[4] = {m.k, m.s, m.p, m.dl};
     for (int i = 0; i < 4; i++) {
         if (lens[i] > 2 || (lens[i] == 0 && i != 1)) {
             PyErr_Format(PyExc_RuntimeError, "max_pool2d: %s", what[i]);
@@ -276,13 +293,13 @@ static int max_pool2d_setup(const char *fname, CtTensorObject *x, PyObject *cons
     }
     memset(d, 0, sizeof(*d));
     d->kind = CT_POOL_MAX;
-    pair_of(k, nk, d->kernel);
-    pair_of(ns == 0 ? d->kernel : s, ns == 0 ? 2 : ns, d->stride);
-    pair_of(p, np, d->pad);
-    pair_of(dl, nd, d->dilation);
+    pair_of(m.k, m.nk, d->kernel);
+    pair_of(m.ns == 0 ? d->kernel : m.s, m.ns == 0 ? 2 : m.ns, d->stride);
+    pair_of(m.p, m.np, d->pad);
+    pair_of(m.dl, m.nd, d->dilation);
     d->in[0] = x->sizes[x->ndim - 2];
     d->in[1] = x->sizes[x->ndim - 1];
-    if (pool2d_shapes(d, x, ceil_mode) < 0) {
+    if (pool2d_shapes(d, x, m.ceil_mode) < 0) {
         return -1;
     }
     return x->dtype == CT_BOOL ? not_implemented("max_pool2d", x->dtype) : 0;
@@ -703,7 +720,9 @@ static PyObject *via_2d(const char *op2d, CtTensorObject *x, PyObject *rest)
     PyObject *m2 = PyLong_FromLong(-2), *x2 = NULL, *r = NULL;
     PyObject *args[8];
     Py_ssize_t n = rest != NULL ? PyTuple_GET_SIZE(rest) : 0;
-    if (m2 != NULL && rest != NULL && n < 8) {
+    if (n >= 8) {
+        PyErr_SetString(PyExc_SystemError, "via_2d: too many arguments");
+    } else if (m2 != NULL && rest != NULL) {
         PyObject *ua[2] = {(PyObject *)x, m2};
         x2 = ct_op("unsqueeze", ua, 2, NULL);
     }
@@ -744,28 +763,22 @@ static int check_1d(const char *fname, const char *argname, int n)
 /* max_pool1d_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode) in a[0..4] */
 static PyObject *max_pool1d_with_indices_impl(const char *fname, CtTensorObject *x, PyObject *const *a)
 {
-    int64_t k[POOL_MAX_LIST], s[POOL_MAX_LIST], p[POOL_MAX_LIST], dl[POOL_MAX_LIST];
-    bool ceil_mode = false;
-    int nk, ns, np, nd;
-    if ((nk = parse_int_list(fname, "kernel_size", 2, a[0], k)) < 0 ||
-        (ns = parse_opt_int_list(fname, "stride", 3, a[1] == Py_None ? NULL : a[1], -1, s)) < 0 ||
-        (np = parse_opt_int_list(fname, "padding", 4, a[2], 0, p)) < 0 ||
-        (nd = parse_opt_int_list(fname, "dilation", 5, a[3], 1, dl)) < 0 ||
-        parse_bool(fname, "ceil_mode", 6, a[4], &ceil_mode) < 0) {
+    MaxPoolArgs m;
+    if (parse_max_args(fname, a, &m) < 0) {
         return NULL;
     }
-    if (ns == 0) { /* stride defaults to the kernel size */
-        memcpy(s, k, sizeof(s));
-        ns = nk;
+    if (m.ns == 0) { /* stride defaults to the kernel size */
+        memcpy(m.s, m.k, sizeof(m.s));
+        m.ns = m.nk;
     }
-    if (check_dim_range("max_pool1d", x) < 0 || check_1d("max_pool1d", "kernel_size", nk) < 0 ||
-        check_1d("max_pool1d", "stride", ns) < 0 || check_1d("max_pool1d", "padding", np) < 0 ||
-        check_1d("max_pool1d", "dilation", nd) < 0) {
+    if (check_dim_range("max_pool1d", x) < 0 || check_1d("max_pool1d", "kernel_size", m.nk) < 0 ||
+        check_1d("max_pool1d", "stride", m.ns) < 0 || check_1d("max_pool1d", "padding", m.np) < 0 ||
+        check_1d("max_pool1d", "dilation", m.nd) < 0) {
         return NULL;
     }
     return via_2d("max_pool2d_with_indices", x,
-                  Py_BuildValue("((LL)(LL)(LL)(LL)O)", 1LL, (long long)k[0], 1LL, (long long)s[0], 0LL, (long long)p[0],
-                                1LL, (long long)dl[0], ceil_mode ? Py_True : Py_False));
+                  Py_BuildValue("((LL)(LL)(LL)(LL)O)", 1LL, (long long)m.k[0], 1LL, (long long)m.s[0], 0LL,
+                                (long long)m.p[0], 1LL, (long long)m.dl[0], m.ceil_mode ? Py_True : Py_False));
 }
 
 /* max_pool1d without indices: PyTorch's own checks first; then the indices path, except on the CPU
@@ -773,14 +786,8 @@ static PyObject *max_pool1d_with_indices_impl(const char *fname, CtTensorObject 
 static PyObject *max_pool1d_impl(CtTensorObject *x, PyObject *const *a)
 {
     const char *fname = "max_pool1d";
-    int64_t k[POOL_MAX_LIST], s[POOL_MAX_LIST], p[POOL_MAX_LIST], dl[POOL_MAX_LIST];
-    bool ceil_mode = false;
-    int nk, ns, np, nd;
-    if ((nk = parse_int_list(fname, "kernel_size", 2, a[0], k)) < 0 ||
-        (ns = parse_opt_int_list(fname, "stride", 3, a[1] == Py_None ? NULL : a[1], -1, s)) < 0 ||
-        (np = parse_opt_int_list(fname, "padding", 4, a[2], 0, p)) < 0 ||
-        (nd = parse_opt_int_list(fname, "dilation", 5, a[3], 1, dl)) < 0 ||
-        parse_bool(fname, "ceil_mode", 6, a[4], &ceil_mode) < 0) {
+    MaxPoolArgs m;
+    if (parse_max_args(fname, a, &m) < 0) {
         return NULL;
     }
     const int64_t *sz = x->sizes;
@@ -793,39 +800,39 @@ static PyObject *max_pool1d_impl(CtTensorObject *x, PyObject *const *a)
                      sb);
         return NULL;
     }
-    const char *err = nk != 1 ? "kernel_size must be an int, list of ints or tuple of ints"
-                      : ns > 1 ? "stride must be None, an int, list of ints, or tuple of ints"
-                      : np != 1 ? "padding must be an int, list of ints, or tuple of ints"
-                      : nd != 1 ? "dilation must be an int, list of ints or tuple of ints" : NULL;
+    const char *err = m.nk != 1 ? "kernel_size must be an int, list of ints or tuple of ints"
+                      : m.ns > 1 ? "stride must be None, an int, list of ints, or tuple of ints"
+                      : m.np != 1 ? "padding must be an int, list of ints, or tuple of ints"
+                      : m.nd != 1 ? "dilation must be an int, list of ints or tuple of ints" : NULL;
     if (err != NULL) {
         PyErr_Format(PyExc_RuntimeError, "max_pool1d() %s of size 1 but got size %d", err,
-                     nk != 1 ? nk : ns > 1 ? ns : np != 1 ? np : nd);
+                     m.nk != 1 ? m.nk : m.ns > 1 ? m.ns : m.np != 1 ? m.np : m.nd);
         return NULL;
     }
-    const int64_t stride = ns == 0 ? k[0] : s[0];
+    const int64_t stride = m.ns == 0 ? m.k[0] : m.s[0];
     const char *what = NULL;
     long long bad = 0;
-    if (k[0] <= 0) {
-        what = "kernel_size must be greater than zero", bad = k[0];
+    if (m.k[0] <= 0) {
+        what = "kernel_size must be greater than zero", bad = m.k[0];
     } else if (stride <= 0) {
         what = "stride must be greater than zero", bad = stride;
-    } else if (p[0] < 0) {
-        what = "padding must be non-negative", bad = p[0];
-    } else if (p[0] > k[0] / 2) {
+    } else if (m.p[0] < 0) {
+        what = "padding must be non-negative", bad = m.p[0];
+    } else if (m.p[0] > m.k[0] / 2) {
         PyErr_Format(PyExc_RuntimeError,
                      "max_pool1d() padding should be at most half of kernel size, but got padding=%lld and "
                      "kernel_size=%lld",
-                     (long long)p[0], (long long)k[0]);
+                     (long long)m.p[0], (long long)m.k[0]);
         return NULL;
-    } else if (dl[0] <= 0) {
-        what = "dilation must be greater than zero", bad = dl[0];
+    } else if (m.dl[0] <= 0) {
+        what = "dilation must be greater than zero", bad = m.dl[0];
     }
     if (what != NULL) {
         PyErr_Format(PyExc_RuntimeError, "max_pool1d() %s, but got %lld", what, bad);
         return NULL;
     }
     int64_t ow;
-    if (pool_output_size(x->sizes[x->ndim - 1], k[0], p[0], stride, dl[0], ceil_mode, &ow) < 0) {
+    if (pool_output_size(x->sizes[x->ndim - 1], m.k[0], m.p[0], stride, m.dl[0], m.ceil_mode, &ow) < 0) {
         return NULL;
     }
     if (ow <= 0) {
@@ -1218,7 +1225,7 @@ int ct_pool_bw_max_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 /* avg_pool2d: (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
 int ct_pool_bw_avg_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    if (n->edge_nodes[0] == NULL) {
+    if (g[0] == NULL || n->edge_nodes[0] == NULL) {
         return 0;
     }
     PyObject *x = (PyObject *)ct_node_tensor(n, 0);
