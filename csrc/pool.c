@@ -681,7 +681,18 @@ static PyObject *adaptive_impl(bool avg, CtTensorObject *x, const int64_t *size,
     return pool_forward(&d, x);
 }
 
-/* new reference to ct_op(name, args...) with its result squeezed at -2 (each element of a tuple) */
+/* The values of a max pool's (values, indices) result r (stolen; NULL passes through). */
+static PyObject *first_of(PyObject *r)
+{
+    if (r == NULL) {
+        return NULL;
+    }
+    PyObject *out = Py_NewRef(PyTuple_GET_ITEM(r, 0));
+    Py_DECREF(r);
+    return out;
+}
+
+/* r (stolen) squeezed at -2, each element when r is a tuple. New reference. */
 static PyObject *squeezed(PyObject *r)
 {
     if (r == NULL) {
@@ -849,13 +860,7 @@ static PyObject *max_pool1d_impl(CtTensorObject *x, PyObject *const *a)
         not_implemented("max_pool1d_impl", x->dtype);
         return NULL;
     }
-    PyObject *r = max_pool1d_with_indices_impl(fname, x, a);
-    if (r == NULL) {
-        return NULL;
-    }
-    PyObject *out = Py_NewRef(PyTuple_GET_ITEM(r, 0));
-    Py_DECREF(r);
-    return out;
+    return first_of(max_pool1d_with_indices_impl(fname, x, a));
 }
 
 /* adaptive_avg_pool2d: a mean over the plane for a 1x1 output (as PyTorch), else _adaptive_avg_pool2d */
@@ -923,13 +928,7 @@ static PyObject *py_max_pool2d(PyObject *self, PyObject *const *args, Py_ssize_t
     if (max_pool2d_setup("max_pool2d", CT_TENSOR(a[0]), a + 1, &d) < 0) {
         return NULL;
     }
-    PyObject *r = ct_op("max_pool2d_with_indices", args, (size_t)nargs, kwnames);
-    if (r == NULL) {
-        return NULL;
-    }
-    PyObject *out = Py_NewRef(PyTuple_GET_ITEM(r, 0));
-    Py_DECREF(r);
-    return out;
+    return first_of(ct_op("max_pool2d_with_indices", args, (size_t)nargs, kwnames));
 }
 
 PyDoc_STRVAR(max_pool1d_with_indices_doc,
