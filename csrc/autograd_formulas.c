@@ -12,6 +12,7 @@
 #include "nn.h"
 #include "conv.h"
 #include "nn_act.h"
+#include "pool.h"
 #include "tensor.h"
 #include "views.h"
 #include <float.h>
@@ -3201,6 +3202,27 @@ const CtFormula ct_formulas[] = {
     {"huber_loss", "HuberLossBackward0", SIG("input", "target", "reduction", "delta"), 3, 0, ct_act_bw_huber_loss},
     {"soft_margin_loss", "SoftMarginLossBackward0", SIG("input", "target", "reduction"), 3, 0,
      ct_act_bw_soft_margin_loss},
+    /* pooling (csrc/pool.c); the 1-d poolings, max_pool2d and adaptive_avg_pool2d are composites of these */
+    {"max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0",
+     SIG("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"), 1, CT_F_SAVE_OUT, ct_pool_bw_max_pool2d},
+    {"avg_pool2d", "AvgPool2DBackward0",
+     SIG("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"), 1, 0,
+     ct_pool_bw_avg_pool2d},
+    {"_adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", SIG("input", "output_size"), 1, 0,
+     ct_pool_bw_adaptive_avg_pool2d},
+    {"adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0", SIG("input", "output_size"), 1, CT_F_SAVE_OUT,
+     ct_pool_bw_adaptive_max_pool2d},
+    {"_max_pool2d_backward", "MaxPool2DWithIndicesBackwardBackward0",
+     SIG("grad_output", "input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "indices"), 1, 0,
+     ct_pool_bw_max_pool2d_backward},
+    {"_avg_pool2d_backward", "AvgPool2DBackwardBackward0",
+     SIG("grad_output", "input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+         "divisor_override"),
+     1, 0, ct_pool_bw_avg_pool2d_backward},
+    {"_adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0", SIG("grad_output", "input"), 1, 0,
+     ct_pool_bw_adaptive_avg_pool2d_backward},
+    {"_adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0", SIG("grad_output", "input", "indices"), 1,
+     0, ct_pool_bw_adaptive_max_pool2d_backward},
     /* the backward ops of the fused kernels are not differentiable themselves */
     {"_nll_backward", "NllLossBackwardBackward0",
      SIG("grad", "input", "target", "weight", "reduction", "ignore_index", "label_smoothing", "flags"), 7, CT_F_NO_DERIV,

@@ -14,6 +14,7 @@
 #include "dtype.h"
 #include "iter.h"
 #include "parallel.h"
+#include "pool.h"
 #include "registry.h"
 #include "tensor.h"
 #include <math.h>
@@ -1901,6 +1902,8 @@ const struct CtNNKernels ct_cpu_nn_kernels = {
     .col2im = ct_cpu_col2im,
     .channel_norm = ct_cpu_channel_norm, /* norm.c */
     .channel_norm_backward = ct_cpu_channel_norm_backward,
+    .pool = ct_cpu_pool,
+    .pool_backward = ct_cpu_pool_backward,
 };
 
 /* ====================================================================================================

@@ -169,6 +169,7 @@ typedef struct {
     const void *grad_out;
     void *grad_input, *grad_weight, *grad_bias;
 } CtChannelNormDesc;
+struct CtPoolDesc; /* pool.h */
 
 struct CtNNKernels {
     int (*linear)(const CtLinearDesc *d);
@@ -196,6 +197,9 @@ struct CtNNKernels {
     /* batch norm / group norm (see CtChannelNormDesc) */
     int (*channel_norm)(const CtChannelNormDesc *d);
     int (*channel_norm_backward)(const CtChannelNormDesc *d);
+    /* pooling (pool.h): the forward writes output (and indices), the backward every grad_input element */
+    int (*pool)(const struct CtPoolDesc *d);
+    int (*pool_backward)(const struct CtPoolDesc *d);
 };
 
 extern const struct CtNNKernels ct_cpu_nn_kernels;

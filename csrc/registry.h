@@ -25,6 +25,7 @@
     X(conv)               \
     X(nn_act)             \
     X(norm)               \
+    X(pool)               \
     X(optim)              \
     X(clip)               \
     X(serialization)      \

@@ -10,6 +10,7 @@
 #include "reduce.cuh"
 #include "index.cuh"
 #include "search.cuh"
+#include "pool.cuh"
 #include "random.cuh"
 #include "linalg.h"
 #include "nn.h"
@@ -507,6 +508,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     nn_kernels.col2im = ct_cuda_nn_col2im;
     nn_kernels.channel_norm = ct_cuda_nn_channel_norm;
     nn_kernels.channel_norm_backward = ct_cuda_nn_channel_norm_backward;
+    nn_kernels.pool = ct_cuda_pool;
+    nn_kernels.pool_backward = ct_cuda_pool_backward;
     elementwise_kernels.unary = ct_cuda_elementwise;
     elementwise_kernels.binary = ct_cuda_elementwise;
     elementwise_kernels.ternary = ct_cuda_elementwise;

@@ -1,7 +1,8 @@
 """ctorch.nn.functional: PyTorch's functional API. Argument handling only: every computation is a
 C op (csrc/nn.c for linear, the losses, layer_norm, embedding and leaky_relu; csrc/nn_act.c for the
 other activations, padding, distances and the composed losses; csrc/norm.c for batch_norm and
-group_norm; the elementwise and reduction families for the activations and softmax)."""
+group_norm; csrc/pool.c for pooling; the elementwise and reduction families for the activations and
+softmax)."""
 import warnings
 
 from .. import _C
@@ -238,6 +239,71 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def one_hot(tensor, num_classes=-1):
     return _C.one_hot(tensor, num_classes)
+
+
+# --- pooling (csrc/pool.c) ----------------------------------------------------------------------------------
+# stride=None means the kernel size: the C ops take an empty stride for it, as PyTorch's do.
+def _max_pool(with_indices, without, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    fn = with_indices if return_indices else without
+    return fn(input, kernel_size, () if stride is None else stride, padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(_C.max_pool1d_with_indices, None, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(_C.max_pool1d_with_indices, _C.max_pool1d, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(_C.max_pool2d_with_indices, None, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(_C.max_pool2d_with_indices, _C.max_pool2d, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return _C.avg_pool1d(input, kernel_size, () if stride is None else stride, padding, ceil_mode, count_include_pad)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _C.avg_pool2d(input, kernel_size, () if stride is None else stride, padding, ceil_mode, count_include_pad,
+                         divisor_override)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _C.adaptive_avg_pool1d(input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """output_size: an int or two; None keeps the input's size along that dim."""
+    return _C.adaptive_avg_pool2d(input, output_size)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _C.adaptive_max_pool1d(input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    out = _C.adaptive_max_pool1d(input, output_size)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _C.adaptive_max_pool2d(input, output_size)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """output_size: an int or two; None keeps the input's size along that dim."""
+    out = _C.adaptive_max_pool2d(input, output_size)
+    return out if return_indices else out[0]
 
 
 # --- normalisation and embeddings ---------------------------------------------------------------------------
