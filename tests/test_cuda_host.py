@@ -184,6 +184,14 @@ SPECIAL = {
     "RSHIFT": (ctorch.bitwise_right_shift, None, None),
     "ADDCMUL": (lambda a, b, c, **k: ctorch.addcmul(a, b, c, value=2, **k), (2.0, 0.0, 0.0), (2, 0, 0)),
     "ADDCDIV": (lambda a, b, c, **k: ctorch.addcdiv(a, b, c, value=0.5, **k), (0.5, 0.0, 0.0), (0, 0, 0)),
+    # nn activations (csrc/nn_act.c): elu's first parameter is alpha * scale; integer kernels take
+    # the parameters truncated, so those of hardtanh/threshold are whole in every integer dtype
+    "ELU": (lambda a: ctorch.elu(a, 0.5, 2.0, 1.5), (1.0, 2.0, 1.5), None),
+    "HARDTANH": (lambda a: ctorch.hardtanh(a, 1.0, 5.0), (1.0, 5.0, 0.0), (1, 5, 0)),
+    "THRESHOLD": (lambda a: ctorch.threshold(a, 1.5, 3.0), (1.5, 3.0, 0.0), (1, 3, 0)),
+    "SOFTSHRINK": (lambda a: ctorch.softshrink(a, 0.75), (0.75, 0.0, 0.0), None),
+    "HARDSHRINK": (lambda a: ctorch.hardshrink(a, 0.75), (0.75, 0.0, 0.0), None),
+    "PRELU": (lambda a, w: ctorch.where(a > 0, a, w * a), None, None),  # the weight broadcast elementwise
     # internal ops the front end uses for x ** 3 and x ** -2 (no functions of their own)
     "CUBE": (lambda a, **k: ctorch.pow(a, 3, **k), None, None),
     "INV_SQUARE": (lambda a, **k: ctorch.pow(a, -2, **k), None, None),
