@@ -227,12 +227,52 @@ static PyObject *hardtanh_entry(const char *fname, PyObject *const *args, Py_ssi
     return run_activation(CT_EW_HARDTANH, t, inplace, 2, v);
 }
 
+/* An integer tensor takes threshold and value as PyTorch converts scalars to its dtype: a float
+ * outside the dtype's range (or NaN) is refused, an int wraps (uint8's -1 is 255), a float is
+ * truncated. */
+static int threshold_int_params(const char *fname, PyObject *const *objs, CtDType dtype, double *v)
+{
+    static const char *const names[] = {"threshold", "value"};
+    for (int j = 0; j < 2; j++) {
+        CtScalar s;
+        if (ct_number_arg(fname, names[j], j + 2, objs[j], &s) < 0 || ct_check_scalar_fits(&s, dtype, true) < 0) {
+            return -1;
+        }
+        int64_t i = s.kind == CT_KIND_INT ? s.v.i : s.kind == CT_KIND_BOOL ? s.v.b : (int64_t)trunc(s.v.d);
+        switch (dtype) {
+        case CT_U8:
+            v[j] = (uint8_t)i;
+            break;
+        case CT_I8:
+            v[j] = (int8_t)i;
+            break;
+        case CT_I16:
+            v[j] = (int16_t)i;
+            break;
+        case CT_I32:
+            v[j] = (int32_t)i;
+            break;
+        default:
+            v[j] = (double)i;
+            break;
+        }
+    }
+    return 0;
+}
+
 static PyObject *threshold_entry(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
                                  bool inplace)
 {
     static const char *const names[] = {"input", "threshold", "value", NULL};
     double v[2] = {0.0, 0.0};
     CtTensorObject *t = parse_activation(fname, args, nargs, kw, names, 3, v);
+    if (t != NULL && !ct_is_floating(t->dtype) && t->dtype != CT_BOOL) {
+        PyObject *a[3];
+        if (ct_parse_args(fname, args, nargs, kw, names, 3, a) < 0 ||
+            threshold_int_params(fname, a + 1, t->dtype, v) < 0) {
+            return NULL;
+        }
+    }
     return t == NULL ? NULL : run_activation(CT_EW_THRESHOLD, t, inplace, 2, v);
 }
 

@@ -112,6 +112,14 @@ def test_activation_integer_dtypes(device):
     u = T([0, 1, 2, 200], device, "uint8")
     assert_close(F.hardtanh(u), np.array([0, 1, 1, 1], dtype=np.uint8))  # bounds saturate into [0, 255]
     assert_close(F.relu6(u), np.array([0, 1, 2, 6], dtype=np.uint8))
+    # threshold converts its scalars to the dtype as PyTorch: ints wrap (uint8's -1 is 255), floats
+    # out of range are refused
+    assert_close(F.threshold(u, -1, 5), np.array([5, 5, 5, 5], dtype=np.uint8))
+    assert_close(F.threshold(u, 5, -1), np.array([255, 255, 255, 200], dtype=np.uint8))
+    assert_close(F.threshold(T([-3, -2, -1, 0, 1], device, "int8"), -1.5, 9), np.array([9, 9, 9, 0, 1]))
+    for args, name in [((-1.5, 5), "uint8_t"), ((1.5, 300), "uint8_t"), ((float("nan"), 1), "uint8_t")]:
+        with pytest.raises(RuntimeError, match=f"^value cannot be converted to type {name} without overflow$"):
+            F.threshold(u, *args)
     with pytest.raises(NotImplementedError, match="Bool inputs not supported for hardtanh"):
         F.hardtanh(T([True], device, "bool"))
     kernel = "cuda" if device == "cuda" else "cpu"
