@@ -8,6 +8,7 @@
 #include "autograd.h"
 #include "device.h"
 #include "dtype.h"
+#include "elementwise.h" /* ct_scalar_type_name */
 #include "linalg.h"
 #include "nn.h"
 #include "parallel.h"
@@ -29,15 +30,6 @@ typedef struct {
     int64_t in[2], kernel[2], stride[2], pad_lo[2], pad_hi[2], dilation[2], out[2];
 } ConvGeom;
 
-static const char *scalar_type_name(CtDType d)
-{
-    static const char *names[CT_NUM_DTYPES] = {
-        [CT_BOOL] = "Bool", [CT_U8] = "Byte",      [CT_I8] = "Char",   [CT_I16] = "Short", [CT_I32] = "Int",
-        [CT_I64] = "Long",  [CT_F16] = "Half",     [CT_BF16] = "BFloat16", [CT_F32] = "Float", [CT_F64] = "Double",
-    };
-    return names[d];
-}
-
 static const char *cpp_type_name(CtDType d)
 {
     static const char *names[CT_NUM_DTYPES] = {
@@ -53,7 +45,7 @@ static const char *cpp_type_name(CtDType d)
 static void legacy_type_name(const CtTensorObject *t, char *buf, size_t n)
 {
     snprintf(buf, n, "torch.%s%sTensor", ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "",
-             scalar_type_name(t->dtype));
+             ct_scalar_type_name(t->dtype));
 }
 
 /* An int (expanded to `dim` copies, as PyTorch's int[dim] parameters do) or a sequence of ints;
@@ -196,8 +188,8 @@ static int check_types(const CtTensorObject *input, const CtTensorObject *weight
         return -1;
     }
     if (input->dtype != weight->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", scalar_type_name(input->dtype),
-                     scalar_type_name(weight->dtype));
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_scalar_type_name(input->dtype),
+                     ct_scalar_type_name(weight->dtype));
         return -1;
     }
     if (bias != NULL && !ct_device_equal(ct_device_of(input), ct_device_of(bias))) {

@@ -40,8 +40,7 @@ static const char *cpp_type_name(CtDType d)
     return names[d];
 }
 
-/* The finite range of each dtype as doubles. */
-static void dtype_range(CtDType d, double *lo, double *hi)
+void ct_dtype_range(CtDType d, double *lo, double *hi)
 {
     switch (d) {
     case CT_U8:
@@ -81,7 +80,7 @@ int ct_check_scalar_fits(const CtScalar *s, CtDType dtype, bool cpp_names)
         return 0;
     }
     double lo, hi;
-    dtype_range(dtype, &lo, &hi);
+    ct_dtype_range(dtype, &lo, &hi);
     if (s->kind == CT_KIND_INT) {
         int64_t v = s->v.i;
         if (ct_is_floating(dtype)) {

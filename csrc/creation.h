@@ -38,6 +38,8 @@ int ct_check_inplace_leaf(const CtTensorObject *t);
  * cpp_names picks the C++ spelling used by fill/full ("uint8_t", "c10::Half") over the one
  * used by tensor() ("uint8"). */
 int ct_check_scalar_fits(const CtScalar *s, CtDType dtype, bool cpp_names);
+/* The finite range of a dtype as doubles (bool: that of a double). */
+void ct_dtype_range(CtDType d, double *lo, double *hi);
 /* PyTorch's name of a dtype in kernel errors: "Float", "Long", "BFloat16", ... */
 const char *ct_dtype_kernel_name(CtDType d);
 

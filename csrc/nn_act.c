@@ -26,7 +26,6 @@
 #include "registry.h"
 #include "tensor.h"
 #include "views.h"
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -101,35 +100,13 @@ static int put_grad(CtNodeObject *n, PyObject **gi, int e, int i, PyObject *valu
     return gi[e] == NULL ? -1 : 0;
 }
 
-/* The range of an integer dtype, for integer kernels' parameters (saturated into it, so that
- * hardtanh(uint8, -1, 1) clamps to [0, 1] as PyTorch's does). */
-static void int_range(CtDType d, double *lo, double *hi)
-{
-    switch (d) {
-    case CT_U8:
-        *lo = 0.0, *hi = 255.0;
-        break;
-    case CT_I8:
-        *lo = -128.0, *hi = 127.0;
-        break;
-    case CT_I16:
-        *lo = -32768.0, *hi = 32767.0;
-        break;
-    case CT_I32:
-        *lo = -2147483648.0, *hi = 2147483647.0;
-        break;
-    default:
-        *lo = -9223372036854775808.0, *hi = 9223372036854775807.0;
-        break;
-    }
-}
-
 /* ============================================================================================
  * pointwise activations: one elementwise row each
  * ============================================================================================ */
 
 /* Runs op on input (in place when inplace) with k parameters. Integer kernels take them
- * truncated and saturated to the dtype's range. */
+ * truncated and saturated to the dtype's range (so that hardtanh(uint8, -1, 1) clamps to [0, 1]
+ * as PyTorch's does). */
 static PyObject *run_activation(CtEwOp op, CtTensorObject *input, bool inplace, int k, const double *values)
 {
     CtOpParams p;
@@ -137,7 +114,7 @@ static PyObject *run_activation(CtEwOp op, CtTensorObject *input, bool inplace, 
     bool integral = !ct_is_floating(input->dtype) && input->dtype != CT_BOOL;
     double lo = 0.0, hi = 0.0;
     if (integral) {
-        int_range(input->dtype, &lo, &hi);
+        ct_dtype_range(input->dtype, &lo, &hi);
     }
     for (int j = 0; j < k; j++) {
         p.f[j] = values[j];
@@ -287,8 +264,8 @@ static PyObject *softshrink_entry(const char *fname, PyObject *const *args, Py_s
         return NULL;
     }
     if (ct_is_floating(t->dtype)) {
-        double max = t->dtype == CT_F64 ? DBL_MAX : t->dtype == CT_F16 ? 65504.0
-                                                  : t->dtype == CT_BF16 ? 3.3895313892515355e+38 : FLT_MAX;
+        double min, max;
+        ct_dtype_range(t->dtype, &min, &max);
         if (!(lambd >= 0.0 && lambd <= max)) {
             /* %g: as C++ streams print doubles (6 significant digits) */
             char bmax[32], blam[32], msg[160];
