@@ -22,7 +22,15 @@ typedef struct {
     const CtOptimParams *p;
     bool fresh;
     double step_size, bias_corr2_sqrt;
+    double x[3]; /* the kinds after RMSprop */
+    bool flag;
 } StepCtx;
+
+static StepCtx step_ctx(const CtOptimParams *p, const CtOptimTensor *t)
+{
+    StepCtx sc = {p, t->fresh_buffer, t->step_size, t->bias_corr2_sqrt, {t->x[0], t->x[1], t->x[2]}, t->flag};
+    return sc;
+}
 
 
 /* Operands: 0 param, 1 grad, 2.. the state slots in use (see optim.h), in slot order.
@@ -167,9 +175,74 @@ CT_OPTIM_STAMP(BF16, F)
 CT_OPTIM_STAMP(F32, F)
 CT_OPTIM_STAMP(F64, D)
 
+/* The kinds after RMSprop (CT_OPTIM_EXT_KINDS): operands param, grad, state slot 0, then slot 1 when the
+ * kind has two; each loop specialised on the options that kind has (HAS_*: 0 drops the branch). */
+#define CT_OPTIM_EXT_LOOPS(KIND, kind, HAS_WD, HAS_DECOUPLED, HAS_FLAG, NSTATES, NAME, SFX)                    \
+    CT_INLINE void kind##_body_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c, bool use_wd, \
+                                      bool decoupled, bool flag)                                              \
+    {                                                                                                         \
+        const CtOptimConsts##SFX k = ct_optim_consts_##SFX(c->p);                                             \
+        typedef __typeof__(k.lr) acc_t;                                                                       \
+        const acc_t x[3] = {(acc_t)c->x[0], (acc_t)c->x[1], (acc_t)c->x[2]};                                  \
+        char *const d0 = data[0], *const d1 = data[1], *const d2 = data[2];                                   \
+        char *const d3 = NSTATES > 1 ? data[3] : NULL;                                                        \
+        const int64_t s0 = st[0], s1 = st[1], s2 = st[2], s3 = NSTATES > 1 ? st[3] : 0;                       \
+        for (int64_t i = 0; i < n; i++) {                                                                     \
+            ct_##kind##_elem_##NAME(d0 + i * s0, d1 + i * s1, d2 + i * s2, NSTATES > 1 ? d3 + i * s3 : NULL, \
+                                    &k, x, use_wd, decoupled, flag);                                          \
+        }                                                                                                     \
+    }                                                                                                         \
+    CT_INLINE void kind##_any_##NAME(char **data, const int64_t *st, int64_t n, const StepCtx *c)            \
+    {                                                                                                         \
+        CT_FLAGS3(kind##_body_##NAME, HAS_WD && c->p->weight_decay != 0,                                      \
+                  HAS_DECOUPLED && c->p->decoupled_weight_decay, HAS_FLAG && c->flag, data, st, n, c);        \
+    }                                                                                                         \
+    static void kind##_loop_##NAME(char **data, const int64_t *st, int64_t n, void *c)                        \
+    {                                                                                                         \
+        kind##_any_##NAME(data, st, n, (const StepCtx *)c);                                                   \
+    }                                                                                                         \
+    static void kind##_dense_##NAME(char **data, const int64_t *unused, int64_t n, void *c)                   \
+    {                                                                                                         \
+        static const int64_t st[4] = {CT_ISZ_##NAME, CT_ISZ_##NAME, CT_ISZ_##NAME, CT_ISZ_##NAME};            \
+        kind##_any_##NAME(data, st, n, (const StepCtx *)c);                                                   \
+    }
+
+CT_OPTIM_EXT_KINDS(CT_OPTIM_EXT_LOOPS, F16, F)
+CT_OPTIM_EXT_KINDS(CT_OPTIM_EXT_LOOPS, BF16, F)
+CT_OPTIM_EXT_KINDS(CT_OPTIM_EXT_LOOPS, F32, F)
+CT_OPTIM_EXT_KINDS(CT_OPTIM_EXT_LOOPS, F64, D)
+
+/* The inner loop of a kind after RMSprop for dtype (see step_loop). */
+static CtInnerLoop ext_step_loop(CtOptimKind kind, CtDType dtype, bool dense)
+{
+#define CT_OPTIM_EXT_CASE(KIND, kind, HAS_WD, HAS_DECOUPLED, HAS_FLAG, NSTATES, NAME) \
+    case CT_OPTIM_##KIND:                                                            \
+        return dense ? kind##_dense_##NAME : kind##_loop_##NAME;
+#define CT_OPTIM_EXT_DTYPE(NAME)                       \
+    case CT_##NAME:                                    \
+        switch (kind) {                                \
+            CT_OPTIM_EXT_KINDS(CT_OPTIM_EXT_CASE, NAME) \
+        default:                                       \
+            return NULL;                               \
+        }
+    switch (dtype) {
+        CT_OPTIM_EXT_DTYPE(F16)
+        CT_OPTIM_EXT_DTYPE(BF16)
+        CT_OPTIM_EXT_DTYPE(F32)
+        CT_OPTIM_EXT_DTYPE(F64)
+    default:
+        return NULL;
+    }
+#undef CT_OPTIM_EXT_DTYPE
+#undef CT_OPTIM_EXT_CASE
+}
+
 /* The inner loop of kind for dtype; dense: every operand has unit stride (the strides are ignored). */
 static CtInnerLoop step_loop(CtOptimKind kind, CtDType dtype, bool dense)
 {
+    if (kind > CT_OPTIM_RMSPROP) {
+        return ext_step_loop(kind, dtype, dense);
+    }
     switch (dtype) {
 #define CT_OPTIM_CASE(NAME)                                                                          \
     case CT_##NAME:                                                                                  \
@@ -242,7 +315,7 @@ static void flat_range(int64_t begin, int64_t end, void *vctx)
             data[o] = ct_data(ops[o]) + (size_t)a * isz;
             strides[o] = (int64_t)isz;
         }
-        StepCtx sc = {fc->p, t->fresh_buffer, t->step_size, t->bias_corr2_sqrt};
+        StepCtx sc = step_ctx(fc->p, t);
         step_loop(fc->p->kind, t->param->dtype, true)(data, strides, b - a, &sc);
     }
 }
@@ -277,7 +350,7 @@ static int cpu_step(const CtOptimParams *p, int64_t n, const CtOptimTensor *tens
             PyMem_RawFree(index);
             return -1;
         }
-        StepCtx sc = {p, t->fresh_buffer, t->step_size, t->bias_corr2_sqrt};
+        StepCtx sc = step_ctx(p, t);
         ct_iter_cpu_run(&it, step_loop(p->kind, t->param->dtype, false), &sc);
     }
     starts[ndense] = total;
@@ -362,34 +435,62 @@ static CtTensorObject *state_entry(PyObject *list, Py_ssize_t i, CtTensorObject 
     return t;
 }
 
-/* Increments the 0-d step tensor of entry i (creating tensor(0.) when None) and returns the new
- * step count, or -1 with an exception set. */
-static double bump_step(PyObject *steps, Py_ssize_t i, const char *fname)
+/* Entry i of a list of one-element scalar states (step, mu_product, eta, mu): the tensor (when None, a
+ * new 0-d float32 tensor holding init on device, stored into the list) with its value in *value.
+ * Returns a borrowed reference, or NULL with an exception set. */
+static CtTensorObject *scalar_entry(PyObject *list, Py_ssize_t i, double init, CtDevice device, const char *fname,
+                                    const char *name, double *value)
 {
-    PyObject *e = PyList_GET_ITEM(steps, i);
-    CtScalar s = {.kind = CT_KIND_FLOAT, .v.d = 0.0};
+    PyObject *e = PyList_GET_ITEM(list, i);
+    CtScalar s = {.kind = CT_KIND_FLOAT, .v.d = init};
     CtTensorObject *t;
     if (e == Py_None) {
-        t = ct_scalar_tensor(&s, CT_F32, ct_cpu());
-        if (t == NULL || PyList_SetItem(steps, i, (PyObject *)t) < 0) {
-            return -1;
+        t = ct_scalar_tensor(&s, CT_F32, device);
+        if (t == NULL || PyList_SetItem(list, i, (PyObject *)t) < 0) {
+            return NULL;
         }
     } else if (CtTensor_Check(e) && ct_numel(CT_TENSOR(e)) == 1) {
         t = CT_TENSOR(e);
-        if (ct_item(t, &s) < 0) {
-            return -1;
-        }
     } else {
-        PyErr_Format(PyExc_TypeError, "%s(): state_steps[%zd] must be a one-element Tensor or None", fname, i);
-        return -1;
+        PyErr_Format(PyExc_TypeError, "%s(): %s[%zd] must be a one-element Tensor or None", fname, name, i);
+        return NULL;
     }
-    s.kind = CT_KIND_FLOAT;
-    s.v.d = ct_scalar_to_double(&s) + 1.0;
-    if (ct_fill_(t, &s) < 0) {
+    if (ct_item(t, &s) < 0) {
+        return NULL;
+    }
+    *value = ct_scalar_to_double(&s);
+    return t;
+}
+
+/* t = value (rounded to t's dtype, the rounded value in *stored when not NULL); bumps t's version. */
+static int set_scalar(CtTensorObject *t, double value, double *stored)
+{
+    CtScalar s = {.kind = CT_KIND_FLOAT, .v.d = value};
+    if (ct_fill_(t, &s) < 0 || (stored != NULL && ct_item(t, &s) < 0)) {
         return -1;
     }
     ct_bump_version(t);
-    return s.v.d;
+    if (stored != NULL) {
+        *stored = ct_scalar_to_double(&s);
+    }
+    return 0;
+}
+
+/* Increments the step tensor of entry i (creating tensor(0.) on device when None) and returns the new
+ * step count, or -1 with an exception set. */
+static double bump_step_on(PyObject *steps, Py_ssize_t i, CtDevice device, const char *fname)
+{
+    double step;
+    CtTensorObject *t = scalar_entry(steps, i, 0.0, device, fname, "state_steps", &step);
+    if (t == NULL || set_scalar(t, step + 1.0, NULL) < 0) {
+        return -1;
+    }
+    return step + 1.0;
+}
+
+static double bump_step(PyObject *steps, Py_ssize_t i, const char *fname)
+{
+    return bump_step_on(steps, i, ct_cpu(), fname);
 }
 
 /* Checks params[i] / grads[i] and fills tensors[i].param/grad. */
@@ -616,10 +717,217 @@ error:
     return NULL;
 }
 
+/* --- _optim_step: the kinds after RMSprop ----------------------------------------------------------------- */
+typedef struct {
+    const char *name;
+    CtOptimKind kind;
+    int nstates, nscalars;
+    const char *states[2];  /* the state tensors' names (slots 0 and 1) */
+    const char *scalars[2]; /* the 0-d states besides step */
+} ExtKindInfo;
+
+static const ExtKindInfo ext_kinds[] = {
+    {"adagrad", CT_OPTIM_ADAGRAD, 1, 0, {"sum"}, {NULL}},
+    {"adadelta", CT_OPTIM_ADADELTA, 2, 0, {"square_avg", "acc_delta"}, {NULL}},
+    {"adamax", CT_OPTIM_ADAMAX, 2, 0, {"exp_avg", "exp_inf"}, {NULL}},
+    {"nadam", CT_OPTIM_NADAM, 2, 1, {"exp_avg", "exp_avg_sq"}, {"mu_product"}},
+    {"radam", CT_OPTIM_RADAM, 2, 0, {"exp_avg", "exp_avg_sq"}, {NULL}},
+    {"rprop", CT_OPTIM_RPROP, 2, 0, {"prev", "step_size"}, {NULL}},
+    {"asgd", CT_OPTIM_ASGD, 1, 2, {"ax"}, {"eta", "mu"}},
+};
+
+/* The hyper-parameters that only the host uses. */
+typedef struct {
+    double lr_decay, initial_accumulator_value, momentum_decay, lambd, alpha, t0;
+} ExtHost;
+
+/* lists: a list of n lists of length len (TypeError / ValueError otherwise). */
+static int check_lists(PyObject *lists, const char *fname, const char *name, int n, Py_ssize_t len)
+{
+    if (check_list(lists, fname, name, n) < 0) {
+        return -1;
+    }
+    for (int j = 0; j < n; j++) {
+        if (check_list(PyList_GET_ITEM(lists, j), fname, name, len) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Fills t->x / t->flag of the kinds that have per-tensor scalars from the new step count; NAdam's
+ * mu_product and ASGD's eta and mu are read (created when None) from scalars[i] (one list each). */
+static int ext_scalars(const ExtKindInfo *ki, const CtOptimParams *p, const ExtHost *h, PyObject *scalars,
+                       Py_ssize_t i, double step, const char *fname, CtOptimTensor *t)
+{
+    CtDevice dev = ct_device_of(t->param);
+    switch (ki->kind) {
+    case CT_OPTIM_ADAGRAD:
+        t->x[0] = p->lr / (1 + (step - 1) * h->lr_decay);
+        break;
+    case CT_OPTIM_ADAMAX:
+        t->x[0] = p->lr / (1 - pow(p->beta1, step));
+        break;
+    case CT_OPTIM_NADAM: {
+        double prod;
+        CtTensorObject *mp =
+            scalar_entry(PyList_GET_ITEM(scalars, 0), i, 1.0, ct_cpu(), fname, ki->scalars[0], &prod);
+        const double mu = p->beta1 * (1.0 - 0.5 * pow(0.96, step * h->momentum_decay));
+        const double mu_next = p->beta1 * (1.0 - 0.5 * pow(0.96, (step + 1) * h->momentum_decay));
+        /* mu_product *= mu, computed in mu_product's dtype (float32 unless loaded from a float64 state) */
+        double next = mp != NULL && mp->dtype == CT_F64 ? prod * mu : (double)((float)prod * (float)mu);
+        if (mp == NULL || set_scalar(mp, next, &prod) < 0) {
+            return -1;
+        }
+        const double prod_next = prod * mu_next;
+        t->x[0] = -p->lr * (1.0 - mu) / (1.0 - prod);
+        t->x[1] = (-p->lr * mu_next) / (1.0 - prod_next);
+        t->x[2] = 1 - pow(p->beta2, step);
+        break;
+    }
+    case CT_OPTIM_RADAM: {
+        const double bc2 = 1 - pow(p->beta2, step);
+        const double rho_inf = 2 / (1 - p->beta2) - 1;
+        const double rho_t = rho_inf - 2 * step * pow(p->beta2, step) / bc2;
+        t->x[0] = 1 - pow(p->beta1, step);
+        t->x[1] = pow(bc2, 0.5);
+        t->flag = rho_t > 5.0;
+        t->x[2] = t->flag ? pow((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t), 0.5)
+                          : 0.0;
+        break;
+    }
+    case CT_OPTIM_ASGD: {
+        /* this step uses the eta and mu of the previous one */
+        if (scalar_entry(PyList_GET_ITEM(scalars, 0), i, p->lr, dev, fname, ki->scalars[0], &t->x[0]) == NULL ||
+            scalar_entry(PyList_GET_ITEM(scalars, 1), i, 1.0, dev, fname, ki->scalars[1], &t->x[2]) == NULL) {
+            return -1;
+        }
+        t->x[1] = 1 - h->lambd * t->x[0];
+        t->flag = t->x[2] != 1;
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* ASGD after the update: eta = lr / (1 + lambd lr step)^alpha, mu = 1 / max(1, step - t0). */
+static int asgd_schedule(const CtOptimParams *p, const ExtHost *h, PyObject *scalars, PyObject *steps, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        CtScalar s;
+        if (ct_item(CT_TENSOR(PyList_GET_ITEM(steps, i)), &s) < 0) {
+            return -1;
+        }
+        const double step = ct_scalar_to_double(&s), since = step - h->t0;
+        if (set_scalar(CT_TENSOR(PyList_GET_ITEM(PyList_GET_ITEM(scalars, 0), i)),
+                       p->lr / pow(1 + h->lambd * p->lr * step, h->alpha), NULL) < 0 ||
+            set_scalar(CT_TENSOR(PyList_GET_ITEM(PyList_GET_ITEM(scalars, 1), i)), 1 / (since > 1 ? since : 1.0),
+                       NULL) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(optim_step_doc,
+             "_optim_step(kind, params, grads, states, state_steps, scalar_states, lr, *, weight_decay=0, eps=0, "
+             "maximize=False, lr_decay=0, initial_accumulator_value=0, rho=0, beta1=0, beta2=0, momentum_decay=0, "
+             "decoupled_weight_decay=False, etaminus=0, etaplus=0, step_size_min=0, step_size_max=0, lambd=0, "
+             "alpha=0, t0=0)\n\n"
+             "One step of Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop or ASGD (kind 'adagrad', ..., 'asgd') over "
+             "a parameter group. states: one list per state tensor of the kind (None entries become new tensors: "
+             "zeros, Adagrad's sum initial_accumulator_value, Rprop's step_size lr); scalar_states: one list per "
+             "0-d state besides the step (NAdam: mu_product; ASGD: eta, mu). Every list is updated in place.");
+static PyObject *py_optim_step(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"kind", "params", "grads", "states", "state_steps", "scalar_states", "lr",
+                                        "weight_decay", "eps", "maximize", "lr_decay", "initial_accumulator_value",
+                                        "rho", "beta1", "beta2", "momentum_decay", "decoupled_weight_decay",
+                                        "etaminus", "etaplus", "step_size_min", "step_size_max", "lambd", "alpha",
+                                        "t0", NULL};
+    const char *fname = "_optim_step";
+    PyObject *a[24];
+    CtOptimParams p = {.kind = CT_OPTIM_ADAGRAD};
+    ExtHost h = {0};
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 7, a) < 0 || ct_arg_double(a[6], &p.lr) < 0 ||
+        ct_arg_double(a[7], &p.weight_decay) < 0 || ct_arg_double(a[8], &p.eps) < 0 ||
+        ct_arg_bool(a[9], &p.maximize) < 0 || ct_arg_double(a[10], &h.lr_decay) < 0 ||
+        ct_arg_double(a[11], &h.initial_accumulator_value) < 0 || ct_arg_double(a[12], &p.rho) < 0 ||
+        ct_arg_double(a[13], &p.beta1) < 0 || ct_arg_double(a[14], &p.beta2) < 0 ||
+        ct_arg_double(a[15], &h.momentum_decay) < 0 || ct_arg_bool(a[16], &p.decoupled_weight_decay) < 0 ||
+        ct_arg_double(a[17], &p.etaminus) < 0 || ct_arg_double(a[18], &p.etaplus) < 0 ||
+        ct_arg_double(a[19], &p.step_size_min) < 0 || ct_arg_double(a[20], &p.step_size_max) < 0 ||
+        ct_arg_double(a[21], &h.lambd) < 0 || ct_arg_double(a[22], &h.alpha) < 0 || ct_arg_double(a[23], &h.t0) < 0) {
+        return NULL;
+    }
+    const ExtKindInfo *ki = NULL;
+    const char *kname = PyUnicode_Check(a[0]) ? PyUnicode_AsUTF8(a[0]) : NULL;
+    for (size_t k = 0; kname != NULL && k < sizeof(ext_kinds) / sizeof(ext_kinds[0]); k++) {
+        if (strcmp(kname, ext_kinds[k].name) == 0) {
+            ki = &ext_kinds[k];
+        }
+    }
+    if (ki == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_ValueError, "%s(): unknown optimizer kind %R", fname, a[0]);
+        }
+        return NULL;
+    }
+    p.kind = ki->kind;
+    if (check_list(a[1], fname, "params", -1) < 0) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(a[1]);
+    if (check_list(a[2], fname, "grads", n) < 0 || check_lists(a[3], fname, "states", ki->nstates, n) < 0 ||
+        check_list(a[4], fname, "state_steps", n) < 0 ||
+        check_lists(a[5], fname, "scalar_states", ki->nscalars, n) < 0) {
+        return NULL;
+    }
+    CtOptimTensor *ts = PyMem_Calloc((size_t)n + 1, sizeof(CtOptimTensor));
+    if (ts == NULL) {
+        return PyErr_NoMemory();
+    }
+    /* the value a new state tensor of slot j starts from */
+    const double init[2] = {ki->kind == CT_OPTIM_ADAGRAD ? h.initial_accumulator_value : 0.0,
+                            ki->kind == CT_OPTIM_RPROP ? p.lr : 0.0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (param_and_grad(a[1], a[2], i, fname, &ts[i]) < 0) {
+            goto error;
+        }
+        for (int j = 0; j < ki->nstates; j++) {
+            bool created;
+            CtScalar fill = {.kind = CT_KIND_FLOAT, .v.d = init[j]};
+            ts[i].state[j] = state_entry(PyList_GET_ITEM(a[3], j), i, ts[i].param, fname, ki->states[j], &created);
+            if (ts[i].state[j] == NULL || (created && init[j] != 0 && ct_fill_(ts[i].state[j], &fill) < 0)) {
+                goto error;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* ASGD keeps its scalars on the parameter's device, the others on the CPU (as PyTorch) */
+        CtDevice dev = ki->kind == CT_OPTIM_ASGD ? ct_device_of(ts[i].param) : ct_cpu();
+        double step = bump_step_on(a[4], i, dev, fname);
+        if (step < 0 || ext_scalars(ki, &p, &h, a[5], i, step, fname, &ts[i]) < 0) {
+            goto error;
+        }
+    }
+    if (run_steps(&p, n, ts) < 0 || (ki->kind == CT_OPTIM_ASGD && asgd_schedule(&p, &h, a[5], a[4], n) < 0)) {
+        goto error;
+    }
+    PyMem_Free(ts);
+    Py_RETURN_NONE;
+error:
+    PyMem_Free(ts);
+    return NULL;
+}
+
 PyMethodDef ct_optim_module_methods[] = {
     {"_sgd_step", CT_FASTCALL(py_sgd_step), CT_METH_FK, sgd_step_doc},
     {"_adam_step", CT_FASTCALL(py_adam_step), CT_METH_FK, adam_step_doc},
     {"_rmsprop_step", CT_FASTCALL(py_rmsprop_step), CT_METH_FK, rmsprop_step_doc},
+    {"_optim_step", CT_FASTCALL(py_optim_step), CT_METH_FK, optim_step_doc},
     {NULL},
 };
 PyMethodDef ct_optim_tensor_methods[] = {{NULL}};

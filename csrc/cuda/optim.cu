@@ -1,5 +1,5 @@
 /* optim.cu: struct CtOptimKernels on CUDA: one fused multi-tensor launch per call (per dtype
- * present in the group, usually one).
+ * present in the group, usually one), for every optimizer kind of optim.h.
  *
  * The host lays the group's tensors end to end in a flat space of chunks of kChunk elements and
  * copies a table of entries (the operand pointers, the element count, the first chunk, and the
@@ -29,7 +29,9 @@ struct OptEntry {
     int64_t n;
     int64_t chunk_start;
     double nstep, bc2; /* Adam: -step_size, sqrt(1 - beta2^step) */
+    double x[3];       /* the kinds after RMSprop: CtOptimTensor.x */
     int fresh;         /* SGD: the momentum buffer was just created */
+    int flag;          /* RAdam, ASGD: CtOptimTensor.flag */
     int strided;       /* operands of different layouts: offsets from sizes and strides below */
     int ndim;
     int64_t sizes[CT_MAX_DIMS];
@@ -37,7 +39,8 @@ struct OptEntry {
 };
 
 struct OptFlags {
-    bool use_wd, f1, f2, f3; /* SGD: use_mom, nesterov, -; Adam: decoupled, amsgrad, -; RMSprop: centered, use_mom, - */
+    bool use_wd, f1, f2, f3; /* SGD: use_mom, nesterov, -; Adam: decoupled, amsgrad, -; RMSprop: centered, use_mom, -;
+                                the kinds after RMSprop: decoupled, -, - */
 };
 
 template <int D>
@@ -102,6 +105,28 @@ __device__ __forceinline__ void update_elem(CtOptimKind kind, const OptEntry &e,
         } else {
             ct_adam_elem_F64(p0, p1, m, v, x, &k, nstep, bc2, f.use_wd, f.f1, f.f2);
         }
+    } else if (kind > CT_OPTIM_RMSPROP) {
+        /* state slot 0, then slot 1 for the two-state kinds (ptr[3] is NULL for the others) */
+        char *a = e.ptr[2] + offs[2], *b = e.ptr[3] != nullptr ? e.ptr[3] + offs[3] : nullptr;
+        const Acc x[3] = {(Acc)e.x[0], (Acc)e.x[1], (Acc)e.x[2]};
+#define CT_OPTIM_EXT_CALL(KIND, kind, HAS_WD, HAS_DECOUPLED, HAS_FLAG, NSTATES, ...) \
+    case CT_OPTIM_##KIND:                                                            \
+        if constexpr (D == CT_F16) {                                                 \
+            ct_##kind##_elem_F16(__VA_ARGS__);                                       \
+        } else if constexpr (D == CT_BF16) {                                         \
+            ct_##kind##_elem_BF16(__VA_ARGS__);                                      \
+        } else if constexpr (D == CT_F32) {                                          \
+            ct_##kind##_elem_F32(__VA_ARGS__);                                       \
+        } else {                                                                     \
+            ct_##kind##_elem_F64(__VA_ARGS__);                                       \
+        }                                                                            \
+        break;
+        switch (kind) {
+            CT_OPTIM_EXT_KINDS(CT_OPTIM_EXT_CALL, p0, p1, a, b, &k, x, f.use_wd, f.f1, e.flag != 0)
+        default:
+            break;
+        }
+#undef CT_OPTIM_EXT_CALL
     } else {
         /* square_avg, then grad_avg when centered, then the buffer when momentum > 0 */
         char *s = e.ptr[2] + offs[2];
@@ -223,9 +248,11 @@ int launch(int device, const CtOptimParams *p, std::vector<OptEntry> &entries, i
     } else if (p->kind == CT_OPTIM_ADAM) {
         f.f1 = p->decoupled_weight_decay;
         f.f2 = p->amsgrad;
-    } else {
+    } else if (p->kind == CT_OPTIM_RMSPROP) {
         f.f1 = p->centered;
         f.f2 = p->momentum > 0;
+    } else {
+        f.f1 = p->decoupled_weight_decay;
     }
     const size_t bytes = entries.size() * sizeof(OptEntry);
     void *table = nullptr;
@@ -303,6 +330,10 @@ int step_status(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors)
             e.nstep = -t->step_size;
             e.bc2 = t->bias_corr2_sqrt;
             e.fresh = t->fresh_buffer ? 1 : 0;
+            e.x[0] = t->x[0];
+            e.x[1] = t->x[1];
+            e.x[2] = t->x[2];
+            e.flag = t->flag ? 1 : 0;
             nchunks += (numel + kChunk - 1) / kChunk;
             entries.push_back(e);
         }
