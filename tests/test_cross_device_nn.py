@@ -142,6 +142,14 @@ OPTIMS = [
     ("AdamW", dict(lr=0.01, weight_decay=0.1)),
     ("RMSprop", dict(lr=0.01)),
     ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.01)),
+    # the kinds of _C._optim_step
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5)),
+    ("Adadelta", dict(rho=0.6, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict(lr=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.01, betas=(0.5, 0.9), weight_decay=0.1)),  # not rectified before step 6: see test_optim_more
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), maximize=True)),
+    ("ASGD", dict(lr=0.05, lambd=0.01, t0=0, weight_decay=0.1)),  # averaging from step 3
 ]
 
 

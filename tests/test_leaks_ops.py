@@ -36,6 +36,17 @@ def _out(fn, shape, dtype=None):
     return call
 
 
+def _optim_more_steps(x):
+    """Two steps of the _C._optim_step kinds with 0-d states besides step (NAdam's mu_product, ASGD's eta
+    and mu, created and then updated) and of Rprop (a filled state), on fresh optimizers."""
+    for cls, kw in ((torch.optim.NAdam, {}), (torch.optim.ASGD, {"t0": 0}), (torch.optim.Rprop, {})):
+        p = torch.nn.Parameter(x.detach().clone())
+        opt = cls([p], **kw)
+        for _ in range(2):
+            p.grad = x
+            opt.step()
+
+
 # (id, callable of a (4, 6) float64 tensor)
 CASES = [
     # elementwise, reductions, scans, selection
@@ -78,6 +89,9 @@ CASES = [
     ("linear_ce_backward", _backward(lambda y: F.cross_entropy(F.linear(y, y[:3]), torch.tensor([0, 1, 2, 0],
                                                                                                  device=y.device)))),
     ("layer_norm_backward", _backward(lambda y: F.layer_norm(y, (6,)))),
+    ("optim_more_steps", _optim_more_steps),
+    ("optim_step_error", _raises(lambda x: torch._C._optim_step("rprop", [x], [x], [[None], [x.float()]], [None], [],
+                                                                0.1), RuntimeError)),
 ]
 
 
