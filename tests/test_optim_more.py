@@ -145,9 +145,11 @@ def np_rprop(params, grads_seq, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50),
     return params
 
 
-def np_asgd(params, grads_seq, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, maximize=False):
+def np_asgd(params, grads_seq, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, maximize=False, ax=None):
+    """ax: a list that receives the averages (they do not feed back into the params)."""
     params = [p.copy() for p in params]
-    ax = [np.zeros_like(p) for p in params]
+    ax = [np.zeros_like(p) for p in params] if ax is None else ax
+    ax[:] = [np.zeros_like(p) for p in params]
     eta, mu = _f32(lr), 1.0
     for step, grads in enumerate(grads_seq, 1):
         for i, (p, g) in enumerate(zip(params, grads)):
@@ -214,8 +216,11 @@ def test_trajectory(device, name, kw, dtype):
     params = _params(p0, device, dtype)
     opt = getattr(optim, name)(params, **kw)
     _steps(opt, params, grads, device)
-    for p, e in zip(params, ref(p0, grads, **kw)):
+    extra = {"ax": []} if name == "ASGD" else {}
+    for p, e in zip(params, ref(p0, grads, **kw, **extra)):
         np.testing.assert_allclose(to_numpy(p).astype(np.float64), e, **TOLS[dtype])
+    for p, e in zip(params, extra.get("ax", [])):  # ASGD's averages
+        np.testing.assert_allclose(to_numpy(opt.state[p]["ax"]).astype(np.float64), e, **TOLS[dtype])
     state = opt.state[params[0]]
     assert list(state) == keys
     assert state["step"].item() == STEPS and state["step"].dtype == ctorch.float32 and state["step"].ndim == 0
