@@ -45,10 +45,8 @@ static PyObject *call_fn(const char *name, const char *fmt, ...)
 {
     va_list va;
     va_start(va, fmt);
-    PyObject *args = arena_args(fmt, va);
+    PyObject *r = ct_op_va(name, fmt, va);
     va_end(va);
-    PyObject *r = args ? ct_op(name, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL) : NULL;
-    Py_XDECREF(args);
     return r;
 }
 

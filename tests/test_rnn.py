@@ -191,6 +191,14 @@ def _run_case(mode, config, device, dtype, rng, lengths=None, given_hx=True):
     return m, out, hidden, expect
 
 
+def _assert_hidden(mode, hidden, eh, ec):
+    if mode == "LSTM":
+        assert_close(hidden[0], eh)
+        assert_close(hidden[1], ec)
+    else:
+        assert_close(hidden, eh)
+
+
 @pytest.mark.parametrize("config", list(CONFIGS))
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("device", DEVICES)
@@ -203,11 +211,7 @@ def test_rnn_matches_numpy(device, mode, config, rng):
             eo = eo.transpose(1, 0, 2)
         assert out.dtype == getattr(torch, dtype) and out.device.type == device
         assert_close(out, eo)
-        if mode == "LSTM":
-            assert_close(hidden[0], eh)
-            assert_close(hidden[1], ec)
-        else:
-            assert_close(hidden, eh)
+        _assert_hidden(mode, hidden, eh, ec)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -220,11 +224,7 @@ def test_packed_matches_numpy(device, mode, rng):
         padded, lengths = rnn_utils.pad_packed_sequence(out, batch_first=m.batch_first)
         assert lengths.tolist() == [2, 5, 1]
         assert_close(padded, eo.transpose(1, 0, 2) if m.batch_first else eo)
-        if mode == "LSTM":
-            assert_close(hidden[0], eh)
-            assert_close(hidden[1], ec)
-        else:
-            assert_close(hidden, eh)
+        _assert_hidden(mode, hidden, eh, ec)
 
 
 @pytest.mark.parametrize("mode", MODES)
