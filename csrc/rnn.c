@@ -718,8 +718,9 @@ static PyObject *py_pack_padded_sequence(PyObject *self, PyObject *const *args, 
         goto done;
     }
     if (n != B) {
-        PyErr_Format(PyExc_RuntimeError, "Expected `len(lengths)` to be equal to batch_size, but got %lld (batch_size=%lld)",
-                     (long long)n, (long long)B);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected `len(lengths)` to be equal to batch_size, but got %lld (batch_size=%lld)", (long long)n,
+                     (long long)B);
         goto done;
     }
     if (B > 0 && lengths[B - 1] <= 0) {
@@ -739,7 +740,8 @@ static PyObject *py_pack_padded_sequence(PyObject *self, PyObject *const *args, 
     int64_t steps = B > 0 ? lengths[0] : 0, total = 0;
     if (steps > T) {
         PyErr_Format(PyExc_RuntimeError,
-                     "pack_padded_sequence: the longest length (%lld) exceeds the padded input's sequence length (%lld)",
+                     "pack_padded_sequence: the longest length (%lld) exceeds the padded input's sequence length "
+                     "(%lld)",
                      (long long)steps, (long long)T);
         goto done;
     }
@@ -773,7 +775,8 @@ done:
 }
 
 PyDoc_STRVAR(pad_packed_sequence_doc,
-             "_pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length) -> (padded, lengths)\n\n"
+             "_pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length)\n"
+             "    -> (padded, lengths)\n\n"
              "The inverse of _pack_padded_sequence: padded (total_length or T, B, *) ((B, T, *) with batch_first) "
              "filled with padding_value past each sequence's end; lengths a CPU int64 tensor.");
 static PyObject *py_pad_packed_sequence(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -930,8 +933,9 @@ static PyObject *py_pad_sequence(PyObject *self, PyObject *const *args, Py_ssize
                          b, got, want);
             goto done;
         }
-        PyObject *part = t->dtype == first->dtype ? Py_NewRef(s[b])
-                                                   : PyObject_CallMethod(s[b], "to", "(O)", ct_dtype_object(first->dtype));
+        PyObject *part = t->dtype == first->dtype
+                             ? Py_NewRef(s[b])
+                             : PyObject_CallMethod(s[b], "to", "(O)", ct_dtype_object(first->dtype));
         if (part == NULL) {
             goto done;
         }

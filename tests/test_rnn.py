@@ -457,7 +457,8 @@ def test_errors():
     _raises(RuntimeError, "For batched 3-D input, hx should also be 3-D but got 2-D tensor",
             lambda: nn.RNN(3, 4)(torch.randn(5, 2, 3), torch.randn(1, 4)))
     for exc, msg, make in [
-        (ValueError, "proj_size argument is only supported for LSTM, not RNN or GRU", lambda: nn.GRU(3, 4, proj_size=2)),
+        (ValueError, "proj_size argument is only supported for LSTM, not RNN or GRU",
+         lambda: nn.GRU(3, 4, proj_size=2)),
         (ValueError, "proj_size has to be smaller than hidden_size", lambda: nn.LSTM(3, 4, proj_size=4)),
         (ValueError, "proj_size should be a positive integer or zero", lambda: nn.LSTM(3, 4, proj_size=-1)),
         (ValueError, "dropout should be a number in range [0, 1]", lambda: nn.LSTM(3, 4, dropout=2)),

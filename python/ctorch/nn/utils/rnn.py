@@ -81,15 +81,9 @@ def invert_permutation(permutation):
     return output
 
 
-def _lengths_tensor(lengths):
-    if isinstance(lengths, _C.Tensor):
-        return lengths.to("cpu") if lengths.dim() == 1 and lengths.dtype == _C.int64 else lengths
-    return _C.as_tensor(lengths, dtype=_C.int64)
-
-
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """Packs a padded batch (T, B, *) ((B, T, *) with batch_first) of sequences of the given lengths."""
-    lengths = _lengths_tensor(lengths)
+    lengths = _C.as_tensor(lengths, dtype=_C.int64, device="cpu")
     if enforce_sorted:
         sorted_indices = None
     else:
