@@ -136,6 +136,15 @@ static inline PyObject *arena_meth(CtArena *arena, PyObject *o, const char *name
     return arena_keep(arena, r);
 }
 
+/* ctorch._C.name(*Py_VaBuildValue(fmt, va)) through the (recording) op: a new reference */
+static inline PyObject *ct_op_va(const char *name, const char *fmt, va_list va)
+{
+    PyObject *args = arena_args(fmt, va);
+    PyObject *r = args ? ct_op(name, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL) : NULL;
+    Py_XDECREF(args);
+    return r;
+}
+
 /* ctorch._C.name(*Py_BuildValue(fmt, ...)) through the (recording) op */
 static inline PyObject *arena_fn(CtArena *arena, const char *name, const char *fmt, ...)
 {
@@ -144,10 +153,8 @@ static inline PyObject *arena_fn(CtArena *arena, const char *name, const char *f
     }
     va_list va;
     va_start(va, fmt);
-    PyObject *args = arena_args(fmt, va);
+    PyObject *r = ct_op_va(name, fmt, va);
     va_end(va);
-    PyObject *r = args ? ct_op(name, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL) : NULL;
-    Py_XDECREF(args);
     return arena_keep(arena, r);
 }
 

@@ -29,6 +29,7 @@
     X(optim)              \
     X(clip)               \
     X(serialization)      \
+    X(rnn)                \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \

@@ -92,6 +92,15 @@ CASES = [
     ("optim_more_steps", _optim_more_steps),
     ("optim_step_error", _raises(lambda x: torch._C._optim_step("rprop", [x], [x], [[None], [x.float()]], [None], [],
                                                                 0.1), RuntimeError)),
+    # recurrent layers: a packed bidirectional LSTM (x as its data and weights), a GRU cell, the packers
+    ("rnn_lstm_packed_backward", _backward(lambda y: sum(o.sum() for o in torch._C._rnn(
+        "LSTM", y, torch.tensor([2, 1, 1]), (y[:2, :2].reshape(2, 2, 1), y[:2, 2:4].reshape(2, 2, 1)),
+        [y, y[:, :1], y * 0.5, y[:, 1:2]], False, 1, 0.0, False, True, False)) + torch.gru_cell(
+        y[:, :2], y[:, 2:3], y[:3, :2], y[:3, 3:4]).sum())),
+    ("rnn_pack_pad", lambda x: torch.nn.utils.rnn.pad_packed_sequence(torch.nn.utils.rnn.pack_sequence(
+        [x[1:], x, x[2:]], enforce_sorted=False), batch_first=True, total_length=5)),
+    ("rnn_error", _raises(lambda x: torch._C._rnn("GRU", x.reshape(2, 2, 6), None, x[:3].reshape(1, 3, 6),
+                                                  [x, x], False, 1, 0.0, False, False, False), RuntimeError)),
 ]
 
 

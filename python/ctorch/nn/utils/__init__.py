@@ -1,5 +1,5 @@
 """ctorch.nn.utils: gradient clipping and parameter/vector conversion, as torch.nn.utils."""
-from . import clip_grad, convert_parameters  # noqa: F401
+from . import clip_grad, convert_parameters, rnn  # noqa: F401
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,  # noqa: F401
                         get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
