@@ -30,8 +30,21 @@
  * argument helpers
  * ============================================================================================ */
 
-/* A Tensor argument (borrowed), or TypeError in PyTorch's words; with allow_none, None and an
- * absent argument give *out = NULL. pos < 0: passed by keyword (no position in the message). */
+/* TypeError "fname(): argument 'name' (position pos + 1) must be <want>, not <type>"; pos < 0:
+ * passed by keyword (no position in the message). */
+static int arg_type_error(PyObject *obj, const char *fname, const char *name, int pos, const char *want)
+{
+    const char *type = obj ? ct_type_name(obj) : "NoneType";
+    if (pos >= 0) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be %s, not %s", fname, name, pos + 1, want,
+                     type);
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, not %s", fname, name, want, type);
+    }
+    return -1;
+}
+
+/* A Tensor argument (borrowed); with allow_none, None and an absent argument give *out = NULL. */
 static int tensor_arg(PyObject *obj, const char *fname, const char *name, int pos, bool allow_none, PyObject **out)
 {
     *out = NULL;
@@ -42,40 +55,30 @@ static int tensor_arg(PyObject *obj, const char *fname, const char *name, int po
     if (allow_none && (obj == NULL || obj == Py_None)) {
         return 0;
     }
-    const char *type = obj ? ct_type_name(obj) : "NoneType";
-    if (pos >= 0) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, name, pos + 1,
-                     type);
-    } else {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be Tensor, not %s", fname, name, type);
-    }
-    return -1;
+    return arg_type_error(obj, fname, name, pos, "Tensor");
 }
 
 /* A bool argument (Python bool only, as PyTorch's parser); absent or None keeps *out. */
-static int bool_arg(PyObject *obj, const char *fname, const char *name, bool *out)
+static int bool_arg(PyObject *obj, const char *fname, const char *name, int pos, bool *out)
 {
     if (obj == NULL || obj == Py_None) {
         return 0;
     }
     if (!PyBool_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be bool, not %s", fname, name, ct_type_name(obj));
-        return -1;
+        return arg_type_error(obj, fname, name, pos, "bool");
     }
     *out = obj == Py_True;
     return 0;
 }
 
-/* A float argument (a real number, not a bool-free check: PyTorch takes ints too); absent or
- * None keeps *out and leaves *given false. */
-static int float_arg(PyObject *obj, const char *fname, const char *name, double *out, bool *given)
+/* A float argument (any real number); absent or None keeps *out and leaves *given alone. */
+static int float_arg(PyObject *obj, const char *fname, const char *name, int pos, double *out, bool *given)
 {
     if (obj == NULL || obj == Py_None) {
         return 0;
     }
     if (CtTensor_Check(obj) || PyUnicode_Check(obj) || !PyNumber_Check(obj) || PyComplex_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be float, not %s", fname, name, ct_type_name(obj));
-        return -1;
+        return arg_type_error(obj, fname, name, pos, "float");
     }
     if (ct_arg_double(obj, out) < 0) {
         return -1;
@@ -307,6 +310,10 @@ static PyObject *py_scaled_dot_product_attention(PyObject *m, PyObject *const *a
     PyObject *a[8], *t[4];
     double dropout_p = 0.0, scale = 0.0;
     bool is_causal = false, has_scale = false, enable_gqa = false;
+    if (nargs > 6) {
+        PyErr_Format(PyExc_TypeError, "%s() takes from 3 to 6 positional arguments but %zd were given", fname, nargs);
+        return NULL;
+    }
     if (ct_parse_args(fname, args, nargs, kw, names, 3, a) < 0) {
         return NULL;
     }
@@ -315,8 +322,10 @@ static PyObject *py_scaled_dot_product_attention(PyObject *m, PyObject *const *a
             return NULL;
         }
     }
-    if (float_arg(a[4], fname, "dropout_p", &dropout_p, NULL) < 0 || bool_arg(a[5], fname, "is_causal", &is_causal) < 0 ||
-        float_arg(a[6], fname, "scale", &scale, &has_scale) < 0 || bool_arg(a[7], fname, "enable_gqa", &enable_gqa) < 0) {
+    if (float_arg(a[4], fname, "dropout_p", 4 < nargs ? 4 : -1, &dropout_p, NULL) < 0 ||
+        bool_arg(a[5], fname, "is_causal", 5 < nargs ? 5 : -1, &is_causal) < 0 ||
+        float_arg(a[6], fname, "scale", -1, &scale, &has_scale) < 0 ||
+        bool_arg(a[7], fname, "enable_gqa", -1, &enable_gqa) < 0) {
         return NULL;
     }
     return sdpa(t[0], t[1], t[2], t[3], dropout_p, is_causal, has_scale ? &scale : NULL, enable_gqa);
@@ -801,7 +810,7 @@ static int mha_parse(Mha *s, PyObject *const *args, Py_ssize_t nargs, PyObject *
     if (ct_int_arg(fname, "embed_dim_to_check", MHA_EMBED_DIM + 1, a[MHA_EMBED_DIM], &s->embed_dim_to_check) < 0 ||
         ct_int_arg(fname, "num_heads", MHA_NUM_HEADS + 1, a[MHA_NUM_HEADS], &s->num_heads) < 0 ||
         ct_arg_bool(a[MHA_ZERO_ATTN], &s->add_zero_attn) < 0 ||
-        float_arg(a[MHA_DROPOUT], fname, "dropout_p", &s->dropout_p, NULL) < 0 ||
+        float_arg(a[MHA_DROPOUT], fname, "dropout_p", MHA_DROPOUT < nargs ? MHA_DROPOUT : -1, &s->dropout_p, NULL) < 0 ||
         ct_arg_bool(a[MHA_TRAINING], &s->training) < 0 || ct_arg_bool(a[MHA_NEED_WEIGHTS], &s->need_weights) < 0 ||
         ct_arg_bool(a[MHA_SEPARATE], &s->separate) < 0 || ct_arg_bool(a[MHA_AVERAGE], &s->average) < 0 ||
         ct_arg_bool(a[MHA_CAUSAL], &s->is_causal) < 0) {

@@ -242,11 +242,8 @@ def one_hot(tensor, num_classes=-1):
 
 
 # --- attention (csrc/attention.c): composed of recording ops in C, as PyTorch's math backend ---------------
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
-    """softmax(query @ key^T * scale + mask) @ value; a bool mask's True takes part, a float mask is added."""
-    return _C.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
-                                           enable_gqa=enable_gqa)
+# softmax(query @ key^T * scale + mask) @ value; a bool mask's True takes part, a float mask is added
+scaled_dot_product_attention = _C.scaled_dot_product_attention
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
