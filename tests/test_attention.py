@@ -1,6 +1,8 @@
 """Attention (csrc/attention.c: scaled_dot_product_attention, multi_head_attention_forward) and the
 Transformer modules (python/ctorch/nn/modules/transformer.py), against NumPy on every device."""
+import gc
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -244,7 +246,7 @@ def test_sdpa_errors():
         assert str(info.value) == msg
 
 
-def test_sdpa_device_mismatch_error():
+def test_sdpa_cuda_device_mismatch_error():
     if not ctorch.cuda.is_available():
         pytest.skip("CUDA not available")
     q = ctorch.randn(2, 3, 4)
@@ -578,3 +580,58 @@ def test_transformer_encoder_trains():
         opt.step()
         losses.append(loss.item())
     assert np.mean(losses[-5:]) < 0.75 * np.mean(losses[:5])
+
+
+# --- leaks ----------------------------------------------------------------------------------------------------
+def _leak_cases(device):
+    ctorch.manual_seed(7)
+    m = nn.MultiheadAttention(4, 2, kdim=3, vdim=3, add_bias_kv=True, add_zero_attn=True, dropout=0.5,
+                              device=device, dtype=ctorch.float64)
+    x = t(randn(3, 2, 4), device, "float64")
+    kv = t(randn(5, 2, 3), device, "float64")
+    kpm = t(np.array([[False, True, False, False, True], [False] * 5]), device, "bool")
+    keep = t(RNG.random((3, 5)) > 0.3, device, "bool")
+
+    def sdpa_backward():
+        q = x.detach().requires_grad_(True)
+        F.scaled_dot_product_attention(q, q, q, is_causal=True, dropout_p=0.3).sum().backward()
+        F.scaled_dot_product_attention(q.half(), q.half(), q.half(), attn_mask=keep[:2, :2]).float().sum()
+        F.scaled_dot_product_attention(q[None], q[None], q[None], enable_gqa=True)
+
+    def mha_backward():
+        for need_weights in (True, False):
+            out, _ = m(x, kv, kv, key_padding_mask=kpm, need_weights=need_weights)
+            out.sum().backward()
+
+    def errors():
+        for fn, exc in ((lambda: F.scaled_dot_product_attention(x, x.float(), x), RuntimeError),
+                        (lambda: F.scaled_dot_product_attention(x, x, x, dropout_p=2.0), RuntimeError),
+                        (lambda: m(x, kv, kv, attn_mask=keep[:, :4]), RuntimeError),
+                        (lambda: m(x, kv, kv, key_padding_mask=kpm[:, :4]), AssertionError),
+                        (lambda: m(x, kv[:, :1], kv), AssertionError)):
+            with pytest.raises(exc):
+                fn()
+
+    return {"sdpa_backward": sdpa_backward, "mha_backward": mha_backward, "errors": errors}
+
+
+@pytest.mark.parametrize("case", ["sdpa_backward", "mha_backward", "errors"])
+def test_attention_does_not_leak(device, case):
+    """No storage and no Python block outlives a call (see test_leaks_ops.py; fewer, bigger calls here)."""
+    fn = _leak_cases(device)[case]
+    rounds = 40
+    for _ in range(2 * rounds):
+        fn()
+    gc.collect()
+    storages = ctorch._C._live_storages()
+    growth = []
+    for _ in range(4):
+        blocks = sys.getallocatedblocks()
+        for _ in range(rounds):
+            fn()
+        gc.collect()
+        growth.append(sys.getallocatedblocks() - blocks)
+        assert ctorch._C._live_storages() == storages
+        if growth[-1] < rounds // 2:
+            break
+    assert min(growth) < rounds // 2, f"Python allocator blocks grew by {growth} in windows of {rounds} calls"
