@@ -270,23 +270,17 @@ MHA_CASES = {
 }
 
 
-def make_mask(kind, rng_shape):
-    L, S, NH, N = rng_shape
-    if kind == "bool":
-        m = RNG.random((N, S)) > 0.7
-        m[:, 0] = False
-        return m
-    if kind == "float":
-        return randn(N, S)
-    if kind == "bool2":
-        m = RNG.random((L, S)) > 0.7
-        m[:, 0] = False
-        return m
-    if kind == "float2":
-        return randn(L, S)
-    if kind == "float3":
-        return randn(NH, L, S)
-    return np.triu(np.full((L, S), -np.inf), 1)  # causal
+def make_mask(kind, sizes):
+    """A mask of that kind for sizes (L, S, N * heads, N): bool ones keep key 0 for every query."""
+    L, S, NH, N = sizes
+    if kind == "causal":
+        return np.triu(np.full((L, S), -np.inf), 1)
+    shape = {"bool": (N, S), "float": (N, S), "bool2": (L, S), "float2": (L, S), "float3": (NH, L, S)}[kind]
+    if kind.startswith("float"):
+        return randn(*shape)
+    m = RNG.random(shape) > 0.7
+    m[..., 0] = False
+    return m
 
 
 @pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask")

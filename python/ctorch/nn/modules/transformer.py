@@ -154,27 +154,44 @@ def _get_activation_fn(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-def _feedforward(module, d_model, dim_feedforward, dropout, layer_norm_eps, bias, norms, kw):
-    """The parts every Transformer layer has, in PyTorch's registration order after its attention blocks."""
-    module.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-    module.dropout = Dropout(dropout)
-    module.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-    for i in range(1, norms + 1):
-        setattr(module, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
-    for i in range(1, norms + 1):
-        setattr(module, f"dropout{i}", Dropout(dropout))
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: their attention blocks (self_attn, then multihead_attn
+    for a decoder), the feed-forward block and one LayerNorm and Dropout per block, registered in
+    PyTorch's order (so that state_dict keys and reprs are PyTorch's)."""
 
-
-class TransformerEncoderLayer(Module):
     __constants__ = ["norm_first"]
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+    def __init__(self, d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first, norm_first, bias,
+                 device, dtype, blocks):
         kw = {"device": device, "dtype": dtype}
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
+        attention = {"dropout": dropout, "bias": bias, "batch_first": batch_first, **kw}
+        self.self_attn = MultiheadAttention(d_model, nhead, **attention)
+        if blocks == 3:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, **attention)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
         self.norm_first = norm_first
-        _feedforward(self, d_model, dim_feedforward, dropout, layer_norm_eps, bias, 2, kw)
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _feedforward(self, x):
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__(d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first, norm_first, bias,
+                         device, dtype, blocks=2)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
         if activation is F.relu or isinstance(activation, ReLU):
@@ -203,28 +220,15 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        return self.dropout2(self._feedforward(x))
 
 
-class TransformerDecoderLayer(Module):
-    __constants__ = ["norm_first"]
-
+class TransformerDecoderLayer(_TransformerLayer):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        kw = {"device": device, "dtype": dtype}
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
-                                                 **kw)
-        self.norm_first = norm_first
-        _feedforward(self, d_model, dim_feedforward, dropout, layer_norm_eps, bias, 3, kw)
+        super().__init__(d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first, norm_first, bias,
+                         device, dtype, blocks=3)
         self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
 
     def __setstate__(self, state):
@@ -244,19 +248,13 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 is_causal=is_causal, need_weights=False)[0]
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        return self.dropout3(self._feedforward(x))
 
 
 def _why_no_nested_tensor(layer):
