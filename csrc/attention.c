@@ -36,8 +36,8 @@ static int arg_type_error(PyObject *obj, const char *fname, const char *name, in
 {
     const char *type = obj ? ct_type_name(obj) : "NoneType";
     if (pos >= 0) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be %s, not %s", fname, name, pos + 1, want,
-                     type);
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be %s, not %s", fname, name, pos + 1,
+                     want, type);
     } else {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, not %s", fname, name, want, type);
     }
@@ -240,7 +240,8 @@ static int gqa_inputs(CtArena *arena, PyObject **k, PyObject **v, PyObject *q)
     }
     int64_t hq = dim_size(q, -3), hk = dim_size(*k, -3), hv = dim_size(*v, -3);
     if (hk == 0 || hv == 0 || hq % hk != 0 || hq % hv != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "Number of heads in key and value must divide the number of heads in query");
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Number of heads in key and value must divide the number of heads in query");
         return -1;
     }
     *k = repeat_heads(arena, *k, hq / hk);
@@ -253,8 +254,8 @@ static PyObject *additive_mask(CtArena *arena, PyObject *keep) { return WHERE(ke
 
 /* The attention itself on checked inputs; mask NULL or a bool/float mask; scale NULL for
  * 1 / sqrt(E). Returns a new reference. */
-static PyObject *sdpa(PyObject *query, PyObject *key, PyObject *value, PyObject *mask, double dropout_p,
-                      bool is_causal, const double *scale, bool enable_gqa)
+static PyObject *sdpa(PyObject *query, PyObject *key, PyObject *value, PyObject *mask, double dropout_p, bool is_causal,
+                      const double *scale, bool enable_gqa)
 {
     if (check_sdpa(query, key, value, mask, is_causal) < 0) {
         return NULL;
@@ -304,8 +305,8 @@ static PyObject *sdpa(PyObject *query, PyObject *key, PyObject *value, PyObject 
 
 static PyObject *py_scaled_dot_product_attention(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
-    static const char *const names[] = {"query",     "key",    "value", "attn_mask", "dropout_p", "is_causal",
-                                        "*scale", "*enable_gqa", NULL};
+    static const char *const names[] = {"query",     "key",    "value",       "attn_mask", "dropout_p",
+                                        "is_causal", "*scale", "*enable_gqa", NULL};
     static const char *fname = "scaled_dot_product_attention";
     PyObject *a[8], *t[4];
     double dropout_p = 0.0, scale = 0.0;
@@ -367,8 +368,8 @@ static PyObject *canonical_mask(CtArena *arena, PyObject *mask, const char *name
 
 static PyObject *py_canonical_mask(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
-    static const char *const names[] = {"mask", "mask_name", "other_type", "other_name", "target_type", "check_other",
-                                        NULL};
+    static const char *const names[] = {"mask",        "mask_name",   "other_type", "other_name",
+                                        "target_type", "check_other", NULL};
     PyObject *a[6], *mask;
     CtDType target;
     bool check_other = true;
@@ -390,11 +391,13 @@ static PyObject *py_canonical_mask(PyObject *m, PyObject *const *args, Py_ssize_
  * multi_head_attention_forward
  * ============================================================================================ */
 
+/* clang-format off */
 enum {
     MHA_QUERY, MHA_KEY, MHA_VALUE, MHA_EMBED_DIM, MHA_NUM_HEADS, MHA_IN_W, MHA_IN_B, MHA_BIAS_K, MHA_BIAS_V,
     MHA_ZERO_ATTN, MHA_DROPOUT, MHA_OUT_W, MHA_OUT_B, MHA_TRAINING, MHA_KPM, MHA_NEED_WEIGHTS, MHA_ATTN_MASK,
     MHA_SEPARATE, MHA_Q_W, MHA_K_W, MHA_V_W, MHA_STATIC_K, MHA_STATIC_V, MHA_AVERAGE, MHA_CAUSAL, MHA_NARGS
 };
+/* clang-format on */
 
 typedef struct {
     PyObject *t[MHA_NARGS]; /* tensor arguments (borrowed; NULL for None) */
@@ -420,9 +423,10 @@ static int mha_shape_check(Mha *s)
     }
     s->batched = qd == 3;
     if (kd != qd || vd != qd) {
-        PyErr_Format(PyExc_AssertionError,
-                     "For %s `query`, expected `key` and `value` to be %d-D but found %d-D and %d-D tensors respectively",
-                     kind, qd, kd, vd);
+        PyErr_Format(
+            PyExc_AssertionError,
+            "For %s `query`, expected `key` and `value` to be %d-D but found %d-D and %d-D tensors respectively", kind,
+            qd, kd, vd);
         return -1;
     }
     if (kpm != NULL && CT_TENSOR(kpm)->ndim != qd - 1) {
@@ -434,8 +438,8 @@ static int mha_shape_check(Mha *s)
     int md = am ? CT_TENSOR(am)->ndim : 2;
     if (md != 2 && md != 3) {
         PyErr_Format(PyExc_AssertionError,
-                     "For %s `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found %d-D tensor instead", kind,
-                     md);
+                     "For %s `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found %d-D tensor instead",
+                     kind, md);
         return -1;
     }
     if (!s->batched && md == 3) {
@@ -479,8 +483,8 @@ static PyObject *linear(CtArena *arena, PyObject *input, PyObject *w, PyObject *
     }
     bool two_d = CT_TENSOR(input)->ndim == 2;
     PyObject *call[3] = {input, w, b};
-    return KEEP(ct_op(two_d ? (b != Py_None ? "linear" : "_linear_mm") : "_linear_nd", call, two_d && b == Py_None ? 2 : 3,
-                      NULL));
+    return KEEP(ct_op(two_d ? (b != Py_None ? "linear" : "_linear_mm") : "_linear_nd", call,
+                      two_d && b == Py_None ? 2 : 3, NULL));
 }
 
 /* item i of an arena-owned tuple (borrowed), NULL-propagating */
@@ -532,7 +536,8 @@ static int in_projection(CtArena *arena, Mha *s, PyObject *query, PyObject *key,
         PyObject *ws = METH(w, "split", "([LL])", (long long)E, (long long)(2 * E));
         PyObject *bs = b != Py_None ? METH(b, "split", "([LL])", (long long)E, (long long)(2 * E)) : NULL;
         out[0] = linear(arena, query, item(arena, ws, 0), bs ? item(arena, bs, 0) : Py_None);
-        PyObject *kv = METH(linear(arena, key, item(arena, ws, 1), bs ? item(arena, bs, 1) : Py_None), "chunk", "(ii)", 2, -1);
+        PyObject *kv =
+            METH(linear(arena, key, item(arena, ws, 1), bs ? item(arena, bs, 1) : Py_None), "chunk", "(ii)", 2, -1);
         out[1] = item(arena, kv, 0);
         out[2] = item(arena, kv, 1);
     } else {
@@ -604,7 +609,8 @@ static int mha_prepare(Mha *s, CtArena *out, PyObject **qkv, PyObject **masks)
     }
     CtTensorObject *tk = CT_TENSOR(key), *tv = CT_TENSOR(value);
     int ncmp = s->separate ? 2 : 3;
-    if ((!s->separate && tk->sizes[2] != tv->sizes[2]) || tk->sizes[0] != tv->sizes[0] || tk->sizes[1] != tv->sizes[1]) {
+    if ((!s->separate && tk->sizes[2] != tv->sizes[2]) || tk->sizes[0] != tv->sizes[0] ||
+        tk->sizes[1] != tv->sizes[1]) {
         char ks[300], vs[300];
         shape_str(key, ncmp, ks, sizeof(ks));
         shape_str(value, ncmp, vs, sizeof(vs));
@@ -629,11 +635,12 @@ static int mha_prepare(Mha *s, CtArena *out, PyObject **qkv, PyObject **masks)
             char got[300];
             shape_str(am, -1, got, sizeof(got));
             if (tm->ndim == 2) {
-                PyErr_Format(PyExc_RuntimeError, "The shape of the 2D attn_mask is %s, but should be (%lld, %lld).", got,
-                             (long long)w[0], (long long)w[1]);
+                PyErr_Format(PyExc_RuntimeError, "The shape of the 2D attn_mask is %s, but should be (%lld, %lld).",
+                             got, (long long)w[0], (long long)w[1]);
             } else {
-                PyErr_Format(PyExc_RuntimeError, "The shape of the 3D attn_mask is %s, but should be (%lld, %lld, %lld).",
-                             got, (long long)w[0], (long long)w[1], (long long)w[2]);
+                PyErr_Format(PyExc_RuntimeError,
+                             "The shape of the 3D attn_mask is %s, but should be (%lld, %lld, %lld).", got,
+                             (long long)w[0], (long long)w[1], (long long)w[2]);
             }
             goto error;
         }
@@ -668,7 +675,9 @@ static int mha_heads(Mha *s, CtArena *out, PyObject **qkv, PyObject **mask)
     long long bh = (long long)(s->bsz * s->num_heads), hd = (long long)s->head_dim;
     const char *fail = NULL;
     if (bias_k != NULL && bias_v != NULL) {
-        fail = static_k ? "bias cannot be added to static key." : static_v ? "bias cannot be added to static value." : NULL;
+        fail = static_k   ? "bias cannot be added to static key."
+               : static_v ? "bias cannot be added to static value."
+                          : NULL;
         if (fail == NULL) {
             k = FN("cat", "([OO])", k, METH(bias_k, "repeat", "(iLi)", 1, (long long)s->bsz, 1));
             v = FN("cat", "([OO])", v, METH(bias_v, "repeat", "(iLi)", 1, (long long)s->bsz, 1));
@@ -686,7 +695,8 @@ static int mha_heads(Mha *s, CtArena *out, PyObject **qkv, PyObject **mask)
     PyObject *kv[2] = {k, v}, *statics[2] = {static_k, static_v};
     for (int i = 0; i < 2 && !arena->failed; i++) {
         if (statics[i] == NULL) {
-            kv[i] = METH(METH(kv[i], "reshape", "(LLL)", (long long)dim_size(kv[i], 0), bh, hd), "transpose", "(ii)", 0, 1);
+            kv[i] =
+                METH(METH(kv[i], "reshape", "(LLL)", (long long)dim_size(kv[i], 0), bh, hd), "transpose", "(ii)", 0, 1);
             continue;
         }
         int64_t got0 = dim_size(statics[i], 0), got2 = CT_TENSOR(statics[i])->ndim > 2 ? dim_size(statics[i], 2) : -1;
@@ -745,7 +755,8 @@ static PyObject *mha_attend(Mha *s, PyObject *const *qkv, PyObject *mask)
     if (s->need_weights) {
         PyObject *q_scaled = MUL(qkv[0], NUM(sqrt(1.0 / (double)hd)));
         PyObject *kt = METH(qkv[1], "transpose", "(ii)", -2, -1);
-        PyObject *scores = mask != Py_None ? FN("baddbmm", "(OOO)", mask, q_scaled, kt) : FN("bmm", "(OO)", q_scaled, kt);
+        PyObject *scores =
+            mask != Py_None ? FN("baddbmm", "(OOO)", mask, q_scaled, kt) : FN("bmm", "(OO)", q_scaled, kt);
         weights = METH(scores, "softmax", "(i)", -1);
         if (p > 0.0) {
             weights = attention_dropout(arena, weights, p, PyExc_ValueError);
@@ -762,7 +773,7 @@ static PyObject *mha_attend(Mha *s, PyObject *const *qkv, PyObject *mask)
         if (mask != Py_None) {
             CtTensorObject *tm = CT_TENSOR(mask);
             mask = tm->ndim == 3 && tm->sizes[0] == 1 ? METH(mask, "unsqueeze", "(i)", 0)
-                                                       : METH(mask, "view", "(LLiL)", N, H, -1, S);
+                                                      : METH(mask, "view", "(LLiL)", N, H, -1, S);
         }
         PyObject *q = METH(qkv[0], "view", "(LLLL)", N, H, L, hd);
         PyObject *k = METH(qkv[1], "view", "(LLLL)", N, H, S, hd);
@@ -785,19 +796,21 @@ static PyObject *mha_attend(Mha *s, PyObject *const *qkv, PyObject *mask)
 
 static int mha_parse(Mha *s, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
+    /* clang-format off */
     static const char *const names[] = {
-        "query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias", "bias_k", "bias_v",
-        "add_zero_attn", "dropout_p", "out_proj_weight", "out_proj_bias", "training", "key_padding_mask",
+        "query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias", "bias_k",
+        "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight", "out_proj_bias", "training", "key_padding_mask",
         "need_weights", "attn_mask", "use_separate_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight",
         "static_k", "static_v", "average_attn_weights", "is_causal", NULL};
+    /* clang-format on */
     static const char *fname = "multi_head_attention_forward";
     PyObject *a[MHA_NARGS];
     if (ct_parse_args(fname, args, nargs, kw, names, 13, a) < 0) {
         return -1;
     }
-    static const int tensors[] = {MHA_QUERY, MHA_KEY, MHA_VALUE, MHA_IN_W, MHA_IN_B, MHA_BIAS_K, MHA_BIAS_V,
-                                  MHA_OUT_W, MHA_OUT_B, MHA_KPM, MHA_ATTN_MASK, MHA_Q_W, MHA_K_W, MHA_V_W,
-                                  MHA_STATIC_K, MHA_STATIC_V};
+    static const int tensors[] = {MHA_QUERY,  MHA_KEY,   MHA_VALUE,    MHA_IN_W,    MHA_IN_B,      MHA_BIAS_K,
+                                  MHA_BIAS_V, MHA_OUT_W, MHA_OUT_B,    MHA_KPM,     MHA_ATTN_MASK, MHA_Q_W,
+                                  MHA_K_W,    MHA_V_W,   MHA_STATIC_K, MHA_STATIC_V};
     memset(s, 0, sizeof(*s));
     for (size_t i = 0; i < sizeof(tensors) / sizeof(tensors[0]); i++) {
         int j = tensors[i];
@@ -810,7 +823,8 @@ static int mha_parse(Mha *s, PyObject *const *args, Py_ssize_t nargs, PyObject *
     if (ct_int_arg(fname, "embed_dim_to_check", MHA_EMBED_DIM + 1, a[MHA_EMBED_DIM], &s->embed_dim_to_check) < 0 ||
         ct_int_arg(fname, "num_heads", MHA_NUM_HEADS + 1, a[MHA_NUM_HEADS], &s->num_heads) < 0 ||
         ct_arg_bool(a[MHA_ZERO_ATTN], &s->add_zero_attn) < 0 ||
-        float_arg(a[MHA_DROPOUT], fname, "dropout_p", MHA_DROPOUT < nargs ? MHA_DROPOUT : -1, &s->dropout_p, NULL) < 0 ||
+        float_arg(a[MHA_DROPOUT], fname, "dropout_p", MHA_DROPOUT < nargs ? MHA_DROPOUT : -1, &s->dropout_p, NULL) <
+            0 ||
         ct_arg_bool(a[MHA_TRAINING], &s->training) < 0 || ct_arg_bool(a[MHA_NEED_WEIGHTS], &s->need_weights) < 0 ||
         ct_arg_bool(a[MHA_SEPARATE], &s->separate) < 0 || ct_arg_bool(a[MHA_AVERAGE], &s->average) < 0 ||
         ct_arg_bool(a[MHA_CAUSAL], &s->is_causal) < 0) {

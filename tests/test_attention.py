@@ -429,7 +429,8 @@ def test_mha_errors():
             fn()
         assert str(info.value) == msg
     sep = nn.MultiheadAttention(4, 2, kdim=3, vdim=3)
-    with pytest.raises(AssertionError, match=r"expecting key weights shape of \(4, 5\), but got torch.Size\(\[4, 3\]\)"):
+    msg = r"expecting key weights shape of \(4, 5\), but got torch.Size\(\[4, 3\]\)"
+    with pytest.raises(AssertionError, match=msg):
         F.multi_head_attention_forward(x, ctorch.randn(3, 2, 5), ctorch.randn(3, 2, 5), 4, 2, None, None, None, None,
                                        False, 0.0, sep.out_proj.weight, None, use_separate_proj_weight=True,
                                        q_proj_weight=sep.q_proj_weight, k_proj_weight=sep.k_proj_weight,
