@@ -122,5 +122,7 @@ CtDType ct_result_type(int n, const CtEwArg *args);
 bool ct_can_cast(CtDType from, CtDType to);
 /* PyTorch's ScalarType name ("Float", "Long", ...). */
 const char *ct_scalar_type_name(CtDType d);
+/* PyTorch's C++ type name of a dtype in messages ("float", "long int", "c10::Half"). */
+const char *ct_cpp_type_name(CtDType d);
 
 #endif /* CTORCH_ELEMENTWISE_H */

@@ -46,6 +46,8 @@ static const char *cpp_type_name(CtDType d)
     return names[d];
 }
 
+const char *ct_cpp_type_name(CtDType d) { return cpp_type_name(d); }
+
 bool ct_can_cast(CtDType from, CtDType to)
 {
     if (ct_is_floating(from) && !ct_is_floating(to)) {

@@ -26,6 +26,7 @@
     X(nn_act)             \
     X(norm)               \
     X(pool)               \
+    X(attention)          \
     X(optim)              \
     X(clip)               \
     X(serialization)      \

@@ -1,8 +1,8 @@
 """ctorch.nn.functional: PyTorch's functional API. Argument handling only: every computation is a
 C op (csrc/nn.c for linear, the losses, layer_norm, embedding and leaky_relu; csrc/nn_act.c for the
 other activations, padding, distances and the composed losses; csrc/norm.c for batch_norm and
-group_norm; csrc/pool.c for pooling; the elementwise and reduction families for the activations and
-softmax)."""
+group_norm; csrc/pool.c for pooling; csrc/attention.c for attention; the elementwise and reduction
+families for the activations and softmax)."""
 import warnings
 
 from .. import _C
@@ -239,6 +239,37 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def one_hot(tensor, num_classes=-1):
     return _C.one_hot(tensor, num_classes)
+
+
+# --- attention (csrc/attention.c): composed of recording ops in C, as PyTorch's math backend ---------------
+# softmax(query @ key^T * scale + mask) @ value; a bool mask's True takes part, a float mask is added
+scaled_dot_product_attention = _C.scaled_dot_product_attention
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """nn.MultiheadAttention's computation; returns (output, weights or None). Bool masks: True = masked out."""
+    return _C.multi_head_attention_forward(
+        query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+        add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask, need_weights,
+        attn_mask, use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v,
+        average_attn_weights, is_causal)
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    return _C._canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other)
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    elif isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
 
 
 # --- pooling (csrc/pool.c) ----------------------------------------------------------------------------------
