@@ -28,6 +28,7 @@
     X(pool)               \
     X(optim)              \
     X(clip)               \
+    X(amp)                \
     X(serialization)      \
     X(autograd)
 

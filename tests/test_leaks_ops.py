@@ -36,6 +36,21 @@ def _out(fn, shape, dtype=None):
     return call
 
 
+def _autocast_twice(x):
+    w = x.float().requires_grad_()  # a float32 leaf: its cast is cached for the second use
+    with torch.autocast(x.device.type):
+        out = F.linear(w, w) + F.linear(w, w)
+    out.float().sum().backward()
+    return w.grad
+
+
+def _grad_scaler_kernels(x):
+    found = torch.zeros(1, device=x.device)
+    torch._amp_foreach_non_finite_check_and_unscale_([x.clone(), x.float().t()], found, torch.ones(1, device=x.device))
+    return torch._amp_update_scale_(torch.ones((), device=x.device), torch.zeros((), dtype=torch.int32, device=x.device),
+                                    found, 2.0, 0.5, 3)
+
+
 # (id, callable of a (4, 6) float64 tensor)
 CASES = [
     # elementwise, reductions, scans, selection
@@ -78,6 +93,8 @@ CASES = [
     ("linear_ce_backward", _backward(lambda y: F.cross_entropy(F.linear(y, y[:3]), torch.tensor([0, 1, 2, 0],
                                                                                                  device=y.device)))),
     ("layer_norm_backward", _backward(lambda y: F.layer_norm(y, (6,)))),
+    ("autocast_cached_weight", _autocast_twice),
+    ("grad_scaler_kernels", _grad_scaler_kernels),
 ]
 
 
