@@ -10,6 +10,7 @@
  * from a max-heap on sequence number (newest first, as PyTorch), accumulating gradients per
  * node output. Saved tensors are released as soon as a node has run unless retain_graph. */
 #include "autograd.h"
+#include "amp.h"
 #include "args.h"
 #include "creation.h"
 #include "device.h"
@@ -1232,6 +1233,7 @@ typedef struct {
     const CtFormula *formula;
     PyObject *wrapped; /* the original function or method descriptor */
     vectorcallfunc vectorcall;
+    uint8_t autocast[2]; /* the op's autocast policy on [CPU, CUDA] (amp.h) */
 } CtAutogradFunctionObject;
 
 static PyTypeObject *CtAutogradFunction_Type;
@@ -1249,7 +1251,7 @@ static PyObject *vectorcall_thunk(void *p)
     return PyObject_Vectorcall(c->fn, c->args, c->nargsf, c->kwnames);
 }
 
-static PyObject *autograd_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+static PyObject *autograd_function_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     CtAutogradFunctionObject *w = (CtAutogradFunctionObject *)self;
     if (!ct_grad_enabled) {
@@ -1261,6 +1263,20 @@ static PyObject *autograd_function_vectorcall(PyObject *self, PyObject *const *a
     }
     VectorcallCtx c = {w->wrapped, args, nargsf, kwnames};
     return record_call(w->formula, vectorcall_thunk, &c, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+static PyObject *autocast_thunk(void *self, PyObject *const *args, size_t nargs, PyObject *kwnames)
+{
+    return autograd_function_call((PyObject *)self, args, nargs, kwnames);
+}
+
+static PyObject *autograd_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    CtAutogradFunctionObject *w = (CtAutogradFunctionObject *)self;
+    if (ct_autocast_on && (w->autocast[0] | w->autocast[1])) {
+        return ct_autocast_vectorcall(w->autocast, autocast_thunk, self, args, PyVectorcall_NARGS(nargsf), kwnames);
+    }
+    return autograd_function_call(self, args, nargsf, kwnames);
 }
 
 static PyObject *autograd_function_descr_get(PyObject *self, PyObject *obj, PyObject *type)
@@ -1322,7 +1338,7 @@ static PyType_Spec autograd_function_spec = {
     autograd_function_slots,
 };
 
-static PyObject *wrap_callable(const CtFormula *f, PyObject *wrapped)
+static PyObject *wrap_callable(const CtFormula *f, const char *name, PyObject *wrapped)
 {
     CtAutogradFunctionObject *w = PyObject_New(CtAutogradFunctionObject, CtAutogradFunction_Type);
     if (w == NULL) {
@@ -1331,6 +1347,7 @@ static PyObject *wrap_callable(const CtFormula *f, PyObject *wrapped)
     w->formula = f;
     w->wrapped = Py_NewRef(wrapped);
     w->vectorcall = autograd_function_vectorcall;
+    ct_autocast_policy(name, w->autocast);
     return (PyObject *)w;
 }
 
@@ -1389,12 +1406,15 @@ static bool either_requires_grad(PyObject *a, PyObject *b)
  * first, which the formulas handle (a non-tensor argument simply gets no gradient). */
 #define CT_SLOT_STATE(slot, type, op) \
     static type orig_##slot;          \
-    static const CtFormula *formula_##slot;
+    static const CtFormula *formula_##slot; \
+    static uint8_t autocast_##slot[2];
 CT_SLOTS(CT_SLOT_STATE)
 #undef CT_SLOT_STATE
 
+/* A slot whose op has an autocast policy (matmul, pow) goes through autocast first (amp.h); the
+ * cast call comes back to record_<slot>. */
 #define CT_BINARY_TRAMPOLINE(slot)                                                      \
-    static PyObject *ag_##slot(PyObject *a, PyObject *b)                                \
+    static PyObject *record_##slot(PyObject *a, PyObject *b)                            \
     {                                                                                   \
         if (!ct_grad_enabled || formula_##slot == NULL || !either_requires_grad(a, b)) { \
             return orig_##slot(a, b);                                                   \
@@ -1402,6 +1422,18 @@ CT_SLOTS(CT_SLOT_STATE)
         SlotCtx s = {formula_##slot, orig_##slot, NULL, NULL, NULL, a, b, NULL, false}; \
         PyObject *args[2] = {a, b};                                                     \
         return record_call(formula_##slot, slot_thunk, &s, args, 2, NULL);              \
+    }                                                                                   \
+    static PyObject *cast_##slot(void *ctx, PyObject *const *args, size_t n, PyObject *kw) \
+    {                                                                                   \
+        return record_##slot(args[0], args[1]);                                         \
+    }                                                                                   \
+    static PyObject *ag_##slot(PyObject *a, PyObject *b)                                \
+    {                                                                                   \
+        if (ct_autocast_on && (autocast_##slot[0] | autocast_##slot[1])) {              \
+            PyObject *args[2] = {a, b};                                                 \
+            return ct_autocast_vectorcall(autocast_##slot, cast_##slot, NULL, args, 2, NULL); \
+        }                                                                               \
+        return record_##slot(a, b);                                                     \
     }
 #define CT_UNARY_TRAMPOLINE(slot)                                                       \
     static PyObject *ag_##slot(PyObject *a)                                             \
@@ -1433,7 +1465,8 @@ CT_UNARY_TRAMPOLINE(nb_absolute)
 #define CT_TERNARY_TRAMPOLINE(slot)                                                       \
     static ternaryfunc orig_##slot;                                                       \
     static const CtFormula *formula_##slot;                                               \
-    static PyObject *ag_##slot(PyObject *a, PyObject *b, PyObject *c)                     \
+    static uint8_t autocast_##slot[2];                                                    \
+    static PyObject *record_##slot(PyObject *a, PyObject *b, PyObject *c)                 \
     {                                                                                     \
         if (!ct_grad_enabled || formula_##slot == NULL || !either_requires_grad(a, b)) {  \
             return orig_##slot(a, b, c);                                                  \
@@ -1441,6 +1474,18 @@ CT_UNARY_TRAMPOLINE(nb_absolute)
         SlotCtx s = {formula_##slot, NULL, NULL, orig_##slot, NULL, a, b, c, false};      \
         PyObject *args[2] = {a, b};                                                       \
         return record_call(formula_##slot, slot_thunk, &s, args, 2, NULL);                \
+    }                                                                                     \
+    static PyObject *cast_##slot(void *c, PyObject *const *args, size_t n, PyObject *kw)  \
+    {                                                                                     \
+        return record_##slot(args[0], args[1], (PyObject *)c);                            \
+    }                                                                                     \
+    static PyObject *ag_##slot(PyObject *a, PyObject *b, PyObject *c)                     \
+    {                                                                                     \
+        if (ct_autocast_on && (autocast_##slot[0] | autocast_##slot[1])) {                \
+            PyObject *args[2] = {a, b};                                                   \
+            return ct_autocast_vectorcall(autocast_##slot, cast_##slot, c, args, 2, NULL); \
+        }                                                                                 \
+        return record_##slot(a, b, c);                                                    \
     }
 CT_TERNARY_TRAMPOLINE(nb_power)
 CT_TERNARY_TRAMPOLINE(nb_inplace_power)
@@ -1591,12 +1636,14 @@ void *ct_autograd_slot(int slot, void *fn)
     case Py_##name:                            \
         orig_##name = (type)fn;                \
         formula_##name = slot_formula(op);     \
+        ct_autocast_policy(op, autocast_##name); \
         return (void *)ag_##name;
         CT_SLOTS(CT_SLOT_CASE)
 #undef CT_SLOT_CASE
     case Py_nb_power:
         orig_nb_power = (ternaryfunc)fn;
         formula_nb_power = slot_formula("pow");
+        ct_autocast_policy("pow", autocast_nb_power);
         return (void *)ag_nb_power;
     case Py_nb_inplace_power:
         orig_nb_inplace_power = (ternaryfunc)fn;
@@ -1644,7 +1691,8 @@ static bool is_never_recorded(const char *name)
 
 static int install_one(PyObject *dict, PyObject *key, const CtFormula *f, PyObject *callable)
 {
-    PyObject *w = wrap_callable(f, callable);
+    const char *name = PyUnicode_AsUTF8(key);
+    PyObject *w = name != NULL ? wrap_callable(f, name, callable) : NULL;
     if (w == NULL || PyDict_SetItem(dict, key, w) < 0) {
         Py_XDECREF(w);
         return -1;

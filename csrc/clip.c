@@ -14,8 +14,10 @@
 #include "optim.h"
 #include "clip_math.h"
 #include "args.h"
+#include "autograd.h"
 #include "device.h"
 #include "dtype.h"
+#include "elementwise.h"
 #include "parallel.h"
 #include "registry.h"
 #include "tensor.h"
@@ -180,7 +182,7 @@ int ct_cpu_scale_by_norm(const CtGradNormDesc *d)
     if (starts == NULL) {
         return -1;
     }
-    ClipCtx cx = {d, starts, NULL, ct_clip_coef(d->max_norm, load_double(d->total_dtype, d->total))};
+    ClipCtx cx = {d, starts, NULL, ct_scale_coef(d->by_total, d->max_norm, load_double(d->total_dtype, d->total))};
     ct_parallel_for(starts[d->n], 1, scale_chunks, &cx);
     PyMem_RawFree(starts);
     return 0;
@@ -444,7 +446,106 @@ done:
     return result;
 }
 
+/* --- GradScaler's unscale ------------------------------------------------------------------------------ */
+static int check_amp_scalar(PyObject *o, const char *what)
+{
+    if (!CtTensor_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "_amp_foreach_non_finite_check_and_unscale_(): %s must be a Tensor, not %s", what,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (ct_numel(CT_TENSOR(o)) != 1) {
+        PyErr_Format(PyExc_RuntimeError, "%s must be a 1-element tensor.", what);
+        return -1;
+    }
+    if (CT_TENSOR(o)->dtype != CT_F32) {
+        PyErr_Format(PyExc_RuntimeError, "%s must be a float tensor.", what);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(amp_unscale_doc,
+             "_amp_foreach_non_finite_check_and_unscale_(self, found_inf, inv_scale) -> None\n\n"
+             "GradScaler's unscale: sets found_inf to 1.0 when any element of the tensors is inf or NaN, then "
+             "multiplies every tensor by inv_scale in place. All on one device, read there: one pass for the "
+             "check (the max-norm, NaN-propagating) and one multi-tensor pass for the scaling, no host wait.");
+static PyObject *py_amp_unscale(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"self", "found_inf", "inv_scale", NULL};
+    const char *fname = "_amp_foreach_non_finite_check_and_unscale_";
+    PyObject *a[3];
+    TensorList l;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 3, a) < 0 || check_amp_scalar(a[1], "found_inf") < 0 ||
+        check_amp_scalar(a[2], "inv_scale") < 0) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(a[0], "expected a sequence of Tensors");
+    for (Py_ssize_t i = 0; seq != NULL && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *e = PySequence_Fast_GET_ITEM(seq, i);
+        if (CtTensor_Check(e) && !ct_is_floating(CT_TENSOR(e)->dtype)) {
+            PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", fname,
+                         ct_scalar_type_name(CT_TENSOR(e)->dtype));
+            Py_CLEAR(seq);
+        }
+    }
+    if (seq == NULL || tensor_list_init(&l, seq, fname) < 0) {
+        Py_XDECREF(seq);
+        return NULL;
+    }
+    Py_DECREF(seq);
+    PyObject *result = NULL;
+    CtTensorObject *total = NULL;
+    PyObject *finite = NULL, *flagged = NULL;
+    CtTensorObject *all[3] = {CT_TENSOR(a[1]), CT_TENSOR(a[2]), l.n > 0 ? l.orig[0] : CT_TENSOR(a[1])};
+    CtDevice dev;
+    if (l.ngroups > 1 || ct_check_same_device(3, all, false, &dev) < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_RuntimeError, "%s: the tensors must all be on one device, found_inf's and inv_scale's",
+                         fname);
+        }
+        goto done;
+    }
+    if (l.n > 0) {
+        const struct CtOptimKernels *k = optim_kernels(dev);
+        /* the check before the scaling (a finite value may overflow once scaled) */
+        total = k != NULL ? group_total(&l, 0, INFINITY, CT_F64) : NULL;
+        if (total == NULL) {
+            goto done;
+        }
+        CtGradNormDesc d = {.n = l.n, .tensors = l.dense, .by_total = true, .total = ct_data(CT_TENSOR(a[2])),
+                            .total_dtype = CT_F32};
+        if (k->scale_by_norm(&d) < 0) {
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < l.n; i++) {
+            if (l.dense[i] != l.orig[i] && ct_copy_(l.orig[i], l.dense[i]) < 0) {
+                goto done;
+            }
+            ct_bump_version(l.orig[i]);
+        }
+        /* found_inf = isfinite(total) ? found_inf : 1 */
+        PyObject *one = PyFloat_FromDouble(1.0);
+        finite = one != NULL ? PyObject_CallMethod((PyObject *)total, "isfinite", NULL) : NULL;
+        PyObject *wargs[3] = {finite, a[1], one};
+        flagged = finite != NULL ? ct_op("where", wargs, 3, NULL) : NULL;
+        Py_XDECREF(one);
+        if (flagged == NULL || ct_copy_(CT_TENSOR(a[1]), CT_TENSOR(flagged)) < 0) {
+            goto done;
+        }
+        ct_bump_version(CT_TENSOR(a[1]));
+    }
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(total);
+    Py_XDECREF(finite);
+    Py_XDECREF(flagged);
+    tensor_list_free(&l);
+    return result;
+}
+
 PyMethodDef ct_clip_module_methods[] = {
+    {"_amp_foreach_non_finite_check_and_unscale_", CT_FASTCALL(py_amp_unscale), CT_METH_FK, amp_unscale_doc},
     {"_total_norm", CT_FASTCALL(py_total_norm), CT_METH_FK, total_norm_doc},
     {"_clip_grads_with_norm_", CT_FASTCALL(py_clip_grads_with_norm), CT_METH_FK, clip_grads_with_norm_doc},
     {NULL},

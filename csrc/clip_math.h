@@ -65,4 +65,10 @@ CT_HOST_DEVICE double ct_clip_coef(double max_norm, double total)
     return c > 1.0 ? 1.0 : c;
 }
 
+/* scale_by_norm's factor: the clip factor, or (by_total) the total itself. */
+CT_HOST_DEVICE double ct_scale_coef(bool by_total, double max_norm, double total)
+{
+    return by_total ? total : ct_clip_coef(max_norm, total);
+}
+
 #endif /* CTORCH_CLIP_MATH_H */

@@ -85,6 +85,7 @@ typedef struct {
     CtTensorObject *const *tensors;
     double norm_type; /* p: any double, inf and -inf included */
     double max_norm;
+    bool by_total; /* scale_by_norm multiplies by total itself (GradScaler's unscale by its inverse scale) */
     void *total;
     CtDType total_dtype;
 } CtGradNormDesc;
@@ -94,7 +95,7 @@ struct CtOptimKernels {
     int (*step)(const CtOptimParams *p, int64_t n, const CtOptimTensor *tensors);
     /* total = the norm_type-norm of the tensors' norms, written on the device (no host wait). */
     int (*total_norm)(const CtGradNormDesc *d);
-    /* every tensor *= ct_clip_coef(max_norm, total), total read on the device (no host wait). */
+    /* every tensor *= ct_scale_coef(by_total, max_norm, total), total read on the device (no host wait). */
     int (*scale_by_norm)(const CtGradNormDesc *d);
 };
 

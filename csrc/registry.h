@@ -29,6 +29,7 @@
     X(attention)          \
     X(optim)              \
     X(clip)               \
+    X(amp)                \
     X(serialization)      \
     X(rnn)                \
     X(autograd)

@@ -47,6 +47,21 @@ def _optim_more_steps(x):
             opt.step()
 
 
+def _autocast_twice(x):
+    w = x.float().requires_grad_()  # a float32 leaf: its cast is cached for the second use
+    with torch.autocast(x.device.type):
+        out = F.linear(w, w) + F.linear(w, w)
+    out.float().sum().backward()
+    return w.grad
+
+
+def _grad_scaler_kernels(x):
+    found = torch.zeros(1, device=x.device)
+    torch._amp_foreach_non_finite_check_and_unscale_([x.clone(), x.float().t()], found, torch.ones(1, device=x.device))
+    return torch._amp_update_scale_(torch.ones((), device=x.device), torch.zeros((), dtype=torch.int32, device=x.device),
+                                    found, 2.0, 0.5, 3)
+
+
 # (id, callable of a (4, 6) float64 tensor)
 CASES = [
     # elementwise, reductions, scans, selection
@@ -101,6 +116,8 @@ CASES = [
         [x[1:], x, x[2:]], enforce_sorted=False), batch_first=True, total_length=5)),
     ("rnn_error", _raises(lambda x: torch._C._rnn("GRU", x.reshape(2, 2, 6), None, x[:3].reshape(1, 3, 6),
                                                   [x, x], False, 1, 0.0, False, False, False), RuntimeError)),
+    ("autocast_cached_weight", _autocast_twice),
+    ("grad_scaler_kernels", _grad_scaler_kernels),
 ]
 
 

@@ -440,11 +440,11 @@ __global__ void clip_total_kernel(const ClipEntry *table, int64_t nentries, doub
 }
 
 __global__ void clip_scale_kernel(const ClipEntry *table, int64_t nentries, const void *total, CtDType total_dtype,
-                                  double max_norm, int64_t chunk0)
+                                  double max_norm, bool by_total, int64_t chunk0)
 {
     const int64_t chunk = chunk0 + blockIdx.x;
     const ClipEntry &e = entry_of(table, nentries, chunk);
-    const double coef = ct_clip_coef(max_norm, load_float((const char *)total, total_dtype));
+    const double coef = ct_scale_coef(by_total, max_norm, load_float((const char *)total, total_dtype));
     const int64_t isz = e.itemsize;
     const int64_t begin = (chunk - e.chunk_start) * kChunk;
     const int64_t end = begin + kChunk < e.n ? begin + kChunk : e.n;
@@ -495,7 +495,7 @@ int clip_launch(const CtGradNormDesc *d, bool scale, int device, cudaStream_t st
         int64_t nb = nchunks - c0 < INT32_MAX ? nchunks - c0 : INT32_MAX;
         if (scale) {
             clip_scale_kernel<<<(unsigned)nb, kClipThreads, 0, stream>>>(table, nentries, d->total, d->total_dtype,
-                                                                          d->max_norm, c0);
+                                                                          d->max_norm, d->by_total, c0);
         } else {
             clip_fold_kernel<<<(unsigned)nb, kClipThreads, 0, stream>>>(table, nentries, d->norm_type, partial, c0);
         }

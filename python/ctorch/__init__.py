@@ -67,8 +67,40 @@ def block_diag(*tensors):
 
 _export_c_names()
 
-from . import accelerator, backends, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
-from . import linalg, nn, optim  # noqa: E402,F401
+from . import accelerator, backends, cpu, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
+from . import amp, linalg, nn, optim  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
+
+
+# GradScaler's kernels under PyTorch's names
+_amp_foreach_non_finite_check_and_unscale_ = _C._amp_foreach_non_finite_check_and_unscale_
+_amp_update_scale_ = _C._amp_update_scale_
+
+
+# autocast's older per-device spellings
+def is_autocast_cpu_enabled():
+    return _C.is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    _C.set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    return _C.get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype):
+    _C.set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    return _C.get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype):
+    _C.set_autocast_dtype("cuda", dtype)
 from .serialization import load, load_safetensors, save, save_safetensors  # noqa: E402,F401
 
 __version__ = "0.1.0"
