@@ -42,7 +42,9 @@ static const PolicyRow policy_rows[] = {
     /* GEMMs and convolutions: the autocast dtype */
     {"mm", L, L}, {"matmul", L, L}, {"addmm", L, L}, {"bmm", L, L}, {"baddbmm", L, L}, {"addbmm", L, L},
     {"linear", L, L}, {"_linear_mm", L, L}, {"_linear_nd", L, L}, {"conv1d", L, L}, {"conv2d", L, L},
-    {"prelu", L, L}, {"einsum", L, L}, {"mv", N, L}, {"addmv", N, L},
+    {"prelu", L, L}, {"einsum", L, L}, {"mv", N, L}, {"addmv", N, L}, {"scaled_dot_product_attention", L, L},
+    /* recurrent cells and layers (cuDNN's RNN on CUDA; on the CPU the layers' GEMMs are cast as they run) */
+    {"rnn_tanh_cell", L, L}, {"rnn_relu_cell", L, L}, {"lstm_cell", N, L}, {"gru_cell", N, L}, {"_rnn", N, L},
     /* ranges: float32 (PyTorch's CPU keeps the pointwise math, softmax and the norms in bfloat16) */
     {"acos", N, F}, {"asin", N, F}, {"cosh", N, F}, {"exp", N, F}, {"expm1", N, F}, {"log", N, F},
     {"log10", N, F}, {"log2", N, F}, {"log1p", N, F}, {"reciprocal", N, F}, {"rsqrt", N, F}, {"sinh", N, F},

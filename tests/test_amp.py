@@ -48,6 +48,8 @@ def _ops():
         "conv1d": (lambda x, y: F.conv1d(x[None], y[:, :, None]), "low", "low"),
         "einsum": (lambda x, y: ctorch.einsum("ij,jk->ik", x, y), "low", "low"),
         "mv": (lambda x, y: ctorch.mv(x, y[0]), "float32", "low"),
+        "sdpa": (lambda x, y: F.scaled_dot_product_attention(x[None], y[None], y[None]), "low", "low"),
+        "rnn_tanh_cell": (lambda x, y: ctorch.rnn_tanh_cell(x, y, x, y), "low", "low"),
         "relu": (lambda x, y: x.relu(), "float32", "float32"),
         "sum": (lambda x, y: x.sum(), "float32", "float32"),
         "mse_loss": (lambda x, y: F.mse_loss(x, y), "float32", "float32"),
