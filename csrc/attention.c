@@ -199,7 +199,7 @@ static int check_sdpa(PyObject *q, PyObject *k, PyObject *v, PyObject *mask, boo
         return -1;
     }
     if (!ct_is_floating(tq->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type Float but found %s", ct_dtype_kernel_name(tq->dtype));
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type Float but found %s", ct_scalar_type_name(tq->dtype));
         return -1;
     }
     return 0;

@@ -21,14 +21,6 @@
 
 /* ------------------------------------------------------------------------------------------
  * names and checks */
-const char *ct_dtype_kernel_name(CtDType d)
-{
-    static const char *names[CT_NUM_DTYPES] = {
-        [CT_BOOL] = "Bool", [CT_U8] = "Byte",      [CT_I8] = "Char",   [CT_I16] = "Short", [CT_I32] = "Int",
-        [CT_I64] = "Long",  [CT_F16] = "Half",     [CT_BF16] = "BFloat16", [CT_F32] = "Float", [CT_F64] = "Double",
-    };
-    return names[d];
-}
 
 static const char *cpp_type_name(CtDType d)
 {

@@ -40,8 +40,6 @@ int ct_check_inplace_leaf(const CtTensorObject *t);
 int ct_check_scalar_fits(const CtScalar *s, CtDType dtype, bool cpp_names);
 /* The finite range of a dtype as doubles (bool: that of a double). */
 void ct_dtype_range(CtDType d, double *lo, double *hi);
-/* PyTorch's name of a dtype in kernel errors: "Float", "Long", "BFloat16", ... */
-const char *ct_dtype_kernel_name(CtDType d);
 
 /* The type name PyTorch prints in argument errors ("Tensor", "float", "numpy.ndarray"). */
 static inline const char *ct_type_name(PyObject *obj)

@@ -29,16 +29,16 @@ typedef uint16_t ct_bfloat16; /* bfloat16 bits */
 #define CT_KIND_FLOAT 2
 
 #define CT_DTYPE_LIST(X)                                                 \
-    X(BOOL, bool, bool, "bool", 0 /*NPY_BOOL*/, 6, 8, CT_KIND_BOOL)      \
-    X(U8, uint8_t, uint8_t, "uint8", 2 /*NPY_UBYTE*/, 1, 8, CT_KIND_INT) \
-    X(I8, int8_t, int8_t, "int8", 1 /*NPY_BYTE*/, 0, 8, CT_KIND_INT)     \
-    X(I16, int16_t, int16_t, "int16", 3 /*NPY_SHORT*/, 0, 16, CT_KIND_INT) \
-    X(I32, int32_t, int32_t, "int32", 5 /*NPY_INT*/, 0, 32, CT_KIND_INT) \
-    X(I64, int64_t, int64_t, "int64", 7 /*NPY_LONG*/, 0, 64, CT_KIND_INT) \
-    X(F16, ct_half, float, "float16", 23 /*NPY_HALF*/, 2, 16, CT_KIND_FLOAT) \
-    X(BF16, ct_bfloat16, float, "bfloat16", -1 /*none*/, 4, 16, CT_KIND_FLOAT) \
-    X(F32, float, float, "float32", 11 /*NPY_FLOAT*/, 2, 32, CT_KIND_FLOAT) \
-    X(F64, double, double, "float64", 12 /*NPY_DOUBLE*/, 2, 64, CT_KIND_FLOAT)
+    X(BOOL, bool, bool, "bool", 0 /*NPY_BOOL*/, 6, 8, CT_KIND_BOOL, "Bool", "bool")      \
+    X(U8, uint8_t, uint8_t, "uint8", 2 /*NPY_UBYTE*/, 1, 8, CT_KIND_INT, "Byte", "unsigned char") \
+    X(I8, int8_t, int8_t, "int8", 1 /*NPY_BYTE*/, 0, 8, CT_KIND_INT, "Char", "signed char")     \
+    X(I16, int16_t, int16_t, "int16", 3 /*NPY_SHORT*/, 0, 16, CT_KIND_INT, "Short", "short int") \
+    X(I32, int32_t, int32_t, "int32", 5 /*NPY_INT*/, 0, 32, CT_KIND_INT, "Int", "int") \
+    X(I64, int64_t, int64_t, "int64", 7 /*NPY_LONG*/, 0, 64, CT_KIND_INT, "Long", "long int") \
+    X(F16, ct_half, float, "float16", 23 /*NPY_HALF*/, 2, 16, CT_KIND_FLOAT, "Half", "c10::Half") \
+    X(BF16, ct_bfloat16, float, "bfloat16", -1 /*none*/, 4, 16, CT_KIND_FLOAT, "BFloat16", "c10::BFloat16") \
+    X(F32, float, float, "float32", 11 /*NPY_FLOAT*/, 2, 32, CT_KIND_FLOAT, "Float", "float") \
+    X(F64, double, double, "float64", 12 /*NPY_DOUBLE*/, 2, 64, CT_KIND_FLOAT, "Double", "double")
 
 typedef enum {
 #define CT_DTYPE_ENUM(NAME, ...) CT_##NAME,
@@ -49,6 +49,8 @@ typedef enum {
 
 typedef struct {
     const char *name;    /* "float32" */
+    const char *scalar_name; /* PyTorch's ScalarType name in messages: "Float" */
+    const char *cpp_name;    /* the C++ type PyTorch's messages name: "float", "long int" */
     size_t itemsize;     /* bytes per element */
     int kind;            /* CT_KIND_* */
     int npy_type;        /* numpy typenum, -1 if numpy has none */

@@ -3,8 +3,8 @@
 #include "tensor.h"
 
 const CtDTypeInfo ct_dtype_info[CT_NUM_DTYPES] = {
-#define CT_DTYPE_INFO(NAME, ctype, acctype, pyname, npy, dlcode, dlbits, kind) \
-    {pyname, sizeof(ctype), kind, npy, dlcode, dlbits},
+#define CT_DTYPE_INFO(NAME, ctype, acctype, pyname, npy, dlcode, dlbits, kind, scalar, cpp) \
+    {pyname, scalar, cpp, sizeof(ctype), kind, npy, dlcode, dlbits},
     CT_DTYPE_LIST(CT_DTYPE_INFO)
 #undef CT_DTYPE_INFO
 };

@@ -27,6 +27,9 @@ extern CtDType ct_default_float_dtype;
 int ct_dtype_init(PyObject *module);
 
 static inline bool ct_is_floating(CtDType d) { return ct_dtype_info[d].kind == CT_KIND_FLOAT; }
+/* PyTorch's names of a dtype in its messages: ScalarType ("Long") and C++ type ("long int"). */
+static inline const char *ct_scalar_type_name(CtDType d) { return ct_dtype_info[d].scalar_name; }
+static inline const char *ct_cpp_type_name(CtDType d) { return ct_dtype_info[d].cpp_name; }
 static inline bool ct_is_integral(CtDType d, bool include_bool)
 {
     return ct_dtype_info[d].kind == CT_KIND_INT || (include_bool && d == CT_BOOL);

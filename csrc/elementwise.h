@@ -120,9 +120,5 @@ CtTensorObject *ct_where(CtTensorObject *cond, CtTensorObject *a, CtTensorObject
 CtDType ct_result_type(int n, const CtEwArg *args);
 /* torch.can_cast(from, to): no float -> integer, no non-bool -> bool. */
 bool ct_can_cast(CtDType from, CtDType to);
-/* PyTorch's ScalarType name ("Float", "Long", ...). */
-const char *ct_scalar_type_name(CtDType d);
-/* PyTorch's C++ type name of a dtype in messages ("float", "long int", "c10::Half"). */
-const char *ct_cpp_type_name(CtDType d);
 
 #endif /* CTORCH_ELEMENTWISE_H */

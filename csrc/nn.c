@@ -21,16 +21,6 @@
 #include <string.h>
 
 /* --- helpers ------------------------------------------------------------------------------------------ */
-/* PyTorch's C++ name of a dtype in kernel errors ("Float", "Long", ...). */
-static const char *kernel_name(CtDType d)
-{
-    static const char *names[CT_NUM_DTYPES] = {
-        [CT_BOOL] = "Bool", [CT_U8] = "Byte",      [CT_I8] = "Char",   [CT_I16] = "Short", [CT_I32] = "Int",
-        [CT_I64] = "Long",  [CT_F16] = "Half",     [CT_BF16] = "BFloat16", [CT_F32] = "Float", [CT_F64] = "Double",
-    };
-    return names[d];
-}
-
 /* The nn kernels of the device t lives on; NULL with an exception set. Borrowed. */
 static const struct CtNNKernels *nn_kernels(CtDevice device)
 {
@@ -199,12 +189,12 @@ CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTenso
     if (bias != NULL) {
         if (bias->dtype != weight->dtype) {
             PyErr_Format(PyExc_RuntimeError, "self and mat2 must have the same dtype, but got %s and %s",
-                         kernel_name(bias->dtype), kernel_name(weight->dtype));
+                         ct_scalar_type_name(bias->dtype), ct_scalar_type_name(weight->dtype));
             return NULL;
         }
         if (input->dtype != weight->dtype) {
             PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 must have the same dtype, but got %s and %s",
-                         kernel_name(input->dtype), kernel_name(weight->dtype));
+                         ct_scalar_type_name(input->dtype), ct_scalar_type_name(weight->dtype));
             return NULL;
         }
     }
@@ -372,7 +362,7 @@ static CtTensorObject *nll_forward(CtTensorObject *input, CtTensorObject *target
     char sa[160], sb[160];
     if (!ct_is_floating(input->dtype)) {
         PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
-                     is_nll ? "nll_loss_out_frame" : "log_softmax_lastdim_kernel_impl", kernel_name(input->dtype));
+                     is_nll ? "nll_loss_out_frame" : "log_softmax_lastdim_kernel_impl", ct_scalar_type_name(input->dtype));
         return NULL;
     }
     if (input->ndim < 1) {
@@ -383,7 +373,7 @@ static CtTensorObject *nll_forward(CtTensorObject *input, CtTensorObject *target
     if (soft) {
         if (!ct_is_floating(target->dtype)) {
             PyErr_Format(PyExc_RuntimeError, "Expected floating point type for target with class probabilities, got %s",
-                         kernel_name(target->dtype));
+                         ct_scalar_type_name(target->dtype));
             return NULL;
         }
         if (ignore_index >= 0) {
@@ -435,7 +425,7 @@ static CtTensorObject *nll_forward(CtTensorObject *input, CtTensorObject *target
         }
         if (target->dtype != CT_I64 && target->dtype != CT_U8) {
             PyErr_Format(PyExc_RuntimeError, "expected target dtype to be Long or Byte, but got %s",
-                         kernel_name(target->dtype));
+                         ct_scalar_type_name(target->dtype));
             return NULL;
         }
     }
@@ -449,8 +439,8 @@ static CtTensorObject *nll_forward(CtTensorObject *input, CtTensorObject *target
             return NULL;
         }
         if (weight->dtype != input->dtype) {
-            PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", kernel_name(input->dtype),
-                         kernel_name(weight->dtype));
+            PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_scalar_type_name(input->dtype),
+                         ct_scalar_type_name(weight->dtype));
             return NULL;
         }
     }
@@ -920,7 +910,7 @@ static int pointwise_operands(CtPointwiseLoss kind, CtTensorObject *input, CtTen
     CtDType dt = kind <= CT_LOSS_SMOOTH_L1 ? ct_promote_types(input->dtype, target->dtype) : input->dtype;
     if (!ct_is_floating(dt)) {
         PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", loss_kernel_name(kind),
-                     kernel_name(dt));
+                     ct_scalar_type_name(dt));
         return -1;
     }
     CtTensorObject *devs[4] = {input, target, weight, pos_weight};
@@ -1263,7 +1253,7 @@ static int64_t layer_norm_check(CtTensorObject *input, int nnorm, const int64_t 
     }
     if (!ct_is_floating(input->dtype)) {
         PyErr_Format(PyExc_NotImplementedError, "\"LayerNormKernelImpl\" not implemented for '%s'",
-                     kernel_name(input->dtype));
+                     ct_scalar_type_name(input->dtype));
         return -1;
     }
     return cols;
@@ -1785,7 +1775,7 @@ static CtTensorObject *leaky_relu_impl(CtTensorObject *input, CtTensorObject *gr
     CtTensorObject *x = NULL, *g = NULL, *out = NULL, *result = NULL;
     if (!ct_is_floating(input->dtype)) {
         PyErr_Format(PyExc_NotImplementedError, "\"leaky_relu_cpu\" not implemented for '%s'",
-                     kernel_name(input->dtype));
+                     ct_scalar_type_name(input->dtype));
         return NULL;
     }
     CtTensorObject *devs[2] = {input, grad};
@@ -1863,7 +1853,7 @@ static PyObject *py_trunc_normal_transform(PyObject *self, PyObject *const *args
     }
     CtTensorObject *t = CT_TENSOR(a[0]);
     if (!ct_is_floating(t->dtype)) {
-        PyErr_Format(PyExc_NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '%s'", kernel_name(t->dtype));
+        PyErr_Format(PyExc_NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '%s'", ct_scalar_type_name(t->dtype));
         return NULL;
     }
     const struct CtNNKernels *k = nn_kernels(ct_device_of(t));

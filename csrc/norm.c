@@ -48,8 +48,8 @@ static int check_param_dtype(CtDType in, CtTensorObject *const *params, int n, C
             if (mixed) {
                 PyErr_SetString(PyExc_RuntimeError, mixed_msg);
             } else {
-                PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_dtype_kernel_name(in),
-                             ct_dtype_kernel_name(params[i]->dtype));
+                PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_scalar_type_name(in),
+                             ct_scalar_type_name(params[i]->dtype));
             }
             return -1;
         }
@@ -62,7 +62,7 @@ static int check_float_input(const CtTensorObject *input, const char *kernel)
 {
     if (!ct_is_floating(input->dtype)) {
         PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel,
-                     ct_dtype_kernel_name(input->dtype));
+                     ct_scalar_type_name(input->dtype));
         return -1;
     }
     return 0;

@@ -742,7 +742,7 @@ static PyObject *tensor_numpy(PyObject *self, PyObject *const *args, Py_ssize_t 
     }
     int npy = ct_dtype_info[t->dtype].npy_type;
     if (npy < 0) {
-        PyErr_Format(PyExc_TypeError, "Got unsupported ScalarType %s", ct_dtype_kernel_name(t->dtype));
+        PyErr_Format(PyExc_TypeError, "Got unsupported ScalarType %s", ct_scalar_type_name(t->dtype));
         return NULL;
     }
     npy_intp dims[CT_MAX_DIMS], strides[CT_MAX_DIMS];
@@ -872,7 +872,7 @@ static PyObject *element_to_python(CtDType dtype, const char *p)
         return PyBool_FromLong(*(const bool *)p);
     }
     switch (dtype) {
-#define CT_TOLIST_CASE(NAME, ctype, acctype, pyname, npy, dlc, dlb, KIND) \
+#define CT_TOLIST_CASE(NAME, ctype, acctype, pyname, npy, dlc, dlb, KIND, ...) \
     case CT_##NAME:                                                         \
         return KIND == CT_KIND_FLOAT ? PyFloat_FromDouble((double)CT_LOAD_##NAME(p)) \
                                      : PyLong_FromLongLong((long long)CT_LOAD_##NAME(p));

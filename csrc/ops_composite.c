@@ -620,8 +620,8 @@ static PyObject *cross_impl(CtTensorObject *a, PyObject *other, PyObject *dim_ob
         return NULL;
     }
     if (a->dtype != b->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_dtype_kernel_name(a->dtype),
-                     ct_dtype_kernel_name(b->dtype));
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_scalar_type_name(a->dtype),
+                     ct_scalar_type_name(b->dtype));
         return NULL;
     }
     if (a->dtype == CT_BOOL) {
@@ -823,7 +823,7 @@ static int check_cdist_input(const CtTensorObject *t, const char *which)
     }
     if (!ct_is_floating(t->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "cdist only supports floating-point dtypes, %s got: %s", which,
-                     ct_dtype_kernel_name(t->dtype));
+                     ct_scalar_type_name(t->dtype));
         return -1;
     }
     return 0;
@@ -855,12 +855,12 @@ static PyObject *py_cdist(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
         return NULL;
     }
     if (x1->dtype == CT_F16 || x1->dtype == CT_BF16) {
-        PyErr_Format(PyExc_NotImplementedError, "\"cdist\" not implemented for '%s'", ct_dtype_kernel_name(x1->dtype));
+        PyErr_Format(PyExc_NotImplementedError, "\"cdist\" not implemented for '%s'", ct_scalar_type_name(x1->dtype));
         return NULL;
     }
     if (x1->dtype != x2->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_dtype_kernel_name(x1->dtype),
-                     ct_dtype_kernel_name(x2->dtype));
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_scalar_type_name(x1->dtype),
+                     ct_scalar_type_name(x2->dtype));
         return NULL;
     }
     int64_t batch[CT_MAX_DIMS], shape[CT_MAX_DIMS];
@@ -1106,7 +1106,7 @@ static PyObject *py_tensordot(PyObject *mod, PyObject *const *args, Py_ssize_t n
         if (out->dtype != CT_TENSOR(r)->dtype) {
             PyErr_Format(PyExc_RuntimeError,
                          "tensordot: Expected the output tensor to have dtype %s, but got an output tensor with dtype %s",
-                         ct_dtype_kernel_name(CT_TENSOR(r)->dtype), ct_dtype_kernel_name(out->dtype));
+                         ct_scalar_type_name(CT_TENSOR(r)->dtype), ct_scalar_type_name(out->dtype));
             arena_free(arena);
             return NULL;
         }
@@ -1140,7 +1140,7 @@ static PyObject *tensor_take_along_dim(PyObject *self, PyObject *const *args, Py
         }
         if (idx->dtype != CT_I64) {
             PyErr_Format(PyExc_RuntimeError, "torch.take_along_dim(): dtype of indices should be Long but got %s",
-                         ct_dtype_kernel_name(idx->dtype));
+                         ct_scalar_type_name(idx->dtype));
             return NULL;
         }
         if (t->ndim != idx->ndim) {
@@ -1198,7 +1198,7 @@ static int check_cov_weights(PyObject *w, const char *name, bool integral, int64
     }
     if (integral ? !ct_is_integral(t->dtype, false) : !ct_is_floating(t->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "cov(): expected %s to have %s dtype but got %s with %s dtype", name,
-                     integral ? "integral" : "floating point", name, ct_dtype_kernel_name(t->dtype));
+                     integral ? "integral" : "floating point", name, ct_scalar_type_name(t->dtype));
         return -1;
     }
     if (ct_numel(t) != nobs) {
@@ -1356,7 +1356,7 @@ static PyObject *triangle_indices(const char *fname, bool upper, PyObject *const
     }
     CtDType dtype = opt.has_dtype ? opt.dtype : CT_I64;
     if (dtype != CT_I64 && dtype != CT_I32) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", fname, ct_dtype_kernel_name(dtype));
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", fname, ct_scalar_type_name(dtype));
         return NULL;
     }
     /* entries of row r: columns [0, r + offset] (tril) or [r + offset, col) (triu), clipped */

@@ -28,25 +28,6 @@
 const CtEwOpInfo ct_ew_op_info[CT_EW_NUM_OPS] = {CT_EW_OP_LIST(CT_EW_OP_INFO)};
 
 /* --- dtype names, casting, promotion ---------------------------------------------------------- */
-const char *ct_scalar_type_name(CtDType d)
-{
-    static const char *names[CT_NUM_DTYPES] = {
-        [CT_BOOL] = "Bool", [CT_U8] = "Byte",  [CT_I8] = "Char",         [CT_I16] = "Short",  [CT_I32] = "Int",
-        [CT_I64] = "Long",  [CT_F16] = "Half", [CT_BF16] = "BFloat16", [CT_F32] = "Float", [CT_F64] = "Double"};
-    return names[d];
-}
-
-/* The C++ name PyTorch prints in some messages ("expected dtype float for `end` ..."). */
-static const char *cpp_type_name(CtDType d)
-{
-    static const char *names[CT_NUM_DTYPES] = {
-        [CT_BOOL] = "bool",      [CT_U8] = "unsigned char", [CT_I8] = "signed char",       [CT_I16] = "short int",
-        [CT_I32] = "int",        [CT_I64] = "long int",     [CT_F16] = "c10::Half",        [CT_BF16] = "c10::BFloat16",
-        [CT_F32] = "float",      [CT_F64] = "double"};
-    return names[d];
-}
-
-const char *ct_cpp_type_name(CtDType d) { return cpp_type_name(d); }
 
 bool ct_can_cast(CtDType from, CtDType to)
 {
@@ -1157,7 +1138,7 @@ static CtTensorObject *clamp_op(const CtEwArg *x, PyObject *min_obj, PyObject *m
     }
     if (out != NULL && !resize && scalars && !ct_can_cast(r, out->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
-                     ct_scalar_type_name(r), cpp_type_name(out->dtype));
+                     ct_scalar_type_name(r), ct_cpp_type_name(out->dtype));
         return NULL;
     }
     /* Python-number bounds: an integer bound beyond the dtype's range is a no-op on its own side
@@ -1184,7 +1165,7 @@ static CtTensorObject *clamp_op(const CtEwArg *x, PyObject *min_obj, PyObject *m
             double big = r == CT_F16 ? 65504.0 : r == CT_BF16 ? 3.3895313892515355e+38 : FLT_MAX;
             if (isfinite(v) && fabs(v) > big) {
                 PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
-                             cpp_type_name(r));
+                             ct_cpp_type_name(r));
                 return NULL;
             }
         }
@@ -1336,14 +1317,14 @@ static PyObject *lerp_entry(const char *name, PyObject *self, PyObject *const *a
     }
     CtDType d = in[0].t->dtype;
     if (in[1].t->dtype != d) {
-        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `end` but got dtype %s", cpp_type_name(d),
-                     cpp_type_name(in[1].t->dtype));
+        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `end` but got dtype %s", ct_cpp_type_name(d),
+                     ct_cpp_type_name(in[1].t->dtype));
         return NULL;
     }
     bool scalar_weight = in[2].t == NULL || in[2].t->ndim == 0;
     if (!scalar_weight && in[2].t->dtype != d) {
-        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `weight` but got dtype %s", cpp_type_name(d),
-                     cpp_type_name(in[2].t->dtype));
+        PyErr_Format(PyExc_RuntimeError, "expected dtype %s for `weight` but got dtype %s", ct_cpp_type_name(d),
+                     ct_cpp_type_name(in[2].t->dtype));
         return NULL;
     }
     if (!ct_is_floating(d)) {

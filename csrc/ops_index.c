@@ -875,20 +875,11 @@ static const struct CtIndexKernels *index_kernels(CtDevice device)
     return ops->index;
 }
 
-/* PyTorch's names for dtypes in messages: ScalarType ("Long"), C++ type ("long int") and
- * legacy tensor type ("LongTensor"). */
-static const char *const scalar_type_name[CT_NUM_DTYPES] = {
-    [CT_BOOL] = "Bool", [CT_U8] = "Byte",  [CT_I8] = "Char",      [CT_I16] = "Short", [CT_I32] = "Int",
-    [CT_I64] = "Long",  [CT_F16] = "Half", [CT_BF16] = "BFloat16", [CT_F32] = "Float", [CT_F64] = "Double"};
-static const char *const cpp_type_name[CT_NUM_DTYPES] = {
-    [CT_BOOL] = "bool", [CT_U8] = "unsigned char", [CT_I8] = "signed char",  [CT_I16] = "short int",
-    [CT_I32] = "int",   [CT_I64] = "long int",     [CT_F16] = "c10::Half",   [CT_BF16] = "c10::BFloat16",
-    [CT_F32] = "float", [CT_F64] = "double"};
-
+/* PyTorch's legacy tensor type name in messages ("torch.LongTensor"). */
 static void legacy_type_name(const CtTensorObject *t, char *buf, size_t n)
 {
     snprintf(buf, n, "torch.%s%sTensor", ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "",
-             scalar_type_name[t->dtype]);
+             ct_scalar_type_name(t->dtype));
 }
 
 static bool is_index_dtype(CtDType d) { return d == CT_I64 || d == CT_I32; }
@@ -1800,7 +1791,7 @@ static int advanced_put(Indexed *ix, CtTensorObject *value, CtIndexReduce reduce
         PyErr_Format(PyExc_RuntimeError,
                      "Index put requires the source and destination dtypes match, got %s for the destination and %s "
                      "for the source.",
-                     scalar_type_name[view->dtype], scalar_type_name[value->dtype]);
+                     ct_scalar_type_name(view->dtype), ct_scalar_type_name(value->dtype));
         goto done;
     }
     vals = ct_view_of(stripped, plan.rnd, plan.rshape, vstrides, stripped->offset);
@@ -2311,17 +2302,17 @@ int ct_index_add_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, 
         ct_format_sizes(buf, sizeof(buf), index->ndim, index->sizes);
         PyErr_Format(PyExc_IndexError,
                      "index_add_(): Index is supposed to be a vector, but got dim: %d with type: %s and size: %s",
-                     index->ndim, scalar_type_name[index->dtype], buf);
+                     index->ndim, ct_scalar_type_name(index->dtype), buf);
         return -1;
     }
     if (!is_index_dtype(index->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "index_add_(): Expected dtype int32/int64 for index but got: %s",
-                     scalar_type_name[index->dtype]);
+                     ct_scalar_type_name(index->dtype));
         return -1;
     }
     if (self->dtype != source->dtype) {
         PyErr_Format(PyExc_RuntimeError, "index_add_(): self (%s) and source (%s) must have the same scalar type",
-                     scalar_type_name[self->dtype], scalar_type_name[source->dtype]);
+                     ct_scalar_type_name(self->dtype), ct_scalar_type_name(source->dtype));
         return -1;
     }
     int64_t src_size = source->ndim == 0 ? 1 : source->sizes[dim < source->ndim ? dim : 0];
@@ -2360,14 +2351,14 @@ int ct_index_copy_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index,
     }
     if (index->dtype != CT_I64) {
         PyErr_Format(PyExc_RuntimeError, "index_copy_(): Expected a long tensor for index, but got %s",
-                     scalar_type_name[index->dtype]);
+                     ct_scalar_type_name(index->dtype));
         return -1;
     }
     if (self->dtype != source->dtype) {
         PyErr_Format(PyExc_RuntimeError,
                      "index_copy_(): self and source expected to have the same dtype, but got (self) %s and (source) "
                      "%s",
-                     scalar_type_name[self->dtype], scalar_type_name[source->dtype]);
+                     ct_scalar_type_name(self->dtype), ct_scalar_type_name(source->dtype));
         return -1;
     }
     if (index->ndim > 1) {
@@ -2451,7 +2442,7 @@ CtTensorObject *ct_take(CtTensorObject *self, CtTensorObject *index)
 {
     if (index->dtype != CT_I64) {
         PyErr_Format(PyExc_RuntimeError, "take(): Expected a long tensor for index, but got %s",
-                     scalar_type_name[index->dtype]);
+                     ct_scalar_type_name(index->dtype));
         return NULL;
     }
     if (same_device2(self, index) < 0) {
@@ -2495,7 +2486,7 @@ int ct_masked_fill_(CtTensorObject *self, CtTensorObject *mask, const CtScalar *
 {
     if (mask->dtype != CT_BOOL) {
         PyErr_Format(PyExc_RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype %s",
-                     cpp_type_name[mask->dtype]);
+                     ct_cpp_type_name(mask->dtype));
         return -1;
     }
     int64_t bshape[CT_MAX_DIMS];
@@ -3719,7 +3710,7 @@ static PyObject *tensor_diag(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (in[0]->ndim == 1 && a[1] != NULL && CtTensor_Check(a[1]) && !ct_can_cast(in[0]->dtype, CT_TENSOR(a[1])->dtype)) {
         /* building a matrix, PyTorch first checks the cast */
         PyErr_Format(PyExc_RuntimeError, "diag: result type %s can't be cast to the desired out= type %s",
-                     ct_dtype_kernel_name(in[0]->dtype), ct_dtype_kernel_name(CT_TENSOR(a[1])->dtype));
+                     ct_scalar_type_name(in[0]->dtype), ct_scalar_type_name(CT_TENSOR(a[1])->dtype));
         return NULL;
     }
     return ct_write_out(diag_impl(CT_TENSOR(self), k), a[1], "diag", CT_OUT_EXACT, 1, in);

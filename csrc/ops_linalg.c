@@ -29,15 +29,6 @@
 
 /* ------------------------------------------------------------------------------------------
  * dtype names as PyTorch's messages spell them */
-static const char *const scalar_type_name[CT_NUM_DTYPES] = {
-    [CT_BOOL] = "Bool", [CT_U8] = "Byte",     [CT_I8] = "Char",      [CT_I16] = "Short", [CT_I32] = "Int",
-    [CT_I64] = "Long",  [CT_F16] = "Half",    [CT_BF16] = "BFloat16", [CT_F32] = "Float", [CT_F64] = "Double",
-};
-static const char *const cpp_type_name[CT_NUM_DTYPES] = {
-    [CT_BOOL] = "bool",         [CT_U8] = "unsigned char", [CT_I8] = "signed char",     [CT_I16] = "short int",
-    [CT_I32] = "int",           [CT_I64] = "long int",     [CT_F16] = "c10::Half",      [CT_BF16] = "c10::BFloat16",
-    [CT_F32] = "float",         [CT_F64] = "double",
-};
 static const char *const legacy_type_name[CT_NUM_DTYPES] = {
     [CT_BOOL] = "BoolTensor", [CT_U8] = "ByteTensor",  [CT_I8] = "CharTensor",         [CT_I16] = "ShortTensor",
     [CT_I32] = "IntTensor",   [CT_I64] = "LongTensor", [CT_F16] = "HalfTensor",        [CT_BF16] = "BFloat16Tensor",
@@ -460,7 +451,7 @@ CtTensorObject *ct_mm(CtTensorObject *a, CtTensorObject *b)
     }
     if (a->dtype != b->dtype) {
         PyErr_Format(PyExc_RuntimeError, "expected m1 and m2 to have the same dtype, but got: %s != %s",
-                     cpp_type_name[a->dtype], cpp_type_name[b->dtype]);
+                     ct_cpp_type_name(a->dtype), ct_cpp_type_name(b->dtype));
         return NULL;
     }
     if (check_not_bool(a->dtype, "addmm_impl_cpu_") < 0 || same_device(2, (CtTensorObject *[]){a, b}, &device) < 0) {
@@ -497,8 +488,8 @@ static int check_bmm_args(CtTensorObject *a, CtTensorObject *b)
 static int check_same_scalar_type(CtTensorObject *a, CtTensorObject *b)
 {
     if (a->dtype != b->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", scalar_type_name[a->dtype],
-                     scalar_type_name[b->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type %s but found %s", ct_scalar_type_name(a->dtype),
+                     ct_scalar_type_name(b->dtype));
         return -1;
     }
     return 0;
@@ -548,7 +539,7 @@ static int check_mv_args(CtTensorObject *input, CtTensorObject *mat, CtTensorObj
     }
     if (input_dtype != mat->dtype || mat->dtype != vec->dtype) {
         PyErr_Format(PyExc_RuntimeError, "addmv input tensors must have the same dtype, but got %s, %s, and %s",
-                     scalar_type_name[input_dtype], scalar_type_name[mat->dtype], scalar_type_name[vec->dtype]);
+                     ct_scalar_type_name(input_dtype), ct_scalar_type_name(mat->dtype), ct_scalar_type_name(vec->dtype));
         return -1;
     }
     return check_not_bool(mat->dtype, "addmv_impl_cpu");
@@ -578,7 +569,7 @@ static CtTensorObject *dot_impl(CtTensorObject *a, CtTensorObject *b, const char
     }
     if (a->dtype != b->dtype) {
         PyErr_Format(PyExc_RuntimeError, "dot : expected both vectors to have same dtype, but found %s and %s",
-                     scalar_type_name[a->dtype], scalar_type_name[b->dtype]);
+                     ct_scalar_type_name(a->dtype), ct_scalar_type_name(b->dtype));
         return NULL;
     }
     if (a->sizes[0] != b->sizes[0]) {
@@ -863,12 +854,12 @@ static int check_addmm_dtypes(CtTensorObject *input, CtTensorObject *m1, CtTenso
 {
     if (input->dtype != m2->dtype) {
         PyErr_Format(PyExc_RuntimeError, "self and mat2 must have the same dtype, but got %s and %s",
-                     scalar_type_name[input->dtype], scalar_type_name[m2->dtype]);
+                     ct_scalar_type_name(input->dtype), ct_scalar_type_name(m2->dtype));
         return -1;
     }
     if (m1->dtype != m2->dtype) {
         PyErr_Format(PyExc_RuntimeError, "mat1 and mat2 must have the same dtype, but got %s and %s",
-                     scalar_type_name[m1->dtype], scalar_type_name[m2->dtype]);
+                     ct_scalar_type_name(m1->dtype), ct_scalar_type_name(m2->dtype));
         return -1;
     }
     return 0;
@@ -957,7 +948,7 @@ static CtTensorObject *baddbmm_impl(CtTensorObject *input, CtTensorObject *b1, C
     CtDevice device;
     if (input->dtype != b1->dtype) {
         PyErr_Format(PyExc_RuntimeError, "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
-                     cpp_type_name[input->dtype], cpp_type_name[b1->dtype], cpp_type_name[b2->dtype]);
+                     ct_cpp_type_name(input->dtype), ct_cpp_type_name(b1->dtype), ct_cpp_type_name(b2->dtype));
         return NULL;
     }
     if (check_bmm_args(b1, b2) < 0 || check_same_scalar_type(b1, b2) < 0 ||

@@ -17,12 +17,6 @@
 #include <math.h>
 #include <string.h>
 
-/* PyTorch's ScalarType names, used in its error messages. */
-static const char *const scalar_type_name[CT_NUM_DTYPES] = {
-    [CT_BOOL] = "Bool", [CT_U8] = "Byte",  [CT_I8] = "Char",       [CT_I16] = "Short", [CT_I32] = "Int",
-    [CT_I64] = "Long",  [CT_F16] = "Half", [CT_BF16] = "BFloat16", [CT_F32] = "Float", [CT_F64] = "Double",
-};
-
 /* --- helpers --------------------------------------------------------------------------------- */
 static CtAccType acc_of(CtDType d)
 {
@@ -274,14 +268,14 @@ CtTensorObject *ct_mean(CtTensorObject *t, const bool *reduce_dims, bool keepdim
         PyErr_Format(PyExc_NotImplementedError,
                      "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
                      "dtype. Got: %s",
-                     scalar_type_name[t->dtype]);
+                     ct_scalar_type_name(t->dtype));
         return NULL;
     }
     if (out_dtype != CT_DTYPE_UNSET && !ct_is_floating(out_dtype)) {
         PyErr_Format(PyExc_NotImplementedError,
                      "mean(): could not infer output dtype. Optional dtype must be either a floating point or "
                      "complex dtype. Got: %s",
-                     scalar_type_name[out_dtype]);
+                     ct_scalar_type_name(out_dtype));
         return NULL;
     }
     bool mask[CT_MAX_DIMS];
@@ -303,14 +297,14 @@ CtTensorObject *ct_nanmean(CtTensorObject *t, const bool *reduce_dims, bool keep
     if (!ct_is_floating(t->dtype)) {
         PyErr_Format(PyExc_NotImplementedError,
                      "nanmean(): expected input to have floating point or complex dtype but got %s",
-                     scalar_type_name[t->dtype]);
+                     ct_scalar_type_name(t->dtype));
         return NULL;
     }
     if (out_dtype != CT_DTYPE_UNSET && !ct_is_floating(out_dtype)) {
         PyErr_Format(PyExc_RuntimeError,
                      "nanmean(): could not infer output dtype. Optional dtype must be either a floating point or "
                      "complex dtype. Got: %s",
-                     scalar_type_name[out_dtype]);
+                     ct_scalar_type_name(out_dtype));
         return NULL;
     }
     CtTensorObject *sum = NULL, *isnan = NULL, *kept = NULL, *count = NULL, *r = NULL;
@@ -611,19 +605,19 @@ CtTensorObject *ct_norm(CtTensorObject *t, double p, const bool *reduce_dims, bo
     if (!ct_is_floating(t->dtype)) {
         PyErr_Format(PyExc_NotImplementedError,
                      "linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s",
-                     scalar_type_name[t->dtype]);
+                     ct_scalar_type_name(t->dtype));
         return NULL;
     }
     if (out_dtype != CT_DTYPE_UNSET && !ct_is_floating(out_dtype)) {
         PyErr_Format(PyExc_RuntimeError, "linalg.vector_norm: dtype should be floating point or complex, but got %s",
-                     scalar_type_name[out_dtype]);
+                     ct_scalar_type_name(out_dtype));
         return NULL;
     }
     if (out_dtype != CT_DTYPE_UNSET && ct_promote_types(t->dtype, out_dtype) != out_dtype) {
         PyErr_Format(PyExc_RuntimeError,
                      "linalg.vector_norm: the dtype of the input (%s) should be convertible without narrowing to the "
                      "specified dtype (%s)",
-                     scalar_type_name[t->dtype], scalar_type_name[out_dtype]);
+                     ct_scalar_type_name(t->dtype), ct_scalar_type_name(out_dtype));
         return NULL;
     }
     /* max(|x|) and the negative orders (1 / sum(|x|^-q)) have no value on nothing */
@@ -757,7 +751,7 @@ static int scan_into(CtTensorObject *src, int dim, CtTensorObject *out, CtTensor
 static void scan_dtype_error(const CtTensorObject *t, CtDType dtype, const char *fname)
 {
     PyErr_Format(PyExc_NotImplementedError, "\"%s%s\" not implemented for '%s'", fname,
-                 ct_device_of(t).type == CT_DEV_CPU ? "_out_cpu" : "_cuda", scalar_type_name[dtype]);
+                 ct_device_of(t).type == CT_DEV_CPU ? "_out_cpu" : "_cuda", ct_scalar_type_name(dtype));
 }
 
 static CtTensorObject *scan(CtTensorObject *t, int dim, CtDType out_dtype, CtScanOp op, const char *fname)
@@ -836,7 +830,7 @@ static CtTensorObject *softmax_like(CtTensorObject *t, int dim, CtDType out_dtyp
     CtDType od = out_dtype != CT_DTYPE_UNSET ? out_dtype : t->dtype;
     if (!ct_is_floating(od)) {
         PyErr_Format(PyExc_NotImplementedError, "\"%s%s_kernel_impl\" not implemented for '%s'", fname,
-                     t->ndim == 0 || dim == t->ndim - 1 ? "_lastdim" : "", scalar_type_name[od]);
+                     t->ndim == 0 || dim == t->ndim - 1 ? "_lastdim" : "", ct_scalar_type_name(od));
         return NULL;
     }
     CtTensorObject *src = ct_to(t, od, ct_device_of(t), false);
@@ -1439,12 +1433,12 @@ static PyObject *sum_like_py(const char *fname, SumLikeFn fn, PyObject *const *a
         /* integer input: nansum is sum; nanmean's out= is nansum's out= divided in place */
         if (dtype != CT_DTYPE_UNSET && dtype != out->dtype) {
             PyErr_Format(PyExc_RuntimeError, "nansum: provided dtype must match dtype of result. Got %s and %s.",
-                         scalar_type_name[out->dtype], scalar_type_name[dtype]);
+                         ct_scalar_type_name(out->dtype), ct_scalar_type_name(dtype));
             return NULL;
         }
         if (!ct_is_floating(out->dtype)) {
             PyErr_Format(PyExc_NotImplementedError, "\"nansum_%s\" not implemented for '%s'",
-                         ct_device_of(t).type == CT_DEV_CPU ? "cpu" : "cuda", scalar_type_name[out->dtype]);
+                         ct_device_of(t).type == CT_DEV_CPU ? "cpu" : "cuda", ct_scalar_type_name(out->dtype));
             return NULL;
         }
         dtype = out->dtype;
@@ -1845,7 +1839,7 @@ static PyObject *py_logsumexp(PyObject *m, PyObject *const *args, Py_ssize_t nar
     }
     if (out != NULL && !ct_is_floating(out->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "logsumexp(): Expected floating point type for result tensor, but got: %s",
-                     scalar_type_name[out->dtype]);
+                     ct_scalar_type_name(out->dtype));
         return NULL;
     }
     return ct_write_out(ct_logsumexp(t, mask, keepdim), (PyObject *)out, "logsumexp", CT_OUT_ANY, 0, NULL);
@@ -1864,7 +1858,7 @@ static PyObject *all_any_py(bool is_all, PyObject *const *args, Py_ssize_t nargs
     }
     if (out != NULL && out->dtype != CT_BOOL && out->dtype != CT_U8) { /* before the dims, as PyTorch */
         PyErr_Format(PyExc_RuntimeError, "%s only supports bool tensor for result, got: %s", fname,
-                     scalar_type_name[out->dtype]);
+                     ct_scalar_type_name(out->dtype));
         return NULL;
     }
     if (dims_arg(a[1], t, fname, mask, &given) < 0 || keepdim_arg(a[2], fname, &keepdim) < 0) {
@@ -1941,8 +1935,8 @@ static PyObject *py_cumprod(PyObject *m, PyObject *const *args, Py_ssize_t nargs
 static int out_scalar_type(const CtTensorObject *out, CtDType want)
 {
     if (out != NULL && out->dtype != want) {
-        PyErr_Format(PyExc_RuntimeError, "expected scalar_type %s but found %s", scalar_type_name[want],
-                     scalar_type_name[out->dtype]);
+        PyErr_Format(PyExc_RuntimeError, "expected scalar_type %s but found %s", ct_scalar_type_name(want),
+                     ct_scalar_type_name(out->dtype));
         return -1;
     }
     return 0;
@@ -2152,14 +2146,14 @@ static PyObject *median_py(bool ignore_nan, PyObject *const *args, Py_ssize_t na
         PyErr_Format(PyExc_RuntimeError,
                      "Expected tensor for argument #1 'indices' to have scalar type Long; but got torch.%sTensor "
                      "instead (while checking arguments for median)",
-                     scalar_type_name[o[1]->dtype]);
+                     ct_scalar_type_name(o[1]->dtype));
         return NULL;
     }
     if (o[0] != NULL && o[0]->dtype != t->dtype) {
         PyErr_Format(PyExc_RuntimeError,
                      "Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but type "
                      "torch.%sTensor does not equal torch.%sTensor (while checking arguments for median)",
-                     scalar_type_name[o[0]->dtype], scalar_type_name[t->dtype]);
+                     ct_scalar_type_name(o[0]->dtype), ct_scalar_type_name(t->dtype));
         return NULL;
     }
     if (int_dim_arg(a[1], t, fname, &dim) < 0) {
@@ -2197,7 +2191,7 @@ static int check_values_indices_out(CtTensorObject *const *o, const CtTensorObje
     if (o[0] != NULL && o[0]->dtype != t->dtype) {
         if (mode_words) {
             PyErr_Format(PyExc_RuntimeError, "expected scalar type '%s' but got '%s' for values output",
-                         scalar_type_name[t->dtype], scalar_type_name[o[0]->dtype]);
+                         ct_scalar_type_name(t->dtype), ct_scalar_type_name(o[0]->dtype));
         } else {
             PyErr_SetString(PyExc_RuntimeError, "output values must be of same type as input");
         }
@@ -2206,7 +2200,7 @@ static int check_values_indices_out(CtTensorObject *const *o, const CtTensorObje
     if (o[1] != NULL && o[1]->dtype != CT_I64) {
         if (mode_words) {
             PyErr_Format(PyExc_RuntimeError, "expected scalar type 'Long' but got '%s' for indices output",
-                         scalar_type_name[o[1]->dtype]);
+                         ct_scalar_type_name(o[1]->dtype));
         } else {
             PyErr_SetString(PyExc_RuntimeError, "output indices must be of scalar type Long");
         }

@@ -79,7 +79,7 @@ static bool on_cuda(const CtTensorObject *t) { return ct_device_of(t).type == CT
 static void *not_implemented_for(const char *kernel, const CtTensorObject *t, CtDType dtype)
 {
     PyErr_Format(PyExc_NotImplementedError, "\"%s_%s\" not implemented for '%s'", kernel, on_cuda(t) ? "cuda" : "cpu",
-                 ct_dtype_kernel_name(dtype));
+                 ct_scalar_type_name(dtype));
     return NULL;
 }
 
@@ -144,7 +144,7 @@ static int searchsorted_check(const struct CtIndexKernels *k, CtTensorObject *se
         if (sorter->dtype != CT_I64) {
             PyErr_Format(PyExc_RuntimeError,
                          "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype %s",
-                         ct_dtype_kernel_name(sorter->dtype));
+                         ct_scalar_type_name(sorter->dtype));
             return -1;
         }
         int64_t lo = 0, hi = 0;
@@ -796,7 +796,7 @@ static int out_index_dtype_check(CtTensorObject *out, bool out_int32)
                      "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or Long(int64) "
                      "depending on whether out_int32 flag is True, but we got output tensor's dtype %s and out_int32 "
                      "flag is %s",
-                     ct_dtype_kernel_name(out->dtype), out_int32 ? "True" : "False");
+                     ct_scalar_type_name(out->dtype), out_int32 ? "True" : "False");
         return -1;
     }
     return 0;

@@ -135,7 +135,7 @@ static int check_input(const char *fname, PyObject *obj)
 
 static int not_implemented(const char *kernel, CtDType dtype)
 {
-    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel, ct_dtype_kernel_name(dtype));
+    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel, ct_scalar_type_name(dtype));
     return -1;
 }
 

@@ -697,7 +697,7 @@ static void error_printf(PyObject *exc, const char *fmt, ...)
 static int require_float(CtDType d, const char *kernel)
 {
     if (!ct_is_floating(d)) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel, ct_dtype_kernel_name(d));
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernel, ct_scalar_type_name(d));
         return -1;
     }
     return 0;
@@ -819,7 +819,7 @@ static int check_uniform(CtDType d, double from, double to)
         error_printf(PyExc_RuntimeError,
                      "uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and from=%g which "
                      "result in to-from to exceed the limit",
-                     ct_dtype_kernel_name(d), to, from);
+                     ct_scalar_type_name(d), to, from);
         return -1;
     }
     return 0;
@@ -983,7 +983,7 @@ static PyObject *py_randperm(PyObject *self, PyObject *const *args, Py_ssize_t n
         if (n > hi + 1) {
             int digits = dtype == CT_F64 ? 53 : dtype == CT_F32 ? 24 : dtype == CT_F16 ? 11 : 8;
             PyErr_Format(PyExc_RuntimeError, "n cannot be greater than 2^%d+1 for %s type.", digits,
-                         ct_dtype_kernel_name(dtype));
+                         ct_scalar_type_name(dtype));
             return NULL;
         }
     } else if (n > 0) {
@@ -1412,7 +1412,7 @@ static PyObject *tensor_exponential_(PyObject *self, PyObject *const *args, Py_s
         PyErr_Format(PyExc_RuntimeError,
                      "Exponential distribution is a continuous probability distribution. dtype must be a floating "
                      "point but you specified %s",
-                     ct_dtype_kernel_name(t->dtype));
+                     ct_scalar_type_name(t->dtype));
         return NULL;
     }
     if (!(lambd > 0.0)) {

@@ -19,7 +19,7 @@
  * their sequence starts. */
 #include "args.h"
 #include "autograd_arena.h"
-#include "creation.h" /* ct_type_name, ct_dtype_kernel_name */
+#include "creation.h" /* ct_type_name */
 #include "device.h"
 #include "registry.h"
 #include "tensor.h"
@@ -97,7 +97,7 @@ static int64_t *host_int64s(PyObject *obj, const char *what, int64_t *n)
         } else {
             PyErr_Format(PyExc_RuntimeError, "'%s' argument should be a 1D CPU int64 tensor, but got %dD %s %s tensor",
                          what, t->ndim, ct_device_of(t).type == CT_DEV_CPU ? "cpu" : "cuda",
-                         ct_dtype_kernel_name(t->dtype));
+                         ct_scalar_type_name(t->dtype));
         }
         return NULL;
     }

@@ -242,7 +242,7 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
     }
     if (rule == CT_OUT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
         PyErr_Format(PyExc_TypeError, "torch.cat(): input types can't be cast to the desired output type %s",
-                     ct_dtype_kernel_name(out->dtype));
+                     ct_scalar_type_name(out->dtype));
         goto done;
     }
     if (rule == CT_OUT_EXACT && r->dtype != out->dtype) {
@@ -256,19 +256,19 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
     }
     if (rule == CT_OUT_LONG && out->dtype != CT_I64) {
         PyErr_Format(PyExc_RuntimeError, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
-                     ct_dtype_kernel_name(out->dtype));
+                     ct_scalar_type_name(out->dtype));
         goto done;
     }
     if (rule == CT_OUT_RESULT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
         PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
-                     ct_dtype_kernel_name(r->dtype), ct_dtype_kernel_name(out->dtype));
+                     ct_scalar_type_name(r->dtype), ct_scalar_type_name(out->dtype));
         goto done;
     }
     if (rule == CT_OUT_SAME_AS_INPUT && r->dtype != out->dtype) {
         PyErr_Format(PyExc_RuntimeError,
                      "Expected the dtype for input and out to match, but got %s for input's dtype and %s for out's "
                      "dtype.",
-                     ct_dtype_kernel_name(r->dtype), ct_dtype_kernel_name(out->dtype));
+                     ct_scalar_type_name(r->dtype), ct_scalar_type_name(out->dtype));
         goto done;
     }
     if (rule == CT_OUT_CAN_CAST && !ct_can_cast(r->dtype, out->dtype)) {
@@ -516,7 +516,7 @@ int ct_item(CtTensorObject *t, CtScalar *out)
         return -1;
     }
     switch (t->dtype) {
-#define CT_ITEM_CASE(NAME, ctype, acctype, pyname, npy, dlc, dlb, KIND) \
+#define CT_ITEM_CASE(NAME, ctype, acctype, pyname, npy, dlc, dlb, KIND, ...) \
     case CT_##NAME:                                                       \
         out->kind = KIND;                                                 \
         if (KIND == CT_KIND_FLOAT) {                                      \

@@ -146,7 +146,7 @@ static CtTensorObject *view_dtype(CtTensorObject *t, CtDType dtype)
     int nd = t->ndim;
     int64_t offset = t->offset;
     size_t old_size = ct_dtype_info[t->dtype].itemsize, new_size = ct_dtype_info[dtype].itemsize;
-    const char *from = ct_dtype_kernel_name(t->dtype), *to = ct_dtype_kernel_name(dtype);
+    const char *from = ct_scalar_type_name(t->dtype), *to = ct_scalar_type_name(dtype);
     memcpy(sizes, t->sizes, sizeof(int64_t) * nd);
     memcpy(strides, t->strides, sizeof(int64_t) * nd);
     if (old_size != new_size) {
