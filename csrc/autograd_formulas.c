@@ -13,6 +13,7 @@
 #include "conv.h"
 #include "nn_act.h"
 #include "pool.h"
+#include "upsample.h"
 #include "tensor.h"
 #include "views.h"
 #include <float.h>
@@ -3223,6 +3224,12 @@ const CtFormula ct_formulas[] = {
      ct_pool_bw_adaptive_avg_pool2d_backward},
     {"_adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0", SIG("grad_output", "input", "indices"), 1,
      0, ct_pool_bw_adaptive_max_pool2d_backward},
+    /* interpolation (csrc/upsample.c): one node per call, named per mode as PyTorch's */
+    {"_upsample", "UpsampleNearest2DBackward0", SIG("input", "mode", "output_size", "align_corners", "scale_factors"),
+     1, 0, ct_upsample_bw, ct_upsample_node_name},
+    {"_upsample_backward", "UpsampleNearest2DBackwardBackward0",
+     SIG("grad_output", "mode", "input_size", "output_size", "align_corners", "scale_factors"), 1, 0,
+     ct_upsample_bw_backward, ct_upsample_backward_node_name},
     /* the backward ops of the fused kernels are not differentiable themselves */
     {"_nll_backward", "NllLossBackwardBackward0",
      SIG("grad", "input", "target", "weight", "reduction", "ignore_index", "label_smoothing", "flags"), 7, CT_F_NO_DERIV,

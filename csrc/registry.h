@@ -26,6 +26,7 @@
     X(nn_act)             \
     X(norm)               \
     X(pool)               \
+    X(upsample)           \
     X(optim)              \
     X(clip)               \
     X(serialization)      \

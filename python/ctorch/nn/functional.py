@@ -1,7 +1,7 @@
 """ctorch.nn.functional: PyTorch's functional API. Argument handling only: every computation is a
 C op (csrc/nn.c for linear, the losses, layer_norm, embedding and leaky_relu; csrc/nn_act.c for the
 other activations, padding, distances and the composed losses; csrc/norm.c for batch_norm and
-group_norm; csrc/pool.c for pooling; the elementwise and reduction families for the activations and
+group_norm; csrc/pool.c for pooling; csrc/upsample.c for interpolation; the elementwise and reduction families for the activations and
 softmax)."""
 import warnings
 
@@ -304,6 +304,101 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     """output_size: an int or two; None keeps the input's size along that dim."""
     out = _C.adaptive_max_pool2d(input, output_size)
     return out if return_indices else out[0]
+
+
+# --- interpolation (csrc/upsample.c) --------------------------------------------------------------------------
+def _is_integer(x):
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, int) or (isinstance(x, Tensor) and not x.is_floating_point()):
+        return True
+    return hasattr(x, "__index__") and not isinstance(x, float)
+
+
+_INTERP_DIMS = {"nearest": (3, 4), "nearest-exact": (3, 4), "area": (3, 4), "linear": (3,), "bilinear": (4,),
+                "bicubic": (4,)}
+_INTERP_WANTS = {"linear": 3, "bilinear": 4, "trilinear": 5}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resamples (N, C, W) or (N, C, H, W) input to `size` or by `scale_factor` (PyTorch's rules)."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    scale_factors = output_size = None
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got input with spatial "
+                    f"dimensions of {list(input.shape[2:])} and output size of {size}. Please provide input tensor "
+                    "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
+            output_size = [int(x) for x in size]
+        else:
+            output_size = [int(size)] * dim if _is_integer(size) else [size] * dim
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but got input with "
+                    f"spatial dimensions of {list(input.shape[2:])} and scale_factor of shape {scale_factor}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                    "(s1, s2, ...,sK) format.")
+            scale_factors = list(scale_factor)
+        else:
+            scale_factors = [scale_factor] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        output_size = [int(input.size(i + 2) * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    if input.dim() in _INTERP_DIMS.get(mode, ()):
+        if antialias:
+            raise NotImplementedError(f"ctorch: F.interpolate(mode='{mode}', antialias=True) is not supported")
+        if mode == "area":
+            return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
+        return _C._upsample(input, mode, output_size, bool(align_corners), scale_factors)
+    if mode in _INTERP_WANTS and input.dim() in (3, 4, 5):
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_WANTS[mode]}D input")
+    if input.dim() == 5 and mode in ("nearest", "nearest-exact", "area", "trilinear"):
+        raise NotImplementedError(f"ctorch: F.interpolate of 5-D input (mode '{mode}') is not supported")
+    raise NotImplementedError(
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
+        f"linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # --- normalisation and embeddings ---------------------------------------------------------------------------
