@@ -3183,6 +3183,13 @@ const CtFormula ct_formulas[] = {
      ct_conv_bw, ct_conv_node_name},
     {"_convolution_backward", "ConvolutionBackwardBackward0",
      SIG("grad", "input", "weight", "stride", "padding", "dilation", "groups", "mask"), 7, CT_F_NO_DERIV, NULL},
+    {"conv_transpose1d", "ConvolutionBackward0",
+     SIG("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"), 7, 0,
+     ct_conv_transpose_bw, ct_conv_node_name},
+    {"conv_transpose2d", "ConvolutionBackward0",
+     SIG("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"), 7, 0,
+     ct_conv_transpose_bw, ct_conv_node_name},
+    /* _conv_transpose_backward (9 arguments) has no row: autograd's generic node raises at its backward */
     /* nn activations, padding and the losses with a node of their own (csrc/nn_act.c) */
     {"elu", "EluBackward0", SIG("input", "alpha", "scale", "input_scale"), 1, 0, ct_act_bw_elu},
     {"celu", "CeluBackward0", SIG("input", "alpha"), 1, 0, ct_act_bw_elu},

@@ -6,6 +6,7 @@
 #include "conv_math.h"
 #include "args.h"
 #include "autograd.h"
+#include "creation.h" /* ct_dtype_kernel_name */
 #include "device.h"
 #include "dtype.h"
 #include "elementwise.h" /* ct_scalar_type_name */
@@ -610,33 +611,53 @@ static CtTensorObject *batched_view(CtTensorObject *t, bool unbatched)
     return ct_view_of(t, t->ndim + 1, sizes, strides, t->offset);
 }
 
-/* The output's shape: (batch,) out_channels, spatial dims. Returns its ndim. */
-static int output_shape(const ConvGeom *g, int64_t *sizes)
+/* The output's shape: (batch,) out_channels, spatial dims; for a transposed convolution (g its adjoint
+ * convolution's geometry) that convolution's input shape. Returns its ndim. */
+static int output_shape(const ConvGeom *g, bool transposed, int64_t *sizes)
 {
     int nd = 0;
     if (!g->unbatched) {
         sizes[nd++] = g->batch;
     }
-    sizes[nd++] = g->out_channels;
+    sizes[nd++] = transposed ? g->in_channels : g->out_channels;
     for (int i = 2 - g->dim; i < 2; i++) {
-        sizes[nd++] = g->out[i];
+        sizes[nd++] = transposed ? g->in[i] : g->out[i];
     }
     return nd;
 }
 
-static CtTensorObject *conv_forward(const char *fname, int fdim, CtTensorObject *input, CtTensorObject *weight,
-                                    CtTensorObject *bias, PyObject *stride, PyObject *padding, PyObject *dilation,
-                                    PyObject *groups)
+/* t (dense, (batch, channels, *)) viewed as (batch, channels, area) into *t3 and, when bias is given,
+ * bias (channels) broadcast to that shape into *bias3. 0 or -1 (new references in what was set). */
+static int channel_views(CtTensorObject *t, CtTensorObject *bias, int64_t batch, int64_t channels, int64_t area,
+                         CtTensorObject **t3, CtTensorObject **bias3)
 {
-    ConvGeom g;
+    int64_t s3[3] = {batch, channels, area}, st3[3];
+    ct_contiguous_strides(3, s3, st3);
+    if ((*t3 = ct_view_of(t, 3, s3, st3, t->offset)) == NULL) {
+        return -1;
+    }
+    if (bias != NULL) {
+        int64_t bst[3] = {0, bias->strides[0], 0};
+        if ((*bias3 = ct_view_of(bias, 3, s3, bst, bias->offset)) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The output of the convolution g describes (transposed: of the transposed convolution whose adjoint g
+ * describes), the bias added. New reference. */
+static CtTensorObject *conv_output(const ConvGeom *g, bool transposed, CtTensorObject *input, CtTensorObject *weight,
+                                   CtTensorObject *bias)
+{
     ConvPlan p;
-    if (conv_setup(fname, fdim, input, weight, bias, stride, padding, dilation, groups, true, &g) < 0 ||
-        conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
+    if (conv_plan(g, input->dtype, ct_device_of(input), &p) < 0) {
         return NULL;
     }
     CtTensorObject *x = NULL, *w = NULL, *out = NULL, *out3 = NULL, *bias3 = NULL, *result = NULL;
+    PyObject *sum = NULL;
     int64_t osz[4];
-    int ond = output_shape(&g, osz);
+    int ond = output_shape(g, transposed, osz);
     if ((x = ct_contiguous(input)) == NULL || (w = ct_contiguous(weight)) == NULL ||
         (out = ct_empty(ond, osz, input->dtype, p.device)) == NULL) {
         goto done;
@@ -646,18 +667,21 @@ static CtTensorObject *conv_forward(const char *fname, int fdim, CtTensorObject 
         out = NULL;
         goto done;
     }
-    double beta = 0.0;
-    if (bias != NULL) { /* out pre-filled with the bias, the product added onto it */
-        int64_t s3[3] = {g.batch, g.out_channels, p.area}, st3[3], bst[3] = {0, bias->strides[0], 0};
-        ct_contiguous_strides(3, s3, st3);
-        if ((out3 = ct_view_of(out, 3, s3, st3, out->offset)) == NULL ||
-            (bias3 = ct_view_of(bias, 3, s3, bst, bias->offset)) == NULL || ct_copy_(out3, bias3) < 0) {
+    const int64_t channels = transposed ? g->in_channels : g->out_channels;
+    const int64_t area = transposed ? g->in[0] * g->in[1] : p.area;
+    if (bias != NULL && channel_views(out, bias, g->batch, channels, area, &out3, &bias3) < 0) {
+        goto done;
+    }
+    if (transposed) { /* the adjoint's grad_input, then += bias */
+        if (conv_grad_input(&p, ct_data(x), ct_data(w), ct_data(out)) < 0 ||
+            (bias != NULL && (sum = PyObject_CallMethod((PyObject *)out3, "add_", "O", (PyObject *)bias3)) == NULL)) {
             goto done;
         }
-        beta = 1.0;
-    }
-    if (conv_forward_into(&p, ct_data(x), ct_data(w), ct_data(out), beta) < 0) {
-        goto done;
+    } else { /* out pre-filled with the bias, the product added onto it */
+        if ((bias != NULL && ct_copy_(out3, bias3) < 0) ||
+            conv_forward_into(&p, ct_data(x), ct_data(w), ct_data(out), bias != NULL ? 1.0 : 0.0) < 0) {
+            goto done;
+        }
     }
     result = out;
     out = NULL;
@@ -667,6 +691,82 @@ done:
     Py_XDECREF(out);
     Py_XDECREF(out3);
     Py_XDECREF(bias3);
+    Py_XDECREF(sum);
+    return result;
+}
+
+static CtTensorObject *conv_forward(const char *fname, int fdim, CtTensorObject *input, CtTensorObject *weight,
+                                    CtTensorObject *bias, PyObject *stride, PyObject *padding, PyObject *dilation,
+                                    PyObject *groups)
+{
+    ConvGeom g;
+    if (conv_setup(fname, fdim, input, weight, bias, stride, padding, dilation, groups, true, &g) < 0) {
+        return NULL;
+    }
+    return conv_output(&g, false, input, weight, bias);
+}
+
+/* (grad_input, grad_weight, grad_bias) of a convolution (transposed: of the transposed convolution
+ * whose adjoint p describes), each None unless mask asks for it (bits 1, 2, 4). */
+static PyObject *conv_gradients(const ConvPlan *p, bool transposed, CtTensorObject *grad, CtTensorObject *input,
+                                CtTensorObject *weight, int64_t mask)
+{
+    const ConvGeom *g = p->g;
+    const char *fname = transposed ? "_conv_transpose_backward" : "_convolution_backward";
+    int64_t osz[4];
+    int ond = output_shape(g, transposed, osz);
+    if (grad->ndim != ond || memcmp(grad->sizes, osz, sizeof(int64_t) * ond) != 0 || grad->dtype != input->dtype ||
+        !ct_device_equal(ct_device_of(grad), p->device)) {
+        char a[256], b[256];
+        ct_format_sizes(a, sizeof(a), grad->ndim, grad->sizes);
+        ct_format_sizes(b, sizeof(b), ond, osz);
+        PyErr_Format(PyExc_RuntimeError, "%s: grad of size %s (%s), expected %s (%s) on the input's device", fname, a,
+                     ct_dtype_info[grad->dtype].name, b, ct_dtype_info[input->dtype].name);
+        return NULL;
+    }
+    CtTensorObject *gr = NULL, *x = NULL, *w = NULL, *gi = NULL, *gw = NULL, *g3 = NULL;
+    PyObject *gb = NULL, *result = NULL;
+    if ((gr = ct_contiguous(grad)) == NULL) {
+        goto done;
+    }
+    if (mask & 1) { /* transposed: the adjoint convolution applied to grad */
+        if ((w = ct_contiguous(weight)) == NULL ||
+            (gi = ct_empty(input->ndim, input->sizes, input->dtype, p->device)) == NULL) {
+            goto done;
+        }
+        int rc = ct_numel(gi) == 0 ? 0
+                 : transposed      ? conv_forward_into(p, ct_data(gr), ct_data(w), ct_data(gi), 0.0)
+                                   : conv_grad_input(p, ct_data(gr), ct_data(w), ct_data(gi));
+        if (rc < 0) {
+            goto done;
+        }
+    }
+    if (mask & 2) { /* transposed: the adjoint's grad_weight, input as its output gradient, grad as its image */
+        if ((x = ct_contiguous(input)) == NULL ||
+            (gw = ct_empty(weight->ndim, weight->sizes, weight->dtype, p->device)) == NULL) {
+            goto done;
+        }
+        const char *image = ct_data(transposed ? gr : x), *grad_out = ct_data(transposed ? x : gr);
+        if (ct_numel(gw) > 0 && conv_grad_weight(p, grad_out, image, gw) < 0) {
+            goto done;
+        }
+    }
+    if (mask & 4) { /* the sum of grad over every dim but the channels */
+        int64_t area = transposed ? g->in[0] * g->in[1] : p->area;
+        if (channel_views(gr, NULL, g->batch, transposed ? g->in_channels : g->out_channels, area, &g3, NULL) < 0 ||
+            (gb = PyObject_CallMethod((PyObject *)g3, "sum", "((ii))", 0, 2)) == NULL) {
+            goto done;
+        }
+    }
+    result = PyTuple_Pack(3, gi ? (PyObject *)gi : Py_None, gw ? (PyObject *)gw : Py_None, gb ? gb : Py_None);
+done:
+    Py_XDECREF(gr);
+    Py_XDECREF(x);
+    Py_XDECREF(w);
+    Py_XDECREF(gi);
+    Py_XDECREF(gw);
+    Py_XDECREF(g3);
+    Py_XDECREF(gb);
     return result;
 }
 
@@ -686,57 +786,199 @@ static PyObject *conv_backward(CtTensorObject *grad, CtTensorObject *input, CtTe
         conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
         return NULL;
     }
-    int64_t osz[4];
-    int ond = output_shape(&g, osz);
-    if (grad->ndim != ond || memcmp(grad->sizes, osz, sizeof(int64_t) * ond) != 0 || grad->dtype != input->dtype ||
-        !ct_device_equal(ct_device_of(grad), p.device)) {
-        char a[256], b[256];
-        ct_format_sizes(a, sizeof(a), grad->ndim, grad->sizes);
-        ct_format_sizes(b, sizeof(b), ond, osz);
-        PyErr_Format(PyExc_RuntimeError, "_convolution_backward: grad of size %s (%s), expected %s (%s) on the input's device",
-                     a, ct_dtype_info[grad->dtype].name, b, ct_dtype_info[input->dtype].name);
+    return conv_gradients(&p, false, grad, input, weight, mask);
+}
+
+/* ====================================================================================================
+ * transposed convolutions: conv_transpose1d / conv_transpose2d, input (N, C_in, *), weight
+ * (C_in, C_out / groups, k...). A transposed convolution is the adjoint of the convolution whose
+ * input is its output (geometry below, in_channels = C_out, out_channels = C_in), so:
+ *   forward      = that convolution's grad_input (GEMM, then col2im)
+ *   grad_input   = that convolution's forward (im2col, then GEMM)
+ *   grad_weight  = that convolution's grad_weight, with image and gradient exchanged
+ * ==================================================================================================== */
+/* Every check of torch.conv_transpose{1,2}d in PyTorch's order, and the adjoint convolution's
+ * geometry (g->in: the transposed output's spatial sizes; g->out: the transposed input's). bias may
+ * be NULL. */
+static int conv_transpose_setup(const char *fname, int fdim, const CtTensorObject *input, const CtTensorObject *weight,
+                                const CtTensorObject *bias, PyObject *const *params, ConvGeom *g)
+{
+    char ws[256], is[256], bs[256];
+    memset(g, 0, sizeof(*g));
+    g->dim = fdim;
+    if (input->ndim != fdim + 1 && input->ndim != fdim + 2) {
+        ct_format_sizes(is, sizeof(is), input->ndim, input->sizes);
+        PyErr_Format(PyExc_RuntimeError, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
+                     fdim + 1, fdim + 2, fname, is);
+        return -1;
+    }
+    g->unbatched = input->ndim == fdim + 1;
+    int64_t in_sizes[4] = {1, 1, 1, 1};
+    memcpy(&in_sizes[g->unbatched ? 1 : 0], input->sizes, sizeof(int64_t) * input->ndim);
+    /* params: stride, padding, output_padding, groups, dilation (NULL when absent) */
+    int64_t groups = 1;
+    if (params[3] != NULL && (PyBool_Check(params[3]) || ct_arg_int64(params[3], &groups) < 0)) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument 'groups' must be int, not bool", fname);
+        }
+        return -1;
+    }
+    static const char *const names[4] = {"stride", "padding", "output_padding", "dilation"};
+    static const int64_t dflt[4] = {1, 0, 0, 1};
+    PyObject *objs[4] = {params[0], params[1], params[2], params[4]};
+    int64_t v[4][CT_MAX_DIMS];
+    int nv[4];
+    for (int i = 0; i < 4; i++) {
+        if (objs[i] != NULL && PyUnicode_Check(objs[i])) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be tuple of ints, not str", fname, names[i]);
+            return -1;
+        }
+        if ((nv[i] = parse_int_list(fname, names[i], objs[i], fdim, dflt[i], v[i])) < 0) {
+            return -1;
+        }
+    }
+    if (groups <= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "non-positive groups is not supported");
+        return -1;
+    }
+    int dim = weight->ndim - 2;
+    for (int i = 0; i < 4 && dim >= 1; i++) {
+        if (expand_param(names[i], v[i], nv[i], dim) < 0) {
+            return -1;
+        }
+    }
+    static const char *const bad[4] = {"non-positive stride", "negative padding", "negative output_padding",
+                                       "non-positive dilation"};
+    static const int order[4] = {1, 2, 0, 3}; /* PyTorch checks padding, output_padding, stride, dilation */
+    for (int o = 0; o < 4; o++) {
+        int i = order[o];
+        for (int j = 0; j < dim; j++) {
+            if (i == 0 || i == 3 ? v[i][j] <= 0 : v[i][j] < 0) {
+                PyErr_Format(PyExc_RuntimeError, "%s is not supported", bad[i]);
+                return -1;
+            }
+        }
+    }
+    ct_format_sizes(ws, sizeof(ws), weight->ndim, weight->sizes);
+    ct_format_sizes(is, sizeof(is), fdim + 2, in_sizes);
+    if (weight->ndim != fdim + 2) {
+        ct_format_sizes(is, sizeof(is), input->ndim, input->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected %d-dimensional input for %d-dimensional weight %s, but got %d-dimensional input of "
+                     "size %s instead",
+                     weight->ndim, weight->ndim, ws, input->ndim, is);
+        return -1;
+    }
+    if (weight->sizes[0] % groups != 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of "
+                     "size [%s] instead",
+                     (long long)groups, (long long)groups, ws);
+        return -1;
+    }
+    if (in_sizes[1] != weight->sizes[0]) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given transposed=1, weight of size %s, expected input%s to have %lld channels, but got %lld "
+                     "channels instead",
+                     ws, is, (long long)weight->sizes[0], (long long)in_sizes[1]);
+        return -1;
+    }
+    const int64_t out_channels = weight->sizes[1] * groups;
+    if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != out_channels)) {
+        ct_format_sizes(bs, sizeof(bs), bias->ndim, bias->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given transposed=1, weight of size %s, expected bias to be 1-dimensional with %lld elements, but "
+                     "got bias of size %s instead",
+                     ws, (long long)out_channels, bs);
+        return -1;
+    }
+    if (check_types(input, weight, bias) < 0) {
+        return -1;
+    }
+    /* the adjoint convolution, in 2-d terms (a 1-d call has height 1) */
+    const int off = 2 - dim;
+    for (int i = 0; i < 2; i++) {
+        g->in[i] = g->out[i] = g->kernel[i] = g->stride[i] = g->dilation[i] = 1;
+        g->pad_lo[i] = g->pad_hi[i] = 0;
+    }
+    int64_t op[2] = {0, 0};
+    bool empty = false, too_small = false;
+    for (int i = 0; i < dim; i++) {
+        const int j = i + off;
+        g->out[j] = in_sizes[2 + i];
+        g->kernel[j] = weight->sizes[2 + i];
+        g->stride[j] = v[0][i];
+        g->pad_lo[j] = v[1][i];
+        op[j] = v[2][i];
+        g->pad_hi[j] = v[1][i] + op[j]; /* > 0 whenever the output is not the input's size */
+        g->dilation[j] = v[3][i];
+        g->in[j] = (g->out[j] - 1) * g->stride[j] - 2 * g->pad_lo[j] + g->dilation[j] * (g->kernel[j] - 1) + op[j] + 1;
+        empty = empty || g->out[j] == 0;
+        too_small = too_small || g->in[j] < 1;
+    }
+    if ((op[0] >= g->stride[0] && op[0] >= g->dilation[0]) || (op[1] >= g->stride[1] && op[1] >= g->dilation[1])) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "output padding must be smaller than either stride or dilation, but got output_padding_height: "
+                     "%lld output_padding_width: %lld stride_height: %lld stride_width: %lld dilation_height: %lld "
+                     "dilation_width: %lld",
+                     (long long)op[0], (long long)op[1], (long long)g->stride[0], (long long)g->stride[1],
+                     (long long)g->dilation[0], (long long)g->dilation[1]);
+        return -1;
+    }
+    if (empty && in_sizes[0] != 0 && in_sizes[1] != 0) {
+        PyErr_Format(PyExc_RuntimeError, "Only zero batch or zero channel inputs are supported, but got input shape: %s",
+                     is);
+        return -1;
+    }
+    if (too_small) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given input size per channel: (%lld x %lld). Calculated output size per channel: (%lld x %lld). "
+                     "Output size is too small",
+                     (long long)g->out[0], (long long)g->out[1], (long long)g->in[0], (long long)g->in[1]);
+        return -1;
+    }
+    if (!ct_is_floating(input->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"slow_conv_transpose2d_out_%s\" not implemented for '%s'",
+                     ct_device_of(input).type == CT_DEV_CUDA ? "cuda" : "cpu", ct_dtype_kernel_name(input->dtype));
+        return -1;
+    }
+    g->groups = groups;
+    g->batch = in_sizes[0];
+    g->in_channels = out_channels;
+    g->out_channels = weight->sizes[0];
+    return 0;
+}
+
+/* params: stride, padding, output_padding, groups, dilation (NULL when absent) */
+static CtTensorObject *conv_transpose_forward(const char *fname, int fdim, CtTensorObject *input,
+                                              CtTensorObject *weight, CtTensorObject *bias, PyObject *const *params)
+{
+    ConvGeom g;
+    if (conv_transpose_setup(fname, fdim, input, weight, bias, params, &g) < 0) {
         return NULL;
     }
-    CtTensorObject *gr = NULL, *x = NULL, *w = NULL, *gi = NULL, *gw = NULL, *g3 = NULL;
-    PyObject *gb = NULL, *result = NULL;
-    if ((gr = ct_contiguous(grad)) == NULL) {
-        goto done;
+    return conv_output(&g, true, input, weight, bias);
+}
+
+/* (grad_input, grad_weight, grad_bias) of a transposed convolution, each None unless mask asks for it
+ * (bits 1, 2, 4). params as conv_transpose_forward's. */
+static PyObject *conv_transpose_backward(CtTensorObject *grad, CtTensorObject *input, CtTensorObject *weight,
+                                         PyObject *const *params, int64_t mask)
+{
+    ConvGeom g;
+    ConvPlan p;
+    int fdim = weight->ndim - 2;
+    if (fdim != 1 && fdim != 2) {
+        PyErr_Format(PyExc_RuntimeError, "_conv_transpose_backward: expected a 3-d or 4-d weight, got %d-d",
+                     weight->ndim);
+        return NULL;
     }
-    if (mask & 1) {
-        if ((w = ct_contiguous(weight)) == NULL || (gi = ct_empty(input->ndim, input->sizes, input->dtype, p.device)) == NULL) {
-            goto done;
-        }
-        if (ct_numel(gi) > 0 && conv_grad_input(&p, ct_data(gr), ct_data(w), ct_data(gi)) < 0) {
-            goto done;
-        }
+    if (conv_transpose_setup(fdim == 1 ? "conv_transpose1d" : "conv_transpose2d", fdim, input, weight, NULL, params,
+                             &g) < 0 ||
+        conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
+        return NULL;
     }
-    if (mask & 2) {
-        if ((x = ct_contiguous(input)) == NULL ||
-            (gw = ct_empty(weight->ndim, weight->sizes, weight->dtype, p.device)) == NULL) {
-            goto done;
-        }
-        if (ct_numel(gw) > 0 && conv_grad_weight(&p, ct_data(gr), ct_data(x), gw) < 0) {
-            goto done;
-        }
-    }
-    if (mask & 4) { /* the sum of grad over every dim but the channels */
-        int64_t s3[3] = {g.batch, g.out_channels, p.area}, st3[3];
-        ct_contiguous_strides(3, s3, st3);
-        if ((g3 = ct_view_of(gr, 3, s3, st3, gr->offset)) == NULL ||
-            (gb = PyObject_CallMethod((PyObject *)g3, "sum", "((ii))", 0, 2)) == NULL) {
-            goto done;
-        }
-    }
-    result = PyTuple_Pack(3, gi ? (PyObject *)gi : Py_None, gw ? (PyObject *)gw : Py_None, gb ? gb : Py_None);
-done:
-    Py_XDECREF(gr);
-    Py_XDECREF(x);
-    Py_XDECREF(w);
-    Py_XDECREF(gi);
-    Py_XDECREF(gw);
-    Py_XDECREF(g3);
-    Py_XDECREF(gb);
-    return result;
+    return conv_gradients(&p, true, grad, input, weight, mask);
 }
 
 /* ====================================================================================================
@@ -905,6 +1147,70 @@ static PyObject *py_conv_backward(PyObject *self, PyObject *const *args, Py_ssiz
                          mask);
 }
 
+/* conv_transpose1d / conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+ * groups=1, dilation=1) */
+static PyObject *conv_transpose_entry(const char *fname, int fdim, PyObject *const *args, Py_ssize_t nargs,
+                                      PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "weight", "bias", "stride", "padding", "output_padding", "groups",
+                                        "dilation", NULL};
+    PyObject *a[8];
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0 || check_tensor(fname, "input", 1, a[0], false) < 0 ||
+        check_tensor(fname, "weight", 2, a[1], false) < 0 || check_tensor(fname, "bias", 3, a[2], true) < 0) {
+        return NULL;
+    }
+    for (int i = 3; i < 8; i++) { /* None is not a valid stride / padding / output_padding / groups / dilation */
+        if (a[i] == Py_None) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, not NoneType", fname, names[i],
+                         i == 6 ? "int" : "tuple of ints");
+            return NULL;
+        }
+    }
+    CtTensorObject *bias = a[2] == NULL || a[2] == Py_None ? NULL : CT_TENSOR(a[2]);
+    return (PyObject *)conv_transpose_forward(fname, fdim, CT_TENSOR(a[0]), CT_TENSOR(a[1]), bias, a + 3);
+}
+
+PyDoc_STRVAR(conv_transpose1d_doc,
+             "conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) "
+             "-> Tensor\n\nTransposed 1-d convolution of an (N, C_in, L) or (C_in, L) input; weight (C_in, C_out / "
+             "groups, k).");
+static PyObject *py_conv_transpose1d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return conv_transpose_entry("conv_transpose1d", 1, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(conv_transpose2d_doc,
+             "conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) "
+             "-> Tensor\n\nTransposed 2-d convolution of an (N, C_in, H, W) or (C_in, H, W) input; weight (C_in, "
+             "C_out / groups, kH, kW).");
+static PyObject *py_conv_transpose2d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return conv_transpose_entry("conv_transpose2d", 2, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(conv_transpose_backward_doc,
+             "_conv_transpose_backward(grad, input, weight, stride=1, padding=0, output_padding=0, groups=1, "
+             "dilation=1, mask=7) -> (grad_input, grad_weight, grad_bias); mask bits 1/2/4 ask for each");
+static PyObject *py_conv_transpose_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                            PyObject *kwnames)
+{
+    static const char *const names[] = {"grad",   "input",    "weight", "stride", "padding", "output_padding",
+                                        "groups", "dilation", "mask",   NULL};
+    static const char *fname = "_conv_transpose_backward";
+    PyObject *a[9];
+    int64_t mask = 7;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 3, a) < 0 || check_tensor(fname, "grad", 1, a[0], false) < 0 ||
+        check_tensor(fname, "input", 2, a[1], false) < 0 || check_tensor(fname, "weight", 3, a[2], false) < 0 ||
+        ct_arg_int64(a[8], &mask) < 0) {
+        return NULL;
+    }
+    PyObject *params[5];
+    for (int i = 0; i < 5; i++) {
+        params[i] = a[3 + i] == Py_None ? NULL : a[3 + i];
+    }
+    return conv_transpose_backward(CT_TENSOR(a[0]), CT_TENSOR(a[1]), CT_TENSOR(a[2]), params, mask);
+}
+
 /* --- padding_mode: nn.Conv{1,2}d's reflect / replicate / circular padding --------------------------- */
 /* The source position of padded position q of an axis of length len with `lo` leading padding. */
 static int64_t padded_source(int mode, int64_t q, int64_t lo, int64_t len)
@@ -1011,6 +1317,9 @@ PyMethodDef ct_conv_module_methods[] = {
     {"conv2d", CT_FASTCALL(py_conv2d), CT_METH_FK, conv2d_doc},
     {"_convolution_backward", CT_FASTCALL(py_conv_backward), CT_METH_FK, conv_backward_doc},
     {"_conv_pad", CT_FASTCALL(py_conv_pad), CT_METH_FK, conv_pad_doc},
+    {"conv_transpose1d", CT_FASTCALL(py_conv_transpose1d), CT_METH_FK, conv_transpose1d_doc},
+    {"conv_transpose2d", CT_FASTCALL(py_conv_transpose2d), CT_METH_FK, conv_transpose2d_doc},
+    {"_conv_transpose_backward", CT_FASTCALL(py_conv_transpose_backward), CT_METH_FK, conv_transpose_backward_doc},
     {NULL},
 };
 PyMethodDef ct_conv_tensor_methods[] = {{NULL}};
@@ -1028,7 +1337,9 @@ const char *ct_conv_node_name(PyObject *const *norm)
     return "ConvolutionBackward0";
 }
 
-int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+/* One node's gradients through the backward op `op` (grad, input, weight, nparams parameters saved as
+ * arguments 3.., mask). */
+static int conv_bw_via(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op, int nparams)
 {
     PyObject *input = (PyObject *)ct_node_tensor(n, 0);
     PyObject *weight = (PyObject *)ct_node_tensor(n, 1);
@@ -1043,13 +1354,14 @@ int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (mask_obj == NULL) {
         return -1;
     }
-    PyObject *args[8] = {g[0], input, weight, Py_None, Py_None, Py_None, Py_None, mask_obj};
-    for (int i = 3; i < 7; i++) {
+    PyObject *args[9] = {g[0], input, weight, Py_None, Py_None, Py_None, Py_None, Py_None, Py_None};
+    for (int i = 3; i < 3 + nparams; i++) {
         if (i < n->nargs && n->args[i] != NULL) {
             args[i] = n->args[i];
         }
     }
-    PyObject *res = ct_op("_convolution_backward", args, 8, NULL);
+    args[3 + nparams] = mask_obj;
+    PyObject *res = ct_op(op, args, (size_t)(4 + nparams), NULL);
     Py_DECREF(mask_obj);
     if (res == NULL) {
         return -1;
@@ -1063,4 +1375,16 @@ int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     Py_DECREF(res);
     return rc;
+}
+
+int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return conv_bw_via(n, g, gi, "_convolution_backward", 4);
+}
+
+/* conv_transpose1d / conv_transpose2d (input, weight, bias, stride, padding, output_padding, groups,
+ * dilation) */
+int ct_conv_transpose_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return conv_bw_via(n, g, gi, "_conv_transpose_backward", 5);
 }

@@ -46,6 +46,9 @@ int ct_cpu_col2im(const CtConvDesc *d);
  * stride, padding, dilation, groups) ------------------------------------------------------------ */
 struct CtNodeObject;
 int ct_conv_bw(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* conv_transpose1d / conv_transpose2d (input, weight, bias, stride, padding, output_padding, groups,
+ * dilation): the adjoint convolution's backward, through _conv_transpose_backward */
+int ct_conv_transpose_bw(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 /* The node name: SqueezeBackward1 for an unbatched input (PyTorch unsqueezes, convolves and
  * squeezes), ConvolutionBackward0 otherwise. */
 const char *ct_conv_node_name(PyObject *const *norm);

@@ -151,6 +151,24 @@ def test_interpolate_values_and_grad(device, case):
     np.testing.assert_allclose(to_numpy(x.grad), ref_grad(mats, g), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("device", DEVICES[1:])
+def test_interpolate_cuda_gives_cpu_bits(device):
+    """Both devices run upsample_math.h's functions: the same bits, forward and (gathered) backward."""
+    for mode, shape, kw in CASES:
+        if mode == "area":
+            continue
+        for dtype in ("float32", "bfloat16"):
+            xn = RNG.standard_normal(shape)
+            outs = []
+            for dev in ("cpu", device):
+                x = ctorch.tensor(xn, dtype=getattr(ctorch, dtype), device=dev, requires_grad=True)
+                y = F.interpolate(x, mode=mode, **kw)
+                y.backward(ctorch.ones(tuple(y.shape), dtype=x.dtype, device=dev))
+                outs.append((to_numpy(y), to_numpy(x.grad)))
+            np.testing.assert_array_equal(outs[0][0], outs[1][0])
+            np.testing.assert_array_equal(outs[0][1], outs[1][1])
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_interpolate_half(device, dtype):
@@ -318,3 +336,200 @@ def test_interpolate_errors(device):
         assert str(info.value) == msg, kw
     with pytest.raises(NotImplementedError, match="antialias"):
         F.interpolate(ctorch.zeros((1, 1, 2, 2), device=device), scale_factor=2, mode="bilinear", antialias=True)
+
+
+# ====================================================================================================
+# conv_transpose1d / conv_transpose2d (csrc/conv.c): NumPy scatter reference, out[o * s - p + k * d] += x[o] w[k]
+# ====================================================================================================
+def _pair2(v, nd):
+    v = tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd
+    return (1,) * (2 - nd) + v if nd == 1 else v
+
+
+def ref_conv_transpose(x, w, b, nd, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """x (N, Cin, *), w (Cin, Cout/g, k*) as 2-d (a 1-d call has height 1; padding 0 there)."""
+    s, d, op = _pair2(stride, nd), _pair2(dilation, nd), _pair2(output_padding, nd)
+    p = (0,) + tuple(_pair2(padding, 1)[1:]) if nd == 1 else _pair2(padding, 2)
+    x4 = x[:, :, None] if nd == 1 else x
+    w4 = w[:, :, None] if nd == 1 else w
+    n, cin, h, wd = x4.shape
+    cog, kh, kw = w4.shape[1:]
+    oh = (h - 1) * s[0] - 2 * p[0] + d[0] * (kh - 1) + op[0] + 1
+    ow = (wd - 1) * s[1] - 2 * p[1] + d[1] * (kw - 1) + op[1] + 1
+    full = np.zeros((n, cog * groups, oh + 2 * p[0] + kh * d[0], ow + 2 * p[1] + kw * d[1]))
+    cig = cin // groups
+    for g in range(groups):
+        xs = x4[:, g * cig:(g + 1) * cig]
+        for i in range(kh):
+            for j in range(kw):
+                contrib = np.einsum("nchw,co->nohw", xs, w4[g * cig:(g + 1) * cig, :, i, j])
+                full[:, g * cog:(g + 1) * cog, i * d[0]:i * d[0] + (h - 1) * s[0] + 1:s[0],
+                     j * d[1]:j * d[1] + (wd - 1) * s[1] + 1:s[1]] += contrib
+    out = full[:, :, p[0]:p[0] + oh, p[1]:p[1] + ow]
+    if b is not None:
+        out = out + b[None, :, None, None]
+    return out[:, :, 0] if nd == 1 else out
+
+
+CT_CASES = [
+    (2, (2, 4, 5, 6), (4, 3, 3, 2), dict(stride=2, padding=1, output_padding=1)),
+    (2, (2, 4, 5, 6), (4, 3, 3, 2), dict(stride=(1, 2), padding=(0, 1), dilation=(2, 1))),
+    (2, (1, 4, 3, 3), (4, 2, 2, 2), dict(groups=2, stride=3, output_padding=(2, 1))),
+    (2, (2, 4, 3, 3), (4, 2, 1, 1), dict(dilation=2, output_padding=1)),
+    (2, (2, 4, 5, 6), (4, 1, 1, 1), dict(groups=4)),
+    (1, (2, 4, 5), (4, 6, 3), dict(stride=3, output_padding=2, groups=2)),
+    (1, (2, 4, 5), (4, 2, 2), dict(padding=1, dilation=2)),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv_transpose_values_and_grads(device):
+    for nd, xs, ws, kw in CT_CASES:
+        xn, wn = RNG.standard_normal(xs), RNG.standard_normal(ws)
+        bn = RNG.standard_normal(ws[1] * kw.get("groups", 1))
+        f = F.conv_transpose1d if nd == 1 else F.conv_transpose2d
+        want = ref_conv_transpose(xn, wn, bn, nd, **kw)
+        for dtype in ("float32", "float64"):
+            dt = getattr(ctorch, dtype)
+            out = f(ctorch.tensor(xn, dtype=dt, device=device), ctorch.tensor(wn, dtype=dt, device=device),
+                    ctorch.tensor(bn, dtype=dt, device=device), **kw)
+            assert out.dtype == dt
+            np.testing.assert_allclose(to_numpy(out), want, rtol=1e-5, atol=1e-5)
+        # gradients: the scatter is linear in x, w and b, so each gradient is <g, d out / d arg>
+        x, w, b = (ctorch.tensor(a, device=device, requires_grad=True) for a in (xn, wn, bn))
+        y = f(x, w, b, **kw)
+        assert type(y.grad_fn).__name__ == "ConvolutionBackward0"
+        g = RNG.standard_normal(tuple(y.shape))
+        y.backward(ctorch.tensor(g, device=device))
+        for t, arr in ((x, xn), (w, wn)):
+            grad = np.zeros_like(arr)
+            for idx in np.ndindex(arr.shape):  # each basis direction's output, dotted with g
+                e = np.zeros_like(arr)
+                e[idx] = 1
+                args = (e, wn) if t is x else (xn, e)
+                grad[idx] = np.sum(g * ref_conv_transpose(*args, None, nd, **kw))
+            np.testing.assert_allclose(to_numpy(t.grad), grad, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(to_numpy(b.grad), g.sum(axis=tuple(i for i in range(g.ndim) if i != 1)),
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv_transpose_layouts_gradcheck_half(device):
+    xn, wn = RNG.standard_normal((2, 4, 3, 5)), RNG.standard_normal((4, 3, 2, 3))
+    want = ref_conv_transpose(xn, wn, None, 2, stride=2)
+    xt = ctorch.tensor(np.ascontiguousarray(xn.transpose(0, 1, 3, 2)), device=device).transpose(2, 3)
+    assert not xt.is_contiguous()
+    np.testing.assert_allclose(to_numpy(F.conv_transpose2d(xt, ctorch.tensor(wn, device=device), stride=2)), want,
+                               rtol=1e-12, atol=1e-12)
+    for dtype in ("float16", "bfloat16"):
+        dt = getattr(ctorch, dtype)
+        out = F.conv_transpose2d(ctorch.tensor(xn, dtype=dt, device=device), ctorch.tensor(wn, dtype=dt, device=device),
+                                 stride=2)
+        assert out.dtype == dt
+        ref = ref_conv_transpose(to_numpy(ctorch.tensor(xn, dtype=dt)).astype(np.float64),
+                                 to_numpy(ctorch.tensor(wn, dtype=dt)).astype(np.float64), None, 2, stride=2)
+        np.testing.assert_allclose(to_numpy(out), ref, rtol=4 * TOL[dtype][0], atol=8 * TOL[dtype][1])
+    # empty batch; unbatched input (PyTorch names its node after the trailing squeeze)
+    e = F.conv_transpose2d(ctorch.zeros((0, 4, 3, 5), device=device), ctorch.tensor(wn, device=device).float(),
+                           stride=2)
+    assert tuple(e.shape) == (0, 3, 6, 11)
+    x = ctorch.tensor(RNG.standard_normal((2, 3, 2)), device=device, requires_grad=True)
+    w = ctorch.tensor(RNG.standard_normal((2, 2, 2, 2)), device=device, requires_grad=True)
+    b = ctorch.tensor(RNG.standard_normal(4), device=device, requires_grad=True)
+    y = F.conv_transpose2d(x, w, b, stride=(2, 1), padding=(0, 1), groups=2, output_padding=(1, 0))
+    assert tuple(y.shape) == (4, 7, 1) and type(y.grad_fn).__name__ == "SqueezeBackward1"
+    assert gradcheck(lambda a, c, d: F.conv_transpose2d(a, c, d, stride=(2, 1), padding=(0, 1), groups=2,
+                                                        output_padding=(1, 0)), (x, w, b))
+    x1 = ctorch.tensor(RNG.standard_normal((1, 2, 4)), device=device, requires_grad=True)
+    w1 = ctorch.tensor(RNG.standard_normal((2, 3, 2)), device=device, requires_grad=True)
+    assert gradcheck(lambda a, c: F.conv_transpose1d(a, c, stride=2, dilation=2, output_padding=1), (x1, w1))
+
+
+CT_ERRORS = [
+    (dict(stride=2, padding=1, output_padding=2), RuntimeError,
+     "output padding must be smaller than either stride or dilation, but got output_padding_height: 2 "
+     "output_padding_width: 2 stride_height: 2 stride_width: 2 dilation_height: 1 dilation_width: 1"),
+    (dict(weight=(3, 3, 3, 2)), RuntimeError,
+     "Given transposed=1, weight of size [3, 3, 3, 2], expected input[2, 4, 5, 6] to have 3 channels, but got 4 "
+     "channels instead"),
+    (dict(bias=4), RuntimeError,
+     "Given transposed=1, weight of size [4, 3, 3, 2], expected bias to be 1-dimensional with 3 elements, but got "
+     "bias of size [4] instead"),
+    (dict(weight=(4, 3, 3)), RuntimeError,
+     "expected stride to be a single integer value or a list of 1 values to match the convolution dimensions, but "
+     "got stride=[1, 1]"),
+    (dict(x=(5, 6)), RuntimeError,
+     "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: [5, 6]"),
+    (dict(stride=0), RuntimeError, "non-positive stride is not supported"),
+    (dict(padding=-1), RuntimeError, "negative padding is not supported"),
+    (dict(output_padding=-1), RuntimeError, "negative output_padding is not supported"),
+    (dict(groups=0), RuntimeError, "non-positive groups is not supported"),
+    (dict(groups=3), RuntimeError,
+     "Given groups=3, expected weight to be divisible by 3 at dimension 0, but got weight of size [[4, 3, 3, 2]] "
+     "instead"),
+    (dict(padding=(1, 2, 3)), RuntimeError,
+     "expected padding to be a single integer value or a list of 2 values to match the convolution dimensions, but "
+     "got padding=[1, 2, 3]"),
+    (dict(x=(2, 4, 0, 6)), RuntimeError,
+     "Only zero batch or zero channel inputs are supported, but got input shape: [2, 4, 0, 6]"),
+    (dict(padding="same"), TypeError, "conv_transpose2d(): argument 'padding' must be tuple of ints, not str"),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv_transpose_errors(device):
+    for kw, exc, msg in CT_ERRORS:
+        kw = dict(kw)
+        x = ctorch.zeros(kw.pop("x", (2, 4, 5, 6)), device=device)
+        w = ctorch.zeros(kw.pop("weight", (4, 3, 3, 2)), device=device)
+        b = ctorch.zeros(kw.pop("bias"), device=device) if "bias" in kw else None
+        with pytest.raises(exc) as info:
+            F.conv_transpose2d(x, w, b, **kw)
+        assert str(info.value) == msg, kw
+    with pytest.raises(RuntimeError) as info:
+        F.conv_transpose2d(ctorch.zeros((2, 4, 5, 6), device=device), ctorch.zeros((4, 3, 3, 2), device=device,
+                                                                                 dtype=ctorch.float64))
+    assert str(info.value).startswith("Input type (torch.") and "should be the same" in str(info.value)
+    with pytest.raises(NotImplementedError) as info:
+        F.conv_transpose2d(ctorch.zeros((2, 4, 5, 6), device=device, dtype=ctorch.int32),
+                           ctorch.zeros((4, 3, 3, 2), device=device, dtype=ctorch.int32))
+    assert str(info.value) == f"\"slow_conv_transpose2d_out_{device}\" not implemented for 'Int'"
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        F.conv_transpose2d(ctorch.zeros((2, 4, 5, 6), device=device), ctorch.zeros((4, 3, 3, 2), device=device),
+                           padding=5)
+
+
+def test_conv_transpose_modules():
+    m = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2, bias=False, dilation=2)
+    assert repr(m) == ("ConvTranspose2d(4, 6, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(2, 2), "
+                       "output_padding=(1, 1), groups=2, bias=False)")
+    assert [(k, tuple(v.shape)) for k, v in m.state_dict().items()] == [("weight", (4, 3, 3, 3))]
+    m1 = nn.ConvTranspose1d(4, 6, 3)
+    assert repr(m1) == "ConvTranspose1d(4, 6, kernel_size=(3,), stride=(1,))"
+    assert [(k, tuple(v.shape)) for k, v in m1.state_dict().items()] == [("weight", (4, 6, 3)), ("bias", (6,))]
+    bound = 1 / math.sqrt(6 * 3)  # kaiming_uniform(a=sqrt(5)) over fan_in = weight.size(1) * k
+    assert float(m1.weight.abs().max()) <= bound and float(m1.bias.abs().max()) <= bound
+    with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'):
+        nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect")
+    # output_size picks the output_padding; a strided Conv2d's input shape round-trips
+    conv = nn.Conv2d(3, 5, 3, stride=2, padding=1)
+    up = nn.ConvTranspose2d(5, 3, 3, stride=2, padding=1)
+    for hw in ((8, 9), (7, 6)):
+        x = ctorch.zeros((2, 3) + hw)
+        y = conv(x)
+        assert tuple(up(y, output_size=x.shape).shape) == tuple(x.shape)
+        assert tuple(up(y, output_size=hw).shape) == tuple(x.shape)
+        z = up(y, output_size=hw)
+        np.testing.assert_allclose(to_numpy(z), ref_conv_transpose(to_numpy(y).astype(np.float64),
+                                                                   to_numpy(up.weight).astype(np.float64),
+                                                                   to_numpy(up.bias).astype(np.float64), 2, stride=2,
+                                                                   padding=1, output_padding=tuple((v + 1) % 2 for v in hw)),
+                                   rtol=1e-5, atol=1e-5)
+    m2 = nn.ConvTranspose2d(4, 6, (3, 2), stride=(2, 1))
+    with pytest.raises(ValueError) as info:
+        m2(ctorch.zeros((2, 4, 5, 6)), output_size=(13, 7))
+    assert str(info.value) == ("requested an output size of (13, 7), but valid sizes range from [11, 7] to [12, 7] "
+                               "(for an input of torch.Size([5, 6]))")
+    with pytest.raises(ValueError) as info:
+        m2(ctorch.zeros((2, 4, 5, 6)), output_size=(11,))
+    assert str(info.value) == "ConvTranspose2D: for 4D input, output_size must have 2 or 4 elements (got 1)"
