@@ -3190,6 +3190,10 @@ const CtFormula ct_formulas[] = {
      SIG("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"), 7, 0,
      ct_conv_transpose_bw, ct_conv_node_name},
     /* _conv_transpose_backward (9 arguments) has no row: autograd's generic node raises at its backward */
+    {"im2col", "Im2ColBackward0", SIG("input", "kernel_size", "dilation", "padding", "stride"), 1, 0,
+     ct_conv_bw_im2col},
+    {"col2im", "Col2ImBackward0", SIG("input", "output_size", "kernel_size", "dilation", "padding", "stride"), 1, 0,
+     ct_conv_bw_col2im},
     /* nn activations, padding and the losses with a node of their own (csrc/nn_act.c) */
     {"elu", "EluBackward0", SIG("input", "alpha", "scale", "input_scale"), 1, 0, ct_act_bw_elu},
     {"celu", "CeluBackward0", SIG("input", "alpha"), 1, 0, ct_act_bw_elu},

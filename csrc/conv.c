@@ -1211,6 +1211,273 @@ static PyObject *py_conv_transpose_backward(PyObject *self, PyObject *const *arg
     return conv_transpose_backward(CT_TENSOR(a[0]), CT_TENSOR(a[1]), CT_TENSOR(a[2]), params, mask);
 }
 
+/* ====================================================================================================
+ * unfold / fold: PyTorch's im2col / col2im ops (F.unfold / F.fold) on the same data movers. An unfolded
+ * (N, C * kh * kw, L) tensor is exactly the columns of conv.h's layout; fold sums them back (a gather).
+ * ==================================================================================================== */
+/* kernel_size, dilation, padding, stride (two values each) of im2col / col2im. */
+typedef struct {
+    int64_t k[2], d[2], p[2], s[2];
+} BlockArgs;
+
+/* Parses a[0..3] (kernel_size, dilation, padding, stride; NULL: the default) with PyTorch's checks. 0 or -1. */
+static int parse_block_args(const char *fname, PyObject *const *a, BlockArgs *b)
+{
+    static const char *const names[4] = {"kernel_size", "dilation", "padding", "stride"};
+    static const int64_t dflt[4] = {0, 1, 0, 1};
+    int64_t *vals[4] = {b->k, b->d, b->p, b->s};
+    for (int i = 0; i < 4; i++) {
+        int64_t v[CT_MAX_DIMS];
+        int n = parse_int_list(fname, names[i], a[i], 2, dflt[i], v);
+        if (n < 0) {
+            return -1;
+        }
+        if (n != 2) {
+            PyErr_Format(PyExc_RuntimeError, "It is expected %s equals to 2, but got size %d", names[i], n);
+            return -1;
+        }
+        vals[i][0] = v[0];
+        vals[i][1] = v[1];
+    }
+    const char *what = b->k[0] <= 0 || b->k[1] <= 0   ? "kernel size should be greater than zero, but got kernel"
+                       : b->d[0] <= 0 || b->d[1] <= 0 ? "dilation should be greater than zero, but got dilation"
+                       : b->p[0] < 0 || b->p[1] < 0   ? "padding should be non-negative, but got pad"
+                       : b->s[0] <= 0 || b->s[1] <= 0 ? "stride should be greater than zero, but got stride"
+                                                      : NULL;
+    if (what != NULL) {
+        const int64_t *v = b->k[0] <= 0 || b->k[1] <= 0 ? b->k : b->d[0] <= 0 || b->d[1] <= 0 ? b->d
+                           : b->p[0] < 0 || b->p[1] < 0 ? b->p : b->s;
+        PyErr_Format(PyExc_RuntimeError, "%s_height: %lld %s_width: %lld", what, (long long)v[0],
+                     strrchr(what, ' ') + 1, (long long)v[1]);
+        return -1;
+    }
+    return 0;
+}
+
+/* The sliding blocks along axis a of an image of size n (C division, as PyTorch's). */
+static int64_t block_count(const BlockArgs *b, int a, int64_t n)
+{
+    return (n + 2 * b->p[a] - (b->d[a] * (b->k[a] - 1) + 1)) / b->s[a] + 1;
+}
+
+/* "(a, b)" of two values into buf. */
+static void format_pair(char *buf, size_t n, const int64_t *v) { snprintf(buf, n, "(%lld, %lld)", (long long)v[0], (long long)v[1]); }
+
+/* A movers' descriptor for batch images of channels x image (H, W) and its blocks. */
+static CtConvDesc block_desc(CtDType dtype, CtDevice device, int64_t batch, int64_t channels, const int64_t *image,
+                             const int64_t *blocks, const BlockArgs *b)
+{
+    CtConvDesc d = {
+        .dtype = dtype, .device = device, .batch = batch, .channels = channels, .in_h = image[0], .in_w = image[1],
+        .out_h = blocks[0], .out_w = blocks[1], .kernel_h = b->k[0], .kernel_w = b->k[1], .stride_h = b->s[0],
+        .stride_w = b->s[1], .pad_h = b->p[0], .pad_w = b->p[1], .dilation_h = b->d[0], .dilation_w = b->d[1],
+    };
+    return d;
+}
+
+/* The device's movers (borrowed), NULL with an exception set; refuses the integer dtypes as PyTorch's
+ * kernel `name` does, unless allow_int. */
+static const struct CtNNKernels *block_kernels(const char *name, const CtTensorObject *t, bool allow_int)
+{
+    const CtDevice device = ct_device_of(t);
+    if (!allow_int && ct_is_integral(t->dtype, false)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_out_%s\" not implemented for '%s'", name,
+                     device.type == CT_DEV_CUDA ? "cuda" : "cpu", ct_dtype_kernel_name(t->dtype));
+        return NULL;
+    }
+    const CtDeviceOps *ops = ct_device_ops(device);
+    if (ops == NULL) {
+        return NULL;
+    }
+    if (ops->nn == NULL || ops->nn->im2col == NULL || ops->nn->col2im == NULL) {
+        PyErr_Format(PyExc_NotImplementedError, "ctorch: im2col / col2im are not available on %s", ops->name);
+        return NULL;
+    }
+    return ops->nn;
+}
+
+/* im2col(input, kernel_size, dilation, padding, stride): (N, C, H, W) or (C, H, W) -> (N, C * kh * kw, L). */
+static PyObject *im2col_impl(CtTensorObject *x, PyObject *const *a)
+{
+    const char *fname = "im2col";
+    BlockArgs b;
+    int unused;
+    if (parse_block_args(fname, a, &b) < 0 || (x->ndim < 3 && ct_wrap_dim(2, x->ndim, &unused) < 0)) {
+        return NULL;
+    }
+    const bool batched = x->ndim == 4;
+    const int64_t *sz = x->sizes;
+    if ((x->ndim != 3 && x->ndim != 4) || sz[x->ndim - 3] == 0 || sz[x->ndim - 2] == 0 || sz[x->ndim - 1] == 0) {
+        char sb[160];
+        ct_format_sizes(sb, sizeof(sb), x->ndim, x->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
+                     "for input, but got: %s", sb);
+        return NULL;
+    }
+    const int64_t image[2] = {sz[x->ndim - 2], sz[x->ndim - 1]};
+    const int64_t blocks[2] = {block_count(&b, 0, image[0]), block_count(&b, 1, image[1])};
+    if (blocks[0] < 1 || blocks[1] < 1) {
+        char s1[64], s2[64], s3[64], s4[64];
+        format_pair(s1, sizeof(s1), image);
+        format_pair(s2, sizeof(s2), b.k);
+        format_pair(s3, sizeof(s3), b.d);
+        format_pair(s4, sizeof(s4), b.p);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given input with spatial size %s, kernel_size=%s, dilation=%s, padding=%s, calculated shape of "
+                     "the array of sliding blocks as (%lld, %lld), but its components must be at least one.",
+                     s1, s2, s3, s4, (long long)blocks[0], (long long)blocks[1]);
+        return NULL;
+    }
+    const struct CtNNKernels *k = block_kernels(fname, x, false);
+    if (k == NULL) {
+        return NULL;
+    }
+    const int64_t batch = batched ? sz[0] : 1, channels = sz[x->ndim - 3];
+    int64_t osz[3] = {batch, channels * b.k[0] * b.k[1], blocks[0] * blocks[1]};
+    CtTensorObject *xc = ct_contiguous(x), *out = NULL;
+    if (xc == NULL || (out = ct_empty(batched ? 3 : 2, batched ? osz : osz + 1, x->dtype, ct_device_of(x))) == NULL) {
+        Py_XDECREF(xc);
+        return NULL;
+    }
+    CtConvDesc d = block_desc(x->dtype, ct_device_of(x), batch, channels, image, blocks, &b);
+    d.image = ct_data(xc);
+    d.columns = ct_data(out);
+    int rc = ct_numel(out) > 0 ? k->im2col(&d) : 0;
+    Py_DECREF(xc);
+    if (rc < 0) {
+        Py_CLEAR(out);
+    }
+    return (PyObject *)out;
+}
+
+/* col2im(input, output_size, kernel_size, dilation, padding, stride): (N, C * kh * kw, L) or
+ * (C * kh * kw, L) -> (N, C, H, W), each element the sum of the block entries holding it. */
+static PyObject *col2im_impl(CtTensorObject *x, PyObject *output_size, PyObject *const *a)
+{
+    const char *fname = "col2im";
+    BlockArgs b;
+    int64_t image[CT_MAX_DIMS];
+    int n = parse_int_list(fname, "output_size", output_size, 2, 0, image);
+    if (n < 0) {
+        return NULL;
+    }
+    if (n != 2) {
+        PyErr_Format(PyExc_RuntimeError, "It is expected output_size equals to 2, but got size %d", n);
+        return NULL;
+    }
+    if (parse_block_args(fname, a, &b) < 0) {
+        return NULL;
+    }
+    const int64_t *sz = x->sizes;
+    if ((x->ndim != 2 && x->ndim != 3) || sz[x->ndim - 2] == 0 || sz[x->ndim - 1] == 0) {
+        char sb[160];
+        ct_format_sizes(sb, sizeof(sb), x->ndim, x->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                     "dimensions for input, but got: %s", sb);
+        return NULL;
+    }
+    const bool batched = x->ndim == 3;
+    const int64_t rows = sz[x->ndim - 2], cols = sz[x->ndim - 1], taps = b.k[0] * b.k[1];
+    char s1[64], s2[64], s3[64], s4[64], s5[64];
+    format_pair(s1, sizeof(s1), image);
+    format_pair(s2, sizeof(s2), b.k);
+    if (rows % taps != 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
+                     "input.size(1)=%lld and kernel_size=%s.", (long long)rows, s2);
+        return NULL;
+    }
+    const int64_t blocks[2] = {block_count(&b, 0, image[0]), block_count(&b, 1, image[1])};
+    format_pair(s3, sizeof(s3), b.d);
+    format_pair(s4, sizeof(s4), b.p);
+    format_pair(s5, sizeof(s5), b.s);
+    if (blocks[0] * blocks[1] != cols) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given output_size=%s, kernel_size=%s, dilation=%s, padding=%s, stride=%s, expected size of "
+                     "input's dimension 2 to match the calculated number of sliding blocks %lld * %lld = %lld, but "
+                     "got input.size(2)=%lld.", s1, s2, s3, s4, s5, (long long)blocks[0], (long long)blocks[1],
+                     (long long)(blocks[0] * blocks[1]), (long long)cols);
+        return NULL;
+    }
+    if (blocks[0] < 1 || blocks[1] < 1) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given output_size=%s, kernel_size=%s, dilation=%s, padding=%s, stride=%s, calculated shape of "
+                     "the array of sliding blocks as (%lld, %lld), which is too small (non-positive).",
+                     s1, s2, s3, s4, s5, (long long)blocks[0], (long long)blocks[1]);
+        return NULL;
+    }
+    const struct CtNNKernels *k = block_kernels(fname, x, x->dtype == CT_BOOL);
+    if (k == NULL) {
+        return NULL;
+    }
+    const int64_t batch = batched ? sz[0] : 1, channels = rows / taps;
+    int64_t osz[4] = {batch, channels, image[0], image[1]};
+    CtTensorObject *xc = NULL, *out = NULL;
+    PyObject *any = NULL, *result = NULL;
+    /* bool: a sum of bools is their any(), so the int64 counts are folded, then compared with 0 */
+    xc = x->dtype == CT_BOOL ? ct_to(x, CT_I64, ct_device_of(x), false) : ct_contiguous(x);
+    if (xc == NULL || (out = ct_empty(batched ? 4 : 3, batched ? osz : osz + 1, xc->dtype, ct_device_of(x))) == NULL) {
+        goto done;
+    }
+    CtConvDesc d = block_desc(xc->dtype, ct_device_of(x), batch, channels, image, blocks, &b);
+    d.grad_columns = ct_data(xc);
+    d.grad_image = ct_data(out);
+    if (ct_numel(out) > 0 && k->col2im(&d) < 0) {
+        goto done;
+    }
+    if (x->dtype == CT_BOOL) {
+        if ((any = PyObject_CallMethod((PyObject *)out, "ne", "i", 0)) == NULL) {
+            goto done;
+        }
+        result = Py_NewRef(any);
+    } else {
+        result = Py_NewRef((PyObject *)out);
+    }
+done:
+    Py_XDECREF(xc);
+    Py_XDECREF(out);
+    Py_XDECREF(any);
+    return result;
+}
+
+/* a[0..n) with None as absent (NULL) */
+static void none_as_absent(PyObject **a, int n)
+{
+    for (int i = 0; i < n; i++) {
+        a[i] = a[i] == Py_None ? NULL : a[i];
+    }
+}
+
+PyDoc_STRVAR(im2col_doc, "im2col(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor\n\nF.unfold: the "
+                         "sliding blocks of (N, C, H, W) or (C, H, W) input as (N, C * kh * kw, L) columns.");
+static PyObject *py_im2col(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "kernel_size", "dilation", "padding", "stride", NULL};
+    PyObject *a[5];
+    if (ct_parse_args("im2col", args, nargs, kwnames, names, 2, a) < 0 ||
+        check_tensor("im2col", "input", 1, a[0], false) < 0) {
+        return NULL;
+    }
+    none_as_absent(a + 1, 4);
+    return im2col_impl(CT_TENSOR(a[0]), a + 1);
+}
+
+PyDoc_STRVAR(col2im_doc, "col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor\n\n"
+                         "F.fold: (N, C * kh * kw, L) columns summed back into (N, C, *output_size).");
+static PyObject *py_col2im(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "output_size", "kernel_size", "dilation", "padding", "stride", NULL};
+    PyObject *a[6];
+    if (ct_parse_args("col2im", args, nargs, kwnames, names, 3, a) < 0 ||
+        check_tensor("col2im", "input", 1, a[0], false) < 0) {
+        return NULL;
+    }
+    none_as_absent(a + 2, 4);
+    return col2im_impl(CT_TENSOR(a[0]), a[1], a + 2);
+}
+
 /* --- padding_mode: nn.Conv{1,2}d's reflect / replicate / circular padding --------------------------- */
 /* The source position of padded position q of an axis of length len with `lo` leading padding. */
 static int64_t padded_source(int mode, int64_t q, int64_t lo, int64_t len)
@@ -1320,6 +1587,8 @@ PyMethodDef ct_conv_module_methods[] = {
     {"conv_transpose1d", CT_FASTCALL(py_conv_transpose1d), CT_METH_FK, conv_transpose1d_doc},
     {"conv_transpose2d", CT_FASTCALL(py_conv_transpose2d), CT_METH_FK, conv_transpose2d_doc},
     {"_conv_transpose_backward", CT_FASTCALL(py_conv_transpose_backward), CT_METH_FK, conv_transpose_backward_doc},
+    {"im2col", CT_FASTCALL(py_im2col), CT_METH_FK, im2col_doc},
+    {"col2im", CT_FASTCALL(py_col2im), CT_METH_FK, col2im_doc},
     {NULL},
 };
 PyMethodDef ct_conv_tensor_methods[] = {{NULL}};
@@ -1387,4 +1656,43 @@ int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 int ct_conv_transpose_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     return conv_bw_via(n, g, gi, "_conv_transpose_backward", 5);
+}
+
+/* im2col: (input, kernel_size, dilation, padding, stride): its adjoint col2im folds the gradient back */
+int ct_conv_bw_im2col(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (g[0] == NULL || n->edge_nodes[0] == NULL) {
+        return 0;
+    }
+    const CtTensorMeta *m = &n->meta[0];
+    PyObject *size = Py_BuildValue("(LL)", (long long)m->sizes[m->ndim - 2], (long long)m->sizes[m->ndim - 1]);
+    if (size == NULL) {
+        return -1;
+    }
+    PyObject *args[6] = {g[0], size, n->args[1], Py_None, Py_None, Py_None};
+    for (int i = 2; i < 5 && i < n->nargs; i++) {
+        args[i + 1] = n->args[i] != NULL ? n->args[i] : Py_None;
+    }
+    PyObject *r = ct_op("col2im", args, 6, NULL);
+    Py_DECREF(size);
+    gi[0] = r != NULL ? ct_fit_grad(r, m) : NULL;
+    Py_XDECREF(r);
+    return gi[0] != NULL ? 0 : -1;
+}
+
+/* col2im: (input, output_size, kernel_size, dilation, padding, stride): its adjoint im2col unfolds the
+ * gradient */
+int ct_conv_bw_col2im(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (g[0] == NULL || n->edge_nodes[0] == NULL) {
+        return 0;
+    }
+    PyObject *args[5] = {g[0], n->args[2], Py_None, Py_None, Py_None};
+    for (int i = 3; i < 6 && i < n->nargs; i++) {
+        args[i - 1] = n->args[i] != NULL ? n->args[i] : Py_None;
+    }
+    PyObject *r = ct_op("im2col", args, 5, NULL);
+    gi[0] = r != NULL ? ct_fit_grad(r, &n->meta[0]) : NULL;
+    Py_XDECREF(r);
+    return gi[0] != NULL ? 0 : -1;
 }

@@ -49,6 +49,9 @@ int ct_conv_bw(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 /* conv_transpose1d / conv_transpose2d (input, weight, bias, stride, padding, output_padding, groups,
  * dilation): the adjoint convolution's backward, through _conv_transpose_backward */
 int ct_conv_transpose_bw(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* im2col (F.unfold) and col2im (F.fold), each the other's adjoint */
+int ct_conv_bw_im2col(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_conv_bw_col2im(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 /* The node name: SqueezeBackward1 for an unbatched input (PyTorch unsqueezes, convolves and
  * squeezes), ConvolutionBackward0 otherwise. */
 const char *ct_conv_node_name(PyObject *const *norm);

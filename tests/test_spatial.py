@@ -533,3 +533,116 @@ def test_conv_transpose_modules():
     with pytest.raises(ValueError) as info:
         m2(ctorch.zeros((2, 4, 5, 6)), output_size=(11,))
     assert str(info.value) == "ConvTranspose2D: for 4D input, output_size must have 2 or 4 elements (got 1)"
+
+
+# ====================================================================================================
+# F.unfold / F.fold, nn.Unfold / nn.Fold (csrc/conv.c's im2col / col2im)
+# ====================================================================================================
+def ref_unfold(x, k, d=(1, 1), p=(0, 0), s=(1, 1)):
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    bh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    bw = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    out = np.zeros((n, c, k[0], k[1], bh, bw), dtype=x.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            out[:, :, i, j] = xp[:, :, i * d[0]:i * d[0] + (bh - 1) * s[0] + 1:s[0],
+                                 j * d[1]:j * d[1] + (bw - 1) * s[1] + 1:s[1]]
+    return out.reshape(n, c * k[0] * k[1], bh * bw)
+
+
+def ref_fold(cols, size, k, d=(1, 1), p=(0, 0), s=(1, 1)):
+    """unfold's adjoint: each image element sums the columns that copy it."""
+    n, ck, _ = cols.shape
+    c = ck // (k[0] * k[1])
+    out = np.zeros((n, c) + tuple(size))
+    for idx in np.ndindex(c, *size):
+        e = np.zeros((1, c) + tuple(size))
+        e[(0,) + idx] = 1
+        out[(slice(None),) + idx] = np.einsum("ncl,cl->n", cols, ref_unfold(e, k, d, p, s)[0])
+    return out
+
+
+FOLD_CASES = [((2, 3, 5, 6), dict(kernel_size=2)),
+              ((2, 3, 5, 6), dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
+              ((1, 2, 4, 4), dict(kernel_size=3, padding=(2, 0), stride=3))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unfold_fold_values_and_grads(device):
+    for shape, kw in FOLD_CASES:
+        k = F._pair(kw["kernel_size"])
+        args = [F._pair(kw.get(a, dflt)) for a, dflt in (("dilation", 1), ("padding", 0), ("stride", 1))]
+        xn = RNG.standard_normal(shape)
+        want = ref_unfold(xn, k, *args)
+        for dtype in ("float64", "float32", "bfloat16"):
+            t = ctorch.tensor(xn, dtype=getattr(ctorch, dtype), device=device)
+            out = F.unfold(t, **kw)
+            assert out.dtype == t.dtype
+            np.testing.assert_array_equal(to_numpy(out), ref_unfold(to_numpy(t), k, *args))
+        x = ctorch.tensor(xn, device=device, requires_grad=True)
+        cols = F.unfold(x, **kw)
+        assert type(cols.grad_fn).__name__ == "Im2ColBackward0"
+        np.testing.assert_array_equal(to_numpy(cols), want)
+        np.testing.assert_array_equal(to_numpy(F.unfold(x[0], **kw)), want[0])  # unbatched
+        np.testing.assert_array_equal(to_numpy(nn.Unfold(**kw)(x.transpose(2, 3).transpose(2, 3))), want)
+        g = RNG.standard_normal(want.shape)
+        folded = F.fold(ctorch.tensor(g, device=device, requires_grad=True), shape[2:], **kw)
+        assert type(folded.grad_fn).__name__ == "Col2ImBackward0"
+        np.testing.assert_allclose(to_numpy(folded), ref_fold(g, shape[2:], k, *args), rtol=1e-12, atol=1e-12)
+        cols.backward(ctorch.tensor(g, device=device))
+        np.testing.assert_allclose(to_numpy(x.grad), to_numpy(folded), rtol=0, atol=0)
+        assert gradcheck(lambda a: F.fold(F.unfold(a, **kw) * 2.0, shape[2:], **kw),
+                         (ctorch.tensor(xn[:1, :2], device=device, requires_grad=True),))
+    # bool folds to any(); an empty batch works
+    b = ctorch.tensor(RNG.standard_normal((2, 12, 20)) > 0.8, device=device)
+    fb = F.fold(b, (5, 6), 2)
+    assert fb.dtype == ctorch.bool
+    np.testing.assert_array_equal(to_numpy(fb), ref_fold(to_numpy(b).astype(np.float64), (5, 6), (2, 2)) > 0)
+    assert tuple(F.unfold(ctorch.zeros((0, 3, 5, 6), device=device), 2).shape) == (0, 12, 20)
+    assert tuple(F.fold(ctorch.zeros((0, 12, 20), device=device), (5, 6), 2).shape) == (0, 3, 5, 6)
+
+
+FOLD_ERRORS = [
+    (lambda x, c: F.unfold(x, 7), RuntimeError,
+     "Given input with spatial size (5, 6), kernel_size=(7, 7), dilation=(1, 1), padding=(0, 0), calculated shape of "
+     "the array of sliding blocks as (-1, 0), but its components must be at least one."),
+    (lambda x, c: F.unfold(x, 2, stride=0), RuntimeError,
+     "stride should be greater than zero, but got stride_height: 0 stride_width: 0"),
+    (lambda x, c: F.unfold(x, 0), RuntimeError,
+     "kernel size should be greater than zero, but got kernel_height: 0 kernel_width: 0"),
+    (lambda x, c: F.unfold(x, 2, padding=-1), RuntimeError,
+     "padding should be non-negative, but got pad_height: -1 pad_width: -1"),
+    (lambda x, c: F.unfold(x, 2, dilation=0), RuntimeError,
+     "dilation should be greater than zero, but got dilation_height: 0 dilation_width: 0"),
+    (lambda x, c: F.unfold(x.int(), 2), NotImplementedError, "\"im2col_out_{dev}\" not implemented for 'Int'"),
+    (lambda x, c: F.unfold(x, (2, 2, 2)), RuntimeError, "It is expected kernel_size equals to 2, but got size 3"),
+    (lambda x, c: F.unfold(x[0, 0], 2), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda x, c: F.unfold(x[:, :0], 2), RuntimeError,
+     "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but "
+     "got: [2, 0, 5, 6]"),
+    (lambda x, c: F.fold(c, (5, 7), 2), RuntimeError,
+     "Given output_size=(5, 7), kernel_size=(2, 2), dilation=(1, 1), padding=(0, 0), stride=(1, 1), expected size of "
+     "input's dimension 2 to match the calculated number of sliding blocks 4 * 6 = 24, but got input.size(2)=20."),
+    (lambda x, c: F.fold(c[:, :11], (5, 6), 2), RuntimeError,
+     "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=11 "
+     "and kernel_size=(2, 2)."),
+    (lambda x, c: F.fold(c[..., None], (5, 6), 2), RuntimeError,
+     "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for input, "
+     "but got: [2, 12, 20, 1]"),
+    (lambda x, c: F.fold(c.int(), (5, 6), 2), NotImplementedError, "\"col2im_out_{dev}\" not implemented for 'Int'"),
+    (lambda x, c: F.fold(c, (5, 6, 7), 2), RuntimeError, "It is expected output_size equals to 2, but got size 3"),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unfold_fold_errors_and_modules(device):
+    x = ctorch.zeros((2, 3, 5, 6), device=device)
+    c = ctorch.zeros((2, 12, 20), device=device)
+    for fn, exc, msg in FOLD_ERRORS:
+        with pytest.raises(exc) as info:
+            fn(x, c)
+        assert str(info.value) == msg.format(dev=device)
+    assert repr(nn.Unfold((2, 3), dilation=1, padding=0, stride=1)) == \
+        "Unfold(kernel_size=(2, 3), dilation=1, padding=0, stride=1)"
+    assert repr(nn.Fold((5, 6), 2, stride=2)) == "Fold(output_size=(5, 6), kernel_size=2, dilation=1, padding=0, stride=2)"

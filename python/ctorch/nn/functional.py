@@ -75,6 +75,20 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _C.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
+def _pair(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x, x)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding blocks of (N, C, H, W) input as (N, C * prod(kernel_size), L) columns (csrc/conv.c's im2col)."""
+    return _C.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """unfold's adjoint: (N, C * prod(kernel_size), L) columns summed into (N, C, *output_size) (col2im)."""
+    return _C.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
+
+
 # --- activations ------------------------------------------------------------------------------------------
 def relu(input, inplace=False):
     if inplace:

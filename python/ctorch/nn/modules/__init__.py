@@ -9,6 +9,7 @@ from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .dropout import Dropout  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
+from .fold import Fold, Unfold  # noqa: F401
 from .linear import Identity, Linear  # noqa: F401
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss,  # noqa: F401
                    SmoothL1Loss)
