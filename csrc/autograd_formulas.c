@@ -3241,6 +3241,10 @@ const CtFormula ct_formulas[] = {
     {"_upsample_backward", "UpsampleNearest2DBackwardBackward0",
      SIG("grad_output", "mode", "input_size", "output_size", "align_corners", "scale_factors"), 1, 0,
      ct_upsample_bw_backward, ct_upsample_backward_node_name},
+    /* csrc/spatial.c */
+    {"pixel_shuffle", "PixelShuffleBackward0", SIG("input", "upscale_factor"), 1, 0, ct_spatial_bw_pixel_shuffle},
+    {"pixel_unshuffle", "PixelUnshuffleBackward0", SIG("input", "downscale_factor"), 1, 0,
+     ct_spatial_bw_pixel_unshuffle},
     /* the backward ops of the fused kernels are not differentiable themselves */
     {"_nll_backward", "NllLossBackwardBackward0",
      SIG("grad", "input", "target", "weight", "reduction", "ignore_index", "label_smoothing", "flags"), 7, CT_F_NO_DERIV,

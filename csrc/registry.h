@@ -27,6 +27,7 @@
     X(norm)               \
     X(pool)               \
     X(upsample)           \
+    X(spatial)            \
     X(optim)              \
     X(clip)               \
     X(serialization)      \

@@ -49,4 +49,8 @@ int ct_upsample_bw_backward(struct CtNodeObject *n, PyObject *const *g, PyObject
 const char *ct_upsample_node_name(PyObject *const *norm);
 const char *ct_upsample_backward_node_name(PyObject *const *norm);
 
+/* --- spatial.c's pixel_shuffle / pixel_unshuffle (input, factor): each the other's backward -------- */
+int ct_spatial_bw_pixel_shuffle(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_spatial_bw_pixel_unshuffle(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+
 #endif /* CTORCH_UPSAMPLE_H */

@@ -646,3 +646,157 @@ def test_unfold_fold_errors_and_modules(device):
     assert repr(nn.Unfold((2, 3), dilation=1, padding=0, stride=1)) == \
         "Unfold(kernel_size=(2, 3), dilation=1, padding=0, stride=1)"
     assert repr(nn.Fold((5, 6), 2, stride=2)) == "Fold(output_size=(5, 6), kernel_size=2, dilation=1, padding=0, stride=2)"
+
+
+# ====================================================================================================
+# pixel_shuffle / pixel_unshuffle, dropout1d/2d/3d, instance_norm (csrc/spatial.c)
+# ====================================================================================================
+def ref_pixel_shuffle(x, r):
+    *b, c, h, w = x.shape
+    return x.reshape(*b, c // (r * r), r, r, h, w).transpose(*range(len(b)), len(b), len(b) + 3, len(b) + 1,
+                                                              len(b) + 4, len(b) + 2).reshape(*b, c // (r * r), h * r,
+                                                                                             w * r)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pixel_shuffle(device):
+    for shape, r, dtype in (((2, 8, 3, 4), 2, "float64"), ((18, 2, 3), 3, "int32"), ((2, 1, 4, 1, 2), 1, "float32"),
+                            ((0, 4, 2, 2), 2, "bfloat16")):
+        xn = RNG.standard_normal(shape)
+        x = ctorch.tensor(xn, dtype=getattr(ctorch, dtype), device=device)
+        y = F.pixel_shuffle(x, r)
+        assert y.dtype == x.dtype and y.is_contiguous()
+        np.testing.assert_array_equal(to_numpy(y), ref_pixel_shuffle(to_numpy(x), r))
+        back = nn.PixelUnshuffle(r)(y)
+        np.testing.assert_array_equal(to_numpy(back), to_numpy(x))
+        if r == 1:
+            assert y.data_ptr() != x.data_ptr()  # a new tensor, as PyTorch's
+    x = ctorch.tensor(RNG.standard_normal((1, 4, 2, 4)), device=device, requires_grad=True)
+    assert type(F.pixel_shuffle(x, 2).grad_fn).__name__ == "PixelShuffleBackward0"
+    assert type(F.pixel_unshuffle(x, 2).grad_fn).__name__ == "PixelUnshuffleBackward0"
+    assert gradcheck(lambda t: F.pixel_shuffle(t, 2) * 3.0, (x,))
+    assert gradcheck(lambda t: F.pixel_unshuffle(t, 2) * 3.0, (x,))
+    z = ctorch.zeros((2, 8, 3, 4), device=device)
+    errors = [
+        (lambda: F.pixel_shuffle(z, 3), "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+                                        "square of upscale_factor, but input.size(-3)=8 is not divisible by 9"),
+        (lambda: F.pixel_unshuffle(z, 2), "pixel_unshuffle expects height to be divisible by downscale_factor, but "
+                                          "input.size(-2)=3 is not divisible by 2"),
+        (lambda: F.pixel_unshuffle(z, 3), "pixel_unshuffle expects width to be divisible by downscale_factor, but "
+                                          "input.size(-1)=4 is not divisible by 3"),
+        (lambda: F.pixel_shuffle(z[0, 0], 2), "pixel_shuffle expects input to have at least 3 dimensions, but got "
+                                              "input with 2 dimension(s)"),
+        (lambda: F.pixel_shuffle(z, 0), "pixel_shuffle expects a positive upscale_factor, but got 0"),
+        (lambda: F.pixel_unshuffle(z, -1), "pixel_unshuffle expects a positive downscale_factor, but got -1"),
+    ]
+    for fn, msg in errors:
+        with pytest.raises(RuntimeError) as info:
+            fn()
+        assert str(info.value) == msg
+    assert repr(nn.PixelShuffle(2)) == "PixelShuffle(upscale_factor=2)"
+    assert repr(nn.PixelUnshuffle(3)) == "PixelUnshuffle(downscale_factor=3)"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_channel_dropout(device):
+    ctorch.manual_seed(3)
+    for fn, shape, unbatched in ((F.dropout1d, (4, 16, 5), False), (F.dropout1d, (16, 5), True),
+                                 (F.dropout2d, (4, 16, 3, 2), False), (F.dropout3d, (4, 16, 2, 2, 2), False),
+                                 (F.dropout3d, (16, 2, 2, 2), True)):
+        x = ctorch.tensor(RNG.random(shape) + 1.0, device=device, requires_grad=True)
+        y = fn(x, p=0.25)
+        assert tuple(y.shape) == shape and y.dtype == x.dtype
+        yn = to_numpy(y)
+        planes = yn.reshape((1,) + shape[:1] + (-1,) if unbatched else shape[:2] + (-1,))
+        xs = to_numpy(x).reshape(planes.shape)
+        kept = np.all(planes != 0, axis=-1)
+        assert np.all(kept | np.all(planes == 0, axis=-1))  # whole channels are dropped
+        np.testing.assert_allclose(planes[kept], xs[kept] / 0.75, rtol=1e-12)
+        assert 0 < kept.sum() < kept.size
+        assert type(y.grad_fn).__name__ in ("MulBackward0", "SqueezeBackward1")
+        y.sum().backward()
+        np.testing.assert_allclose(to_numpy(x.grad).reshape(planes.shape),
+                                   np.broadcast_to(np.where(kept[..., None], 1 / 0.75, 0.0), planes.shape), rtol=1e-12)
+    x = ctorch.ones((2, 3, 4), device=device)
+    assert F.dropout1d(x, training=False) is x and F.dropout2d(x.view(2, 3, 2, 2), p=0.0) is not None
+    np.testing.assert_array_equal(to_numpy(F.dropout2d(x.view(2, 3, 2, 2), p=1.0)), np.zeros((2, 3, 2, 2)))
+    xi = ctorch.ones((2, 3, 4), device=device)
+    assert F.dropout1d(xi, p=0.5, inplace=True) is xi
+    vals = to_numpy(xi)
+    assert set(np.unique(vals)) <= {0.0, 2.0}
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"):
+        F.dropout1d(ctorch.zeros((2, 3, 4, 5), device=device))
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        nn.Dropout2d(1.5)
+    with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions in the input"):
+        ctorch.feature_dropout(ctorch.ones(3, device=device), 0.5, True)
+    with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
+        F.dropout2d(x)
+    assert repr(nn.Dropout2d(0.3)) == "Dropout2d(p=0.3, inplace=False)"
+    assert repr(nn.Dropout3d(inplace=True)) == "Dropout3d(p=0.5, inplace=True)"
+    m = nn.Dropout1d(0.9).eval()
+    assert m(x) is x
+
+
+def ref_instance_norm(x, w=None, b=None, eps=1e-5):
+    axes = tuple(range(2, x.ndim))
+    mean, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + eps)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return y * (1 if w is None else w.reshape(shape)) + (0 if b is None else b.reshape(shape))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_instance_norm(device):
+    xn = RNG.standard_normal((2, 3, 5)) * 3 + 1
+    wn, bn = RNG.standard_normal(3), RNG.standard_normal(3)
+    for dtype in ("float64", "float32", "float16"):
+        dt = getattr(ctorch, dtype)
+        x = ctorch.tensor(xn, dtype=dt, device=device)
+        out = F.instance_norm(x, weight=ctorch.tensor(wn, dtype=dt, device=device),
+                              bias=ctorch.tensor(bn, dtype=dt, device=device))
+        assert out.dtype == dt
+        rtol, atol = TOL[dtype]
+        np.testing.assert_allclose(to_numpy(out), ref_instance_norm(to_numpy(x).astype(np.float64), wn, bn),
+                                   rtol=10 * rtol, atol=10 * atol)
+    # running statistics: the mean over the batch of each instance's momentum update
+    rm = ctorch.zeros(3, dtype=ctorch.float64, device=device)
+    rv = ctorch.ones(3, dtype=ctorch.float64, device=device)
+    F.instance_norm(ctorch.tensor(xn, device=device), rm, rv, momentum=0.5)
+    np.testing.assert_allclose(to_numpy(rm), 0.5 * xn.mean(axis=2).mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(rv), 0.5 + 0.5 * xn.var(axis=2, ddof=1).mean(axis=0), rtol=1e-12)
+    ev = F.instance_norm(ctorch.tensor(xn, device=device), rm, rv, use_input_stats=False)
+    np.testing.assert_allclose(to_numpy(ev), (xn - to_numpy(rm)[:, None]) / np.sqrt(to_numpy(rv)[:, None] + 1e-5),
+                               rtol=1e-12)
+    # gradients through the composite (ViewBackward0 as in PyTorch)
+    x = ctorch.tensor(RNG.standard_normal((2, 2, 4)), device=device, requires_grad=True)
+    w = ctorch.tensor(RNG.standard_normal(2), device=device, requires_grad=True)
+    assert type(F.instance_norm(x, weight=w).grad_fn).__name__ == "ViewBackward0"
+    assert gradcheck(lambda a, c: F.instance_norm(a, weight=c), (x, w))
+    # modules: parameters, buffers, train / eval, unbatched, errors
+    m = nn.InstanceNorm1d(3, affine=True, track_running_stats=True).double().to(device)
+    assert repr(m) == "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    assert list(m.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    m(ctorch.tensor(xn, device=device))
+    np.testing.assert_allclose(to_numpy(m.running_mean), 0.1 * xn.mean(axis=2).mean(axis=0), rtol=1e-12)
+    m.eval()
+    np.testing.assert_allclose(to_numpy(m(ctorch.tensor(xn[0], device=device))), to_numpy(m(ctorch.tensor(xn, device=device)))[0],
+                               rtol=1e-12)
+    m2 = nn.InstanceNorm2d(3)
+    assert repr(m2) == "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)"
+    assert list(m2.state_dict()) == []
+    x4 = RNG.standard_normal((2, 3, 4, 5))
+    np.testing.assert_allclose(to_numpy(m2.to(device)(ctorch.tensor(x4, device=device))), ref_instance_norm(x4),
+                               rtol=1e-10, atol=1e-10)
+    x5 = RNG.standard_normal((3, 2, 4, 5))
+    np.testing.assert_allclose(to_numpy(nn.InstanceNorm3d(3)(ctorch.tensor(x5, device=device))),
+                               ref_instance_norm(x5[None])[0], rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match=r"expected 3D or 4D input \(got 2D input\)"):
+        m2(ctorch.zeros((3, 4), device=device))
+    with pytest.raises(ValueError, match=r"expected input's size at dim=1 to match num_features \(3\), but got: 4."):
+        nn.InstanceNorm1d(3, affine=True)(ctorch.zeros((2, 4, 5), device=device))
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training, got input size"):
+        F.instance_norm(ctorch.zeros((2, 3, 1), device=device))
+    with pytest.raises(RuntimeError, match="Expected running_mean and running_var to be defined when use_input_stats "
+                                           "is false"):
+        F.instance_norm(ctorch.zeros((2, 3, 4), device=device), use_input_stats=False)

@@ -257,6 +257,70 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input * keep * (1.0 / (1.0 - p))
 
 
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input, p, training, inplace, unbatched):
+    # channel-wise dropout (csrc/spatial.c), an unbatched input seen with a batch of one
+    if unbatched:
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    result = (_C.feature_dropout_ if inplace else _C.feature_dropout)(input, p, training)
+    if unbatched:
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
+    return result
+
+
+def _warn_dims(name, dim, want, spatial):
+    warnings.warn(f"{name}: Received a {dim}-D input to {name}, which is deprecated and will result in an error in a "
+                  "future release. To retain the behavior and silence this warning, please use dropout instead. Note "
+                  f"that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial dimensions, a "
+                  f"channel dimension, and an optional batch dimension (i.e. {want[0]}D or {want[1]}D inputs).",
+                  stacklevel=3)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, L) or (C, L) input with probability p (training only)."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, input.dim() == 2)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, H, W) input with probability p (a 3-d input is taken as (N, C, L), as
+    PyTorch does today)."""
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        _warn_dims("dropout2d", input.dim(), (3, 4), 2)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This "
+                      "behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, False)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p (training only)."""
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        _warn_dims("dropout3d", input.dim(), (4, 5), 3)
+    return _feature_dropout(input, p, training, inplace, input.dim() != 5)
+
+
+def pixel_shuffle(input, upscale_factor):
+    return _C.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    return _C.pixel_unshuffle(input, downscale_factor)
+
+
 def flatten(input, start_dim=0, end_dim=-1):
     return input.flatten(start_dim, end_dim)
 
@@ -448,6 +512,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return _C.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def _verify_spatial_size(size):
+    n = 1
+    for v in list(size)[2:]:
+        n *= v
+    if n == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalises each (instance, channel) plane over its spatial elements (csrc/spatial.c on norm.c's batch norm)."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return _C.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
