@@ -3189,7 +3189,8 @@ const CtFormula ct_formulas[] = {
     {"conv_transpose2d", "ConvolutionBackward0",
      SIG("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"), 7, 0,
      ct_conv_transpose_bw, ct_conv_node_name},
-    /* _conv_transpose_backward (9 arguments) has no row: autograd's generic node raises at its backward */
+    {"_conv_transpose_backward", "ConvolutionBackwardBackward0", SIG("grad", "input", "weight", "params", "mask"), 7,
+     CT_F_NO_DERIV, NULL},
     {"im2col", "Im2ColBackward0", SIG("input", "kernel_size", "dilation", "padding", "stride"), 1, 0,
      ct_conv_bw_im2col},
     {"col2im", "Col2ImBackward0", SIG("input", "output_size", "kernel_size", "dilation", "padding", "stride"), 1, 0,

@@ -1189,24 +1189,30 @@ static PyObject *py_conv_transpose2d(PyObject *self, PyObject *const *args, Py_s
 }
 
 PyDoc_STRVAR(conv_transpose_backward_doc,
-             "_conv_transpose_backward(grad, input, weight, stride=1, padding=0, output_padding=0, groups=1, "
-             "dilation=1, mask=7) -> (grad_input, grad_weight, grad_bias); mask bits 1/2/4 ask for each");
+             "_conv_transpose_backward(grad, input, weight, params, mask=7) -> (grad_input, grad_weight, grad_bias)\n\n"
+             "params: the forward's (stride, padding, output_padding, groups, dilation), None for a default; mask "
+             "bits 1/2/4 ask for each gradient.");
 static PyObject *py_conv_transpose_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                             PyObject *kwnames)
 {
-    static const char *const names[] = {"grad",   "input",    "weight", "stride", "padding", "output_padding",
-                                        "groups", "dilation", "mask",   NULL};
+    static const char *const names[] = {"grad", "input", "weight", "params", "mask", NULL};
     static const char *fname = "_conv_transpose_backward";
-    PyObject *a[9];
+    PyObject *a[5];
     int64_t mask = 7;
-    if (ct_parse_args(fname, args, nargs, kwnames, names, 3, a) < 0 || check_tensor(fname, "grad", 1, a[0], false) < 0 ||
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 4, a) < 0 || check_tensor(fname, "grad", 1, a[0], false) < 0 ||
         check_tensor(fname, "input", 2, a[1], false) < 0 || check_tensor(fname, "weight", 3, a[2], false) < 0 ||
-        ct_arg_int64(a[8], &mask) < 0) {
+        ct_arg_int64(a[4], &mask) < 0) {
+        return NULL;
+    }
+    if (!PyTuple_Check(a[3]) || PyTuple_GET_SIZE(a[3]) != 5) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'params' must be a tuple of 5 (stride, padding, output_padding, "
+                     "groups, dilation)", fname);
         return NULL;
     }
     PyObject *params[5];
     for (int i = 0; i < 5; i++) {
-        params[i] = a[3 + i] == Py_None ? NULL : a[3 + i];
+        PyObject *v = PyTuple_GET_ITEM(a[3], i);
+        params[i] = v == Py_None ? NULL : v;
     }
     return conv_transpose_backward(CT_TENSOR(a[0]), CT_TENSOR(a[1]), CT_TENSOR(a[2]), params, mask);
 }
@@ -1606,9 +1612,9 @@ const char *ct_conv_node_name(PyObject *const *norm)
     return "ConvolutionBackward0";
 }
 
-/* One node's gradients through the backward op `op` (grad, input, weight, nparams parameters saved as
- * arguments 3.., mask). */
-static int conv_bw_via(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op, int nparams)
+/* One node's gradients through the backward op `op`: (grad, input, weight, the nparams parameters saved
+ * as arguments 3.., mask), the parameters packed in one tuple when packed. */
+static int conv_bw_via(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op, int nparams, bool packed)
 {
     PyObject *input = (PyObject *)ct_node_tensor(n, 0);
     PyObject *weight = (PyObject *)ct_node_tensor(n, 1);
@@ -1619,19 +1625,22 @@ static int conv_bw_via(CtNodeObject *n, PyObject *const *g, PyObject **gi, const
     for (int e = 0; e < 3; e++) {
         mask |= n->edge_nodes[e] != NULL ? (int64_t)1 << e : 0;
     }
-    PyObject *mask_obj = PyLong_FromLongLong(mask);
-    if (mask_obj == NULL) {
-        return -1;
-    }
-    PyObject *args[9] = {g[0], input, weight, Py_None, Py_None, Py_None, Py_None, Py_None, Py_None};
-    for (int i = 3; i < 3 + nparams; i++) {
-        if (i < n->nargs && n->args[i] != NULL) {
-            args[i] = n->args[i];
+    PyObject *params[5] = {Py_None, Py_None, Py_None, Py_None, Py_None};
+    for (int i = 0; i < nparams; i++) {
+        if (3 + i < n->nargs && n->args[3 + i] != NULL) {
+            params[i] = n->args[3 + i];
         }
     }
-    args[3 + nparams] = mask_obj;
-    PyObject *res = ct_op(op, args, (size_t)(4 + nparams), NULL);
-    Py_DECREF(mask_obj);
+    PyObject *mask_obj = PyLong_FromLongLong(mask), *tuple = NULL, *res = NULL;
+    if (mask_obj != NULL && packed && (tuple = PyTuple_Pack(5, params[0], params[1], params[2], params[3], params[4])) != NULL) {
+        PyObject *args[5] = {g[0], input, weight, tuple, mask_obj};
+        res = ct_op(op, args, 5, NULL);
+    } else if (mask_obj != NULL && !packed) {
+        PyObject *args[8] = {g[0], input, weight, params[0], params[1], params[2], params[3], mask_obj};
+        res = ct_op(op, args, 8, NULL);
+    }
+    Py_XDECREF(mask_obj);
+    Py_XDECREF(tuple);
     if (res == NULL) {
         return -1;
     }
@@ -1648,14 +1657,14 @@ static int conv_bw_via(CtNodeObject *n, PyObject *const *g, PyObject **gi, const
 
 int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    return conv_bw_via(n, g, gi, "_convolution_backward", 4);
+    return conv_bw_via(n, g, gi, "_convolution_backward", 4, false);
 }
 
 /* conv_transpose1d / conv_transpose2d (input, weight, bias, stride, padding, output_padding, groups,
  * dilation) */
 int ct_conv_transpose_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    return conv_bw_via(n, g, gi, "_conv_transpose_backward", 5);
+    return conv_bw_via(n, g, gi, "_conv_transpose_backward", 5, true);
 }
 
 /* im2col: (input, kernel_size, dilation, padding, stride): its adjoint col2im folds the gradient back */
