@@ -725,10 +725,16 @@ def test_channel_dropout(device):
     x = ctorch.ones((2, 3, 4), device=device)
     assert F.dropout1d(x, training=False) is x and F.dropout2d(x.view(2, 3, 2, 2), p=0.0) is not None
     np.testing.assert_array_equal(to_numpy(F.dropout2d(x.view(2, 3, 2, 2), p=1.0)), np.zeros((2, 3, 2, 2)))
-    xi = ctorch.ones((2, 3, 4), device=device)
-    assert F.dropout1d(xi, p=0.5, inplace=True) is xi
-    vals = to_numpy(xi)
-    assert set(np.unique(vals)) <= {0.0, 2.0}
+    for shape, fn in (((2, 3, 4), F.dropout1d), ((8, 4), F.dropout1d), ((6, 2, 2, 2), F.dropout3d)):
+        leaf = ctorch.ones(shape, device=device, requires_grad=True)
+        xi = leaf * 1.0
+        assert fn(xi, p=0.5, inplace=True) is xi
+        vals = to_numpy(xi)
+        assert set(np.unique(vals)) <= {0.0, 2.0}
+        flat = vals.reshape(shape[0] if len(shape) in (2, 4) else shape[0] * shape[1], -1)
+        assert np.all((flat == 0).all(1) | (flat == 2).all(1))  # whole channels
+        xi.sum().backward()
+        np.testing.assert_array_equal(to_numpy(leaf.grad), vals)
     with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"):
         F.dropout1d(ctorch.zeros((2, 3, 4, 5), device=device))
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):

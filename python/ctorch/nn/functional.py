@@ -263,13 +263,13 @@ def _check_p(p):
 
 
 def _feature_dropout(input, p, training, inplace, unbatched):
-    # channel-wise dropout (csrc/spatial.c), an unbatched input seen with a batch of one
-    if unbatched:
-        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
-    result = (_C.feature_dropout_ if inplace else _C.feature_dropout)(input, p, training)
-    if unbatched:
-        result = result.squeeze_(0) if inplace else result.squeeze(0)
-    return result
+    # channel-wise dropout (csrc/spatial.c), an unbatched input seen with a batch of one (in place: through
+    # that view, so the input itself changes)
+    if inplace:
+        _C.feature_dropout_(input.unsqueeze(0) if unbatched else input, p, training)
+        return input
+    result = _C.feature_dropout(input.unsqueeze(0) if unbatched else input, p, training)
+    return result.squeeze(0) if unbatched else result
 
 
 def _warn_dims(name, dim, want, spatial):
