@@ -52,7 +52,8 @@ static PyObject *shuffle(bool up, CtTensorObject *x, int64_t r)
     if (up && C % (r * r) != 0) {
         PyErr_Format(PyExc_RuntimeError,
                      "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
-                     "upscale_factor, but input.size(-3)=%lld is not divisible by %lld", (long long)C, (long long)(r * r));
+                     "upscale_factor, but input.size(-3)=%lld is not divisible by %lld",
+                     (long long)C, (long long)(r * r));
         return NULL;
     }
     if (!up && (H % r != 0 || W % r != 0)) {
@@ -115,7 +116,8 @@ static PyObject *shuffle_entry(bool up, PyObject *const *args, Py_ssize_t nargs,
     return shuffle(up, CT_TENSOR(a[0]), r);
 }
 
-PyDoc_STRVAR(pixel_shuffle_doc, "pixel_shuffle(input, upscale_factor) -> Tensor\n\n(*, C r^2, H, W) -> (*, C, H r, W r).");
+PyDoc_STRVAR(pixel_shuffle_doc,
+             "pixel_shuffle(input, upscale_factor) -> Tensor\n\n(*, C r^2, H, W) -> (*, C, H r, W r).");
 static PyObject *py_pixel_shuffle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     return shuffle_entry(true, args, nargs, kwnames);
@@ -141,7 +143,10 @@ static int shuffle_bw(bool up, CtNodeObject *n, PyObject *const *g, PyObject **g
     return gi[0] != NULL ? 0 : -1;
 }
 
-int ct_spatial_bw_pixel_shuffle(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return shuffle_bw(true, n, g, gi); }
+int ct_spatial_bw_pixel_shuffle(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return shuffle_bw(true, n, g, gi);
+}
 int ct_spatial_bw_pixel_unshuffle(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     return shuffle_bw(false, n, g, gi);
@@ -157,8 +162,8 @@ static PyObject *feature_dropout_entry(bool inplace, PyObject *const *args, Py_s
     PyObject *a[3];
     double p = 0.5;
     bool train = true;
-    if (ct_parse_args(fname, args, nargs, kwnames, names, 3, a) < 0 || check_tensor(fname, "input", 1, a[0], false) < 0 ||
-        ct_arg_double(a[1], &p) < 0 || ct_arg_bool(a[2], &train) < 0) {
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 3, a) < 0 ||
+        check_tensor(fname, "input", 1, a[0], false) < 0 || ct_arg_double(a[1], &p) < 0 || ct_arg_bool(a[2], &train) < 0) {
         return NULL;
     }
     CtTensorObject *x = CT_TENSOR(a[0]);
@@ -253,10 +258,10 @@ static PyObject *py_instance_norm(PyObject *self, PyObject *const *args, Py_ssiz
     PyObject *a[9];
     bool use_input_stats = true;
     int unused;
-    if (ct_parse_args(fname, args, nargs, kwnames, names, 8, a) < 0 || check_tensor(fname, "input", 1, a[0], false) < 0 ||
-        check_tensor(fname, "weight", 2, a[1], true) < 0 || check_tensor(fname, "bias", 3, a[2], true) < 0 ||
-        check_tensor(fname, "running_mean", 4, a[3], true) < 0 || check_tensor(fname, "running_var", 5, a[4], true) < 0 ||
-        ct_arg_bool(a[5], &use_input_stats) < 0) {
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 8, a) < 0 ||
+        check_tensor(fname, "input", 1, a[0], false) < 0 || check_tensor(fname, "weight", 2, a[1], true) < 0 ||
+        check_tensor(fname, "bias", 3, a[2], true) < 0 || check_tensor(fname, "running_mean", 4, a[3], true) < 0 ||
+        check_tensor(fname, "running_var", 5, a[4], true) < 0 || ct_arg_bool(a[5], &use_input_stats) < 0) {
         return NULL;
     }
     PyObject *rm = a[3] == Py_None ? NULL : a[3], *rv = a[4] == Py_None ? NULL : a[4];

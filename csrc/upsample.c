@@ -86,8 +86,8 @@ static int parse_list(const char *fname, const char *argname, PyObject *obj, int
         PyObject *item = PySequence_Fast_GET_ITEM(obj, i);
         bool ok = !PyBool_Check(item) && (floats ? PyFloat_Check(item) || PyIndex_Check(item) : PyIndex_Check(item));
         if (!ok) {
-            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be tuple of %s, but found element of type %s at pos %zd",
-                         fname, argname, floats ? "floats" : "ints", ct_type_name(item), i);
+            PyErr_Format(PyExc_TypeError,
+                         "%s(): argument '%s' must be tuple of %s, but found element of type %s at pos %zd", fname, argname, floats ? "floats" : "ints", ct_type_name(item), i);
             return -1;
         }
         if (floats) {

@@ -50,7 +50,8 @@ CT_HOST_DEVICE int64_t ct_upsample_nearest_source(const CtUpsampleDesc *d, int a
         return o >> 1;
     }
     const float scale = d->scale[axis] > 0 ? (float)(1.0 / d->scale[axis]) : (float)in / (float)out;
-    const int64_t s = exact ? (int64_t)floorf((float)(((double)o + 0.5) * (double)scale)) : (int64_t)floorf((float)o * scale);
+    const int64_t s = exact ? (int64_t)floorf((float)(((double)o + 0.5) * (double)scale))
+                            : (int64_t)floorf((float)o * scale);
     return s < in - 1 ? s : in - 1;
 }
 

@@ -320,8 +320,10 @@ INTERP_ERRORS = [
      "and scale_factor in (s1, s2, ...,sK) format."),
     (dict(size=(2, 3), recompute_scale_factor=True), (2, 3, 4, 5), ValueError,
      "recompute_scale_factor is not meaningful with an explicit size."),
-    (dict(scale_factor=2, mode="bilinear"), (2, 3, 4), NotImplementedError, "Got 3D input, but bilinear mode needs 4D input"),
-    (dict(scale_factor=2, mode="linear"), (2, 3, 4, 5), NotImplementedError, "Got 4D input, but linear mode needs 3D input"),
+    (dict(scale_factor=2, mode="bilinear"), (2, 3, 4), NotImplementedError,
+     "Got 3D input, but bilinear mode needs 4D input"),
+    (dict(scale_factor=2, mode="linear"), (2, 3, 4, 5), NotImplementedError,
+     "Got 4D input, but linear mode needs 3D input"),
     (dict(scale_factor=2), (2, 3), NotImplementedError,
      "Input Error: Only 3D, 4D and 5D input Tensors supported (got 2D) for the modes: nearest | linear | bilinear | "
      "bicubic | trilinear | lanczos | area | nearest-exact (got nearest)"),
@@ -528,7 +530,8 @@ def test_conv_transpose_modules():
         np.testing.assert_allclose(to_numpy(z), ref_conv_transpose(to_numpy(y).astype(np.float64),
                                                                    to_numpy(up.weight).astype(np.float64),
                                                                    to_numpy(up.bias).astype(np.float64), 2, stride=2,
-                                                                   padding=1, output_padding=tuple((v + 1) % 2 for v in hw)),
+                                                                   padding=1,
+                                                                   output_padding=tuple((v + 1) % 2 for v in hw)),
                                    rtol=1e-5, atol=1e-5)
     m2 = nn.ConvTranspose2d(4, 6, (3, 2), stride=(2, 1))
     with pytest.raises(ValueError) as info:
@@ -622,7 +625,8 @@ FOLD_ERRORS = [
      "dilation should be greater than zero, but got dilation_height: 0 dilation_width: 0"),
     (lambda x, c: F.unfold(x.int(), 2), NotImplementedError, "\"im2col_out_{dev}\" not implemented for 'Int'"),
     (lambda x, c: F.unfold(x, (2, 2, 2)), RuntimeError, "It is expected kernel_size equals to 2, but got size 3"),
-    (lambda x, c: F.unfold(x[0, 0], 2), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda x, c: F.unfold(x[0, 0], 2), IndexError,
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
     (lambda x, c: F.unfold(x[:, :0], 2), RuntimeError,
      "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but "
      "got: [2, 0, 5, 6]"),
@@ -650,7 +654,8 @@ def test_unfold_fold_errors_and_modules(device):
         assert str(info.value) == msg.format(dev=device)
     assert repr(nn.Unfold((2, 3), dilation=1, padding=0, stride=1)) == \
         "Unfold(kernel_size=(2, 3), dilation=1, padding=0, stride=1)"
-    assert repr(nn.Fold((5, 6), 2, stride=2)) == "Fold(output_size=(5, 6), kernel_size=2, dilation=1, padding=0, stride=2)"
+    assert repr(nn.Fold((5, 6), 2, stride=2)) == \
+        "Fold(output_size=(5, 6), kernel_size=2, dilation=1, padding=0, stride=2)"
 
 
 # ====================================================================================================
@@ -791,8 +796,8 @@ def test_instance_norm(device):
     m(ctorch.tensor(xn, device=device))
     np.testing.assert_allclose(to_numpy(m.running_mean), 0.1 * xn.mean(axis=2).mean(axis=0), rtol=1e-12)
     m.eval()
-    np.testing.assert_allclose(to_numpy(m(ctorch.tensor(xn[0], device=device))), to_numpy(m(ctorch.tensor(xn, device=device)))[0],
-                               rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(m(ctorch.tensor(xn[0], device=device))),
+                               to_numpy(m(ctorch.tensor(xn, device=device)))[0], rtol=1e-12)
     m2 = nn.InstanceNorm2d(3)
     assert repr(m2) == "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)"
     assert list(m2.state_dict()) == []

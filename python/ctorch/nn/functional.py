@@ -1,7 +1,8 @@
 """ctorch.nn.functional: PyTorch's functional API. Argument handling only: every computation is a
 C op (csrc/nn.c for linear, the losses, layer_norm, embedding and leaky_relu; csrc/nn_act.c for the
 other activations, padding, distances and the composed losses; csrc/norm.c for batch_norm and
-group_norm; csrc/pool.c for pooling; csrc/upsample.c for interpolation; the elementwise and reduction families for the activations and
+group_norm; csrc/pool.c for pooling; csrc/upsample.c for interpolation; csrc/spatial.c for pixel_shuffle,
+the channel dropouts and instance_norm; the elementwise and reduction families for the activations and
 softmax)."""
 import warnings
 

@@ -1,5 +1,6 @@
-"""nn.Conv1d, nn.Conv2d, nn.ConvTranspose1d and nn.ConvTranspose2d: parameters, PyTorch's default init and repr; the convolution itself
-is csrc/conv.c (im2col + GEMM), the non-zero padding modes csrc/conv.c's _conv_pad."""
+"""nn.Conv1d, nn.Conv2d, nn.ConvTranspose1d and nn.ConvTranspose2d: parameters, PyTorch's default init
+and repr; the convolution itself is csrc/conv.c (im2col + GEMM; a transposed convolution is the adjoint
+convolution's grad_input), the non-zero padding modes csrc/conv.c's _conv_pad."""
 import math
 
 from ... import _C
