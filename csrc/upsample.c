@@ -200,7 +200,7 @@ static const struct CtNNKernels *upsample_kernels(CtDevice device)
  * CPU kernels
  * ==================================================================================================== */
 typedef void (*UpsampleRange)(int64_t begin, int64_t end, void *desc);
-/* Elements [begin, end) in memory order; the backward's covering output rows found once per row. */
+/* Elements [begin, end) in memory order: coordinates advance without divisions. */
 #define UPSAMPLE_CPU_RANGES(NAME, T, ACC, SUF)                                        \
     static void upsample_forward_range_##NAME(int64_t begin, int64_t end, void *p)    \
     {                                                                                 \
@@ -221,18 +221,16 @@ typedef void (*UpsampleRange)(int64_t begin, int64_t end, void *desc);
     static void upsample_backward_range_##NAME(int64_t begin, int64_t end, void *p)   \
     {                                                                                 \
         const CtUpsampleDesc *d = (const CtUpsampleDesc *)p;                          \
-        int64_t plane, ih, iw, lo_h, hi_h;                                            \
+        int64_t plane, ih, iw;                                                        \
         ct_upsample_coords(begin, d->in[0], d->in[1], &plane, &ih, &iw);              \
-        ct_upsample_covering_##SUF(d, 0, ih, &lo_h, &hi_h);                           \
         for (int64_t i = begin; i < end; i++) {                                       \
-            ct_upsample_backward_##NAME(d, plane, ih, iw, lo_h, hi_h);                \
+            ct_upsample_backward_##NAME(d, plane, ih, iw);                            \
             if (++iw == d->in[1]) {                                                   \
                 iw = 0;                                                               \
                 if (++ih == d->in[0]) {                                               \
                     ih = 0;                                                           \
                     plane++;                                                          \
                 }                                                                     \
-                ct_upsample_covering_##SUF(d, 0, ih, &lo_h, &hi_h);                   \
             }                                                                         \
         }                                                                             \
     }
@@ -254,9 +252,9 @@ static int cpu_upsample_run(const CtUpsampleDesc *d, bool backward)
         return -1;
     }
     const int64_t n = d->planes * (backward ? d->in[0] * d->in[1] : d->out[0] * d->out[1]);
-    /* about 16 taps per forward element; a backward one reads its covering outputs' taps */
+    /* up to 16 taps per forward element; a backward one reads its covering outputs' taps */
     const int64_t ratio = (d->out[0] / d->in[0] + 2) * (d->out[1] / d->in[1] + 2);
-    ct_parallel_for(n, backward ? 4096 / ratio + 1 : 2048, fn, (void *)d);
+    ct_parallel_for(n, backward ? 8192 / ratio + 1 : 4096, fn, (void *)d);
     return 0;
 }
 
@@ -266,6 +264,90 @@ int ct_cpu_upsample_backward(const CtUpsampleDesc *d) { return cpu_upsample_run(
 /* ====================================================================================================
  * the ops
  * ==================================================================================================== */
+/* The taps of every output along axis a into rows of 4 (unused slots repeat the last position with
+ * weight 0) and the outputs covering every input position, with the op math type of f64 or float. */
+static void fill_axis_tables(CtUpsampleDesc *d, int a, bool f64, int64_t *idx, double *w, int64_t *cover)
+{
+    for (int64_t o = 0; o < d->out[a]; o++) {
+        int64_t ti[4];
+        double tw[4];
+        int n;
+        if (f64) {
+            n = ct_upsample_taps_d(d, a, o, ti, tw);
+        } else {
+            float wf[4];
+            n = ct_upsample_taps_f(d, a, o, ti, wf);
+            for (int j = 0; j < n; j++) {
+                tw[j] = wf[j];
+            }
+        }
+        d->ntaps[a] = n;
+        for (int j = 0; j < 4; j++) {
+            idx[4 * o + j] = ti[j < n ? j : n - 1];
+            w[4 * o + j] = j < n ? tw[j] : 0.0;
+        }
+    }
+    for (int64_t i = 0; i < d->in[a]; i++) {
+        if (f64) {
+            ct_upsample_covering_d(d, a, i, &cover[2 * i], &cover[2 * i + 1]);
+        } else {
+            ct_upsample_covering_f(d, a, i, &cover[2 * i], &cover[2 * i + 1]);
+        }
+    }
+}
+
+/* Builds d's tables (built on the CPU, then moved to d->device) and runs the forward or backward
+ * kernel over src (dense) into dst. 0 or -1. */
+static int run_kernel(CtUpsampleDesc *d, bool backward, CtTensorObject *src, CtTensorObject *dst)
+{
+    const struct CtNNKernels *k = upsample_kernels(d->device);
+    if (k == NULL) {
+        return -1;
+    }
+    if (ct_numel(dst) == 0) {
+        return 0;
+    }
+    const int64_t taps = 4 * (d->out[0] + d->out[1]), ni = taps + 2 * (d->in[0] + d->in[1]);
+    CtTensorObject *itab = ct_empty(1, &ni, CT_I64, ct_cpu()), *wtab = ct_empty(1, &taps, CT_F64, ct_cpu());
+    CtTensorObject *idev = NULL, *wdev = NULL;
+    const bool f64 = d->dtype == CT_F64;
+    int64_t *ip;
+    double *wp;
+    int rc = -1;
+    if (itab == NULL || wtab == NULL) {
+        goto done;
+    }
+    ip = (int64_t *)ct_data(itab);
+    wp = (double *)ct_data(wtab);
+    fill_axis_tables(d, 0, f64, ip, wp, ip + taps);
+    fill_axis_tables(d, 1, f64, ip + 4 * d->out[0], wp + 4 * d->out[0], ip + taps + 2 * d->in[0]);
+    if ((idev = ct_to(itab, CT_I64, d->device, false)) == NULL || (wdev = ct_to(wtab, CT_F64, d->device, false)) == NULL) {
+        goto done;
+    }
+    ip = (int64_t *)ct_data(idev);
+    wp = (double *)ct_data(wdev);
+    d->tap_index[0] = ip;
+    d->tap_index[1] = ip + 4 * d->out[0];
+    d->tap_weight[0] = wp;
+    d->tap_weight[1] = wp + 4 * d->out[0];
+    d->cover[0] = ip + taps;
+    d->cover[1] = ip + taps + 2 * d->in[0];
+    if (backward) {
+        d->grad_output = ct_data(src);
+        d->grad_input = ct_data(dst);
+    } else {
+        d->input = ct_data(src);
+        d->output = ct_data(dst);
+    }
+    rc = backward ? k->upsample_backward(d) : k->upsample(d);
+done:
+    Py_XDECREF(itab);
+    Py_XDECREF(wtab);
+    Py_XDECREF(idev);
+    Py_XDECREF(wdev);
+    return rc;
+}
+
 static PyObject *upsample_impl(CtTensorObject *x, const ModeInfo *m, PyObject *output_size, bool align_corners,
                                PyObject *scale_factors)
 {
@@ -284,29 +366,17 @@ static PyObject *upsample_impl(CtTensorObject *x, const ModeInfo *m, PyObject *o
     if (check_dtype(m, x->ndim, x->dtype, false) < 0) {
         return NULL;
     }
-    const CtDevice device = ct_device_of(x);
-    const struct CtNNKernels *k = upsample_kernels(device);
-    if (k == NULL) {
-        return NULL;
-    }
+    d.dtype = x->dtype;
+    d.device = ct_device_of(x);
     int64_t sizes[4] = {x->sizes[0], x->sizes[1], d.out[0], d.out[1]};
     if (x->ndim == 3) {
         sizes[2] = d.out[1];
     }
     CtTensorObject *xc = ct_contiguous(x), *out = NULL;
-    if (xc == NULL || (out = ct_empty(x->ndim, sizes, x->dtype, device)) == NULL) {
-        Py_XDECREF(xc);
-        return NULL;
-    }
-    d.dtype = x->dtype;
-    d.device = device;
-    d.input = ct_data(xc);
-    d.output = ct_data(out);
-    int rc = ct_numel(out) > 0 ? k->upsample(&d) : 0;
-    Py_DECREF(xc);
-    if (rc < 0) {
+    if (xc == NULL || (out = ct_empty(x->ndim, sizes, x->dtype, d.device)) == NULL || run_kernel(&d, false, xc, out) < 0) {
         Py_CLEAR(out);
     }
+    Py_XDECREF(xc);
     return (PyObject *)out;
 }
 
@@ -342,25 +412,13 @@ static PyObject *upsample_backward_impl(CtTensorObject *grad, const ModeInfo *m,
         PyErr_Format(PyExc_RuntimeError, "%s(): expected grad_output of size %s, but got %s", fname, a, b);
         return NULL;
     }
-    const CtDevice device = ct_device_of(grad);
-    const struct CtNNKernels *k = upsample_kernels(device);
-    if (k == NULL) {
-        return NULL;
-    }
-    CtTensorObject *gc = ct_contiguous(grad), *gi = NULL;
-    if (gc == NULL || (gi = ct_empty((int)nd, isz, grad->dtype, device)) == NULL) {
-        Py_XDECREF(gc);
-        return NULL;
-    }
     d.dtype = grad->dtype;
-    d.device = device;
-    d.grad_output = ct_data(gc);
-    d.grad_input = ct_data(gi);
-    int rc = ct_numel(gi) > 0 ? k->upsample_backward(&d) : 0;
-    Py_DECREF(gc);
-    if (rc < 0) {
+    d.device = ct_device_of(grad);
+    CtTensorObject *gc = ct_contiguous(grad), *gi = NULL;
+    if (gc == NULL || (gi = ct_empty((int)nd, isz, grad->dtype, d.device)) == NULL || run_kernel(&d, true, gc, gi) < 0) {
         Py_CLEAR(gi);
     }
+    Py_XDECREF(gc);
     return (PyObject *)gi;
 }
 

@@ -4,8 +4,9 @@
  *
  * The front end (upsample.c) checks arguments with PyTorch's messages, makes operands dense and
  * calls the device's CtNNKernels.upsample / .upsample_backward (nn.h) with one CtUpsampleDesc.
- * Both devices run upsample_math.h's per-element functions (CPU in upsample.c, CUDA in
- * cuda/upsample.cu). The backward is a gather: each input element sums, in output order, the
+ * The taps of each output along each axis (positions and weights) and the outputs covering each
+ * input position are computed once per call on the host into small tables; both devices run
+ * upsample_math.h's per-element functions over them (CPU in upsample.c, CUDA in cuda/upsample.cu). The backward is a gather: each input element sums, in output order, the
  * weighted gradients of the outputs that read it (no atomics: the same bits every run). A 1-d
  * call is a 2-d one of height 1. */
 #ifndef CTORCH_UPSAMPLE_H
@@ -29,6 +30,12 @@ typedef struct CtUpsampleDesc {
     int64_t planes;         /* batch * channels */
     int64_t in[2], out[2];  /* plane sizes (a 1-d call: in[0] = out[0] = 1) */
     double scale[2];        /* the scale factor the caller gave for the axis, or 0 for none */
+    /* per-axis tables, built once per call on the host (upsample_math.h's tap functions) and copied to
+     * the device, so the kernels only read them: */
+    int ntaps[2];                /* taps per output: 1 (nearest), 2 (linear) or 4 (cubic) */
+    const int64_t *tap_index[2]; /* (out[a], 4): the input positions output o reads, ascending */
+    const double *tap_weight[2]; /* (out[a], 4): their weights, computed in the op math type */
+    const int64_t *cover[2];     /* (in[a], 2): the first and last output reading input position i */
     const void *input;      /* forward: (planes, in[0], in[1]) */
     void *output;           /* forward: (planes, out[0], out[1]) */
     const void *grad_output; /* backward: (planes, out[0], out[1]) */

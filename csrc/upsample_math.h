@@ -3,10 +3,10 @@
  * the same taps with the same weights in the same order:
  *
  *   ct_upsample_taps_SUF(d, axis, o, idx, w):  the input positions output o reads along axis
- *                                              (ascending) and their weights
- *   ct_upsample_forward_NAME(d, plane, oh, ow): an output element
- *   ct_upsample_backward_NAME(d, plane, ih, iw, lo_h, hi_h): a grad_input element, gathered from
- *                                              the outputs that read it, in output order
+ *                                              (ascending) and their weights (the tables' rows)
+ *   ct_upsample_forward_NAME(d, plane, oh, ow): an output element, from the tables
+ *   ct_upsample_backward_NAME(d, plane, ih, iw): a grad_input element, gathered from the outputs
+ *                                              that read it (the cover table), in output order
  *
  * The coordinate rules are PyTorch's CPU ones: nearest indices in float; linear / cubic source
  * coordinates in the op math type (float, double for float64 input); the scale is 1 / the given
@@ -57,9 +57,9 @@ CT_HOST_DEVICE int64_t ct_upsample_nearest_source(const CtUpsampleDesc *d, int a
 
 /* SUF: f (float) or d (double), the op math type ACC.
  * ct_upsample_taps: the taps of output o along axis into idx / w; returns their count (1, 2 or 4).
- * ct_upsample_weight: the total weight output o gives input position i (taps may repeat a position).
  * ct_upsample_covering: the outputs [*lo, *hi] whose taps can hold input position i (tap positions
- *   grow with o, so two binary searches find them; empty when lo > hi). */
+ *   grow with o, so two binary searches find them; empty when lo > hi).
+ * Both fill the per-call tables of the descriptor (upsample.c). */
 #define CT_UPSAMPLE_AXIS_FNS(SUF, ACC)                                                                     \
     CT_HOST_DEVICE int ct_upsample_taps_##SUF(const CtUpsampleDesc *d, int axis, int64_t o, int64_t *idx,  \
                                               ACC *w)                                                      \
@@ -111,18 +111,6 @@ CT_HOST_DEVICE int64_t ct_upsample_nearest_source(const CtUpsampleDesc *d, int a
         }                                                                                                  \
         return 4;                                                                                          \
     }                                                                                                      \
-    CT_HOST_DEVICE ACC ct_upsample_weight_##SUF(const CtUpsampleDesc *d, int axis, int64_t o, int64_t i)   \
-    {                                                                                                      \
-        int64_t idx[4];                                                                                    \
-        ACC w[4], sum = 0;                                                                                 \
-        const int n = ct_upsample_taps_##SUF(d, axis, o, idx, w);                                          \
-        for (int j = 0; j < n; j++) {                                                                      \
-            if (idx[j] == i) {                                                                             \
-                sum += w[j];                                                                               \
-            }                                                                                              \
-        }                                                                                                  \
-        return sum;                                                                                        \
-    }                                                                                                      \
     CT_HOST_DEVICE void ct_upsample_covering_##SUF(const CtUpsampleDesc *d, int axis, int64_t i, int64_t *lo,  \
                                                    int64_t *hi)                                            \
     {                                                                                                      \
@@ -155,6 +143,24 @@ CT_HOST_DEVICE int64_t ct_upsample_nearest_source(const CtUpsampleDesc *d, int a
 CT_UPSAMPLE_AXIS_FNS(f, float)
 CT_UPSAMPLE_AXIS_FNS(d, double)
 
+/* The total weight output o gives input position i along axis (taps may repeat a position), summed in
+ * ACC from the tables. */
+#define CT_UPSAMPLE_TABLE_WEIGHT_FN(SUF, ACC)                                                              \
+    CT_HOST_DEVICE ACC ct_upsample_weight_##SUF(const CtUpsampleDesc *d, int axis, int64_t o, int64_t i)   \
+    {                                                                                                      \
+        const int64_t *idx = d->tap_index[axis] + 4 * o;                                                   \
+        const double *w = d->tap_weight[axis] + 4 * o;                                                     \
+        ACC sum = 0;                                                                                       \
+        for (int j = 0; j < d->ntaps[axis]; j++) {                                                         \
+            if (idx[j] == i) {                                                                             \
+                sum += (ACC)w[j];                                                                          \
+            }                                                                                              \
+        }                                                                                                  \
+        return sum;                                                                                        \
+    }
+CT_UPSAMPLE_TABLE_WEIGHT_FN(f, float)
+CT_UPSAMPLE_TABLE_WEIGHT_FN(d, double)
+
 /* Output element (plane, oh, ow): a copy for the nearest modes; else, as PyTorch's separable
  * kernel, each tap row's weighted sum along the width, then those sums weighted along the height. */
 #define CT_UPSAMPLE_FORWARD_FN(NAME, T, ACC, SUF)                                                          \
@@ -164,10 +170,9 @@ CT_UPSAMPLE_AXIS_FNS(d, double)
         const int64_t W = d->in[1];                                                                        \
         const T *x = (const T *)d->input + plane * d->in[0] * W;                                           \
         T *y = (T *)d->output + (plane * d->out[0] + oh) * d->out[1] + ow;                                 \
-        int64_t ih[4], iw[4];                                                                              \
-        ACC wh[4], ww[4];                                                                                  \
-        const int nh = ct_upsample_taps_##SUF(d, 0, oh, ih, wh);                                           \
-        const int nw = ct_upsample_taps_##SUF(d, 1, ow, iw, ww);                                           \
+        const int64_t *ih = d->tap_index[0] + 4 * oh, *iw = d->tap_index[1] + 4 * ow;                     \
+        const double *wh = d->tap_weight[0] + 4 * oh, *ww = d->tap_weight[1] + 4 * ow;                     \
+        const int nh = d->ntaps[0], nw = d->ntaps[1];                                                      \
         if (nh == 1 && nw == 1) {                                                                          \
             *y = x[ih[0] * W + iw[0]];                                                                     \
             return;                                                                                        \
@@ -177,24 +182,23 @@ CT_UPSAMPLE_AXIS_FNS(d, double)
             const T *row = x + ih[i] * W;                                                                  \
             ACC t = 0;                                                                                     \
             for (int j = 0; j < nw; j++) {                                                                 \
-                t += (ACC)CT_LOAD_##NAME(row + iw[j]) * ww[j];                                             \
+                t += (ACC)CT_LOAD_##NAME(row + iw[j]) * (ACC)ww[j];                                        \
             }                                                                                              \
-            acc += t * wh[i];                                                                              \
+            acc += t * (ACC)wh[i];                                                                         \
         }                                                                                                  \
         CT_STORE_##NAME(y, acc);                                                                           \
     }
 
-/* grad_input element (plane, ih, iw), given the outputs [lo_h, hi_h] covering row ih (shared by a
- * row): the sum, in output order, of each covering output's gradient times the weight it gave
- * this element. */
+/* grad_input element (plane, ih, iw): the sum, in output order, of each covering output's gradient
+ * times the weight it gave this element. */
 #define CT_UPSAMPLE_BACKWARD_FN(NAME, T, ACC, SUF)                                                         \
     CT_HOST_DEVICE void ct_upsample_backward_##NAME(const CtUpsampleDesc *d, int64_t plane, int64_t ih,    \
-                                                    int64_t iw, int64_t lo_h, int64_t hi_h)                \
+                                                    int64_t iw)                                            \
     {                                                                                                      \
         const int64_t OW = d->out[1];                                                                      \
         const T *go = (const T *)d->grad_output + plane * d->out[0] * OW;                                  \
-        int64_t lo_w, hi_w;                                                                                \
-        ct_upsample_covering_##SUF(d, 1, iw, &lo_w, &hi_w);                                                \
+        const int64_t lo_h = d->cover[0][2 * ih], hi_h = d->cover[0][2 * ih + 1];                          \
+        const int64_t lo_w = d->cover[1][2 * iw], hi_w = d->cover[1][2 * iw + 1];                          \
         ACC g = 0;                                                                                         \
         for (int64_t oh = lo_h; oh <= hi_h; oh++) {                                                        \
             const ACC wy = ct_upsample_weight_##SUF(d, 0, oh, ih);                                         \

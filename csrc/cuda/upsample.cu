@@ -1,8 +1,9 @@
 /* upsample.cu: interpolation on the GPU, the CUDA side of CtNNKernels.upsample / .upsample_backward
  * (upsample.h).
  *
- * One thread per element, running upsample_math.h's function for it, the CPU's exactly (same taps,
- * same weights, same order, the 16-bit formats converted by dtype.h's functions):
+ * One thread per element, running upsample_math.h's function for it over the call's tap tables (built
+ * on the host, the CPU's exactly: same taps, same weights, same order, the 16-bit formats converted
+ * by dtype.h's functions):
  *   forward:  one thread per output element
  *   backward: one thread per input element, summing in output order the weighted gradients of the
  *             outputs that read it (a gather, no atomics: the same bits every run)
@@ -23,7 +24,7 @@ __global__ void upsample_kernel(CtUpsampleDesc d, int64_t n)
     if (i >= n) {
         return;
     }
-    int64_t plane, r, c, lo_h = 0, hi_h = -1;
+    int64_t plane, r, c;
     if (Backward) {
         ct_upsample_coords(i, d.in[0], d.in[1], &plane, &r, &c);
     } else {
@@ -33,8 +34,7 @@ __global__ void upsample_kernel(CtUpsampleDesc d, int64_t n)
 #define CT_UPSAMPLE_CASE(NAME, T, ACC, SUF)                               \
     case CT_##NAME:                                                       \
         if (Backward) {                                                   \
-            ct_upsample_covering_##SUF(&d, 0, r, &lo_h, &hi_h);           \
-            ct_upsample_backward_##NAME(&d, plane, r, c, lo_h, hi_h);     \
+            ct_upsample_backward_##NAME(&d, plane, r, c);                 \
         } else {                                                          \
             ct_upsample_forward_##NAME(&d, plane, r, c);                  \
         }                                                                 \
