@@ -1,7 +1,9 @@
-/* conv.c: conv1d / conv2d (see conv.h): PyTorch's argument rules and messages, the im2col +
- * GEMM forward and backward on any device (the GEMMs go through CtDeviceOps.blas, the data
- * movers through CtDeviceOps.nn), the CPU im2col / col2im kernels, the Python entry points
- * (ctorch._C.conv1d, conv2d, _convolution_backward) and the backward formula. */
+/* conv.c: conv1d / conv2d and conv_transpose1d / 2d (see conv.h): PyTorch's argument rules and
+ * messages, the im2col + GEMM forward and backward on any device (the GEMMs go through
+ * CtDeviceOps.blas, the data movers through CtDeviceOps.nn), the CPU im2col / col2im kernels, the
+ * im2col / col2im ops (F.unfold / F.fold), the Python entry points (ctorch._C.conv1d, conv2d,
+ * _convolution_backward, conv_transpose1d, conv_transpose2d, _conv_transpose_backward, im2col,
+ * col2im) and the backward formulas. */
 #include "conv.h"
 #include "conv_math.h"
 #include "args.h"

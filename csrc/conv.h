@@ -9,7 +9,11 @@
  * A 1-d convolution is a 2-d one of height 1. The device kernels are only the two data movers
  * below, in struct CtNNKernels (nn.h); CPU ones in conv.c, CUDA ones in cuda/conv.cu. col2im
  * gathers (each image element sums its column entries in a fixed order), so the result is the
- * same bits every run, and the same on CPU and GPU (conv_math.h holds the shared index math). */
+ * same bits every run, and the same on CPU and GPU (conv_math.h holds the shared index math).
+ *
+ * A transposed convolution (conv_transpose1d / 2d) is the adjoint of the convolution whose input is
+ * its output: its forward is that convolution's grad_input, its backward that convolution's forward
+ * and grad_weight. F.unfold / F.fold are PyTorch's im2col / col2im ops on the same movers. */
 #ifndef CTORCH_CONV_H
 #define CTORCH_CONV_H
 

@@ -1,8 +1,13 @@
-"""Spatial nn ops: F.interpolate / nn.Upsample* (csrc/upsample.c, csrc/cuda/upsample.cu) against a
-NumPy reference written here as per-axis interpolation matrices (PyTorch's index and coordinate
-rules: scale factor or size, align_corners, nearest indices in float32), their gradients (the
-matrices transposed, gradcheck, double backward), grad_fn names, the modules and their reprs, and
-PyTorch's errors (messages produced with the reference torch at /work/torchref)."""
+"""Spatial nn ops against NumPy references written here, on cpu and cuda:
+- F.interpolate / nn.Upsample* (csrc/upsample.c, cuda/upsample.cu): per-axis interpolation matrices
+  (PyTorch's index and coordinate rules: scale factor or size, align_corners, nearest indices in
+  float32), gradients as the matrices transposed, gradcheck, double backward, CUDA = CPU bits;
+- conv_transpose1d/2d, nn.ConvTranspose1d/2d (csrc/conv.c): a scatter reference, gradients per
+  basis direction, output_size and the Conv2d round trip;
+- F.unfold / F.fold, nn.Unfold / nn.Fold (conv.c's im2col / col2im);
+- pixel_shuffle / pixel_unshuffle, dropout1d/2d/3d, instance_norm (csrc/spatial.c);
+with grad_fn names, module reprs / state_dict keys and PyTorch's errors (messages produced with the
+reference torch at /work/torchref)."""
 import math
 import warnings
 
