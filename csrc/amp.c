@@ -43,6 +43,7 @@ static const PolicyRow policy_rows[] = {
     {"mm", L, L}, {"matmul", L, L}, {"addmm", L, L}, {"bmm", L, L}, {"baddbmm", L, L}, {"addbmm", L, L},
     {"linear", L, L}, {"_linear_mm", L, L}, {"_linear_nd", L, L}, {"conv1d", L, L}, {"conv2d", L, L},
     {"prelu", L, L}, {"einsum", L, L}, {"mv", N, L}, {"addmv", N, L}, {"scaled_dot_product_attention", L, L},
+    {"conv_transpose1d", L, L}, {"conv_transpose2d", L, L},
     /* recurrent cells and layers (cuDNN's RNN on CUDA; on the CPU the layers' GEMMs are cast as they run) */
     {"rnn_tanh_cell", L, L}, {"rnn_relu_cell", L, L}, {"lstm_cell", N, L}, {"gru_cell", N, L}, {"_rnn", N, L},
     /* ranges: float32 (PyTorch's CPU keeps the pointwise math, softmax and the norms in bfloat16) */
@@ -51,7 +52,7 @@ static const PolicyRow policy_rows[] = {
     {"tan", N, F}, {"pow", N, F}, {"softplus", N, F}, {"layer_norm", N, F}, {"group_norm", N, F},
     {"norm", N, F}, {"cosine_similarity", N, F}, {"logsumexp", N, F}, {"prod", F, F}, {"softmax", N, F},
     {"log_softmax", N, F}, {"softmin", N, F}, {"cumprod", N, F}, {"cumsum", N, F}, {"sum", N, F},
-    {"cdist", F, F}, {"trace", F, N}, {"quantile", F, N}, {"nanquantile", F, N},
+    {"_upsample", N, F}, {"cdist", F, F}, {"trace", F, N}, {"quantile", F, N}, {"nanquantile", F, N},
     /* losses: float32 everywhere; cross_entropy is log_softmax + nll_loss in PyTorch, both float32 */
     {"_mse_loss", F, F}, {"_l1_loss", F, F}, {"_smooth_l1_loss", F, F}, {"huber_loss", F, F},
     {"_nll_loss", F, F}, {"_cross_entropy", F, F}, {"_cross_entropy_ls", F, F}, {"_cross_entropy_soft", F, F},

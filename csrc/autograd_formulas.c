@@ -13,6 +13,7 @@
 #include "conv.h"
 #include "nn_act.h"
 #include "pool.h"
+#include "upsample.h"
 #include "tensor.h"
 #include "views.h"
 #include <float.h>
@@ -3182,6 +3183,18 @@ const CtFormula ct_formulas[] = {
      ct_conv_bw, ct_conv_node_name},
     {"_convolution_backward", "ConvolutionBackwardBackward0",
      SIG("grad", "input", "weight", "stride", "padding", "dilation", "groups", "mask"), 7, CT_F_NO_DERIV, NULL},
+    {"conv_transpose1d", "ConvolutionBackward0",
+     SIG("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"), 7, 0,
+     ct_conv_transpose_bw, ct_conv_node_name},
+    {"conv_transpose2d", "ConvolutionBackward0",
+     SIG("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"), 7, 0,
+     ct_conv_transpose_bw, ct_conv_node_name},
+    {"_conv_transpose_backward", "ConvolutionBackwardBackward0", SIG("grad", "input", "weight", "params", "mask"), 7,
+     CT_F_NO_DERIV, NULL},
+    {"im2col", "Im2ColBackward0", SIG("input", "kernel_size", "dilation", "padding", "stride"), 1, 0,
+     ct_conv_bw_im2col},
+    {"col2im", "Col2ImBackward0", SIG("input", "output_size", "kernel_size", "dilation", "padding", "stride"), 1, 0,
+     ct_conv_bw_col2im},
     /* nn activations, padding and the losses with a node of their own (csrc/nn_act.c) */
     {"elu", "EluBackward0", SIG("input", "alpha", "scale", "input_scale"), 1, 0, ct_act_bw_elu},
     {"celu", "CeluBackward0", SIG("input", "alpha"), 1, 0, ct_act_bw_elu},
@@ -3223,6 +3236,16 @@ const CtFormula ct_formulas[] = {
      ct_pool_bw_adaptive_avg_pool2d_backward},
     {"_adaptive_max_pool2d_backward", "AdaptiveMaxPool2DBackwardBackward0", SIG("grad_output", "input", "indices"), 1,
      0, ct_pool_bw_adaptive_max_pool2d_backward},
+    /* interpolation (csrc/upsample.c): one node per call, named per mode as PyTorch's */
+    {"_upsample", "UpsampleNearest2DBackward0", SIG("input", "mode", "output_size", "align_corners", "scale_factors"),
+     1, 0, ct_upsample_bw, ct_upsample_node_name},
+    {"_upsample_backward", "UpsampleNearest2DBackwardBackward0",
+     SIG("grad_output", "mode", "input_size", "output_size", "align_corners", "scale_factors"), 1, 0,
+     ct_upsample_bw_backward, ct_upsample_backward_node_name},
+    /* csrc/spatial.c */
+    {"pixel_shuffle", "PixelShuffleBackward0", SIG("input", "upscale_factor"), 1, 0, ct_spatial_bw_pixel_shuffle},
+    {"pixel_unshuffle", "PixelUnshuffleBackward0", SIG("input", "downscale_factor"), 1, 0,
+     ct_spatial_bw_pixel_unshuffle},
     /* the backward ops of the fused kernels are not differentiable themselves */
     {"_nll_backward", "NllLossBackwardBackward0",
      SIG("grad", "input", "target", "weight", "reduction", "ignore_index", "label_smoothing", "flags"), 7, CT_F_NO_DERIV,

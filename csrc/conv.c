@@ -1,11 +1,14 @@
-/* conv.c: conv1d / conv2d (see conv.h): PyTorch's argument rules and messages, the im2col +
- * GEMM forward and backward on any device (the GEMMs go through CtDeviceOps.blas, the data
- * movers through CtDeviceOps.nn), the CPU im2col / col2im kernels, the Python entry points
- * (ctorch._C.conv1d, conv2d, _convolution_backward) and the backward formula. */
+/* conv.c: conv1d / conv2d and conv_transpose1d / 2d (see conv.h): PyTorch's argument rules and
+ * messages, the im2col + GEMM forward and backward on any device (the GEMMs go through
+ * CtDeviceOps.blas, the data movers through CtDeviceOps.nn), the CPU im2col / col2im kernels, the
+ * im2col / col2im ops (F.unfold / F.fold), the Python entry points (ctorch._C.conv1d, conv2d,
+ * _convolution_backward, conv_transpose1d, conv_transpose2d, _conv_transpose_backward, im2col,
+ * col2im) and the backward formulas. */
 #include "conv.h"
 #include "conv_math.h"
 #include "args.h"
 #include "autograd.h"
+#include "creation.h"
 #include "device.h"
 #include "dtype.h"
 #include "elementwise.h" /* ct_scalar_type_name */
@@ -610,33 +613,53 @@ static CtTensorObject *batched_view(CtTensorObject *t, bool unbatched)
     return ct_view_of(t, t->ndim + 1, sizes, strides, t->offset);
 }
 
-/* The output's shape: (batch,) out_channels, spatial dims. Returns its ndim. */
-static int output_shape(const ConvGeom *g, int64_t *sizes)
+/* The output's shape: (batch,) out_channels, spatial dims; for a transposed convolution (g its adjoint
+ * convolution's geometry) that convolution's input shape. Returns its ndim. */
+static int output_shape(const ConvGeom *g, bool transposed, int64_t *sizes)
 {
     int nd = 0;
     if (!g->unbatched) {
         sizes[nd++] = g->batch;
     }
-    sizes[nd++] = g->out_channels;
+    sizes[nd++] = transposed ? g->in_channels : g->out_channels;
     for (int i = 2 - g->dim; i < 2; i++) {
-        sizes[nd++] = g->out[i];
+        sizes[nd++] = transposed ? g->in[i] : g->out[i];
     }
     return nd;
 }
 
-static CtTensorObject *conv_forward(const char *fname, int fdim, CtTensorObject *input, CtTensorObject *weight,
-                                    CtTensorObject *bias, PyObject *stride, PyObject *padding, PyObject *dilation,
-                                    PyObject *groups)
+/* t (dense, (batch, channels, *)) viewed as (batch, channels, area) into *t3 and, when bias is given,
+ * bias (channels) broadcast to that shape into *bias3. 0 or -1 (new references in what was set). */
+static int channel_views(CtTensorObject *t, CtTensorObject *bias, int64_t batch, int64_t channels, int64_t area,
+                         CtTensorObject **t3, CtTensorObject **bias3)
 {
-    ConvGeom g;
+    int64_t s3[3] = {batch, channels, area}, st3[3];
+    ct_contiguous_strides(3, s3, st3);
+    if ((*t3 = ct_view_of(t, 3, s3, st3, t->offset)) == NULL) {
+        return -1;
+    }
+    if (bias != NULL) {
+        int64_t bst[3] = {0, bias->strides[0], 0};
+        if ((*bias3 = ct_view_of(bias, 3, s3, bst, bias->offset)) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The output of the convolution g describes (transposed: of the transposed convolution whose adjoint g
+ * describes), the bias added. New reference. */
+static CtTensorObject *conv_output(const ConvGeom *g, bool transposed, CtTensorObject *input, CtTensorObject *weight,
+                                   CtTensorObject *bias)
+{
     ConvPlan p;
-    if (conv_setup(fname, fdim, input, weight, bias, stride, padding, dilation, groups, true, &g) < 0 ||
-        conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
+    if (conv_plan(g, input->dtype, ct_device_of(input), &p) < 0) {
         return NULL;
     }
     CtTensorObject *x = NULL, *w = NULL, *out = NULL, *out3 = NULL, *bias3 = NULL, *result = NULL;
+    PyObject *sum = NULL;
     int64_t osz[4];
-    int ond = output_shape(&g, osz);
+    int ond = output_shape(g, transposed, osz);
     if ((x = ct_contiguous(input)) == NULL || (w = ct_contiguous(weight)) == NULL ||
         (out = ct_empty(ond, osz, input->dtype, p.device)) == NULL) {
         goto done;
@@ -646,18 +669,21 @@ static CtTensorObject *conv_forward(const char *fname, int fdim, CtTensorObject 
         out = NULL;
         goto done;
     }
-    double beta = 0.0;
-    if (bias != NULL) { /* out pre-filled with the bias, the product added onto it */
-        int64_t s3[3] = {g.batch, g.out_channels, p.area}, st3[3], bst[3] = {0, bias->strides[0], 0};
-        ct_contiguous_strides(3, s3, st3);
-        if ((out3 = ct_view_of(out, 3, s3, st3, out->offset)) == NULL ||
-            (bias3 = ct_view_of(bias, 3, s3, bst, bias->offset)) == NULL || ct_copy_(out3, bias3) < 0) {
+    const int64_t channels = transposed ? g->in_channels : g->out_channels;
+    const int64_t area = transposed ? g->in[0] * g->in[1] : p.area;
+    if (bias != NULL && channel_views(out, bias, g->batch, channels, area, &out3, &bias3) < 0) {
+        goto done;
+    }
+    if (transposed) { /* the adjoint's grad_input, then += bias */
+        if (conv_grad_input(&p, ct_data(x), ct_data(w), ct_data(out)) < 0 ||
+            (bias != NULL && (sum = PyObject_CallMethod((PyObject *)out3, "add_", "O", (PyObject *)bias3)) == NULL)) {
             goto done;
         }
-        beta = 1.0;
-    }
-    if (conv_forward_into(&p, ct_data(x), ct_data(w), ct_data(out), beta) < 0) {
-        goto done;
+    } else { /* out pre-filled with the bias, the product added onto it */
+        if ((bias != NULL && ct_copy_(out3, bias3) < 0) ||
+            conv_forward_into(&p, ct_data(x), ct_data(w), ct_data(out), bias != NULL ? 1.0 : 0.0) < 0) {
+            goto done;
+        }
     }
     result = out;
     out = NULL;
@@ -667,6 +693,82 @@ done:
     Py_XDECREF(out);
     Py_XDECREF(out3);
     Py_XDECREF(bias3);
+    Py_XDECREF(sum);
+    return result;
+}
+
+static CtTensorObject *conv_forward(const char *fname, int fdim, CtTensorObject *input, CtTensorObject *weight,
+                                    CtTensorObject *bias, PyObject *stride, PyObject *padding, PyObject *dilation,
+                                    PyObject *groups)
+{
+    ConvGeom g;
+    if (conv_setup(fname, fdim, input, weight, bias, stride, padding, dilation, groups, true, &g) < 0) {
+        return NULL;
+    }
+    return conv_output(&g, false, input, weight, bias);
+}
+
+/* (grad_input, grad_weight, grad_bias) of a convolution (transposed: of the transposed convolution
+ * whose adjoint p describes), each None unless mask asks for it (bits 1, 2, 4). */
+static PyObject *conv_gradients(const ConvPlan *p, bool transposed, CtTensorObject *grad, CtTensorObject *input,
+                                CtTensorObject *weight, int64_t mask)
+{
+    const ConvGeom *g = p->g;
+    const char *fname = transposed ? "_conv_transpose_backward" : "_convolution_backward";
+    int64_t osz[4];
+    int ond = output_shape(g, transposed, osz);
+    if (grad->ndim != ond || memcmp(grad->sizes, osz, sizeof(int64_t) * ond) != 0 || grad->dtype != input->dtype ||
+        !ct_device_equal(ct_device_of(grad), p->device)) {
+        char a[256], b[256];
+        ct_format_sizes(a, sizeof(a), grad->ndim, grad->sizes);
+        ct_format_sizes(b, sizeof(b), ond, osz);
+        PyErr_Format(PyExc_RuntimeError, "%s: grad of size %s (%s), expected %s (%s) on the input's device", fname, a,
+                     ct_dtype_info[grad->dtype].name, b, ct_dtype_info[input->dtype].name);
+        return NULL;
+    }
+    CtTensorObject *gr = NULL, *x = NULL, *w = NULL, *gi = NULL, *gw = NULL, *g3 = NULL;
+    PyObject *gb = NULL, *result = NULL;
+    if ((gr = ct_contiguous(grad)) == NULL) {
+        goto done;
+    }
+    if (mask & 1) { /* transposed: the adjoint convolution applied to grad */
+        if ((w = ct_contiguous(weight)) == NULL ||
+            (gi = ct_empty(input->ndim, input->sizes, input->dtype, p->device)) == NULL) {
+            goto done;
+        }
+        int rc = ct_numel(gi) == 0 ? 0
+                 : transposed      ? conv_forward_into(p, ct_data(gr), ct_data(w), ct_data(gi), 0.0)
+                                   : conv_grad_input(p, ct_data(gr), ct_data(w), ct_data(gi));
+        if (rc < 0) {
+            goto done;
+        }
+    }
+    if (mask & 2) { /* transposed: the adjoint's grad_weight, input as its output gradient, grad as its image */
+        if ((x = ct_contiguous(input)) == NULL ||
+            (gw = ct_empty(weight->ndim, weight->sizes, weight->dtype, p->device)) == NULL) {
+            goto done;
+        }
+        const char *image = ct_data(transposed ? gr : x), *grad_out = ct_data(transposed ? x : gr);
+        if (ct_numel(gw) > 0 && conv_grad_weight(p, grad_out, image, gw) < 0) {
+            goto done;
+        }
+    }
+    if (mask & 4) { /* the sum of grad over every dim but the channels */
+        int64_t area = transposed ? g->in[0] * g->in[1] : p->area;
+        if (channel_views(gr, NULL, g->batch, transposed ? g->in_channels : g->out_channels, area, &g3, NULL) < 0 ||
+            (gb = PyObject_CallMethod((PyObject *)g3, "sum", "((ii))", 0, 2)) == NULL) {
+            goto done;
+        }
+    }
+    result = PyTuple_Pack(3, gi ? (PyObject *)gi : Py_None, gw ? (PyObject *)gw : Py_None, gb ? gb : Py_None);
+done:
+    Py_XDECREF(gr);
+    Py_XDECREF(x);
+    Py_XDECREF(w);
+    Py_XDECREF(gi);
+    Py_XDECREF(gw);
+    Py_XDECREF(g3);
+    Py_XDECREF(gb);
     return result;
 }
 
@@ -686,57 +788,199 @@ static PyObject *conv_backward(CtTensorObject *grad, CtTensorObject *input, CtTe
         conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
         return NULL;
     }
-    int64_t osz[4];
-    int ond = output_shape(&g, osz);
-    if (grad->ndim != ond || memcmp(grad->sizes, osz, sizeof(int64_t) * ond) != 0 || grad->dtype != input->dtype ||
-        !ct_device_equal(ct_device_of(grad), p.device)) {
-        char a[256], b[256];
-        ct_format_sizes(a, sizeof(a), grad->ndim, grad->sizes);
-        ct_format_sizes(b, sizeof(b), ond, osz);
-        PyErr_Format(PyExc_RuntimeError, "_convolution_backward: grad of size %s (%s), expected %s (%s) on the input's device",
-                     a, ct_dtype_info[grad->dtype].name, b, ct_dtype_info[input->dtype].name);
+    return conv_gradients(&p, false, grad, input, weight, mask);
+}
+
+/* ====================================================================================================
+ * transposed convolutions: conv_transpose1d / conv_transpose2d, input (N, C_in, *), weight
+ * (C_in, C_out / groups, k...). A transposed convolution is the adjoint of the convolution whose
+ * input is its output (geometry below, in_channels = C_out, out_channels = C_in), so:
+ *   forward      = that convolution's grad_input (GEMM, then col2im)
+ *   grad_input   = that convolution's forward (im2col, then GEMM)
+ *   grad_weight  = that convolution's grad_weight, with image and gradient exchanged
+ * ==================================================================================================== */
+/* Every check of torch.conv_transpose{1,2}d in PyTorch's order, and the adjoint convolution's
+ * geometry (g->in: the transposed output's spatial sizes; g->out: the transposed input's). bias may
+ * be NULL. */
+static int conv_transpose_setup(const char *fname, int fdim, const CtTensorObject *input, const CtTensorObject *weight,
+                                const CtTensorObject *bias, PyObject *const *params, ConvGeom *g)
+{
+    char ws[256], is[256], bs[256];
+    memset(g, 0, sizeof(*g));
+    g->dim = fdim;
+    if (input->ndim != fdim + 1 && input->ndim != fdim + 2) {
+        ct_format_sizes(is, sizeof(is), input->ndim, input->sizes);
+        PyErr_Format(PyExc_RuntimeError, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
+                     fdim + 1, fdim + 2, fname, is);
+        return -1;
+    }
+    g->unbatched = input->ndim == fdim + 1;
+    int64_t in_sizes[4] = {1, 1, 1, 1};
+    memcpy(&in_sizes[g->unbatched ? 1 : 0], input->sizes, sizeof(int64_t) * input->ndim);
+    /* params: stride, padding, output_padding, groups, dilation (NULL when absent) */
+    int64_t groups = 1;
+    if (params[3] != NULL && (PyBool_Check(params[3]) || ct_arg_int64(params[3], &groups) < 0)) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument 'groups' must be int, not bool", fname);
+        }
+        return -1;
+    }
+    static const char *const names[4] = {"stride", "padding", "output_padding", "dilation"};
+    static const int64_t dflt[4] = {1, 0, 0, 1};
+    PyObject *objs[4] = {params[0], params[1], params[2], params[4]};
+    int64_t v[4][CT_MAX_DIMS];
+    int nv[4];
+    for (int i = 0; i < 4; i++) {
+        if (objs[i] != NULL && PyUnicode_Check(objs[i])) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be tuple of ints, not str", fname, names[i]);
+            return -1;
+        }
+        if ((nv[i] = parse_int_list(fname, names[i], objs[i], fdim, dflt[i], v[i])) < 0) {
+            return -1;
+        }
+    }
+    if (groups <= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "non-positive groups is not supported");
+        return -1;
+    }
+    int dim = weight->ndim - 2;
+    for (int i = 0; i < 4 && dim >= 1; i++) {
+        if (expand_param(names[i], v[i], nv[i], dim) < 0) {
+            return -1;
+        }
+    }
+    static const char *const bad[4] = {"non-positive stride", "negative padding", "negative output_padding",
+                                       "non-positive dilation"};
+    static const int order[4] = {1, 2, 0, 3}; /* PyTorch checks padding, output_padding, stride, dilation */
+    for (int o = 0; o < 4; o++) {
+        int i = order[o];
+        for (int j = 0; j < dim; j++) {
+            if (i == 0 || i == 3 ? v[i][j] <= 0 : v[i][j] < 0) {
+                PyErr_Format(PyExc_RuntimeError, "%s is not supported", bad[i]);
+                return -1;
+            }
+        }
+    }
+    ct_format_sizes(ws, sizeof(ws), weight->ndim, weight->sizes);
+    ct_format_sizes(is, sizeof(is), fdim + 2, in_sizes);
+    if (weight->ndim != fdim + 2) {
+        ct_format_sizes(is, sizeof(is), input->ndim, input->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected %d-dimensional input for %d-dimensional weight %s, but got %d-dimensional input of "
+                     "size %s instead",
+                     weight->ndim, weight->ndim, ws, input->ndim, is);
+        return -1;
+    }
+    if (weight->sizes[0] % groups != 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight of "
+                     "size [%s] instead",
+                     (long long)groups, (long long)groups, ws);
+        return -1;
+    }
+    if (in_sizes[1] != weight->sizes[0]) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given transposed=1, weight of size %s, expected input%s to have %lld channels, but got %lld "
+                     "channels instead",
+                     ws, is, (long long)weight->sizes[0], (long long)in_sizes[1]);
+        return -1;
+    }
+    const int64_t out_channels = weight->sizes[1] * groups;
+    if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != out_channels)) {
+        ct_format_sizes(bs, sizeof(bs), bias->ndim, bias->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given transposed=1, weight of size %s, expected bias to be 1-dimensional with %lld elements, but "
+                     "got bias of size %s instead",
+                     ws, (long long)out_channels, bs);
+        return -1;
+    }
+    if (check_types(input, weight, bias) < 0) {
+        return -1;
+    }
+    /* the adjoint convolution, in 2-d terms (a 1-d call has height 1) */
+    const int off = 2 - dim;
+    for (int i = 0; i < 2; i++) {
+        g->in[i] = g->out[i] = g->kernel[i] = g->stride[i] = g->dilation[i] = 1;
+        g->pad_lo[i] = g->pad_hi[i] = 0;
+    }
+    int64_t op[2] = {0, 0};
+    bool empty = false, too_small = false;
+    for (int i = 0; i < dim; i++) {
+        const int j = i + off;
+        g->out[j] = in_sizes[2 + i];
+        g->kernel[j] = weight->sizes[2 + i];
+        g->stride[j] = v[0][i];
+        g->pad_lo[j] = v[1][i];
+        op[j] = v[2][i];
+        g->pad_hi[j] = v[1][i] + op[j]; /* > 0 whenever the output is not the input's size */
+        g->dilation[j] = v[3][i];
+        g->in[j] = (g->out[j] - 1) * g->stride[j] - 2 * g->pad_lo[j] + g->dilation[j] * (g->kernel[j] - 1) + op[j] + 1;
+        empty = empty || g->out[j] == 0;
+        too_small = too_small || g->in[j] < 1;
+    }
+    if ((op[0] >= g->stride[0] && op[0] >= g->dilation[0]) || (op[1] >= g->stride[1] && op[1] >= g->dilation[1])) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "output padding must be smaller than either stride or dilation, but got output_padding_height: "
+                     "%lld output_padding_width: %lld stride_height: %lld stride_width: %lld dilation_height: %lld "
+                     "dilation_width: %lld",
+                     (long long)op[0], (long long)op[1], (long long)g->stride[0], (long long)g->stride[1],
+                     (long long)g->dilation[0], (long long)g->dilation[1]);
+        return -1;
+    }
+    if (empty && in_sizes[0] != 0 && in_sizes[1] != 0) {
+        PyErr_Format(PyExc_RuntimeError, "Only zero batch or zero channel inputs are supported, but got input shape: %s",
+                     is);
+        return -1;
+    }
+    if (too_small) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given input size per channel: (%lld x %lld). Calculated output size per channel: (%lld x %lld). "
+                     "Output size is too small",
+                     (long long)g->out[0], (long long)g->out[1], (long long)g->in[0], (long long)g->in[1]);
+        return -1;
+    }
+    if (!ct_is_floating(input->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"slow_conv_transpose2d_out_%s\" not implemented for '%s'",
+                     ct_device_of(input).type == CT_DEV_CUDA ? "cuda" : "cpu", ct_scalar_type_name(input->dtype));
+        return -1;
+    }
+    g->groups = groups;
+    g->batch = in_sizes[0];
+    g->in_channels = out_channels;
+    g->out_channels = weight->sizes[0];
+    return 0;
+}
+
+/* params: stride, padding, output_padding, groups, dilation (NULL when absent) */
+static CtTensorObject *conv_transpose_forward(const char *fname, int fdim, CtTensorObject *input,
+                                              CtTensorObject *weight, CtTensorObject *bias, PyObject *const *params)
+{
+    ConvGeom g;
+    if (conv_transpose_setup(fname, fdim, input, weight, bias, params, &g) < 0) {
         return NULL;
     }
-    CtTensorObject *gr = NULL, *x = NULL, *w = NULL, *gi = NULL, *gw = NULL, *g3 = NULL;
-    PyObject *gb = NULL, *result = NULL;
-    if ((gr = ct_contiguous(grad)) == NULL) {
-        goto done;
+    return conv_output(&g, true, input, weight, bias);
+}
+
+/* (grad_input, grad_weight, grad_bias) of a transposed convolution, each None unless mask asks for it
+ * (bits 1, 2, 4). params as conv_transpose_forward's. */
+static PyObject *conv_transpose_backward(CtTensorObject *grad, CtTensorObject *input, CtTensorObject *weight,
+                                         PyObject *const *params, int64_t mask)
+{
+    ConvGeom g;
+    ConvPlan p;
+    int fdim = weight->ndim - 2;
+    if (fdim != 1 && fdim != 2) {
+        PyErr_Format(PyExc_RuntimeError, "_conv_transpose_backward: expected a 3-d or 4-d weight, got %d-d",
+                     weight->ndim);
+        return NULL;
     }
-    if (mask & 1) {
-        if ((w = ct_contiguous(weight)) == NULL || (gi = ct_empty(input->ndim, input->sizes, input->dtype, p.device)) == NULL) {
-            goto done;
-        }
-        if (ct_numel(gi) > 0 && conv_grad_input(&p, ct_data(gr), ct_data(w), ct_data(gi)) < 0) {
-            goto done;
-        }
+    if (conv_transpose_setup(fdim == 1 ? "conv_transpose1d" : "conv_transpose2d", fdim, input, weight, NULL, params,
+                             &g) < 0 ||
+        conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
+        return NULL;
     }
-    if (mask & 2) {
-        if ((x = ct_contiguous(input)) == NULL ||
-            (gw = ct_empty(weight->ndim, weight->sizes, weight->dtype, p.device)) == NULL) {
-            goto done;
-        }
-        if (ct_numel(gw) > 0 && conv_grad_weight(&p, ct_data(gr), ct_data(x), gw) < 0) {
-            goto done;
-        }
-    }
-    if (mask & 4) { /* the sum of grad over every dim but the channels */
-        int64_t s3[3] = {g.batch, g.out_channels, p.area}, st3[3];
-        ct_contiguous_strides(3, s3, st3);
-        if ((g3 = ct_view_of(gr, 3, s3, st3, gr->offset)) == NULL ||
-            (gb = PyObject_CallMethod((PyObject *)g3, "sum", "((ii))", 0, 2)) == NULL) {
-            goto done;
-        }
-    }
-    result = PyTuple_Pack(3, gi ? (PyObject *)gi : Py_None, gw ? (PyObject *)gw : Py_None, gb ? gb : Py_None);
-done:
-    Py_XDECREF(gr);
-    Py_XDECREF(x);
-    Py_XDECREF(w);
-    Py_XDECREF(gi);
-    Py_XDECREF(gw);
-    Py_XDECREF(g3);
-    Py_XDECREF(gb);
-    return result;
+    return conv_gradients(&p, true, grad, input, weight, mask);
 }
 
 /* ====================================================================================================
@@ -905,6 +1149,343 @@ static PyObject *py_conv_backward(PyObject *self, PyObject *const *args, Py_ssiz
                          mask);
 }
 
+/* conv_transpose1d / conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+ * groups=1, dilation=1) */
+static PyObject *conv_transpose_entry(const char *fname, int fdim, PyObject *const *args, Py_ssize_t nargs,
+                                      PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "weight", "bias", "stride", "padding", "output_padding", "groups",
+                                        "dilation", NULL};
+    PyObject *a[8];
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0 || check_tensor(fname, "input", 1, a[0], false) < 0 ||
+        check_tensor(fname, "weight", 2, a[1], false) < 0 || check_tensor(fname, "bias", 3, a[2], true) < 0) {
+        return NULL;
+    }
+    for (int i = 3; i < 8; i++) { /* None is not a valid stride / padding / output_padding / groups / dilation */
+        if (a[i] == Py_None) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, not NoneType", fname, names[i],
+                         i == 6 ? "int" : "tuple of ints");
+            return NULL;
+        }
+    }
+    CtTensorObject *bias = a[2] == NULL || a[2] == Py_None ? NULL : CT_TENSOR(a[2]);
+    return (PyObject *)conv_transpose_forward(fname, fdim, CT_TENSOR(a[0]), CT_TENSOR(a[1]), bias, a + 3);
+}
+
+PyDoc_STRVAR(conv_transpose1d_doc,
+             "conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) "
+             "-> Tensor\n\nTransposed 1-d convolution of an (N, C_in, L) or (C_in, L) input; weight (C_in, C_out / "
+             "groups, k).");
+static PyObject *py_conv_transpose1d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return conv_transpose_entry("conv_transpose1d", 1, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(conv_transpose2d_doc,
+             "conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) "
+             "-> Tensor\n\nTransposed 2-d convolution of an (N, C_in, H, W) or (C_in, H, W) input; weight (C_in, "
+             "C_out / groups, kH, kW).");
+static PyObject *py_conv_transpose2d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return conv_transpose_entry("conv_transpose2d", 2, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(conv_transpose_backward_doc,
+             "_conv_transpose_backward(grad, input, weight, params, mask=7) -> (grad_input, grad_weight, grad_bias)\n\n"
+             "params: the forward's (stride, padding, output_padding, groups, dilation), None for a default; mask "
+             "bits 1/2/4 ask for each gradient.");
+static PyObject *py_conv_transpose_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                            PyObject *kwnames)
+{
+    static const char *const names[] = {"grad", "input", "weight", "params", "mask", NULL};
+    static const char *fname = "_conv_transpose_backward";
+    PyObject *a[5];
+    int64_t mask = 7;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 4, a) < 0 || check_tensor(fname, "grad", 1, a[0], false) < 0 ||
+        check_tensor(fname, "input", 2, a[1], false) < 0 || check_tensor(fname, "weight", 3, a[2], false) < 0 ||
+        ct_arg_int64(a[4], &mask) < 0) {
+        return NULL;
+    }
+    if (!PyTuple_Check(a[3]) || PyTuple_GET_SIZE(a[3]) != 5) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'params' must be a tuple of 5 (stride, padding, output_padding, "
+                     "groups, dilation)", fname);
+        return NULL;
+    }
+    PyObject *params[5];
+    for (int i = 0; i < 5; i++) {
+        PyObject *v = PyTuple_GET_ITEM(a[3], i);
+        params[i] = v == Py_None ? NULL : v;
+    }
+    return conv_transpose_backward(CT_TENSOR(a[0]), CT_TENSOR(a[1]), CT_TENSOR(a[2]), params, mask);
+}
+
+/* ====================================================================================================
+ * unfold / fold: PyTorch's im2col / col2im ops (F.unfold / F.fold) on the same data movers. An unfolded
+ * (N, C * kh * kw, L) tensor is exactly the columns of conv.h's layout; fold sums them back (a gather).
+ * ==================================================================================================== */
+/* kernel_size, dilation, padding, stride (two values each) of im2col / col2im. */
+typedef struct {
+    int64_t k[2], d[2], p[2], s[2];
+} BlockArgs;
+
+/* Parses a[0..3] (kernel_size, dilation, padding, stride; NULL: the default) with PyTorch's checks. 0 or -1. */
+static int parse_block_args(const char *fname, PyObject *const *a, BlockArgs *b)
+{
+    static const char *const names[4] = {"kernel_size", "dilation", "padding", "stride"};
+    static const int64_t dflt[4] = {0, 1, 0, 1};
+    int64_t *vals[4] = {b->k, b->d, b->p, b->s};
+    for (int i = 0; i < 4; i++) {
+        int64_t v[CT_MAX_DIMS];
+        int n = parse_int_list(fname, names[i], a[i], 2, dflt[i], v);
+        if (n < 0) {
+            return -1;
+        }
+        if (n != 2) {
+            PyErr_Format(PyExc_RuntimeError, "It is expected %s equals to 2, but got size %d", names[i], n);
+            return -1;
+        }
+        vals[i][0] = v[0];
+        vals[i][1] = v[1];
+    }
+    const char *what = b->k[0] <= 0 || b->k[1] <= 0   ? "kernel size should be greater than zero, but got kernel"
+                       : b->d[0] <= 0 || b->d[1] <= 0 ? "dilation should be greater than zero, but got dilation"
+                       : b->p[0] < 0 || b->p[1] < 0   ? "padding should be non-negative, but got pad"
+                       : b->s[0] <= 0 || b->s[1] <= 0 ? "stride should be greater than zero, but got stride"
+                                                      : NULL;
+    if (what != NULL) {
+        const int64_t *v = b->k[0] <= 0 || b->k[1] <= 0 ? b->k : b->d[0] <= 0 || b->d[1] <= 0 ? b->d
+                           : b->p[0] < 0 || b->p[1] < 0 ? b->p : b->s;
+        PyErr_Format(PyExc_RuntimeError, "%s_height: %lld %s_width: %lld", what, (long long)v[0],
+                     strrchr(what, ' ') + 1, (long long)v[1]);
+        return -1;
+    }
+    return 0;
+}
+
+/* The sliding blocks along axis a of an image of size n (C division, as PyTorch's). */
+static int64_t block_count(const BlockArgs *b, int a, int64_t n)
+{
+    return (n + 2 * b->p[a] - (b->d[a] * (b->k[a] - 1) + 1)) / b->s[a] + 1;
+}
+
+/* "(a, b)" of two values into buf. */
+static void format_pair(char *buf, size_t n, const int64_t *v) { snprintf(buf, n, "(%lld, %lld)", (long long)v[0], (long long)v[1]); }
+
+/* A movers' descriptor for batch images of channels x image (H, W) and its blocks. */
+static CtConvDesc block_desc(CtDType dtype, CtDevice device, int64_t batch, int64_t channels, const int64_t *image,
+                             const int64_t *blocks, const BlockArgs *b)
+{
+    CtConvDesc d = {
+        .dtype = dtype, .device = device, .batch = batch, .channels = channels, .in_h = image[0], .in_w = image[1],
+        .out_h = blocks[0], .out_w = blocks[1], .kernel_h = b->k[0], .kernel_w = b->k[1], .stride_h = b->s[0],
+        .stride_w = b->s[1], .pad_h = b->p[0], .pad_w = b->p[1], .dilation_h = b->d[0], .dilation_w = b->d[1],
+    };
+    return d;
+}
+
+/* The device's movers (borrowed), NULL with an exception set; refuses the integer dtypes as PyTorch's
+ * kernel `name` does, unless allow_int. */
+static const struct CtNNKernels *block_kernels(const char *name, const CtTensorObject *t, bool allow_int)
+{
+    const CtDevice device = ct_device_of(t);
+    if (!allow_int && ct_is_integral(t->dtype, false)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"%s_out_%s\" not implemented for '%s'", name,
+                     device.type == CT_DEV_CUDA ? "cuda" : "cpu", ct_scalar_type_name(t->dtype));
+        return NULL;
+    }
+    const CtDeviceOps *ops = ct_device_ops(device);
+    if (ops == NULL) {
+        return NULL;
+    }
+    if (ops->nn == NULL || ops->nn->im2col == NULL || ops->nn->col2im == NULL) {
+        PyErr_Format(PyExc_NotImplementedError, "ctorch: im2col / col2im are not available on %s", ops->name);
+        return NULL;
+    }
+    return ops->nn;
+}
+
+/* im2col(input, kernel_size, dilation, padding, stride): (N, C, H, W) or (C, H, W) -> (N, C * kh * kw, L). */
+static PyObject *im2col_impl(CtTensorObject *x, PyObject *const *a)
+{
+    const char *fname = "im2col";
+    BlockArgs b;
+    int unused;
+    if (parse_block_args(fname, a, &b) < 0 || (x->ndim < 3 && ct_wrap_dim(2, x->ndim, &unused) < 0)) {
+        return NULL;
+    }
+    const bool batched = x->ndim == 4;
+    const int64_t *sz = x->sizes;
+    if ((x->ndim != 3 && x->ndim != 4) || sz[x->ndim - 3] == 0 || sz[x->ndim - 2] == 0 || sz[x->ndim - 1] == 0) {
+        char sb[160];
+        ct_format_sizes(sb, sizeof(sb), x->ndim, x->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
+                     "for input, but got: %s", sb);
+        return NULL;
+    }
+    const int64_t image[2] = {sz[x->ndim - 2], sz[x->ndim - 1]};
+    const int64_t blocks[2] = {block_count(&b, 0, image[0]), block_count(&b, 1, image[1])};
+    if (blocks[0] < 1 || blocks[1] < 1) {
+        char s1[64], s2[64], s3[64], s4[64];
+        format_pair(s1, sizeof(s1), image);
+        format_pair(s2, sizeof(s2), b.k);
+        format_pair(s3, sizeof(s3), b.d);
+        format_pair(s4, sizeof(s4), b.p);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given input with spatial size %s, kernel_size=%s, dilation=%s, padding=%s, calculated shape of "
+                     "the array of sliding blocks as (%lld, %lld), but its components must be at least one.",
+                     s1, s2, s3, s4, (long long)blocks[0], (long long)blocks[1]);
+        return NULL;
+    }
+    const struct CtNNKernels *k = block_kernels(fname, x, false);
+    if (k == NULL) {
+        return NULL;
+    }
+    const int64_t batch = batched ? sz[0] : 1, channels = sz[x->ndim - 3];
+    int64_t osz[3] = {batch, channels * b.k[0] * b.k[1], blocks[0] * blocks[1]};
+    CtTensorObject *xc = ct_contiguous(x), *out = NULL;
+    if (xc == NULL || (out = ct_empty(batched ? 3 : 2, batched ? osz : osz + 1, x->dtype, ct_device_of(x))) == NULL) {
+        Py_XDECREF(xc);
+        return NULL;
+    }
+    CtConvDesc d = block_desc(x->dtype, ct_device_of(x), batch, channels, image, blocks, &b);
+    d.image = ct_data(xc);
+    d.columns = ct_data(out);
+    int rc = ct_numel(out) > 0 ? k->im2col(&d) : 0;
+    Py_DECREF(xc);
+    if (rc < 0) {
+        Py_CLEAR(out);
+    }
+    return (PyObject *)out;
+}
+
+/* col2im(input, output_size, kernel_size, dilation, padding, stride): (N, C * kh * kw, L) or
+ * (C * kh * kw, L) -> (N, C, H, W), each element the sum of the block entries holding it. */
+static PyObject *col2im_impl(CtTensorObject *x, PyObject *output_size, PyObject *const *a)
+{
+    const char *fname = "col2im";
+    BlockArgs b;
+    int64_t image[CT_MAX_DIMS];
+    int n = parse_int_list(fname, "output_size", output_size, 2, 0, image);
+    if (n < 0) {
+        return NULL;
+    }
+    if (n != 2) {
+        PyErr_Format(PyExc_RuntimeError, "It is expected output_size equals to 2, but got size %d", n);
+        return NULL;
+    }
+    if (parse_block_args(fname, a, &b) < 0) {
+        return NULL;
+    }
+    const int64_t *sz = x->sizes;
+    if ((x->ndim != 2 && x->ndim != 3) || sz[x->ndim - 2] == 0 || sz[x->ndim - 1] == 0) {
+        char sb[160];
+        ct_format_sizes(sb, sizeof(sb), x->ndim, x->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                     "dimensions for input, but got: %s", sb);
+        return NULL;
+    }
+    const bool batched = x->ndim == 3;
+    const int64_t rows = sz[x->ndim - 2], cols = sz[x->ndim - 1], taps = b.k[0] * b.k[1];
+    char s1[64], s2[64], s3[64], s4[64], s5[64];
+    format_pair(s1, sizeof(s1), image);
+    format_pair(s2, sizeof(s2), b.k);
+    if (rows % taps != 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
+                     "input.size(1)=%lld and kernel_size=%s.", (long long)rows, s2);
+        return NULL;
+    }
+    const int64_t blocks[2] = {block_count(&b, 0, image[0]), block_count(&b, 1, image[1])};
+    format_pair(s3, sizeof(s3), b.d);
+    format_pair(s4, sizeof(s4), b.p);
+    format_pair(s5, sizeof(s5), b.s);
+    if (blocks[0] * blocks[1] != cols) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given output_size=%s, kernel_size=%s, dilation=%s, padding=%s, stride=%s, expected size of "
+                     "input's dimension 2 to match the calculated number of sliding blocks %lld * %lld = %lld, but "
+                     "got input.size(2)=%lld.", s1, s2, s3, s4, s5, (long long)blocks[0], (long long)blocks[1],
+                     (long long)(blocks[0] * blocks[1]), (long long)cols);
+        return NULL;
+    }
+    if (blocks[0] < 1 || blocks[1] < 1) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given output_size=%s, kernel_size=%s, dilation=%s, padding=%s, stride=%s, calculated shape of "
+                     "the array of sliding blocks as (%lld, %lld), which is too small (non-positive).",
+                     s1, s2, s3, s4, s5, (long long)blocks[0], (long long)blocks[1]);
+        return NULL;
+    }
+    const struct CtNNKernels *k = block_kernels(fname, x, x->dtype == CT_BOOL);
+    if (k == NULL) {
+        return NULL;
+    }
+    const int64_t batch = batched ? sz[0] : 1, channels = rows / taps;
+    int64_t osz[4] = {batch, channels, image[0], image[1]};
+    CtTensorObject *xc = NULL, *out = NULL;
+    PyObject *any = NULL, *result = NULL;
+    /* bool: a sum of bools is their any(), so the int64 counts are folded, then compared with 0 */
+    xc = x->dtype == CT_BOOL ? ct_to(x, CT_I64, ct_device_of(x), false) : ct_contiguous(x);
+    if (xc == NULL || (out = ct_empty(batched ? 4 : 3, batched ? osz : osz + 1, xc->dtype, ct_device_of(x))) == NULL) {
+        goto done;
+    }
+    CtConvDesc d = block_desc(xc->dtype, ct_device_of(x), batch, channels, image, blocks, &b);
+    d.grad_columns = ct_data(xc);
+    d.grad_image = ct_data(out);
+    if (ct_numel(out) > 0 && k->col2im(&d) < 0) {
+        goto done;
+    }
+    if (x->dtype == CT_BOOL) {
+        if ((any = PyObject_CallMethod((PyObject *)out, "ne", "i", 0)) == NULL) {
+            goto done;
+        }
+        result = Py_NewRef(any);
+    } else {
+        result = Py_NewRef((PyObject *)out);
+    }
+done:
+    Py_XDECREF(xc);
+    Py_XDECREF(out);
+    Py_XDECREF(any);
+    return result;
+}
+
+/* a[0..n) with None as absent (NULL) */
+static void none_as_absent(PyObject **a, int n)
+{
+    for (int i = 0; i < n; i++) {
+        a[i] = a[i] == Py_None ? NULL : a[i];
+    }
+}
+
+PyDoc_STRVAR(im2col_doc, "im2col(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor\n\nF.unfold: the "
+                         "sliding blocks of (N, C, H, W) or (C, H, W) input as (N, C * kh * kw, L) columns.");
+static PyObject *py_im2col(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "kernel_size", "dilation", "padding", "stride", NULL};
+    PyObject *a[5];
+    if (ct_parse_args("im2col", args, nargs, kwnames, names, 2, a) < 0 ||
+        check_tensor("im2col", "input", 1, a[0], false) < 0) {
+        return NULL;
+    }
+    none_as_absent(a + 1, 4);
+    return im2col_impl(CT_TENSOR(a[0]), a + 1);
+}
+
+PyDoc_STRVAR(col2im_doc, "col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor\n\n"
+                         "F.fold: (N, C * kh * kw, L) columns summed back into (N, C, *output_size).");
+static PyObject *py_col2im(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "output_size", "kernel_size", "dilation", "padding", "stride", NULL};
+    PyObject *a[6];
+    if (ct_parse_args("col2im", args, nargs, kwnames, names, 3, a) < 0 ||
+        check_tensor("col2im", "input", 1, a[0], false) < 0) {
+        return NULL;
+    }
+    none_as_absent(a + 2, 4);
+    return col2im_impl(CT_TENSOR(a[0]), a[1], a + 2);
+}
+
 /* --- padding_mode: nn.Conv{1,2}d's reflect / replicate / circular padding --------------------------- */
 /* The source position of padded position q of an axis of length len with `lo` leading padding. */
 static int64_t padded_source(int mode, int64_t q, int64_t lo, int64_t len)
@@ -1011,6 +1592,11 @@ PyMethodDef ct_conv_module_methods[] = {
     {"conv2d", CT_FASTCALL(py_conv2d), CT_METH_FK, conv2d_doc},
     {"_convolution_backward", CT_FASTCALL(py_conv_backward), CT_METH_FK, conv_backward_doc},
     {"_conv_pad", CT_FASTCALL(py_conv_pad), CT_METH_FK, conv_pad_doc},
+    {"conv_transpose1d", CT_FASTCALL(py_conv_transpose1d), CT_METH_FK, conv_transpose1d_doc},
+    {"conv_transpose2d", CT_FASTCALL(py_conv_transpose2d), CT_METH_FK, conv_transpose2d_doc},
+    {"_conv_transpose_backward", CT_FASTCALL(py_conv_transpose_backward), CT_METH_FK, conv_transpose_backward_doc},
+    {"im2col", CT_FASTCALL(py_im2col), CT_METH_FK, im2col_doc},
+    {"col2im", CT_FASTCALL(py_col2im), CT_METH_FK, col2im_doc},
     {NULL},
 };
 PyMethodDef ct_conv_tensor_methods[] = {{NULL}};
@@ -1028,7 +1614,9 @@ const char *ct_conv_node_name(PyObject *const *norm)
     return "ConvolutionBackward0";
 }
 
-int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+/* One node's gradients through the backward op `op`: (grad, input, weight, the nparams parameters saved
+ * as arguments 3.., mask), the parameters packed in one tuple when packed. */
+static int conv_bw_via(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op, int nparams, bool packed)
 {
     PyObject *input = (PyObject *)ct_node_tensor(n, 0);
     PyObject *weight = (PyObject *)ct_node_tensor(n, 1);
@@ -1039,18 +1627,22 @@ int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     for (int e = 0; e < 3; e++) {
         mask |= n->edge_nodes[e] != NULL ? (int64_t)1 << e : 0;
     }
-    PyObject *mask_obj = PyLong_FromLongLong(mask);
-    if (mask_obj == NULL) {
-        return -1;
-    }
-    PyObject *args[8] = {g[0], input, weight, Py_None, Py_None, Py_None, Py_None, mask_obj};
-    for (int i = 3; i < 7; i++) {
-        if (i < n->nargs && n->args[i] != NULL) {
-            args[i] = n->args[i];
+    PyObject *params[5] = {Py_None, Py_None, Py_None, Py_None, Py_None};
+    for (int i = 0; i < nparams; i++) {
+        if (3 + i < n->nargs && n->args[3 + i] != NULL) {
+            params[i] = n->args[3 + i];
         }
     }
-    PyObject *res = ct_op("_convolution_backward", args, 8, NULL);
-    Py_DECREF(mask_obj);
+    PyObject *mask_obj = PyLong_FromLongLong(mask), *tuple = NULL, *res = NULL;
+    if (mask_obj != NULL && packed && (tuple = PyTuple_Pack(5, params[0], params[1], params[2], params[3], params[4])) != NULL) {
+        PyObject *args[5] = {g[0], input, weight, tuple, mask_obj};
+        res = ct_op(op, args, 5, NULL);
+    } else if (mask_obj != NULL && !packed) {
+        PyObject *args[8] = {g[0], input, weight, params[0], params[1], params[2], params[3], mask_obj};
+        res = ct_op(op, args, 8, NULL);
+    }
+    Py_XDECREF(mask_obj);
+    Py_XDECREF(tuple);
     if (res == NULL) {
         return -1;
     }
@@ -1063,4 +1655,55 @@ int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     Py_DECREF(res);
     return rc;
+}
+
+int ct_conv_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return conv_bw_via(n, g, gi, "_convolution_backward", 4, false);
+}
+
+/* conv_transpose1d / conv_transpose2d (input, weight, bias, stride, padding, output_padding, groups,
+ * dilation) */
+int ct_conv_transpose_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return conv_bw_via(n, g, gi, "_conv_transpose_backward", 5, true);
+}
+
+/* im2col: (input, kernel_size, dilation, padding, stride): its adjoint col2im folds the gradient back */
+int ct_conv_bw_im2col(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (g[0] == NULL || n->edge_nodes[0] == NULL) {
+        return 0;
+    }
+    const CtTensorMeta *m = &n->meta[0];
+    PyObject *size = Py_BuildValue("(LL)", (long long)m->sizes[m->ndim - 2], (long long)m->sizes[m->ndim - 1]);
+    if (size == NULL) {
+        return -1;
+    }
+    PyObject *args[6] = {g[0], size, n->args[1], Py_None, Py_None, Py_None};
+    for (int i = 2; i < 5 && i < n->nargs; i++) {
+        args[i + 1] = n->args[i] != NULL ? n->args[i] : Py_None;
+    }
+    PyObject *r = ct_op("col2im", args, 6, NULL);
+    Py_DECREF(size);
+    gi[0] = r != NULL ? ct_fit_grad(r, m) : NULL;
+    Py_XDECREF(r);
+    return gi[0] != NULL ? 0 : -1;
+}
+
+/* col2im: (input, output_size, kernel_size, dilation, padding, stride): its adjoint im2col unfolds the
+ * gradient */
+int ct_conv_bw_col2im(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (g[0] == NULL || n->edge_nodes[0] == NULL) {
+        return 0;
+    }
+    PyObject *args[5] = {g[0], n->args[2], Py_None, Py_None, Py_None};
+    for (int i = 3; i < 6 && i < n->nargs; i++) {
+        args[i - 1] = n->args[i] != NULL ? n->args[i] : Py_None;
+    }
+    PyObject *r = ct_op("im2col", args, 5, NULL);
+    gi[0] = r != NULL ? ct_fit_grad(r, &n->meta[0]) : NULL;
+    Py_XDECREF(r);
+    return gi[0] != NULL ? 0 : -1;
 }

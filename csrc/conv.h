@@ -9,7 +9,11 @@
  * A 1-d convolution is a 2-d one of height 1. The device kernels are only the two data movers
  * below, in struct CtNNKernels (nn.h); CPU ones in conv.c, CUDA ones in cuda/conv.cu. col2im
  * gathers (each image element sums its column entries in a fixed order), so the result is the
- * same bits every run, and the same on CPU and GPU (conv_math.h holds the shared index math). */
+ * same bits every run, and the same on CPU and GPU (conv_math.h holds the shared index math).
+ *
+ * A transposed convolution (conv_transpose1d / 2d) is the adjoint of the convolution whose input is
+ * its output: its forward is that convolution's grad_input, its backward that convolution's forward
+ * and grad_weight. F.unfold / F.fold are PyTorch's im2col / col2im ops on the same movers. */
 #ifndef CTORCH_CONV_H
 #define CTORCH_CONV_H
 
@@ -46,6 +50,12 @@ int ct_cpu_col2im(const CtConvDesc *d);
  * stride, padding, dilation, groups) ------------------------------------------------------------ */
 struct CtNodeObject;
 int ct_conv_bw(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* conv_transpose1d / conv_transpose2d (input, weight, bias, stride, padding, output_padding, groups,
+ * dilation): the adjoint convolution's backward, through _conv_transpose_backward */
+int ct_conv_transpose_bw(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* im2col (F.unfold) and col2im (F.fold), each the other's adjoint */
+int ct_conv_bw_im2col(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_conv_bw_col2im(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 /* The node name: SqueezeBackward1 for an unbatched input (PyTorch unsqueezes, convolves and
  * squeezes), ConvolutionBackward0 otherwise. */
 const char *ct_conv_node_name(PyObject *const *norm);

@@ -15,6 +15,7 @@
 #include "iter.h"
 #include "parallel.h"
 #include "pool.h"
+#include "upsample.h"
 #include "registry.h"
 #include "tensor.h"
 #include <math.h>
@@ -1894,6 +1895,8 @@ const struct CtNNKernels ct_cpu_nn_kernels = {
     .channel_norm_backward = ct_cpu_channel_norm_backward,
     .pool = ct_cpu_pool,
     .pool_backward = ct_cpu_pool_backward,
+    .upsample = ct_cpu_upsample, /* upsample.c */
+    .upsample_backward = ct_cpu_upsample_backward,
 };
 
 /* ====================================================================================================

@@ -170,6 +170,7 @@ typedef struct {
     void *grad_input, *grad_weight, *grad_bias;
 } CtChannelNormDesc;
 struct CtPoolDesc; /* pool.h */
+struct CtUpsampleDesc; /* upsample.h */
 
 struct CtNNKernels {
     int (*linear)(const CtLinearDesc *d);
@@ -200,6 +201,10 @@ struct CtNNKernels {
     /* pooling (pool.h): the forward writes output (and indices), the backward every grad_input element */
     int (*pool)(const struct CtPoolDesc *d);
     int (*pool_backward)(const struct CtPoolDesc *d);
+    /* interpolation (upsample.h): the forward writes every output element, the backward every
+     * grad_input element (a gather) */
+    int (*upsample)(const struct CtUpsampleDesc *d);
+    int (*upsample_backward)(const struct CtUpsampleDesc *d);
 };
 
 extern const struct CtNNKernels ct_cpu_nn_kernels;

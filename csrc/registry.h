@@ -27,6 +27,8 @@
     X(norm)               \
     X(pool)               \
     X(attention)          \
+    X(upsample)           \
+    X(spatial)            \
     X(optim)              \
     X(clip)               \
     X(amp)                \

@@ -118,6 +118,16 @@ CASES = [
                                                   [x, x], False, 1, 0.0, False, False, False), RuntimeError)),
     ("autocast_cached_weight", _autocast_twice),
     ("grad_scaler_kernels", _grad_scaler_kernels),
+    # spatial: interpolation (csrc/upsample.c), transposed convolution, fold / unfold (conv.c), spatial.c
+    ("interpolate_backward", _backward(lambda y: F.interpolate(y[None, None], scale_factor=1.5, mode="bicubic").sum()
+                                       + F.interpolate(y[None], size=9, mode="linear", align_corners=True).sum())),
+    ("conv_transpose_backward", _backward(lambda y: F.conv_transpose2d(y[None, None], y[:1, :4].reshape(1, 1, 2, 2),
+                                                                       y[0, :1], stride=2).sum())),
+    ("fold_shuffle_backward", _backward(lambda y: F.fold(F.unfold(y[None, None], 2), (4, 6), 2).sum()
+                                        + F.pixel_shuffle(y.reshape(1, 4, 2, 3), 2).sum())),
+    ("instance_norm_dropout", _backward(lambda y: F.instance_norm(y[None]).sum() + F.dropout1d(y, 0.5).sum())),
+    ("spatial_errors", _raises(lambda x: (F.interpolate(x[None], size=0) if x.sum() > 100 else
+                                          F.conv_transpose2d(x[None, None], x[None, None], padding=9)), RuntimeError)),
 ]
 
 

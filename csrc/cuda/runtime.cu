@@ -11,6 +11,7 @@
 #include "index.cuh"
 #include "search.cuh"
 #include "pool.cuh"
+#include "upsample.cuh"
 #include "random.cuh"
 #include "linalg.h"
 #include "nn.h"
@@ -510,6 +511,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     nn_kernels.channel_norm_backward = ct_cuda_nn_channel_norm_backward;
     nn_kernels.pool = ct_cuda_pool;
     nn_kernels.pool_backward = ct_cuda_pool_backward;
+    nn_kernels.upsample = ct_cuda_upsample;
+    nn_kernels.upsample_backward = ct_cuda_upsample_backward;
     elementwise_kernels.unary = ct_cuda_elementwise;
     elementwise_kernels.binary = ct_cuda_elementwise;
     elementwise_kernels.ternary = ct_cuda_elementwise;

@@ -1,7 +1,8 @@
 """ctorch.nn.functional: PyTorch's functional API. Argument handling only: every computation is a
 C op (csrc/nn.c for linear, the losses, layer_norm, embedding and leaky_relu; csrc/nn_act.c for the
 other activations, padding, distances and the composed losses; csrc/norm.c for batch_norm and
-group_norm; csrc/pool.c for pooling; csrc/attention.c for attention; the elementwise and reduction
+group_norm; csrc/pool.c for pooling; csrc/attention.c for attention; csrc/upsample.c for interpolation;
+csrc/spatial.c for pixel_shuffle, the channel dropouts and instance_norm; the elementwise and reduction
 families for the activations and softmax)."""
 import warnings
 
@@ -63,6 +64,30 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution of (N, C, H, W) or (C, H, W) input: im2col + GEMM in C (csrc/conv.c)."""
     return _C.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 1-d convolution (the adjoint of conv1d) of (N, C, L) or (C, L) input (csrc/conv.c)."""
+    return _C.conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 2-d convolution (the adjoint of conv2d) of (N, C, H, W) or (C, H, W) input (csrc/conv.c)."""
+    return _C.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def _pair(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x, x)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding blocks of (N, C, H, W) input as (N, C * prod(kernel_size), L) columns (csrc/conv.c's im2col)."""
+    return _C.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """unfold's adjoint: (N, C * prod(kernel_size), L) columns summed into (N, C, *output_size) (col2im)."""
+    return _C.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
 
 
 # --- activations ------------------------------------------------------------------------------------------
@@ -233,6 +258,70 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input * keep * (1.0 / (1.0 - p))
 
 
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input, p, training, inplace, unbatched):
+    # channel-wise dropout (csrc/spatial.c), an unbatched input seen with a batch of one (in place: through
+    # that view, so the input itself changes)
+    if inplace:
+        _C.feature_dropout_(input.unsqueeze(0) if unbatched else input, p, training)
+        return input
+    result = _C.feature_dropout(input.unsqueeze(0) if unbatched else input, p, training)
+    return result.squeeze(0) if unbatched else result
+
+
+def _warn_dims(name, dim, want, spatial):
+    warnings.warn(f"{name}: Received a {dim}-D input to {name}, which is deprecated and will result in an error in a "
+                  "future release. To retain the behavior and silence this warning, please use dropout instead. Note "
+                  f"that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial dimensions, a "
+                  f"channel dimension, and an optional batch dimension (i.e. {want[0]}D or {want[1]}D inputs).",
+                  stacklevel=3)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, L) or (C, L) input with probability p (training only)."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, input.dim() == 2)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, H, W) input with probability p (a 3-d input is taken as (N, C, L), as
+    PyTorch does today)."""
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        _warn_dims("dropout2d", input.dim(), (3, 4), 2)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This "
+                      "behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, False)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p (training only)."""
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        _warn_dims("dropout3d", input.dim(), (4, 5), 3)
+    return _feature_dropout(input, p, training, inplace, input.dim() != 5)
+
+
+def pixel_shuffle(input, upscale_factor):
+    return _C.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    return _C.pixel_unshuffle(input, downscale_factor)
+
+
 def flatten(input, start_dim=0, end_dim=-1):
     return input.flatten(start_dim, end_dim)
 
@@ -337,6 +426,101 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return out if return_indices else out[0]
 
 
+# --- interpolation (csrc/upsample.c) --------------------------------------------------------------------------
+def _is_integer(x):
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, int) or (isinstance(x, Tensor) and not x.is_floating_point()):
+        return True
+    return hasattr(x, "__index__") and not isinstance(x, float)
+
+
+_INTERP_DIMS = {"nearest": (3, 4), "nearest-exact": (3, 4), "area": (3, 4), "linear": (3,), "bilinear": (4,),
+                "bicubic": (4,)}
+_INTERP_WANTS = {"linear": 3, "bilinear": 4, "trilinear": 5}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resamples (N, C, W) or (N, C, H, W) input to `size` or by `scale_factor` (PyTorch's rules)."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    scale_factors = output_size = None
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got input with spatial "
+                    f"dimensions of {list(input.shape[2:])} and output size of {size}. Please provide input tensor "
+                    "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
+            output_size = [int(x) for x in size]
+        else:
+            output_size = [int(size)] * dim if _is_integer(size) else [size] * dim
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but got input with "
+                    f"spatial dimensions of {list(input.shape[2:])} and scale_factor of shape {scale_factor}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                    "(s1, s2, ...,sK) format.")
+            scale_factors = list(scale_factor)
+        else:
+            scale_factors = [scale_factor] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        output_size = [int(input.size(i + 2) * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    if input.dim() in _INTERP_DIMS.get(mode, ()):
+        if antialias:
+            raise NotImplementedError(f"ctorch: F.interpolate(mode='{mode}', antialias=True) is not supported")
+        if mode == "area":
+            return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
+        return _C._upsample(input, mode, output_size, bool(align_corners), scale_factors)
+    if mode in _INTERP_WANTS and input.dim() in (3, 4, 5):
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_WANTS[mode]}D input")
+    if input.dim() == 5 and mode in ("nearest", "nearest-exact", "area", "trilinear"):
+        raise NotImplementedError(f"ctorch: F.interpolate of 5-D input (mode '{mode}') is not supported")
+    raise NotImplementedError(
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
+        f"linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
 # --- normalisation and embeddings ---------------------------------------------------------------------------
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _C.layer_norm(input, normalized_shape, weight, bias, eps)
@@ -360,6 +544,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return _C.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def _verify_spatial_size(size):
+    n = 1
+    for v in list(size)[2:]:
+        n *= v
+    if n == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalises each (instance, channel) plane over its spatial elements (csrc/spatial.c on norm.c's batch norm)."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return _C.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):

@@ -1,5 +1,6 @@
-"""nn.Conv1d and nn.Conv2d: parameters, PyTorch's default init and repr; the convolution itself
-is csrc/conv.c (im2col + GEMM), the non-zero padding modes csrc/conv.c's _conv_pad."""
+"""nn.Conv1d, nn.Conv2d, nn.ConvTranspose1d and nn.ConvTranspose2d: parameters, PyTorch's default init
+and repr; the convolution itself is csrc/conv.c (im2col + GEMM; a transposed convolution is the adjoint
+convolution's grad_input), the non-zero padding modes csrc/conv.c's _conv_pad."""
 import math
 
 from ... import _C
@@ -17,6 +18,15 @@ def _ntuple(value, n):
     return (value,) * n
 
 
+def _check_groups(in_channels, out_channels, groups):
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    if in_channels % groups != 0:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups != 0:
+        raise ValueError("out_channels must be divisible by groups")
+
+
 class _ConvNd(Module):
     """What Conv1d and Conv2d share (PyTorch's _ConvNd, without the transposed variants)."""
 
@@ -31,12 +41,7 @@ class _ConvNd(Module):
         kernel_size = _ntuple(kernel_size, n)
         stride = _ntuple(stride, n)
         dilation = _ntuple(dilation, n)
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
+        _check_groups(in_channels, out_channels, groups)
         if isinstance(padding, str):
             if padding not in ("valid", "same"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
@@ -124,3 +129,77 @@ class Conv2d(_ConvNd):
 
     def forward(self, input):
         return self._conv_forward(F.conv2d, input, self.weight, self.bias)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """What ConvTranspose1d and ConvTranspose2d share: weight (in_channels, out_channels // groups, *kernel_size),
+    zero padding only, and the output_padding an output_size asks for."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        Module.__init__(self)
+        n = self._dims
+        _check_groups(in_channels, out_channels, groups)
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.transposed = True
+        self.output_padding = _ntuple(output_padding, n)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = tuple(p for p in reversed(self.padding) for _ in range(2))
+        kw = {"device": device, "dtype": dtype}
+        self.weight = Parameter(_C.empty((in_channels, out_channels // groups, *self.kernel_size), **kw))
+        if bias:
+            self.bias = Parameter(_C.empty(out_channels, **kw))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None):
+        if output_size is None:
+            return self.output_padding
+        has_batch_dim = input.dim() == num_spatial_dims + 2
+        num_non_spatial_dims = 2 if has_batch_dim else 1
+        if len(output_size) == num_non_spatial_dims + num_spatial_dims:
+            output_size = output_size[num_non_spatial_dims:]
+        if len(output_size) != num_spatial_dims:
+            raise ValueError(f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must have "
+                             f"{num_spatial_dims} or {num_non_spatial_dims + num_spatial_dims} elements (got "
+                             f"{len(output_size)})")
+        min_sizes, max_sizes = [], []
+        for d in range(num_spatial_dims):
+            dim_size = ((input.size(d + num_non_spatial_dims) - 1) * stride[d] - 2 * padding[d]
+                        + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1) + 1)
+            min_sizes.append(dim_size)
+            max_sizes.append(dim_size + stride[d] - 1)
+        for i in range(len(output_size)):
+            if not min_sizes[i] <= output_size[i] <= max_sizes[i]:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {min_sizes} "
+                                 f"to {max_sizes} (for an input of {input.size()[2:]})")
+        return [output_size[d] - min_sizes[d] for d in range(num_spatial_dims)]
+
+    def forward(self, input, output_size=None):
+        n = self._dims
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, n,
+                                              self.dilation)
+        conv = F.conv_transpose1d if n == 1 else F.conv_transpose2d
+        return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                    self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-d convolution over (N, C_in, L) or (C_in, L) inputs."""
+
+    _dims = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-d convolution over (N, C_in, H, W) or (C_in, H, W) inputs."""
+
+    _dims = 2

@@ -1,0 +1,215 @@
+/* upsample_math.h: the per-element math of interpolation (upsample.h), shared by the CPU kernels
+ * (upsample.c) and the CUDA ones (cuda/upsample.cu) through CT_HOST_DEVICE, so both devices read
+ * the same taps with the same weights in the same order:
+ *
+ *   ct_upsample_taps_SUF(d, axis, o, idx, w):  the input positions output o reads along axis
+ *                                              (ascending) and their weights (the tables' rows)
+ *   ct_upsample_forward_NAME(d, plane, oh, ow): an output element, from the tables
+ *   ct_upsample_backward_NAME(d, plane, ih, iw): a grad_input element, gathered from the outputs
+ *                                              that read it (the cover table), in output order
+ *
+ * The coordinate rules are PyTorch's CPU ones: nearest indices in float; linear / cubic source
+ * coordinates in the op math type (float, double for float64 input); the scale is 1 / the given
+ * scale factor, else in / out (align_corners: (in - 1) / (out - 1)). Every tap is read, zero
+ * weights included, so an inf spreads NaN exactly as in PyTorch. */
+#ifndef CTORCH_UPSAMPLE_MATH_H
+#define CTORCH_UPSAMPLE_MATH_H
+
+#include "dtype.h"
+#include "upsample.h"
+#include <math.h>
+
+/* X(NAME, ctype, acctype, SUF): the dtypes of the kernels (uint8 for the nearest modes only, the
+ * backward for the floating ones), and the op math type's suffix of the axis functions. */
+#define CT_UPSAMPLE_TYPES(X)               \
+    X(U8, uint8_t, float, f)               \
+    X(F16, ct_half, float, f)              \
+    X(BF16, ct_bfloat16, float, f)         \
+    X(F32, float, float, f)                \
+    X(F64, double, double, d)
+
+/* Element i of a dense (planes, rows, cols) space as its coordinates. */
+CT_HOST_DEVICE void ct_upsample_coords(int64_t i, int64_t rows, int64_t cols, int64_t *plane, int64_t *r, int64_t *c)
+{
+    const int64_t pr = i / cols;
+    *c = i - pr * cols;
+    *plane = pr / rows;
+    *r = pr - *plane * rows;
+}
+
+/* The source of output o along axis for the nearest modes (PyTorch's nearest_idx / nearest_exact_idx,
+ * in float). */
+CT_HOST_DEVICE int64_t ct_upsample_nearest_source(const CtUpsampleDesc *d, int axis, int64_t o)
+{
+    const int64_t in = d->in[axis], out = d->out[axis];
+    const bool exact = d->mode[axis] == CT_UPSAMPLE_NEAREST_EXACT;
+    if (!exact && out == in) {
+        return o;
+    }
+    if (!exact && out == 2 * in) {
+        return o >> 1;
+    }
+    const float scale = d->scale[axis] > 0 ? (float)(1.0 / d->scale[axis]) : (float)in / (float)out;
+    const int64_t s = exact ? (int64_t)floorf((float)(((double)o + 0.5) * (double)scale))
+                            : (int64_t)floorf((float)o * scale);
+    return s < in - 1 ? s : in - 1;
+}
+
+/* SUF: f (float) or d (double), the op math type ACC.
+ * ct_upsample_taps: the taps of output o along axis into idx / w; returns their count (1, 2 or 4).
+ * ct_upsample_covering: the outputs [*lo, *hi] whose taps can hold input position i (tap positions
+ *   grow with o, so two binary searches find them; empty when lo > hi).
+ * Both fill the per-call tables of the descriptor (upsample.c). */
+#define CT_UPSAMPLE_AXIS_FNS(SUF, ACC)                                                                     \
+    CT_HOST_DEVICE int ct_upsample_taps_##SUF(const CtUpsampleDesc *d, int axis, int64_t o, int64_t *idx,  \
+                                              ACC *w)                                                      \
+    {                                                                                                      \
+        const int64_t in = d->in[axis], out = d->out[axis];                                                \
+        const CtUpsampleMode mode = d->mode[axis];                                                         \
+        if (mode == CT_UPSAMPLE_NEAREST || mode == CT_UPSAMPLE_NEAREST_EXACT) {                            \
+            idx[0] = ct_upsample_nearest_source(d, axis, o);                                               \
+            w[0] = 1;                                                                                      \
+            return 1;                                                                                      \
+        }                                                                                                  \
+        const bool cubic = mode == CT_UPSAMPLE_CUBIC;                                                      \
+        if (!cubic && out == in) { /* PyTorch copies: taps (o, o) weighted (1, 0) */                      \
+            idx[0] = idx[1] = o;                                                                           \
+            w[0] = 1;                                                                                      \
+            w[1] = 0;                                                                                      \
+            return 2;                                                                                      \
+        }                                                                                                  \
+        ACC scale, real;                                                                                   \
+        if (d->align_corners) {                                                                            \
+            scale = out > 1 ? (ACC)(in - 1) / (ACC)(out - 1) : (ACC)0;                                     \
+            real = scale * (ACC)o;                                                                         \
+        } else {                                                                                           \
+            scale = d->scale[axis] > 0 ? (ACC)(1.0 / d->scale[axis]) : (ACC)in / (ACC)out;                 \
+            real = scale * ((ACC)o + (ACC)0.5) - (ACC)0.5;                                                 \
+            if (!cubic && real < 0) {                                                                      \
+                real = 0;                                                                                  \
+            }                                                                                              \
+        }                                                                                                  \
+        int64_t i0 = (int64_t)floor(real);                                                                 \
+        i0 = i0 < in - 1 ? i0 : in - 1;                                                                    \
+        ACC t = real - (ACC)i0;                                                                            \
+        t = t < 0 ? (ACC)0 : t > 1 ? (ACC)1 : t;                                                           \
+        if (!cubic) {                                                                                      \
+            idx[0] = i0;                                                                                   \
+            idx[1] = i0 < in - 1 ? i0 + 1 : i0;                                                            \
+            w[0] = (ACC)1 - t;                                                                             \
+            w[1] = t;                                                                                      \
+            return 2;                                                                                      \
+        }                                                                                                  \
+        const ACC A = (ACC)-0.75, x1 = t + 1, x2 = (ACC)1 - t, x3 = x2 + 1;                                \
+        w[0] = ((A * x1 - 5 * A) * x1 + 8 * A) * x1 - 4 * A;                                               \
+        w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;                                                        \
+        w[2] = ((A + 2) * x2 - (A + 3)) * x2 * x2 + 1;                                                     \
+        w[3] = ((A * x3 - 5 * A) * x3 + 8 * A) * x3 - 4 * A;                                               \
+        for (int j = 0; j < 4; j++) {                                                                      \
+            const int64_t p = i0 - 1 + j;                                                                  \
+            idx[j] = p < 0 ? 0 : p > in - 1 ? in - 1 : p;                                                  \
+        }                                                                                                  \
+        return 4;                                                                                          \
+    }                                                                                                      \
+    CT_HOST_DEVICE void ct_upsample_covering_##SUF(const CtUpsampleDesc *d, int axis, int64_t i, int64_t *lo,  \
+                                                   int64_t *hi)                                            \
+    {                                                                                                      \
+        int64_t idx[4];                                                                                    \
+        ACC w[4];                                                                                          \
+        int64_t a = 0, b = d->out[axis];                                                                   \
+        while (a < b) { /* the first output whose last tap reaches i */                                   \
+            const int64_t m = a + (b - a) / 2;                                                             \
+            const int n = ct_upsample_taps_##SUF(d, axis, m, idx, w);                                      \
+            if (idx[n - 1] >= i) {                                                                         \
+                b = m;                                                                                     \
+            } else {                                                                                       \
+                a = m + 1;                                                                                 \
+            }                                                                                              \
+        }                                                                                                  \
+        *lo = a;                                                                                           \
+        b = d->out[axis];                                                                                  \
+        while (a < b) { /* the first output whose first tap is past i */                                  \
+            const int64_t m = a + (b - a) / 2;                                                             \
+            ct_upsample_taps_##SUF(d, axis, m, idx, w);                                                    \
+            if (idx[0] > i) {                                                                              \
+                b = m;                                                                                     \
+            } else {                                                                                       \
+                a = m + 1;                                                                                 \
+            }                                                                                              \
+        }                                                                                                  \
+        *hi = a - 1;                                                                                       \
+    }
+
+CT_UPSAMPLE_AXIS_FNS(f, float)
+CT_UPSAMPLE_AXIS_FNS(d, double)
+
+/* The total weight output o gives input position i along axis (taps may repeat a position), summed in
+ * ACC from the tables. */
+#define CT_UPSAMPLE_TABLE_WEIGHT_FN(SUF, ACC)                                                              \
+    CT_HOST_DEVICE ACC ct_upsample_weight_##SUF(const CtUpsampleDesc *d, int axis, int64_t o, int64_t i)   \
+    {                                                                                                      \
+        const int64_t *idx = d->tap_index[axis] + 4 * o;                                                   \
+        const double *w = d->tap_weight[axis] + 4 * o;                                                     \
+        ACC sum = 0;                                                                                       \
+        for (int j = 0; j < d->ntaps[axis]; j++) {                                                         \
+            if (idx[j] == i) {                                                                             \
+                sum += (ACC)w[j];                                                                          \
+            }                                                                                              \
+        }                                                                                                  \
+        return sum;                                                                                        \
+    }
+CT_UPSAMPLE_TABLE_WEIGHT_FN(f, float)
+CT_UPSAMPLE_TABLE_WEIGHT_FN(d, double)
+
+/* Output element (plane, oh, ow): a copy for the nearest modes; else, as PyTorch's separable
+ * kernel, each tap row's weighted sum along the width, then those sums weighted along the height. */
+#define CT_UPSAMPLE_FORWARD_FN(NAME, T, ACC, SUF)                                                          \
+    CT_HOST_DEVICE void ct_upsample_forward_##NAME(const CtUpsampleDesc *d, int64_t plane, int64_t oh,     \
+                                                   int64_t ow)                                             \
+    {                                                                                                      \
+        const int64_t W = d->in[1];                                                                        \
+        const T *x = (const T *)d->input + plane * d->in[0] * W;                                           \
+        T *y = (T *)d->output + (plane * d->out[0] + oh) * d->out[1] + ow;                                 \
+        const int64_t *ih = d->tap_index[0] + 4 * oh, *iw = d->tap_index[1] + 4 * ow;                     \
+        const double *wh = d->tap_weight[0] + 4 * oh, *ww = d->tap_weight[1] + 4 * ow;                     \
+        const int nh = d->ntaps[0], nw = d->ntaps[1];                                                      \
+        if (nh == 1 && nw == 1) {                                                                          \
+            *y = x[ih[0] * W + iw[0]];                                                                     \
+            return;                                                                                        \
+        }                                                                                                  \
+        ACC acc = 0;                                                                                       \
+        for (int i = 0; i < nh; i++) {                                                                     \
+            const T *row = x + ih[i] * W;                                                                  \
+            ACC t = 0;                                                                                     \
+            for (int j = 0; j < nw; j++) {                                                                 \
+                t += (ACC)CT_LOAD_##NAME(row + iw[j]) * (ACC)ww[j];                                        \
+            }                                                                                              \
+            acc += t * (ACC)wh[i];                                                                         \
+        }                                                                                                  \
+        CT_STORE_##NAME(y, acc);                                                                           \
+    }
+
+/* grad_input element (plane, ih, iw): the sum, in output order, of each covering output's gradient
+ * times the weight it gave this element. */
+#define CT_UPSAMPLE_BACKWARD_FN(NAME, T, ACC, SUF)                                                         \
+    CT_HOST_DEVICE void ct_upsample_backward_##NAME(const CtUpsampleDesc *d, int64_t plane, int64_t ih,    \
+                                                    int64_t iw)                                            \
+    {                                                                                                      \
+        const int64_t OW = d->out[1];                                                                      \
+        const T *go = (const T *)d->grad_output + plane * d->out[0] * OW;                                  \
+        const int64_t lo_h = d->cover[0][2 * ih], hi_h = d->cover[0][2 * ih + 1];                          \
+        const int64_t lo_w = d->cover[1][2 * iw], hi_w = d->cover[1][2 * iw + 1];                          \
+        ACC g = 0;                                                                                         \
+        for (int64_t oh = lo_h; oh <= hi_h; oh++) {                                                        \
+            const ACC wy = ct_upsample_weight_##SUF(d, 0, oh, ih);                                         \
+            for (int64_t ow = lo_w; ow <= hi_w; ow++) {                                                    \
+                g += wy * ct_upsample_weight_##SUF(d, 1, ow, iw) * (ACC)CT_LOAD_##NAME(go + oh * OW + ow); \
+            }                                                                                              \
+        }                                                                                                  \
+        CT_STORE_##NAME((T *)d->grad_input + (plane * d->in[0] + ih) * d->in[1] + iw, g);                  \
+    }
+
+CT_UPSAMPLE_TYPES(CT_UPSAMPLE_FORWARD_FN)
+CT_UPSAMPLE_TYPES(CT_UPSAMPLE_BACKWARD_FN)
+
+#endif /* CTORCH_UPSAMPLE_MATH_H */
