@@ -26,7 +26,8 @@
 /* --- what runtime.cu and allocator.cu provide to copy.cu ---------------------------------------- */
 static char error_text[4096];
 const CtCudaHost *ct_cuda_host = nullptr;
-#define INFO_ROW(NAME, ctype, acctype, pyname, npy, dlc, dlb, kind) {pyname, sizeof(ctype), kind, npy, dlc, dlb},
+#define INFO_ROW(NAME, ctype, acctype, pyname, npy, dlc, dlb, kind, scalar, cpp) \
+    {pyname, scalar, cpp, sizeof(ctype), kind, npy, dlc, dlb},
 const CtDTypeInfo ct_dtype_info[CT_NUM_DTYPES] = {CT_DTYPE_LIST(INFO_ROW)};
 int ct_cuda_set_error(int status, const char *fmt, ...)
 {
