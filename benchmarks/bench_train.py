@@ -2,6 +2,7 @@
 
 1. A 784-512-512-10 MLP (ReLU), CrossEntropyLoss and SGD(momentum=0.9): ms per training step
    (zero_grad, forward, loss, backward, optimizer step) at batch 64 and 4096.
+   On the GPU also with automatic mixed precision (autocast + GradScaler), PyTorch the same way.
 2. The optimizer step alone: SGD(momentum) over 100 and 1000 parameter tensors of 1K and 64K
    elements, against PyTorch's foreach and fused SGD.
 
@@ -149,6 +150,47 @@ def bench_mlp(device, batch, size, results):
     results.append(row)
 
 
+def make_amp_step(mod, model, opt, loss_fn, x, y, device):
+    scaler = mod.amp.GradScaler(device)
+
+    def step():
+        opt.zero_grad()
+        with mod.autocast(device):
+            loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss
+
+    return step
+
+
+def bench_mlp_amp(device, batch, size, results):
+    """The MLP step under autocast (float16 GEMMs) with a GradScaler; validated against NumPy's float32 loss
+    and PyTorch's first AMP step at float16's tolerance."""
+    rng = np.random.default_rng(batch + 1)
+    x = rng.standard_normal((batch, 784)).astype(np.float32)
+    y = rng.integers(0, 10, batch)
+    weights = init_weights()
+    step = make_amp_step(ctorch, *build(ctorch, weights, device), ctorch.tensor(x, device=device),
+                         ctorch.tensor(y, device=device), device)
+    loss0 = step().item()
+    ref = numpy_loss(weights, x.astype(np.float64), y)
+    if not np.isclose(loss0, ref, rtol=2e-2):
+        sys.exit(f"mlp amp batch {batch}: ctorch loss {loss0} != NumPy {ref}")
+    number = size["number"] or (5 if batch > 1000 else 20)
+    row = {"case": f"mlp amp step b={batch}", "ctorch_ms": None, "torch_ms": None}
+    if torch is not None and cuda_ok(torch):
+        tstep = make_amp_step(torch, *build(torch, weights, device), torch.tensor(x, device=device),
+                              torch.tensor(y, device=device), device)
+        tl = tstep().item()
+        if not np.isclose(loss0, tl, rtol=2e-2):
+            sys.exit(f"mlp amp batch {batch}: ctorch loss {loss0} != PyTorch {tl}")
+        row["torch_ms"] = median_ms(tstep, torch, device, number, size["rounds"])
+    row["ctorch_ms"] = median_ms(step, ctorch, device, number, size["rounds"])
+    results.append(row)
+
+
 # --- the optimizer step alone -----------------------------------------------------------------------
 def bench_sgd(device, count, numel, size, results):
     rng = np.random.default_rng(count + numel)
@@ -214,6 +256,8 @@ def main():
     results = []
     for batch in size["batches"]:
         bench_mlp(device, batch, size, results)
+    for batch in size["batches"] if device == "cuda" else ():
+        bench_mlp_amp(device, batch, size, results)
     for count, numel in size["sgd"]:
         bench_sgd(device, count, numel, size, results)
     cols = ["ctorch_ms", "torch_ms", "torch_foreach_ms", "torch_fused_ms"]
