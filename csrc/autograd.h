@@ -8,7 +8,7 @@
 
 #include "ctorch.h"
 
-#define CT_MAX_FORMULA_ARGS 8
+#define CT_MAX_FORMULA_ARGS 10
 
 typedef struct CtNodeObject CtNodeObject;
 

@@ -3169,8 +3169,8 @@ const CtFormula ct_formulas[] = {
     {"_leaky_relu", "LeakyReluBackward0", SIG("input", "negative_slope"), 1, 0, ct_nn_bw_leaky_relu},
     /* batch norm / group norm (csrc/norm.c); edges input, weight, bias */
     {"batch_norm", "NativeBatchNormBackward0",
-     SIG("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps"), 7, 0,
-     ct_norm_bw_batch_norm},
+     SIG("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps", "cudnn_enabled"), 7,
+     0, ct_norm_bw_batch_norm},
     {"group_norm", "NativeGroupNormBackward0", SIG("input", "num_groups", "weight", "bias", "eps", "cudnn_enabled"),
      13, 0, ct_norm_bw_group_norm},
     {"_leaky_relu_backward", "LeakyReluBackwardBackward0", SIG("grad", "input", "negative_slope"), 1, 0,

@@ -1,6 +1,6 @@
 /* norm.c: batch norm and group norm (nn.h's CtChannelNormDesc, norm_math.h's unit layout).
  *
- * _C.batch_norm / _C.group_norm (torch.batch_norm's signature less cudnn_enabled, torch.group_norm's)
+ * _C.batch_norm / _C.group_norm (torch.batch_norm's and torch.group_norm's signatures)
  * check their arguments with PyTorch's messages, view the input as dense (N, C, L) and call the device's
  * CtNNKernels.channel_norm; batch norm's running statistics are updated in place by the kernel.
  * _C._batch_norm_backward / _C._group_norm_backward call channel_norm_backward; they are what the
@@ -601,16 +601,16 @@ int ct_cpu_channel_norm_backward(const CtChannelNormDesc *d) { return cpu_channe
  * ==================================================================================================== */
 PyDoc_STRVAR(batch_norm_doc,
              "batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=False, "
-             "momentum=0.1, eps=1e-05) -> Tensor\n\nBatch normalisation over dim 1 of (N, C, *) input "
-             "(torch.batch_norm without cudnn_enabled); in training the running statistics (when given) are updated "
-             "in place.");
+             "momentum=0.1, eps=1e-05, cudnn_enabled=True) -> Tensor\n\nBatch normalisation over dim 1 of (N, C, *) "
+             "input (torch.batch_norm; cudnn_enabled is accepted and has no effect: ctorch has one implementation); "
+             "in training the running statistics (when given) are updated in place.");
 static PyObject *py_batch_norm(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"input", "weight", "bias", "running_mean", "running_var", "training",
-                                        "momentum", "eps", NULL};
+                                        "momentum", "eps", "cudnn_enabled", NULL};
     const char *fname = "batch_norm";
-    PyObject *a[8];
-    bool training = false;
+    PyObject *a[9];
+    bool training = false, cudnn = true;
     CtChannelNormDesc d = {.momentum = 0.1, .eps = 1e-5};
     if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 ||
         ct_nn_check_tensor_arg(fname, "input", 1, a[0], false) < 0 ||
@@ -618,7 +618,7 @@ static PyObject *py_batch_norm(PyObject *self, PyObject *const *args, Py_ssize_t
         ct_nn_check_tensor_arg(fname, "bias", 3, a[2], true) < 0 ||
         ct_nn_check_tensor_arg(fname, "running_mean", 4, a[3], true) < 0 ||
         ct_nn_check_tensor_arg(fname, "running_var", 5, a[4], true) < 0 || ct_arg_bool(a[5], &training) < 0 ||
-        ct_arg_double(a[6], &d.momentum) < 0 || ct_arg_double(a[7], &d.eps) < 0) {
+        ct_arg_double(a[6], &d.momentum) < 0 || ct_arg_double(a[7], &d.eps) < 0 || ct_arg_bool(a[8], &cudnn) < 0) {
         return NULL;
     }
     CtTensorObject *input = CT_TENSOR(a[0]), *weight = tensor_or_null(a[1]), *bias = tensor_or_null(a[2]);

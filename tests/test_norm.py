@@ -107,6 +107,12 @@ def test_batch_norm_gradcheck(device, training):
     assert type(out.grad_fn).__name__ == "NativeBatchNormBackward0"
     assert gradcheck(lambda a, ww, bb: F.batch_norm(a, None if training else rm, None if training else rv, ww, bb,
                                                    training=training), (x, w, b))
+    # torch.batch_norm's nine positional arguments (cudnn_enabled last) record the same node and gradients
+    full = ctorch.batch_norm(x, w, b, rm.clone(), rv.clone(), training, 0.1, 1e-5, True)
+    assert type(full.grad_fn).__name__ == "NativeBatchNormBackward0"
+    np.testing.assert_allclose(to_numpy(full), to_numpy(out), rtol=1e-12)
+    assert gradcheck(lambda a, ww, bb: ctorch.batch_norm(a, ww, bb, None if training else rm, None if training else rv,
+                                                         training, 0.1, 1e-5, False), (x, w, b))
     # one parameter only, and no affine parameters
     assert gradcheck(lambda a, ww: F.batch_norm(a, rm.clone(), rv.clone(), ww, None, training=training), (x, w))
     assert gradcheck(lambda a: F.batch_norm(a, rm.clone(), rv.clone(), training=training), (x,))
