@@ -135,33 +135,95 @@ static int device_arg(const char *fname, PyObject *obj, CtDevice *out)
     return -1;
 }
 
-int ct_memory_format_arg(const char *fname, PyObject *obj, bool *contiguous)
+int ct_memory_format_arg(const char *fname, PyObject *obj, CtMemoryFormat *out)
 {
-    *contiguous = false;
+    static const struct {
+        const char *repr;
+        CtMemoryFormat format;
+    } formats[] = {{"torch.preserve_format", CT_FORMAT_PRESERVE},
+                   {"torch.contiguous_format", CT_FORMAT_CONTIGUOUS},
+                   {"torch.channels_last", CT_FORMAT_CHANNELS_LAST},
+                   {"torch.channels_last_3d", CT_FORMAT_CHANNELS_LAST_3D}};
+    *out = CT_FORMAT_PRESERVE;
     if (obj == NULL || obj == Py_None) {
         return 0;
     }
-    const char *c = NULL;
-    PyObject *s = NULL;
     if (strcmp(Py_TYPE(obj)->tp_name, "memory_format") == 0) {
-        if ((s = PyObject_Repr(obj)) == NULL) {
+        PyObject *s = PyObject_Repr(obj);
+        const char *c = s != NULL ? PyUnicode_AsUTF8(s) : NULL;
+        for (size_t k = 0; c != NULL && k < sizeof(formats) / sizeof(formats[0]); k++) {
+            if (strcmp(c, formats[k].repr) == 0) {
+                *out = formats[k].format;
+                Py_DECREF(s);
+                return 0;
+            }
+        }
+        Py_XDECREF(s);
+        if (PyErr_Occurred()) {
             return -1;
         }
-        c = PyUnicode_AsUTF8(s);
     }
-    bool preserve = c != NULL && strcmp(c, "torch.preserve_format") == 0;
-    *contiguous = c != NULL && strcmp(c, "torch.contiguous_format") == 0;
-    Py_XDECREF(s);
-    if (*contiguous || preserve) {
-        return 0;
-    }
-    if (c != NULL) { /* channels_last and friends do not exist in ctorch */
-        PyErr_Format(PyExc_RuntimeError, "%s(): memory_format %s is not supported", fname, c);
-    } else if (!PyErr_Occurred()) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'memory_format' must be torch.memory_format, not %s", fname,
-                     ct_type_name(obj));
-    }
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'memory_format' must be torch.memory_format, not %s", fname,
+                 ct_type_name(obj));
     return -1;
+}
+
+/* The dims of a channels_last layout from the fastest to the slowest: C, then the spatial dims from
+ * the last, then N. */
+static int channels_last_order(CtMemoryFormat format, int ndim, int *order)
+{
+    int rank = format == CT_FORMAT_CHANNELS_LAST ? 4 : 5;
+    if (ndim != rank) {
+        return -1;
+    }
+    order[0] = 1;
+    for (int k = 1; k < rank - 1; k++) {
+        order[k] = rank - k;
+    }
+    order[rank - 1] = 0;
+    return 0;
+}
+
+int ct_channels_last_strides(CtMemoryFormat format, int ndim, const int64_t *sizes, int64_t *strides)
+{
+    int order[5];
+    if (channels_last_order(format, ndim, order) < 0) {
+        PyErr_Format(PyExc_RuntimeError, "required rank %d tensor to use %s format",
+                     format == CT_FORMAT_CHANNELS_LAST ? 4 : 5,
+                     format == CT_FORMAT_CHANNELS_LAST ? "channels_last" : "channels_last_3d");
+        return -1;
+    }
+    int64_t expected = 1;
+    for (int k = 0; k < ndim; k++) {
+        strides[order[k]] = expected;
+        expected *= sizes[order[k]];
+    }
+    return 0;
+}
+
+bool ct_is_contiguous_as(const CtTensorObject *t, CtMemoryFormat format)
+{
+    if (format != CT_FORMAT_CHANNELS_LAST && format != CT_FORMAT_CHANNELS_LAST_3D) {
+        return ct_is_contiguous(t);
+    }
+    int order[5];
+    if (channels_last_order(format, t->ndim, order) < 0) {
+        return false;
+    }
+    if (ct_numel(t) == 0) {
+        return true;
+    }
+    int64_t expected = 1;
+    for (int k = 0; k < t->ndim; k++) {
+        int d = order[k];
+        if (t->sizes[d] != 1) {
+            if (t->strides[d] != expected) {
+                return false;
+            }
+            expected *= t->sizes[d];
+        }
+    }
+    return true;
 }
 
 int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions *opt)
@@ -190,14 +252,30 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
     bool pin = false;
     if (ct_bool_arg(fname, "pin_memory", kw[4], &pin) < 0 ||
         ct_bool_arg(fname, "requires_grad", kw[5], &opt->requires_grad) < 0 ||
-        ct_memory_format_arg(fname, kw[6], &opt->contiguous_format) < 0) {
+        ct_memory_format_arg(fname, kw[6], &opt->memory_format) < 0) {
         return -1;
     }
+    opt->contiguous_format = opt->memory_format == CT_FORMAT_CONTIGUOUS;
     return 0;
 }
 
 PyObject *ct_factory_finish(const char *fname, CtTensorObject *t, const CtFactoryOptions *opt)
 {
+    /* channels_last: the result, made in another layout, moved into it (its values unchanged); a fresh
+     * tensor already laid out so (empty, or size-1 dims) just takes the layout's canonical strides */
+    if (opt->memory_format == CT_FORMAT_CHANNELS_LAST || opt->memory_format == CT_FORMAT_CHANNELS_LAST_3D) {
+        if (ct_is_contiguous_as(t, opt->memory_format)) {
+            if (ct_channels_last_strides(opt->memory_format, t->ndim, t->sizes, t->strides) < 0) {
+                Py_DECREF(t);
+                return NULL;
+            }
+        } else {
+            Py_SETREF(t, ct_to_memory_format(t, t->dtype, ct_device_of(t), false, false, opt->memory_format));
+            if (t == NULL) {
+                return NULL;
+            }
+        }
+    }
     if (opt->requires_grad) {
         if (!ct_is_floating(t->dtype)) {
             Py_DECREF(t);
@@ -893,10 +971,15 @@ static CtTensorObject *empty_like_opts(CtTensorObject *input, CtFactoryOptions *
     CtDType dtype = opt->has_dtype ? opt->dtype : input->dtype;
     CtDevice device = opt->has_device ? opt->device : ct_device_of(input);
     opt->dtype = dtype;
-    if (opt->contiguous_format) {
-        return ct_empty(input->ndim, input->sizes, dtype, device);
+    if (opt->memory_format == CT_FORMAT_PRESERVE) {
+        return ct_empty_like_preserve(input, dtype, device);
     }
-    return ct_empty_like_preserve(input, dtype, device);
+    CtTensorObject *t = ct_empty(input->ndim, input->sizes, dtype, device);
+    if (t != NULL && opt->memory_format != CT_FORMAT_CONTIGUOUS &&
+        ct_channels_last_strides(opt->memory_format, t->ndim, t->sizes, t->strides) < 0) {
+        Py_CLEAR(t); /* (a fresh dense tensor: its storage fits any dense strides) */
+    }
+    return t;
 }
 
 static PyObject *like_factory(const char *fname, FillKind kind, PyObject *const *args, Py_ssize_t nargs,

@@ -53,6 +53,16 @@ static inline const char *ct_type_name(PyObject *obj)
 #define CT_FACTORY_KW "*out", "*dtype", "*layout", "*device", "*pin_memory", "*requires_grad", "*memory_format"
 #define CT_FACTORY_NKW 7
 
+/* torch.memory_format: the dense layout asked of a new tensor. preserve_format keeps the source's
+ * dim order (ct_preserve_strides); channels_last orders (N, C, H, W) as N, H, W, C in memory,
+ * channels_last_3d (N, C, D, H, W) as N, D, H, W, C. */
+typedef enum {
+    CT_FORMAT_PRESERVE,
+    CT_FORMAT_CONTIGUOUS,
+    CT_FORMAT_CHANNELS_LAST,
+    CT_FORMAT_CHANNELS_LAST_3D,
+} CtMemoryFormat;
+
 typedef struct {
     bool has_dtype;
     CtDType dtype;
@@ -60,14 +70,20 @@ typedef struct {
     CtDevice device;
     bool requires_grad;
     bool contiguous_format; /* memory_format=torch.contiguous_format */
+    CtMemoryFormat memory_format;
     PyObject *out;          /* borrowed; NULL when absent or None */
 } CtFactoryOptions;
 
-/* memory_format= (borrowed, NULL when absent): None and torch.preserve_format leave
- * *contiguous false, torch.contiguous_format sets it; TypeError for anything that is not a
- * torch.memory_format ("clone(): argument 'memory_format' must be torch.memory_format, not int").
- * 0 or -1. */
-int ct_memory_format_arg(const char *fname, PyObject *obj, bool *contiguous);
+/* memory_format= (borrowed, NULL when absent): None means preserve_format; TypeError for anything
+ * that is not a torch.memory_format ("clone(): argument 'memory_format' must be torch.memory_format,
+ * not int"). 0 or -1. */
+int ct_memory_format_arg(const char *fname, PyObject *obj, CtMemoryFormat *out);
+/* The dense strides of a channels_last (4-d) / channels_last_3d (5-d) layout of sizes; RuntimeError
+ * "required rank 4 tensor to use channels_last format" for another rank. 0 or -1. */
+int ct_channels_last_strides(CtMemoryFormat format, int ndim, const int64_t *sizes, int64_t *strides);
+/* t.is_contiguous(memory_format=format): its strides are format's dense strides (dims of size 1
+ * excepted, as PyTorch); false for a channels_last format of another rank. */
+bool ct_is_contiguous_as(const CtTensorObject *t, CtMemoryFormat format);
 /* Parses the CT_FACTORY_NKW values kw[0..] (borrowed, NULL when absent) into opt, with
  * PyTorch's TypeErrors ("zeros(): argument 'dtype' must be torch.dtype, not str"). */
 int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions *opt);

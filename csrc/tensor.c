@@ -564,10 +564,16 @@ CtTensorObject *ct_to_ex(CtTensorObject *t, CtDType dtype, CtDevice device, bool
     return ct_to_format(t, dtype, device, copy, non_blocking, true);
 }
 
-CtTensorObject *ct_to_format(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking,
-                             bool contiguous)
+CtTensorObject *ct_to_memory_format(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking,
+                                    int format)
 {
-    if (!copy && dtype == t->dtype && ct_device_equal(device, ct_device_of(t))) {
+    bool channels_last = format == CT_FORMAT_CHANNELS_LAST || format == CT_FORMAT_CHANNELS_LAST_3D;
+    int64_t strides[CT_MAX_DIMS];
+    if (channels_last && ct_channels_last_strides(format, t->ndim, t->sizes, strides) < 0) {
+        return NULL;
+    }
+    bool laid_out = !channels_last || ct_is_contiguous_as(t, format);
+    if (!copy && laid_out && dtype == t->dtype && ct_device_equal(device, ct_device_of(t))) {
         return (CtTensorObject *)Py_NewRef(t);
     }
     bool pin_out = non_blocking && device.type == CT_DEV_CPU && ct_device_of(t).type == CT_DEV_CUDA;
@@ -575,14 +581,24 @@ CtTensorObject *ct_to_format(CtTensorObject *t, CtDType dtype, CtDevice device, 
     if (out == NULL) {
         return NULL;
     }
-    if (!contiguous) {
-        ct_preserve_strides(t, out->strides); /* dense: the contiguous storage fits */
+    /* dense layouts: the contiguous storage fits */
+    if (channels_last) {
+        memcpy(out->strides, strides, sizeof(int64_t) * t->ndim);
+    } else if (format == CT_FORMAT_PRESERVE) {
+        ct_preserve_strides(t, out->strides);
     }
     if (ct_copy_ex(out, t, non_blocking) < 0) {
         Py_DECREF(out);
         return NULL;
     }
     return out;
+}
+
+CtTensorObject *ct_to_format(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking,
+                             bool contiguous)
+{
+    return ct_to_memory_format(t, dtype, device, copy, non_blocking,
+                               contiguous ? CT_FORMAT_CONTIGUOUS : CT_FORMAT_PRESERVE);
 }
 
 /* --- type slots ------------------------------------------------------------------------------ */
@@ -838,7 +854,18 @@ static PyObject *tensor_data_ptr(PyObject *self, PyObject *unused)
 }
 static PyObject *tensor_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return PyBool_FromLong(ct_is_contiguous(CT_TENSOR(self)));
+    static const char *const names[] = {"memory_format", NULL};
+    PyObject *a[1];
+    CtMemoryFormat format;
+    if (ct_parse_args("is_contiguous", args, nargs, kwnames, names, 0, a) < 0 ||
+        ct_memory_format_arg("is_contiguous", a[0], &format) < 0) {
+        return NULL;
+    }
+    if (format == CT_FORMAT_PRESERVE && a[0] != NULL && a[0] != Py_None) {
+        PyErr_SetString(PyExc_RuntimeError, "is_contiguous(): memory_format=torch.preserve_format is not allowed");
+        return NULL;
+    }
+    return PyBool_FromLong(ct_is_contiguous_as(CT_TENSOR(self), format));
 }
 static PyObject *tensor_is_floating_point(PyObject *self, PyObject *unused)
 {
@@ -856,20 +883,35 @@ static PyObject *tensor_get_device_index(PyObject *self, PyObject *unused)
 
 static PyObject *tensor_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    return (PyObject *)ct_contiguous(CT_TENSOR(self));
+    static const char *const names[] = {"*memory_format", NULL};
+    PyObject *a[1];
+    CtMemoryFormat format;
+    if (ct_parse_args("contiguous", args, nargs, kwnames, names, 0, a) < 0 ||
+        ct_memory_format_arg("contiguous", a[0], &format) < 0) {
+        return NULL;
+    }
+    CtTensorObject *t = CT_TENSOR(self);
+    if (format == CT_FORMAT_CHANNELS_LAST || format == CT_FORMAT_CHANNELS_LAST_3D) {
+        return (PyObject *)ct_to_memory_format(t, t->dtype, ct_device_of(t), false, false, format);
+    }
+    if (format == CT_FORMAT_PRESERVE && a[0] != NULL && a[0] != Py_None) {
+        PyErr_SetString(PyExc_RuntimeError, "preserve memory format is unsupported by the contiguous operator");
+        return NULL;
+    }
+    return (PyObject *)ct_contiguous(t);
 }
 
 static PyObject *tensor_clone(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"*memory_format", NULL};
     PyObject *a[1];
-    bool contiguous = false;
+    CtMemoryFormat format;
     if (ct_parse_args("clone", args, nargs, kwnames, names, 0, a) < 0 ||
-        ct_memory_format_arg("clone", a[0], &contiguous) < 0) {
+        ct_memory_format_arg("clone", a[0], &format) < 0) {
         return NULL;
     }
     CtTensorObject *t = CT_TENSOR(self);
-    return (PyObject *)ct_to_format(t, t->dtype, ct_device_of(t), true, false, contiguous);
+    return (PyObject *)ct_to_memory_format(t, t->dtype, ct_device_of(t), true, false, format);
 }
 
 static PyObject *tensor_detach(PyObject *self, PyObject *unused) { return (PyObject *)detach_alias(CT_TENSOR(self)); }
@@ -962,13 +1004,17 @@ static PyObject *tensor_to(PyObject *self, PyObject *const *args, Py_ssize_t nar
         }
         *slot = a[i];
     }
-    bool non_blocking = false, copy = false, contiguous = false;
+    bool non_blocking = false, copy = false;
+    CtMemoryFormat format;
     if (!ct_dtype_converter(a[4] ? a[4] : Py_None, &dtype) || !ct_device_converter(a[5] ? a[5] : Py_None, &device) ||
         ct_arg_bool(copy_obj, &copy) < 0 || ct_arg_bool(nb_obj, &non_blocking) < 0 ||
-        ct_memory_format_arg("to", a[8], &contiguous) < 0) {
+        ct_memory_format_arg("to", a[8], &format) < 0) {
         return NULL;
     }
-    return (PyObject *)ct_to_format(t, dtype, device, copy, non_blocking, contiguous);
+    if (format == CT_FORMAT_CONTIGUOUS && !ct_is_contiguous(t)) {
+        copy = true; /* a layout change is a copy even on the same device and dtype */
+    }
+    return (PyObject *)ct_to_memory_format(t, dtype, device, copy, non_blocking, format);
 }
 
 static PyObject *convert_dtype(PyObject *self, CtDType d)

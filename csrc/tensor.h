@@ -107,6 +107,10 @@ CtTensorObject *ct_to_ex(CtTensorObject *t, CtDType dtype, CtDevice device, bool
  * ct_to, ct_to_ex and ct_contiguous always give a contiguous copy (callers may rely on it). */
 CtTensorObject *ct_to_format(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking,
                              bool contiguous);
+/* ct_to_format with any memory format (creation.h's CtMemoryFormat, an int here): without copy, t itself
+ * when dtype, device and layout already fit. */
+CtTensorObject *ct_to_memory_format(CtTensorObject *t, CtDType dtype, CtDevice device, bool copy, bool non_blocking,
+                                    int format);
 /* Every tensor in ts on one device, else RuntimeError "Expected all tensors to be on the same
  * device, ..." (0-d CPU tensors are allowed to mix, as in PyTorch, when allow_cpu_scalars). */
 int ct_check_same_device(int n, CtTensorObject *const *ts, bool allow_cpu_scalars, CtDevice *out);

@@ -26,8 +26,9 @@ from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # 
 
 
 class memory_format:
-    """torch.memory_format: the layout asked of a new tensor (memory_format= of clone, to and the
-    *_like factories). preserve_format keeps the source's dim order, contiguous_format is row-major."""
+    """torch.memory_format: the layout asked of a new tensor (memory_format= of clone, to, contiguous,
+    is_contiguous, empty and the *_like factories). preserve_format keeps the source's dim order,
+    contiguous_format is row-major, channels_last / channels_last_3d put the channels last in memory."""
 
     __slots__ = ("_name",)
 
@@ -43,6 +44,8 @@ class memory_format:
 
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")  # (N, C, H, W) stored as N, H, W, C
+channels_last_3d = memory_format("channels_last_3d")  # (N, C, D, H, W) stored as N, D, H, W, C
 
 
 def _export_c_names():

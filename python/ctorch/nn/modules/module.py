@@ -418,16 +418,18 @@ class Module:
     def to(self, *args, **kwargs):
         """Moves and/or casts the parameters and buffers in place; returns self.
 
-        to(device=None, dtype=None, non_blocking=False), to(dtype), to(tensor)."""
-        device, dtype, non_blocking = _parse_to(*args, **kwargs)
+        to(device=None, dtype=None, non_blocking=False, memory_format=None), to(dtype), to(tensor);
+        memory_format (torch.channels_last, ...) applies to the 4-d and 5-d parameters and buffers."""
+        device, dtype, non_blocking, memory_format = _parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
 
         def convert(t):
+            kw = {"memory_format": memory_format} if memory_format is not None and t.dim() in (4, 5) else {}
             if t.is_floating_point():
-                return t.to(device, dtype) if dtype is not None else t.to(device)
-            return t.to(device)
+                return t.to(device, dtype, **kw) if dtype is not None else t.to(device, **kw)
+            return t.to(device, **kw)
 
         return self._apply(convert)
 
@@ -614,11 +616,11 @@ class Module:
 
 
 def _parse_to(*args, **kwargs):
-    """(device, dtype, non_blocking) from Module.to's arguments."""
+    """(device, dtype, non_blocking, memory_format) from Module.to's arguments."""
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
@@ -634,4 +636,4 @@ def _parse_to(*args, **kwargs):
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     if device is not None:
         device = _C.device(device) if not isinstance(device, int) else _C.device("cuda", device)
-    return device, dtype, non_blocking
+    return device, dtype, non_blocking, memory_format
