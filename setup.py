@@ -116,7 +116,9 @@ class BuildExt(build_ext):
         # The arch list is compiled in so that ctorch.cuda.diagnose() can tell whether the GPU
         # has a kernel image. Only ct_cuda_backend_init is exported (-fvisibility=hidden).
         defines = [f'-DCT_CUDA_ARCH_LIST="{";".join(archs)}"', f'-DCT_CUDA_PTX_ARCH="{ptx}"']
-        flags = ["-O3", "-std=c++17", "-lineinfo", "--expt-relaxed-constexpr",
+        # --fmad=false: no contraction of a*b+c into one FMA, so kernels round as the CPU's C does (the
+        # kernels that promise the CPU's bits: pooling, interpolation, col2im, scatter_add, ...)
+        flags = ["-O3", "-std=c++17", "-lineinfo", "--expt-relaxed-constexpr", "--fmad=false",
                  "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wno-unused-function"]
         # Objects are rebuilt when their source, a header or the flags changed (a stamp file
         # holds the flags, written once every object is built): a full build of every

@@ -176,7 +176,7 @@ or (casts_on_gpu and uint8) or (test_seed_workflow and cuda)" tests/test_cuda.py
     if [ -n "${SKIP_BENCH:-}" ]; then
         echo; echo "== benchmarks skipped (SKIP_BENCH set)"
     else
-        [ -f benchmarks/bench_cuda.py ] && step "benchmark bench_cuda.py" 75 "$PY" benchmarks/bench_cuda.py \
+        [ -f benchmarks/bench_cuda.py ] && step "benchmark bench_cuda.py" 150 "$PY" benchmarks/bench_cuda.py \
             --json "$outdir/bench_cuda.json"
         [ -f benchmarks/bench_train.py ] && step "benchmark bench_train.py" 40 "$PY" benchmarks/bench_train.py \
             --device cuda --json "$outdir/bench_train.json"
