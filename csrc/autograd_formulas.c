@@ -3121,6 +3121,8 @@ const CtFormula ct_formulas[] = {
     {"outer", "MulBackward0", SIG("input", "vec2"), 3, 0, bw_outer},
     {"ger", "MulBackward0", SIG("input", "vec2"), 3, 0, bw_outer},
     {"addmm", "AddmmBackward0", SIG("input", "mat1", "mat2", "*beta", "*alpha"), 7, NSV, bw_addmm},
+    /* linalg_more.c's addr: addmm's formula, a 1-d vec2.t() being vec2 itself */
+    {"addr", "AddrBackward0", SIG("input", "vec1", "vec2", "*beta", "*alpha"), 7, NSV, bw_addmm},
     {"addmv", "AddmvBackward0", SIG("input", "mat", "vec", "*beta", "*alpha"), 7, NSV, bw_addmv},
     {"baddbmm", "BaddbmmBackward0", SIG("input", "batch1", "batch2", "*beta", "*alpha"), 7, NSV, bw_addmv},
     {"addbmm", "AddbmmBackward0", SIG("input", "batch1", "batch2", "*beta", "*alpha"), 7, NSV, bw_addmv},

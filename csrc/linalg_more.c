@@ -1,0 +1,916 @@
+/* linalg_more.c: torch.linalg's norms and matrix products that PyTorch composes of other ops,
+ * composed here the same way in C of ctorch's recording ops (ct_op / the arena of
+ * autograd_arena.h), so they run on every device and autograd records their parts:
+ *
+ *   linalg.vector_norm / matrix_norm / norm (the dispatch between the two), linalg.vecdot,
+ *   linalg.multi_dot (the cheapest product order), linalg.matrix_power, linalg.diagonal, and
+ *   torch.dist, inner, addr, chain_matmul, renorm.
+ *
+ * addr has a node of its own in PyTorch (AddrBackward0): its row in autograd_formulas.c reuses
+ * addmm's formula (a 1-d vec2.t() is vec2 itself, so g @ vec2 and vec1 @ g are its gradients).
+ * Each op checks its arguments with PyTorch's messages before anything runs. */
+#include "args.h"
+#include "autograd_arena.h"
+#include "creation.h" /* ct_type_name */
+#include "registry.h"
+#include "tensor.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ============================================================================================
+ * argument helpers
+ * ============================================================================================ */
+
+/* A tensor argument (borrowed), or PyTorch's TypeError naming the argument. */
+static CtTensorObject *tensor_param(PyObject *obj, const char *fname, const char *name)
+{
+    if (obj == NULL || !CtTensor_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be Tensor, not %s", fname, name,
+                     obj ? ct_type_name(obj) : "NoneType");
+        return NULL;
+    }
+    return CT_TENSOR(obj);
+}
+
+/* NotImplementedError "<fname>: Expected a floating point or complex tensor as input. Got Long" */
+static int require_floating(const CtTensorObject *t, const char *fname)
+{
+    if (ct_is_floating(t->dtype)) {
+        return 0;
+    }
+    PyErr_Format(PyExc_NotImplementedError, "%s: Expected a floating point or complex tensor as input. Got %s", fname,
+                 ct_scalar_type_name(t->dtype));
+    return -1;
+}
+
+/* A number argument that is not a bool (ord, p): 0, or -1 with "argument 'name' must be Number". */
+static int number_param(PyObject *obj, const char *fname, const char *name, int pos, double *out)
+{
+    if (obj == NULL || obj == Py_None) {
+        return 0;
+    }
+    if (CtTensor_Check(obj) || !(PyFloat_Check(obj) || PyLong_Check(obj) || PyIndex_Check(obj))) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Number, not %s", fname, name, pos,
+                     ct_type_name(obj));
+        return -1;
+    }
+    return ct_arg_double(obj, out);
+}
+
+/* A result the arena owns, handed to out= (or returned) as a new reference. */
+static PyObject *finish(CtArena *arena, PyObject *r, PyObject *out_obj, const char *fname)
+{
+    PyObject *owned = TAKE(r);
+    arena_free(arena);
+    if (owned == NULL || out_obj == NULL || out_obj == Py_None) {
+        return owned;
+    }
+    CtTensorObject *out;
+    if (ct_arg_out(out_obj, fname, &out) < 0) {
+        Py_DECREF(owned);
+        return NULL;
+    }
+    return ct_write_out(CT_TENSOR(owned), out_obj, fname, CT_OUT_EXACT, 0, NULL);
+}
+
+/* dtype= of the norms: input's dtype must promote to it ("convertible without narrowing"). */
+static int check_norm_dtype(const CtTensorObject *t, PyObject *dtype_obj, const char *fname)
+{
+    if (dtype_obj == NULL || dtype_obj == Py_None) {
+        return 0;
+    }
+    CtDType dtype;
+    if (ct_dtype_from_object(dtype_obj, &dtype) < 0) {
+        return -1;
+    }
+    if (ct_promote_types(t->dtype, dtype) != dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s: the dtype of the input (%s) should be convertible without narrowing to the specified dtype "
+                     "(%s)",
+                     fname, ct_scalar_type_name(t->dtype), ct_scalar_type_name(dtype));
+        return -1;
+    }
+    return 0;
+}
+
+/* ============================================================================================
+ * vector_norm / matrix_norm / norm
+ * ============================================================================================ */
+
+/* ctorch.norm(x, ord, dim, keepdim, dtype), which records LinalgVectorNormBackward0 as PyTorch's
+ * linalg.vector_norm does; out= (if given) is passed on. A new reference. */
+static PyObject *vector_norm_call(PyObject *x, PyObject *ord, PyObject *dim, bool keepdim, PyObject *dtype,
+                                  PyObject *out)
+{
+    PyObject *two = ord == NULL || ord == Py_None ? PyFloat_FromDouble(2.0) : Py_NewRef(ord);
+    if (two == NULL) {
+        return NULL;
+    }
+    /* dtype and out go by keyword: norm's formula row takes dtype keyword-only */
+    PyObject *args[6] = {x, two, dim ? dim : Py_None, keepdim ? Py_True : Py_False, NULL, NULL};
+    PyObject *kw = PyTuple_New(0), *r = NULL;
+    int nkw = 0;
+    if (kw != NULL && dtype != NULL && dtype != Py_None) {
+        args[4 + nkw++] = dtype;
+        Py_SETREF(kw, Py_BuildValue("(s)", "dtype"));
+    }
+    if (kw != NULL && out != NULL && out != Py_None) {
+        args[4 + nkw++] = out;
+        Py_SETREF(kw, nkw == 1 ? Py_BuildValue("(s)", "out") : Py_BuildValue("(ss)", "dtype", "out"));
+    }
+    if (kw != NULL) {
+        r = ct_op("norm", args, 4, nkw ? kw : NULL);
+    }
+    Py_XDECREF(kw);
+    Py_DECREF(two);
+    return r;
+}
+
+PyDoc_STRVAR(linalg_vector_norm_doc, "_linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None)\n\n"
+                                     "torch.linalg.vector_norm: the ord-norm of x over dim (every dim when None).");
+static PyObject *py_linalg_vector_norm(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"x", "ord", "dim", "keepdim", "*dtype", "*out", NULL};
+    PyObject *a[6];
+    double ord = 2.0;
+    bool keepdim = false;
+    if (ct_parse_args("linalg_vector_norm", args, nargs, kwnames, names, 1, a) < 0 ||
+        tensor_param(a[0], "linalg_vector_norm", "x") == NULL ||
+        number_param(a[1], "linalg_vector_norm", "ord", 2, &ord) < 0 || ct_arg_bool(a[3], &keepdim) < 0) {
+        return NULL;
+    }
+    return vector_norm_call(a[0], a[1], a[2], keepdim, a[4], a[5]);
+}
+
+/* The orders matrix_norm computes without an SVD. */
+typedef enum { ORD_FRO, ORD_ONE, ORD_MINUS_ONE, ORD_INF, ORD_MINUS_INF } MatrixOrd;
+
+/* ord of matrix_norm: 'fro' or +-1 / +-inf; 'nuc' and +-2 need an SVD. 0 or -1. */
+static int matrix_ord(PyObject *obj, MatrixOrd *out)
+{
+    if (obj == NULL || obj == Py_None) {
+        *out = ORD_FRO;
+        return 0;
+    }
+    if (PyUnicode_Check(obj)) {
+        const char *s = PyUnicode_AsUTF8(obj);
+        if (s == NULL) {
+            return -1;
+        }
+        if (strcmp(s, "fro") == 0) {
+            *out = ORD_FRO;
+            return 0;
+        }
+        if (strcmp(s, "nuc") == 0) {
+            PyErr_SetString(PyExc_RuntimeError,
+                             "linalg.matrix_norm: the nuclear norm needs an SVD, which ctorch does not have yet");
+            return -1;
+        }
+        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Order %s not supported.", s);
+        return -1;
+    }
+    double v;
+    if (number_param(obj, "linalg_matrix_norm", "ord", 2, &v) < 0) {
+        return -1;
+    }
+    if (v == 1.0 || v == -1.0) {
+        *out = v > 0 ? ORD_ONE : ORD_MINUS_ONE;
+        return 0;
+    }
+    if (isinf(v)) {
+        *out = v > 0 ? ORD_INF : ORD_MINUS_INF;
+        return 0;
+    }
+    if (v == 2.0 || v == -2.0) {
+        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: ord=%d needs an SVD, which ctorch does not have yet",
+                     (int)v);
+        return -1;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%g", v); /* PyErr_Format has no %g */
+    PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Order %s not supported.", buf);
+    return -1;
+}
+
+/* dim of matrix_norm: two distinct dims of t, wrapped. 0 or -1 with PyTorch's message. */
+static int matrix_dims(PyObject *obj, const CtTensorObject *t, int *d0, int *d1)
+{
+    int64_t d[CT_MAX_DIMS];
+    int n;
+    if (obj == NULL || obj == Py_None) {
+        d[0] = -2, d[1] = -1, n = 2;
+    } else if (PyTuple_Check(obj) || PyList_Check(obj)) {
+        n = (int)PySequence_Fast_GET_SIZE(obj);
+        for (int i = 0; i < n && i < CT_MAX_DIMS; i++) {
+            if (ct_arg_int64(PySequence_Fast_GET_ITEM(obj, i), &d[i]) < 0) {
+                return -1;
+            }
+        }
+    } else {
+        if (ct_arg_int64(obj, &d[0]) < 0) {
+            return -1;
+        }
+        n = 1;
+    }
+    if (n != 2) {
+        char buf[256] = "";
+        size_t len = 0;
+        for (int i = 0; i < n && i < CT_MAX_DIMS && len < sizeof buf; i++) {
+            len += (size_t)snprintf(buf + len, sizeof buf - len, i ? " %lld" : "%lld", (long long)d[i]);
+        }
+        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: dim must be a 2-tuple. Got %s", buf);
+        return -1;
+    }
+    if (ct_wrap_dim(d[0], t->ndim, d0) < 0 || ct_wrap_dim(d[1], t->ndim, d1) < 0) {
+        return -1;
+    }
+    if (*d0 == *d1) {
+        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: dims must be different. Got (%d, %d)", *d0, *d1);
+        return -1;
+    }
+    return 0;
+}
+
+/* matrix_norm(A, ord, dim, keepdim, dtype, out): 'fro' is the vector 2-norm over both dims; the
+ * 1 / inf orders are the largest (-1 / -inf: smallest) absolute column / row sum, as PyTorch's
+ * abs().sum(keepdim).amax(), so the node is AmaxBackward0 / AminBackward0. A new reference. */
+static PyObject *matrix_norm_impl(CtTensorObject *A, PyObject *ord_obj, PyObject *dim_obj, bool keepdim,
+                                  PyObject *dtype, PyObject *out)
+{
+    MatrixOrd ord;
+    int d0, d1;
+    if (A->ndim < 2) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.");
+        return NULL;
+    }
+    if (require_floating(A, "linalg.matrix_norm") < 0 || matrix_dims(dim_obj, A, &d0, &d1) < 0 ||
+        matrix_ord(ord_obj, &ord) < 0 || check_norm_dtype(A, dtype, "linalg.matrix_norm") < 0) {
+        return NULL;
+    }
+    if (ord == ORD_FRO) {
+        PyObject *dims = Py_BuildValue("(ii)", d0, d1);
+        PyObject *r = dims ? vector_norm_call((PyObject *)A, NULL, dims, keepdim, dtype, out) : NULL;
+        Py_XDECREF(dims);
+        return r;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *x = (PyObject *)A;
+    if (dtype != NULL && dtype != Py_None) {
+        x = METH(x, "to", "(O)", dtype);
+    }
+    bool columns = ord == ORD_ONE || ord == ORD_MINUS_ONE; /* sum down the columns (over d0) */
+    int sum_dim = columns ? d0 : d1, max_dim = columns ? d1 : d0;
+    PyObject *r;
+    if (ct_numel(A) == 0) { /* PyTorch gives zeros where the max would have nothing to take */
+        r = METH(METH(x, "abs", NULL), "sum", "((ii)O)", d0, d1, keepdim ? Py_True : Py_False);
+    } else {
+        if (!keepdim && max_dim > sum_dim) {
+            max_dim--;
+        }
+        const char *pick = ord == ORD_ONE || ord == ORD_INF ? "amax" : "amin";
+        PyObject *kd = keepdim ? Py_True : Py_False;
+        r = METH(METH(METH(x, "abs", NULL), "sum", "(iO)", sum_dim, kd), pick, "(iO)", max_dim, kd);
+    }
+    return finish(arena, r, out, "linalg_matrix_norm");
+}
+
+PyDoc_STRVAR(linalg_matrix_norm_doc,
+             "_linalg_matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None)\n\n"
+             "torch.linalg.matrix_norm: 'fro', 1, -1, inf or -inf norm of the matrices over dim.");
+static PyObject *py_linalg_matrix_norm(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "ord", "dim", "keepdim", "*dtype", "*out", NULL};
+    PyObject *a[6];
+    CtTensorObject *A;
+    bool keepdim = false;
+    if (ct_parse_args("linalg_matrix_norm", args, nargs, kwnames, names, 1, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_matrix_norm", "A")) == NULL || ct_arg_bool(a[3], &keepdim) < 0) {
+        return NULL;
+    }
+    return matrix_norm_impl(A, a[1], a[2], keepdim, a[4], a[5]);
+}
+
+PyDoc_STRVAR(linalg_norm_doc, "_linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None)\n\n"
+                              "torch.linalg.norm: a matrix norm for a string ord, or a number ord over two dims (or a "
+                              "2-d A without dim); otherwise a vector norm (2 when ord is None).");
+static PyObject *py_linalg_norm(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "ord", "dim", "keepdim", "*dtype", "*out", NULL};
+    PyObject *a[6];
+    CtTensorObject *A;
+    bool keepdim = false;
+    if (ct_parse_args("linalg_norm", args, nargs, kwnames, names, 1, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_norm", "A")) == NULL || ct_arg_bool(a[3], &keepdim) < 0) {
+        return NULL;
+    }
+    PyObject *ord = a[1] == Py_None ? NULL : a[1], *dim = a[2] == Py_None ? NULL : a[2];
+    Py_ssize_t ndims = -1;
+    if (dim != NULL && (PyTuple_Check(dim) || PyList_Check(dim))) {
+        ndims = PySequence_Fast_GET_SIZE(dim);
+        if (ndims != 1 && ndims != 2) {
+            PyObject *list = PySequence_List(dim);
+            if (list != NULL) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "linalg.norm: If dim is specified, it must be of length 1 or 2. Got %R", list);
+                Py_DECREF(list);
+            }
+            return NULL;
+        }
+    } else if (dim != NULL) {
+        ndims = 1;
+    } else if (ord != NULL && A->ndim != 1 && A->ndim != 2) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got %dD.", A->ndim);
+        return NULL;
+    }
+    if (ord != NULL && (PyUnicode_Check(ord) || ndims == 2 || (dim == NULL && A->ndim == 2))) {
+        return matrix_norm_impl(A, ord, dim, keepdim, a[4], a[5]);
+    }
+    double v;
+    if (number_param(ord, "linalg_norm", "ord", 2, &v) < 0) {
+        return NULL;
+    }
+    return vector_norm_call(a[0], ord, dim, keepdim, a[4], a[5]);
+}
+
+/* ============================================================================================
+ * vecdot, inner, dist, addr
+ * ============================================================================================ */
+
+PyDoc_STRVAR(linalg_vecdot_doc, "_linalg_vecdot(x, y, *, dim=-1, out=None)\n\n"
+                                "torch.linalg.vecdot: sum of x * y (broadcast) over dim.");
+static PyObject *py_linalg_vecdot(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"x", "y", "*dim", "*out", NULL};
+    PyObject *a[4];
+    CtTensorObject *x, *y;
+    int64_t dim = -1;
+    if (ct_parse_args("linalg_vecdot", args, nargs, kwnames, names, 2, a) < 0 ||
+        (x = tensor_param(a[0], "linalg_vecdot", "x")) == NULL ||
+        (y = tensor_param(a[1], "linalg_vecdot", "y")) == NULL || ct_arg_int64(a[2], &dim) < 0) {
+        return NULL;
+    }
+    if (x->dtype != y->dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "linalg.vecdot: Expected x and y to have the same dtype, but found x of type %s and y of type %s "
+                     "instead",
+                     ct_scalar_type_name(x->dtype), ct_scalar_type_name(y->dtype));
+        return NULL;
+    }
+    if (require_floating(x, "linalg.vecdot") < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    return finish(arena, METH(MUL(a[0], a[1]), "sum", "(L)", (long long)dim), a[3], "linalg_vecdot");
+}
+
+/* torch.inner: a 0-d operand multiplies; otherwise the last dims contract (tensordot). */
+static PyObject *tensor_inner(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"other", "*out", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self), *o;
+    if (ct_parse_args("inner", args, nargs, kwnames, names, 1, a) < 0 ||
+        (o = tensor_param(a[0], "inner", "other")) == NULL) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r;
+    if (t->ndim == 0 || o->ndim == 0) {
+        r = MUL(self, a[0]);
+    } else if (t->sizes[t->ndim - 1] != o->sizes[o->ndim - 1]) {
+        char sa[256], sb[256];
+        ct_format_sizes(sa, sizeof sa, t->ndim, t->sizes);
+        ct_format_sizes(sb, sizeof sb, o->ndim, o->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "inner() the last dimension must match on both input tensors but got shapes %s and %s", sa, sb);
+        return NULL;
+    } else {
+        r = FN("tensordot", "(OO([i][i]))", self, a[0], t->ndim - 1, o->ndim - 1);
+    }
+    return finish(arena, r, a[1], "inner");
+}
+
+/* torch.dist: the p-norm of input - other (broadcast); PyTorch's node is DistBackward0, here the
+ * difference's LinalgVectorNormBackward0 (the same gradient). */
+static PyObject *tensor_dist(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"other", "p", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self), *o;
+    double p = 2.0;
+    if (ct_parse_args("dist", args, nargs, kwnames, names, 1, a) < 0 ||
+        (o = tensor_param(a[0], "dist", "other")) == NULL || number_param(a[1], "dist", "p", 2, &p) < 0) {
+        return NULL;
+    }
+    CtDType dt = ct_promote_types(t->dtype, o->dtype);
+    if (!ct_is_floating(dt)) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "norm(): input dtype should be either floating point or complex. Got %s instead.",
+                     ct_scalar_type_name(dt));
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *diff = SUB(self, a[0]);
+    PyObject *r = diff ? KEEP(vector_norm_call(diff, a[1], NULL, false, NULL, NULL)) : NULL;
+    return finish(arena, r, NULL, "dist");
+}
+
+/* A beta / alpha of addr: PyTorch refuses a float one for integer results, and a bool one unless
+ * the result is bool (and the other way round). *is_zero tells beta == 0 (input is then not read). 0 or -1. */
+static int addr_scalar(PyObject *obj, CtDType result, const char *name, bool *is_zero)
+{
+    *is_zero = false;
+    if (obj == NULL) {
+        return 0;
+    }
+    if ((result == CT_BOOL) != (PyBool_Check(obj) != 0)) {
+        PyErr_Format(PyExc_RuntimeError, "Boolean %s only supported for Boolean results.", name);
+        return -1;
+    }
+    if (!ct_is_floating(result) && result != CT_BOOL && PyFloat_Check(obj)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "For integral input tensors, argument %s must not be a floating point number.", name);
+        return -1;
+    }
+    double v;
+    if (ct_arg_double(obj, &v) < 0) {
+        return -1;
+    }
+    *is_zero = v == 0.0;
+    return 0;
+}
+
+/* torch.addr: beta * input + alpha * outer(vec1, vec2), input broadcast to (n, m); with beta == 0
+ * input is not read (NaN in it does not spread). */
+static PyObject *tensor_addr(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"vec1", "vec2", "*beta", "*alpha", "*out", NULL};
+    PyObject *a[5];
+    CtTensorObject *t = CT_TENSOR(self), *v1, *v2;
+    bool beta_zero, alpha_zero;
+    if (ct_parse_args("addr", args, nargs, kwnames, names, 2, a) < 0 ||
+        (v1 = tensor_param(a[0], "addr", "vec1")) == NULL || (v2 = tensor_param(a[1], "addr", "vec2")) == NULL) {
+        return NULL;
+    }
+    if (v1->ndim != 1 || v2->ndim != 1) {
+        PyErr_Format(PyExc_RuntimeError, "addr: Expected 1-D argument %s, but got %d-D", v1->ndim != 1 ? "vec1" : "vec2",
+                     v1->ndim != 1 ? v1->ndim : v2->ndim);
+        return NULL;
+    }
+    CtDType dt = ct_promote_types(t->dtype, ct_promote_types(v1->dtype, v2->dtype));
+    if (addr_scalar(a[2], dt, "beta", &beta_zero) < 0 || addr_scalar(a[3], dt, "alpha", &alpha_zero) < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r = FN("outer", "(OO)", a[0], a[1]);
+    if (a[3] != NULL) {
+        r = dt == CT_BOOL ? (a[3] == Py_True ? r : MUL(r, Py_False)) : MUL(r, a[3]);
+    }
+    PyObject *in = METH(self, "expand", "(LL)", (long long)v1->sizes[0], (long long)v2->sizes[0]);
+    if (!beta_zero) {
+        PyObject *scaled = a[2] == NULL || dt == CT_BOOL ? in : MUL(in, a[2]);
+        r = dt == CT_BOOL ? FN("logical_or", "(OO)", scaled, r) : ADD(scaled, r);
+    }
+    if (r != NULL && CT_TENSOR(r)->dtype != dt) {
+        r = METH(r, "to", "(O)", ct_dtype_object(dt));
+    }
+    return finish(arena, r, a[4], "addr");
+}
+
+/* ============================================================================================
+ * multi_dot, chain_matmul, matrix_power, diagonal
+ * ============================================================================================ */
+
+/* The product of mats[i..j] in the order split[] (n x n) gives: a new reference. */
+static PyObject *chain_product(PyObject *const *mats, const int *split, int n, int i, int j)
+{
+    if (i == j) {
+        return Py_NewRef(mats[i]);
+    }
+    int k = split[i * n + j];
+    PyObject *l = chain_product(mats, split, n, i, k);
+    PyObject *r = l ? chain_product(mats, split, n, k + 1, j) : NULL;
+    PyObject *p = NULL;
+    if (r != NULL) {
+        PyObject *operands[2] = {l, r};
+        p = ct_op("mm", operands, 2, NULL);
+    }
+    Py_XDECREF(l);
+    Py_XDECREF(r);
+    return p;
+}
+
+/* linalg.multi_dot of the tensors in seq (a tuple): the first may be 1-d (a row), the last 1-d
+ * (a column), the rest 2-d; the products run in the order of fewest multiplications (the
+ * matrix-chain dynamic programme). A new reference. */
+static PyObject *multi_dot_impl(PyObject *seq, const char *fname)
+{
+    int n = (int)PyTuple_GET_SIZE(seq);
+    if (n < 2) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): expected at least 2 tensors but got %d", fname, n);
+        return NULL;
+    }
+    CtTensorObject *first = CT_TENSOR(PyTuple_GET_ITEM(seq, 0)), *last = CT_TENSOR(PyTuple_GET_ITEM(seq, n - 1));
+    if (first->ndim != 1 && first->ndim != 2) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): the first tensor must be 1D or 2D but got %dD", fname, first->ndim);
+        return NULL;
+    }
+    if (last->ndim != 1 && last->ndim != 2) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): the last tensor must be 1D or 2D but got %dD", fname, last->ndim);
+        return NULL;
+    }
+    PyObject **mats = NULL, *result = NULL;
+    int64_t *dims = NULL, *cost = NULL;
+    int *split = NULL;
+    CtDevice device;
+    for (int i = 0; i < n; i++) {
+        CtTensorObject *t = CT_TENSOR(PyTuple_GET_ITEM(seq, i));
+        if (i > 0 && i < n - 1 && t->ndim != 2) {
+            PyErr_Format(PyExc_RuntimeError, "%s(): tensor %d must be 2D but got %dD", fname, i, t->ndim);
+            return NULL;
+        }
+        if (t->dtype != first->dtype) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "%s(): all tensors must have be the same dtype but tensor 0 is %s and tensor %d %s", fname,
+                         ct_cpp_type_name(first->dtype), i, ct_cpp_type_name(t->dtype));
+            return NULL;
+        }
+    }
+    mats = PyMem_Calloc((size_t)n, sizeof *mats);
+    dims = PyMem_Calloc((size_t)n + 1, sizeof *dims);
+    cost = PyMem_Calloc((size_t)n * n, sizeof *cost);
+    split = PyMem_Calloc((size_t)n * n, sizeof *split);
+    if (mats == NULL || dims == NULL || cost == NULL || split == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(seq, i);
+        CtTensorObject *t = CT_TENSOR(item);
+        if (t->ndim == 1) { /* first: a (1, k) row; last: a (k, 1) column */
+            mats[i] = PyObject_CallMethod(item, "unsqueeze", "i", i == 0 ? 0 : 1);
+        } else {
+            mats[i] = Py_NewRef(item);
+        }
+        if (mats[i] == NULL) {
+            goto done;
+        }
+    }
+    for (int i = 1; i < n; i++) {
+        CtTensorObject *pair[2] = {CT_TENSOR(mats[0]), CT_TENSOR(mats[i])};
+        if (ct_check_same_device(2, pair, false, &device) < 0) {
+            goto done;
+        }
+    }
+    dims[0] = CT_TENSOR(mats[0])->sizes[0];
+    for (int i = 0; i < n; i++) {
+        CtTensorObject *t = CT_TENSOR(mats[i]);
+        if (t->sizes[0] != dims[i]) {
+            char sa[256], sb[256];
+            CtTensorObject *p = CT_TENSOR(mats[i - 1]);
+            ct_format_sizes(sa, sizeof sa, p->ndim, p->sizes);
+            ct_format_sizes(sb, sizeof sb, t->ndim, t->sizes);
+            PyErr_Format(PyExc_RuntimeError, "%s(): tensors %d and %d with shapes %s and %s cannot be multiplied",
+                         fname, i - 1, i, sa, sb);
+            goto done;
+        }
+        dims[i + 1] = t->sizes[1];
+    }
+    for (int len = 1; len < n; len++) { /* cost[i][j]: fewest multiplications for mats[i..j] */
+        for (int i = 0; i + len < n; i++) {
+            int j = i + len;
+            cost[i * n + j] = INT64_MAX;
+            for (int k = i; k < j; k++) {
+                int64_t c = cost[i * n + k] + cost[(k + 1) * n + j] + dims[i] * dims[k + 1] * dims[j + 1];
+                if (c < cost[i * n + j]) {
+                    cost[i * n + j] = c;
+                    split[i * n + j] = k;
+                }
+            }
+        }
+    }
+    result = chain_product(mats, split, n, 0, n - 1);
+    if (result != NULL) { /* as PyTorch, a view to the result's shape ends it (ViewBackward0) */
+        int64_t shape[2];
+        int nd = 0;
+        if (first->ndim == 2) {
+            shape[nd++] = dims[0];
+        }
+        if (last->ndim == 2) {
+            shape[nd++] = dims[n];
+        }
+        PyObject *size = ct_size_object(nd, shape);
+        Py_SETREF(result, size ? PyObject_CallMethod(result, "view", "O", size) : NULL);
+        Py_XDECREF(size);
+    }
+done:
+    for (int i = 0; mats != NULL && i < n; i++) {
+        Py_XDECREF(mats[i]);
+    }
+    PyMem_Free(mats);
+    PyMem_Free(dims);
+    PyMem_Free(cost);
+    PyMem_Free(split);
+    return result;
+}
+
+/* The tensors of f([t1, t2, ...]) or f(t1, t2, ...): a new tuple, or NULL with a TypeError. */
+static PyObject *tensor_tuple(PyObject *obj, const char *fname)
+{
+    PyObject *seq = PySequence_Check(obj) && !CtTensor_Check(obj) ? PySequence_Tuple(obj) : NULL;
+    if (seq == NULL) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'tensors' must be tuple of Tensors, not %s", fname,
+                     ct_type_name(obj));
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+        if (!CtTensor_Check(PyTuple_GET_ITEM(seq, i))) {
+            PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0, but got %s", i,
+                         ct_type_name(PyTuple_GET_ITEM(seq, i)));
+            Py_DECREF(seq);
+            return NULL;
+        }
+    }
+    return seq;
+}
+
+PyDoc_STRVAR(linalg_multi_dot_doc, "_linalg_multi_dot(tensors, *, out=None)\n\n"
+                                   "torch.linalg.multi_dot: the chained product in the cheapest order.");
+static PyObject *py_linalg_multi_dot(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"tensors", "*out", NULL};
+    PyObject *a[2];
+    if (ct_parse_args("linalg_multi_dot", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    PyObject *seq = tensor_tuple(a[0], "linalg_multi_dot");
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r = seq ? KEEP(multi_dot_impl(seq, "multi_dot")) : NULL;
+    Py_XDECREF(seq);
+    return finish(arena, r, a[1], "linalg_multi_dot");
+}
+
+PyDoc_STRVAR(chain_matmul_doc, "chain_matmul(*matrices, out=None)\n\n"
+                               "Deprecated torch.chain_matmul: linalg.multi_dot of 2-d matrices.");
+static PyObject *py_chain_matmul(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static bool warned = false;
+    PyObject *out = NULL;
+    for (Py_ssize_t k = 0; kwnames != NULL && k < PyTuple_GET_SIZE(kwnames); k++) {
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "out") != 0) {
+            PyErr_Format(PyExc_TypeError, "chain_matmul() got an unexpected keyword argument '%U'",
+                         PyTuple_GET_ITEM(kwnames, k));
+            return NULL;
+        }
+        out = args[nargs + k];
+    }
+    if (!warned) {
+        warned = true;
+        if (PyErr_WarnEx(PyExc_UserWarning,
+                         "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                         "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                         "multiple parameters.",
+                         1) < 0) {
+            return NULL;
+        }
+    }
+    if (nargs == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "chain_matmul(): Expected one or more matrices");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        CtTensorObject *t = tensor_param(args[i], "chain_matmul", "matrices");
+        if (t == NULL) {
+            return NULL;
+        }
+        if (t->ndim != 2) {
+            PyErr_Format(PyExc_RuntimeError, "Tensor dimension is %d, expected 2 instead.", t->ndim);
+            return NULL;
+        }
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r;
+    if (nargs == 1) {
+        r = args[0];
+    } else {
+        PyObject *seq = PyTuple_New(nargs);
+        for (Py_ssize_t i = 0; seq != NULL && i < nargs; i++) {
+            PyTuple_SET_ITEM(seq, i, Py_NewRef(args[i]));
+        }
+        r = seq ? KEEP(multi_dot_impl(seq, "multi_dot")) : NULL;
+        Py_XDECREF(seq);
+    }
+    return finish(arena, r, out, "chain_matmul");
+}
+
+/* A^n by repeated squaring (n >= 1): a new reference. */
+static PyObject *matrix_power_positive(PyObject *A, int64_t n)
+{
+    PyObject *square = Py_NewRef(A), *result = NULL;
+    while (square != NULL) {
+        if (n & 1) {
+            PyObject *p = result == NULL ? Py_NewRef(square) : PyNumber_MatrixMultiply(result, square);
+            Py_XSETREF(result, p);
+            if (p == NULL) {
+                break;
+            }
+        }
+        n >>= 1;
+        if (n == 0) {
+            break;
+        }
+        Py_SETREF(square, PyNumber_MatrixMultiply(square, square));
+    }
+    if (square == NULL) {
+        Py_CLEAR(result);
+    }
+    Py_XDECREF(square);
+    return result;
+}
+
+PyDoc_STRVAR(linalg_matrix_power_doc, "_linalg_matrix_power(A, n, *, out=None)\n\n"
+                                      "torch.linalg.matrix_power: A (batches of square matrices) to the integer "
+                                      "power n >= 0; n == 0 gives identities.");
+static PyObject *py_linalg_matrix_power(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "n", "*out", NULL};
+    PyObject *a[3];
+    CtTensorObject *A;
+    int64_t n;
+    if (ct_parse_args("linalg_matrix_power", args, nargs, kwnames, names, 2, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_matrix_power", "A")) == NULL) {
+        return NULL;
+    }
+    if (PyBool_Check(a[1]) || PyFloat_Check(a[1]) || CtTensor_Check(a[1]) || !PyIndex_Check(a[1])) {
+        PyErr_Format(PyExc_TypeError, "linalg_matrix_power(): argument 'n' (position 2) must be int, not %s",
+                     ct_type_name(a[1]));
+        return NULL;
+    }
+    if (ct_arg_int64(a[1], &n) < 0) {
+        return NULL;
+    }
+    if (A->ndim < 2 || A->sizes[A->ndim - 1] != A->sizes[A->ndim - 2]) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "linalg.matrix_power: A must be batches of square matrices, but they are %lld by %lld matrices",
+                     A->ndim < 2 ? 1LL : (long long)A->sizes[A->ndim - 2], (long long)A->sizes[A->ndim - 1]);
+        return NULL;
+    }
+    if (n < 0) {
+        if (require_floating(A, "linalg.inv") == 0) {
+            PyErr_SetString(PyExc_NotImplementedError,
+                            "linalg.matrix_power: negative powers need linalg.inv, which ctorch does not have yet");
+        }
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r;
+    if (n == 0) {
+        /* identities; where() keeps A in the graph, so its gradient is zeros as PyTorch's */
+        PyObject *eye = FN("zeros_like", "(O)", a[0]);
+        PyObject *diag = METH(eye, "diagonal", "(iii)", 0, -2, -1);
+        r = METH(diag, "fill_", "(i)", 1) ? WHERE(CMP(eye, eye, Py_EQ), eye, a[0]) : NULL;
+    } else if (n == 1) {
+        r = METH(a[0], "clone", NULL);
+    } else {
+        r = KEEP(matrix_power_positive(a[0], n));
+    }
+    return finish(arena, r, a[2], "linalg_matrix_power");
+}
+
+PyDoc_STRVAR(linalg_diagonal_doc, "_linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1)\n\n"
+                                  "torch.linalg.diagonal: A.diagonal(offset, dim1, dim2), a view.");
+static PyObject *py_linalg_diagonal(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "*offset", "*dim1", "*dim2", NULL};
+    PyObject *a[4];
+    int64_t offset = 0, dim1 = -2, dim2 = -1;
+    if (ct_parse_args("linalg_diagonal", args, nargs, kwnames, names, 1, a) < 0 ||
+        tensor_param(a[0], "linalg_diagonal", "A") == NULL || ct_arg_int64(a[1], &offset) < 0 ||
+        ct_arg_int64(a[2], &dim1) < 0 || ct_arg_int64(a[3], &dim2) < 0) {
+        return NULL;
+    }
+    return PyObject_CallMethod(a[0], "diagonal", "LLL", (long long)offset, (long long)dim1, (long long)dim2);
+}
+
+/* ============================================================================================
+ * renorm
+ * ============================================================================================ */
+
+/* torch.renorm: each slice along dim whose p-norm exceeds maxnorm is scaled to norm maxnorm
+ * (by maxnorm / (norm + 1e-7), as PyTorch). A new reference. */
+static PyObject *renorm_impl(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                             const char *fname, PyObject **out)
+{
+    static const char *const names[] = {"p", "dim", "maxnorm", "*out", NULL};
+    PyObject *a[4];
+    CtTensorObject *t = CT_TENSOR(self);
+    double p, maxnorm;
+    int64_t dim;
+    int wrapped;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 3, a) < 0 || number_param(a[0], fname, "p", 1, &p) < 0 ||
+        ct_arg_int64(a[1], &dim) < 0 || number_param(a[2], fname, "maxnorm", 3, &maxnorm) < 0) {
+        return NULL;
+    }
+    *out = a[3];
+    if (p <= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "renorm: non-positive-norm not supported");
+        return NULL;
+    }
+    if (maxnorm < 0) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%g", maxnorm); /* PyErr_Format has no %g */
+        PyErr_Format(PyExc_RuntimeError, "renorm: expected maxnorm to be >= 0 but got %s", buf);
+        return NULL;
+    }
+    if (t->ndim < 2) {
+        PyErr_Format(PyExc_RuntimeError, "renorm: input needs at least 2 dimensions, got %d dimensions", t->ndim);
+        return NULL;
+    }
+    if (ct_wrap_dim(dim, t->ndim, &wrapped) < 0) {
+        return NULL;
+    }
+    PyObject *others = PyTuple_New(t->ndim - 1);
+    for (int i = 0, k = 0; others != NULL && i < t->ndim; i++) {
+        if (i != wrapped) {
+            PyTuple_SET_ITEM(others, k++, PyLong_FromLong(i));
+        }
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *norm = others ? KEEP(vector_norm_call(self, a[0], others, true, NULL, NULL)) : NULL;
+    Py_XDECREF(others);
+    PyObject *limit = NUM(maxnorm);
+    PyObject *factor = WHERE(CMP(norm, limit, Py_GT), DIV(limit, ADD(norm, NUM(1e-7))), FN("ones_like", "(O)", norm));
+    PyObject *r = MUL(self, factor);
+    return finish(arena, r, NULL, fname);
+}
+
+static PyObject *tensor_renorm(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *out = NULL;
+    PyObject *r = renorm_impl(self, args, nargs, kwnames, "renorm", &out);
+    if (r == NULL || out == NULL || out == Py_None) {
+        return r;
+    }
+    CtTensorObject *o;
+    if (ct_arg_out(out, "renorm", &o) < 0) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    return ct_write_out(CT_TENSOR(r), out, "renorm", CT_OUT_EXACT, 0, NULL);
+}
+
+static PyObject *tensor_renorm_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *out = NULL;
+    PyObject *r = renorm_impl(self, args, nargs, kwnames, "renorm_", &out);
+    if (r != NULL && out != NULL && out != Py_None) {
+        Py_CLEAR(r);
+        PyErr_SetString(PyExc_TypeError, "renorm_() got an unexpected keyword argument 'out'");
+    }
+    PyObject *done = r ? PyObject_CallMethod(self, "copy_", "O", r) : NULL;
+    Py_XDECREF(r);
+    return done;
+}
+
+/* ============================================================================================
+ * tables
+ * ============================================================================================ */
+
+CT_FUNCTION_FROM_METHOD(inner, tensor_inner)
+CT_FUNCTION_FROM_METHOD(dist, tensor_dist)
+CT_FUNCTION_FROM_METHOD(addr, tensor_addr)
+CT_FUNCTION_FROM_METHOD(renorm, tensor_renorm)
+
+#define CT_M(name, doc) {#name, CT_FASTCALL(tensor_##name), CT_METH_FK, doc}
+PyMethodDef ct_linalg_more_tensor_methods[] = {
+    CT_M(inner, "inner(other): products summed over the last dims"),
+    CT_M(dist, "dist(other, p=2): the p-norm of self - other"),
+    CT_M(addr, "addr(vec1, vec2, *, beta=1, alpha=1): beta * self + alpha * outer(vec1, vec2)"),
+    CT_M(renorm, "renorm(p, dim, maxnorm): slices along dim scaled to p-norm at most maxnorm"),
+    CT_M(renorm_, "renorm_(p, dim, maxnorm): in-place renorm"),
+    {NULL},
+};
+
+#define CT_FN(name, doc) {#name, CT_FASTCALL(function_##name), CT_METH_FK, doc}
+#define CT_LINALG(name) {"_linalg_" #name, CT_FASTCALL(py_linalg_##name), CT_METH_FK, linalg_##name##_doc}
+PyMethodDef ct_linalg_more_module_methods[] = {
+    CT_LINALG(vector_norm),
+    CT_LINALG(matrix_norm),
+    CT_LINALG(norm),
+    CT_LINALG(vecdot),
+    CT_LINALG(multi_dot),
+    CT_LINALG(matrix_power),
+    CT_LINALG(diagonal),
+    {"chain_matmul", CT_FASTCALL(py_chain_matmul), CT_METH_FK, chain_matmul_doc},
+    CT_FN(inner, "inner(input, other, *, out=None)"),
+    CT_FN(dist, "dist(input, other, p=2)"),
+    CT_FN(addr, "addr(input, vec1, vec2, *, beta=1, alpha=1, out=None)"),
+    CT_FN(renorm, "renorm(input, p, dim, maxnorm, *, out=None)"),
+    {NULL},
+};
+
+PyType_Slot ct_linalg_more_tensor_slots[] = {{0, NULL}};
