@@ -14,6 +14,10 @@
 #include "creation.h" /* ct_type_name */
 #include "registry.h"
 #include "tensor.h"
+#include "creation.h"
+#include "device.h"
+#include "linalg.h"
+#include "lu_math.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -734,7 +738,7 @@ static PyObject *matrix_power_positive(PyObject *A, int64_t n)
 
 PyDoc_STRVAR(linalg_matrix_power_doc, "_linalg_matrix_power(A, n, *, out=None)\n\n"
                                       "torch.linalg.matrix_power: A (batches of square matrices) to the integer "
-                                      "power n >= 0; n == 0 gives identities.");
+                                      "power n; n == 0 gives identities, n < 0 powers of linalg.inv(A).");
 static PyObject *py_linalg_matrix_power(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"A", "n", "*out", NULL};
@@ -759,14 +763,12 @@ static PyObject *py_linalg_matrix_power(PyObject *mod, PyObject *const *args, Py
                      A->ndim < 2 ? 1LL : (long long)A->sizes[A->ndim - 2], (long long)A->sizes[A->ndim - 1]);
         return NULL;
     }
-    if (n < 0) {
-        if (require_floating(A, "linalg.inv") == 0) {
-            PyErr_SetString(PyExc_NotImplementedError,
-                            "linalg.matrix_power: negative powers need linalg.inv, which ctorch does not have yet");
-        }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *base = n < 0 ? FN("_linalg_inv", "(O)", a[0]) : a[0]; /* A^-n = (A^-1)^n */
+    if (base == NULL) {
+        arena_free(arena);
         return NULL;
     }
-    CtArena scratch = {0}, *arena = &scratch;
     PyObject *r;
     if (n == 0) {
         /* identities; where() keeps A in the graph, so its gradient is zeros as PyTorch's */
@@ -775,8 +777,10 @@ static PyObject *py_linalg_matrix_power(PyObject *mod, PyObject *const *args, Py
         r = METH(diag, "fill_", "(i)", 1) ? WHERE(CMP(eye, eye, Py_EQ), eye, a[0]) : NULL;
     } else if (n == 1) {
         r = METH(a[0], "clone", NULL);
+    } else if (n == -1) {
+        r = base;
     } else {
-        r = KEEP(matrix_power_positive(a[0], n));
+        r = KEEP(matrix_power_positive(base, n < 0 ? -n : n));
     }
     return finish(arena, r, a[2], "linalg_matrix_power");
 }
@@ -877,6 +881,539 @@ static PyObject *tensor_renorm_(PyObject *self, PyObject *const *args, Py_ssize_
 }
 
 /* ============================================================================================
+ * LU: lu_factor, inv, solve, det, slogdet, logdet
+ * ============================================================================================ */
+
+#define CT_LU_CPU(NAME, T)                                                                                 \
+    static void lu_factor_cpu_##NAME(T *A, int32_t *pivots, int32_t *info, int64_t n)                      \
+    {                                                                                                      \
+        *info = 0;                                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                                  \
+            int64_t p = ct_lu_pivot_##NAME(A, n, j);                                                       \
+            pivots[j] = (int32_t)(p + 1);                                                                  \
+            if (A[p * n + j] == 0 && *info == 0) {                                                         \
+                *info = (int32_t)(j + 1);                                                                  \
+            }                                                                                              \
+            for (int64_t c = 0; p != j && c < n; c++) {                                                    \
+                ct_lu_swap_##NAME(A, n, j, p, c);                                                          \
+            }                                                                                              \
+            for (int64_t i = j + 1; A[j * n + j] != 0 && i < n; i++) {                                     \
+                ct_lu_eliminate_##NAME(A, n, j, i);                                                        \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+CT_LU_TYPES(CT_LU_CPU)
+#undef CT_LU_CPU
+
+int ct_cpu_lu_factor(CtDevice device, CtDType dtype, void *A, int32_t *pivots, int32_t *info, int64_t n, int64_t batch)
+{
+    (void)device;
+    for (int64_t b = 0; b < batch; b++) {
+        if (dtype == CT_F32) {
+            lu_factor_cpu_F32((float *)A + b * n * n, pivots + b * n, info + b, n);
+        } else {
+            lu_factor_cpu_F64((double *)A + b * n * n, pivots + b * n, info + b, n);
+        }
+    }
+    return 0;
+}
+
+int ct_cpu_lu_solve(CtDevice device, CtDType dtype, const void *LU, const int32_t *pivots, void *B, int64_t n,
+                    int64_t k, int64_t batch)
+{
+    (void)device;
+    for (int64_t b = 0; b < batch; b++) {
+        for (int64_t c = 0; c < k; c++) {
+            if (dtype == CT_F32) {
+                ct_lu_solve_column_F32((const float *)LU + b * n * n, pivots + b * n, (float *)B + b * n * k, n, k, c);
+            } else {
+                ct_lu_solve_column_F64((const double *)LU + b * n * n, pivots + b * n, (double *)B + b * n * k, n, k,
+                                       c);
+            }
+        }
+    }
+    return 0;
+}
+
+/* torch.linalg.LinAlgError (a RuntimeError), created with the module's functions on first use. */
+static PyObject *linalg_error(void)
+{
+    static PyObject *type = NULL;
+    if (type == NULL) {
+        type = PyErr_NewExceptionWithDoc("torch._C._LinAlgError",
+                                         "Error raised by torch.linalg functions for ill-conditioned inputs",
+                                         PyExc_RuntimeError, NULL);
+    }
+    return type;
+}
+
+static PyObject *py_linalg_error_type(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *type = linalg_error();
+    return type ? Py_NewRef(type) : NULL;
+}
+
+/* A (..., n, n), float32/float64, with PyTorch's messages for fname ("linalg.inv"). 0 or -1. */
+static int check_square_float(const CtTensorObject *A, const char *fname)
+{
+    if (A->ndim < 2) {
+        PyErr_Format(PyExc_RuntimeError, "%s: The input tensor A must have at least 2 dimensions.", fname);
+        return -1;
+    }
+    if (require_floating(A, fname) < 0) {
+        return -1;
+    }
+    if (A->dtype != CT_F32 && A->dtype != CT_F64) {
+        PyErr_Format(PyExc_NotImplementedError, "%s: Low precision dtypes not supported. Got %s", fname,
+                     ct_scalar_type_name(A->dtype));
+        return -1;
+    }
+    if (A->sizes[A->ndim - 1] != A->sizes[A->ndim - 2]) {
+        PyErr_Format(PyExc_RuntimeError, "%s: A must be batches of square matrices, but they are %lld by %lld matrices",
+                     fname, (long long)A->sizes[A->ndim - 2], (long long)A->sizes[A->ndim - 1]);
+        return -1;
+    }
+    return 0;
+}
+
+/* The LU factors of A (checked square): *lu a contiguous copy overwritten with L\U, *pivots int32
+ * (..., n); *singular the first batch element with a zero pivot (or -1) and *zero its 1-based
+ * pivot index. 0 or -1 (nothing owned left on failure). */
+static int lu_run(CtTensorObject *A, CtTensorObject **lu, CtTensorObject **pivots, int64_t *singular, int32_t *zero)
+{
+    CtDevice dev = ct_device_of(A);
+    CtDevice cpu = {CT_DEV_CPU, -1};
+    int64_t n = A->sizes[A->ndim - 1], batch = ct_numel(A) / (n > 0 ? n * n : 1);
+    const CtDeviceOps *ops = ct_device_ops(dev);
+    CtTensorObject *info = NULL, *host = NULL;
+    *lu = NULL, *pivots = NULL, *singular = -1, *zero = 0;
+    if (ops == NULL) {
+        return -1;
+    }
+    if (ops->blas == NULL || ops->blas->lu_factor == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "LU factorization is not implemented on this device");
+        return -1;
+    }
+    if (n == 0) {
+        batch = 1;
+        for (int i = 0; i < A->ndim - 2; i++) {
+            batch *= A->sizes[i];
+        }
+    }
+    if ((*lu = ct_to(A, A->dtype, dev, true)) == NULL ||
+        (*pivots = ct_empty(A->ndim - 1, A->sizes, CT_I32, dev)) == NULL ||
+        (info = ct_empty(A->ndim - 2, A->sizes, CT_I32, dev)) == NULL) {
+        goto error;
+    }
+    if (n > 0 && batch > 0) {
+        if (ops->blas->lu_factor(dev, A->dtype, ct_data(*lu), (int32_t *)ct_data(*pivots), (int32_t *)ct_data(info), n,
+                                 batch) < 0 ||
+            (host = ct_to(info, CT_I32, cpu, false)) == NULL) {
+            goto error;
+        }
+        const int32_t *flags = (const int32_t *)ct_data(host);
+        for (int64_t b = 0; b < batch; b++) {
+            if (flags[b] > 0) {
+                *singular = b;
+                *zero = flags[b];
+                break;
+            }
+        }
+    }
+    Py_XDECREF(host);
+    Py_DECREF(info);
+    return 0;
+error:
+    Py_XDECREF(host);
+    Py_XDECREF(info);
+    Py_CLEAR(*lu);
+    Py_CLEAR(*pivots);
+    return -1;
+}
+
+/* LinAlgError for a singular batch element: "<fname>: (Batch element 1): <what>" (no batch part
+ * for a lone matrix). Always -1. */
+static int raise_singular(const CtTensorObject *A, int64_t b, const char *fname, const char *what)
+{
+    PyObject *type = linalg_error();
+    if (type == NULL) {
+        return -1;
+    }
+    if (A->ndim > 2) {
+        PyErr_Format(type, "%s: (Batch element %lld): %s", fname, (long long)b, what);
+    } else {
+        PyErr_Format(type, "%s: %s", fname, what);
+    }
+    return -1;
+}
+
+/* B (dense contiguous (batch, n, k), overwritten) = A^-1 B from the factors. */
+static int lu_solve_into(CtTensorObject *lu, CtTensorObject *pivots, CtTensorObject *B, int64_t k)
+{
+    int64_t n = lu->sizes[lu->ndim - 1];
+    int64_t batch = n > 0 ? ct_numel(lu) / (n * n) : 0;
+    const CtDeviceOps *ops = ct_device_ops(ct_device_of(lu));
+    if (ops == NULL) {
+        return -1;
+    }
+    return n == 0 || batch == 0 ? 0
+                                : ops->blas->lu_solve(ct_device_of(lu), lu->dtype, ct_data(lu),
+                                                      (const int32_t *)ct_data(pivots), ct_data(B), n, k, batch);
+}
+
+/* linalg.inv(A): identities solved against A's factors. A new reference. */
+static PyObject *inv_impl(CtTensorObject *A)
+{
+    CtTensorObject *lu = NULL, *pivots = NULL, *eye = NULL, *X = NULL;
+    int64_t singular;
+    int32_t zero;
+    if (check_square_float(A, "linalg.inv") < 0 || lu_run(A, &lu, &pivots, &singular, &zero) < 0) {
+        return NULL;
+    }
+    int64_t n = A->sizes[A->ndim - 1];
+    char what[160];
+    if (singular >= 0) {
+        snprintf(what, sizeof what,
+                 "The diagonal element %d is zero, the inversion could not be completed because the input matrix is "
+                 "singular.",
+                 (int)zero);
+        raise_singular(A, singular, "linalg.inv", what);
+        goto done;
+    }
+    if ((eye = ct_eye(n, n, A->dtype, ct_device_of(A))) == NULL || (X = ct_empty(A->ndim, A->sizes, A->dtype,
+                                                                                 ct_device_of(A))) == NULL ||
+        ct_copy_(X, eye) < 0 || lu_solve_into(lu, pivots, X, n) < 0) {
+        Py_CLEAR(X);
+    }
+done:
+    Py_XDECREF(lu);
+    Py_XDECREF(pivots);
+    Py_XDECREF(eye);
+    return (PyObject *)X;
+}
+
+PyDoc_STRVAR(linalg_inv_doc, "_linalg_inv(A, *, out=None)\n\ntorch.linalg.inv: the inverse of each square matrix "
+                             "(LU with partial pivoting); LinAlgError for a singular one.");
+static PyObject *py_linalg_inv(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "*out", NULL};
+    PyObject *a[2];
+    CtTensorObject *A;
+    if (ct_parse_args("linalg_inv", args, nargs, kwnames, names, 1, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_inv", "A")) == NULL) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    return finish(arena, KEEP(inv_impl(A)), a[1], "linalg_inv");
+}
+
+static PyObject *py_inverse(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return py_linalg_inv(mod, args, nargs, kwnames);
+}
+
+/* linalg.solve(A, B): B is a batch of vectors when 1-d or shaped as A's batch of columns
+ * (A.shape[:-1]); batch dims broadcast. A new reference. */
+static PyObject *solve_impl(CtTensorObject *A, CtTensorObject *B)
+{
+    if (check_square_float(A, "linalg.solve") < 0) {
+        return NULL;
+    }
+    if (A->dtype != B->dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B of type %s "
+                     "instead",
+                     ct_scalar_type_name(A->dtype), ct_scalar_type_name(B->dtype));
+        return NULL;
+    }
+    int64_t n = A->sizes[A->ndim - 1];
+    bool vector = B->ndim == 1 || (B->ndim == A->ndim - 1 && memcmp(B->sizes, A->sizes, sizeof(int64_t) * B->ndim) == 0);
+    int64_t k = vector ? 1 : (B->ndim >= 1 ? B->sizes[B->ndim - 1] : 0);
+    int64_t rows = vector ? B->sizes[B->ndim - 1] : (B->ndim >= 2 ? B->sizes[B->ndim - 2] : -1);
+    if (rows != n) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "linalg.solve: Incompatible shapes of A and B for the equation AX = B (%lldx%lld and %lldx%lld)",
+                     (long long)n, (long long)n, (long long)(vector ? B->sizes[B->ndim - 1] : rows), (long long)k);
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *b = vector ? METH((PyObject *)B, "unsqueeze", "(i)", -1) : (PyObject *)B;
+    /* broadcast the batch dims: A (..., n, n), b (..., n, k) */
+    PyObject *shapes = b ? FN("broadcast_shapes", "(OO)", METH(ATTR((PyObject *)A, "shape"), "__getitem__", "(O)",
+                                                                KEEP(PySlice_New(NULL, INT(-2), NULL))),
+                             METH(ATTR(b, "shape"), "__getitem__", "(O)", KEEP(PySlice_New(NULL, INT(-2), NULL))))
+                         : NULL;
+    PyObject *full_a = shapes ? ADD(shapes, KEEP(Py_BuildValue("(LL)", (long long)n, (long long)n))) : NULL;
+    PyObject *full_b = shapes ? ADD(shapes, KEEP(Py_BuildValue("(LL)", (long long)n, (long long)k))) : NULL;
+    PyObject *Ae = METH((PyObject *)A, "expand", "(O)", full_a);
+    /* a fresh dense copy, written in place (never b's own memory) */
+    PyObject *X = METH(METH(b, "expand", "(O)", full_b), "clone", "()");
+    X = X ? METH(X, "contiguous", NULL) : NULL;
+    CtTensorObject *lu = NULL, *pivots = NULL;
+    int64_t singular = -1;
+    int32_t zero;
+    PyObject *r = NULL;
+    if (Ae != NULL && X != NULL && lu_run(CT_TENSOR(Ae), &lu, &pivots, &singular, &zero) == 0) {
+        if (singular >= 0) {
+            raise_singular(CT_TENSOR(Ae), singular, "torch.linalg.solve",
+                           "The solver failed because the input matrix is singular.");
+        } else if (lu_solve_into(lu, pivots, CT_TENSOR(X), k) == 0) {
+            r = vector ? METH(X, "squeeze", "(i)", -1) : X;
+        }
+    }
+    Py_XDECREF(lu);
+    Py_XDECREF(pivots);
+    PyObject *owned = r ? TAKE(r) : NULL;
+    arena_free(arena);
+    return owned;
+}
+
+PyDoc_STRVAR(linalg_solve_doc, "_linalg_solve(A, B, *, out=None)\n\ntorch.linalg.solve: X with A X = B (B a batch "
+                               "of vectors or of matrices), batch dims broadcast.");
+static PyObject *py_linalg_solve(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "B", "*out", NULL};
+    PyObject *a[3];
+    CtTensorObject *A, *B;
+    if (ct_parse_args("linalg_solve", args, nargs, kwnames, names, 2, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_solve", "A")) == NULL || (B = tensor_param(a[1], "linalg_solve", "B")) == NULL) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    return finish(arena, KEEP(solve_impl(A, B)), a[2], "linalg_solve");
+}
+
+/* det and slogdet from the factors: U's diagonal and the row swaps' sign (counted on the host,
+ * which the singularity check already waits for). det: *value = det (sign NULL); slogdet: *sign
+ * and *value = log|det|. New references; 0 or -1. */
+static int det_parts(CtTensorObject *A, const char *fname, bool logabs, PyObject **sign, PyObject **value)
+{
+    CtTensorObject *lu = NULL, *pivots = NULL, *host = NULL, *swaps = NULL;
+    CtDevice cpu = {CT_DEV_CPU, -1};
+    int64_t singular;
+    int32_t zero;
+    *sign = *value = NULL;
+    if (check_square_float(A, fname) < 0 || lu_run(A, &lu, &pivots, &singular, &zero) < 0) {
+        return -1;
+    }
+    int64_t n = A->sizes[A->ndim - 1], batch = 1;
+    for (int i = 0; i < A->ndim - 2; i++) {
+        batch *= A->sizes[i];
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    if ((host = ct_to(pivots, CT_I32, cpu, false)) != NULL &&
+        (swaps = ct_empty(A->ndim - 2, A->sizes, CT_F64, cpu)) != NULL) {
+        const int32_t *piv = (const int32_t *)ct_data(host);
+        double *out = (double *)ct_data(swaps);
+        for (int64_t b = 0; b < batch; b++) {
+            double s = 1.0;
+            for (int64_t j = 0; j < n; j++) {
+                s = piv[b * n + j] != j + 1 ? -s : s;
+            }
+            out[b] = s;
+        }
+    }
+    PyObject *perm = swaps ? KEEP((PyObject *)ct_to(swaps, A->dtype, ct_device_of(A), false)) : NULL;
+    PyObject *diag = perm ? METH((PyObject *)lu, "diagonal", "(iii)", 0, -2, -1) : NULL;
+    if (logabs) {
+        *sign = TAKE(MUL(perm, METH(METH(diag, "sign", NULL), "prod", "(i)", -1)));
+        *value = TAKE(METH(METH(METH(diag, "abs", NULL), "log", NULL), "sum", "(i)", -1));
+    } else {
+        *value = TAKE(MUL(perm, METH(diag, "prod", "(i)", -1)));
+    }
+    arena_free(arena);
+    Py_XDECREF(host);
+    Py_XDECREF(swaps);
+    Py_DECREF(lu);
+    Py_DECREF(pivots);
+    if (*value == NULL || (logabs && *sign == NULL)) {
+        Py_CLEAR(*sign);
+        Py_CLEAR(*value);
+        return -1;
+    }
+    return 0;
+}
+
+/* det(A) / linalg.det(A, *, out=None) */
+static PyObject *det_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *fname,
+                          const char *message_name)
+{
+    static const char *const names[] = {"A", "*out", NULL};
+    PyObject *a[2], *sign, *value;
+    CtTensorObject *A;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || (A = tensor_param(a[0], fname, "A")) == NULL ||
+        det_parts(A, message_name, false, &sign, &value) < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    return finish(arena, KEEP(value), a[1], fname);
+}
+
+PyDoc_STRVAR(linalg_det_doc, "_linalg_det(A, *, out=None)\n\ntorch.linalg.det: determinants from LU.");
+static PyObject *py_linalg_det(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return det_call(args, nargs, kwnames, "linalg_det", "linalg.det");
+}
+
+static PyObject *py_det(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return det_call(args, nargs, kwnames, "det", "linalg.det");
+}
+
+/* torch.return_types.linalg_slogdet / linalg_lu_factor, made on first use. */
+static PyObject *pair_result(PyTypeObject **type, const char *name, const char *first, const char *second,
+                             PyObject *a, PyObject *b)
+{
+    if (*type == NULL) {
+        PyStructSequence_Field fields[3] = {{first, NULL}, {second, NULL}, {NULL, NULL}};
+        PyStructSequence_Desc desc = {name, NULL, fields, 2};
+        *type = PyStructSequence_NewType(&desc);
+    }
+    PyObject *r = *type ? PyStructSequence_New(*type) : NULL;
+    if (r == NULL) {
+        Py_DECREF(a);
+        Py_DECREF(b);
+        return NULL;
+    }
+    PyStructSequence_SET_ITEM(r, 0, a);
+    PyStructSequence_SET_ITEM(r, 1, b);
+    return r;
+}
+
+PyDoc_STRVAR(linalg_slogdet_doc, "_linalg_slogdet(A)\n\ntorch.linalg.slogdet: (sign, logabsdet) of the "
+                                 "determinants (sign 0 and logabsdet -inf for a singular matrix).");
+static PyObject *py_linalg_slogdet(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", NULL};
+    static PyTypeObject *type = NULL;
+    PyObject *a[1], *sign, *value;
+    CtTensorObject *A;
+    if (ct_parse_args("linalg_slogdet", args, nargs, kwnames, names, 1, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_slogdet", "A")) == NULL || det_parts(A, "linalg.slogdet", true, &sign, &value) < 0) {
+        return NULL;
+    }
+    return pair_result(&type, "torch.return_types.linalg_slogdet", "sign", "logabsdet", sign, value);
+}
+
+/* torch.logdet: log|det| where det > 0, NaN where it is negative, -inf where 0 (through the
+ * recording slogdet, so its gradient is slogdet's). */
+static PyObject *py_logdet(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", NULL};
+    PyObject *a[1];
+    if (ct_parse_args("logdet", args, nargs, kwnames, names, 1, a) < 0 || tensor_param(a[0], "logdet", "input") == NULL) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *parts = FN("_linalg_slogdet", "(O)", a[0]);
+    PyObject *sign = parts ? KEEP(PySequence_GetItem(parts, 0)) : NULL;
+    PyObject *logabs = sign ? KEEP(PySequence_GetItem(parts, 1)) : NULL;
+    PyObject *r = WHERE(CMP(sign, NUM(0.0), Py_LT), NUM(NAN), logabs);
+    return finish(arena, r, NULL, "logdet");
+}
+
+PyDoc_STRVAR(linalg_lu_factor_doc, "_linalg_lu_factor(A, *, pivot=True)\n\ntorch.linalg.lu_factor: (LU, pivots) of "
+                                   "square matrices, partial pivoting (pivots 1-based int32, LAPACK's).");
+static PyObject *py_linalg_lu_factor(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "*pivot", NULL};
+    static PyTypeObject *type = NULL;
+    PyObject *a[2];
+    CtTensorObject *A, *lu, *pivots;
+    bool pivot = true;
+    int64_t singular;
+    int32_t zero;
+    if (ct_parse_args("linalg_lu_factor", args, nargs, kwnames, names, 1, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_lu_factor", "A")) == NULL || ct_arg_bool(a[1], &pivot) < 0) {
+        return NULL;
+    }
+    if (!pivot) {
+        PyErr_SetString(PyExc_RuntimeError, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+        return NULL;
+    }
+    if (check_square_float(A, "torch.linalg.lu_factor") < 0 || lu_run(A, &lu, &pivots, &singular, &zero) < 0) {
+        return NULL;
+    }
+    if (singular >= 0) {
+        char what[256];
+        snprintf(what, sizeof what,
+                 "U[%d,%d] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+                 "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)",
+                 (int)zero, (int)zero);
+        raise_singular(A, singular, "torch.linalg.lu_factor", what);
+        Py_DECREF(lu);
+        Py_DECREF(pivots);
+        return NULL;
+    }
+    return pair_result(&type, "torch.return_types.linalg_lu_factor", "LU", "pivots", (PyObject *)lu,
+                       (PyObject *)pivots);
+}
+
+/* --- backward formulas (rows in autograd_formulas.c; linalg.h) ------------------------------ */
+/* inv: -A^-T g A^-T, from the saved output */
+int ct_linalg_bw_inv(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *out = (PyObject *)ct_node_output(n, 0);
+    PyObject *t = out ? METH(out, "transpose", "(ii)", -2, -1) : NULL;
+    PyObject *v = NEG(MATMUL(MATMUL(t, g[0]), t));
+    gi[0] = v ? ct_fit_grad(v, &n->meta[0]) : NULL;
+    arena_free(arena);
+    return gi[0] == NULL ? -1 : 0;
+}
+
+/* det: g det A^-T; slogdet: g_logabsdet A^-T (the sign is not differentiable) */
+int ct_linalg_bw_det(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *A = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *out = (PyObject *)ct_node_output(n, 0);
+    PyObject *inv_t = A ? METH(FN("_linalg_inv", "(O)", A), "transpose", "(ii)", -2, -1) : NULL;
+    PyObject *scale = out ? MUL(g[0], out) : NULL;
+    PyObject *v = MUL(METH(METH(scale, "unsqueeze", "(i)", -1), "unsqueeze", "(i)", -1), inv_t);
+    gi[0] = v ? ct_fit_grad(v, &n->meta[0]) : NULL;
+    arena_free(arena);
+    return gi[0] == NULL ? -1 : 0;
+}
+
+int ct_linalg_bw_slogdet(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (g[1] == NULL) {
+        return 0;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *A = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *inv_t = A ? METH(FN("_linalg_inv", "(O)", A), "transpose", "(ii)", -2, -1) : NULL;
+    PyObject *v = MUL(METH(METH(g[1], "unsqueeze", "(i)", -1), "unsqueeze", "(i)", -1), inv_t);
+    gi[0] = v ? ct_fit_grad(v, &n->meta[0]) : NULL;
+    arena_free(arena);
+    return gi[0] == NULL ? -1 : 0;
+}
+
+/* solve: gB = solve(A^T, g), gA = -gB X^T (vectors: an outer product) */
+int ct_linalg_bw_solve(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *A = (PyObject *)ct_node_tensor(n, 0);
+    PyObject *X = (PyObject *)ct_node_output(n, 0);
+    PyObject *gB = A ? FN("_linalg_solve", "(OO)", METH(A, "transpose", "(ii)", -2, -1), g[0]) : NULL;
+    bool vector = X != NULL && CT_TENSOR(X)->ndim == n->meta[1].ndim && n->meta[1].ndim < n->meta[0].ndim;
+    if (n->meta[1].ndim == 1) {
+        vector = true;
+    }
+    PyObject *gA = vector ? NEG(MUL(METH(gB, "unsqueeze", "(i)", -1), METH(X, "unsqueeze", "(i)", -2)))
+                          : NEG(MATMUL(gB, METH(X, "transpose", "(ii)", -2, -1)));
+    int rc = -1;
+    if (gA != NULL && gB != NULL) {
+        gi[0] = (n->edge_nodes[0] != NULL) ? ct_fit_grad(gA, &n->meta[0]) : NULL;
+        gi[1] = (n->edge_nodes[1] != NULL) ? ct_fit_grad(gB, &n->meta[1]) : NULL;
+        rc = ((n->edge_nodes[0] != NULL) && gi[0] == NULL) || ((n->edge_nodes[1] != NULL) && gi[1] == NULL) ? -1 : 0;
+    }
+    arena_free(arena);
+    return rc;
+}
+
+/* ============================================================================================
  * tables
  * ============================================================================================ */
 
@@ -905,6 +1442,15 @@ PyMethodDef ct_linalg_more_module_methods[] = {
     CT_LINALG(multi_dot),
     CT_LINALG(matrix_power),
     CT_LINALG(diagonal),
+    CT_LINALG(lu_factor),
+    CT_LINALG(inv),
+    CT_LINALG(solve),
+    CT_LINALG(det),
+    CT_LINALG(slogdet),
+    {"inverse", CT_FASTCALL(py_inverse), CT_METH_FK, "inverse(input, *, out=None): linalg.inv"},
+    {"det", CT_FASTCALL(py_det), CT_METH_FK, "det(input): linalg.det"},
+    {"logdet", CT_FASTCALL(py_logdet), CT_METH_FK, "logdet(input): log of the determinant (NaN if negative)"},
+    {"_LinAlgError_type", CT_FASTCALL(py_linalg_error_type), CT_METH_FK, "torch.linalg.LinAlgError"},
     {"chain_matmul", CT_FASTCALL(py_chain_matmul), CT_METH_FK, chain_matmul_doc},
     CT_FN(inner, "inner(input, other, *, out=None)"),
     CT_FN(dist, "dist(input, other, p=2)"),

@@ -257,3 +257,93 @@ def test_gradients(device, rng):
     r = L.matrix_power(m, 0)
     r.sum().backward()
     assert_close(m.grad, np.zeros((3, 3)))
+
+
+# --- LU: lu_factor, inv, solve, det, slogdet, logdet ------------------------------------------------
+def _well_conditioned(rng, shape):
+    return rng.standard_normal(shape) + 3 * np.eye(shape[-1])
+
+
+def _tol(dtype):
+    return dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_lu_ops(device, dtype, layout, rng):
+    a = rng.standard_normal((2, 4, 4))
+    A = T(a, device, dtype) if layout == "contiguous" else transposed(a, device, dtype)
+    close = lambda t, e: np.testing.assert_allclose(t.cpu().numpy(), e, **_tol(dtype))  # noqa: E731
+    close(L.inv(A), np.linalg.inv(a))
+    close(ctorch.inverse(A[0]), np.linalg.inv(a[0]))
+    close(L.det(A), np.linalg.det(a))
+    close(ctorch.det(A[1]), np.linalg.det(a[1]))
+    sign, logabs = L.slogdet(A)
+    close(sign, np.linalg.slogdet(a)[0])
+    close(L.slogdet(A).logabsdet, np.linalg.slogdet(a)[1])
+    spd = a @ np.swapaxes(a, -1, -2) + np.eye(4)
+    close(ctorch.logdet(T(spd, device, dtype)), np.linalg.slogdet(spd)[1])
+    assert np.isnan(ctorch.logdet(T(-np.eye(3), device, dtype)).item())
+    b = rng.standard_normal((2, 4, 3))
+    close(L.solve(A, T(b, device, dtype)), np.linalg.solve(a, b))
+    close(L.solve(A, T(b[:, :, 0], device, dtype)), np.linalg.solve(a, b[:, :, :1])[..., 0])  # batch of vectors
+    close(L.solve(A, T(b[0, :, 0], device, dtype)), np.linalg.solve(a, b[0, :, :1])[..., 0])  # one vector
+    close(L.solve(A[:1, None], T(b, device, dtype)), np.linalg.solve(a[:1, None], b))  # broadcast batch
+    close(L.matrix_power(A, -2), np.linalg.matrix_power(a, -2))
+    LU, piv = L.lu_factor(A[0])
+    assert piv.dtype == ctorch.int32
+    lu, p = LU.cpu().numpy(), piv.cpu().numpy()
+    perm = np.arange(4)
+    for j, r in enumerate(p - 1):
+        perm[[j, r]] = perm[[r, j]]
+    np.testing.assert_allclose((np.tril(lu, -1) + np.eye(4)) @ np.triu(lu), a[0][perm], **_tol(dtype))
+    # 0-batch and 0x0
+    assert tuple(L.inv(T(np.zeros((0, 3, 3)), device, dtype)).shape) == (0, 3, 3)
+    close(L.det(T(np.zeros((2, 0, 0)), device, dtype)), np.ones(2))
+
+
+def test_lu_errors(device):
+    S = T([[1.0, 2, 3], [2, 4, 6], [1, 1, 1]], device)
+    batch = ctorch.stack([ctorch.eye(3, dtype=ctorch.float64, device=device), S])
+    cases = [
+        (L.LinAlgError, "linalg.inv: The diagonal element 3 is zero, the inversion could not be completed because "
+         "the input matrix is singular.", lambda: L.inv(S)),
+        (RuntimeError, "linalg.inv: (Batch element 1): The diagonal element 3 is zero", lambda: L.inv(batch)),
+        (L.LinAlgError, "torch.linalg.solve: The solver failed because the input matrix is singular.",
+         lambda: L.solve(S, S)),
+        (L.LinAlgError, "torch.linalg.lu_factor: U[3,3] is zero", lambda: L.lu_factor(S)),
+        (RuntimeError, "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices",
+         lambda: L.inv(S[:2])),
+        (RuntimeError, "linalg.inv: The input tensor A must have at least 2 dimensions.", lambda: L.inv(S[0])),
+        (NotImplementedError, "linalg.det: Expected a floating point or complex tensor as input. Got Int",
+         lambda: L.det(S.int())),
+        (NotImplementedError, "linalg.inv: Low precision dtypes not supported. Got Half", lambda: L.inv(S.half())),
+        (RuntimeError, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 2x1)",
+         lambda: L.solve(S, S[0, :2])),
+        (RuntimeError, "linalg.solve: Expected A and B to have the same dtype, but found A of type Double and B of "
+         "type Float instead", lambda: L.solve(S, S.float())),
+    ]
+    for exc, msg, fn in cases:
+        with pytest.raises(exc) as info:
+            fn()
+        assert msg in str(info.value), (msg, str(info.value))
+    assert issubclass(L.LinAlgError, RuntimeError)
+    sign, logabs = L.slogdet(S)  # singular: sign 0, log|det| -inf, no error
+    assert sign.item() == 0 and logabs.item() == -INF
+    assert L.det(S).item() == 0
+
+
+def test_lu_gradients(device, rng):
+    A = T(_well_conditioned(rng, (2, 3, 3)), device, grad=True)
+    B = T(rng.standard_normal((2, 3, 2)), device, grad=True)
+    v = T(rng.standard_normal(3), device, grad=True)
+    assert gradcheck(L.inv, (A,))
+    assert gradcheck(L.det, (A,))
+    assert gradcheck(lambda x: L.slogdet(x).logabsdet, (A,))
+    assert gradcheck(L.solve, (A, B))
+    assert gradcheck(L.solve, (A, v))
+    assert gradcheck(lambda x: L.matrix_power(x, -2), (A,))
+    names = {"LinalgInvExBackward0": L.inv(A), "LinalgDetBackward0": ctorch.det(A),
+             "LinalgSlogdetBackward0": L.slogdet(A)[1], "LinalgSolveExBackward0": L.solve(A, B)}
+    for name, r in names.items():
+        assert type(r.grad_fn).__name__ == name

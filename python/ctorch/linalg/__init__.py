@@ -1,7 +1,10 @@
 """ctorch.linalg: torch.linalg's functions (the computations live in ctorch._C, as _linalg_<name>)."""
 from .. import _C
 
-__all__ = ["cross", "diagonal", "matrix_norm", "matrix_power", "multi_dot", "norm", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cross", "det", "diagonal", "inv", "lu_factor", "matrix_norm", "matrix_power", "multi_dot",
+           "norm", "slogdet", "solve", "vecdot", "vector_norm"]
+
+LinAlgError = _C._LinAlgError_type()
 
 
 def _forward(name, signature):
@@ -25,3 +28,8 @@ vecdot = _forward("vecdot", "(x, y, *, dim=-1, out=None) -> Tensor")
 multi_dot = _forward("multi_dot", "(tensors, *, out=None) -> Tensor")
 matrix_power = _forward("matrix_power", "(A, n, *, out=None) -> Tensor")
 diagonal = _forward("diagonal", "(A, *, offset=0, dim1=-2, dim2=-1) -> Tensor")
+lu_factor = _forward("lu_factor", "(A, *, pivot=True) -> (LU, pivots)")
+inv = _forward("inv", "(A, *, out=None) -> Tensor")
+solve = _forward("solve", "(A, B, *, out=None) -> Tensor")
+det = _forward("det", "(A, *, out=None) -> Tensor")
+slogdet = _forward("slogdet", "(A) -> (sign, logabsdet)")
