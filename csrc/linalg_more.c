@@ -1349,6 +1349,34 @@ static PyObject *py_linalg_lu_factor(PyObject *mod, PyObject *const *args, Py_ss
                        (PyObject *)pivots);
 }
 
+/* Tensor.inverse / det / logdet / slogdet: the functions with self first. */
+static PyObject *self_first(CtFastMethod fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *stack[8];
+    if (nargs + nkw + 1 > 8) {
+        PyErr_SetString(PyExc_TypeError, "too many arguments");
+        return NULL;
+    }
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
+        stack[i + 1] = args[i];
+    }
+    return fn(NULL, stack, nargs + 1, kwnames);
+}
+
+#define CT_SELF_FIRST(name, fn)                                                                              \
+    static PyObject *tensor_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
+    {                                                                                                        \
+        return self_first((fn), self, args, nargs, kwnames);                                                 \
+    }
+CT_SELF_FIRST(inverse, py_inverse)
+CT_SELF_FIRST(det, py_det)
+CT_SELF_FIRST(logdet, py_logdet)
+CT_SELF_FIRST(slogdet, py_linalg_slogdet)
+#undef CT_SELF_FIRST
+
 /* --- backward formulas (rows in autograd_formulas.c; linalg.h) ------------------------------ */
 /* inv: -A^-T g A^-T, from the saved output */
 int ct_linalg_bw_inv(CtNodeObject *n, PyObject *const *g, PyObject **gi)
@@ -1429,6 +1457,10 @@ PyMethodDef ct_linalg_more_tensor_methods[] = {
     CT_M(addr, "addr(vec1, vec2, *, beta=1, alpha=1): beta * self + alpha * outer(vec1, vec2)"),
     CT_M(renorm, "renorm(p, dim, maxnorm): slices along dim scaled to p-norm at most maxnorm"),
     CT_M(renorm_, "renorm_(p, dim, maxnorm): in-place renorm"),
+    CT_M(inverse, "inverse(): linalg.inv(self)"),
+    CT_M(det, "det(): linalg.det(self)"),
+    CT_M(logdet, "logdet(): log of the determinant (NaN where negative)"),
+    CT_M(slogdet, "slogdet(): linalg.slogdet(self)"),
     {NULL},
 };
 
@@ -1450,6 +1482,7 @@ PyMethodDef ct_linalg_more_module_methods[] = {
     {"inverse", CT_FASTCALL(py_inverse), CT_METH_FK, "inverse(input, *, out=None): linalg.inv"},
     {"det", CT_FASTCALL(py_det), CT_METH_FK, "det(input): linalg.det"},
     {"logdet", CT_FASTCALL(py_logdet), CT_METH_FK, "logdet(input): log of the determinant (NaN if negative)"},
+    {"slogdet", CT_FASTCALL(py_linalg_slogdet), CT_METH_FK, "slogdet(input): linalg.slogdet"},
     {"_LinAlgError_type", CT_FASTCALL(py_linalg_error_type), CT_METH_FK, "torch.linalg.LinAlgError"},
     {"chain_matmul", CT_FASTCALL(py_chain_matmul), CT_METH_FK, chain_matmul_doc},
     CT_FN(inner, "inner(input, other, *, out=None)"),

@@ -278,12 +278,16 @@ def test_lu_ops(device, dtype, layout, rng):
     close(ctorch.inverse(A[0]), np.linalg.inv(a[0]))
     close(L.det(A), np.linalg.det(a))
     close(ctorch.det(A[1]), np.linalg.det(a[1]))
+    close(A.det(), np.linalg.det(a))
+    close(A.inverse(), np.linalg.inv(a))
+    close(A.slogdet()[1], np.linalg.slogdet(a)[1])
+    close(ctorch.slogdet(A)[0], np.linalg.slogdet(a)[0])
     sign, logabs = L.slogdet(A)
     close(sign, np.linalg.slogdet(a)[0])
     close(L.slogdet(A).logabsdet, np.linalg.slogdet(a)[1])
     spd = a @ np.swapaxes(a, -1, -2) + np.eye(4)
     close(ctorch.logdet(T(spd, device, dtype)), np.linalg.slogdet(spd)[1])
-    assert np.isnan(ctorch.logdet(T(-np.eye(3), device, dtype)).item())
+    assert np.isnan(T(-np.eye(3), device, dtype).logdet().item())
     b = rng.standard_normal((2, 4, 3))
     close(L.solve(A, T(b, device, dtype)), np.linalg.solve(a, b))
     close(L.solve(A, T(b[:, :, 0], device, dtype)), np.linalg.solve(a, b[:, :, :1])[..., 0])  # batch of vectors
@@ -344,6 +348,9 @@ def test_lu_gradients(device, rng):
     assert gradcheck(L.solve, (A, v))
     assert gradcheck(lambda x: L.matrix_power(x, -2), (A,))
     names = {"LinalgInvExBackward0": L.inv(A), "LinalgDetBackward0": ctorch.det(A),
-             "LinalgSlogdetBackward0": L.slogdet(A)[1], "LinalgSolveExBackward0": L.solve(A, B)}
+             "LinalgSlogdetBackward0": L.slogdet(A)[1], "LinalgSolveExBackward0": L.solve(A, B),
+             "WhereBackward0": A.logdet()}
+    assert type(A.inverse().grad_fn).__name__ == "LinalgInvExBackward0"
+    assert type(A.det().grad_fn).__name__ == "LinalgDetBackward0"
     for name, r in names.items():
         assert type(r.grad_fn).__name__ == name
