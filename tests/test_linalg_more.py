@@ -354,3 +354,27 @@ def test_lu_gradients(device, rng):
     assert type(A.det().grad_fn).__name__ == "LinalgDetBackward0"
     for name, r in names.items():
         assert type(r.grad_fn).__name__ == name
+
+
+def test_other_dtypes_and_out(device):
+    a = np.arange(12.0).reshape(3, 4)
+    h = T(a, device, "float16")
+    assert L.vector_norm(h).dtype == ctorch.float16
+    assert_close(L.vector_norm(h), np.linalg.norm(a.ravel()), "float16")
+    assert_close(L.matrix_norm(h, 1), np.linalg.norm(a, 1), "float16")
+    assert_close(L.norm(T(a, device, "bfloat16")), np.linalg.norm(a.ravel()), "bfloat16")
+    assert L.vector_norm(h, dtype=ctorch.float32).dtype == ctorch.float32
+    ints = ctorch.arange(3, device=device)
+    assert_close(ctorch.inner(ints, ints), 5)
+    assert_close(L.multi_dot([ints, ctorch.arange(6, device=device).reshape(3, 2)]), np.array([10, 13]))
+    flags = ctorch.addr(ctorch.zeros(2, 2, dtype=ctorch.bool, device=device), T([True, False], device, "bool"),
+                        T([True, True], device, "bool"))
+    assert_close(flags, np.array([[True, True], [False, False]]))
+    out = ctorch.empty(3, device=device)
+    assert L.matrix_norm(T(np.ones((2, 3, 3)), device, "float32"), 1, dim=(0, 1), out=out) is out
+    assert_close(out, np.full(3, 2.0), "float32")  # column sums over dim 0 of size 2
+    out = ctorch.empty(2, 3, 3, device=device)
+    assert L.inv(ctorch.eye(3, device=device).expand(2, 3, 3), out=out) is out
+    assert_close(out, np.broadcast_to(np.eye(3), (2, 3, 3)), "float32")
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double instead"):
+        L.inv(ctorch.eye(3, device=device), out=ctorch.empty(0, dtype=ctorch.float64, device=device))
