@@ -131,8 +131,9 @@ static PyObject *vector_norm_call(PyObject *x, PyObject *ord, PyObject *dim, boo
     return r;
 }
 
-PyDoc_STRVAR(linalg_vector_norm_doc, "_linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None)\n\n"
-                                     "torch.linalg.vector_norm: the ord-norm of x over dim (every dim when None).");
+PyDoc_STRVAR(linalg_vector_norm_doc,
+             "_linalg_vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None)\n\n"
+             "torch.linalg.vector_norm: the ord-norm of x over dim (every dim when None).");
 static PyObject *py_linalg_vector_norm(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"x", "ord", "dim", "keepdim", "*dtype", "*out", NULL};
@@ -460,7 +461,8 @@ static PyObject *tensor_addr(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     if (v1->ndim != 1 || v2->ndim != 1) {
-        PyErr_Format(PyExc_RuntimeError, "addr: Expected 1-D argument %s, but got %d-D", v1->ndim != 1 ? "vec1" : "vec2",
+        PyErr_Format(PyExc_RuntimeError, "addr: Expected 1-D argument %s, but got %d-D",
+                     v1->ndim != 1 ? "vec1" : "vec2",
                      v1->ndim != 1 ? v1->ndim : v2->ndim);
         return NULL;
     }
@@ -1127,7 +1129,8 @@ static PyObject *solve_impl(CtTensorObject *A, CtTensorObject *B)
         return NULL;
     }
     int64_t n = A->sizes[A->ndim - 1];
-    bool vector = B->ndim == 1 || (B->ndim == A->ndim - 1 && memcmp(B->sizes, A->sizes, sizeof(int64_t) * B->ndim) == 0);
+    bool vector =
+        B->ndim == 1 || (B->ndim == A->ndim - 1 && memcmp(B->sizes, A->sizes, sizeof(int64_t) * B->ndim) == 0);
     int64_t k = vector ? 1 : (B->ndim >= 1 ? B->sizes[B->ndim - 1] : 0);
     int64_t rows = vector ? B->sizes[B->ndim - 1] : (B->ndim >= 2 ? B->sizes[B->ndim - 2] : -1);
     if (rows != n) {
@@ -1176,7 +1179,8 @@ static PyObject *py_linalg_solve(PyObject *mod, PyObject *const *args, Py_ssize_
     PyObject *a[3];
     CtTensorObject *A, *B;
     if (ct_parse_args("linalg_solve", args, nargs, kwnames, names, 2, a) < 0 ||
-        (A = tensor_param(a[0], "linalg_solve", "A")) == NULL || (B = tensor_param(a[1], "linalg_solve", "B")) == NULL) {
+        (A = tensor_param(a[0], "linalg_solve", "A")) == NULL ||
+        (B = tensor_param(a[1], "linalg_solve", "B")) == NULL) {
         return NULL;
     }
     CtArena scratch = {0}, *arena = &scratch;
@@ -1289,7 +1293,8 @@ static PyObject *py_linalg_slogdet(PyObject *mod, PyObject *const *args, Py_ssiz
     PyObject *a[1], *sign, *value;
     CtTensorObject *A;
     if (ct_parse_args("linalg_slogdet", args, nargs, kwnames, names, 1, a) < 0 ||
-        (A = tensor_param(a[0], "linalg_slogdet", "A")) == NULL || det_parts(A, "linalg.slogdet", true, &sign, &value) < 0) {
+        (A = tensor_param(a[0], "linalg_slogdet", "A")) == NULL ||
+        det_parts(A, "linalg.slogdet", true, &sign, &value) < 0) {
         return NULL;
     }
     return pair_result(&type, "torch.return_types.linalg_slogdet", "sign", "logabsdet", sign, value);
@@ -1301,7 +1306,8 @@ static PyObject *py_logdet(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 {
     static const char *const names[] = {"input", NULL};
     PyObject *a[1];
-    if (ct_parse_args("logdet", args, nargs, kwnames, names, 1, a) < 0 || tensor_param(a[0], "logdet", "input") == NULL) {
+    if (ct_parse_args("logdet", args, nargs, kwnames, names, 1, a) < 0 ||
+        tensor_param(a[0], "logdet", "input") == NULL) {
         return NULL;
     }
     CtArena scratch = {0}, *arena = &scratch;

@@ -214,7 +214,8 @@ def test_product_errors(device):
          lambda: ctorch.addr(x, v, v)),
         (RuntimeError, "For integral input tensors, argument alpha must not be a floating point number.",
          lambda: ctorch.addr(x.int(), v[:3].int(), v.int(), alpha=0.5)),
-        (RuntimeError, "Boolean alpha only supported for Boolean results.", lambda: ctorch.addr(x, v[:3], v, alpha=True)),
+        (RuntimeError, "Boolean alpha only supported for Boolean results.",
+         lambda: ctorch.addr(x, v[:3], v, alpha=True)),
         (RuntimeError, "inner() the last dimension must match on both input tensors but got shapes [3, 4] and [4, 3]",
          lambda: ctorch.inner(x, x.T)),
     ]
@@ -235,7 +236,8 @@ def test_gradients(device, rng):
     assert gradcheck(lambda x, y: L.vecdot(x, y), (a, v4))
     assert gradcheck(lambda x, y: ctorch.inner(x, y), (a, v4))
     assert gradcheck(lambda x, y: ctorch.dist(x, y, 3), (a, v4))
-    assert gradcheck(lambda i, x, y: ctorch.addr(i, x, y, beta=0.5, alpha=2.0), (a[0].detach().requires_grad_(), v3, v4))
+    m34 = a[0].detach().requires_grad_()
+    assert gradcheck(lambda i, x, y: ctorch.addr(i, x, y, beta=0.5, alpha=2.0), (m34, v3, v4))
     assert gradcheck(lambda x, y, z: L.multi_dot([x, y, z]), (v3, m, a[0].detach().requires_grad_()))
     assert gradcheck(lambda x: L.matrix_power(x, 3), (m,))
     assert gradcheck(lambda x: ctorch.renorm(x, 2, 1, 1.5), (a,))
