@@ -9,6 +9,7 @@
 #include "autograd_arena.h"
 #include "composite.h"
 #include "device.h"
+#include "linalg.h"
 #include "nn.h"
 #include "conv.h"
 #include "nn_act.h"
@@ -3121,6 +3122,15 @@ const CtFormula ct_formulas[] = {
     {"outer", "MulBackward0", SIG("input", "vec2"), 3, 0, bw_outer},
     {"ger", "MulBackward0", SIG("input", "vec2"), 3, 0, bw_outer},
     {"addmm", "AddmmBackward0", SIG("input", "mat1", "mat2", "*beta", "*alpha"), 7, NSV, bw_addmm},
+    /* linalg_more.c's addr: addmm's formula, a 1-d vec2.t() being vec2 itself */
+    {"addr", "AddrBackward0", SIG("input", "vec1", "vec2", "*beta", "*alpha"), 7, NSV, bw_addmm},
+    /* linalg_more.c's LU ops */
+    {"_linalg_inv", "LinalgInvExBackward0", SIG("A"), 1, CT_F_SAVE_OUT | NSV, ct_linalg_bw_inv},
+    {"inverse", "LinalgInvExBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, ct_linalg_bw_inv},
+    {"_linalg_det", "LinalgDetBackward0", SIG("A"), 1, CT_F_SAVE_OUT, ct_linalg_bw_det},
+    {"det", "LinalgDetBackward0", SIG("input"), 1, CT_F_SAVE_OUT, ct_linalg_bw_det},
+    {"_linalg_slogdet", "LinalgSlogdetBackward0", SIG("A"), 1, 0, ct_linalg_bw_slogdet},
+    {"_linalg_solve", "LinalgSolveExBackward0", SIG("A", "B"), 3, CT_F_SAVE_OUT, ct_linalg_bw_solve},
     {"addmv", "AddmvBackward0", SIG("input", "mat", "vec", "*beta", "*alpha"), 7, NSV, bw_addmv},
     {"baddbmm", "BaddbmmBackward0", SIG("input", "batch1", "batch2", "*beta", "*alpha"), 7, NSV, bw_addmv},
     {"addbmm", "AddbmmBackward0", SIG("input", "batch1", "batch2", "*beta", "*alpha"), 7, NSV, bw_addmv},

@@ -24,10 +24,22 @@ struct CtBlasKernels {
                         int64_t K, double alpha, const void *A, int64_t lda, int64_t stride_a, const void *B,
                         int64_t ldb, int64_t stride_b, double beta, void *C, int64_t ldc, int64_t stride_c,
                         int64_t batch);
+    /* LU with partial pivoting (lu_math.h), in place, float32/float64: for b in [0, batch) the
+     * dense row-major (n, n) matrix A + b*n*n becomes L\U, pivots + b*n its 1-based pivot rows and
+     * info[b] the 1-based index of its first zero pivot, or 0. All three are device memory. */
+    int (*lu_factor)(CtDevice device, CtDType dtype, void *A, int32_t *pivots, int32_t *info, int64_t n,
+                     int64_t batch);
+    /* B + b*n*k, dense row-major (n, k), becomes A_b^-1 B_b from lu_factor's LU and pivots. */
+    int (*lu_solve)(CtDevice device, CtDType dtype, const void *LU, const int32_t *pivots, void *B, int64_t n,
+                    int64_t k, int64_t batch);
 };
 
 /* The CPU table (ops_linalg.c): tiny products in a direct loop, the rest in ct_cpu_gemm. */
 extern const struct CtBlasKernels ct_cpu_blas_kernels;
+/* Its LU entries (linalg_more.c), one matrix after another. */
+int ct_cpu_lu_factor(CtDevice device, CtDType dtype, void *A, int32_t *pivots, int32_t *info, int64_t n, int64_t batch);
+int ct_cpu_lu_solve(CtDevice device, CtDType dtype, const void *LU, const int32_t *pivots, void *B, int64_t n,
+                    int64_t k, int64_t batch);
 
 /* --- entry points (new references, or NULL with PyTorch's exception set) ----------------- */
 /* torch.matmul: every rank combination, batch broadcasting, 1-d operands lifted and dropped. */
@@ -45,5 +57,12 @@ CtTensorObject *ct_baddbmm(CtTensorObject *input, CtTensorObject *batch1, CtTens
                            double alpha);
 /* torch.einsum(equation, *operands). */
 CtTensorObject *ct_einsum(const char *equation, int noperands, CtTensorObject *const *operands);
+
+/* --- the LU ops' backward formulas (linalg_more.c; rows in autograd_formulas.c) ----------- */
+struct CtNodeObject;
+int ct_linalg_bw_inv(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_linalg_bw_det(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_linalg_bw_slogdet(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_linalg_bw_solve(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 
 #endif /* CTORCH_LINALG_H */

@@ -218,6 +218,8 @@ static int cpu_gemm_batched(CtDevice device, CtDType dtype, bool ta, bool tb, in
 
 const struct CtBlasKernels ct_cpu_blas_kernels = {
     .gemm_batched = cpu_gemm_batched,
+    .lu_factor = ct_cpu_lu_factor,
+    .lu_solve = ct_cpu_lu_solve,
 };
 
 /* ------------------------------------------------------------------------------------------

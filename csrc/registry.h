@@ -17,6 +17,7 @@
     X(composite)          \
     X(search)             \
     X(linalg)             \
+    X(linalg_more)        \
     X(creation)           \
     X(random)             \
     X(interop)            \

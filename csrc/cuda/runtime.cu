@@ -11,6 +11,7 @@
 #include "index.cuh"
 #include "search.cuh"
 #include "pool.cuh"
+#include "linalg.cuh"
 #include "upsample.cuh"
 #include "random.cuh"
 #include "linalg.h"
@@ -489,6 +490,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     random_kernels.randperm = ct_cuda_randperm;
     memset(&blas_kernels, 0, sizeof(blas_kernels));
     blas_kernels.gemm_batched = ct_cuda_gemm_batched;
+    blas_kernels.lu_factor = ct_cuda_lu_factor;
+    blas_kernels.lu_solve = ct_cuda_lu_solve;
     memset(&optim_kernels, 0, sizeof(optim_kernels));
     optim_kernels.step = ct_cuda_optim_step;
     optim_kernels.total_norm = ct_cuda_total_norm;

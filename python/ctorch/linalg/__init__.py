@@ -1,10 +1,35 @@
-"""ctorch.linalg: torch.linalg's functions (the computations live in ctorch._C)."""
+"""ctorch.linalg: torch.linalg's functions (the computations live in ctorch._C, as _linalg_<name>)."""
 from .. import _C
 
-__all__ = ["cross"]
+__all__ = ["LinAlgError", "cross", "det", "diagonal", "inv", "lu_factor", "matrix_norm", "matrix_power", "multi_dot",
+           "norm", "slogdet", "solve", "vecdot", "vector_norm"]
+
+LinAlgError = _C._LinAlgError_type()
 
 
-def cross(*args, **kwargs):
-    """cross(input, other, *, dim=-1, out=None) -> Tensor: cross product of 3-vectors along dim,
-    the other dims broadcast. See ctorch._C._linalg_cross."""
-    return _C._linalg_cross(*args, **kwargs)
+def _forward(name, signature):
+    """torch.linalg.<name>, calling ctorch._C._linalg_<name> (looked up per call: autograd and
+    autocast wrap the _C functions)."""
+    c_name = "_linalg_" + name
+
+    def fn(*args, **kwargs):
+        return getattr(_C, c_name)(*args, **kwargs)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}{signature}: see ctorch._C.{c_name}."
+    return fn
+
+
+cross = _forward("cross", "(input, other, *, dim=-1, out=None) -> Tensor")
+vector_norm = _forward("vector_norm", "(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor")
+matrix_norm = _forward("matrix_norm", "(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None) -> Tensor")
+norm = _forward("norm", "(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor")
+vecdot = _forward("vecdot", "(x, y, *, dim=-1, out=None) -> Tensor")
+multi_dot = _forward("multi_dot", "(tensors, *, out=None) -> Tensor")
+matrix_power = _forward("matrix_power", "(A, n, *, out=None) -> Tensor")
+diagonal = _forward("diagonal", "(A, *, offset=0, dim1=-2, dim2=-1) -> Tensor")
+lu_factor = _forward("lu_factor", "(A, *, pivot=True) -> (LU, pivots)")
+inv = _forward("inv", "(A, *, out=None) -> Tensor")
+solve = _forward("solve", "(A, B, *, out=None) -> Tensor")
+det = _forward("det", "(A, *, out=None) -> Tensor")
+slogdet = _forward("slogdet", "(A) -> (sign, logabsdet)")
