@@ -3191,6 +3191,12 @@ const CtFormula ct_formulas[] = {
      ct_conv_transpose_bw, ct_conv_node_name},
     {"_conv_transpose_backward", "ConvolutionBackwardBackward0", SIG("grad", "input", "weight", "params", "mask"), 7,
      CT_F_NO_DERIV, NULL},
+    /* the 3-d convolutions: the same formulas on the 3-d geometry */
+    {"conv3d", "ConvolutionBackward0", SIG("input", "weight", "bias", "stride", "padding", "dilation", "groups"), 7, 0,
+     ct_conv_bw, ct_conv_node_name},
+    {"conv_transpose3d", "ConvolutionBackward0",
+     SIG("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"), 7, 0,
+     ct_conv_transpose_bw, ct_conv_node_name},
     {"im2col", "Im2ColBackward0", SIG("input", "kernel_size", "dilation", "padding", "stride"), 1, 0,
      ct_conv_bw_im2col},
     {"col2im", "Col2ImBackward0", SIG("input", "output_size", "kernel_size", "dilation", "padding", "stride"), 1, 0,

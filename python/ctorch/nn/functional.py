@@ -66,6 +66,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _C.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d convolution of (N, C, D, H, W) or (C, D, H, W) input: im2col + GEMM in C (csrc/conv.c)."""
+    return _C.conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 1-d convolution (the adjoint of conv1d) of (N, C, L) or (C, L) input (csrc/conv.c)."""
     return _C.conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
@@ -74,6 +79,11 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 2-d convolution (the adjoint of conv2d) of (N, C, H, W) or (C, H, W) input (csrc/conv.c)."""
     return _C.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 3-d convolution (the adjoint of conv3d) of (N, C, D, H, W) or (C, D, H, W) input (csrc/conv.c)."""
+    return _C.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def _pair(x):
