@@ -140,7 +140,9 @@ def test_conv3d_integer_and_half(device, rng):
     np.testing.assert_allclose(to_numpy(out).astype(np.float64), ref_conv3d(xr, wr), rtol=1e-2, atol=2e-2)
 
 
-@pytest.mark.parametrize("xs,ws,stride,padding,dilation,groups,bias", CASES[:2])
+@pytest.mark.parametrize("xs,ws,stride,padding,dilation,groups,bias", [
+    pytest.param((1, 2, 2, 3, 2), (2, 1, 2, 2, 1), (1, 2, 1), (1, 0, 1), (1, 1, 2), 2, True, id="mixed-groups"),
+])
 def test_conv3d_gradcheck(device, rng, xs, ws, stride, padding, dilation, groups, bias):
     x = T(rng.standard_normal(xs), device, requires_grad=True)
     w = T(rng.standard_normal(ws), device, requires_grad=True)
@@ -219,7 +221,10 @@ def test_conv_transpose3d_matches_numpy(device, rng, dtype, xs, ws, stride, padd
                                            dilation), dtype)
 
 
-@pytest.mark.parametrize("xs,ws,stride,padding,output_padding,groups,dilation,bias", TCASES[:2])
+@pytest.mark.parametrize("xs,ws,stride,padding,output_padding,groups,dilation,bias", [
+    pytest.param((1, 2, 2, 1, 2), (2, 1, 2, 1, 2), (2, 1, 1), (1, 0, 0), (1, 0, 0), 2, (1, 1, 2), True,
+                 id="mixed-groups"),
+])
 def test_conv_transpose3d_gradcheck(device, rng, xs, ws, stride, padding, output_padding, groups, dilation, bias):
     x = T(rng.standard_normal(xs), device, requires_grad=True)
     w = T(rng.standard_normal(ws), device, requires_grad=True)
@@ -284,3 +289,45 @@ def test_conv_transpose3d_module_output_size(device, rng):
     assert out.shape == (1, 3, 5, 4, 5)
     expected = ref_conv_transpose3d(x, to_numpy(m.weight.detach()), to_numpy(m.bias.detach()), 2, 0, (1, 0, 1))
     assert_close(out, expected)
+
+
+# --- the 3-d padding modules (F.pad on 5-D input) ---------------------------------------------------------------
+PADS3D = [
+    pytest.param(lambda: nn.ConstantPad3d((1, 2, 0, 1, 1, 0), 3.5), dict(mode="constant", constant_values=3.5),
+                 "ConstantPadNdBackward0", "ConstantPad3d(padding=(1, 2, 0, 1, 1, 0), value=3.5)", id="constant"),
+    pytest.param(lambda: nn.ZeroPad3d((1, 2, 0, 1, 1, 0)), dict(mode="constant"), "ConstantPadNdBackward0",
+                 "ZeroPad3d((1, 2, 0, 1, 1, 0))", id="zero"),
+    pytest.param(lambda: nn.ReflectionPad3d((1, 2, 0, 1, 1, 0)), dict(mode="reflect"), "ReflectionPad3DBackward0",
+                 "ReflectionPad3d((1, 2, 0, 1, 1, 0))", id="reflect"),
+    pytest.param(lambda: nn.ReplicationPad3d((1, 2, 0, 1, 1, 0)), dict(mode="edge"), "ReplicationPad3DBackward0",
+                 "ReplicationPad3d((1, 2, 0, 1, 1, 0))", id="replicate"),
+    pytest.param(lambda: nn.CircularPad3d((1, 2, 0, 1, 1, 0)), dict(mode="wrap"), "torch::autograd::CopySlices",
+                 "CircularPad3d((1, 2, 0, 1, 1, 0))", id="circular"),
+]
+
+
+@pytest.mark.parametrize("make,np_kw,node,text", PADS3D)
+def test_padding3d_modules(device, rng, make, np_kw, node, text):
+    m = make()
+    assert repr(m) == text
+    x = rng.standard_normal((2, 1, 2, 3, 3))
+    xt = T(x, device, requires_grad=True)
+    out = m(xt)
+    assert_close(out, np.pad(x, [(0, 0), (0, 0), (1, 0), (0, 1), (1, 2)], **np_kw))
+    assert out.grad_fn.name() == node
+    assert_close(m(T(x[0], device)), np.pad(x[0], [(0, 0), (1, 0), (0, 1), (1, 2)], **np_kw))  # unbatched
+    if node != "ConstantPadNdBackward0":
+        with pytest.raises(NotImplementedError, match="^Padding size 6 is not supported for 3D input tensor"):
+            F.pad(T(x[0, 0], device), (1,) * 6, np_kw["mode"].replace("edge", "replicate").replace("wrap", "circular"))
+
+
+def test_padding3d_module_errors():
+    assert repr(nn.ReplicationPad3d(2)) == "ReplicationPad3d((2, 2, 2, 2, 2, 2))"
+    with pytest.raises(ValueError, match=r"^expected 4D or 5D input \(got 3D input\)$"):
+        nn.CircularPad3d(1)(ctorch.zeros((2, 3, 3)))
+    with pytest.raises(ValueError, match=r"^expected 3D or 4D input \(got 2D input\)$"):
+        nn.CircularPad2d(1)(ctorch.zeros((2, 3)))
+    with pytest.raises(RuntimeError) as info:
+        nn.ReflectionPad3d(2)(ctorch.zeros((1, 1, 2, 3, 3)))
+    assert str(info.value) == ("Argument #8: Padding size should be less than the corresponding input dimension, but "
+                               "got: padding (2, 2) at dimension 2 of input [1, 1, 2, 3, 3]")
