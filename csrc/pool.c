@@ -181,13 +181,14 @@ static int pool_output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, 
  * PyTorch's pool2d_shape_check on input x. 0 or -1. */
 static int pool2d_shapes(CtPoolDesc *d, const CtTensorObject *x, bool ceil_mode)
 {
-    for (int a = 0; a < 2; a++) {
+    for (int a = 1; a < 3; a++) {
         if (pool_output_size(d->in[a], d->kernel[a], d->pad[a], d->stride[a], d->dilation[a], ceil_mode, &d->out[a]) <
             0) {
             return -1;
         }
     }
-    const int64_t *k = d->kernel, *s = d->stride, *p = d->pad, *dl = d->dilation;
+    /* the (H, W) axes */
+    const int64_t *k = d->kernel + 1, *s = d->stride + 1, *p = d->pad + 1, *dl = d->dilation + 1;
     if (k[1] <= 0 || k[0] <= 0) {
         PyErr_Format(PyExc_RuntimeError, "kernel size should be greater than zero, but got kH: %lld kW: %lld",
                      (long long)k[0], (long long)k[1]);
@@ -220,15 +221,30 @@ static int pool2d_shapes(CtPoolDesc *d, const CtTensorObject *x, bool ceil_mode)
                      (long long)p[1], (long long)p[0], (long long)k[1], (long long)k[0]);
         return -1;
     }
-    if (d->out[1] < 1 || d->out[0] < 1) {
+    if (d->out[2] < 1 || d->out[1] < 1) {
         long long c = (long long)x->sizes[nd - 3];
         PyErr_Format(PyExc_RuntimeError,
                      "Given input size: (%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lld). Output size is too "
                      "small",
-                     c, (long long)d->in[0], (long long)d->in[1], c, (long long)d->out[0], (long long)d->out[1]);
+                     c, (long long)d->in[1], (long long)d->in[2], c, (long long)d->out[1], (long long)d->out[2]);
         return -1;
     }
     return 0;
+}
+
+/* d zeroed for a pooling of kind over `dims` spatial dims, its unused leading axes of size 1 (a 2-d
+ * pooling is a 3-d one of depth 1). */
+static void pool_desc_init(CtPoolDesc *d, CtPoolKind kind, int dims)
+{
+    memset(d, 0, sizeof(*d));
+    d->kind = kind;
+    d->dims = dims;
+    for (int a = 0; a < 3 - dims; a++) {
+        d->in[a] = d->out[a] = d->kernel[a] = d->stride[a] = 1;
+    }
+    for (int a = 0; a < 3; a++) {
+        d->dilation[a] = 1; /* the average kinds' */
+    }
 }
 
 /* Values of a 1- or 2-element list as (H, W). */
@@ -291,14 +307,13 @@ static int max_pool2d_setup(const char *fname, CtTensorObject *x, PyObject *cons
         PyErr_SetString(PyExc_RuntimeError, "non-empty 3D or 4D (batch mode) tensor expected for input");
         return -1;
     }
-    memset(d, 0, sizeof(*d));
-    d->kind = CT_POOL_MAX;
-    pair_of(m.k, m.nk, d->kernel);
-    pair_of(m.ns == 0 ? d->kernel : m.s, m.ns == 0 ? 2 : m.ns, d->stride);
-    pair_of(m.p, m.np, d->pad);
-    pair_of(m.dl, m.nd, d->dilation);
-    d->in[0] = x->sizes[x->ndim - 2];
-    d->in[1] = x->sizes[x->ndim - 1];
+    pool_desc_init(d, CT_POOL_MAX, 2);
+    pair_of(m.k, m.nk, d->kernel + 1);
+    pair_of(m.ns == 0 ? d->kernel + 1 : m.s, m.ns == 0 ? 2 : m.ns, d->stride + 1);
+    pair_of(m.p, m.np, d->pad + 1);
+    pair_of(m.dl, m.nd, d->dilation + 1);
+    d->in[1] = x->sizes[x->ndim - 2];
+    d->in[2] = x->sizes[x->ndim - 1];
     if (pool2d_shapes(d, x, m.ceil_mode) < 0) {
         return -1;
     }
@@ -350,16 +365,14 @@ static int avg_pool2d_setup(const char *fname, CtTensorObject *x, PyObject *cons
     if (x->ndim < 3 && ct_wrap_dim(-3, x->ndim, &unused) < 0) { /* PyTorch reads input.size(-3) here */
         return -1;
     }
-    memset(d, 0, sizeof(*d));
-    d->kind = CT_POOL_AVG;
-    pair_of(k, nk, d->kernel);
-    pair_of(ns == 0 ? d->kernel : s, ns == 0 ? 2 : ns, d->stride);
-    pair_of(p, np, d->pad);
-    d->dilation[0] = d->dilation[1] = 1;
+    pool_desc_init(d, CT_POOL_AVG, 2);
+    pair_of(k, nk, d->kernel + 1);
+    pair_of(ns == 0 ? d->kernel + 1 : s, ns == 0 ? 2 : ns, d->stride + 1);
+    pair_of(p, np, d->pad + 1);
     d->count_include_pad = count_include_pad;
     d->divisor_override = divisor;
-    d->in[0] = x->sizes[x->ndim - 2];
-    d->in[1] = x->sizes[x->ndim - 1];
+    d->in[1] = x->sizes[x->ndim - 2];
+    d->in[2] = x->sizes[x->ndim - 1];
     if (pool2d_shapes(d, x, ceil_mode) < 0) {
         return -1;
     }
@@ -405,12 +418,11 @@ static int adaptive_setup(bool avg, CtTensorObject *x, const int64_t *size, int 
                      (long long)(size[0] < 0 ? size[0] : size[1]), sb);
         return -1;
     }
-    memset(d, 0, sizeof(*d));
-    d->kind = avg ? CT_POOL_ADAPTIVE_AVG : CT_POOL_ADAPTIVE_MAX;
-    d->in[0] = x->sizes[x->ndim - 2];
-    d->in[1] = x->sizes[x->ndim - 1];
-    d->out[0] = size[0];
-    d->out[1] = size[1];
+    pool_desc_init(d, avg ? CT_POOL_ADAPTIVE_AVG : CT_POOL_ADAPTIVE_MAX, 2);
+    d->in[1] = x->sizes[x->ndim - 2];
+    d->in[2] = x->sizes[x->ndim - 1];
+    d->out[1] = size[0];
+    d->out[2] = size[1];
     if (avg && size[0] * size[1] == 0) {
         return 0; /* PyTorch returns the empty output before its dtype dispatch */
     }
@@ -489,13 +501,12 @@ static PyObject *pool_forward(CtPoolDesc *d, CtTensorObject *x)
         return NULL;
     }
     const int nd = x->ndim;
-    int64_t sizes[4];
+    int64_t sizes[5];
     memcpy(sizes, x->sizes, sizeof(int64_t) * nd);
-    sizes[nd - 2] = d->out[0];
-    sizes[nd - 1] = d->out[1];
+    memcpy(&sizes[nd - d->dims], &d->out[3 - d->dims], sizeof(int64_t) * d->dims);
     d->dtype = x->dtype;
     d->device = device;
-    d->planes = nd == 4 ? x->sizes[0] * x->sizes[1] : x->sizes[0];
+    d->planes = nd == d->dims + 2 ? x->sizes[0] * x->sizes[1] : x->sizes[0];
     if ((xc = ct_contiguous(x)) == NULL || (out = ct_empty(nd, sizes, x->dtype, device)) == NULL) {
         goto done;
     }
@@ -532,10 +543,9 @@ static PyObject *pool_backward(const char *fname, CtPoolDesc *d, CtTensorObject 
         not_implemented(fname, x->dtype);
         return NULL;
     }
-    int64_t sizes[4];
+    int64_t sizes[5];
     memcpy(sizes, x->sizes, sizeof(int64_t) * x->ndim);
-    sizes[x->ndim - 2] = d->out[0];
-    sizes[x->ndim - 1] = d->out[1];
+    memcpy(&sizes[x->ndim - d->dims], &d->out[3 - d->dims], sizeof(int64_t) * d->dims);
     CtTensorObject *shaped[2] = {grad, indices};
     for (int i = 0; i < 2 && shaped[i] != NULL; i++) {
         if (shaped[i]->ndim != x->ndim || memcmp(shaped[i]->sizes, sizes, sizeof(int64_t) * x->ndim) != 0 ||
@@ -560,7 +570,7 @@ static PyObject *pool_backward(const char *fname, CtPoolDesc *d, CtTensorObject 
     }
     d->dtype = x->dtype;
     d->device = device;
-    d->planes = x->ndim == 4 ? x->sizes[0] * x->sizes[1] : x->sizes[0];
+    d->planes = x->ndim == d->dims + 2 ? x->sizes[0] * x->sizes[1] : x->sizes[0];
     d->grad_output = ct_data(g);
     d->indices = ic != NULL ? (int64_t *)ct_data(ic) : NULL;
     d->grad_input = ct_data(gi);
@@ -583,15 +593,18 @@ typedef void (*PoolRange)(int64_t begin, int64_t end, void *desc);
     static void pool_forward_range_##NAME(int64_t begin, int64_t end, void *p)        \
     {                                                                                 \
         const CtPoolDesc *d = (const CtPoolDesc *)p;                                  \
-        int64_t plane, oh, ow;                                                        \
-        ct_pool_coords(begin, d->out[0], d->out[1], &plane, &oh, &ow);                \
+        int64_t plane, ot, oh, ow;                                                    \
+        ct_pool_coords(begin, d->out, &plane, &ot, &oh, &ow);                         \
         for (int64_t i = begin; i < end; i++) {                                       \
-            ct_pool_forward_##NAME(d, plane, oh, ow);                                 \
-            if (++ow == d->out[1]) {                                                  \
+            ct_pool_forward_##NAME(d, plane, ot, oh, ow);                             \
+            if (++ow == d->out[2]) {                                                  \
                 ow = 0;                                                               \
-                if (++oh == d->out[0]) {                                              \
+                if (++oh == d->out[1]) {                                              \
                     oh = 0;                                                           \
-                    plane++;                                                          \
+                    if (++ot == d->out[0]) {                                          \
+                        ot = 0;                                                       \
+                        plane++;                                                      \
+                    }                                                                 \
                 }                                                                     \
             }                                                                         \
         }                                                                             \
@@ -599,18 +612,21 @@ typedef void (*PoolRange)(int64_t begin, int64_t end, void *desc);
     static void pool_backward_range_##NAME(int64_t begin, int64_t end, void *p)       \
     {                                                                                 \
         const CtPoolDesc *d = (const CtPoolDesc *)p;                                  \
-        int64_t plane, ih, iw, lo_h, hi_h;                                            \
-        ct_pool_coords(begin, d->in[0], d->in[1], &plane, &ih, &iw);                  \
-        ct_pool_covering(d, 0, ih, &lo_h, &hi_h);                                     \
+        int64_t plane, it, ih, iw, lo_h, hi_h;                                        \
+        ct_pool_coords(begin, d->in, &plane, &it, &ih, &iw);                          \
+        ct_pool_covering(d, 1, ih, &lo_h, &hi_h);                                     \
         for (int64_t i = begin; i < end; i++) {                                       \
-            ct_pool_backward_##NAME(d, plane, ih, iw, lo_h, hi_h);                    \
-            if (++iw == d->in[1]) {                                                   \
+            ct_pool_backward_##NAME(d, plane, it, ih, iw, lo_h, hi_h);                \
+            if (++iw == d->in[2]) {                                                   \
                 iw = 0;                                                               \
-                if (++ih == d->in[0]) {                                               \
+                if (++ih == d->in[1]) {                                               \
                     ih = 0;                                                           \
-                    plane++;                                                          \
+                    if (++it == d->in[0]) {                                           \
+                        it = 0;                                                       \
+                        plane++;                                                      \
+                    }                                                                 \
                 }                                                                     \
-                ct_pool_covering(d, 0, ih, &lo_h, &hi_h);                             \
+                ct_pool_covering(d, 1, ih, &lo_h, &hi_h);                             \
             }                                                                         \
         }                                                                             \
     }
@@ -626,12 +642,15 @@ static const PoolRange pool_backward_ranges[CT_NUM_DTYPES] = {CT_POOL_TYPES(POOL
 /* Elements per task: about 32K window reads (a backward element reads a few covering windows). */
 static int64_t pool_grain(const CtPoolDesc *d, bool backward)
 {
-    int64_t work = d->kernel[0] * d->kernel[1];
+    int64_t work = d->kernel[0] * d->kernel[1] * d->kernel[2], strides = d->stride[0] * d->stride[1] * d->stride[2];
     if (d->kind == CT_POOL_ADAPTIVE_MAX || d->kind == CT_POOL_ADAPTIVE_AVG) {
-        work = (d->in[0] / (d->out[0] > 0 ? d->out[0] : 1) + 2) * (d->in[1] / (d->out[1] > 0 ? d->out[1] : 1) + 2);
+        work = 1;
+        for (int a = 0; a < 3; a++) {
+            work *= d->in[a] / (d->out[a] > 0 ? d->out[a] : 1) + 2;
+        }
     }
     if (backward) {
-        work = 4 * work / (d->stride[0] * d->stride[1] > 0 ? d->stride[0] * d->stride[1] : 1) + 4;
+        work = 4 * work / (strides > 0 ? strides : 1) + 4;
     }
     return 32768 / (work > 0 ? work : 1) + 1;
 }
@@ -642,7 +661,8 @@ static int cpu_pool_run(const CtPoolDesc *d, bool backward)
     if (fn == NULL || (backward && !ct_pool_backward_dtype(d->dtype))) {
         return not_implemented(backward ? "pool_backward" : "pool", d->dtype);
     }
-    const int64_t n = d->planes * (backward ? d->in[0] * d->in[1] : d->out[0] * d->out[1]);
+    const int64_t *shape = backward ? d->in : d->out;
+    const int64_t n = d->planes * shape[0] * shape[1] * shape[2];
     ct_parallel_for(n, pool_grain(d, backward), fn, (void *)d);
     return 0;
 }
