@@ -56,5 +56,14 @@ int ct_pool_bw_max_pool2d_backward(struct CtNodeObject *n, PyObject *const *g, P
 int ct_pool_bw_avg_pool2d_backward(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_pool_bw_adaptive_avg_pool2d_backward(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_pool_bw_adaptive_max_pool2d_backward(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* the 3-d poolings and their backward ops */
+int ct_pool_bw_max_pool3d(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_pool_bw_avg_pool3d(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_pool_bw_adaptive_avg_pool3d(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_pool_bw_adaptive_max_pool3d(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_pool_bw_max_pool3d_backward(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_pool_bw_avg_pool3d_backward(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_pool_bw_adaptive_avg_pool3d_backward(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_pool_bw_adaptive_max_pool3d_backward(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 
 #endif /* CTORCH_POOL_H */

@@ -331,3 +331,211 @@ def test_padding3d_module_errors():
         nn.ReflectionPad3d(2)(ctorch.zeros((1, 1, 2, 3, 3)))
     assert str(info.value) == ("Argument #8: Padding size should be less than the corresponding input dimension, but "
                                "got: padding (2, 2) at dimension 2 of input [1, 1, 2, 3, 3]")
+
+
+# --- 3-d pooling --------------------------------------------------------------------------------------------------
+def _out_size(n, k, s, p, d, ceil_mode):
+    o = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (o - 1) * s >= n + p:
+        o -= 1
+    return o
+
+
+def ref_max_pool3d(x, k, s, p, d, ceil_mode=False):
+    """(values, indices) of a max pool over the last three dims of x (N, C, T, H, W); first maximum wins."""
+    k, s, p, d = triple(k), triple(s), triple(p), triple(d)
+    ins = x.shape[2:]
+    outs = [_out_size(ins[a], k[a], s[a], p[a], d[a], ceil_mode) for a in range(3)]
+    vals = np.zeros(x.shape[:2] + tuple(outs), x.dtype)
+    idx = np.zeros(vals.shape, np.int64)
+    for o in itertools.product(*[range(v) for v in outs]):
+        pos = [[q for q in range(o[a] * s[a] - p[a], o[a] * s[a] - p[a] + (k[a] - 1) * d[a] + 1, d[a])
+                if 0 <= q < ins[a]] for a in range(3)]
+        flat = [(t * ins[1] + h) * ins[2] + w for t in pos[0] for h in pos[1] for w in pos[2]]
+        win = x.reshape(x.shape[:2] + (-1,))[:, :, flat]
+        arg = np.argmax(win, axis=-1)
+        vals[(slice(None), slice(None)) + o] = np.take_along_axis(win, arg[..., None], -1)[..., 0]
+        idx[(slice(None), slice(None)) + o] = np.asarray(flat)[arg]
+    return vals, idx
+
+
+def ref_avg_pool3d(x, k, s, p, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    k, s, p = triple(k), triple(s), triple(p)
+    ins = x.shape[2:]
+    outs = [_out_size(ins[a], k[a], s[a], p[a], 1, ceil_mode) for a in range(3)]
+    out = np.zeros(x.shape[:2] + tuple(outs))
+    for o in itertools.product(*[range(v) for v in outs]):
+        lo = [o[a] * s[a] - p[a] for a in range(3)]
+        hi = [min(lo[a] + k[a], ins[a] + p[a]) for a in range(3)]
+        padded = np.prod([hi[a] - lo[a] for a in range(3)])
+        lo = [max(v, 0) for v in lo]
+        hi = [min(hi[a], ins[a]) for a in range(3)]
+        win = x[:, :, lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]]
+        div = divisor_override or (padded if count_include_pad else win[0, 0].size)
+        out[(slice(None), slice(None)) + o] = win.sum(axis=(2, 3, 4)) / div
+    return out
+
+
+def ref_adaptive3d(x, size, reduce):
+    ins = x.shape[2:]
+    out = np.zeros(x.shape[:2] + tuple(size))
+    for o in itertools.product(*[range(v) for v in size]):
+        sl = tuple(slice(o[a] * ins[a] // size[a], -(-(o[a] + 1) * ins[a] // size[a])) for a in range(3))
+        out[(slice(None), slice(None)) + o] = reduce(x[(slice(None), slice(None)) + sl], axis=(2, 3, 4))
+    return out
+
+
+# (kernel, stride, padding, dilation, ceil_mode)
+MAX3D = [
+    pytest.param(2, None, 0, 1, False, id="plain"),
+    pytest.param((2, 3, 2), (1, 2, 2), (1, 1, 0), (1, 1, 2), True, id="mixed-ceil"),
+]
+
+
+@pytest.mark.parametrize("k,s,p,d,ceil_mode", MAX3D)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_max_pool3d_matches_numpy(device, rng, dtype, k, s, p, d, ceil_mode):
+    x = rng.standard_normal((2, 2, 3, 5, 6))
+    dt = getattr(ctorch, dtype)
+    out, idx = F.max_pool3d(T(x, device, dt), k, s, p, d, ceil_mode, return_indices=True)
+    ev, ei = ref_max_pool3d(x.astype(dtype), k, k if s is None else s, p, d, ceil_mode)
+    assert out.dtype == dt and idx.dtype == ctorch.int64
+    assert_close(out, ev, dtype)
+    np.testing.assert_array_equal(to_numpy(idx), ei)
+    assert_close(nn.MaxPool3d(k, s, p, d, ceil_mode=ceil_mode)(T(x[0], device, dt)), ev[0], dtype)  # unbatched
+
+
+# (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+AVG3D = [
+    pytest.param(2, None, 0, False, True, None, id="plain"),
+    pytest.param((3, 2, 3), (2, 1, 2), (1, 1, 1), True, False, None, id="ceil-exclude-pad"),
+    pytest.param((2, 3, 2), 1, (1, 0, 1), False, True, 5, id="divisor"),
+]
+
+
+@pytest.mark.parametrize("k,s,p,ceil_mode,cip,div", AVG3D)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_avg_pool3d_matches_numpy(device, rng, dtype, k, s, p, ceil_mode, cip, div):
+    x = rng.standard_normal((2, 2, 4, 4, 5))
+    dt = getattr(ctorch, dtype)
+    out = F.avg_pool3d(T(x, device, dt), k, s, p, ceil_mode, cip, div)
+    assert out.dtype == dt
+    expected = ref_avg_pool3d(x, k, k if s is None else s, p, ceil_mode, cip, div)
+    assert_close(out, expected, dtype)
+    m = nn.AvgPool3d(k, s, p, ceil_mode, cip, div)
+    assert_close(m(T(x[1], device, dt)), expected[1], dtype)  # unbatched
+
+
+@pytest.mark.parametrize("size,resolved", [((2, 3, 1), (2, 3, 1)), ((None, 2, 4), (3, 2, 4)), (1, (1, 1, 1))])
+def test_adaptive_pool3d_matches_numpy(device, rng, size, resolved):
+    x = rng.standard_normal((2, 2, 3, 5, 7))
+    out = F.adaptive_avg_pool3d(T(x, device), size)
+    assert_close(out, ref_adaptive3d(x, resolved, np.mean))
+    mx, idx = F.adaptive_max_pool3d(T(x, device), size, return_indices=True)
+    assert_close(mx, ref_adaptive3d(x, resolved, np.max))
+    flat = x.reshape(2, 2, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, to_numpy(idx).reshape(2, 2, -1), -1).reshape(mx.shape),
+                                  to_numpy(mx))
+    assert_close(nn.AdaptiveAvgPool3d(size)(T(x[0], device)), ref_adaptive3d(x[:1], resolved, np.mean)[0])
+
+
+def test_pool3d_dtypes(device, rng):
+    x = rng.integers(-50, 50, (1, 2, 3, 4, 4))
+    out = F.max_pool3d(T(x, device, ctorch.int64), 2)
+    assert out.dtype == ctorch.int64
+    np.testing.assert_array_equal(to_numpy(out), ref_max_pool3d(x, 2, 2, 0, 1)[0])
+    xh = rng.standard_normal((1, 2, 3, 4, 4)).astype(np.float16)
+    out = F.max_pool3d(T(xh, device, ctorch.float16), 2)
+    assert out.dtype == ctorch.float16
+    np.testing.assert_array_equal(to_numpy(out), ref_max_pool3d(xh, 2, 2, 0, 1)[0])
+    out = F.adaptive_avg_pool3d(T(xh, device, ctorch.float16), (2, 3, 2))
+    assert out.dtype == ctorch.float16
+    np.testing.assert_allclose(to_numpy(out).astype(np.float64), ref_adaptive3d(xh.astype(np.float64), (2, 3, 2),
+                                                                                np.mean), rtol=2e-3, atol=2e-3)
+    if device == "cpu":  # PyTorch's CPU average takes float, double and long only
+        out = F.avg_pool3d(T(x, device, ctorch.int64), 2)
+        assert out.dtype == ctorch.int64
+        with pytest.raises(NotImplementedError, match="\"avg_pool3d_out_frame\" not implemented for 'Half'"):
+            F.avg_pool3d(T(xh, device, ctorch.float16), 2)
+        with pytest.raises(NotImplementedError, match="\"adaptive_avg_pool3d_cpu\" not implemented for 'Long'"):
+            F.adaptive_avg_pool3d(T(x, device, ctorch.int64), 2)
+        with pytest.raises(NotImplementedError, match="\"max_pool3d\" not implemented for 'Bool'"):
+            F.max_pool3d(T(x, device, ctorch.bool), 2)
+
+
+POOL3D_GRADS = [
+    pytest.param(lambda x: F.max_pool3d(x, (2, 2, 1), (1, 2, 1), (1, 0, 0), ceil_mode=True),
+                 "MaxPool3DWithIndicesBackward0", "MaxPool3DWithIndicesBackwardBackward0", id="max"),
+    pytest.param(lambda x: F.avg_pool3d(x, (2, 3, 2), 1, (1, 1, 0), count_include_pad=False),
+                 "AvgPool3DBackward0", "AvgPool3DBackwardBackward0", id="avg"),
+    pytest.param(lambda x: F.adaptive_avg_pool3d(x, (2, 2, 3)), "AdaptiveAvgPool3DBackward0",
+                 "AdaptiveAvgPool3DBackwardBackward0", id="adaptive-avg"),
+    pytest.param(lambda x: F.adaptive_max_pool3d(x, (2, 1, 2)), "AdaptiveMaxPool3DBackward0",
+                 "AdaptiveMaxPool3DBackwardBackward0", id="adaptive-max"),
+    pytest.param(lambda x: F.adaptive_avg_pool3d(x, 1), "MeanBackward1", None, id="adaptive-avg-1"),
+]
+
+
+@pytest.mark.parametrize("fn,node,node2", POOL3D_GRADS)
+def test_pool3d_gradcheck_and_names(device, rng, fn, node, node2):
+    # distinct values: a max's gradient is not differentiable where two elements tie
+    x = T(rng.permutation(36).reshape(1, 1, 3, 3, 4) / 7.0, device, requires_grad=True)
+    assert ctorch.autograd.gradcheck(fn, (x,))
+    y = fn(x)
+    assert y.grad_fn.name() == node
+    if node2 is not None:
+        (g,) = ctorch.autograd.grad(y, x, ctorch.ones_like(y, requires_grad=True), create_graph=True)
+        assert g.grad_fn.name() == node2
+        # the backward is linear in grad_output: its own gradient checked numerically
+        go = T(rng.standard_normal(tuple(y.shape)), device, requires_grad=True)
+        def backward(go):
+            with ctorch.enable_grad():
+                return ctorch.autograd.grad(fn(x), x, go, create_graph=True)[0]
+
+        assert ctorch.autograd.gradcheck(backward, (go,))
+
+
+POOL3D_ERRORS = [
+    (lambda x: F.max_pool3d(x[0, 0], 2), "non-empty 4D or 5D (batch mode) tensor expected for input"),
+    (lambda x: F.max_pool3d(x, (2, 2)), "max_pool3d: kernel_size must either be a single int, or a tuple of three ints"),
+    (lambda x: F.max_pool3d(x, 2, padding=2),
+     "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 and dilation=1"),
+    (lambda x: F.max_pool3d(x, 4), "Given input size: (2x3x4x4). Calculated output size: (2x0x1x1). Output size is too "
+     "small"),
+    (lambda x: F.max_pool3d(x, 2, dilation=(1, 0, 1)),
+     "dilation should be greater than zero, but got dilationT: 1 dilationH: 0 dilationW: 1"),
+    (lambda x: F.avg_pool3d(x, (2, 2)), "avg_pool3d: kernel_size must be a single int, or a tuple of three ints"),
+    (lambda x: F.avg_pool3d(x, 4), "input image (T: 3 H: 4 W: 4) smaller than kernel size (kT: 4 kH: 4 kW: 4)"),
+    (lambda x: F.avg_pool3d(x, 2, divisor_override=0), "divisor must be not zero"),
+    (lambda x: F.avg_pool3d(x[:, :0], 2), "avg_pool3d(): Expected input to have non-zero size for non-batch "
+     "dimensions, but input has sizes [1, 0, 3, 4, 4] with dimension 1 being empty"),
+    (lambda x: F.adaptive_avg_pool3d(x[0, 0], 2), "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got [3, 4, 4]"),
+    (lambda x: F.adaptive_max_pool3d(x[0, 0], 2),
+     "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [3, 4, 4]"),
+    (lambda x: F.adaptive_avg_pool3d(x, (2, 2)), "adaptive_avg_pool3d: output_size must be 3"),
+    (lambda x: F.adaptive_max_pool3d(x, (2, 2)), "adaptive_max_pool3d(): internal error: output_size.size() must be 3"),
+    (lambda x: F.adaptive_avg_pool3d(x, (2, -1, 2)), "adaptive_avg_pool3d: elements of output_size must be greater "
+     "than or equal to 0 but received {2, -1,2}"),
+    (lambda x: F.adaptive_max_pool3d(x[:, :, :0], 2), "adaptive_max_pool3d(): Expected input to have non-zero size for "
+     "non-batch dimensions, but input has sizes [1, 2, 0, 4, 4] with dimension 2 being empty"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(POOL3D_ERRORS)))
+def test_pool3d_errors(i):
+    fn, msg = POOL3D_ERRORS[i]
+    with pytest.raises(RuntimeError) as info:
+        fn(ctorch.zeros((1, 2, 3, 4, 4)))
+    assert str(info.value) == msg
+
+
+def test_pool3d_module_reprs_and_empty_batch():
+    assert repr(nn.MaxPool3d(2)) == "MaxPool3d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    assert repr(nn.MaxPool3d((1, 2, 3), stride=1, dilation=2, return_indices=True, ceil_mode=True)) == (
+        "MaxPool3d(kernel_size=(1, 2, 3), stride=1, padding=0, dilation=2, ceil_mode=True)")
+    assert repr(nn.AvgPool3d(3, 2, 1, True, False, 2)) == "AvgPool3d(kernel_size=3, stride=2, padding=1)"
+    assert repr(nn.AdaptiveAvgPool3d((1, None, 2))) == "AdaptiveAvgPool3d(output_size=(1, None, 2))"
+    assert repr(nn.AdaptiveMaxPool3d(2)) == "AdaptiveMaxPool3d(output_size=2)"
+    out, idx = nn.AdaptiveMaxPool3d(2, return_indices=True)(ctorch.zeros((1, 1, 2, 2, 2)))
+    assert idx.shape == (1, 1, 2, 2, 2)
+    assert F.max_pool3d(ctorch.zeros((0, 2, 3, 3, 3)), 2).shape == (0, 2, 1, 1, 1)

@@ -436,6 +436,37 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return out if return_indices else out[0]
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(_C.max_pool3d_with_indices, None, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(_C.max_pool3d_with_indices, _C.max_pool3d, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _C.avg_pool3d(input, kernel_size, () if stride is None else stride, padding, ceil_mode, count_include_pad,
+                         divisor_override)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """output_size: an int or three; None keeps the input's size along that dim."""
+    return _C.adaptive_avg_pool3d(input, output_size)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _C.adaptive_max_pool3d(input, output_size)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """output_size: an int or three; None keeps the input's size along that dim."""
+    out = _C.adaptive_max_pool3d(input, output_size)
+    return out if return_indices else out[0]
+
+
 # --- interpolation (csrc/upsample.c) --------------------------------------------------------------------------
 def _is_integer(x):
     if isinstance(x, bool):
