@@ -539,3 +539,23 @@ def test_pool3d_module_reprs_and_empty_batch():
     out, idx = nn.AdaptiveMaxPool3d(2, return_indices=True)(ctorch.zeros((1, 1, 2, 2, 2)))
     assert idx.shape == (1, 1, 2, 2, 2)
     assert F.max_pool3d(ctorch.zeros((0, 2, 3, 3, 3)), 2).shape == (0, 2, 1, 1, 1)
+
+
+# --- F.interpolate of 5-D input ---------------------------------------------------------------------------------
+def test_interpolate_area_5d(device, rng):
+    x = rng.standard_normal((1, 2, 3, 4, 5))
+    xt = T(x, device, requires_grad=True)
+    out = F.interpolate(xt, size=(2, 3, 2), mode="area")  # PyTorch: adaptive_avg_pool3d
+    assert_close(out, ref_adaptive3d(x, (2, 3, 2), np.mean))
+    assert out.grad_fn.name() == "AdaptiveAvgPool3DBackward0"
+    out = F.interpolate(xt, scale_factor=0.5, mode="area")  # the size recomputed: int(3 * .5), ...
+    assert_close(out, ref_adaptive3d(x, (1, 2, 2), np.mean))
+
+
+def test_interpolate_5d_unsupported_modes_say_so():
+    x = ctorch.zeros((1, 1, 2, 2, 2))
+    for mode in ("nearest", "nearest-exact", "trilinear"):
+        with pytest.raises(NotImplementedError, match=f"5-D input \\(mode '{mode}'\\) is not supported"):
+            F.interpolate(x, scale_factor=2, mode=mode)
+    with pytest.raises(NotImplementedError, match="^Got 5D input, but bilinear mode needs 4D input$"):
+        F.interpolate(x, scale_factor=2, mode="bilinear")

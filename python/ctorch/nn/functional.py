@@ -476,7 +476,7 @@ def _is_integer(x):
     return hasattr(x, "__index__") and not isinstance(x, float)
 
 
-_INTERP_DIMS = {"nearest": (3, 4), "nearest-exact": (3, 4), "area": (3, 4), "linear": (3,), "bilinear": (4,),
+_INTERP_DIMS = {"nearest": (3, 4), "nearest-exact": (3, 4), "area": (3, 4, 5), "linear": (3,), "bilinear": (4,),
                 "bicubic": (4,)}
 _INTERP_WANTS = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
@@ -534,9 +534,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if antialias:
             raise NotImplementedError(f"ctorch: F.interpolate(mode='{mode}', antialias=True) is not supported")
         if mode == "area":
-            return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
+            return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, output_size)
         return _C._upsample(input, mode, output_size, bool(align_corners), scale_factors)
-    if mode in _INTERP_WANTS and input.dim() in (3, 4, 5):
+    if mode in _INTERP_WANTS and input.dim() in (3, 4, 5) and input.dim() != _INTERP_WANTS[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_WANTS[mode]}D input")
     if input.dim() == 5 and mode in ("nearest", "nearest-exact", "area", "trilinear"):
         raise NotImplementedError(f"ctorch: F.interpolate of 5-D input (mode '{mode}') is not supported")
