@@ -44,6 +44,7 @@ static const PolicyRow policy_rows[] = {
     {"linear", L, L}, {"_linear_mm", L, L}, {"_linear_nd", L, L}, {"conv1d", L, L}, {"conv2d", L, L},
     {"prelu", L, L}, {"einsum", L, L}, {"mv", N, L}, {"addmv", N, L}, {"scaled_dot_product_attention", L, L},
     {"conv_transpose1d", L, L}, {"conv_transpose2d", L, L},
+    {"conv3d", L, L}, {"conv_transpose3d", L, L},
     /* recurrent cells and layers (cuDNN's RNN on CUDA; on the CPU the layers' GEMMs are cast as they run) */
     {"rnn_tanh_cell", L, L}, {"rnn_relu_cell", L, L}, {"lstm_cell", N, L}, {"gru_cell", N, L}, {"_rnn", N, L},
     /* ranges: float32 (PyTorch's CPU keeps the pointwise math, softmax and the norms in bfloat16) */

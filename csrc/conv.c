@@ -1,8 +1,8 @@
-/* conv.c: conv1d / conv2d and conv_transpose1d / 2d (see conv.h): PyTorch's argument rules and
+/* conv.c: conv1d / 2d / 3d and conv_transpose1d / 2d / 3d (see conv.h): PyTorch's argument rules and
  * messages, the im2col + GEMM forward and backward on any device (the GEMMs go through
  * CtDeviceOps.blas, the data movers through CtDeviceOps.nn), the CPU im2col / col2im kernels, the
- * im2col / col2im ops (F.unfold / F.fold), the Python entry points (ctorch._C.conv1d, conv2d,
- * _convolution_backward, conv_transpose1d, conv_transpose2d, _conv_transpose_backward, im2col,
+ * im2col / col2im ops (F.unfold / F.fold), the Python entry points (ctorch._C.conv1d, conv2d, conv3d,
+ * _convolution_backward, conv_transpose1d, conv_transpose2d, conv_transpose3d, _conv_transpose_backward, im2col,
  * col2im) and the backward formulas. */
 #include "conv.h"
 #include "conv_math.h"
@@ -25,13 +25,16 @@
 /* ====================================================================================================
  * arguments and checks
  * ==================================================================================================== */
-/* The geometry of one call, in batched 2-d terms (a 1-d convolution has height 1). */
+/* The geometry of one call, in batched 3-d terms (a 2-d convolution has depth 1, a 1-d one also
+ * height 1: the call's dims are the last `dim` of the three). */
 typedef struct {
-    int dim;        /* spatial dims of the call: 1 or 2 */
+    int dim;        /* spatial dims of the call: 1, 2 or 3 */
     bool unbatched; /* input had no batch dim */
     int64_t batch, in_channels, out_channels, groups;
-    int64_t in[2], kernel[2], stride[2], pad_lo[2], pad_hi[2], dilation[2], out[2];
+    int64_t in[3], kernel[3], stride[3], pad_lo[3], pad_hi[3], dilation[3], out[3];
 } ConvGeom;
+
+static int64_t volume(const int64_t *v) { return v[0] * v[1] * v[2]; }
 
 static const char *cpp_type_name(CtDType d)
 {
@@ -177,13 +180,14 @@ static int same_padding(const CtTensorObject *weight, int in_ndim, const int64_t
     return 0;
 }
 
-/* Dtype / device agreement of input, weight and bias, in PyTorch's words. */
-static int check_types(const CtTensorObject *input, const CtTensorObject *weight, const CtTensorObject *bias)
+/* Dtype / device agreement of input, weight and bias, in PyTorch's words (dim: the call's spatial dims;
+ * PyTorch's CPU takes its MKLDNN path, with its own message, for a float32 1-d / 2-d input only). */
+static int check_types(const CtTensorObject *input, const CtTensorObject *weight, const CtTensorObject *bias, int dim)
 {
     char a[64], b[64];
     bool input_cpu = ct_device_of(input).type == CT_DEV_CPU;
     bool same_device = ct_device_equal(ct_device_of(input), ct_device_of(weight));
-    if (!same_device || (input->dtype != weight->dtype && (input->dtype == CT_F32 || !input_cpu))) {
+    if (!same_device || (input->dtype != weight->dtype && ((input->dtype == CT_F32 && dim != 3) || !input_cpu))) {
         legacy_type_name(input, a, sizeof(a));
         legacy_type_name(weight, b, sizeof(b));
         PyErr_Format(PyExc_RuntimeError, "Input type (%s) and weight type (%s) should be the same%s", a, b,
@@ -228,7 +232,7 @@ static int conv_setup(const char *fname, int fdim, const CtTensorObject *input, 
     /* the batched input's shape (an unbatched input gets a leading 1, as PyTorch unsqueezes it) */
     g->unbatched = input->ndim == fdim + 1;
     int in_ndim = fdim + 2;
-    int64_t in_sizes[4];
+    int64_t in_sizes[5];
     in_sizes[0] = 1;
     memcpy(&in_sizes[g->unbatched ? 1 : 0], input->sizes, sizeof(int64_t) * input->ndim);
     int64_t groups = 1;
@@ -337,12 +341,12 @@ static int conv_setup(const char *fname, int fdim, const CtTensorObject *input, 
                      ws, (long long)weight->sizes[0], bs);
         return -1;
     }
-    if (check_types(input, weight, bias) < 0) {
+    if (check_types(input, weight, bias, dim) < 0) {
         return -1;
     }
-    /* into 2-d terms: a 1-d call is a 2-d one of height 1 */
-    int off = 2 - dim;
-    for (int i = 0; i < 2; i++) {
+    /* into 3-d terms: the call's dims are the last `dim` of three */
+    int off = 3 - dim;
+    for (int i = 0; i < 3; i++) {
         g->in[i] = g->out[i] = 1;
         g->kernel[i] = g->stride[i] = g->dilation[i] = 1;
         g->pad_lo[i] = g->pad_hi[i] = 0;
@@ -379,13 +383,22 @@ static int conv_setup(const char *fname, int fdim, const CtTensorObject *input, 
         return ct_check_same_device(2, ts, false, &dev);
     }
     if (input->dtype == CT_BOOL) {
-        PyErr_Format(PyExc_NotImplementedError, "\"slow_conv2d_%s\" not implemented for 'Bool'",
-                     ct_device_of(input).type == CT_DEV_CUDA ? "cuda" : "cpu");
+        if (dim == 3) {
+            PyErr_SetString(PyExc_NotImplementedError, "\"compute_columns3d\" not implemented for 'Bool'");
+        } else {
+            PyErr_Format(PyExc_NotImplementedError, "\"slow_conv2d_%s\" not implemented for 'Bool'",
+                         ct_device_of(input).type == CT_DEV_CUDA ? "cuda" : "cpu");
+        }
         return -1;
     }
-    if (g->kernel[0] <= 0 || g->kernel[1] <= 0) {
+    if (dim == 3 && (g->kernel[0] <= 0 || g->kernel[1] <= 0 || g->kernel[2] <= 0)) {
+        PyErr_Format(PyExc_RuntimeError, "kernel size should be greater than zero, but got: %lld x %lld x %lld (TxHxW)",
+                     (long long)g->kernel[0], (long long)g->kernel[1], (long long)g->kernel[2]);
+        return -1;
+    }
+    if (g->kernel[1] <= 0 || g->kernel[2] <= 0) {
         PyErr_Format(PyExc_RuntimeError, "kernel size should be greater than zero, but got kernel_height: %lld "
-                     "kernel_width: %lld", (long long)g->kernel[0], (long long)g->kernel[1]);
+                     "kernel_width: %lld", (long long)g->kernel[1], (long long)g->kernel[2]);
         return -1;
     }
     g->groups = groups;
@@ -404,10 +417,10 @@ typedef struct {
     CtDevice device;
     const struct CtNNKernels *nn;
     const struct CtBlasKernels *blas;
-    int64_t area;           /* out_h * out_w */
-    int64_t image_numel;    /* in_channels * in_h * in_w */
-    int64_t taps;           /* in_channels / groups * kernel_h * kernel_w: the GEMM depth */
-    int64_t cols_per_image; /* in_channels * kernel_h * kernel_w * area */
+    int64_t area;           /* the output's volume */
+    int64_t image_numel;    /* in_channels * the input's volume */
+    int64_t taps;           /* in_channels / groups * kernel volume: the GEMM depth */
+    int64_t cols_per_image; /* in_channels * kernel volume * area */
     int64_t chunk;          /* images per im2col */
     bool direct;            /* 1x1 kernel, stride 1, no padding: the image is its own columns */
     size_t itemsize;
@@ -428,12 +441,14 @@ static int conv_plan(const ConvGeom *g, CtDType dtype, CtDevice device, ConvPlan
     p->device = device;
     p->nn = ops->nn;
     p->blas = ops->blas;
-    p->area = g->out[0] * g->out[1];
-    p->image_numel = g->in_channels * g->in[0] * g->in[1];
-    p->taps = g->in_channels / g->groups * g->kernel[0] * g->kernel[1];
-    p->cols_per_image = g->in_channels * g->kernel[0] * g->kernel[1] * p->area;
-    p->direct = g->kernel[0] == 1 && g->kernel[1] == 1 && g->stride[0] == 1 && g->stride[1] == 1 &&
-                g->pad_lo[0] == 0 && g->pad_lo[1] == 0 && g->pad_hi[0] == 0 && g->pad_hi[1] == 0;
+    p->area = volume(g->out);
+    p->image_numel = g->in_channels * volume(g->in);
+    p->taps = g->in_channels / g->groups * volume(g->kernel);
+    p->cols_per_image = g->in_channels * volume(g->kernel) * p->area;
+    p->direct = true;
+    for (int a = 0; a < 3; a++) {
+        p->direct = p->direct && g->kernel[a] == 1 && g->stride[a] == 1 && g->pad_lo[a] == 0 && g->pad_hi[a] == 0;
+    }
     int64_t chunk = p->cols_per_image > 0 ? CONV_COLUMN_BUDGET / p->cols_per_image : g->batch;
     p->chunk = chunk < 1 ? 1 : chunk > g->batch ? g->batch : chunk;
     p->itemsize = ct_dtype_info[dtype].itemsize;
@@ -443,24 +458,13 @@ static int conv_plan(const ConvGeom *g, CtDType dtype, CtDevice device, ConvPlan
 static CtConvDesc conv_desc(const ConvPlan *p, int64_t batch)
 {
     const ConvGeom *g = p->g;
-    CtConvDesc d = {
-        .dtype = p->dtype,
-        .device = p->device,
-        .batch = batch,
-        .channels = g->in_channels,
-        .in_h = g->in[0],
-        .in_w = g->in[1],
-        .out_h = g->out[0],
-        .out_w = g->out[1],
-        .kernel_h = g->kernel[0],
-        .kernel_w = g->kernel[1],
-        .stride_h = g->stride[0],
-        .stride_w = g->stride[1],
-        .pad_h = g->pad_lo[0],
-        .pad_w = g->pad_lo[1],
-        .dilation_h = g->dilation[0],
-        .dilation_w = g->dilation[1],
-    };
+    CtConvDesc d = {.dtype = p->dtype, .device = p->device, .batch = batch, .channels = g->in_channels};
+    memcpy(d.in, g->in, sizeof(d.in));
+    memcpy(d.out, g->out, sizeof(d.out));
+    memcpy(d.kernel, g->kernel, sizeof(d.kernel));
+    memcpy(d.stride, g->stride, sizeof(d.stride));
+    memcpy(d.pad, g->pad_lo, sizeof(d.pad));
+    memcpy(d.dilation, g->dilation, sizeof(d.dilation));
     return d;
 }
 
@@ -622,7 +626,7 @@ static int output_shape(const ConvGeom *g, bool transposed, int64_t *sizes)
         sizes[nd++] = g->batch;
     }
     sizes[nd++] = transposed ? g->in_channels : g->out_channels;
-    for (int i = 2 - g->dim; i < 2; i++) {
+    for (int i = 3 - g->dim; i < 3; i++) {
         sizes[nd++] = transposed ? g->in[i] : g->out[i];
     }
     return nd;
@@ -658,7 +662,7 @@ static CtTensorObject *conv_output(const ConvGeom *g, bool transposed, CtTensorO
     }
     CtTensorObject *x = NULL, *w = NULL, *out = NULL, *out3 = NULL, *bias3 = NULL, *result = NULL;
     PyObject *sum = NULL;
-    int64_t osz[4];
+    int64_t osz[5];
     int ond = output_shape(g, transposed, osz);
     if ((x = ct_contiguous(input)) == NULL || (w = ct_contiguous(weight)) == NULL ||
         (out = ct_empty(ond, osz, input->dtype, p.device)) == NULL) {
@@ -670,7 +674,7 @@ static CtTensorObject *conv_output(const ConvGeom *g, bool transposed, CtTensorO
         goto done;
     }
     const int64_t channels = transposed ? g->in_channels : g->out_channels;
-    const int64_t area = transposed ? g->in[0] * g->in[1] : p.area;
+    const int64_t area = transposed ? volume(g->in) : p.area;
     if (bias != NULL && channel_views(out, bias, g->batch, channels, area, &out3, &bias3) < 0) {
         goto done;
     }
@@ -715,7 +719,7 @@ static PyObject *conv_gradients(const ConvPlan *p, bool transposed, CtTensorObje
 {
     const ConvGeom *g = p->g;
     const char *fname = transposed ? "_conv_transpose_backward" : "_convolution_backward";
-    int64_t osz[4];
+    int64_t osz[5];
     int ond = output_shape(g, transposed, osz);
     if (grad->ndim != ond || memcmp(grad->sizes, osz, sizeof(int64_t) * ond) != 0 || grad->dtype != input->dtype ||
         !ct_device_equal(ct_device_of(grad), p->device)) {
@@ -754,7 +758,7 @@ static PyObject *conv_gradients(const ConvPlan *p, bool transposed, CtTensorObje
         }
     }
     if (mask & 4) { /* the sum of grad over every dim but the channels */
-        int64_t area = transposed ? g->in[0] * g->in[1] : p->area;
+        int64_t area = transposed ? volume(g->in) : p->area;
         if (channel_views(gr, NULL, g->batch, transposed ? g->in_channels : g->out_channels, area, &g3, NULL) < 0 ||
             (gb = PyObject_CallMethod((PyObject *)g3, "sum", "((ii))", 0, 2)) == NULL) {
             goto done;
@@ -779,11 +783,13 @@ static PyObject *conv_backward(CtTensorObject *grad, CtTensorObject *input, CtTe
     ConvGeom g;
     ConvPlan p;
     int fdim = weight->ndim - 2;
-    if (fdim != 1 && fdim != 2) {
-        PyErr_Format(PyExc_RuntimeError, "_convolution_backward: expected a 3-d or 4-d weight, got %d-d", weight->ndim);
+    static const char *const fnames[4] = {NULL, "conv1d", "conv2d", "conv3d"};
+    if (fdim < 1 || fdim > 3) {
+        PyErr_Format(PyExc_RuntimeError, "_convolution_backward: expected a 3-d, 4-d or 5-d weight, got %d-d",
+                     weight->ndim);
         return NULL;
     }
-    if (conv_setup(fdim == 1 ? "conv1d" : "conv2d", fdim, input, weight, NULL, stride, padding, dilation, groups, false,
+    if (conv_setup(fnames[fdim], fdim, input, weight, NULL, stride, padding, dilation, groups, false,
                    &g) < 0 ||
         conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
         return NULL;
@@ -815,7 +821,7 @@ static int conv_transpose_setup(const char *fname, int fdim, const CtTensorObjec
         return -1;
     }
     g->unbatched = input->ndim == fdim + 1;
-    int64_t in_sizes[4] = {1, 1, 1, 1};
+    int64_t in_sizes[5] = {1, 1, 1, 1, 1};
     memcpy(&in_sizes[g->unbatched ? 1 : 0], input->sizes, sizeof(int64_t) * input->ndim);
     /* params: stride, padding, output_padding, groups, dilation (NULL when absent) */
     int64_t groups = 1;
@@ -894,17 +900,17 @@ static int conv_transpose_setup(const char *fname, int fdim, const CtTensorObjec
                      ws, (long long)out_channels, bs);
         return -1;
     }
-    if (check_types(input, weight, bias) < 0) {
+    if (check_types(input, weight, bias, dim) < 0) {
         return -1;
     }
-    /* the adjoint convolution, in 2-d terms (a 1-d call has height 1) */
-    const int off = 2 - dim;
-    for (int i = 0; i < 2; i++) {
+    /* the adjoint convolution, in 3-d terms (the call's dims are the last `dim` of three) */
+    const int off = 3 - dim;
+    for (int i = 0; i < 3; i++) {
         g->in[i] = g->out[i] = g->kernel[i] = g->stride[i] = g->dilation[i] = 1;
         g->pad_lo[i] = g->pad_hi[i] = 0;
     }
-    int64_t op[2] = {0, 0};
-    bool empty = false, too_small = false;
+    int64_t op[3] = {0, 0, 0};
+    bool empty = false, too_small = false, big_op = false;
     for (int i = 0; i < dim; i++) {
         const int j = i + off;
         g->out[j] = in_sizes[2 + i];
@@ -917,14 +923,25 @@ static int conv_transpose_setup(const char *fname, int fdim, const CtTensorObjec
         g->in[j] = (g->out[j] - 1) * g->stride[j] - 2 * g->pad_lo[j] + g->dilation[j] * (g->kernel[j] - 1) + op[j] + 1;
         empty = empty || g->out[j] == 0;
         too_small = too_small || g->in[j] < 1;
+        big_op = big_op || (op[j] >= g->stride[j] && op[j] >= g->dilation[j]);
     }
-    if ((op[0] >= g->stride[0] && op[0] >= g->dilation[0]) || (op[1] >= g->stride[1] && op[1] >= g->dilation[1])) {
+    if (big_op && dim == 3) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "output padding must be smaller than either stride or dilation, but got output_padding_depth: "
+                     "%lld output_padding_height: %lld output_padding_width: %lld stride_depth: %lld stride_height: "
+                     "%lld stride_width: %lld dilation_depth: %lld dilation_height: %lld dilation_width: %lld",
+                     (long long)op[0], (long long)op[1], (long long)op[2], (long long)g->stride[0],
+                     (long long)g->stride[1], (long long)g->stride[2], (long long)g->dilation[0],
+                     (long long)g->dilation[1], (long long)g->dilation[2]);
+        return -1;
+    }
+    if (big_op) {
         PyErr_Format(PyExc_RuntimeError,
                      "output padding must be smaller than either stride or dilation, but got output_padding_height: "
                      "%lld output_padding_width: %lld stride_height: %lld stride_width: %lld dilation_height: %lld "
                      "dilation_width: %lld",
-                     (long long)op[0], (long long)op[1], (long long)g->stride[0], (long long)g->stride[1],
-                     (long long)g->dilation[0], (long long)g->dilation[1]);
+                     (long long)op[1], (long long)op[2], (long long)g->stride[1], (long long)g->stride[2],
+                     (long long)g->dilation[1], (long long)g->dilation[2]);
         return -1;
     }
     if (empty && in_sizes[0] != 0 && in_sizes[1] != 0) {
@@ -933,15 +950,29 @@ static int conv_transpose_setup(const char *fname, int fdim, const CtTensorObjec
         return -1;
     }
     if (too_small) {
+        char ins[96] = "", outs[96] = "";
+        for (int j = off; j < 3; j++) {
+            size_t li = strlen(ins), lo = strlen(outs);
+            snprintf(ins + li, sizeof(ins) - li, "%s%lld", j > off ? " x " : "", (long long)g->out[j]);
+            snprintf(outs + lo, sizeof(outs) - lo, "%s%lld", j > off ? " x " : "", (long long)g->in[j]);
+        }
+        if (dim < 2) { /* PyTorch reports a 1-d call in 2-d terms */
+            snprintf(ins, sizeof(ins), "1 x %lld", (long long)g->out[2]);
+            snprintf(outs, sizeof(outs), "1 x %lld", (long long)g->in[2]);
+        }
         PyErr_Format(PyExc_RuntimeError,
-                     "Given input size per channel: (%lld x %lld). Calculated output size per channel: (%lld x %lld). "
-                     "Output size is too small",
-                     (long long)g->out[0], (long long)g->out[1], (long long)g->in[0], (long long)g->in[1]);
+                     "Given input size per channel: (%s). Calculated output size per channel: (%s). Output size is "
+                     "too small",
+                     ins, outs);
         return -1;
     }
-    if (!ct_is_floating(input->dtype)) {
+    if (dim != 3 && !ct_is_floating(input->dtype)) {
         PyErr_Format(PyExc_NotImplementedError, "\"slow_conv_transpose2d_out_%s\" not implemented for '%s'",
                      ct_device_of(input).type == CT_DEV_CUDA ? "cuda" : "cpu", ct_scalar_type_name(input->dtype));
+        return -1;
+    }
+    if (dim == 3 && input->dtype == CT_BOOL) {
+        PyErr_SetString(PyExc_NotImplementedError, "\"slow_conv_transpose3d_out_cpu\" not implemented for 'Bool'");
         return -1;
     }
     g->groups = groups;
@@ -970,12 +1001,13 @@ static PyObject *conv_transpose_backward(CtTensorObject *grad, CtTensorObject *i
     ConvGeom g;
     ConvPlan p;
     int fdim = weight->ndim - 2;
-    if (fdim != 1 && fdim != 2) {
-        PyErr_Format(PyExc_RuntimeError, "_conv_transpose_backward: expected a 3-d or 4-d weight, got %d-d",
+    static const char *const fnames[4] = {NULL, "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"};
+    if (fdim < 1 || fdim > 3) {
+        PyErr_Format(PyExc_RuntimeError, "_conv_transpose_backward: expected a 3-d, 4-d or 5-d weight, got %d-d",
                      weight->ndim);
         return NULL;
     }
-    if (conv_transpose_setup(fdim == 1 ? "conv_transpose1d" : "conv_transpose2d", fdim, input, weight, NULL, params,
+    if (conv_transpose_setup(fnames[fdim], fdim, input, weight, NULL, params,
                              &g) < 0 ||
         conv_plan(&g, input->dtype, ct_device_of(input), &p) < 0) {
         return NULL;
@@ -986,23 +1018,28 @@ static PyObject *conv_transpose_backward(CtTensorObject *grad, CtTensorObject *i
 /* ====================================================================================================
  * CPU kernels
  * ==================================================================================================== */
-/* im2col over the rows (image, channel, ki, kj) of the columns: a pure copy, by element size. */
+/* im2col over the rows (image, channel, k0, k1, k2) of the columns: a pure copy, by element size. */
 #define IM2COL_ROWS(T)                                                                                         \
     for (int64_t r = begin; r < end; r++) {                                                                    \
-        int64_t kj = r % d->kernel_w, ki = (r / d->kernel_w) % d->kernel_h;                                    \
-        int64_t c = r / (d->kernel_w * d->kernel_h); /* image * channels + channel */                          \
-        const T *src = (const T *)d->image + c * d->in_h * d->in_w;                                            \
-        T *dst = (T *)d->columns + r * d->out_h * d->out_w;                                                    \
-        for (int64_t y = 0; y < d->out_h; y++) {                                                               \
-            int64_t h = y * d->stride_h - d->pad_h + ki * d->dilation_h;                                       \
-            T *row = dst + y * d->out_w;                                                                       \
-            if (h < 0 || h >= d->in_h) {                                                                       \
-                memset(row, 0, sizeof(T) * (size_t)d->out_w);                                                  \
-                continue;                                                                                      \
-            }                                                                                                  \
-            for (int64_t x = 0; x < d->out_w; x++) {                                                           \
-                int64_t w = x * d->stride_w - d->pad_w + kj * d->dilation_w;                                   \
-                row[x] = w >= 0 && w < d->in_w ? src[h * d->in_w + w] : (T)0;                                  \
+        int64_t k2 = r % d->kernel[2], k1 = (r / d->kernel[2]) % d->kernel[1];                                 \
+        int64_t k0 = (r / (d->kernel[2] * d->kernel[1])) % d->kernel[0];                                       \
+        int64_t c = r / (d->kernel[2] * d->kernel[1] * d->kernel[0]); /* image * channels + channel */         \
+        const T *src = (const T *)d->image + c * d->in[0] * d->in[1] * d->in[2];                               \
+        T *dst = (T *)d->columns + r * d->out[0] * d->out[1] * d->out[2];                                      \
+        for (int64_t z = 0; z < d->out[0]; z++) {                                                              \
+            int64_t p0 = z * d->stride[0] - d->pad[0] + k0 * d->dilation[0];                                   \
+            for (int64_t y = 0; y < d->out[1]; y++) {                                                          \
+                int64_t p1 = y * d->stride[1] - d->pad[1] + k1 * d->dilation[1];                               \
+                T *row = dst + (z * d->out[1] + y) * d->out[2];                                                \
+                if (p0 < 0 || p0 >= d->in[0] || p1 < 0 || p1 >= d->in[1]) {                                    \
+                    memset(row, 0, sizeof(T) * (size_t)d->out[2]);                                             \
+                    continue;                                                                                  \
+                }                                                                                              \
+                const T *line = src + (p0 * d->in[1] + p1) * d->in[2];                                         \
+                for (int64_t x = 0; x < d->out[2]; x++) {                                                      \
+                    int64_t p2 = x * d->stride[2] - d->pad[2] + k2 * d->dilation[2];                           \
+                    row[x] = p2 >= 0 && p2 < d->in[2] ? line[p2] : (T)0;                                       \
+                }                                                                                              \
             }                                                                                                  \
         }                                                                                                      \
     }
@@ -1023,8 +1060,8 @@ static int64_t conv_grain(int64_t per_item) { return per_item >= 4096 ? 1 : 4096
 
 int ct_cpu_im2col(const CtConvDesc *d)
 {
-    int64_t rows = d->batch * d->channels * d->kernel_h * d->kernel_w;
-    ct_parallel_for(rows, conv_grain(d->out_h * d->out_w), im2col_rows, (void *)d);
+    int64_t rows = d->batch * d->channels * volume(d->kernel);
+    ct_parallel_for(rows, conv_grain(volume(d->out)), im2col_rows, (void *)d);
     return 0;
 }
 
@@ -1035,12 +1072,14 @@ int ct_cpu_im2col(const CtConvDesc *d)
     for (int64_t pl = begin; pl < end; pl++) {                                                         \
         int64_t c = pl % d->channels;                                                                  \
         const T *cols = (const T *)d->grad_columns + (pl / d->channels) * per_image;                   \
-        T *out = (T *)d->grad_image + pl * d->in_h * d->in_w;                                          \
-        for (int64_t h = 0; h < d->in_h; h++) {                                                        \
-            for (int64_t w = 0; w < d->in_w; w++) {                                                    \
-                ACC acc = 0;                                                                           \
-                CT_CONV_GATHER(d, c, h, w, COL2IM_ADD_##NAME);                                         \
-                CT_STORE_##NAME(&out[h * d->in_w + w], acc);                                           \
+        T *out = (T *)d->grad_image + pl * volume(d->in);                                              \
+        for (int64_t p0 = 0; p0 < d->in[0]; p0++) {                                                    \
+            for (int64_t p1 = 0; p1 < d->in[1]; p1++) {                                                \
+                for (int64_t p2 = 0; p2 < d->in[2]; p2++) {                                            \
+                    ACC acc = 0;                                                                       \
+                    CT_CONV_GATHER(d, c, p0, p1, p2, COL2IM_ADD_##NAME);                               \
+                    CT_STORE_##NAME(&out[(p0 * d->in[1] + p1) * d->in[2] + p2], acc);                  \
+                }                                                                                      \
             }                                                                                          \
         }                                                                                              \
     }
@@ -1058,7 +1097,7 @@ int ct_cpu_im2col(const CtConvDesc *d)
 static void col2im_planes(int64_t begin, int64_t end, void *ctx)
 {
     const CtConvDesc *d = ctx;
-    const int64_t per_image = d->channels * d->kernel_h * d->kernel_w * d->out_h * d->out_w;
+    const int64_t per_image = d->channels * volume(d->kernel) * volume(d->out);
     switch (d->dtype) {
     case CT_F32: COL2IM_PLANES(F32, float, float) break;
     case CT_F64: COL2IM_PLANES(F64, double, double) break;
@@ -1076,7 +1115,7 @@ static void col2im_planes(int64_t begin, int64_t end, void *ctx)
 
 int ct_cpu_col2im(const CtConvDesc *d)
 {
-    ct_parallel_for(d->batch * d->channels, conv_grain(d->in_h * d->in_w * d->kernel_h * d->kernel_w), col2im_planes,
+    ct_parallel_for(d->batch * d->channels, conv_grain(volume(d->in) * volume(d->kernel)), col2im_planes,
                     (void *)d);
     return 0;
 }
@@ -1127,6 +1166,14 @@ PyDoc_STRVAR(conv2d_doc, "conv2d(input, weight, bias=None, stride=1, padding=0, 
 static PyObject *py_conv2d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     return conv_entry("conv2d", 2, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(conv3d_doc, "conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor\n\n"
+                         "3-d convolution (cross-correlation) of an (N, C, D, H, W) or (C, D, H, W) input; padding may "
+                         "be 'valid' or 'same'.");
+static PyObject *py_conv3d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return conv_entry("conv3d", 3, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(conv_backward_doc,
@@ -1188,6 +1235,15 @@ PyDoc_STRVAR(conv_transpose2d_doc,
 static PyObject *py_conv_transpose2d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     return conv_transpose_entry("conv_transpose2d", 2, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(conv_transpose3d_doc,
+             "conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) "
+             "-> Tensor\n\nTransposed 3-d convolution of an (N, C_in, D, H, W) or (C_in, D, H, W) input; weight "
+             "(C_in, C_out / groups, kD, kH, kW).");
+static PyObject *py_conv_transpose3d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return conv_transpose_entry("conv_transpose3d", 3, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(conv_transpose_backward_doc,
@@ -1276,9 +1332,9 @@ static CtConvDesc block_desc(CtDType dtype, CtDevice device, int64_t batch, int6
                              const int64_t *blocks, const BlockArgs *b)
 {
     CtConvDesc d = {
-        .dtype = dtype, .device = device, .batch = batch, .channels = channels, .in_h = image[0], .in_w = image[1],
-        .out_h = blocks[0], .out_w = blocks[1], .kernel_h = b->k[0], .kernel_w = b->k[1], .stride_h = b->s[0],
-        .stride_w = b->s[1], .pad_h = b->p[0], .pad_w = b->p[1], .dilation_h = b->d[0], .dilation_w = b->d[1],
+        .dtype = dtype, .device = device, .batch = batch, .channels = channels, .in = {1, image[0], image[1]},
+        .out = {1, blocks[0], blocks[1]}, .kernel = {1, b->k[0], b->k[1]}, .stride = {1, b->s[0], b->s[1]},
+        .pad = {0, b->p[0], b->p[1]}, .dilation = {1, b->d[0], b->d[1]},
     };
     return d;
 }
@@ -1507,7 +1563,7 @@ static PyObject *conv_pad(CtTensorObject *input, int npad, const int64_t *pad, i
     int dims = npad / 2;
     char is[256];
     ct_format_sizes(is, sizeof(is), input->ndim, input->sizes);
-    if (npad % 2 != 0 || dims > input->ndim || dims < 1 || dims > 2) {
+    if (npad % 2 != 0 || dims > input->ndim || dims < 1 || dims > 3) {
         PyErr_Format(PyExc_NotImplementedError, "Padding size %d is not supported for %dD input tensor.", npad,
                      input->ndim);
         return NULL;
@@ -1590,10 +1646,12 @@ static PyObject *py_conv_pad(PyObject *self, PyObject *const *args, Py_ssize_t n
 PyMethodDef ct_conv_module_methods[] = {
     {"conv1d", CT_FASTCALL(py_conv1d), CT_METH_FK, conv1d_doc},
     {"conv2d", CT_FASTCALL(py_conv2d), CT_METH_FK, conv2d_doc},
+    {"conv3d", CT_FASTCALL(py_conv3d), CT_METH_FK, conv3d_doc},
     {"_convolution_backward", CT_FASTCALL(py_conv_backward), CT_METH_FK, conv_backward_doc},
     {"_conv_pad", CT_FASTCALL(py_conv_pad), CT_METH_FK, conv_pad_doc},
     {"conv_transpose1d", CT_FASTCALL(py_conv_transpose1d), CT_METH_FK, conv_transpose1d_doc},
     {"conv_transpose2d", CT_FASTCALL(py_conv_transpose2d), CT_METH_FK, conv_transpose2d_doc},
+    {"conv_transpose3d", CT_FASTCALL(py_conv_transpose3d), CT_METH_FK, conv_transpose3d_doc},
     {"_conv_transpose_backward", CT_FASTCALL(py_conv_transpose_backward), CT_METH_FK, conv_transpose_backward_doc},
     {"im2col", CT_FASTCALL(py_im2col), CT_METH_FK, im2col_doc},
     {"col2im", CT_FASTCALL(py_col2im), CT_METH_FK, col2im_doc},

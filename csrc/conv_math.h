@@ -7,24 +7,29 @@
 #include "conv.h"
 #include "dtype.h" /* CT_HOST_DEVICE */
 
-/* Column element `i` of one image, i = ((c * kh + ki) * kw + kj) * oh * ow + y * ow + x: the
- * offset of the image element it copies within that image, or -1 when it lies in the padding. */
+/* Column element `i` of one image, i = (c * kernel volume + tap) * out volume + position, tap and
+ * position row-major over the three axes: the offset of the image element it copies within that
+ * image, or -1 when it lies in the padding. */
 CT_HOST_DEVICE int64_t ct_conv_column_source(const CtConvDesc *d, int64_t i)
 {
-    int64_t x = i % d->out_w;
-    int64_t t = i / d->out_w;
-    int64_t y = t % d->out_h;
-    t /= d->out_h;
-    int64_t kj = t % d->kernel_w;
-    t /= d->kernel_w;
-    int64_t ki = t % d->kernel_h;
-    int64_t c = t / d->kernel_h;
-    int64_t h = y * d->stride_h - d->pad_h + ki * d->dilation_h;
-    int64_t w = x * d->stride_w - d->pad_w + kj * d->dilation_w;
-    if (h < 0 || h >= d->in_h || w < 0 || w >= d->in_w) {
-        return -1;
+    int64_t o[3], k[3];
+    for (int a = 2; a >= 0; a--) {
+        o[a] = i % d->out[a];
+        i /= d->out[a];
     }
-    return (c * d->in_h + h) * d->in_w + w;
+    for (int a = 2; a >= 0; a--) {
+        k[a] = i % d->kernel[a];
+        i /= d->kernel[a];
+    }
+    int64_t src = i; /* the channel, then the row-major image offset */
+    for (int a = 0; a < 3; a++) {
+        int64_t p = o[a] * d->stride[a] - d->pad[a] + k[a] * d->dilation[a];
+        if (p < 0 || p >= d->in[a]) {
+            return -1;
+        }
+        src = src * d->in[a] + p;
+    }
+    return src;
 }
 
 /* The output position (along one axis) whose kernel tap k reads input position p, or -1. */
@@ -38,23 +43,31 @@ CT_HOST_DEVICE int64_t ct_conv_tap_output(int64_t p, int64_t k, int64_t stride, 
     return t / stride;
 }
 
-/* col2im of one image element (c, h, w): calls ADD(offset) for each column element holding it,
- * taps in row-major (ki, kj) order; offsets are within the image's columns. */
-#define CT_CONV_GATHER(d, c, h, w, ADD)                                                                      \
+#define CT_CONV_TAP_(d, a, pos, k) ct_conv_tap_output((pos), (k), (d)->stride[a], (d)->pad[a], (d)->dilation[a], (d)->out[a])
+
+/* col2im of one image element (c, p0, p1, p2): calls ADD(offset) for each column element holding it,
+ * taps in row-major (k0, k1, k2) order; offsets are within the image's columns. */
+#define CT_CONV_GATHER(d, c, p0, p1, p2, ADD)                                                                \
     do {                                                                                                     \
-        const int64_t ct_area_ = (d)->out_h * (d)->out_w;                                                    \
-        for (int64_t ki_ = 0; ki_ < (d)->kernel_h; ki_++) {                                                  \
-            int64_t y_ = ct_conv_tap_output((h), ki_, (d)->stride_h, (d)->pad_h, (d)->dilation_h, (d)->out_h); \
-            if (y_ < 0) {                                                                                    \
+        const int64_t ct_vol_ = (d)->out[0] * (d)->out[1] * (d)->out[2];                                     \
+        for (int64_t k0_ = 0; k0_ < (d)->kernel[0]; k0_++) {                                                 \
+            int64_t o0_ = CT_CONV_TAP_(d, 0, p0, k0_);                                                       \
+            if (o0_ < 0) {                                                                                   \
                 continue;                                                                                    \
             }                                                                                                \
-            for (int64_t kj_ = 0; kj_ < (d)->kernel_w; kj_++) {                                              \
-                int64_t x_ =                                                                                 \
-                    ct_conv_tap_output((w), kj_, (d)->stride_w, (d)->pad_w, (d)->dilation_w, (d)->out_w);    \
-                if (x_ < 0) {                                                                                \
+            for (int64_t k1_ = 0; k1_ < (d)->kernel[1]; k1_++) {                                             \
+                int64_t o1_ = CT_CONV_TAP_(d, 1, p1, k1_);                                                   \
+                if (o1_ < 0) {                                                                               \
                     continue;                                                                                \
                 }                                                                                            \
-                ADD(((((c) * (d)->kernel_h + ki_) * (d)->kernel_w + kj_) * ct_area_ + y_ * (d)->out_w + x_)); \
+                for (int64_t k2_ = 0; k2_ < (d)->kernel[2]; k2_++) {                                         \
+                    int64_t o2_ = CT_CONV_TAP_(d, 2, p2, k2_);                                               \
+                    if (o2_ < 0) {                                                                           \
+                        continue;                                                                            \
+                    }                                                                                        \
+                    int64_t tap_ = (((c) * (d)->kernel[0] + k0_) * (d)->kernel[1] + k1_) * (d)->kernel[2] + k2_; \
+                    ADD((tap_ * ct_vol_ + (o0_ * (d)->out[1] + o1_) * (d)->out[2] + o2_));                   \
+                }                                                                                            \
             }                                                                                                \
         }                                                                                                    \
     } while (0)

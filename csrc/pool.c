@@ -181,13 +181,14 @@ static int pool_output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, 
  * PyTorch's pool2d_shape_check on input x. 0 or -1. */
 static int pool2d_shapes(CtPoolDesc *d, const CtTensorObject *x, bool ceil_mode)
 {
-    for (int a = 0; a < 2; a++) {
+    for (int a = 1; a < 3; a++) {
         if (pool_output_size(d->in[a], d->kernel[a], d->pad[a], d->stride[a], d->dilation[a], ceil_mode, &d->out[a]) <
             0) {
             return -1;
         }
     }
-    const int64_t *k = d->kernel, *s = d->stride, *p = d->pad, *dl = d->dilation;
+    /* the (H, W) axes */
+    const int64_t *k = d->kernel + 1, *s = d->stride + 1, *p = d->pad + 1, *dl = d->dilation + 1;
     if (k[1] <= 0 || k[0] <= 0) {
         PyErr_Format(PyExc_RuntimeError, "kernel size should be greater than zero, but got kH: %lld kW: %lld",
                      (long long)k[0], (long long)k[1]);
@@ -220,15 +221,30 @@ static int pool2d_shapes(CtPoolDesc *d, const CtTensorObject *x, bool ceil_mode)
                      (long long)p[1], (long long)p[0], (long long)k[1], (long long)k[0]);
         return -1;
     }
-    if (d->out[1] < 1 || d->out[0] < 1) {
+    if (d->out[2] < 1 || d->out[1] < 1) {
         long long c = (long long)x->sizes[nd - 3];
         PyErr_Format(PyExc_RuntimeError,
                      "Given input size: (%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lld). Output size is too "
                      "small",
-                     c, (long long)d->in[0], (long long)d->in[1], c, (long long)d->out[0], (long long)d->out[1]);
+                     c, (long long)d->in[1], (long long)d->in[2], c, (long long)d->out[1], (long long)d->out[2]);
         return -1;
     }
     return 0;
+}
+
+/* d zeroed for a pooling of kind over `dims` spatial dims, its unused leading axes of size 1 (a 2-d
+ * pooling is a 3-d one of depth 1). */
+static void pool_desc_init(CtPoolDesc *d, CtPoolKind kind, int dims)
+{
+    memset(d, 0, sizeof(*d));
+    d->kind = kind;
+    d->dims = dims;
+    for (int a = 0; a < 3 - dims; a++) {
+        d->in[a] = d->out[a] = d->kernel[a] = d->stride[a] = 1;
+    }
+    for (int a = 0; a < 3; a++) {
+        d->dilation[a] = 1; /* the average kinds' */
+    }
 }
 
 /* Values of a 1- or 2-element list as (H, W). */
@@ -291,14 +307,13 @@ static int max_pool2d_setup(const char *fname, CtTensorObject *x, PyObject *cons
         PyErr_SetString(PyExc_RuntimeError, "non-empty 3D or 4D (batch mode) tensor expected for input");
         return -1;
     }
-    memset(d, 0, sizeof(*d));
-    d->kind = CT_POOL_MAX;
-    pair_of(m.k, m.nk, d->kernel);
-    pair_of(m.ns == 0 ? d->kernel : m.s, m.ns == 0 ? 2 : m.ns, d->stride);
-    pair_of(m.p, m.np, d->pad);
-    pair_of(m.dl, m.nd, d->dilation);
-    d->in[0] = x->sizes[x->ndim - 2];
-    d->in[1] = x->sizes[x->ndim - 1];
+    pool_desc_init(d, CT_POOL_MAX, 2);
+    pair_of(m.k, m.nk, d->kernel + 1);
+    pair_of(m.ns == 0 ? d->kernel + 1 : m.s, m.ns == 0 ? 2 : m.ns, d->stride + 1);
+    pair_of(m.p, m.np, d->pad + 1);
+    pair_of(m.dl, m.nd, d->dilation + 1);
+    d->in[1] = x->sizes[x->ndim - 2];
+    d->in[2] = x->sizes[x->ndim - 1];
     if (pool2d_shapes(d, x, m.ceil_mode) < 0) {
         return -1;
     }
@@ -350,16 +365,14 @@ static int avg_pool2d_setup(const char *fname, CtTensorObject *x, PyObject *cons
     if (x->ndim < 3 && ct_wrap_dim(-3, x->ndim, &unused) < 0) { /* PyTorch reads input.size(-3) here */
         return -1;
     }
-    memset(d, 0, sizeof(*d));
-    d->kind = CT_POOL_AVG;
-    pair_of(k, nk, d->kernel);
-    pair_of(ns == 0 ? d->kernel : s, ns == 0 ? 2 : ns, d->stride);
-    pair_of(p, np, d->pad);
-    d->dilation[0] = d->dilation[1] = 1;
+    pool_desc_init(d, CT_POOL_AVG, 2);
+    pair_of(k, nk, d->kernel + 1);
+    pair_of(ns == 0 ? d->kernel + 1 : s, ns == 0 ? 2 : ns, d->stride + 1);
+    pair_of(p, np, d->pad + 1);
     d->count_include_pad = count_include_pad;
     d->divisor_override = divisor;
-    d->in[0] = x->sizes[x->ndim - 2];
-    d->in[1] = x->sizes[x->ndim - 1];
+    d->in[1] = x->sizes[x->ndim - 2];
+    d->in[2] = x->sizes[x->ndim - 1];
     if (pool2d_shapes(d, x, ceil_mode) < 0) {
         return -1;
     }
@@ -405,29 +418,30 @@ static int adaptive_setup(bool avg, CtTensorObject *x, const int64_t *size, int 
                      (long long)(size[0] < 0 ? size[0] : size[1]), sb);
         return -1;
     }
-    memset(d, 0, sizeof(*d));
-    d->kind = avg ? CT_POOL_ADAPTIVE_AVG : CT_POOL_ADAPTIVE_MAX;
-    d->in[0] = x->sizes[x->ndim - 2];
-    d->in[1] = x->sizes[x->ndim - 1];
-    d->out[0] = size[0];
-    d->out[1] = size[1];
+    pool_desc_init(d, avg ? CT_POOL_ADAPTIVE_AVG : CT_POOL_ADAPTIVE_MAX, 2);
+    d->in[1] = x->sizes[x->ndim - 2];
+    d->in[2] = x->sizes[x->ndim - 1];
+    d->out[1] = size[0];
+    d->out[2] = size[1];
     if (avg && size[0] * size[1] == 0) {
         return 0; /* PyTorch returns the empty output before its dtype dispatch */
     }
     return ct_is_floating(x->dtype) ? 0 : not_implemented(name, x->dtype);
 }
 
-/* output_size of adaptive_{avg,max}_pool2d as PyTorch's Python layer resolves it
- * (_list_with_default): an int n means (n, n); a sequence's None entries take the input's sizes,
- * and a sequence needs an input of more dims than its length. Returns the length, or -1. */
-static int parse_adaptive_size2(const char *fname, PyObject *obj, const CtTensorObject *x, int64_t *out)
+/* output_size of adaptive_{avg,max}_pool2d/3d as PyTorch's Python layer resolves it
+ * (_list_with_default): an int n means n in each of the `dims` dims; a sequence's None entries take the
+ * input's sizes, and a sequence needs an input of more dims than its length. Returns the length, or -1. */
+static int parse_adaptive_size(const char *fname, PyObject *obj, const CtTensorObject *x, int dims, int64_t *out)
 {
     if (is_int_arg(obj)) {
         if (int_value(obj, &out[0]) < 0) {
             return -1;
         }
-        out[1] = out[0];
-        return 2;
+        for (int i = 1; i < dims; i++) {
+            out[i] = out[0];
+        }
+        return dims;
     }
     if (!PySequence_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "object of type '%s' has no len()", Py_TYPE(obj)->tp_name);
@@ -489,13 +503,12 @@ static PyObject *pool_forward(CtPoolDesc *d, CtTensorObject *x)
         return NULL;
     }
     const int nd = x->ndim;
-    int64_t sizes[4];
+    int64_t sizes[5];
     memcpy(sizes, x->sizes, sizeof(int64_t) * nd);
-    sizes[nd - 2] = d->out[0];
-    sizes[nd - 1] = d->out[1];
+    memcpy(&sizes[nd - d->dims], &d->out[3 - d->dims], sizeof(int64_t) * d->dims);
     d->dtype = x->dtype;
     d->device = device;
-    d->planes = nd == 4 ? x->sizes[0] * x->sizes[1] : x->sizes[0];
+    d->planes = nd == d->dims + 2 ? x->sizes[0] * x->sizes[1] : x->sizes[0];
     if ((xc = ct_contiguous(x)) == NULL || (out = ct_empty(nd, sizes, x->dtype, device)) == NULL) {
         goto done;
     }
@@ -532,10 +545,9 @@ static PyObject *pool_backward(const char *fname, CtPoolDesc *d, CtTensorObject 
         not_implemented(fname, x->dtype);
         return NULL;
     }
-    int64_t sizes[4];
+    int64_t sizes[5];
     memcpy(sizes, x->sizes, sizeof(int64_t) * x->ndim);
-    sizes[x->ndim - 2] = d->out[0];
-    sizes[x->ndim - 1] = d->out[1];
+    memcpy(&sizes[x->ndim - d->dims], &d->out[3 - d->dims], sizeof(int64_t) * d->dims);
     CtTensorObject *shaped[2] = {grad, indices};
     for (int i = 0; i < 2 && shaped[i] != NULL; i++) {
         if (shaped[i]->ndim != x->ndim || memcmp(shaped[i]->sizes, sizes, sizeof(int64_t) * x->ndim) != 0 ||
@@ -560,7 +572,7 @@ static PyObject *pool_backward(const char *fname, CtPoolDesc *d, CtTensorObject 
     }
     d->dtype = x->dtype;
     d->device = device;
-    d->planes = x->ndim == 4 ? x->sizes[0] * x->sizes[1] : x->sizes[0];
+    d->planes = x->ndim == d->dims + 2 ? x->sizes[0] * x->sizes[1] : x->sizes[0];
     d->grad_output = ct_data(g);
     d->indices = ic != NULL ? (int64_t *)ct_data(ic) : NULL;
     d->grad_input = ct_data(gi);
@@ -583,15 +595,18 @@ typedef void (*PoolRange)(int64_t begin, int64_t end, void *desc);
     static void pool_forward_range_##NAME(int64_t begin, int64_t end, void *p)        \
     {                                                                                 \
         const CtPoolDesc *d = (const CtPoolDesc *)p;                                  \
-        int64_t plane, oh, ow;                                                        \
-        ct_pool_coords(begin, d->out[0], d->out[1], &plane, &oh, &ow);                \
+        int64_t plane, ot, oh, ow;                                                    \
+        ct_pool_coords(begin, d->out, &plane, &ot, &oh, &ow);                         \
         for (int64_t i = begin; i < end; i++) {                                       \
-            ct_pool_forward_##NAME(d, plane, oh, ow);                                 \
-            if (++ow == d->out[1]) {                                                  \
+            ct_pool_forward_##NAME(d, plane, ot, oh, ow);                             \
+            if (++ow == d->out[2]) {                                                  \
                 ow = 0;                                                               \
-                if (++oh == d->out[0]) {                                              \
+                if (++oh == d->out[1]) {                                              \
                     oh = 0;                                                           \
-                    plane++;                                                          \
+                    if (++ot == d->out[0]) {                                          \
+                        ot = 0;                                                       \
+                        plane++;                                                      \
+                    }                                                                 \
                 }                                                                     \
             }                                                                         \
         }                                                                             \
@@ -599,18 +614,21 @@ typedef void (*PoolRange)(int64_t begin, int64_t end, void *desc);
     static void pool_backward_range_##NAME(int64_t begin, int64_t end, void *p)       \
     {                                                                                 \
         const CtPoolDesc *d = (const CtPoolDesc *)p;                                  \
-        int64_t plane, ih, iw, lo_h, hi_h;                                            \
-        ct_pool_coords(begin, d->in[0], d->in[1], &plane, &ih, &iw);                  \
-        ct_pool_covering(d, 0, ih, &lo_h, &hi_h);                                     \
+        int64_t plane, it, ih, iw, lo_h, hi_h;                                        \
+        ct_pool_coords(begin, d->in, &plane, &it, &ih, &iw);                          \
+        ct_pool_covering(d, 1, ih, &lo_h, &hi_h);                                     \
         for (int64_t i = begin; i < end; i++) {                                       \
-            ct_pool_backward_##NAME(d, plane, ih, iw, lo_h, hi_h);                    \
-            if (++iw == d->in[1]) {                                                   \
+            ct_pool_backward_##NAME(d, plane, it, ih, iw, lo_h, hi_h);                \
+            if (++iw == d->in[2]) {                                                   \
                 iw = 0;                                                               \
-                if (++ih == d->in[0]) {                                               \
+                if (++ih == d->in[1]) {                                               \
                     ih = 0;                                                           \
-                    plane++;                                                          \
+                    if (++it == d->in[0]) {                                           \
+                        it = 0;                                                       \
+                        plane++;                                                      \
+                    }                                                                 \
                 }                                                                     \
-                ct_pool_covering(d, 0, ih, &lo_h, &hi_h);                             \
+                ct_pool_covering(d, 1, ih, &lo_h, &hi_h);                             \
             }                                                                         \
         }                                                                             \
     }
@@ -626,12 +644,15 @@ static const PoolRange pool_backward_ranges[CT_NUM_DTYPES] = {CT_POOL_TYPES(POOL
 /* Elements per task: about 32K window reads (a backward element reads a few covering windows). */
 static int64_t pool_grain(const CtPoolDesc *d, bool backward)
 {
-    int64_t work = d->kernel[0] * d->kernel[1];
+    int64_t work = d->kernel[0] * d->kernel[1] * d->kernel[2], strides = d->stride[0] * d->stride[1] * d->stride[2];
     if (d->kind == CT_POOL_ADAPTIVE_MAX || d->kind == CT_POOL_ADAPTIVE_AVG) {
-        work = (d->in[0] / (d->out[0] > 0 ? d->out[0] : 1) + 2) * (d->in[1] / (d->out[1] > 0 ? d->out[1] : 1) + 2);
+        work = 1;
+        for (int a = 0; a < 3; a++) {
+            work *= d->in[a] / (d->out[a] > 0 ? d->out[a] : 1) + 2;
+        }
     }
     if (backward) {
-        work = 4 * work / (d->stride[0] * d->stride[1] > 0 ? d->stride[0] * d->stride[1] : 1) + 4;
+        work = 4 * work / (strides > 0 ? strides : 1) + 4;
     }
     return 32768 / (work > 0 ? work : 1) + 1;
 }
@@ -642,7 +663,8 @@ static int cpu_pool_run(const CtPoolDesc *d, bool backward)
     if (fn == NULL || (backward && !ct_pool_backward_dtype(d->dtype))) {
         return not_implemented(backward ? "pool_backward" : "pool", d->dtype);
     }
-    const int64_t n = d->planes * (backward ? d->in[0] * d->in[1] : d->out[0] * d->out[1]);
+    const int64_t *shape = backward ? d->in : d->out;
+    const int64_t n = d->planes * shape[0] * shape[1] * shape[2];
     ct_parallel_for(n, pool_grain(d, backward), fn, (void *)d);
     return 0;
 }
@@ -892,6 +914,275 @@ static PyObject *adaptive_avg_pool2d_impl(CtTensorObject *x, const int64_t *size
     return r;
 }
 
+/* --- the 3-d poolings: the same kernels over all three axes ------------------------------------------ */
+/* Values of a 1- or 3-element list as (T, H, W). */
+static void triple_of(const int64_t *v, int n, int64_t *out)
+{
+    for (int i = 0; i < 3; i++) {
+        out[i] = n == 1 ? v[0] : v[i];
+    }
+}
+
+/* The output sizes of a 3-d kernel pool (d->in, kernel, stride, pad, dilation set), then PyTorch's
+ * pool3d_shape_check on input x; fn: its name in the messages, check_size: the average's
+ * input-smaller-than-kernel check. 0 or -1. */
+static int pool3d_shapes(const char *fn, CtPoolDesc *d, const CtTensorObject *x, bool ceil_mode, bool check_size)
+{
+    for (int a = 0; a < 3; a++) {
+        if (pool_output_size(d->in[a], d->kernel[a], d->pad[a], d->stride[a], d->dilation[a], ceil_mode, &d->out[a]) <
+            0) {
+            return -1;
+        }
+    }
+    const int64_t *k = d->kernel, *s = d->stride, *p = d->pad, *dl = d->dilation, *in = d->in, *out = d->out;
+    if (k[0] <= 0 || k[1] <= 0 || k[2] <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "kernel size should be greater than zero, but got kT: %lld kH: %lld kW: %lld",
+                     (long long)k[0], (long long)k[1], (long long)k[2]);
+        return -1;
+    }
+    if (s[0] <= 0 || s[1] <= 0 || s[2] <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "stride should be greater than zero, but got dT: %lld dH: %lld dW: %lld",
+                     (long long)s[0], (long long)s[1], (long long)s[2]);
+        return -1;
+    }
+    if (dl[0] <= 0 || dl[1] <= 0 || dl[2] <= 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "dilation should be greater than zero, but got dilationT: %lld dilationH: %lld dilationW: %lld",
+                     (long long)dl[0], (long long)dl[1], (long long)dl[2]);
+        return -1;
+    }
+    char sb[160];
+    format_shape(sb, sizeof(sb), x);
+    for (int i = x->ndim == 5 ? 1 : 0; i < x->ndim; i++) {
+        if (x->sizes[i] == 0) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "%s: Expected input to have non-zero size for non-batch dimensions, but input has sizes %s "
+                         "with dimension %d being empty",
+                         fn, sb, i);
+            return -1;
+        }
+    }
+    if (!(k[0] / 2 >= p[0] && k[2] / 2 >= p[2] && k[1] / 2 >= p[1])) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "pad should be smaller than or equal to half of kernel size, but got kT: %lld kW: %lld kH: %lld "
+                     "padT: %lld padW: %lld padH: %lld",
+                     (long long)k[0], (long long)k[2], (long long)k[1], (long long)p[0], (long long)p[2],
+                     (long long)p[1]);
+        return -1;
+    }
+    if (check_size && (in[0] < k[0] || in[1] < k[1] || in[2] < k[2])) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "input image (T: %lld H: %lld W: %lld) smaller than kernel size (kT: %lld kH: %lld kW: %lld)",
+                     (long long)in[0], (long long)in[1], (long long)in[2], (long long)k[0], (long long)k[1],
+                     (long long)k[2]);
+        return -1;
+    }
+    if (out[0] < 1 || out[1] < 1 || out[2] < 1) {
+        long long c = (long long)x->sizes[x->ndim - 4];
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given input size: (%lldx%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lldx%lld). Output "
+                     "size is too small",
+                     c, (long long)in[0], (long long)in[1], (long long)in[2], c, (long long)out[0], (long long)out[1],
+                     (long long)out[2]);
+        return -1;
+    }
+    return 0;
+}
+
+/* PyTorch's checks of a 3-d pool's int list lengths (1 or 3; stride also empty): 0 or -1. */
+static int check_3d_lens(const char *const *what, const int *lens, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!(lens[i] == 1 || lens[i] == 3 || (i == 1 && lens[i] == 0))) {
+            PyErr_SetString(PyExc_RuntimeError, what[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static bool dims_4d_5d(const CtTensorObject *x)
+{
+    if (x->ndim != 4 && x->ndim != 5) {
+        PyErr_SetString(PyExc_RuntimeError, "non-empty 4D or 5D (batch mode) tensor expected for input");
+        return false;
+    }
+    return true;
+}
+
+/* max_pool3d's arguments (kernel_size, stride, padding, dilation, ceil_mode in a[0..4], NULL when
+ * absent) checked against input x into d. 0 or -1. */
+static int max_pool3d_setup(const char *fname, CtTensorObject *x, PyObject *const *a, CtPoolDesc *d)
+{
+    MaxPoolArgs m;
+    if (parse_max_args(fname, a, &m) < 0) {
+        return -1;
+    }
+    static const char *const what[4] = {
+        "max_pool3d: kernel_size must either be a single int, or a tuple of three ints",
+        "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints",
+        "max_pool3d: padding must either be a single int, or a tuple of three ints",
+        "max_pool3d: dilation must be either a single int, or a tuple of three ints"};
+    const int lens[4] = {m.nk, m.ns, m.np, m.nd};
+    if (check_3d_lens(what, lens, 4) < 0 || !dims_4d_5d(x)) {
+        return -1;
+    }
+    pool_desc_init(d, CT_POOL_MAX, 3);
+    triple_of(m.k, m.nk, d->kernel);
+    triple_of(m.ns == 0 ? d->kernel : m.s, m.ns == 0 ? 3 : m.ns, d->stride);
+    triple_of(m.p, m.np, d->pad);
+    triple_of(m.dl, m.nd, d->dilation);
+    memcpy(d->in, &x->sizes[x->ndim - 3], sizeof(d->in));
+    if (pool3d_shapes("max_pool3d_with_indices_out_cpu_template()", d, x, m.ceil_mode, false) < 0) {
+        return -1;
+    }
+    return x->dtype == CT_BOOL ? not_implemented("max_pool3d", x->dtype) : 0;
+}
+
+/* avg_pool3d's arguments (kernel_size, stride, padding, ceil_mode, count_include_pad,
+ * divisor_override in a[0..5]) checked against input x into d. 0 or -1. */
+static int avg_pool3d_setup(const char *fname, CtTensorObject *x, PyObject *const *a, CtPoolDesc *d)
+{
+    int64_t k[POOL_MAX_LIST], s[POOL_MAX_LIST], p[POOL_MAX_LIST], divisor = 0;
+    bool ceil_mode = false, count_include_pad = true;
+    int lens[3];
+    if ((lens[0] = parse_int_list(fname, "kernel_size", 2, a[0], k)) < 0 ||
+        (lens[1] = parse_opt_int_list(fname, "stride", 3, a[1] == Py_None ? NULL : a[1], -1, s)) < 0 ||
+        (lens[2] = parse_opt_int_list(fname, "padding", 4, a[2], 0, p)) < 0 ||
+        parse_bool(fname, "ceil_mode", 5, a[3], &ceil_mode) < 0 ||
+        parse_bool(fname, "count_include_pad", 6, a[4], &count_include_pad) < 0) {
+        return -1;
+    }
+    bool has_divisor = a[5] != NULL && a[5] != Py_None;
+    if (has_divisor && !is_int_arg(a[5])) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'divisor_override' must be int, not %s", fname, ct_type_name(a[5]));
+        return -1;
+    }
+    if (has_divisor && int_value(a[5], &divisor) < 0) {
+        return -1;
+    }
+    static const char *const what[3] = {"avg_pool3d: kernel_size must be a single int, or a tuple of three ints",
+                                        "avg_pool3d: stride must be omitted, a single int, or a tuple of three ints",
+                                        "avg_pool3d: padding must be a single int, or a tuple of three ints"};
+    if (check_3d_lens(what, lens, 3) < 0) {
+        return -1;
+    }
+    if (has_divisor && divisor == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "divisor must be not zero");
+        return -1;
+    }
+    if (!dims_4d_5d(x)) {
+        return -1;
+    }
+    pool_desc_init(d, CT_POOL_AVG, 3);
+    triple_of(k, lens[0], d->kernel);
+    triple_of(lens[1] == 0 ? d->kernel : s, lens[1] == 0 ? 3 : lens[1], d->stride);
+    triple_of(p, lens[2], d->pad);
+    d->count_include_pad = count_include_pad;
+    d->divisor_override = divisor;
+    memcpy(d->in, &x->sizes[x->ndim - 3], sizeof(d->in));
+    if (pool3d_shapes("avg_pool3d()", d, x, ceil_mode, true) < 0) {
+        return -1;
+    }
+    /* PyTorch's CPU kernel: float, double and long */
+    bool supported = x->dtype == CT_F32 || x->dtype == CT_F64 || x->dtype == CT_I64;
+    return supported ? 0 : not_implemented("avg_pool3d_out_frame", x->dtype);
+}
+
+/* Checks of _adaptive_avg_pool3d (avg) or adaptive_max_pool3d on input x and a three-element output
+ * size (n: the length given) into d. 0 or -1. */
+static int adaptive3d_setup(bool avg, CtTensorObject *x, const int64_t *size, int n, CtPoolDesc *d)
+{
+    const char *name = avg ? "adaptive_avg_pool3d" : "adaptive_max_pool3d";
+    char sb[160];
+    format_shape(sb, sizeof(sb), x);
+    if (avg && n != 3) {
+        PyErr_SetString(PyExc_RuntimeError, "adaptive_avg_pool3d: output_size must be 3");
+        return -1;
+    }
+    if (x->ndim != 4 && x->ndim != 5) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): Expected 4D or 5D tensor, but got%s %s", name, avg ? "" : ":", sb);
+        return -1;
+    }
+    for (int i = avg ? x->ndim - 3 : 1; i < x->ndim; i++) {
+        if (x->sizes[i] <= 0) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "%s(): Expected input to have non-zero size for non-batch dimensions, but input has sizes %s "
+                         "with dimension %d being empty",
+                         name, sb, i);
+            return -1;
+        }
+    }
+    if (n != 3) {
+        PyErr_SetString(PyExc_RuntimeError, "adaptive_max_pool3d(): internal error: output_size.size() must be 3");
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (size[i] < 0) {
+            int64_t osz[5];
+            memcpy(osz, x->sizes, sizeof(int64_t) * x->ndim);
+            memcpy(&osz[x->ndim - 3], size, sizeof(int64_t) * 3);
+            ct_format_sizes(sb, sizeof(sb), x->ndim, osz);
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+                         (long long)size[i], sb);
+            return -1;
+        }
+    }
+    pool_desc_init(d, avg ? CT_POOL_ADAPTIVE_AVG : CT_POOL_ADAPTIVE_MAX, 3);
+    memcpy(d->in, &x->sizes[x->ndim - 3], sizeof(d->in));
+    memcpy(d->out, size, sizeof(d->out));
+    char kernel[64];
+    snprintf(kernel, sizeof(kernel), "%s_cpu", name);
+    return ct_is_floating(x->dtype) ? 0 : not_implemented(kernel, x->dtype);
+}
+
+static PyObject *max_pool3d_with_indices_impl(const char *fname, CtTensorObject *x, PyObject *const *a)
+{
+    CtPoolDesc d;
+    return max_pool3d_setup(fname, x, a, &d) < 0 ? NULL : pool_forward(&d, x);
+}
+
+static PyObject *avg_pool3d_impl(const char *fname, CtTensorObject *x, PyObject *const *a)
+{
+    CtPoolDesc d;
+    return avg_pool3d_setup(fname, x, a, &d) < 0 ? NULL : pool_forward(&d, x);
+}
+
+static PyObject *adaptive3d_impl(bool avg, CtTensorObject *x, const int64_t *size, int n)
+{
+    CtPoolDesc d;
+    return adaptive3d_setup(avg, x, size, n, &d) < 0 ? NULL : pool_forward(&d, x);
+}
+
+/* adaptive_avg_pool3d: a mean over the volume for a 1x1x1 output (as PyTorch), else _adaptive_avg_pool3d */
+static PyObject *adaptive_avg_pool3d_impl(CtTensorObject *x, const int64_t *size, int n)
+{
+    if (n != 3) {
+        PyErr_SetString(PyExc_RuntimeError, "adaptive_avg_pool3d: output_size must be 3");
+        return NULL;
+    }
+    if (size[0] < 0 || size[1] < 0 || size[2] < 0) { /* sic: PyTorch's message lacks the second space */
+        PyErr_Format(PyExc_RuntimeError,
+                     "adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but received "
+                     "{%lld, %lld,%lld}",
+                     (long long)size[0], (long long)size[1], (long long)size[2]);
+        return NULL;
+    }
+    PyObject *r = NULL;
+    if (size[0] == 1 && size[1] == 1 && size[2] == 1) {
+        PyObject *dims = Py_BuildValue("(iii)", -1, -2, -3);
+        PyObject *args[3] = {(PyObject *)x, dims, Py_True};
+        r = dims != NULL ? ct_op("mean", args, 3, NULL) : NULL;
+        Py_XDECREF(dims);
+    } else {
+        PyObject *osz = Py_BuildValue("(LLL)", (long long)size[0], (long long)size[1], (long long)size[2]);
+        PyObject *args[2] = {(PyObject *)x, osz};
+        r = osz != NULL ? ct_op("_adaptive_avg_pool3d", args, 2, NULL) : NULL;
+        Py_XDECREF(osz);
+    }
+    return r;
+}
+
 /* ====================================================================================================
  * Python entry points (ctorch._C)
  * ==================================================================================================== */
@@ -929,6 +1220,77 @@ static PyObject *py_max_pool2d(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     return first_of(ct_op("max_pool2d_with_indices", args, (size_t)nargs, kwnames));
+}
+
+PyDoc_STRVAR(max_pool3d_with_indices_doc,
+             "max_pool3d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> "
+             "(Tensor, Tensor)\n\nMax pooling over (C, D, H, W) or (N, C, D, H, W) input, with the position of each "
+             "maximum in its volume.");
+static PyObject *py_max_pool3d_with_indices(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                            PyObject *kwnames)
+{
+    PyObject *a[6];
+    POOL_PARSE("max_pool3d_with_indices", max_pool_names, 2, a)
+    return max_pool3d_with_indices_impl("max_pool3d_with_indices", CT_TENSOR(a[0]), a + 1);
+}
+
+PyDoc_STRVAR(max_pool3d_doc, "max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> "
+                             "Tensor");
+static PyObject *py_max_pool3d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *a[6];
+    POOL_PARSE("max_pool3d", max_pool_names, 2, a)
+    CtPoolDesc d; /* checked here so that errors name max_pool3d */
+    if (max_pool3d_setup("max_pool3d", CT_TENSOR(a[0]), a + 1, &d) < 0) {
+        return NULL;
+    }
+    return first_of(ct_op("max_pool3d_with_indices", args, (size_t)nargs, kwnames));
+}
+
+PyDoc_STRVAR(avg_pool3d_doc, "avg_pool3d(input, kernel_size, stride=(), padding=0, ceil_mode=False, "
+                             "count_include_pad=True, divisor_override=None) -> Tensor");
+static PyObject *py_avg_pool3d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *a[7];
+    POOL_PARSE("avg_pool3d", avg_pool2d_names, 2, a)
+    return avg_pool3d_impl("avg_pool3d", CT_TENSOR(a[0]), a + 1);
+}
+
+PyDoc_STRVAR(adaptive_avg_pool3d_doc, "adaptive_avg_pool3d(input, output_size) -> Tensor\n\noutput_size: an int or "
+                                      "three, None keeping the input's size.");
+static PyObject *py_adaptive_avg_pool3d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *a[2];
+    int64_t size[POOL_MAX_LIST];
+    POOL_PARSE("adaptive_avg_pool3d", adaptive_names, 2, a)
+    int n = parse_adaptive_size("adaptive_avg_pool3d", a[1], CT_TENSOR(a[0]), 3, size);
+    return n < 0 ? NULL : adaptive_avg_pool3d_impl(CT_TENSOR(a[0]), size, n);
+}
+
+PyDoc_STRVAR(adaptive_avg_pool3d_kernel_doc, "_adaptive_avg_pool3d(input, output_size) -> Tensor");
+static PyObject *py_adaptive_avg_pool3d_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                               PyObject *kwnames)
+{
+    PyObject *a[2];
+    int64_t size[POOL_MAX_LIST];
+    POOL_PARSE("_adaptive_avg_pool3d", adaptive_names, 2, a)
+    int n = parse_int_list("_adaptive_avg_pool3d", "output_size", 2, a[1], size);
+    if (n == 1) {
+        size[1] = size[2] = size[0];
+        n = 3;
+    }
+    return n < 0 ? NULL : adaptive3d_impl(true, CT_TENSOR(a[0]), size, n);
+}
+
+PyDoc_STRVAR(adaptive_max_pool3d_doc, "adaptive_max_pool3d(input, output_size) -> (Tensor, Tensor)\n\noutput_size: "
+                                      "an int or three, None keeping the input's size.");
+static PyObject *py_adaptive_max_pool3d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *a[2];
+    int64_t size[POOL_MAX_LIST];
+    POOL_PARSE("adaptive_max_pool3d", adaptive_names, 2, a)
+    int n = parse_adaptive_size("adaptive_max_pool3d", a[1], CT_TENSOR(a[0]), 3, size);
+    return n < 0 ? NULL : adaptive3d_impl(false, CT_TENSOR(a[0]), size, n);
 }
 
 PyDoc_STRVAR(max_pool1d_with_indices_doc,
@@ -1000,7 +1362,7 @@ static PyObject *py_adaptive_avg_pool2d(PyObject *self, PyObject *const *args, P
     PyObject *a[2];
     int64_t size[POOL_MAX_LIST];
     POOL_PARSE("adaptive_avg_pool2d", adaptive_names, 2, a)
-    int n = parse_adaptive_size2("adaptive_avg_pool2d", a[1], CT_TENSOR(a[0]), size);
+    int n = parse_adaptive_size("adaptive_avg_pool2d", a[1], CT_TENSOR(a[0]), 2, size);
     return n < 0 ? NULL : adaptive_avg_pool2d_impl(CT_TENSOR(a[0]), size, n);
 }
 
@@ -1026,7 +1388,7 @@ static PyObject *py_adaptive_max_pool2d(PyObject *self, PyObject *const *args, P
     PyObject *a[2];
     int64_t size[POOL_MAX_LIST];
     POOL_PARSE("adaptive_max_pool2d", adaptive_names, 2, a)
-    int n = parse_adaptive_size2("adaptive_max_pool2d", a[1], CT_TENSOR(a[0]), size);
+    int n = parse_adaptive_size("adaptive_max_pool2d", a[1], CT_TENSOR(a[0]), 2, size);
     return n < 0 ? NULL : adaptive_impl(false, CT_TENSOR(a[0]), size, n);
 }
 
@@ -1080,14 +1442,12 @@ static int check_tensor(const char *fname, const char *argname, PyObject *t)
     return 0;
 }
 
-PyDoc_STRVAR(max_pool2d_backward_doc,
-             "_max_pool2d_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices) -> "
-             "Tensor");
-static PyObject *py_max_pool2d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* _max_pool2d_backward / _max_pool3d_backward (dims 2 / 3) */
+static PyObject *max_pool_backward_entry(int dims, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"grad_output", "input",     "kernel_size", "stride", "padding",
                                         "dilation",    "ceil_mode", "indices",     NULL};
-    const char *fname = "_max_pool2d_backward";
+    const char *fname = dims == 2 ? "_max_pool2d_backward" : "_max_pool3d_backward";
     PyObject *a[8];
     CtPoolDesc d;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 8, a) < 0 || check_tensor(fname, "grad_output", a[0]) < 0 ||
@@ -1098,20 +1458,33 @@ static PyObject *py_max_pool2d_backward(PyObject *self, PyObject *const *args, P
     for (int i = 0; i < 5; i++) {
         p[i] = a[2 + i] == Py_None ? NULL : a[2 + i];
     }
-    if (max_pool2d_setup(fname, CT_TENSOR(a[1]), p, &d) < 0) {
-        return NULL;
-    }
-    return pool_backward(fname, &d, CT_TENSOR(a[0]), CT_TENSOR(a[1]), CT_TENSOR(a[7]));
+    int rc = dims == 2 ? max_pool2d_setup(fname, CT_TENSOR(a[1]), p, &d) : max_pool3d_setup(fname, CT_TENSOR(a[1]), p, &d);
+    return rc < 0 ? NULL : pool_backward(fname, &d, CT_TENSOR(a[0]), CT_TENSOR(a[1]), CT_TENSOR(a[7]));
 }
 
-PyDoc_STRVAR(avg_pool2d_backward_doc, "_avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, "
-                                      "ceil_mode, count_include_pad, divisor_override) -> Tensor");
-static PyObject *py_avg_pool2d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+PyDoc_STRVAR(max_pool2d_backward_doc,
+             "_max_pool2d_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices) -> "
+             "Tensor");
+static PyObject *py_max_pool2d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return max_pool_backward_entry(2, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(max_pool3d_backward_doc,
+             "_max_pool3d_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices) -> "
+             "Tensor");
+static PyObject *py_max_pool3d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return max_pool_backward_entry(3, args, nargs, kwnames);
+}
+
+/* _avg_pool2d_backward / _avg_pool3d_backward (dims 2 / 3) */
+static PyObject *avg_pool_backward_entry(int dims, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"grad_output", "input",     "kernel_size",       "stride",
                                         "padding",     "ceil_mode", "count_include_pad", "divisor_override",
                                         NULL};
-    const char *fname = "_avg_pool2d_backward";
+    const char *fname = dims == 2 ? "_avg_pool2d_backward" : "_avg_pool3d_backward";
     PyObject *a[8];
     CtPoolDesc d;
     if (ct_parse_args(fname, args, nargs, kwnames, names, 3, a) < 0 || check_tensor(fname, "grad_output", a[0]) < 0 ||
@@ -1122,18 +1495,32 @@ static PyObject *py_avg_pool2d_backward(PyObject *self, PyObject *const *args, P
     for (int i = 0; i < 6; i++) {
         p[i] = a[2 + i] == Py_None ? NULL : a[2 + i];
     }
-    if (avg_pool2d_setup(fname, CT_TENSOR(a[1]), p, &d) < 0) {
-        return NULL;
-    }
-    return pool_backward(fname, &d, CT_TENSOR(a[0]), CT_TENSOR(a[1]), NULL);
+    int rc = dims == 2 ? avg_pool2d_setup(fname, CT_TENSOR(a[1]), p, &d) : avg_pool3d_setup(fname, CT_TENSOR(a[1]), p, &d);
+    return rc < 0 ? NULL : pool_backward(fname, &d, CT_TENSOR(a[0]), CT_TENSOR(a[1]), NULL);
 }
 
-/* _adaptive_avg_pool2d_backward(grad_output, input) / _adaptive_max_pool2d_backward(grad_output,
+PyDoc_STRVAR(avg_pool2d_backward_doc, "_avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, "
+                                      "ceil_mode, count_include_pad, divisor_override) -> Tensor");
+static PyObject *py_avg_pool2d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return avg_pool_backward_entry(2, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(avg_pool3d_backward_doc, "_avg_pool3d_backward(grad_output, input, kernel_size, stride, padding, "
+                                      "ceil_mode, count_include_pad, divisor_override) -> Tensor");
+static PyObject *py_avg_pool3d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return avg_pool_backward_entry(3, args, nargs, kwnames);
+}
+
+/* _adaptive_avg_pool{2,3}d_backward(grad_output, input) / _adaptive_max_pool{2,3}d_backward(grad_output,
  * input, indices): the output size is grad_output's */
-static PyObject *adaptive_backward(bool avg, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *adaptive_backward(bool avg, int dims, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"grad_output", "input", "indices", NULL};
-    const char *fname = avg ? "_adaptive_avg_pool2d_backward" : "_adaptive_max_pool2d_backward";
+    static const char *const fnames[2][2] = {{"_adaptive_max_pool2d_backward", "_adaptive_max_pool3d_backward"},
+                                             {"_adaptive_avg_pool2d_backward", "_adaptive_avg_pool3d_backward"}};
+    const char *fname = fnames[avg][dims - 2];
     PyObject *a[3];
     CtPoolDesc d;
     if (ct_parse_args(fname, args, nargs, kwnames, names, avg ? 2 : 3, a) < 0 || check_tensor(fname, "grad_output", a[0]) < 0 ||
@@ -1141,18 +1528,19 @@ static PyObject *adaptive_backward(bool avg, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     CtTensorObject *g = CT_TENSOR(a[0]), *x = CT_TENSOR(a[1]);
-    int64_t size[2] = {g->ndim >= 2 ? g->sizes[g->ndim - 2] : -1, g->ndim >= 2 ? g->sizes[g->ndim - 1] : -1};
-    if (adaptive_setup(avg, x, size, 2, &d) < 0) {
-        return NULL;
+    int64_t size[3];
+    for (int i = 0; i < dims; i++) {
+        size[i] = g->ndim >= dims ? g->sizes[g->ndim - dims + i] : -1;
     }
-    return pool_backward(fname, &d, g, x, avg ? NULL : CT_TENSOR(a[2]));
+    int rc = dims == 2 ? adaptive_setup(avg, x, size, 2, &d) : adaptive3d_setup(avg, x, size, 3, &d);
+    return rc < 0 ? NULL : pool_backward(fname, &d, g, x, avg ? NULL : CT_TENSOR(a[2]));
 }
 
 PyDoc_STRVAR(adaptive_avg_pool2d_backward_doc, "_adaptive_avg_pool2d_backward(grad_output, input) -> Tensor");
 static PyObject *py_adaptive_avg_pool2d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                                  PyObject *kwnames)
 {
-    return adaptive_backward(true, args, nargs, kwnames);
+    return adaptive_backward(true, 2, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(adaptive_max_pool2d_backward_doc,
@@ -1160,7 +1548,22 @@ PyDoc_STRVAR(adaptive_max_pool2d_backward_doc,
 static PyObject *py_adaptive_max_pool2d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                                  PyObject *kwnames)
 {
-    return adaptive_backward(false, args, nargs, kwnames);
+    return adaptive_backward(false, 2, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(adaptive_avg_pool3d_backward_doc, "_adaptive_avg_pool3d_backward(grad_output, input) -> Tensor");
+static PyObject *py_adaptive_avg_pool3d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                                 PyObject *kwnames)
+{
+    return adaptive_backward(true, 3, args, nargs, kwnames);
+}
+
+PyDoc_STRVAR(adaptive_max_pool3d_backward_doc,
+             "_adaptive_max_pool3d_backward(grad_output, input, indices) -> Tensor");
+static PyObject *py_adaptive_max_pool3d_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                                 PyObject *kwnames)
+{
+    return adaptive_backward(false, 3, args, nargs, kwnames);
 }
 
 PyMethodDef ct_pool_module_methods[] = {
@@ -1181,6 +1584,19 @@ PyMethodDef ct_pool_module_methods[] = {
      adaptive_avg_pool2d_backward_doc},
     {"_adaptive_max_pool2d_backward", CT_FASTCALL(py_adaptive_max_pool2d_backward), CT_METH_FK,
      adaptive_max_pool2d_backward_doc},
+    /* the 3-d poolings */
+    {"max_pool3d_with_indices", CT_FASTCALL(py_max_pool3d_with_indices), CT_METH_FK, max_pool3d_with_indices_doc},
+    {"max_pool3d", CT_FASTCALL(py_max_pool3d), CT_METH_FK, max_pool3d_doc},
+    {"avg_pool3d", CT_FASTCALL(py_avg_pool3d), CT_METH_FK, avg_pool3d_doc},
+    {"adaptive_avg_pool3d", CT_FASTCALL(py_adaptive_avg_pool3d), CT_METH_FK, adaptive_avg_pool3d_doc},
+    {"_adaptive_avg_pool3d", CT_FASTCALL(py_adaptive_avg_pool3d_kernel), CT_METH_FK, adaptive_avg_pool3d_kernel_doc},
+    {"adaptive_max_pool3d", CT_FASTCALL(py_adaptive_max_pool3d), CT_METH_FK, adaptive_max_pool3d_doc},
+    {"_max_pool3d_backward", CT_FASTCALL(py_max_pool3d_backward), CT_METH_FK, max_pool3d_backward_doc},
+    {"_avg_pool3d_backward", CT_FASTCALL(py_avg_pool3d_backward), CT_METH_FK, avg_pool3d_backward_doc},
+    {"_adaptive_avg_pool3d_backward", CT_FASTCALL(py_adaptive_avg_pool3d_backward), CT_METH_FK,
+     adaptive_avg_pool3d_backward_doc},
+    {"_adaptive_max_pool3d_backward", CT_FASTCALL(py_adaptive_max_pool3d_backward), CT_METH_FK,
+     adaptive_max_pool3d_backward_doc},
     {NULL},
 };
 PyMethodDef ct_pool_tensor_methods[] = {{NULL}};
@@ -1206,8 +1622,8 @@ static int call_into(CtNodeObject *n, PyObject **gi, const char *op, PyObject *c
     return gi[0] != NULL ? 0 : -1;
 }
 
-/* max_pool2d_with_indices: (input, kernel_size, stride, padding, dilation, ceil_mode) */
-int ct_pool_bw_max_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+/* max_pool{2,3}d_with_indices: (input, kernel_size, stride, padding, dilation, ceil_mode), through op */
+static int bw_max_pool(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op)
 {
     if (g[0] == NULL || n->edge_nodes[0] == NULL) {
         return 0;
@@ -1218,11 +1634,21 @@ int ct_pool_bw_max_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     PyObject *args[8] = {g[0],  x, n->args[1], arg_or_none(n, 2), arg_or_none(n, 3), arg_or_none(n, 4),
                          arg_or_none(n, 5), PyTuple_GET_ITEM(n->outputs, 1)};
-    return call_into(n, gi, "_max_pool2d_backward", args, 8);
+    return call_into(n, gi, op, args, 8);
 }
 
-/* avg_pool2d: (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
-int ct_pool_bw_avg_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+int ct_pool_bw_max_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_max_pool(n, g, gi, "_max_pool2d_backward");
+}
+
+int ct_pool_bw_max_pool3d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_max_pool(n, g, gi, "_max_pool3d_backward");
+}
+
+/* avg_pool{2,3}d: (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
+static int bw_avg_pool(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op)
 {
     if (g[0] == NULL || n->edge_nodes[0] == NULL) {
         return 0;
@@ -1233,11 +1659,21 @@ int ct_pool_bw_avg_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     PyObject *args[8] = {g[0], x, n->args[1], arg_or_none(n, 2), arg_or_none(n, 3), arg_or_none(n, 4),
                          arg_or_none(n, 5), arg_or_none(n, 6)};
-    return call_into(n, gi, "_avg_pool2d_backward", args, 8);
+    return call_into(n, gi, op, args, 8);
 }
 
-/* _adaptive_avg_pool2d: (input, output_size) */
-int ct_pool_bw_adaptive_avg_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+int ct_pool_bw_avg_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_avg_pool(n, g, gi, "_avg_pool2d_backward");
+}
+
+int ct_pool_bw_avg_pool3d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_avg_pool(n, g, gi, "_avg_pool3d_backward");
+}
+
+/* _adaptive_avg_pool{2,3}d: (input, output_size) */
+static int bw_adaptive_avg_pool(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op)
 {
     if (n->edge_nodes[0] == NULL) {
         return 0;
@@ -1247,11 +1683,21 @@ int ct_pool_bw_adaptive_avg_pool2d(CtNodeObject *n, PyObject *const *g, PyObject
         return -1;
     }
     PyObject *args[2] = {g[0], x};
-    return call_into(n, gi, "_adaptive_avg_pool2d_backward", args, 2);
+    return call_into(n, gi, op, args, 2);
 }
 
-/* adaptive_max_pool2d: (input, output_size) */
-int ct_pool_bw_adaptive_max_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+int ct_pool_bw_adaptive_avg_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_adaptive_avg_pool(n, g, gi, "_adaptive_avg_pool2d_backward");
+}
+
+int ct_pool_bw_adaptive_avg_pool3d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_adaptive_avg_pool(n, g, gi, "_adaptive_avg_pool3d_backward");
+}
+
+/* adaptive_max_pool{2,3}d: (input, output_size) */
+static int bw_adaptive_max_pool(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op)
 {
     if (g[0] == NULL || n->edge_nodes[0] == NULL) {
         return 0;
@@ -1261,12 +1707,22 @@ int ct_pool_bw_adaptive_max_pool2d(CtNodeObject *n, PyObject *const *g, PyObject
         return -1;
     }
     PyObject *args[3] = {g[0], x, PyTuple_GET_ITEM(n->outputs, 1)};
-    return call_into(n, gi, "_adaptive_max_pool2d_backward", args, 3);
+    return call_into(n, gi, op, args, 3);
+}
+
+int ct_pool_bw_adaptive_max_pool2d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_adaptive_max_pool(n, g, gi, "_adaptive_max_pool2d_backward");
+}
+
+int ct_pool_bw_adaptive_max_pool3d(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_adaptive_max_pool(n, g, gi, "_adaptive_max_pool3d_backward");
 }
 
 /* The gradient of a max pool's backward with respect to grad_output: the incoming gradient (input
- * shaped) read at the indices, grad.flatten(-2).gather(-1, indices.flatten(-2)) in indices' shape. */
-static int gather_at_indices(CtNodeObject *n, PyObject *const *g, PyObject **gi, int indices_arg)
+ * shaped) read at the indices, grad.flatten(-dims).gather(-1, indices.flatten(-dims)) in indices' shape. */
+static int gather_at_indices(CtNodeObject *n, PyObject *const *g, PyObject **gi, int indices_arg, int dims)
 {
     if (n->edge_nodes[0] == NULL) {
         return 0;
@@ -1277,8 +1733,8 @@ static int gather_at_indices(CtNodeObject *n, PyObject *const *g, PyObject **gi,
     }
     PyObject *gf = NULL, *idf = NULL, *v = NULL, *shape = NULL;
     int rc = -1;
-    if ((gf = PyObject_CallMethod(g[0], "flatten", "(i)", -2)) == NULL ||
-        (idf = PyObject_CallMethod((PyObject *)idx, "flatten", "(i)", -2)) == NULL ||
+    if ((gf = PyObject_CallMethod(g[0], "flatten", "(i)", -dims)) == NULL ||
+        (idf = PyObject_CallMethod((PyObject *)idx, "flatten", "(i)", -dims)) == NULL ||
         (v = PyObject_CallMethod(gf, "gather", "(iO)", -1, idf)) == NULL ||
         (shape = ct_size_object(idx->ndim, idx->sizes)) == NULL) {
         goto done;
@@ -1293,21 +1749,31 @@ done:
     return rc;
 }
 
-/* _max_pool2d_backward: (grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices) */
+/* _max_pool{2,3}d_backward: (grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices) */
 int ct_pool_bw_max_pool2d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    return gather_at_indices(n, g, gi, 7);
+    return gather_at_indices(n, g, gi, 7, 2);
 }
 
-/* _adaptive_max_pool2d_backward: (grad_output, input, indices) */
+int ct_pool_bw_max_pool3d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return gather_at_indices(n, g, gi, 7, 3);
+}
+
+/* _adaptive_max_pool{2,3}d_backward: (grad_output, input, indices) */
 int ct_pool_bw_adaptive_max_pool2d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    return gather_at_indices(n, g, gi, 2);
+    return gather_at_indices(n, g, gi, 2, 2);
 }
 
-/* _avg_pool2d_backward: (grad_output, input, kernel_size, stride, padding, ceil_mode,
- * count_include_pad, divisor_override): the pooling is its own backward's adjoint */
-int ct_pool_bw_avg_pool2d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+int ct_pool_bw_adaptive_max_pool3d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return gather_at_indices(n, g, gi, 2, 3);
+}
+
+/* _avg_pool{2,3}d_backward: (grad_output, input, kernel_size, stride, padding, ceil_mode,
+ * count_include_pad, divisor_override): the pooling (op) is its own backward's adjoint */
+static int bw_avg_pool_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op)
 {
     if (n->edge_nodes[0] == NULL) {
         return 0;
@@ -1318,24 +1784,44 @@ int ct_pool_bw_avg_pool2d_backward(CtNodeObject *n, PyObject *const *g, PyObject
     }
     PyObject *args[7] = {g[0], n->args[2], arg_or_none(n, 3), n->args[4] ? n->args[4] : zero,
                          n->args[5] ? n->args[5] : Py_False, n->args[6] ? n->args[6] : Py_True, arg_or_none(n, 7)};
-    int rc = call_into(n, gi, "avg_pool2d", args, 7);
+    int rc = call_into(n, gi, op, args, 7);
     Py_DECREF(zero);
     return rc;
 }
 
-/* _adaptive_avg_pool2d_backward: (grad_output, input) */
-int ct_pool_bw_adaptive_avg_pool2d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+int ct_pool_bw_avg_pool2d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_avg_pool_backward(n, g, gi, "avg_pool2d");
+}
+
+int ct_pool_bw_avg_pool3d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_avg_pool_backward(n, g, gi, "avg_pool3d");
+}
+
+/* _adaptive_avg_pool{2,3}d_backward: (grad_output, input): the forward (op) at the input's last dims sizes */
+static int bw_adaptive_avg_pool_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *op, int dims)
 {
     if (n->edge_nodes[0] == NULL) {
         return 0;
     }
     const CtTensorMeta *m = &n->meta[0];
-    PyObject *size = Py_BuildValue("(LL)", (long long)m->sizes[m->ndim - 2], (long long)m->sizes[m->ndim - 1]);
+    PyObject *size = ct_size_object(dims, &m->sizes[m->ndim - dims]);
     if (size == NULL) {
         return -1;
     }
     PyObject *args[2] = {g[0], size};
-    int rc = call_into(n, gi, "_adaptive_avg_pool2d", args, 2);
+    int rc = call_into(n, gi, op, args, 2);
     Py_DECREF(size);
     return rc;
+}
+
+int ct_pool_bw_adaptive_avg_pool2d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_adaptive_avg_pool_backward(n, g, gi, "_adaptive_avg_pool2d", 2);
+}
+
+int ct_pool_bw_adaptive_avg_pool3d_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_adaptive_avg_pool_backward(n, g, gi, "_adaptive_avg_pool3d", 3);
 }

@@ -47,17 +47,17 @@ __global__ void col2im_kernel(CtConvDesc d, int64_t per_image)
 {
     typedef typename CtCudaType<D>::T T;
     typedef typename Col2imAcc<D>::T Acc;
-    const int64_t plane = d.in_h * d.in_w;
+    const int64_t plane = d.in[0] * d.in[1] * d.in[2];
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.batch * d.channels * plane) {
         return;
     }
-    int64_t w = i % d.in_w, h = (i / d.in_w) % d.in_h;
+    int64_t p2 = i % d.in[2], p1 = (i / d.in[2]) % d.in[1], p0 = (i / (d.in[2] * d.in[1])) % d.in[0];
     int64_t c = (i / plane) % d.channels, n = i / (plane * d.channels);
     const char *cols = (const char *)d.grad_columns + n * per_image * (int64_t)sizeof(T);
     Acc acc = 0;
 #define CT_COL2IM_ADD(k) (acc += (Acc)ct_load<D>(cols + (k) * (int64_t)sizeof(T)))
-    CT_CONV_GATHER(&d, c, h, w, CT_COL2IM_ADD);
+    CT_CONV_GATHER(&d, c, p0, p1, p2, CT_COL2IM_ADD);
 #undef CT_COL2IM_ADD
     if constexpr (std::is_integral<Acc>::value) {
         ct_store<D>((char *)d.grad_image + i * (int64_t)sizeof(T), (int64_t)acc);
@@ -66,10 +66,12 @@ __global__ void col2im_kernel(CtConvDesc d, int64_t per_image)
     }
 }
 
+int64_t volume(const int64_t *v) { return v[0] * v[1] * v[2]; }
+
 template <int D>
 int col2im_launch(const CtConvDesc *d, int64_t per_image, cudaStream_t stream)
 {
-    int64_t n = d->batch * d->channels * d->in_h * d->in_w;
+    int64_t n = d->batch * d->channels * volume(d->in);
     col2im_kernel<D><<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>(*d, per_image);
     CT_CUDA_CHECK_LAUNCH();
     return CT_CUDA_OK;
@@ -77,7 +79,7 @@ int col2im_launch(const CtConvDesc *d, int64_t per_image, cudaStream_t stream)
 
 int64_t columns_per_image(const CtConvDesc *d)
 {
-    return d->channels * d->kernel_h * d->kernel_w * d->out_h * d->out_w;
+    return d->channels * volume(d->kernel) * volume(d->out);
 }
 
 int im2col_status(const CtConvDesc *d)
@@ -88,7 +90,7 @@ int im2col_status(const CtConvDesc *d)
         return CT_CUDA_OK;
     }
     cudaStream_t stream = ct_cuda_stream(d->device.index);
-    int64_t image_numel = d->channels * d->in_h * d->in_w;
+    int64_t image_numel = d->channels * volume(d->in);
     switch (d->dtype) {
     case CT_U8:
     case CT_I8: return im2col_launch<uint8_t>(d, per_image, image_numel, stream);
@@ -106,7 +108,7 @@ int im2col_status(const CtConvDesc *d)
 int col2im_status(const CtConvDesc *d)
 {
     CT_CUDA_TRY(ct_cuda_device_guard(d->device.index));
-    if (d->batch * d->channels * d->in_h * d->in_w == 0) {
+    if (d->batch * d->channels * volume(d->in) == 0) {
         return CT_CUDA_OK;
     }
     cudaStream_t stream = ct_cuda_stream(d->device.index);

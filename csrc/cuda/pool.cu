@@ -23,20 +23,20 @@ __global__ void pool_kernel(CtPoolDesc d, int64_t n)
     if (i >= n) {
         return;
     }
-    int64_t plane, r, c, lo_h = 0, hi_h = -1;
+    int64_t plane, t, r, c, lo_h = 0, hi_h = -1;
     if (Backward) {
-        ct_pool_coords(i, d.in[0], d.in[1], &plane, &r, &c);
-        ct_pool_covering(&d, 0, r, &lo_h, &hi_h);
+        ct_pool_coords(i, d.in, &plane, &t, &r, &c);
+        ct_pool_covering(&d, 1, r, &lo_h, &hi_h);
     } else {
-        ct_pool_coords(i, d.out[0], d.out[1], &plane, &r, &c);
+        ct_pool_coords(i, d.out, &plane, &t, &r, &c);
     }
     switch (d.dtype) {
 #define CT_POOL_CASE(NAME, ...)                                  \
     case CT_##NAME:                                              \
         if (Backward) {                                          \
-            ct_pool_backward_##NAME(&d, plane, r, c, lo_h, hi_h); \
+            ct_pool_backward_##NAME(&d, plane, t, r, c, lo_h, hi_h); \
         } else {                                                 \
-            ct_pool_forward_##NAME(&d, plane, r, c);             \
+            ct_pool_forward_##NAME(&d, plane, t, r, c);          \
         }                                                        \
         break;
         CT_POOL_TYPES(CT_POOL_CASE)
@@ -51,7 +51,8 @@ int run(const CtPoolDesc *d, bool backward)
     if (d->dtype == CT_BOOL || (backward && !ct_pool_backward_dtype(d->dtype))) {
         return ct_cuda_set_error(CT_CUDA_NOT_IMPLEMENTED, "pooling: dtype %d is not supported on CUDA", (int)d->dtype);
     }
-    const int64_t n = d->planes * (backward ? d->in[0] * d->in[1] : d->out[0] * d->out[1]);
+    const int64_t *shape = backward ? d->in : d->out;
+    const int64_t n = d->planes * shape[0] * shape[1] * shape[2];
     if (n == 0) {
         return CT_CUDA_OK;
     }

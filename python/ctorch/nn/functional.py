@@ -66,6 +66,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _C.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d convolution of (N, C, D, H, W) or (C, D, H, W) input: im2col + GEMM in C (csrc/conv.c)."""
+    return _C.conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 1-d convolution (the adjoint of conv1d) of (N, C, L) or (C, L) input (csrc/conv.c)."""
     return _C.conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
@@ -74,6 +79,11 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 2-d convolution (the adjoint of conv2d) of (N, C, H, W) or (C, H, W) input (csrc/conv.c)."""
     return _C.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 3-d convolution (the adjoint of conv3d) of (N, C, D, H, W) or (C, D, H, W) input (csrc/conv.c)."""
+    return _C.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def _pair(x):
@@ -426,6 +436,37 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return out if return_indices else out[0]
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(_C.max_pool3d_with_indices, None, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(_C.max_pool3d_with_indices, _C.max_pool3d, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _C.avg_pool3d(input, kernel_size, () if stride is None else stride, padding, ceil_mode, count_include_pad,
+                         divisor_override)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """output_size: an int or three; None keeps the input's size along that dim."""
+    return _C.adaptive_avg_pool3d(input, output_size)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _C.adaptive_max_pool3d(input, output_size)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """output_size: an int or three; None keeps the input's size along that dim."""
+    out = _C.adaptive_max_pool3d(input, output_size)
+    return out if return_indices else out[0]
+
+
 # --- interpolation (csrc/upsample.c) --------------------------------------------------------------------------
 def _is_integer(x):
     if isinstance(x, bool):
@@ -435,7 +476,7 @@ def _is_integer(x):
     return hasattr(x, "__index__") and not isinstance(x, float)
 
 
-_INTERP_DIMS = {"nearest": (3, 4), "nearest-exact": (3, 4), "area": (3, 4), "linear": (3,), "bilinear": (4,),
+_INTERP_DIMS = {"nearest": (3, 4), "nearest-exact": (3, 4), "area": (3, 4, 5), "linear": (3,), "bilinear": (4,),
                 "bicubic": (4,)}
 _INTERP_WANTS = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
@@ -493,9 +534,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if antialias:
             raise NotImplementedError(f"ctorch: F.interpolate(mode='{mode}', antialias=True) is not supported")
         if mode == "area":
-            return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
+            return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, output_size)
         return _C._upsample(input, mode, output_size, bool(align_corners), scale_factors)
-    if mode in _INTERP_WANTS and input.dim() in (3, 4, 5):
+    if mode in _INTERP_WANTS and input.dim() in (3, 4, 5) and input.dim() != _INTERP_WANTS[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_WANTS[mode]}D input")
     if input.dim() == 5 and mode in ("nearest", "nearest-exact", "area", "trilinear"):
         raise NotImplementedError(f"ctorch: F.interpolate of 5-D input (mode '{mode}') is not supported")

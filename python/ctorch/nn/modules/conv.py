@@ -1,4 +1,4 @@
-"""nn.Conv1d, nn.Conv2d, nn.ConvTranspose1d and nn.ConvTranspose2d: parameters, PyTorch's default init
+"""nn.Conv1d/2d/3d and nn.ConvTranspose1d/2d/3d: parameters, PyTorch's default init
 and repr; the convolution itself is csrc/conv.c (im2col + GEMM; a transposed convolution is the adjoint
 convolution's grad_input), the non-zero padding modes csrc/conv.c's _conv_pad."""
 import math
@@ -131,6 +131,15 @@ class Conv2d(_ConvNd):
         return self._conv_forward(F.conv2d, input, self.weight, self.bias)
 
 
+class Conv3d(_ConvNd):
+    """3-d convolution over (N, C_in, D, H, W) or (C_in, D, H, W) inputs."""
+
+    _dims = 3
+
+    def forward(self, input):
+        return self._conv_forward(F.conv3d, input, self.weight, self.bias)
+
+
 class _ConvTransposeNd(_ConvNd):
     """What ConvTranspose1d and ConvTranspose2d share: weight (in_channels, out_channels // groups, *kernel_size),
     zero padding only, and the output_padding an output_size asks for."""
@@ -188,7 +197,7 @@ class _ConvTransposeNd(_ConvNd):
         n = self._dims
         output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, n,
                                               self.dilation)
-        conv = F.conv_transpose1d if n == 1 else F.conv_transpose2d
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]
         return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                     self.dilation)
 
@@ -203,3 +212,9 @@ class ConvTranspose2d(_ConvTransposeNd):
     """Transposed 2-d convolution over (N, C_in, H, W) or (C_in, H, W) inputs."""
 
     _dims = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-d convolution over (N, C_in, D, H, W) or (C_in, D, H, W) inputs."""
+
+    _dims = 3

@@ -1,5 +1,5 @@
-"""Padding modules: ZeroPad1d/2d, ConstantPad1d/2d, ReflectionPad1d/2d, ReplicationPad1d/2d,
-CircularPad1d/2d; each is F.pad (csrc/nn_act.c) with a fixed mode and padding."""
+"""Padding modules: ZeroPad1d/2d/3d, ConstantPad1d/2d/3d, ReflectionPad1d/2d/3d, ReplicationPad1d/2d/3d,
+CircularPad1d/2d/3d; each is F.pad (csrc/nn_act.c) with a fixed mode and padding."""
 from .. import functional as F
 from .module import Module
 
@@ -48,6 +48,10 @@ class ConstantPad2d(_ConstantPadNd):
     _dims = 2
 
 
+class ConstantPad3d(_ConstantPadNd):
+    _dims = 3
+
+
 class ZeroPad1d(ConstantPad1d):
     def __init__(self, padding):
         super().__init__(padding, 0.0)
@@ -64,12 +68,24 @@ class ZeroPad2d(ConstantPad2d):
         return f"{self.padding}"
 
 
+class ZeroPad3d(ConstantPad3d):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
 class ReflectionPad1d(_PadNd):
     _dims, _mode = 1, "reflect"
 
 
 class ReflectionPad2d(_PadNd):
     _dims, _mode = 2, "reflect"
+
+
+class ReflectionPad3d(_PadNd):
+    _dims, _mode = 3, "reflect"
 
 
 class ReplicationPad1d(_PadNd):
@@ -80,9 +96,27 @@ class ReplicationPad2d(_PadNd):
     _dims, _mode = 2, "replicate"
 
 
-class CircularPad1d(_PadNd):
-    _dims, _mode = 1, "circular"
+class ReplicationPad3d(_PadNd):
+    _dims, _mode = 3, "replicate"
 
 
-class CircularPad2d(_PadNd):
-    _dims, _mode = 2, "circular"
+class _CircularPadNd(_PadNd):
+    _mode = "circular"
+
+    def forward(self, input):
+        # PyTorch's _CircularPadNd checks the input's dims itself, before F.pad
+        if input.dim() not in (self._dims + 1, self._dims + 2):
+            raise ValueError(f"expected {self._dims + 1}D or {self._dims + 2}D input (got {input.dim()}D input)")
+        return F.pad(input, self.padding, self._mode)
+
+
+class CircularPad1d(_CircularPadNd):
+    _dims = 1
+
+
+class CircularPad2d(_CircularPadNd):
+    _dims = 2
+
+
+class CircularPad3d(_CircularPadNd):
+    _dims = 3
