@@ -52,7 +52,8 @@ def linear(input, weight, bias=None):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    raise NotImplementedError("ctorch.nn.functional.bilinear is not implemented")
+    """y = x1^T W_o x2 + b_o for each output o (csrc/nn_misc.c: one GEMM and a reduction)."""
+    return _C.bilinear(input1, input2, weight, bias)
 
 
 # --- convolutions ------------------------------------------------------------------------------------------
@@ -767,3 +768,110 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     return _C.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, r)
+
+
+# --- csrc/nn_misc.c: RMS norm, embedding bags, the margin / CTC losses, gumbel softmax -------------------------
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """input / sqrt(mean(input^2 over the last len(normalized_shape) dims) + eps) [* weight]; eps None is
+    the dtype's machine epsilon."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return _C.rms_norm(input, normalized_shape, weight, eps)
+
+
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of embedding rows: a 2-D input is a batch of equal bags, a 1-D input is
+    split into bags at offsets."""
+    if weight.dtype == _C.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+                      "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
+                      stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        offsets = _C.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if scale_grad_by_freq:
+        raise NotImplementedError("ctorch: embedding_bag(scale_grad_by_freq=True) is not supported")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.size(0)
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    return _C._embedding_bag_dense(input, weight, offsets, _BAG_MODES[mode], per_sample_weights,
+                                   include_last_offset, -1 if padding_idx is None else padding_idx)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    r = _legacy_or(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return _C.multi_margin_loss(input, target, p, margin, weight, r)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _C.multilabel_margin_loss(input, target, _legacy_or(size_average, reduce, reduction))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _C.multilabel_soft_margin_loss(input, target, weight, _reduction_enum(reduction))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    r = _reduction_enum(reduction)
+    return _C.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function, margin, swap, r)
+
+
+def _lengths(x):
+    return x if isinstance(x, Tensor) else _C.tensor(x, dtype=_C.int64)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist Temporal Classification loss: -log of the total probability of the alignments of each
+    target, by the log-space forward recursion (csrc/nn_misc.c); 'mean' divides by the target lengths first."""
+    r = _reduction_enum(reduction)
+    return _C.ctc_loss(log_probs, targets, _lengths(input_lengths), _lengths(target_lengths), blank, r,
+                       zero_infinity)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax distribution (one-hot with a straight-through gradient when hard)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    return _C.gumbel_softmax(logits, tau, hard, dim)

@@ -1,0 +1,862 @@
+/* nn_misc.c: nn layers and losses PyTorch composes of other ops, built in C of the recording ops
+ * (so every device runs them and autograd records their parts):
+ *
+ *   rms_norm(input, normalized_shape, weight, eps): input * rsqrt(mean(input^2) + eps) [* weight]
+ *   _embedding_bag(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx):
+ *       the bags laid out densely as (B, longest bag, D) by one index_select over the looked-up rows
+ *       plus a filler row (0 for sum / mean, -inf for max), then sum / mean / amax over the bag dim
+ *   bilinear(input1, input2, weight, bias): x1 W x2 as a GEMM and a reduction
+ *   multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
+ *   triplet_margin_with_distance_loss (the distance a Python callable), ctc_loss (the log-space alpha
+ *       recursion over time, one step of recording ops per frame; the gradient is autograd's),
+ *   gumbel_softmax.
+ *
+ * Each composition runs in arenas of autograd_arena.h; host-side index tables (embedding bags, CTC's
+ * extended labels) are built from one host copy of the integer inputs. */
+#include "args.h"
+#include "autograd_arena.h"
+#include "creation.h"
+#include "device.h"
+#include "registry.h"
+#include "tensor.h"
+#include <math.h>
+#include <string.h>
+
+/* ====================================================================================================
+ * helpers
+ * ==================================================================================================== */
+
+static int need_tensor(const char *fname, const char *argname, int pos, PyObject *obj, bool optional)
+{
+    if ((optional && (obj == NULL || obj == Py_None)) || (obj != NULL && CtTensor_Check(obj))) {
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, argname, pos,
+                 obj != NULL ? ct_type_name(obj) : "NoneType");
+    return -1;
+}
+
+static int opt_double(PyObject *obj, double *out) { return obj == NULL || obj == Py_None ? 0 : ct_arg_double(obj, out); }
+
+static int opt_int(PyObject *obj, int64_t *out) { return obj == NULL || obj == Py_None ? 0 : ct_arg_int64(obj, out); }
+
+/* A contiguous int64 copy of t on the CPU (new reference). */
+static CtTensorObject *host_int64(CtTensorObject *t)
+{
+    CtTensorObject *h = ct_to(t, CT_I64, ct_cpu(), false);
+    if (h == NULL) {
+        return NULL;
+    }
+    CtTensorObject *c = ct_contiguous(h);
+    Py_DECREF(h);
+    return c;
+}
+
+/* A new int64 (or bool when as_bool) tensor of the given sizes on device from host values. */
+static PyObject *device_table(int ndim, const int64_t *sizes, const int64_t *values, bool as_bool, CtDevice device)
+{
+    CtTensorObject *h = ct_empty(ndim, sizes, CT_I64, ct_cpu());
+    if (h == NULL) {
+        return NULL;
+    }
+    memcpy(ct_data(h), values, sizeof(int64_t) * (size_t)ct_numel(h));
+    CtTensorObject *d = ct_to(h, as_bool ? CT_BOOL : CT_I64, device, false);
+    Py_DECREF(h);
+    return (PyObject *)d;
+}
+
+/* PyTorch's apply_loss_reduction: 0 none, 1 mean, 2 sum (arena-owned) */
+static PyObject *reduce_loss(CtArena *arena, PyObject *loss, int64_t reduction)
+{
+    return reduction == 1 ? METH(loss, "mean", NULL) : reduction == 2 ? METH(loss, "sum", NULL) : loss;
+}
+
+/* ====================================================================================================
+ * rms_norm
+ * ==================================================================================================== */
+
+/* torch.finfo(dtype).eps */
+static double dtype_eps(CtDType d)
+{
+    switch (d) {
+    case CT_F64:
+        return 2.220446049250313e-16;
+    case CT_F16:
+        return 0.0009765625;
+    case CT_BF16:
+        return 0.0078125;
+    default:
+        return 1.1920928955078125e-07;
+    }
+}
+
+static PyObject *py_rms_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "normalized_shape", "weight", "eps", NULL};
+    PyObject *a[4];
+    int64_t shape[CT_MAX_DIMS];
+    if (ct_parse_args("rms_norm", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("rms_norm", "input", 1, a[0], false) < 0 || need_tensor("rms_norm", "weight", 3, a[2], true) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    int k = ct_parse_size_seq(a[1], shape, false);
+    if (k < 0) {
+        return NULL;
+    }
+    double eps = dtype_eps(x->dtype);
+    if (opt_double(a[3], &eps) < 0) {
+        return NULL;
+    }
+    bool ok = k <= x->ndim && k >= 1;
+    for (int i = 0; ok && i < k; i++) {
+        ok = x->sizes[x->ndim - k + i] == shape[i];
+    }
+    if (!ok) {
+        char want[256], got[256];
+        ct_format_sizes(want, sizeof(want), k, shape);
+        ct_format_sizes(got, sizeof(got), x->ndim, x->sizes);
+        /* PyTorch: "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]" */
+        char star[300];
+        snprintf(star, sizeof(star), "[*, %s", want[0] == '[' ? want + 1 : want);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given normalized_shape=%s, expected input with shape %s, but got input of size%s", want,
+                     k == 0 ? "[*]" : star, got);
+        return NULL;
+    }
+    if (a[2] != NULL && a[2] != Py_None) {
+        CtTensorObject *w = CT_TENSOR(a[2]);
+        if (w->ndim != k || memcmp(w->sizes, shape, sizeof(int64_t) * (size_t)k) != 0) {
+            char want[256], got[256];
+            ct_format_sizes(want, sizeof(want), k, shape);
+            ct_format_sizes(got, sizeof(got), w->ndim, w->sizes);
+            PyErr_Format(PyExc_RuntimeError, "Expected weight to be of same shape as normalized_shape, but got "
+                         "weight of shape %s and normalized_shape = %s", got, want);
+            return NULL;
+        }
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *dims = KEEP(PyTuple_New(k));
+    for (int i = 0; dims != NULL && i < k; i++) {
+        PyTuple_SET_ITEM(dims, i, PyLong_FromLong(x->ndim - k + i));
+    }
+    /* half / bfloat16 computed in float32, as PyTorch's opmath */
+    bool low = x->dtype == CT_F16 || x->dtype == CT_BF16;
+    PyObject *up = low ? METH(a[0], "float", NULL) : a[0];
+    PyObject *ms = METH(MUL(up, up), "mean", "(OO)", dims, Py_True);
+    PyObject *r = MUL(up, METH(ADD(ms, NUM(eps)), "rsqrt", NULL));
+    if (low) {
+        r = METH(r, "to", "(O)", ct_dtype_object(x->dtype));
+    }
+    if (a[2] != NULL && a[2] != Py_None) {
+        r = MUL(r, a[2]);
+    }
+    PyObject *result = TAKE(r);
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
+ * embedding_bag
+ * ==================================================================================================== */
+
+/* The dense layout of the bags: gather (B * width) row numbers into the looked-up rows, `filler`
+ * (= n) where a bag is shorter than width; count (B) the non-padding entries per bag. Returns 0 or
+ * -1 with an exception. *gather and *count are PyMem buffers the caller frees. */
+static int bag_layout(const int64_t *idx, int64_t n, const int64_t *offs, int64_t noffs, bool include_last,
+                      int64_t padding_idx, int64_t num_weights, int64_t *nbags, int64_t *width, int64_t **gather,
+                      int64_t **count)
+{
+    int64_t B = include_last ? (noffs > 0 ? noffs - 1 : 0) : noffs;
+    for (int64_t j = 0; j < n; j++) {
+        if (idx[j] < 0 || idx[j] >= num_weights) {
+            PyErr_SetString(PyExc_IndexError, "index out of range in self");
+            return -1;
+        }
+    }
+    if (noffs > 0 && offs[0] != 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                     "position 0. However, got %lld", (long long)offs[0]);
+        return -1;
+    }
+    if (noffs > 0 && offs[noffs - 1] > n) {
+        PyErr_Format(PyExc_RuntimeError, "offsets[-1] can not be greater than input's length %lld, but got %lld",
+                     (long long)n, (long long)offs[noffs - 1]);
+        return -1;
+    }
+    int64_t w = 1;
+    *count = PyMem_Calloc((size_t)(B > 0 ? B : 1), sizeof(int64_t));
+    if (*count == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t b = 0; b < B; b++) {
+        int64_t lo = offs[b], hi = b + 1 < noffs ? offs[b + 1] : n;
+        for (int64_t j = lo; j < hi && j < n; j++) {
+            (*count)[b] += idx[j] != padding_idx;
+        }
+        w = (*count)[b] > w ? (*count)[b] : w;
+    }
+    *gather = PyMem_Malloc(sizeof(int64_t) * (size_t)(B * w > 0 ? B * w : 1));
+    if (*gather == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t b = 0; b < B; b++) {
+        int64_t lo = offs[b], hi = b + 1 < noffs ? offs[b + 1] : n, k = 0;
+        for (int64_t j = lo; j < hi && j < n; j++) {
+            if (idx[j] != padding_idx) {
+                (*gather)[b * w + k++] = j;
+            }
+        }
+        for (; k < w; k++) {
+            (*gather)[b * w + k] = n;
+        }
+    }
+    *nbags = B;
+    *width = w;
+    return 0;
+}
+
+/* _embedding_bag(input (n,), weight (V, D), offsets (B or B + 1,), mode 0 sum / 1 mean / 2 max,
+ * per_sample_weights (n,) or None, include_last_offset, padding_idx (-1: none)) -> (B, D) */
+static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "weight", "offsets", "mode", "per_sample_weights",
+                                        "include_last_offset", "padding_idx", NULL};
+    PyObject *a[7];
+    int64_t mode = 1, padding_idx = -1;
+    bool include_last = false;
+    if (ct_parse_args("_embedding_bag", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("_embedding_bag", "input", 1, a[0], false) < 0 ||
+        need_tensor("_embedding_bag", "weight", 2, a[1], false) < 0 ||
+        need_tensor("_embedding_bag", "offsets", 3, a[2], false) < 0 ||
+        need_tensor("_embedding_bag", "per_sample_weights", 5, a[4], true) < 0 || opt_int(a[3], &mode) < 0 ||
+        ct_arg_bool(a[5], &include_last) < 0 || opt_int(a[6], &padding_idx) < 0) {
+        return NULL;
+    }
+    CtTensorObject *input = CT_TENSOR(a[0]), *weight = CT_TENSOR(a[1]), *offsets = CT_TENSOR(a[2]);
+    if (ct_is_floating(input->dtype) || input->dtype == CT_BOOL || ct_is_floating(offsets->dtype) ||
+        offsets->dtype == CT_BOOL) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
+                     "Int; but got %s instead", ct_scalar_type_name(input->dtype));
+        return NULL;
+    }
+    if (weight->ndim != 2) {
+        PyErr_Format(PyExc_RuntimeError, "weight has to be a 2D Tensor, but got Tensor of dimension %d", weight->ndim);
+        return NULL;
+    }
+    if (input->ndim != 1 || offsets->ndim != 1) {
+        PyErr_Format(PyExc_ValueError, "input has to be 1D or 2D Tensor, but got Tensor of dimension %d",
+                     input->ndim);
+        return NULL;
+    }
+    CtTensorObject *hidx = NULL, *hoff = NULL;
+    int64_t *gather = NULL, *count = NULL;
+    PyObject *result = NULL;
+    CtArena scratch = {0}, *arena = &scratch;
+    hidx = host_int64(input);
+    hoff = hidx ? host_int64(offsets) : NULL;
+    int64_t B = 0, w = 0, n = ct_numel(input), D = weight->sizes[1];
+    if (hoff == NULL || bag_layout((int64_t *)ct_data(hidx), n, (int64_t *)ct_data(hoff), ct_numel(hoff), include_last,
+                                   padding_idx, weight->sizes[0], &B, &w, &gather, &count) < 0) {
+        goto done;
+    }
+    CtDevice dev = ct_device_of(weight);
+    int64_t gsize = B * w, fill_sizes[2] = {1, D};
+    PyObject *gidx = KEEP(device_table(1, &gsize, gather, false, dev));
+    PyObject *rows = METH(a[1], "index_select", "(iO)", 0, a[0]);
+    if (a[4] != NULL && a[4] != Py_None) {
+        rows = MUL(rows, METH(a[4], "unsqueeze", "(i)", 1));
+    }
+    CtScalar fill = {.kind = CT_KIND_FLOAT, .v.d = mode == 2 ? -INFINITY : 0.0};
+    PyObject *filler = arena->failed ? NULL : KEEP((PyObject *)ct_full(2, fill_sizes, &fill, weight->dtype, dev));
+    PyObject *both = arena->failed ? NULL : KEEP(PyTuple_Pack(2, rows, filler));
+    PyObject *dense = METH(METH(FN("cat", "(Oi)", both, 0), "index_select", "(iO)", 0, gidx), "view", "(LLL)",
+                           (long long)B, (long long)w, (long long)D);
+    PyObject *out;
+    if (mode == 2) {
+        PyObject *cnt = KEEP(device_table(1, &B, count, false, dev));
+        out = METH(METH(dense, "amax", "(i)", 1), "masked_fill", "(Oi)", METH(CMP(cnt, INT(0), Py_EQ), "unsqueeze", "(i)", 1), 0);
+    } else {
+        out = METH(dense, "sum", "(i)", 1);
+        if (mode == 1) {
+            PyObject *cnt = KEEP(device_table(1, &B, count, false, dev));
+            out = DIV(out, METH(METH(METH(cnt, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(weight->dtype)),
+                                "unsqueeze", "(i)", 1));
+        }
+    }
+    result = TAKE(out);
+done:
+    arena_free(arena);
+    PyMem_Free(gather);
+    PyMem_Free(count);
+    Py_XDECREF(hidx);
+    Py_XDECREF(hoff);
+    return result;
+}
+
+/* ====================================================================================================
+ * bilinear
+ * ==================================================================================================== */
+
+/* bilinear(input1 (*, I), input2 (*, J), weight (O, I, J), bias (O,) = None) -> (*, O) */
+static PyObject *py_bilinear(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input1", "input2", "weight", "bias", NULL};
+    PyObject *a[4];
+    if (ct_parse_args("bilinear", args, nargs, kw, names, 3, a) < 0 || need_tensor("bilinear", "input1", 1, a[0], false) < 0 ||
+        need_tensor("bilinear", "input2", 2, a[1], false) < 0 || need_tensor("bilinear", "weight", 3, a[2], false) < 0 ||
+        need_tensor("bilinear", "bias", 4, a[3], true) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x1 = CT_TENSOR(a[0]), *x2 = CT_TENSOR(a[1]), *w = CT_TENSOR(a[2]);
+    if (x1->ndim != x2->ndim) {
+        PyErr_Format(PyExc_RuntimeError, "bilinear(): input dimensions do not match: got %d and %d", x1->ndim,
+                     x2->ndim);
+        return NULL;
+    }
+    for (int d = 0; d + 1 < x1->ndim; d++) {
+        if (x1->sizes[d] != x2->sizes[d]) {
+            PyErr_Format(PyExc_RuntimeError, "bilinear(): input batch dimensions do not match: got %lld and %lld",
+                         (long long)x1->sizes[d], (long long)x2->sizes[d]);
+            return NULL;
+        }
+    }
+    if (w->ndim != 3 || x1->ndim == 0) {
+        PyErr_Format(PyExc_RuntimeError, "bilinear(): weight must be 3-dimensional and the inputs at least "
+                     "1-dimensional, got weight of dimension %d", w->ndim);
+        return NULL;
+    }
+    int64_t I = x1->sizes[x1->ndim - 1], J = x2->sizes[x2->ndim - 1], O = w->sizes[0];
+    if (I != w->sizes[1]) {
+        PyErr_Format(PyExc_RuntimeError, "bilinear(): input1 size does not match weight size: got %lld but expected %lld",
+                     (long long)I, (long long)w->sizes[1]);
+        return NULL;
+    }
+    if (J != w->sizes[2]) {
+        PyErr_Format(PyExc_RuntimeError, "bilinear(): input2 size does not match weight size: got %lld but expected %lld",
+                     (long long)J, (long long)w->sizes[2]);
+        return NULL;
+    }
+    if (a[3] != NULL && a[3] != Py_None) {
+        CtTensorObject *b = CT_TENSOR(a[3]);
+        if (b->ndim != 1 || b->sizes[0] != O) {
+            PyErr_Format(PyExc_RuntimeError, "bilinear(): bias size does not match weight size: got %lld but expected %lld",
+                         (long long)(b->ndim == 1 ? b->sizes[0] : ct_numel(b)), (long long)O);
+            return NULL;
+        }
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *f1 = METH(a[0], "reshape", "(LL)", -1LL, (long long)I);
+    PyObject *f2 = METH(a[1], "reshape", "(LL)", -1LL, (long long)J);
+    /* (n, I) @ (I, O J) -> (n, O, J), times x2 along J, summed */
+    PyObject *wt = METH(METH(a[2], "permute", "(iii)", 1, 0, 2), "reshape", "(LL)", (long long)I, (long long)(O * J));
+    PyObject *t = METH(MATMUL(f1, wt), "view", "(LLL)", -1LL, (long long)O, (long long)J);
+    PyObject *y = METH(MUL(t, METH(f2, "unsqueeze", "(i)", 1)), "sum", "(i)", -1);
+    if (a[3] != NULL && a[3] != Py_None) {
+        y = ADD(y, a[3]);
+    }
+    PyObject *out_shape = arena->failed ? NULL : KEEP(PyList_New(x1->ndim));
+    for (int d = 0; out_shape != NULL && d < x1->ndim; d++) {
+        PyList_SET_ITEM(out_shape, d, PyLong_FromLongLong(d + 1 < x1->ndim ? x1->sizes[d] : O));
+    }
+    PyObject *result = TAKE(METH(y, "view", "(O)", out_shape));
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
+ * losses
+ * ==================================================================================================== */
+
+/* The class-index target of a margin loss: int64, 0-d or (N,) for input (C,) or (N, C). */
+static int check_margin_input(const char *fname, CtTensorObject *x, CtTensorObject *t, bool multilabel)
+{
+    int nd = x->ndim;
+    if (nd > 2 || (nd == 0 && multilabel)) {
+        char s[128];
+        ct_format_sizes(s, sizeof(s), x->ndim, x->sizes);
+        if (multilabel) {
+            PyErr_Format(PyExc_RuntimeError, "Expected non-empty vector or matrix with optional 0-dim batch size, "
+                         "but got: %s", s);
+        } else {
+            PyErr_Format(PyExc_RuntimeError, "Expected non-empty vector or matrix with optional 0-dim batch size, "
+                         "but got: %s", s);
+        }
+        return -1;
+    }
+    if (ct_is_floating(t->dtype) || t->dtype == CT_BOOL) {
+        PyErr_Format(PyExc_RuntimeError, "%s: expected target of dtype Long, got %s", fname,
+                     ct_scalar_type_name(t->dtype));
+        return -1;
+    }
+    bool ok = multilabel ? (t->ndim == nd && memcmp(t->sizes, x->sizes, sizeof(int64_t) * (size_t)nd) == 0)
+                         : (nd <= 1 ? t->ndim <= 1 && ct_numel(t) == 1 : t->ndim == 1 && t->sizes[0] == x->sizes[0]);
+    if (!ok) {
+        char s1[128], s2[128];
+        ct_format_sizes(s1, sizeof(s1), x->ndim, x->sizes);
+        ct_format_sizes(s2, sizeof(s2), t->ndim, t->sizes);
+        PyErr_Format(PyExc_RuntimeError, "inconsistent target size, expected %s but got %s for input of size %s",
+                     multilabel ? s1 : "one class index per sample", s2, s1);
+        return -1;
+    }
+    return 0;
+}
+
+/* multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=mean):
+ * sum over j != y of max(0, margin - x[y] + x[j])^p (times weight[y]) / C */
+static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "target", "p", "margin", "weight", "reduction", NULL};
+    PyObject *a[6];
+    int64_t p = 1, reduction = 1;
+    double margin = 1.0;
+    if (ct_parse_args("multi_margin_loss", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("multi_margin_loss", "input", 1, a[0], false) < 0 ||
+        need_tensor("multi_margin_loss", "target", 2, a[1], false) < 0 ||
+        need_tensor("multi_margin_loss", "weight", 5, a[4], true) < 0 || opt_int(a[2], &p) < 0 ||
+        opt_double(a[3], &margin) < 0 || opt_int(a[5], &reduction) < 0) {
+        return NULL;
+    }
+    if (p != 1 && p != 2) {
+        PyErr_SetString(PyExc_ValueError, "only p == 1 and p == 2 supported");
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (check_margin_input("multi_margin_loss", x, CT_TENSOR(a[1]), false) < 0) {
+        return NULL;
+    }
+    int64_t C = x->ndim == 0 ? 1 : x->sizes[x->ndim - 1];
+    if (a[4] != NULL && a[4] != Py_None && (CT_TENSOR(a[4])->ndim != 1 || CT_TENSOR(a[4])->sizes[0] != C)) {
+        PyErr_Format(PyExc_RuntimeError, "inconsistent weight size, expected %lld but got %lld", (long long)C,
+                     (long long)ct_numel(CT_TENSOR(a[4])));
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *x2 = METH(a[0], "reshape", "(LL)", -1LL, (long long)C);             /* (N, C) */
+    PyObject *y = METH(METH(a[1], "reshape", "(LL)", -1LL, 1LL), "long", NULL); /* (N, 1) */
+    PyObject *xy = METH(x2, "gather", "(iO)", 1, y);
+    PyObject *z = METH(ADD(SUB(NUM(margin), xy), x2), "clamp_min", "(i)", 0);
+    if (p == 2) {
+        z = MUL(z, z);
+    }
+    if (a[4] != NULL && a[4] != Py_None) {
+        z = MUL(z, METH(METH(a[4], "index_select", "(iO)", 0, METH(y, "view", "(i)", -1)), "unsqueeze", "(i)", 1));
+    }
+    PyObject *cls = arena->failed ? NULL : FN("arange", "(L)", (long long)C);
+    cls = METH(cls, "to", "(O)", ATTR(a[0], "device"));
+    z = WHERE(CMP(cls, y, Py_EQ), NUM(0.0), z);
+    PyObject *loss = DIV(METH(z, "sum", "(i)", 1), NUM((double)C));
+    if (x->ndim <= 1) {
+        loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
+    }
+    PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
+    arena_free(arena);
+    return result;
+}
+
+/* multilabel_margin_loss(input, target, reduction=mean): target holds class indices up to the
+ * first -1; sum over the listed j and the unlisted k of max(0, 1 - (x[j] - x[k])) / C */
+static PyObject *py_multilabel_margin_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "target", "reduction", NULL};
+    PyObject *a[3];
+    int64_t reduction = 1;
+    if (ct_parse_args("multilabel_margin_loss", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("multilabel_margin_loss", "input", 1, a[0], false) < 0 ||
+        need_tensor("multilabel_margin_loss", "target", 2, a[1], false) < 0 || opt_int(a[2], &reduction) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]), *t = CT_TENSOR(a[1]);
+    if (check_margin_input("multilabel_margin_loss", x, t, true) < 0) {
+        return NULL;
+    }
+    int64_t C = x->sizes[x->ndim - 1];
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *result = NULL;
+    PyObject *bad = METH(METH(ADD(CMP(a[1], INT(-1), Py_LT), CMP(a[1], INT(C), Py_GE)), "any", NULL), "item", NULL);
+    if (bad == NULL) {
+        goto done;
+    }
+    if (PyObject_IsTrue(bad)) {
+        PyErr_SetString(PyExc_RuntimeError, "multilabel_margin_loss: target out of range");
+        goto done;
+    }
+    PyObject *x2 = METH(a[0], "reshape", "(LL)", -1LL, (long long)C);
+    PyObject *t2 = METH(a[1], "reshape", "(LL)", -1LL, (long long)C);
+    /* listed: the entries before the first -1 (a running product of target != -1) */
+    PyObject *listed = METH(METH(CMP(t2, INT(-1), Py_NE), "long", NULL), "cumprod", "(i)", 1);
+    PyObject *tidx = METH(t2, "clamp_min", "(i)", 0);
+    PyObject *is_target = CMP(METH(FN("zeros_like", "(O)", t2), "scatter_add", "(iOO)", 1, tidx, listed), INT(0), Py_GT);
+    PyObject *xt = METH(x2, "gather", "(iO)", 1, tidx);                                 /* (N, C): x[target j] */
+    PyObject *d = METH(ADD(SUB(NUM(1.0), METH(xt, "unsqueeze", "(i)", 2)), METH(x2, "unsqueeze", "(i)", 1)), "clamp_min",
+                       "(i)", 0);                                                       /* (N, j, k) */
+    PyObject *pair = METH(MUL(METH(listed, "unsqueeze", "(i)", 2), METH(METH(is_target, "logical_not", NULL), "unsqueeze", "(i)", 1)),
+                          "to", "(O)", ct_dtype_object(x->dtype));
+    PyObject *loss = DIV(METH(MUL(d, pair), "sum", "((ii))", 1, 2), NUM((double)C));
+    if (x->ndim == 1) {
+        loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
+    }
+    result = TAKE(reduce_loss(arena, loss, reduction));
+done:
+    arena_free(arena);
+    return result;
+}
+
+/* multilabel_soft_margin_loss(input, target, weight=None, reduction=mean):
+ * -(t log sigmoid(x) + (1 - t) log sigmoid(-x)) [* weight], averaged over the class dim */
+static PyObject *py_multilabel_soft_margin_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "target", "weight", "reduction", NULL};
+    PyObject *a[4];
+    int64_t reduction = 1;
+    if (ct_parse_args("multilabel_soft_margin_loss", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("multilabel_soft_margin_loss", "input", 1, a[0], false) < 0 ||
+        need_tensor("multilabel_soft_margin_loss", "target", 2, a[1], false) < 0 ||
+        need_tensor("multilabel_soft_margin_loss", "weight", 3, a[2], true) < 0 || opt_int(a[3], &reduction) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (x->ndim == 0) {
+        PyErr_SetString(PyExc_IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got -1)");
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *loss = NEG(ADD(MUL(a[1], FN("log_sigmoid", "(O)", a[0])),
+                             MUL(SUB(INT(1), a[1]), FN("log_sigmoid", "(O)", NEG(a[0])))));
+    if (a[2] != NULL && a[2] != Py_None) {
+        loss = MUL(loss, a[2]);
+    }
+    loss = DIV(METH(loss, "sum", "(i)", x->ndim - 1), NUM((double)x->sizes[x->ndim - 1]));
+    PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
+    arena_free(arena);
+    return result;
+}
+
+/* triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=None, margin=1,
+ * swap=False, reduction=mean): max(0, margin + d(a, p) - d(a, n)), d pairwise_distance by default */
+static PyObject *py_triplet_margin_with_distance_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                                      PyObject *kw)
+{
+    static const char *const names[] = {"anchor", "positive", "negative", "distance_function", "margin", "swap",
+                                        "reduction", NULL};
+    PyObject *a[7];
+    double margin = 1.0;
+    bool swap = false;
+    int64_t reduction = 1;
+    if (ct_parse_args("triplet_margin_with_distance_loss", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("triplet_margin_with_distance_loss", "anchor", 1, a[0], false) < 0 ||
+        need_tensor("triplet_margin_with_distance_loss", "positive", 2, a[1], false) < 0 ||
+        need_tensor("triplet_margin_with_distance_loss", "negative", 3, a[2], false) < 0 ||
+        opt_double(a[4], &margin) < 0 || ct_arg_bool(a[5], &swap) < 0 || opt_int(a[6], &reduction) < 0) {
+        return NULL;
+    }
+    if (margin <= 0) {
+        PyErr_Format(PyExc_ValueError, "TripletMarginWithDistanceLoss: expected margin to be greater than 0, got %S "
+                     "instead", a[4]);
+        return NULL;
+    }
+    int na = CT_TENSOR(a[0])->ndim, np = CT_TENSOR(a[1])->ndim, nn = CT_TENSOR(a[2])->ndim;
+    if (na != np || np != nn) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
+                     "but got: anchor %dD, positive %dD, and negative %dD inputs",
+                     na, np, nn);
+        return NULL;
+    }
+    PyObject *fn = a[3];
+    if (fn != NULL && fn != Py_None && !PyCallable_Check(fn)) {
+        PyErr_Format(PyExc_TypeError, "distance_function must be callable, not %s", ct_type_name(fn));
+        return NULL;
+    }
+    bool dflt = fn == NULL || fn == Py_None;
+    CtArena scratch = {0}, *arena = &scratch;
+#define DIST(u, v) (dflt ? FN("pairwise_distance", "(OO)", (u), (v)) : KEEP(PyObject_CallFunctionObjArgs(fn, (u), (v), NULL)))
+    PyObject *dpos = DIST(a[0], a[1]);
+    PyObject *dneg = arena->failed ? NULL : DIST(a[0], a[2]);
+    if (swap && !arena->failed) {
+        dneg = FN("minimum", "(OO)", dneg, DIST(a[1], a[2]));
+    }
+#undef DIST
+    PyObject *loss = METH(SUB(ADD(dpos, NUM(margin)), dneg), "clamp_min", "(i)", 0);
+    PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
+    arena_free(arena);
+    return result;
+}
+
+/* ----------------------------------------------------------------------------------------------------
+ * ctc_loss
+ * ---------------------------------------------------------------------------------------------------- */
+
+/* A log-space stand-in for -inf: finite, so that unreachable states give zero (not NaN) gradients;
+ * losses past CT_CTC_INF_LOSS are the impossible alignments, reported as inf. */
+#define CT_CTC_NEG (-1e30)
+#define CT_CTC_INF_LOSS 1e29
+
+/* log(exp(a) + exp(b) [+ exp(c)]) with the max taken out (no gradient through it; the terms are
+ * finite). Arena-owned. */
+static PyObject *ctc_lse(CtArena *arena, PyObject *a, PyObject *b, PyObject *c)
+{
+    PyObject *mx = FN("maximum", "(OO)", a, b);
+    if (c != NULL) {
+        mx = FN("maximum", "(OO)", mx, c);
+    }
+    mx = METH(mx, "detach", NULL);
+    PyObject *s = ADD(METH(SUB(a, mx), "exp", NULL), METH(SUB(b, mx), "exp", NULL));
+    if (c != NULL) {
+        s = ADD(s, METH(SUB(c, mx), "exp", NULL));
+    }
+    return ADD(mx, METH(s, "log", NULL));
+}
+
+/* One frame of the recursion: alpha (N, L) -> the next alpha, frozen where t >= input_length. New reference. */
+static PyObject *ctc_step(PyObject *alpha, PyObject *lp_t, PyObject *allow2, PyObject *live, PyObject *negs, int64_t L)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *a1 = FN("cat", "((OO)i)", METH(negs, "narrow", "(iLL)", 1, 0LL, 1LL),
+                      METH(alpha, "narrow", "(iLL)", 1, 0LL, (long long)(L - 1)), 1);
+    PyObject *a2 = L >= 2 ? FN("cat", "((OO)i)", METH(negs, "narrow", "(iLL)", 1, 0LL, 2LL),
+                               METH(alpha, "narrow", "(iLL)", 1, 0LL, (long long)(L - 2)), 1)
+                          : NULL;
+    PyObject *next;
+    if (L >= 2) {
+        next = ADD(ctc_lse(arena, alpha, a1, WHERE(allow2, a2, negs)), lp_t);
+    } else {
+        next = ADD(ctc_lse(arena, alpha, a1, NULL), lp_t);
+    }
+    PyObject *r = TAKE(WHERE(live, next, alpha));
+    arena_free(arena);
+    return r;
+}
+
+/* Host tables: extended labels (N, L) with blanks between and around the targets, the skip mask
+ * (N, L) and the two end states (N, 2). Returns 0 or -1. */
+static int ctc_tables(const int64_t *tg, const int64_t *tlen, const int64_t *tstart, int64_t tstride, int64_t N,
+                      int64_t L, int64_t blank, int64_t C, int64_t *ext, int64_t *allow2, int64_t *ends)
+{
+    for (int64_t b = 0; b < N; b++) {
+        for (int64_t s = 0; s < L; s++) {
+            int64_t k = s / 2, lab = blank;
+            if (s % 2 == 1 && k < tlen[b]) {
+                lab = tg[tstart[b] + k * tstride];
+                if (lab < 0 || lab >= C || lab == blank) {
+                    PyErr_Format(PyExc_RuntimeError, "ctc_loss: target label %lld out of range [0, %lld) or the blank",
+                                 (long long)lab, (long long)C);
+                    return -1;
+                }
+            }
+            ext[b * L + s] = lab;
+            allow2[b * L + s] = s >= 2 && lab != blank && lab != ext[b * L + s - 2];
+        }
+        ends[b * 2] = 2 * tlen[b];
+        ends[b * 2 + 1] = tlen[b] > 0 ? 2 * tlen[b] - 1 : 0;
+    }
+    return 0;
+}
+
+/* ctc_loss(log_probs (T, N, C) or (T, C), targets (N, S) or (sum S_n,) or (S,), input_lengths (N,),
+ * target_lengths (N,), blank=0, reduction=mean, zero_infinity=False) */
+static PyObject *py_ctc_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"log_probs", "targets", "input_lengths", "target_lengths", "blank",
+                                        "reduction", "zero_infinity", NULL};
+    PyObject *a[7];
+    int64_t blank = 0, reduction = 1;
+    bool zero_inf = false;
+    if (ct_parse_args("ctc_loss", args, nargs, kw, names, 4, a) < 0) {
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (need_tensor("ctc_loss", names[i], i + 1, a[i], false) < 0) {
+            return NULL;
+        }
+    }
+    if (opt_int(a[4], &blank) < 0 || opt_int(a[5], &reduction) < 0 || ct_arg_bool(a[6], &zero_inf) < 0) {
+        return NULL;
+    }
+    CtTensorObject *lp = CT_TENSOR(a[0]), *tg = CT_TENSOR(a[1]);
+    if (lp->dtype != CT_F32 && lp->dtype != CT_F64) {
+        PyErr_Format(PyExc_RuntimeError, "\"ctc_loss_cpu\" not implemented for '%s'", ct_scalar_type_name(lp->dtype));
+        return NULL;
+    }
+    if (lp->ndim != 2 && lp->ndim != 3) {
+        PyErr_Format(PyExc_RuntimeError, "ctc_loss: expected log_probs to be 2-D (T, C) or 3-D (T, N, C), got %d-D",
+                     lp->ndim);
+        return NULL;
+    }
+    bool unbatched = lp->ndim == 2;
+    int64_t T = lp->sizes[0], N = unbatched ? 1 : lp->sizes[1], C = lp->sizes[lp->ndim - 1];
+    if (blank < 0 || blank >= C) {
+        PyErr_SetString(PyExc_RuntimeError, "blank must be in label range");
+        return NULL;
+    }
+    CtTensorObject *htg = NULL, *hil = NULL, *htl = NULL;
+    int64_t *buf = NULL;
+    PyObject *result = NULL, *alpha = NULL;
+    CtArena scratch = {0}, *arena = &scratch;
+    htg = host_int64(tg);
+    hil = htg ? host_int64(CT_TENSOR(a[2])) : NULL;
+    htl = hil ? host_int64(CT_TENSOR(a[3])) : NULL;
+    if (htl == NULL) {
+        goto done;
+    }
+    if (ct_numel(hil) != N || ct_numel(htl) != N) {
+        PyErr_Format(PyExc_RuntimeError, "input_lengths and target_lengths must have %lld entries (the batch size), got "
+                     "%lld and %lld", (long long)N, (long long)ct_numel(hil), (long long)ct_numel(htl));
+        goto done;
+    }
+    const int64_t *il = (int64_t *)ct_data(hil), *tl = (int64_t *)ct_data(htl), *tgd = (int64_t *)ct_data(htg);
+    int64_t smax = 0, tstride = 1, total = 0;
+    bool padded = tg->ndim == 2 || (unbatched && tg->ndim == 1);
+    for (int64_t b = 0; b < N; b++) {
+        if (il[b] < 0 || il[b] > T) {
+            PyErr_Format(PyExc_RuntimeError, "Expected input_lengths to have value at most %lld, but got value %lld "
+                         "(while checking arguments for ctc_loss_cpu)", (long long)T, (long long)il[b]);
+            goto done;
+        }
+        int64_t avail = padded ? (tg->ndim == 2 ? tg->sizes[1] : ct_numel(tg)) : ct_numel(tg) - total;
+        if (tl[b] < 0 || tl[b] > avail) {
+            PyErr_Format(PyExc_RuntimeError, "Expected tensor to have size at least %lld at dimension 1, but got size "
+                         "%lld for argument #2 'targets' (while checking arguments for ctc_loss_cpu)",
+                         (long long)tl[b], (long long)avail);
+            goto done;
+        }
+        smax = tl[b] > smax ? tl[b] : smax;
+        total += tl[b];
+    }
+    int64_t L = 2 * smax + 1;
+    buf = PyMem_Malloc(sizeof(int64_t) * (size_t)(N * (2 * L + 3) + 1));
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *ext = buf, *allow2 = buf + N * L, *ends = buf + 2 * N * L, *tstart = ends + 2 * N;
+    for (int64_t b = 0, acc = 0; b < N; b++) {
+        tstart[b] = padded ? b * (tg->ndim == 2 ? tg->sizes[1] : 0) : acc;
+        acc += tl[b];
+    }
+    if (ctc_tables(tgd, tl, tstart, tstride, N, L, blank, C, ext, allow2, ends) < 0) {
+        goto done;
+    }
+    CtDevice dev = ct_device_of(lp);
+    int64_t nl[2] = {N, L}, n2[2] = {N, 2}, n1[2] = {N, 1};
+    PyObject *ext_d = KEEP(device_table(2, nl, ext, false, dev));
+    PyObject *allow_d = KEEP(device_table(2, nl, allow2, true, dev));
+    PyObject *ends_d = KEEP(device_table(2, n2, ends, false, dev));
+    PyObject *il_d = KEEP(device_table(2, n1, il, false, dev));
+    PyObject *lp3 = unbatched ? METH(a[0], "unsqueeze", "(i)", 1) : a[0];
+    /* (T, N, L): the log probability of each extended label, the -inf entries made finite */
+    PyObject *lpe = METH(METH(lp3, "gather", "(iO)", 2,
+                              METH(METH(ext_d, "unsqueeze", "(i)", 0), "expand", "(LLL)", (long long)T, (long long)N,
+                                   (long long)L)),
+                         "clamp_min", "(d)", CT_CTC_NEG);
+    CtScalar negv = {.kind = CT_KIND_FLOAT, .v.d = CT_CTC_NEG};
+    PyObject *negs = arena->failed ? NULL : KEEP((PyObject *)ct_full(2, nl, &negv, lp->dtype, dev));
+    PyObject *states = arena->failed ? NULL : FN("arange", "(L)", (long long)L);
+    PyObject *first = CMP(METH(states, "to", "(O)", ATTR(a[0], "device")), INT(2), Py_LT);
+    PyObject *live0 = METH(CMP(il_d, INT(0), Py_GT), "expand", "(LL)", (long long)N, (long long)L);
+    if (arena->failed) {
+        goto done;
+    }
+    if (T > 0) {
+        alpha = TAKE(WHERE(METH(first, "logical_and", "(O)", live0), METH(lpe, "select", "(iL)", 0, 0LL), negs));
+        if (alpha == NULL) {
+            goto done;
+        }
+    } else {
+        alpha = Py_NewRef(negs);
+    }
+    for (int64_t t = 1; t < T; t++) {
+        CtArena step = {0}, *sa = &step;
+        PyObject *lp_t = arena_meth(sa, lpe, "select", "(iL)", 0, (long long)t);
+        PyObject *live = arena_cmp(sa, il_d, arena_int(sa, t), Py_GT);
+        PyObject *next = sa->failed ? NULL : ctc_step(alpha, lp_t, allow_d, live, negs, L);
+        arena_free(sa);
+        if (next == NULL) {
+            goto done;
+        }
+        Py_SETREF(alpha, next);
+    }
+    PyObject *fin = METH(alpha, "gather", "(iO)", 1, ends_d); /* (N, 2) */
+    PyObject *e0 = METH(fin, "select", "(ii)", 1, 0), *e1 = METH(fin, "select", "(ii)", 1, 1);
+    PyObject *tl_d = KEEP(device_table(1, &N, tl, false, dev));
+    /* an empty target ends in state 0 only */
+    PyObject *loss = NEG(ctc_lse(arena, e0, WHERE(CMP(tl_d, INT(0), Py_GT), e1, METH(negs, "select", "(ii)", 1, 0)), NULL));
+    /* a zero-length input has no path (unless the target is empty too: loss 0) */
+    PyObject *no_input = CMP(METH(il_d, "view", "(i)", -1), INT(0), Py_EQ);
+    loss = WHERE(METH(no_input, "logical_and", "(O)", CMP(tl_d, INT(0), Py_EQ)), NUM(0.0), loss);
+    PyObject *impossible = CMP(loss, NUM(CT_CTC_INF_LOSS), Py_GE);
+    loss = WHERE(impossible, zero_inf ? NUM(0.0) : NUM(INFINITY), loss);
+    if (reduction == 1) {
+        loss = METH(DIV(loss, METH(METH(tl_d, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(lp->dtype))), "mean",
+                    NULL);
+    } else if (reduction == 2) {
+        loss = METH(loss, "sum", NULL);
+    } else if (unbatched) {
+        loss = METH(loss, "squeeze", "(i)", 0);
+    }
+    result = TAKE(loss);
+done:
+    arena_free(arena);
+    Py_XDECREF(alpha);
+    PyMem_Free(buf);
+    Py_XDECREF(htg);
+    Py_XDECREF(hil);
+    Py_XDECREF(htl);
+    return result;
+}
+
+/* gumbel_softmax(logits, tau=1, hard=False, dim=-1): softmax((logits + g) / tau), g ~ Gumbel(0, 1);
+ * hard: the one-hot of the argmax, with the soft sample's gradient (straight through) */
+static PyObject *py_gumbel_softmax(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"logits", "tau", "hard", "dim", NULL};
+    PyObject *a[4];
+    double tau = 1.0;
+    bool hard = false;
+    int64_t dim = -1;
+    if (ct_parse_args("gumbel_softmax", args, nargs, kw, names, 1, a) < 0 ||
+        need_tensor("gumbel_softmax", "logits", 1, a[0], false) < 0 || opt_double(a[1], &tau) < 0 ||
+        ct_arg_bool(a[2], &hard) < 0 || opt_int(a[3], &dim) < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    bool was = ct_grad_enabled;
+    ct_grad_enabled = false;
+    PyObject *g = NEG(METH(METH(FN("empty_like", "(O)", a[0]), "exponential_", NULL), "log", NULL));
+    ct_grad_enabled = was;
+    PyObject *y = METH(DIV(ADD(a[0], g), NUM(tau)), "softmax", "(L)", (long long)dim);
+    if (hard) {
+        PyObject *index = METH(y, "argmax", "(LO)", (long long)dim, Py_True);
+        PyObject *onehot = METH(FN("zeros_like", "(O)", y), "scatter_", "(LOd)", (long long)dim, index, 1.0);
+        y = ADD(SUB(onehot, METH(y, "detach", NULL)), y);
+    }
+    PyObject *result = TAKE(y);
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
+ * tables
+ * ==================================================================================================== */
+#define CT_NN_MISC_FN(name, doc) {#name, CT_FASTCALL(py_##name), CT_METH_FK, doc},
+PyMethodDef ct_nn_misc_module_methods[] = {
+    CT_NN_MISC_FN(rms_norm, "rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor")
+    {"_embedding_bag_dense", CT_FASTCALL(py_embedding_bag), CT_METH_FK,
+     "_embedding_bag_dense(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx) -> Tensor"},
+    CT_NN_MISC_FN(bilinear, "bilinear(input1, input2, weight, bias=None) -> Tensor")
+    CT_NN_MISC_FN(multi_margin_loss, "multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=1) -> Tensor")
+    CT_NN_MISC_FN(multilabel_margin_loss, "multilabel_margin_loss(input, target, reduction=1) -> Tensor")
+    CT_NN_MISC_FN(multilabel_soft_margin_loss, "multilabel_soft_margin_loss(input, target, weight=None, reduction=1) -> Tensor")
+    CT_NN_MISC_FN(triplet_margin_with_distance_loss, "triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=None, margin=1.0, swap=False, reduction=1) -> Tensor")
+    CT_NN_MISC_FN(ctc_loss, "ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False) -> Tensor")
+    CT_NN_MISC_FN(gumbel_softmax, "gumbel_softmax(logits, tau=1, hard=False, dim=-1) -> Tensor")
+    {NULL},
+};
+
+PyMethodDef ct_nn_misc_tensor_methods[] = {{NULL}};
+
+PyType_Slot ct_nn_misc_tensor_slots[] = {{0, NULL}};
