@@ -9,7 +9,10 @@
  *   multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
  *   triplet_margin_with_distance_loss (the distance a Python callable), ctc_loss (the log-space alpha
  *       recursion over time, one step of recording ops per frame; the gradient is autograd's),
- *   gumbel_softmax.
+ *   gumbel_softmax;
+ *   local_response_norm (an avg_pool2d over the squares), channel_shuffle (a view, a transpose and a
+ *       reshape), rrelu, the alpha dropouts, the LP pools (average pools of input^p) and max_unpool
+ *       (a scatter into zeros).
  *
  * Each composition runs in arenas of autograd_arena.h; host-side index tables (embedding bags, CTC's
  * extended labels) are built from one host copy of the integer inputs. */
@@ -320,8 +323,8 @@ static PyObject *py_bilinear(PyObject *m, PyObject *const *args, Py_ssize_t narg
     }
     for (int d = 0; d + 1 < x1->ndim; d++) {
         if (x1->sizes[d] != x2->sizes[d]) {
-            PyErr_Format(PyExc_RuntimeError, "bilinear(): input batch dimensions do not match: got %lld and %lld",
-                         (long long)x1->sizes[d], (long long)x2->sizes[d]);
+            PyErr_Format(PyExc_RuntimeError, "bilinear(): input batch dimensions do not match at dim %d: got %lld and %lld",
+                         d, (long long)x1->sizes[d], (long long)x2->sizes[d]);
             return NULL;
         }
     }
@@ -379,13 +382,8 @@ static int check_margin_input(const char *fname, CtTensorObject *x, CtTensorObje
     if (nd > 2 || (nd == 0 && multilabel)) {
         char s[128];
         ct_format_sizes(s, sizeof(s), x->ndim, x->sizes);
-        if (multilabel) {
-            PyErr_Format(PyExc_RuntimeError, "Expected non-empty vector or matrix with optional 0-dim batch size, "
-                         "but got: %s", s);
-        } else {
-            PyErr_Format(PyExc_RuntimeError, "Expected non-empty vector or matrix with optional 0-dim batch size, "
-                         "but got: %s", s);
-        }
+        PyErr_Format(PyExc_RuntimeError, "Expected non-empty vector or matrix with optional 0-dim batch size, "
+                     "but got: %s", s);
         return -1;
     }
     if (ct_is_floating(t->dtype) || t->dtype == CT_BOOL) {
@@ -399,8 +397,13 @@ static int check_margin_input(const char *fname, CtTensorObject *x, CtTensorObje
         char s1[128], s2[128];
         ct_format_sizes(s1, sizeof(s1), x->ndim, x->sizes);
         ct_format_sizes(s2, sizeof(s2), t->ndim, t->sizes);
-        PyErr_Format(PyExc_RuntimeError, "inconsistent target size, expected %s but got %s for input of size %s",
-                     multilabel ? s1 : "one class index per sample", s2, s1);
+        if (multilabel) {
+            PyErr_Format(PyExc_RuntimeError, "inconsistent target size: %s for input of size: %s", s2, s1);
+        } else {
+            PyErr_Format(PyExc_RuntimeError, "multi_margin_loss: target tensor should be 1-D with size equal to the "
+                         "number of input samples (batch size). Expected target size [%lld], but got %s. Input has "
+                         "shape %s.", (long long)(nd == 2 ? x->sizes[0] : 1), s2, s1);
+        }
         return -1;
     }
     return 0;
@@ -714,7 +717,7 @@ static PyObject *py_ctc_loss(PyObject *m, PyObject *const *args, Py_ssize_t narg
     for (int64_t b = 0; b < N; b++) {
         if (il[b] < 0 || il[b] > T) {
             PyErr_Format(PyExc_RuntimeError, "Expected input_lengths to have value at most %lld, but got value %lld "
-                         "(while checking arguments for ctc_loss_cpu)", (long long)T, (long long)il[b]);
+                         "(while checking arguments for ctc_loss_allocate_outputs)", (long long)T, (long long)il[b]);
             goto done;
         }
         int64_t avail = padded ? (tg->ndim == 2 ? tg->sizes[1] : ct_numel(tg)) : ct_numel(tg) - total;
@@ -840,6 +843,288 @@ static PyObject *py_gumbel_softmax(PyObject *m, PyObject *const *args, Py_ssize_
 }
 
 /* ====================================================================================================
+ * local_response_norm, channel_shuffle, rrelu, alpha dropouts, lp pools, max_unpool
+ * ==================================================================================================== */
+
+/* local_response_norm(input (N, C, *), size, alpha=1e-4, beta=0.75, k=1): input / (k + alpha *
+ * mean of input^2 over a window of `size` channels)^beta; the window mean an avg_pool2d of kernel
+ * (size, 1) over the squares seen as (N, 1, C, rest), zero padded by size / 2 before and
+ * (size - 1) / 2 after, as PyTorch composes it */
+static PyObject *py_local_response_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "size", "alpha", "beta", "k", NULL};
+    PyObject *a[5];
+    int64_t size = 0;
+    double alpha = 1e-4, beta = 0.75, k = 1.0;
+    if (ct_parse_args("local_response_norm", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("local_response_norm", "input", 1, a[0], false) < 0 || ct_arg_int64(a[1], &size) < 0 ||
+        opt_double(a[2], &alpha) < 0 || opt_double(a[3], &beta) < 0 || opt_double(a[4], &k) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (x->ndim < 3) {
+        PyErr_Format(PyExc_ValueError, "Expected 3D or higher dimensionality input (got %d dimensions)", x->ndim);
+        return NULL;
+    }
+    if (ct_numel(x) == 0) {
+        return Py_NewRef(a[0]);
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *sq = METH(MUL(a[0], a[0]), "reshape", "(LiLL)", (long long)x->sizes[0], 1, (long long)x->sizes[1], -1LL);
+    PyObject *padded = FN("constant_pad_nd", "(O(iiLL))", sq, 0, 0, (long long)(size / 2), (long long)((size - 1) / 2));
+    PyObject *div = FN("avg_pool2d", "(O(Li)(ii))", padded, (long long)size, 1, 1, 1);
+    PyObject *shape = ATTR(a[0], "shape");
+    div = METH(METH(div, "squeeze", "(i)", 1), "reshape", "(O)", shape);
+    div = POW(ADD(MUL(div, NUM(alpha)), NUM(k)), NUM(beta));
+    PyObject *result = TAKE(DIV(a[0], div));
+    arena_free(arena);
+    return result;
+}
+
+/* channel_shuffle(input (N, C, *), groups): (N, g, C / g, *) transposed to (N, C / g, g, *) */
+static PyObject *py_channel_shuffle(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "groups", NULL};
+    PyObject *a[2];
+    int64_t g = 0;
+    if (ct_parse_args("channel_shuffle", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("channel_shuffle", "input", 1, a[0], false) < 0 || ct_int_arg("channel_shuffle", "groups", 2, a[1], &g) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (x->ndim < 3) {
+        char s[128];
+        ct_format_sizes(s, sizeof(s), x->ndim, x->sizes);
+        PyErr_Format(PyExc_RuntimeError, "channel_shuffle expects input with > 2 dims, but got input with sizes %s", s);
+        return NULL;
+    }
+    if (g <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "Number of groups to divide channels in must be positive. Value of groups:%lld",
+                     (long long)g);
+        return NULL;
+    }
+    int64_t C = x->sizes[1];
+    if (C % g != 0) {
+        PyErr_Format(PyExc_RuntimeError, "Number of channels must be divisible by groups. Got %lld channels and %lld "
+                     "groups.", (long long)C, (long long)g);
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *shape = arena->failed ? NULL : KEEP(PyList_New(0));
+    int64_t split[3] = {x->sizes[0], g, C / g};
+    for (int d = 0; shape != NULL && d < x->ndim + 1; d++) {
+        PyObject *v = PyLong_FromLongLong(d < 3 ? split[d] : x->sizes[d - 1]);
+        if (v == NULL || PyList_Append(shape, v) < 0) {
+            Py_XDECREF(v);
+            arena->failed = true;
+            break;
+        }
+        Py_DECREF(v);
+    }
+    PyObject *r = METH(METH(METH(a[0], "view", "(O)", shape), "transpose", "(ii)", 1, 2), "reshape", "(O)",
+                       ATTR(a[0], "shape"));
+    PyObject *result = TAKE(r);
+    arena_free(arena);
+    return result;
+}
+
+/* rrelu(input, lower=1/8, upper=1/3, training=False): x where x >= 0, else x times a slope drawn
+ * from U(lower, upper) per element (training) or (lower + upper) / 2 (eval) */
+static PyObject *py_rrelu(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "lower", "upper", "training", NULL};
+    PyObject *a[4];
+    double lower = 1.0 / 8.0, upper = 1.0 / 3.0;
+    bool training = false;
+    if (ct_parse_args("rrelu", args, nargs, kw, names, 1, a) < 0 || need_tensor("rrelu", "input", 1, a[0], false) < 0 ||
+        opt_double(a[1], &lower) < 0 || opt_double(a[2], &upper) < 0 || ct_arg_bool(a[3], &training) < 0) {
+        return NULL;
+    }
+    if (lower > upper) {
+        PyErr_Format(PyExc_RuntimeError, "Lower bound should be less than or equal to the upper bound");
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *slope;
+    if (training) {
+        bool was = ct_grad_enabled;
+        ct_grad_enabled = false;
+        slope = METH(FN("empty_like", "(O)", a[0]), "uniform_", "(dd)", lower, upper);
+        ct_grad_enabled = was;
+    } else {
+        slope = NUM((lower + upper) / 2.0);
+    }
+    PyObject *result = TAKE(WHERE(CMP(a[0], INT(0), Py_GE), a[0], MUL(a[0], slope)));
+    arena_free(arena);
+    return result;
+}
+
+/* alpha_dropout(input, p, training, feature): SELU-preserving dropout; dropped entries become
+ * -alpha' (SELU's negative saturation), then the affine a x + b restores mean 0 / variance 1.
+ * feature: one draw per (N, C) channel of (N, C, *) input */
+static PyObject *py_alpha_dropout(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "p", "training", "feature", NULL};
+    PyObject *a[4];
+    double p = 0.5;
+    bool training = false, feature = false;
+    if (ct_parse_args("_alpha_dropout", args, nargs, kw, names, 1, a) < 0 ||
+        need_tensor("_alpha_dropout", "input", 1, a[0], false) < 0 || opt_double(a[1], &p) < 0 ||
+        ct_arg_bool(a[2], &training) < 0 || ct_arg_bool(a[3], &feature) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (p < 0.0 || p > 1.0) {
+        PyErr_Format(PyExc_ValueError, "dropout probability has to be between 0 and 1, but got %g", p);
+        return NULL;
+    }
+    if (p == 0.0 || !training || ct_numel(x) == 0) {
+        return Py_NewRef(a[0]);
+    }
+    if (feature && x->ndim < 2) {
+        PyErr_SetString(PyExc_RuntimeError, "Feature dropout requires at least 2 dimensions in the input");
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    if (p == 1.0) {
+        PyObject *r = TAKE(MUL(a[0], KEEP((PyObject *)ct_zeros_like(x))));
+        arena_free(arena);
+        return r;
+    }
+    int64_t sizes[CT_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) {
+        sizes[d] = feature && d >= 2 ? 1 : x->sizes[d];
+    }
+    const double alpha = 1.7580993408473766, scale = 1.0 / sqrt((alpha * alpha * p + 1.0) * (1.0 - p));
+    bool was = ct_grad_enabled;
+    ct_grad_enabled = false;
+    PyObject *keep = KEEP((PyObject *)ct_empty(x->ndim, sizes, x->dtype, ct_device_of(x)));
+    keep = METH(keep, "bernoulli_", "(d)", 1.0 - p);
+    /* b = (keep - 1) alpha a + alpha a p; the noise multiplier keep * a */
+    PyObject *b = ADD(MUL(SUB(keep, INT(1)), NUM(alpha * scale)), NUM(alpha * scale * p));
+    PyObject *noise = MUL(keep, NUM(scale));
+    ct_grad_enabled = was;
+    PyObject *result = TAKE(ADD(MUL(a[0], noise), b));
+    arena_free(arena);
+    return result;
+}
+
+/* _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims 1 or 2):
+ * (sign(s) relu(|s|) * prod(kernel))^(1 / p), s the average pool of input^p */
+static PyObject *py_lp_pool(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "norm_type", "kernel_size", "stride", "ceil_mode", "dims", NULL};
+    PyObject *a[6];
+    double p = 2.0;
+    bool ceil_mode = false;
+    int64_t dims = 2;
+    if (ct_parse_args("_lp_pool", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("_lp_pool", "input", 1, a[0], false) < 0 || ct_arg_double(a[1], &p) < 0 ||
+        ct_arg_bool(a[4], &ceil_mode) < 0 || opt_int(a[5], &dims) < 0) {
+        return NULL;
+    }
+    int64_t kernel = 1;
+    PyObject *seq = PySequence_Check(a[2]) ? PySequence_Fast(a[2], "kernel_size") : NULL;
+    if (seq != NULL) {
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+            int64_t v;
+            if (ct_arg_int64(PySequence_Fast_GET_ITEM(seq, i), &v) < 0) {
+                Py_DECREF(seq);
+                return NULL;
+            }
+            kernel *= v;
+        }
+        Py_DECREF(seq);
+    } else {
+        PyErr_Clear();
+        int64_t v;
+        if (ct_arg_int64(a[2], &v) < 0) {
+            return NULL;
+        }
+        kernel = dims == 2 ? v * v : v;
+    }
+    PyObject *stride = a[3] == NULL || a[3] == Py_None ? NULL : a[3];
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *empty = stride == NULL ? KEEP(PyTuple_New(0)) : stride;
+    PyObject *s = FN(dims == 2 ? "avg_pool2d" : "avg_pool1d", "(OOOiO)", POW(a[0], NUM(p)), a[2], empty, 0,
+                     ceil_mode ? Py_True : Py_False);
+    PyObject *r = POW(MUL(MUL(METH(s, "sign", NULL), METH(METH(s, "abs", NULL), "relu", NULL)), NUM((double)kernel)),
+                      NUM(1.0 / p));
+    PyObject *result = TAKE(r);
+    arena_free(arena);
+    return result;
+}
+
+/* _max_unpool(input (N, C, *in) or (C, *in), indices (same), output_size (the spatial sizes)):
+ * zeros of (N, C, prod(output_size)) with the input scattered to the flat indices */
+static PyObject *py_max_unpool(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "indices", "output_size", NULL};
+    PyObject *a[3];
+    int64_t out[CT_MAX_DIMS];
+    if (ct_parse_args("_max_unpool", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("_max_unpool", "input", 1, a[0], false) < 0 || need_tensor("_max_unpool", "indices", 2, a[1], false) < 0) {
+        return NULL;
+    }
+    int k = ct_parse_size_seq(a[2], out, false);
+    if (k < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]), *ix = CT_TENSOR(a[1]);
+    if (ix->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError, "elements in indices should be type int64 but got: %s",
+                     ct_scalar_type_name(ix->dtype));
+        return NULL;
+    }
+    if (ix->ndim != x->ndim || memcmp(ix->sizes, x->sizes, sizeof(int64_t) * (size_t)x->ndim) != 0) {
+        char s1[128], s2[128];
+        ct_format_sizes(s1, sizeof(s1), ix->ndim, ix->sizes);
+        ct_format_sizes(s2, sizeof(s2), x->ndim, x->sizes);
+        PyErr_Format(PyExc_RuntimeError, "Expected shape of indices to be same as that of the input tensor (%s) but got "
+                     "indices tensor with shape: %s", s2, s1);
+        return NULL;
+    }
+    if (x->ndim != k + 1 && x->ndim != k + 2) {
+        PyErr_Format(PyExc_RuntimeError, "max_unpool%dd: expected a %dD or %dD input, got %dD", k, k + 1, k + 2, x->ndim);
+        return NULL;
+    }
+    int lead = x->ndim - k;
+    int64_t plane = 1;
+    for (int d = 0; d < k; d++) {
+        plane *= out[d];
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *result = NULL;
+    int64_t flat[3] = {lead == 2 ? x->sizes[0] : 1, x->sizes[lead - 1], plane};
+    PyObject *bad = METH(METH(ADD(CMP(a[1], INT(0), Py_LT), CMP(a[1], INT(plane), Py_GE)), "any", NULL), "item", NULL);
+    if (bad == NULL) {
+        goto done;
+    }
+    if (PyObject_IsTrue(bad)) {
+        PyErr_Format(PyExc_RuntimeError, "Found an invalid max index (output volumes are of size %lld)", (long long)plane);
+        goto done;
+    }
+    PyObject *zeros = KEEP((PyObject *)ct_zeros(3, flat, x->dtype, ct_device_of(x)));
+    PyObject *src = METH(a[0], "reshape", "(LLL)", (long long)flat[0], (long long)flat[1], -1LL);
+    PyObject *idx = METH(a[1], "reshape", "(LLL)", (long long)flat[0], (long long)flat[1], -1LL);
+    PyObject *scattered = METH(zeros, "scatter", "(iOO)", 2, idx, src);
+    PyObject *shape = arena->failed ? NULL : KEEP(PyList_New(0));
+    for (int d = 0; shape != NULL && d < x->ndim; d++) {
+        PyObject *v = PyLong_FromLongLong(d < lead ? x->sizes[d] : out[d - lead]);
+        if (v == NULL || PyList_Append(shape, v) < 0) {
+            Py_XDECREF(v);
+            arena->failed = true;
+            break;
+        }
+        Py_DECREF(v);
+    }
+    result = TAKE(METH(scattered, "view", "(O)", shape));
+done:
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
  * tables
  * ==================================================================================================== */
 #define CT_NN_MISC_FN(name, doc) {#name, CT_FASTCALL(py_##name), CT_METH_FK, doc},
@@ -854,6 +1139,12 @@ PyMethodDef ct_nn_misc_module_methods[] = {
     CT_NN_MISC_FN(triplet_margin_with_distance_loss, "triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=None, margin=1.0, swap=False, reduction=1) -> Tensor")
     CT_NN_MISC_FN(ctc_loss, "ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False) -> Tensor")
     CT_NN_MISC_FN(gumbel_softmax, "gumbel_softmax(logits, tau=1, hard=False, dim=-1) -> Tensor")
+    CT_NN_MISC_FN(local_response_norm, "local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0) -> Tensor")
+    CT_NN_MISC_FN(channel_shuffle, "channel_shuffle(input, groups) -> Tensor")
+    CT_NN_MISC_FN(rrelu, "rrelu(input, lower=1/8, upper=1/3, training=False) -> Tensor")
+    {"_alpha_dropout", CT_FASTCALL(py_alpha_dropout), CT_METH_FK, "_alpha_dropout(input, p, training, feature) -> Tensor"},
+    {"_lp_pool", CT_FASTCALL(py_lp_pool), CT_METH_FK, "_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims) -> Tensor"},
+    {"_max_unpool", CT_FASTCALL(py_max_unpool), CT_METH_FK, "_max_unpool(input, indices, output_size) -> Tensor"},
     {NULL},
 };
 

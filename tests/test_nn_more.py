@@ -213,7 +213,7 @@ def test_bilinear_module_and_errors():
     assert m(ctorch.ones(5, 2), ctorch.ones(5, 3)).shape == (5, 4)
     with pytest.raises(RuntimeError, match="input1 size does not match weight size: got 3 but expected 2"):
         m(ctorch.ones(5, 3), ctorch.ones(5, 3))
-    with pytest.raises(RuntimeError, match="input batch dimensions do not match"):
+    with pytest.raises(RuntimeError, match="input batch dimensions do not match at dim 0: got 5 and 4"):
         m(ctorch.ones(5, 2), ctorch.ones(4, 3))
 
 
@@ -245,7 +245,7 @@ def test_multilabel_margin_loss(device, rng):
             assert_close(got, _reduce(np_multilabel_margin(x, t), reduction), dtype)
     assert_close(nn.MultiLabelMarginLoss()(T(x[3], device), T(t[3], device)), np_multilabel_margin(x[3:], t[3:])[0])
     assert gradcheck(lambda a: F.multilabel_margin_loss(a, T(t, device)), (T(x, device, grad=True),))
-    with pytest.raises(RuntimeError, match="inconsistent target size"):
+    with pytest.raises(RuntimeError, match=r"inconsistent target size: \[4, 3\] for input of size: \[4, 6\]"):
         F.multilabel_margin_loss(T(x, device), T(t[:, :3], device))
 
 
@@ -291,6 +291,8 @@ def test_margin_loss_errors():
         F.multi_margin_loss(x, ctorch.tensor([0, 1, 2]), p=3)
     with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
         nn.MultiMarginLoss(p=3)
+    with pytest.raises(RuntimeError, match=r"Expected target size \[3\], but got \[2\]. Input has shape \[3, 4\]."):
+        F.multi_margin_loss(x, ctorch.tensor([0, 1]))
     for m in (nn.MultiMarginLoss(), nn.MultiLabelMarginLoss(), nn.MultiLabelSoftMarginLoss(), nn.CTCLoss()):
         assert repr(m) == type(m).__name__ + "()"
 
@@ -402,3 +404,125 @@ def test_parameter_dict():
         pd.update([("a", 1, 2)])
     pd.clear()
     assert len(pd) == 0 and list(pd.parameters()) == []
+
+
+# --- local_response_norm, channel_shuffle, rrelu, alpha dropouts, LP pools, max_unpool, Softmax2d ----------
+def np_lrn(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    sq = x * x
+    C = x.shape[1]
+    avg = np.zeros_like(x)
+    for c in range(C):
+        lo, hi = max(0, c - size // 2), min(C, c + (size - 1) // 2 + 1)
+        avg[:, c] = sq[:, lo:hi].sum(1) / size
+    return x / (k + alpha * avg) ** beta
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_local_response_norm(device, dtype, rng):
+    for shape, size in (((2, 5, 4), 3), ((2, 6, 3, 2), 4)):
+        x = rng.standard_normal(shape).astype(dtype)
+        assert_close(F.local_response_norm(T(x, device), size, alpha=0.5, beta=0.6, k=1.5),
+                     np_lrn(x.astype(np.float64), size, 0.5, 0.6, 1.5), dtype)
+    m = nn.LocalResponseNorm(3)
+    assert repr(m) == "LocalResponseNorm(3, alpha=0.0001, beta=0.75, k=1.0)"
+    x = T(rng.standard_normal((2, 4, 3)), device, grad=True)
+    assert gradcheck(lambda a: F.local_response_norm(a, 2, alpha=0.5), (x,))
+    with pytest.raises(ValueError, match=r"Expected 3D or higher dimensionality input \(got 2 dimensions\)"):
+        m(ctorch.ones(2, 3))
+
+
+def test_channel_shuffle(device, rng):
+    x = rng.standard_normal((2, 6, 3, 2))
+    want = x.reshape(2, 2, 3, 3, 2).transpose(0, 2, 1, 3, 4).reshape(2, 6, 3, 2)
+    assert_close(F.channel_shuffle(T(x, device), 2), want)
+    assert_close(nn.ChannelShuffle(3)(T(x[:, :, :, 0], device)),
+                 x[:, :, :, 0].reshape(2, 3, 2, 3).transpose(0, 2, 1, 3).reshape(2, 6, 3))
+    assert repr(nn.ChannelShuffle(2)) == "ChannelShuffle(groups=2)"
+    with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups. Got 6 channels and 4"):
+        F.channel_shuffle(T(x, device), 4)
+    with pytest.raises(RuntimeError, match="Number of groups to divide channels in must be positive"):
+        F.channel_shuffle(T(x, device), 0)
+    with pytest.raises(RuntimeError, match="channel_shuffle expects input with > 2 dims, but got input with sizes \\[3, 2\\]"):
+        F.channel_shuffle(T(x[0, 0], device), 2)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_rrelu(device, dtype, rng):
+    x = rng.standard_normal((50, 4)).astype(dtype)
+    assert_close(F.rrelu(T(x, device)), np.where(x >= 0, x, x * (1 / 8 + 1 / 3) / 2), dtype)
+    m = nn.RReLU(0.1, 0.3)
+    assert repr(m) == "RReLU(lower=0.1, upper=0.3)" and repr(nn.RReLU(inplace=True)).endswith("inplace=True)")
+    xt = T(x, device, grad=True)
+    y = m(xt)
+    y.sum().backward()
+    yn, g = to_numpy(y), to_numpy(xt.grad)
+    neg = x < 0
+    np.testing.assert_array_equal(yn[~neg], x[~neg])
+    slope = yn[neg] / x[neg]
+    assert slope.min() >= 0.1 - 1e-6 and slope.max() <= 0.3 + 1e-6 and slope.std() > 0.01
+    np.testing.assert_allclose(g[neg], slope, rtol=1e-5)
+    m.eval()
+    assert_close(m(T(x, device)), np.where(x >= 0, x, x * 0.2), dtype)
+
+
+def test_alpha_dropout(device, rng):
+    x = rng.standard_normal((200, 100))
+    xt = T(x, device)
+    assert nn.AlphaDropout(0.2).eval()(xt) is xt
+    assert repr(nn.AlphaDropout()) == "AlphaDropout(p=0.5, inplace=False)"
+    assert repr(nn.FeatureAlphaDropout(0.1)) == "FeatureAlphaDropout(p=0.1, inplace=False)"
+    p, alpha = 0.2, 1.7580993408473766
+    a = 1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    y = to_numpy(F.alpha_dropout(xt, p, training=True))
+    dropped = np.isclose(y, a * alpha * (p - 1))
+    np.testing.assert_allclose(y[~dropped], x[~dropped] * a + alpha * a * p, rtol=1e-10)
+    assert abs(dropped.mean() - p) < 0.02 and abs(y.mean()) < 0.05 and abs(y.std() - 1) < 0.05
+    z = to_numpy(F.feature_alpha_dropout(T(x.reshape(20, 10, 100), device), 0.5, training=True))
+    per_channel = np.isclose(z, a * 0 + alpha / math.sqrt((alpha * alpha * 0.5 + 1) * 0.5) * (0.5 - 1)).all(-1)
+    assert per_channel.any() and not per_channel.all()
+    assert to_numpy(F.alpha_dropout(xt, 1.0, training=True)).max() == 0
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        F.alpha_dropout(xt, 1.5)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_lp_pool(device, dtype, rng):
+    x = rng.random((2, 3, 6, 5)).astype(dtype) + 0.1
+    want = (x[:, :, :6, :4] ** 3).reshape(2, 3, 3, 2, 2, 2).sum((3, 5)) ** (1 / 3)
+    assert_close(F.lp_pool2d(T(x, device), 3, 2), want, dtype)
+    assert_close(nn.LPPool2d(2, (3, 2), stride=(3, 2))(T(x, device)),
+                 np.sqrt((x[:, :, :, :4] ** 2).reshape(2, 3, 2, 3, 2, 2).sum((3, 5))), dtype)
+    x1 = x[:, :, 0]
+    assert_close(nn.LPPool1d(2, 2, stride=1)(T(x1, device)), np.sqrt(x1[:, :, :-1] ** 2 + x1[:, :, 1:] ** 2), dtype)
+    assert repr(nn.LPPool2d(2, 3)) == "LPPool2d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)"
+    assert gradcheck(lambda a: F.lp_pool2d(a, 2, 2), (T(x, device, "float64", grad=True),))
+
+
+def test_max_unpool(device, rng):
+    x = rng.standard_normal((2, 3, 4, 6))
+    out, idx = F.max_pool2d(T(x, device), 2, return_indices=True)
+    got = F.max_unpool2d(out, idx, 2)
+    want = np.zeros_like(x).reshape(2, 3, -1)
+    np.put_along_axis(want, to_numpy(idx).reshape(2, 3, -1), to_numpy(out).reshape(2, 3, -1), 2)
+    assert_close(got, want.reshape(x.shape))
+    assert nn.MaxUnpool2d(2)(out, idx, output_size=[2, 3, 5, 7]).shape == (2, 3, 5, 7)
+    assert repr(nn.MaxUnpool2d(2)) == "MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))"
+    assert repr(nn.MaxUnpool1d(2)) == "MaxUnpool1d(kernel_size=(2,), stride=(2,), padding=(0,))"
+    o1, i1 = F.max_pool1d(T(x[0], device), 2, return_indices=True)
+    u1 = nn.MaxUnpool1d(2)(o1, i1)
+    np.testing.assert_array_equal(np.take_along_axis(to_numpy(u1), to_numpy(i1), -1), to_numpy(o1))
+    assert (to_numpy(u1) != 0).sum() == o1.numel()
+    assert u1.shape == (3, 4, 6)
+    xt = T(to_numpy(out), device, grad=True)
+    assert gradcheck(lambda a: F.max_unpool2d(a, idx, 2), (xt,))
+    with pytest.raises(ValueError, match='invalid output_size "\\[9, 9\\]" \\(dim 0 must be between 2 and 6\\)'):
+        F.max_unpool2d(out, idx, 2, output_size=[9, 9])
+
+
+def test_softmax2d(device, rng):
+    x = rng.standard_normal((2, 3, 4, 5))
+    e = np.exp(x - x.max(1, keepdims=True))
+    assert_close(nn.Softmax2d()(T(x, device)), e / e.sum(1, keepdims=True))
+    assert repr(nn.Softmax2d()) == "Softmax2d()"
+    with pytest.raises(ValueError, match="Softmax2d: expected input to be 3D or 4D, got 2D instead"):
+        nn.Softmax2d()(T(x[0, 0], device))

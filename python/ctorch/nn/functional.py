@@ -875,3 +875,98 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     return _C.gumbel_softmax(logits, tau, hard, dim)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Normalises each element by the activity of `size` neighbouring channels."""
+    return _C.local_response_norm(input, size, alpha, beta, k)
+
+
+def channel_shuffle(input, groups):
+    return _C.channel_shuffle(input, groups)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with a random slope in [lower, upper] per element (training) or their mean (eval)."""
+    out = _C.rrelu(input, lower, upper, training)
+    if inplace:
+        input.copy_(out)
+        return input
+    return out
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    _check_p(p)
+    out = _C._alpha_dropout(input, p, training, feature)
+    if inplace and out is not input:
+        input.copy_(out)
+        return input
+    return out
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout keeping SELU's self-normalisation (mean 0, variance 1)."""
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels of (N, C, *) input."""
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p) of (N, C, L) input."""
+    return _C._lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p) of (N, C, H, W) input."""
+    return _C._lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 2)
+
+
+def _tuple(x, n):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    input_size = input.size()
+    default_size = [(input_size[-len(kernel_size) + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+                    for d in range(len(kernel_size))]
+    if output_size is None:
+        return default_size
+    output_size = list(output_size)
+    if len(output_size) == len(kernel_size) + 2:
+        output_size = output_size[2:]
+    if len(output_size) != len(kernel_size):
+        raise ValueError(f"output_size should be a sequence containing {len(kernel_size)} or {len(kernel_size) + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(len(kernel_size)):
+        min_size, max_size = default_size[d] - stride[d], default_size[d] + stride[d]
+        if not (min_size < output_size[d] < max_size):
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {min_size} and '
+                             f'{max_size})')
+    return output_size
+
+
+def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
+    kernel_size = _tuple(kernel_size, n)
+    stride = _tuple(stride, n) if stride is not None else kernel_size
+    padding = _tuple(padding, n)
+    return _C._max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding, output_size))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: the maxima put back at their indices, zeros elsewhere."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: the maxima put back at their indices, zeros elsewhere."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)

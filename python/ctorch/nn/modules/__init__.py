@@ -30,3 +30,5 @@ from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  # noqa: F401
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+from .nn_misc import (AlphaDropout, ChannelShuffle, FeatureAlphaDropout, LocalResponseNorm, LPPool1d,  # noqa: F401
+                      LPPool2d, MaxUnpool1d, MaxUnpool2d, RReLU, Softmax2d)
