@@ -199,8 +199,9 @@ def test_bilinear(device, dtype, rng):
     want = np.einsum("...i,oij,...j->...o", x1, w, x2)
     assert_close(F.bilinear(T(x1, device), T(x2, device), T(w, device), T(b, device)), want + b)
     assert_close(F.bilinear(T(x1[0, 0], device), T(x2[0, 0], device), T(w, device)), want[0, 0])
-    args = [T(a, device, "float64", grad=True) for a in (x1[0], x2[0], w, b)]
-    assert gradcheck(F.bilinear, tuple(args))
+    if device == "cpu" and dtype == "float64":  # the same composition on every device; the emulator is slow
+        args = [T(a, device, "float64", grad=True) for a in (x1[0], x2[0], w, b)]
+        assert gradcheck(F.bilinear, tuple(args))
 
 
 def test_bilinear_module_and_errors():
@@ -495,7 +496,8 @@ def test_lp_pool(device, dtype, rng):
     x1 = x[:, :, 0]
     assert_close(nn.LPPool1d(2, 2, stride=1)(T(x1, device)), np.sqrt(x1[:, :, :-1] ** 2 + x1[:, :, 1:] ** 2), dtype)
     assert repr(nn.LPPool2d(2, 3)) == "LPPool2d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)"
-    assert gradcheck(lambda a: F.lp_pool2d(a, 2, 2), (T(x, device, "float64", grad=True),))
+    if device == "cpu" and dtype == "float64":
+        assert gradcheck(lambda a: F.lp_pool2d(a, 2, 2), (T(x[:1, :2], device, "float64", grad=True),))
 
 
 def test_max_unpool(device, rng):
@@ -513,8 +515,9 @@ def test_max_unpool(device, rng):
     np.testing.assert_array_equal(np.take_along_axis(to_numpy(u1), to_numpy(i1), -1), to_numpy(o1))
     assert (to_numpy(u1) != 0).sum() == o1.numel()
     assert u1.shape == (3, 4, 6)
-    xt = T(to_numpy(out), device, grad=True)
-    assert gradcheck(lambda a: F.max_unpool2d(a, idx, 2), (xt,))
+    if device == "cpu":
+        xt = T(to_numpy(out), device, grad=True)
+        assert gradcheck(lambda a: F.max_unpool2d(a, idx, 2), (xt,))
     with pytest.raises(ValueError, match='invalid output_size "\\[9, 9\\]" \\(dim 0 must be between 2 and 6\\)'):
         F.max_unpool2d(out, idx, 2, output_size=[9, 9])
 
