@@ -12,7 +12,8 @@
  *   gumbel_softmax;
  *   local_response_norm (an avg_pool2d over the squares), channel_shuffle (a view, a transpose and a
  *       reshape), rrelu, the alpha dropouts, the LP pools (average pools of input^p) and max_unpool
- *       (a scatter into zeros).
+ *       (a scatter into zeros); affine_grid and 2-d grid_sample (bilinear / nearest, zeros / border /
+ *       reflection padding: four gathers weighted by the fractional offsets).
  *
  * Each composition runs in arenas of autograd_arena.h; host-side index tables (embedding bags, CTC's
  * extended labels) are built from one host copy of the integer inputs. */
@@ -1125,6 +1126,174 @@ done:
 }
 
 /* ====================================================================================================
+ * affine_grid, grid_sample (2-d)
+ * ==================================================================================================== */
+
+/* linspace(-1, 1, n) in float64 on the CPU, scaled by (n - 1) / n without align_corners (the pixel
+ * centres); 0 for n == 1. New reference. */
+static PyObject *grid_line(int64_t n, bool align)
+{
+    CtTensorObject *t = ct_empty(1, &n, CT_F64, ct_cpu());
+    if (t == NULL) {
+        return NULL;
+    }
+    double *v = (double *)ct_data(t);
+    for (int64_t i = 0; i < n; i++) {
+        double c = n == 1 ? 0.0 : -1.0 + 2.0 * (double)i / (double)(n - 1);
+        v[i] = align ? c : c * (double)(n - 1) / (double)n;
+    }
+    return (PyObject *)t;
+}
+
+/* _affine_grid(theta (N, 2, 3), N, H, W, align_corners) -> (N, H, W, 2): the base grid of (x, y, 1)
+ * at the pixel centres (or corners) in [-1, 1] times theta^T */
+static PyObject *py_affine_grid(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"theta", "N", "H", "W", "align_corners", NULL};
+    PyObject *a[5];
+    int64_t N = 0, H = 0, W = 0;
+    bool align = false;
+    if (ct_parse_args("_affine_grid", args, nargs, kw, names, 5, a) < 0 ||
+        need_tensor("_affine_grid", "theta", 1, a[0], false) < 0 || ct_arg_int64(a[1], &N) < 0 ||
+        ct_arg_int64(a[2], &H) < 0 || ct_arg_int64(a[3], &W) < 0 || ct_arg_bool(a[4], &align) < 0) {
+        return NULL;
+    }
+    CtTensorObject *theta = CT_TENSOR(a[0]);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *dev = ATTR(a[0], "device"), *dt = arena->failed ? NULL : ct_dtype_object(theta->dtype);
+    PyObject *xs = KEEP(grid_line(W, align)), *ys = arena->failed ? NULL : KEEP(grid_line(H, align));
+    PyObject *gx = METH(METH(xs, "view", "(iL)", 1, (long long)W), "expand", "(LL)", (long long)H, (long long)W);
+    PyObject *gy = METH(METH(ys, "view", "(Li)", (long long)H, 1), "expand", "(LL)", (long long)H, (long long)W);
+    PyObject *parts = arena->failed ? NULL : KEEP(PyTuple_Pack(3, gx, gy, FN("ones_like", "(O)", gx)));
+    PyObject *base = METH(METH(FN("stack", "(Oi)", parts, -1), "to", "(OO)", dev, dt), "view", "(iLi)", 1,
+                          (long long)(H * W), 3);
+    PyObject *grid = MATMUL(base, METH(a[0], "transpose", "(ii)", 1, 2));
+    PyObject *result = TAKE(METH(grid, "view", "(LLLi)", (long long)N, (long long)H, (long long)W, 2));
+    arena_free(arena);
+    return result;
+}
+
+/* Coordinate `axis` of grid (in [-1, 1]) as a source pixel coordinate of an axis of `size`, with the
+ * padding mode applied (1 border: clamped; 2 reflection: mirrored, then clamped). New reference. */
+static PyObject *grid_source(PyObject *grid, int axis, int64_t size, bool align, int64_t padding)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *c = METH(grid, "select", "(ii)", -1, axis);
+    PyObject *x = align ? MUL(ADD(c, NUM(1.0)), NUM((double)(size - 1) / 2.0))
+                        : DIV(SUB(MUL(ADD(c, NUM(1.0)), NUM((double)size)), NUM(1.0)), NUM(2.0));
+    if (padding == 2) {
+        double lo2 = align ? 0.0 : -1.0, hi2 = align ? 2.0 * (double)(size - 1) : 2.0 * (double)size - 1.0;
+        if (lo2 == hi2) {
+            x = MUL(x, NUM(0.0));
+        } else {
+            double lo = lo2 / 2.0, span = (hi2 - lo2) / 2.0;
+            PyObject *in = METH(SUB(x, NUM(lo)), "abs", NULL);
+            PyObject *extra = METH(in, "fmod", "(d)", span);
+            PyObject *flips = METH(METH(DIV(in, NUM(span)), "floor", NULL), "fmod", "(d)", 2.0);
+            x = WHERE(CMP(flips, NUM(0.0), Py_EQ), ADD(extra, NUM(lo)), ADD(SUB(NUM(span), extra), NUM(lo)));
+        }
+    }
+    if (padding != 0) {
+        x = METH(x, "clamp", "(dd)", 0.0, (double)(size - 1));
+    }
+    PyObject *r = TAKE(x);
+    arena_free(arena);
+    return r;
+}
+
+/* input (N, C, H * W) at integer pixel (ix, iy) (N, Ho, Wo) times weight, 0 outside the image:
+ * (N, C, Ho, Wo). New reference. */
+static PyObject *grid_tap(PyObject *flat, PyObject *ix, PyObject *iy, PyObject *weight, int64_t C, int64_t H, int64_t W)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *inside = METH(METH(CMP(ix, NUM(0.0), Py_GE), "logical_and", "(O)", CMP(ix, NUM((double)(W - 1)), Py_LE)),
+                            "logical_and", "(O)",
+                            METH(CMP(iy, NUM(0.0), Py_GE), "logical_and", "(O)", CMP(iy, NUM((double)(H - 1)), Py_LE)));
+    PyObject *lin = ADD(MUL(METH(iy, "clamp", "(dd)", 0.0, (double)(H - 1)), NUM((double)W)),
+                        METH(ix, "clamp", "(dd)", 0.0, (double)(W - 1)));
+    PyObject *shape = ATTR(ix, "shape");
+    PyObject *idx = METH(METH(METH(lin, "long", NULL), "flatten", "(i)", 1), "unsqueeze", "(i)", 1);
+    PyObject *n = arena->failed ? NULL : METH(idx, "size", "(i)", 0), *k = arena->failed ? NULL : METH(idx, "size", "(i)", 2);
+    PyObject *vals = METH(flat, "gather", "(iO)", 2, METH(idx, "expand", "(OLO)", n, (long long)C, k));
+    PyObject *w = WHERE(inside, weight, NUM(0.0));
+    PyObject *out_shape = arena->failed ? NULL : KEEP(PySequence_List(shape));
+    if (out_shape != NULL) {
+        PyObject *c = PyLong_FromLongLong(C);
+        if (c == NULL || PyList_Insert(out_shape, 1, c) < 0) {
+            arena->failed = true;
+        }
+        Py_XDECREF(c);
+    }
+    PyObject *r = TAKE(MUL(METH(vals, "view", "(O)", out_shape), METH(w, "unsqueeze", "(i)", 1)));
+    arena_free(arena);
+    return r;
+}
+
+/* _grid_sample(input (N, C, H, W), grid (N, Ho, Wo, 2), mode 0 bilinear / 1 nearest, padding 0 zeros /
+ * 1 border / 2 reflection, align_corners) -> (N, C, Ho, Wo) */
+static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "grid", "mode", "padding_mode", "align_corners", NULL};
+    PyObject *a[5];
+    int64_t mode = 0, padding = 0;
+    bool align = false;
+    if (ct_parse_args("_grid_sample", args, nargs, kw, names, 5, a) < 0 ||
+        need_tensor("_grid_sample", "input", 1, a[0], false) < 0 || need_tensor("_grid_sample", "grid", 2, a[1], false) < 0 ||
+        ct_arg_int64(a[2], &mode) < 0 || ct_arg_int64(a[3], &padding) < 0 || ct_arg_bool(a[4], &align) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]), *g = CT_TENSOR(a[1]);
+    if (x->ndim != 4 || g->ndim != 4 || g->sizes[3] != 2 || g->sizes[0] != x->sizes[0]) {
+        char s1[128], s2[128];
+        ct_format_sizes(s1, sizeof(s1), x->ndim, x->sizes);
+        ct_format_sizes(s2, sizeof(s2), g->ndim, g->sizes);
+        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected 4D input and grid of shape (N, H_out, W_out, 2) with "
+                     "the input's batch size, but got input with sizes %s and grid with sizes %s", s1, s2);
+        return NULL;
+    }
+    if (x->dtype != g->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected input and grid to have same dtype, but input has %s "
+                     "and grid has %s", ct_scalar_type_name(x->dtype), ct_scalar_type_name(g->dtype));
+        return NULL;
+    }
+    int64_t C = x->sizes[1], H = x->sizes[2], W = x->sizes[3];
+    PyObject *taps[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *gx = KEEP(grid_source(a[1], 0, W, align, padding));
+    PyObject *gy = arena->failed ? NULL : KEEP(grid_source(a[1], 1, H, align, padding));
+    PyObject *flat = METH(a[0], "reshape", "(LLL)", (long long)x->sizes[0], (long long)C, (long long)(H * W));
+    if (arena->failed) {
+        goto done;
+    }
+    if (mode == 1) {
+        PyObject *rx = METH(gx, "round", NULL), *ry = METH(gy, "round", NULL);
+        PyObject *one = arena->failed ? NULL : KEEP((PyObject *)ct_ones_like(CT_TENSOR(rx)));
+        result = arena->failed ? NULL : grid_tap(flat, rx, ry, one, C, H, W);
+        goto done;
+    }
+    PyObject *x0 = METH(gx, "floor", NULL), *y0 = METH(gy, "floor", NULL);
+    PyObject *x1 = ADD(x0, NUM(1.0)), *y1 = ADD(y0, NUM(1.0));
+    PyObject *wx1 = SUB(gx, x0), *wy1 = SUB(gy, y0);
+    PyObject *wx0 = SUB(NUM(1.0), wx1), *wy0 = SUB(NUM(1.0), wy1);
+    if (arena->failed) {
+        goto done;
+    }
+    taps[0] = grid_tap(flat, x0, y0, MUL(wx0, wy0), C, H, W);
+    taps[1] = taps[0] ? grid_tap(flat, x1, y0, MUL(wx1, wy0), C, H, W) : NULL;
+    taps[2] = taps[1] ? grid_tap(flat, x0, y1, MUL(wx0, wy1), C, H, W) : NULL;
+    taps[3] = taps[2] ? grid_tap(flat, x1, y1, MUL(wx1, wy1), C, H, W) : NULL;
+    if (taps[3] != NULL) {
+        result = TAKE(ADD(ADD(taps[0], taps[1]), ADD(taps[2], taps[3])));
+    }
+done:
+    for (int i = 0; i < 4; i++) {
+        Py_XDECREF(taps[i]);
+    }
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
  * tables
  * ==================================================================================================== */
 #define CT_NN_MISC_FN(name, doc) {#name, CT_FASTCALL(py_##name), CT_METH_FK, doc},
@@ -1145,6 +1314,8 @@ PyMethodDef ct_nn_misc_module_methods[] = {
     {"_alpha_dropout", CT_FASTCALL(py_alpha_dropout), CT_METH_FK, "_alpha_dropout(input, p, training, feature) -> Tensor"},
     {"_lp_pool", CT_FASTCALL(py_lp_pool), CT_METH_FK, "_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims) -> Tensor"},
     {"_max_unpool", CT_FASTCALL(py_max_unpool), CT_METH_FK, "_max_unpool(input, indices, output_size) -> Tensor"},
+    {"_affine_grid", CT_FASTCALL(py_affine_grid), CT_METH_FK, "_affine_grid(theta, N, H, W, align_corners) -> Tensor"},
+    {"_grid_sample", CT_FASTCALL(py_grid_sample), CT_METH_FK, "_grid_sample(input, grid, mode, padding_mode, align_corners) -> Tensor"},
     {NULL},
 };
 

@@ -529,3 +529,89 @@ def test_softmax2d(device, rng):
     assert repr(nn.Softmax2d()) == "Softmax2d()"
     with pytest.raises(ValueError, match="Softmax2d: expected input to be 3D or 4D, got 2D instead"):
         nn.Softmax2d()(T(x[0, 0], device))
+
+
+# --- affine_grid / grid_sample ----------------------------------------------------------------------------------
+def np_source(c, size, align, padding):
+    x = (c + 1) / 2 * (size - 1) if align else ((c + 1) * size - 1) / 2
+    if padding == "reflection":
+        lo2, hi2 = (0, 2 * (size - 1)) if align else (-1, 2 * size - 1)
+        if lo2 == hi2:
+            x = 0.0
+        else:
+            lo, span = lo2 / 2, (hi2 - lo2) / 2
+            d = abs(x - lo)
+            flips, extra = math.floor(d / span), math.fmod(d, span)
+            x = extra + lo if flips % 2 == 0 else span - extra + lo
+    return min(max(x, 0), size - 1) if padding != "zeros" else x
+
+
+def np_grid_sample(x, grid, mode, padding, align):
+    N, C, H, W = x.shape
+    out = np.zeros((N, C) + grid.shape[1:3])
+    for n in range(N):
+        for i in range(grid.shape[1]):
+            for j in range(grid.shape[2]):
+                sx = np_source(grid[n, i, j, 0], W, align, padding)
+                sy = np_source(grid[n, i, j, 1], H, align, padding)
+                if mode == "nearest":
+                    taps = [(np.round(sx), np.round(sy), 1.0)]
+                else:
+                    x0, y0 = math.floor(sx), math.floor(sy)
+                    fx, fy = sx - x0, sy - y0
+                    taps = [(x0, y0, (1 - fx) * (1 - fy)), (x0 + 1, y0, fx * (1 - fy)), (x0, y0 + 1, (1 - fx) * fy),
+                            (x0 + 1, y0 + 1, fx * fy)]
+                for tx, ty, w in taps:
+                    if 0 <= tx < W and 0 <= ty < H:
+                        out[n, :, i, j] += w * x[n, :, int(ty), int(tx)]
+    return out
+
+
+@pytest.mark.parametrize("align", [False, True])
+def test_affine_grid(device, align, rng):
+    theta = rng.standard_normal((2, 2, 3))
+    got = F.affine_grid(T(theta, device), (2, 3, 4, 5), align_corners=align)
+    xs = np.linspace(-1, 1, 5) * (1 if align else 4 / 5)
+    ys = np.linspace(-1, 1, 4) * (1 if align else 3 / 4)
+    base = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None], np.ones((4, 5))), -1)
+    assert_close(got, np.einsum("hwk,nck->nhwc", base, theta))
+    assert_close(F.affine_grid(T(theta, device, "float32"), (2, 1, 1, 3), align_corners=align),
+                 np.einsum("hwk,nck->nhwc", np.stack([np.linspace(-1, 1, 3) * (1 if align else 2 / 3), [0.0] * 3,
+                                                      [1.0] * 3], -1)[None], theta).astype(np.float32))
+    if device == "cpu" and align:
+        assert gradcheck(lambda t: F.affine_grid(t, (2, 1, 3, 2), align_corners=True), (T(theta, device, grad=True),))
+
+
+def test_affine_grid_errors():
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior has changed"):
+        F.affine_grid(ctorch.zeros(1, 2, 3), (1, 1, 2, 2))
+    with pytest.raises(ValueError, match="Expected a batch of 2D affine matrices of shape Nx2x3 for size"):
+        F.affine_grid(ctorch.zeros(1, 3, 3), (1, 1, 2, 2), align_corners=False)
+    with pytest.raises(ValueError, match="Expected non-zero, positive output size"):
+        F.affine_grid(ctorch.zeros(1, 2, 3), (1, 1, 0, 2), align_corners=False)
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample(device, padding, rng):
+    x = rng.standard_normal((2, 3, 4, 5))
+    grid = rng.uniform(-1.4, 1.4, (2, 3, 4, 2))
+    grid[0, 0, 0], grid[0, 0, 1] = [1.0, -1.0], [0.25, 0.5]
+    for dtype in FLOATS:
+        for mode in ("bilinear", "nearest"):
+            for align in (False, True):
+                got = F.grid_sample(T(x, device, dtype), T(grid, device, dtype), mode=mode, padding_mode=padding,
+                                    align_corners=align)
+                assert_close(got, np_grid_sample(x, grid, mode, padding, align), dtype)
+    if device == "cpu":
+        xt, gt = T(x[:1, :2], device, grad=True), T(grid[:1, :2, :2] * 0.9, device, grad=True)
+        assert gradcheck(lambda a, g: F.grid_sample(a, g, padding_mode=padding, align_corners=False), (xt, gt))
+
+
+def test_grid_sample_errors():
+    x, g = ctorch.zeros(1, 1, 2, 2), ctorch.zeros(1, 2, 2, 2)
+    with pytest.raises(ValueError, match="expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: 'area'"):
+        F.grid_sample(x, g, mode="area", align_corners=False)
+    with pytest.raises(ValueError, match="expected padding_mode to be 'zeros', 'border', or 'reflection'"):
+        F.grid_sample(x, g, padding_mode="wrap", align_corners=False)
+    with pytest.raises(RuntimeError, match="expected input and grid to have same dtype"):
+        F.grid_sample(x, g.double(), align_corners=False)

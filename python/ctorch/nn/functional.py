@@ -970,3 +970,52 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of max_pool2d: the maxima put back at their indices, zeros elsewhere."""
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1}
+_GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _warn_align_corners():
+    warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.", stacklevel=3)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The (N, H, W, 2) sampling grid of the 2-d affine transforms theta (N, 2, 3) for an output of `size`."""
+    if align_corners is None:
+        _warn_align_corners()
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {theta.shape}.")
+    elif len(size) == 5:
+        raise NotImplementedError("ctorch: affine_grid of 3-D (5-D size) transforms is not supported")
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {theta.shape}.")
+    return _C._affine_grid(theta, size[0], size[2], size[3], align_corners)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Samples (N, C, H, W) input at the normalised (x, y) locations of grid (N, H_out, W_out, 2)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in _GRID_PADDING:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        _warn_align_corners()
+        align_corners = False
+    if mode == "bicubic" or input.dim() == 5:
+        raise NotImplementedError(f"ctorch: grid_sample(mode='{mode}') of {input.dim()}-D input is not supported")
+    return _C._grid_sample(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
