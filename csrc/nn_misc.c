@@ -108,6 +108,15 @@ static PyObject *py_rms_norm(PyObject *m, PyObject *const *args, Py_ssize_t narg
     if (k < 0) {
         return NULL;
     }
+    if (k == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+                        "least one element, but got normalized_shape = []");
+        return NULL;
+    }
+    if (!ct_is_floating(x->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"rms_norm\" not implemented for '%s'", ct_scalar_type_name(x->dtype));
+        return NULL;
+    }
     double eps = dtype_eps(x->dtype);
     if (opt_double(a[3], &eps) < 0) {
         return NULL;
@@ -245,7 +254,9 @@ static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t
         offsets->dtype == CT_BOOL) {
         PyErr_Format(PyExc_RuntimeError,
                      "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
-                     "Int; but got %s instead", ct_scalar_type_name(input->dtype));
+                     "Int; but got torch.%sTensor instead (while checking arguments for embedding_bag)",
+                     ct_scalar_type_name(ct_is_floating(input->dtype) || input->dtype == CT_BOOL ? input->dtype
+                                                                                                : offsets->dtype));
         return NULL;
     }
     if (weight->ndim != 2) {
@@ -334,6 +345,11 @@ static PyObject *py_bilinear(PyObject *m, PyObject *const *args, Py_ssize_t narg
                      "1-dimensional, got weight of dimension %d", w->ndim);
         return NULL;
     }
+    if (x1->dtype != x2->dtype || x1->dtype != w->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "All tensors must have the same dtype, got input1: %s, input2: %s, weight: %s",
+                     ct_cpp_type_name(x1->dtype), ct_cpp_type_name(x2->dtype), ct_cpp_type_name(w->dtype));
+        return NULL;
+    }
     int64_t I = x1->sizes[x1->ndim - 1], J = x2->sizes[x2->ndim - 1], O = w->sizes[0];
     if (I != w->sizes[1]) {
         PyErr_Format(PyExc_RuntimeError, "bilinear(): input1 size does not match weight size: got %lld but expected %lld",
@@ -387,9 +403,8 @@ static int check_margin_input(const char *fname, CtTensorObject *x, CtTensorObje
                      "but got: %s", s);
         return -1;
     }
-    if (ct_is_floating(t->dtype) || t->dtype == CT_BOOL) {
-        PyErr_Format(PyExc_RuntimeError, "%s: expected target of dtype Long, got %s", fname,
-                     ct_scalar_type_name(t->dtype));
+    if (t->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type Long but found %s", ct_scalar_type_name(t->dtype));
         return -1;
     }
     bool ok = multilabel ? (t->ndim == nd && memcmp(t->sizes, x->sizes, sizeof(int64_t) * (size_t)nd) == 0)
@@ -440,6 +455,15 @@ static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssi
         return NULL;
     }
     CtArena scratch = {0}, *arena = &scratch;
+    PyObject *out_of_range = METH(METH(ADD(CMP(a[1], INT(0), Py_LT), CMP(a[1], INT(C), Py_GE)), "any", NULL), "item", NULL);
+    int bad = out_of_range != NULL ? PyObject_IsTrue(out_of_range) : -1;
+    if (bad != 0) {
+        if (bad > 0) {
+            PyErr_SetString(PyExc_RuntimeError, "target out of range");
+        }
+        arena_free(arena);
+        return NULL;
+    }
     PyObject *x2 = METH(a[0], "reshape", "(LL)", -1LL, (long long)C);             /* (N, C) */
     PyObject *y = METH(METH(a[1], "reshape", "(LL)", -1LL, 1LL), "long", NULL); /* (N, 1) */
     PyObject *xy = METH(x2, "gather", "(iO)", 1, y);
@@ -683,12 +707,16 @@ static PyObject *py_ctc_loss(PyObject *m, PyObject *const *args, Py_ssize_t narg
     }
     CtTensorObject *lp = CT_TENSOR(a[0]), *tg = CT_TENSOR(a[1]);
     if (lp->dtype != CT_F32 && lp->dtype != CT_F64) {
-        PyErr_Format(PyExc_RuntimeError, "\"ctc_loss_cpu\" not implemented for '%s'", ct_scalar_type_name(lp->dtype));
+        PyErr_Format(PyExc_NotImplementedError, "\"ctc_loss_cpu\" not implemented for '%s'", ct_scalar_type_name(lp->dtype));
         return NULL;
     }
     if (lp->ndim != 2 && lp->ndim != 3) {
         PyErr_Format(PyExc_RuntimeError, "ctc_loss: expected log_probs to be 2-D (T, C) or 3-D (T, N, C), got %d-D",
                      lp->ndim);
+        return NULL;
+    }
+    if (ct_numel(lp) == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "log_probs tensor must not be empty");
         return NULL;
     }
     bool unbatched = lp->ndim == 2;
@@ -942,7 +970,12 @@ static PyObject *py_rrelu(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
         return NULL;
     }
     if (lower > upper) {
-        PyErr_Format(PyExc_RuntimeError, "Lower bound should be less than or equal to the upper bound");
+        PyErr_SetString(PyExc_RuntimeError, "Lower bound should be less than or equal to the upper bound");
+        return NULL;
+    }
+    if (!ct_is_floating(CT_TENSOR(a[0])->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"leaky_relu_cpu\" not implemented for '%s'",
+                     ct_scalar_type_name(CT_TENSOR(a[0])->dtype));
         return NULL;
     }
     CtArena scratch = {0}, *arena = &scratch;
@@ -981,6 +1014,11 @@ static PyObject *py_alpha_dropout(PyObject *m, PyObject *const *args, Py_ssize_t
     }
     if (p == 0.0 || !training || ct_numel(x) == 0) {
         return Py_NewRef(a[0]);
+    }
+    if (!ct_is_floating(x->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "result type Float can't be cast to the desired output type %s",
+                     ct_scalar_type_name(x->dtype));
+        return NULL;
     }
     if (feature && x->ndim < 2) {
         PyErr_SetString(PyExc_RuntimeError, "Feature dropout requires at least 2 dimensions in the input");
@@ -1102,7 +1140,15 @@ static PyObject *py_max_unpool(PyObject *m, PyObject *const *args, Py_ssize_t na
         goto done;
     }
     if (PyObject_IsTrue(bad)) {
-        PyErr_Format(PyExc_RuntimeError, "Found an invalid max index (output volumes are of size %lld)", (long long)plane);
+        PyObject *first = METH(METH(METH(a[1], "masked_select", "(O)", ADD(CMP(a[1], INT(0), Py_LT), CMP(a[1], INT(plane), Py_GE))),
+                                    "select", "(ii)", 0, 0), "item", NULL);
+        char dims[128] = "";
+        for (int d = 0, at = 0; d < k && at < (int)sizeof(dims); d++) {
+            at += snprintf(dims + at, sizeof(dims) - (size_t)at, d ? "x%lld" : "%lld", (long long)out[d]);
+        }
+        if (first != NULL) {
+            PyErr_Format(PyExc_RuntimeError, "Found an invalid max index: %S (output volumes are of size %s)", first, dims);
+        }
         goto done;
     }
     PyObject *zeros = KEEP((PyObject *)ct_zeros(3, flat, x->dtype, ct_device_of(x)));
@@ -1254,6 +1300,11 @@ static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t n
     if (x->dtype != g->dtype) {
         PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected input and grid to have same dtype, but input has %s "
                      "and grid has %s", ct_scalar_type_name(x->dtype), ct_scalar_type_name(g->dtype));
+        return NULL;
+    }
+    if (!ct_is_floating(x->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '%s'",
+                     ct_scalar_type_name(x->dtype));
         return NULL;
     }
     int64_t C = x->sizes[1], H = x->sizes[2], W = x->sizes[3];

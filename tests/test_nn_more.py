@@ -615,3 +615,32 @@ def test_grid_sample_errors():
         F.grid_sample(x, g, padding_mode="wrap", align_corners=False)
     with pytest.raises(RuntimeError, match="expected input and grid to have same dtype"):
         F.grid_sample(x, g.double(), align_corners=False)
+
+
+def test_dtype_errors():
+    i64 = ctorch.ones(1, 2, 2, 2, dtype=ctorch.int64)
+    with pytest.raises(NotImplementedError, match="\"rms_norm\" not implemented for 'Long'"):
+        F.rms_norm(ctorch.ones(2, 3, dtype=ctorch.int64), (3,))
+    with pytest.raises(RuntimeError, match="Expected normalized_shape to be at least 1-dimensional"):
+        F.rms_norm(ctorch.tensor(2.0), ())
+    with pytest.raises(RuntimeError, match="scalar types: Long, Int; but got torch.FloatTensor instead"):
+        F.embedding_bag(ctorch.tensor([1.0, 2.0]), ctorch.ones(3, 2), ctorch.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="All tensors must have the same dtype, got input1: float, input2: double, "
+                                           "weight: float"):
+        F.bilinear(ctorch.ones(2, 2), ctorch.ones(2, 3, dtype=ctorch.float64), ctorch.ones(4, 2, 3))
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+        F.multi_margin_loss(ctorch.ones(2, 3), ctorch.tensor([0.0, 1.0]))
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(ctorch.ones(2, 3), ctorch.tensor([0, 5]))
+    with pytest.raises(RuntimeError, match="log_probs tensor must not be empty"):
+        F.ctc_loss(ctorch.zeros(0, 1, 3), ctorch.tensor([[1]]), [0], [1])
+    with pytest.raises(NotImplementedError, match="\"ctc_loss_cpu\" not implemented for 'Half'"):
+        F.ctc_loss(ctorch.zeros(2, 1, 3, dtype=ctorch.float16), ctorch.tensor([[1]]), [2], [1])
+    with pytest.raises(NotImplementedError, match="\"leaky_relu_cpu\" not implemented for 'Long'"):
+        F.rrelu(ctorch.tensor([1, -2]))
+    with pytest.raises(RuntimeError, match=r"Found an invalid max index: 99 \(output volumes are of size 4x4\)"):
+        F.max_unpool2d(ctorch.ones(1, 1, 2, 2), ctorch.full((1, 1, 2, 2), 99, dtype=ctorch.int64), 2)
+    with pytest.raises(NotImplementedError, match="\"grid_sampler_2d_cpu_kernel_impl\" not implemented for 'Long'"):
+        F.grid_sample(i64, ctorch.zeros(1, 1, 1, 2, dtype=ctorch.int64), align_corners=False)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        F.alpha_dropout(ctorch.ones(3, dtype=ctorch.int64), 0.5, True)
