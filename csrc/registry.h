@@ -30,6 +30,7 @@
     X(attention)          \
     X(upsample)           \
     X(spatial)            \
+    X(nn_misc)            \
     X(optim)              \
     X(clip)               \
     X(amp)                \

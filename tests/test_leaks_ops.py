@@ -128,6 +128,17 @@ CASES = [
     ("instance_norm_dropout", _backward(lambda y: F.instance_norm(y[None]).sum() + F.dropout1d(y, 0.5).sum())),
     ("spatial_errors", _raises(lambda x: (F.interpolate(x[None], size=0) if x.sum() > 100 else
                                           F.conv_transpose2d(x[None, None], x[None, None], padding=9)), RuntimeError)),
+    # csrc/nn_misc.c: composites with host-built index tables (embedding bags, CTC) and their error paths
+    ("nn_misc_backward", _backward(lambda y: F.rms_norm(y, (6,), y[0]).sum()
+                                   + F.bilinear(y[:2, :3], y[2:, 3:], y[:3, :3].reshape(1, 3, 3)).sum()
+                                   + F.embedding_bag(torch.tensor([0, 2, 1, 3], device=y.device), y,
+                                                     torch.tensor([0, 2], device=y.device), mode="max").sum())),
+    ("nn_misc_losses", _backward(lambda y: F.ctc_loss(y[:, None].log_softmax(2), torch.tensor([[1, 2]], device=y.device),
+                                                      [4], [2])
+                                 + F.multilabel_margin_loss(y, torch.tensor([[1, 0, -1, 2, 2, 0]] * 4, device=y.device))
+                                 + F.grid_sample(y[None, None], y[:2, :4].reshape(1, 2, 2, 2) / 4, align_corners=False).sum())),
+    ("nn_misc_errors", _raises(lambda x: (F.ctc_loss(x[:, None], torch.tensor([[1]]), [9], [1]) if x.sum() < 100 else
+                                          F.multi_margin_loss(x, torch.tensor([1]))), RuntimeError)),
 ]
 
 

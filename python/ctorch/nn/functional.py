@@ -52,7 +52,8 @@ def linear(input, weight, bias=None):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    raise NotImplementedError("ctorch.nn.functional.bilinear is not implemented")
+    """y = x1^T W_o x2 + b_o for each output o (csrc/nn_misc.c: one GEMM and a reduction)."""
+    return _C.bilinear(input1, input2, weight, bias)
 
 
 # --- convolutions ------------------------------------------------------------------------------------------
@@ -808,3 +809,254 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     return _C.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, r)
+
+
+# --- csrc/nn_misc.c: RMS norm, embedding bags, the margin / CTC losses, gumbel softmax -------------------------
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """input / sqrt(mean(input^2 over the last len(normalized_shape) dims) + eps) [* weight]; eps None is
+    the dtype's machine epsilon."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return _C.rms_norm(input, normalized_shape, weight, eps)
+
+
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of embedding rows: a 2-D input is a batch of equal bags, a 1-D input is
+    split into bags at offsets."""
+    if weight.dtype == _C.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+                      "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
+                      stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        offsets = _C.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if scale_grad_by_freq:
+        raise NotImplementedError("ctorch: embedding_bag(scale_grad_by_freq=True) is not supported")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.size(0)
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    return _C._embedding_bag_dense(input, weight, offsets, _BAG_MODES[mode], per_sample_weights,
+                                   include_last_offset, -1 if padding_idx is None else padding_idx)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    r = _legacy_or(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return _C.multi_margin_loss(input, target, p, margin, weight, r)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _C.multilabel_margin_loss(input, target, _legacy_or(size_average, reduce, reduction))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _C.multilabel_soft_margin_loss(input, target, weight, _reduction_enum(reduction))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    r = _reduction_enum(reduction)
+    return _C.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function, margin, swap, r)
+
+
+def _lengths(x):
+    return x if isinstance(x, Tensor) else _C.tensor(x, dtype=_C.int64)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist Temporal Classification loss: -log of the total probability of the alignments of each
+    target, by the log-space forward recursion (csrc/nn_misc.c); 'mean' divides by the target lengths first."""
+    r = _reduction_enum(reduction)
+    return _C.ctc_loss(log_probs, targets, _lengths(input_lengths), _lengths(target_lengths), blank, r,
+                       zero_infinity)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax distribution (one-hot with a straight-through gradient when hard)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    return _C.gumbel_softmax(logits, tau, hard, dim)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Normalises each element by the activity of `size` neighbouring channels."""
+    return _C.local_response_norm(input, size, alpha, beta, k)
+
+
+def channel_shuffle(input, groups):
+    return _C.channel_shuffle(input, groups)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with a random slope in [lower, upper] per element (training) or their mean (eval)."""
+    out = _C.rrelu(input, lower, upper, training)
+    if inplace:
+        input.copy_(out)
+        return input
+    return out
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    _check_p(p)
+    out = _C._alpha_dropout(input, p, training, feature)
+    if inplace and out is not input:
+        input.copy_(out)
+        return input
+    return out
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout keeping SELU's self-normalisation (mean 0, variance 1)."""
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels of (N, C, *) input."""
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p) of (N, C, L) input."""
+    return _C._lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p) of (N, C, H, W) input."""
+    return _C._lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 2)
+
+
+def _tuple(x, n):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    input_size = input.size()
+    default_size = [(input_size[-len(kernel_size) + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+                    for d in range(len(kernel_size))]
+    if output_size is None:
+        return default_size
+    output_size = list(output_size)
+    if len(output_size) == len(kernel_size) + 2:
+        output_size = output_size[2:]
+    if len(output_size) != len(kernel_size):
+        raise ValueError(f"output_size should be a sequence containing {len(kernel_size)} or {len(kernel_size) + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(len(kernel_size)):
+        min_size, max_size = default_size[d] - stride[d], default_size[d] + stride[d]
+        if not (min_size < output_size[d] < max_size):
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {min_size} and '
+                             f'{max_size})')
+    return output_size
+
+
+def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
+    kernel_size = _tuple(kernel_size, n)
+    stride = _tuple(stride, n) if stride is not None else kernel_size
+    padding = _tuple(padding, n)
+    return _C._max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding, output_size))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: the maxima put back at their indices, zeros elsewhere."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: the maxima put back at their indices, zeros elsewhere."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1}
+_GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _warn_align_corners():
+    warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.", stacklevel=3)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The (N, H, W, 2) sampling grid of the 2-d affine transforms theta (N, 2, 3) for an output of `size`."""
+    if align_corners is None:
+        _warn_align_corners()
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {theta.shape}.")
+    elif len(size) == 5:
+        raise NotImplementedError("ctorch: affine_grid of 3-D (5-D size) transforms is not supported")
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {theta.shape}.")
+    return _C._affine_grid(theta, size[0], size[2], size[3], align_corners)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Samples (N, C, H, W) input at the normalised (x, y) locations of grid (N, H_out, W_out, 2)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in _GRID_PADDING:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        _warn_align_corners()
+        align_corners = False
+    if mode == "bicubic" or input.dim() == 5:
+        raise NotImplementedError(f"ctorch: grid_sample(mode='{mode}') of {input.dim()}-D input is not supported")
+    return _C._grid_sample(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)

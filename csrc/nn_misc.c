@@ -1,0 +1,1375 @@
+/* nn_misc.c: nn layers and losses PyTorch composes of other ops, built in C of the recording ops
+ * (so every device runs them and autograd records their parts):
+ *
+ *   rms_norm(input, normalized_shape, weight, eps): input * rsqrt(mean(input^2) + eps) [* weight]
+ *   _embedding_bag(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx):
+ *       the bags laid out densely as (B, longest bag, D) by one index_select over the looked-up rows
+ *       plus a filler row (0 for sum / mean, -inf for max), then sum / mean / amax over the bag dim
+ *   bilinear(input1, input2, weight, bias): x1 W x2 as a GEMM and a reduction
+ *   multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
+ *   triplet_margin_with_distance_loss (the distance a Python callable), ctc_loss (the log-space alpha
+ *       recursion over time, one step of recording ops per frame; the gradient is autograd's),
+ *   gumbel_softmax;
+ *   local_response_norm (an avg_pool2d over the squares), channel_shuffle (a view, a transpose and a
+ *       reshape), rrelu, the alpha dropouts, the LP pools (average pools of input^p) and max_unpool
+ *       (a scatter into zeros); affine_grid and 2-d grid_sample (bilinear / nearest, zeros / border /
+ *       reflection padding: four gathers weighted by the fractional offsets).
+ *
+ * Each composition runs in arenas of autograd_arena.h; host-side index tables (embedding bags, CTC's
+ * extended labels) are built from one host copy of the integer inputs. */
+#include "args.h"
+#include "autograd_arena.h"
+#include "creation.h"
+#include "device.h"
+#include "registry.h"
+#include "tensor.h"
+#include <math.h>
+#include <string.h>
+
+/* ====================================================================================================
+ * helpers
+ * ==================================================================================================== */
+
+static int need_tensor(const char *fname, const char *argname, int pos, PyObject *obj, bool optional)
+{
+    if ((optional && (obj == NULL || obj == Py_None)) || (obj != NULL && CtTensor_Check(obj))) {
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, argname, pos,
+                 obj != NULL ? ct_type_name(obj) : "NoneType");
+    return -1;
+}
+
+static int opt_double(PyObject *obj, double *out) { return obj == NULL || obj == Py_None ? 0 : ct_arg_double(obj, out); }
+
+static int opt_int(PyObject *obj, int64_t *out) { return obj == NULL || obj == Py_None ? 0 : ct_arg_int64(obj, out); }
+
+/* A contiguous int64 copy of t on the CPU (new reference). */
+static CtTensorObject *host_int64(CtTensorObject *t)
+{
+    CtTensorObject *h = ct_to(t, CT_I64, ct_cpu(), false);
+    if (h == NULL) {
+        return NULL;
+    }
+    CtTensorObject *c = ct_contiguous(h);
+    Py_DECREF(h);
+    return c;
+}
+
+/* A new int64 (or bool when as_bool) tensor of the given sizes on device from host values. */
+static PyObject *device_table(int ndim, const int64_t *sizes, const int64_t *values, bool as_bool, CtDevice device)
+{
+    CtTensorObject *h = ct_empty(ndim, sizes, CT_I64, ct_cpu());
+    if (h == NULL) {
+        return NULL;
+    }
+    memcpy(ct_data(h), values, sizeof(int64_t) * (size_t)ct_numel(h));
+    CtTensorObject *d = ct_to(h, as_bool ? CT_BOOL : CT_I64, device, false);
+    Py_DECREF(h);
+    return (PyObject *)d;
+}
+
+/* PyTorch's apply_loss_reduction: 0 none, 1 mean, 2 sum (arena-owned) */
+static PyObject *reduce_loss(CtArena *arena, PyObject *loss, int64_t reduction)
+{
+    return reduction == 1 ? METH(loss, "mean", NULL) : reduction == 2 ? METH(loss, "sum", NULL) : loss;
+}
+
+/* ====================================================================================================
+ * rms_norm
+ * ==================================================================================================== */
+
+/* torch.finfo(dtype).eps */
+static double dtype_eps(CtDType d)
+{
+    switch (d) {
+    case CT_F64:
+        return 2.220446049250313e-16;
+    case CT_F16:
+        return 0.0009765625;
+    case CT_BF16:
+        return 0.0078125;
+    default:
+        return 1.1920928955078125e-07;
+    }
+}
+
+static PyObject *py_rms_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "normalized_shape", "weight", "eps", NULL};
+    PyObject *a[4];
+    int64_t shape[CT_MAX_DIMS];
+    if (ct_parse_args("rms_norm", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("rms_norm", "input", 1, a[0], false) < 0 || need_tensor("rms_norm", "weight", 3, a[2], true) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    int k = ct_parse_size_seq(a[1], shape, false);
+    if (k < 0) {
+        return NULL;
+    }
+    if (k == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+                        "least one element, but got normalized_shape = []");
+        return NULL;
+    }
+    if (!ct_is_floating(x->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"rms_norm\" not implemented for '%s'", ct_scalar_type_name(x->dtype));
+        return NULL;
+    }
+    double eps = dtype_eps(x->dtype);
+    if (opt_double(a[3], &eps) < 0) {
+        return NULL;
+    }
+    bool ok = k <= x->ndim && k >= 1;
+    for (int i = 0; ok && i < k; i++) {
+        ok = x->sizes[x->ndim - k + i] == shape[i];
+    }
+    if (!ok) {
+        char want[256], got[256];
+        ct_format_sizes(want, sizeof(want), k, shape);
+        ct_format_sizes(got, sizeof(got), x->ndim, x->sizes);
+        /* PyTorch: "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]" */
+        char star[300];
+        snprintf(star, sizeof(star), "[*, %s", want[0] == '[' ? want + 1 : want);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given normalized_shape=%s, expected input with shape %s, but got input of size%s", want,
+                     k == 0 ? "[*]" : star, got);
+        return NULL;
+    }
+    if (a[2] != NULL && a[2] != Py_None) {
+        CtTensorObject *w = CT_TENSOR(a[2]);
+        if (w->ndim != k || memcmp(w->sizes, shape, sizeof(int64_t) * (size_t)k) != 0) {
+            char want[256], got[256];
+            ct_format_sizes(want, sizeof(want), k, shape);
+            ct_format_sizes(got, sizeof(got), w->ndim, w->sizes);
+            PyErr_Format(PyExc_RuntimeError, "Expected weight to be of same shape as normalized_shape, but got "
+                         "weight of shape %s and normalized_shape = %s", got, want);
+            return NULL;
+        }
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *dims = KEEP(PyTuple_New(k));
+    for (int i = 0; dims != NULL && i < k; i++) {
+        PyTuple_SET_ITEM(dims, i, PyLong_FromLong(x->ndim - k + i));
+    }
+    /* half / bfloat16 computed in float32, as PyTorch's opmath */
+    bool low = x->dtype == CT_F16 || x->dtype == CT_BF16;
+    PyObject *up = low ? METH(a[0], "float", NULL) : a[0];
+    PyObject *ms = METH(MUL(up, up), "mean", "(OO)", dims, Py_True);
+    PyObject *r = MUL(up, METH(ADD(ms, NUM(eps)), "rsqrt", NULL));
+    if (low) {
+        r = METH(r, "to", "(O)", ct_dtype_object(x->dtype));
+    }
+    if (a[2] != NULL && a[2] != Py_None) {
+        r = MUL(r, a[2]);
+    }
+    PyObject *result = TAKE(r);
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
+ * embedding_bag
+ * ==================================================================================================== */
+
+/* The dense layout of the bags: gather (B * width) row numbers into the looked-up rows, `filler`
+ * (= n) where a bag is shorter than width; count (B) the non-padding entries per bag. Returns 0 or
+ * -1 with an exception. *gather and *count are PyMem buffers the caller frees. */
+static int bag_layout(const int64_t *idx, int64_t n, const int64_t *offs, int64_t noffs, bool include_last,
+                      int64_t padding_idx, int64_t num_weights, int64_t *nbags, int64_t *width, int64_t **gather,
+                      int64_t **count)
+{
+    int64_t B = include_last ? (noffs > 0 ? noffs - 1 : 0) : noffs;
+    for (int64_t j = 0; j < n; j++) {
+        if (idx[j] < 0 || idx[j] >= num_weights) {
+            PyErr_SetString(PyExc_IndexError, "index out of range in self");
+            return -1;
+        }
+    }
+    if (noffs > 0 && offs[0] != 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                     "position 0. However, got %lld", (long long)offs[0]);
+        return -1;
+    }
+    if (noffs > 0 && offs[noffs - 1] > n) {
+        PyErr_Format(PyExc_RuntimeError, "offsets[-1] can not be greater than input's length %lld, but got %lld",
+                     (long long)n, (long long)offs[noffs - 1]);
+        return -1;
+    }
+    int64_t w = 1;
+    *count = PyMem_Calloc((size_t)(B > 0 ? B : 1), sizeof(int64_t));
+    if (*count == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t b = 0; b < B; b++) {
+        int64_t lo = offs[b], hi = b + 1 < noffs ? offs[b + 1] : n;
+        for (int64_t j = lo; j < hi && j < n; j++) {
+            (*count)[b] += idx[j] != padding_idx;
+        }
+        w = (*count)[b] > w ? (*count)[b] : w;
+    }
+    *gather = PyMem_Malloc(sizeof(int64_t) * (size_t)(B * w > 0 ? B * w : 1));
+    if (*gather == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t b = 0; b < B; b++) {
+        int64_t lo = offs[b], hi = b + 1 < noffs ? offs[b + 1] : n, k = 0;
+        for (int64_t j = lo; j < hi && j < n; j++) {
+            if (idx[j] != padding_idx) {
+                (*gather)[b * w + k++] = j;
+            }
+        }
+        for (; k < w; k++) {
+            (*gather)[b * w + k] = n;
+        }
+    }
+    *nbags = B;
+    *width = w;
+    return 0;
+}
+
+/* _embedding_bag(input (n,), weight (V, D), offsets (B or B + 1,), mode 0 sum / 1 mean / 2 max,
+ * per_sample_weights (n,) or None, include_last_offset, padding_idx (-1: none)) -> (B, D) */
+static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "weight", "offsets", "mode", "per_sample_weights",
+                                        "include_last_offset", "padding_idx", NULL};
+    PyObject *a[7];
+    int64_t mode = 1, padding_idx = -1;
+    bool include_last = false;
+    if (ct_parse_args("_embedding_bag", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("_embedding_bag", "input", 1, a[0], false) < 0 ||
+        need_tensor("_embedding_bag", "weight", 2, a[1], false) < 0 ||
+        need_tensor("_embedding_bag", "offsets", 3, a[2], false) < 0 ||
+        need_tensor("_embedding_bag", "per_sample_weights", 5, a[4], true) < 0 || opt_int(a[3], &mode) < 0 ||
+        ct_arg_bool(a[5], &include_last) < 0 || opt_int(a[6], &padding_idx) < 0) {
+        return NULL;
+    }
+    CtTensorObject *input = CT_TENSOR(a[0]), *weight = CT_TENSOR(a[1]), *offsets = CT_TENSOR(a[2]);
+    if (ct_is_floating(input->dtype) || input->dtype == CT_BOOL || ct_is_floating(offsets->dtype) ||
+        offsets->dtype == CT_BOOL) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
+                     "Int; but got torch.%sTensor instead (while checking arguments for embedding_bag)",
+                     ct_scalar_type_name(ct_is_floating(input->dtype) || input->dtype == CT_BOOL ? input->dtype
+                                                                                                : offsets->dtype));
+        return NULL;
+    }
+    if (weight->ndim != 2) {
+        PyErr_Format(PyExc_RuntimeError, "weight has to be a 2D Tensor, but got Tensor of dimension %d", weight->ndim);
+        return NULL;
+    }
+    if (input->ndim != 1 || offsets->ndim != 1) {
+        PyErr_Format(PyExc_ValueError, "input has to be 1D or 2D Tensor, but got Tensor of dimension %d",
+                     input->ndim);
+        return NULL;
+    }
+    CtTensorObject *hidx = NULL, *hoff = NULL;
+    int64_t *gather = NULL, *count = NULL;
+    PyObject *result = NULL;
+    CtArena scratch = {0}, *arena = &scratch;
+    hidx = host_int64(input);
+    hoff = hidx ? host_int64(offsets) : NULL;
+    int64_t B = 0, w = 0, n = ct_numel(input), D = weight->sizes[1];
+    if (hoff == NULL || bag_layout((int64_t *)ct_data(hidx), n, (int64_t *)ct_data(hoff), ct_numel(hoff), include_last,
+                                   padding_idx, weight->sizes[0], &B, &w, &gather, &count) < 0) {
+        goto done;
+    }
+    CtDevice dev = ct_device_of(weight);
+    int64_t gsize = B * w, fill_sizes[2] = {1, D};
+    PyObject *gidx = KEEP(device_table(1, &gsize, gather, false, dev));
+    PyObject *rows = METH(a[1], "index_select", "(iO)", 0, a[0]);
+    if (a[4] != NULL && a[4] != Py_None) {
+        rows = MUL(rows, METH(a[4], "unsqueeze", "(i)", 1));
+    }
+    CtScalar fill = {.kind = CT_KIND_FLOAT, .v.d = mode == 2 ? -INFINITY : 0.0};
+    PyObject *filler = arena->failed ? NULL : KEEP((PyObject *)ct_full(2, fill_sizes, &fill, weight->dtype, dev));
+    PyObject *both = arena->failed ? NULL : KEEP(PyTuple_Pack(2, rows, filler));
+    PyObject *dense = METH(METH(FN("cat", "(Oi)", both, 0), "index_select", "(iO)", 0, gidx), "view", "(LLL)",
+                           (long long)B, (long long)w, (long long)D);
+    PyObject *out;
+    if (mode == 2) {
+        PyObject *cnt = KEEP(device_table(1, &B, count, false, dev));
+        out = METH(METH(dense, "amax", "(i)", 1), "masked_fill", "(Oi)", METH(CMP(cnt, INT(0), Py_EQ), "unsqueeze", "(i)", 1), 0);
+    } else {
+        out = METH(dense, "sum", "(i)", 1);
+        if (mode == 1) {
+            PyObject *cnt = KEEP(device_table(1, &B, count, false, dev));
+            out = DIV(out, METH(METH(METH(cnt, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(weight->dtype)),
+                                "unsqueeze", "(i)", 1));
+        }
+    }
+    result = TAKE(out);
+done:
+    arena_free(arena);
+    PyMem_Free(gather);
+    PyMem_Free(count);
+    Py_XDECREF(hidx);
+    Py_XDECREF(hoff);
+    return result;
+}
+
+/* ====================================================================================================
+ * bilinear
+ * ==================================================================================================== */
+
+/* bilinear(input1 (*, I), input2 (*, J), weight (O, I, J), bias (O,) = None) -> (*, O) */
+static PyObject *py_bilinear(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input1", "input2", "weight", "bias", NULL};
+    PyObject *a[4];
+    if (ct_parse_args("bilinear", args, nargs, kw, names, 3, a) < 0 || need_tensor("bilinear", "input1", 1, a[0], false) < 0 ||
+        need_tensor("bilinear", "input2", 2, a[1], false) < 0 || need_tensor("bilinear", "weight", 3, a[2], false) < 0 ||
+        need_tensor("bilinear", "bias", 4, a[3], true) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x1 = CT_TENSOR(a[0]), *x2 = CT_TENSOR(a[1]), *w = CT_TENSOR(a[2]);
+    if (x1->ndim != x2->ndim) {
+        PyErr_Format(PyExc_RuntimeError, "bilinear(): input dimensions do not match: got %d and %d", x1->ndim,
+                     x2->ndim);
+        return NULL;
+    }
+    for (int d = 0; d + 1 < x1->ndim; d++) {
+        if (x1->sizes[d] != x2->sizes[d]) {
+            PyErr_Format(PyExc_RuntimeError, "bilinear(): input batch dimensions do not match at dim %d: got %lld and %lld",
+                         d, (long long)x1->sizes[d], (long long)x2->sizes[d]);
+            return NULL;
+        }
+    }
+    if (w->ndim != 3 || x1->ndim == 0) {
+        PyErr_Format(PyExc_RuntimeError, "bilinear(): weight must be 3-dimensional and the inputs at least "
+                     "1-dimensional, got weight of dimension %d", w->ndim);
+        return NULL;
+    }
+    if (x1->dtype != x2->dtype || x1->dtype != w->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "All tensors must have the same dtype, got input1: %s, input2: %s, weight: %s",
+                     ct_cpp_type_name(x1->dtype), ct_cpp_type_name(x2->dtype), ct_cpp_type_name(w->dtype));
+        return NULL;
+    }
+    int64_t I = x1->sizes[x1->ndim - 1], J = x2->sizes[x2->ndim - 1], O = w->sizes[0];
+    if (I != w->sizes[1]) {
+        PyErr_Format(PyExc_RuntimeError, "bilinear(): input1 size does not match weight size: got %lld but expected %lld",
+                     (long long)I, (long long)w->sizes[1]);
+        return NULL;
+    }
+    if (J != w->sizes[2]) {
+        PyErr_Format(PyExc_RuntimeError, "bilinear(): input2 size does not match weight size: got %lld but expected %lld",
+                     (long long)J, (long long)w->sizes[2]);
+        return NULL;
+    }
+    if (a[3] != NULL && a[3] != Py_None) {
+        CtTensorObject *b = CT_TENSOR(a[3]);
+        if (b->ndim != 1 || b->sizes[0] != O) {
+            PyErr_Format(PyExc_RuntimeError, "bilinear(): bias size does not match weight size: got %lld but expected %lld",
+                         (long long)(b->ndim == 1 ? b->sizes[0] : ct_numel(b)), (long long)O);
+            return NULL;
+        }
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *f1 = METH(a[0], "reshape", "(LL)", -1LL, (long long)I);
+    PyObject *f2 = METH(a[1], "reshape", "(LL)", -1LL, (long long)J);
+    /* (n, I) @ (I, O J) -> (n, O, J), times x2 along J, summed */
+    PyObject *wt = METH(METH(a[2], "permute", "(iii)", 1, 0, 2), "reshape", "(LL)", (long long)I, (long long)(O * J));
+    PyObject *t = METH(MATMUL(f1, wt), "view", "(LLL)", -1LL, (long long)O, (long long)J);
+    PyObject *y = METH(MUL(t, METH(f2, "unsqueeze", "(i)", 1)), "sum", "(i)", -1);
+    if (a[3] != NULL && a[3] != Py_None) {
+        y = ADD(y, a[3]);
+    }
+    PyObject *out_shape = arena->failed ? NULL : KEEP(PyList_New(x1->ndim));
+    for (int d = 0; out_shape != NULL && d < x1->ndim; d++) {
+        PyList_SET_ITEM(out_shape, d, PyLong_FromLongLong(d + 1 < x1->ndim ? x1->sizes[d] : O));
+    }
+    PyObject *result = TAKE(METH(y, "view", "(O)", out_shape));
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
+ * losses
+ * ==================================================================================================== */
+
+/* The class-index target of a margin loss: int64, 0-d or (N,) for input (C,) or (N, C). */
+static int check_margin_input(const char *fname, CtTensorObject *x, CtTensorObject *t, bool multilabel)
+{
+    int nd = x->ndim;
+    if (nd > 2 || (nd == 0 && multilabel)) {
+        char s[128];
+        ct_format_sizes(s, sizeof(s), x->ndim, x->sizes);
+        PyErr_Format(PyExc_RuntimeError, "Expected non-empty vector or matrix with optional 0-dim batch size, "
+                     "but got: %s", s);
+        return -1;
+    }
+    if (t->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError, "expected scalar type Long but found %s", ct_scalar_type_name(t->dtype));
+        return -1;
+    }
+    bool ok = multilabel ? (t->ndim == nd && memcmp(t->sizes, x->sizes, sizeof(int64_t) * (size_t)nd) == 0)
+                         : (nd <= 1 ? t->ndim <= 1 && ct_numel(t) == 1 : t->ndim == 1 && t->sizes[0] == x->sizes[0]);
+    if (!ok) {
+        char s1[128], s2[128];
+        ct_format_sizes(s1, sizeof(s1), x->ndim, x->sizes);
+        ct_format_sizes(s2, sizeof(s2), t->ndim, t->sizes);
+        if (multilabel) {
+            PyErr_Format(PyExc_RuntimeError, "inconsistent target size: %s for input of size: %s", s2, s1);
+        } else {
+            PyErr_Format(PyExc_RuntimeError, "multi_margin_loss: target tensor should be 1-D with size equal to the "
+                         "number of input samples (batch size). Expected target size [%lld], but got %s. Input has "
+                         "shape %s.", (long long)(nd == 2 ? x->sizes[0] : 1), s2, s1);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=mean):
+ * sum over j != y of max(0, margin - x[y] + x[j])^p (times weight[y]) / C */
+static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "target", "p", "margin", "weight", "reduction", NULL};
+    PyObject *a[6];
+    int64_t p = 1, reduction = 1;
+    double margin = 1.0;
+    if (ct_parse_args("multi_margin_loss", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("multi_margin_loss", "input", 1, a[0], false) < 0 ||
+        need_tensor("multi_margin_loss", "target", 2, a[1], false) < 0 ||
+        need_tensor("multi_margin_loss", "weight", 5, a[4], true) < 0 || opt_int(a[2], &p) < 0 ||
+        opt_double(a[3], &margin) < 0 || opt_int(a[5], &reduction) < 0) {
+        return NULL;
+    }
+    if (p != 1 && p != 2) {
+        PyErr_SetString(PyExc_ValueError, "only p == 1 and p == 2 supported");
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (check_margin_input("multi_margin_loss", x, CT_TENSOR(a[1]), false) < 0) {
+        return NULL;
+    }
+    int64_t C = x->ndim == 0 ? 1 : x->sizes[x->ndim - 1];
+    if (a[4] != NULL && a[4] != Py_None && (CT_TENSOR(a[4])->ndim != 1 || CT_TENSOR(a[4])->sizes[0] != C)) {
+        PyErr_Format(PyExc_RuntimeError, "inconsistent weight size, expected %lld but got %lld", (long long)C,
+                     (long long)ct_numel(CT_TENSOR(a[4])));
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *out_of_range = METH(METH(ADD(CMP(a[1], INT(0), Py_LT), CMP(a[1], INT(C), Py_GE)), "any", NULL), "item", NULL);
+    int bad = out_of_range != NULL ? PyObject_IsTrue(out_of_range) : -1;
+    if (bad != 0) {
+        if (bad > 0) {
+            PyErr_SetString(PyExc_RuntimeError, "target out of range");
+        }
+        arena_free(arena);
+        return NULL;
+    }
+    PyObject *x2 = METH(a[0], "reshape", "(LL)", -1LL, (long long)C);             /* (N, C) */
+    PyObject *y = METH(METH(a[1], "reshape", "(LL)", -1LL, 1LL), "long", NULL); /* (N, 1) */
+    PyObject *xy = METH(x2, "gather", "(iO)", 1, y);
+    PyObject *z = METH(ADD(SUB(NUM(margin), xy), x2), "clamp_min", "(i)", 0);
+    if (p == 2) {
+        z = MUL(z, z);
+    }
+    if (a[4] != NULL && a[4] != Py_None) {
+        z = MUL(z, METH(METH(a[4], "index_select", "(iO)", 0, METH(y, "view", "(i)", -1)), "unsqueeze", "(i)", 1));
+    }
+    PyObject *cls = arena->failed ? NULL : FN("arange", "(L)", (long long)C);
+    cls = METH(cls, "to", "(O)", ATTR(a[0], "device"));
+    z = WHERE(CMP(cls, y, Py_EQ), NUM(0.0), z);
+    PyObject *loss = DIV(METH(z, "sum", "(i)", 1), NUM((double)C));
+    if (x->ndim <= 1) {
+        loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
+    }
+    PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
+    arena_free(arena);
+    return result;
+}
+
+/* multilabel_margin_loss(input, target, reduction=mean): target holds class indices up to the
+ * first -1; sum over the listed j and the unlisted k of max(0, 1 - (x[j] - x[k])) / C */
+static PyObject *py_multilabel_margin_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "target", "reduction", NULL};
+    PyObject *a[3];
+    int64_t reduction = 1;
+    if (ct_parse_args("multilabel_margin_loss", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("multilabel_margin_loss", "input", 1, a[0], false) < 0 ||
+        need_tensor("multilabel_margin_loss", "target", 2, a[1], false) < 0 || opt_int(a[2], &reduction) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]), *t = CT_TENSOR(a[1]);
+    if (check_margin_input("multilabel_margin_loss", x, t, true) < 0) {
+        return NULL;
+    }
+    int64_t C = x->sizes[x->ndim - 1];
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *result = NULL;
+    PyObject *bad = METH(METH(ADD(CMP(a[1], INT(-1), Py_LT), CMP(a[1], INT(C), Py_GE)), "any", NULL), "item", NULL);
+    if (bad == NULL) {
+        goto done;
+    }
+    if (PyObject_IsTrue(bad)) {
+        PyErr_SetString(PyExc_RuntimeError, "multilabel_margin_loss: target out of range");
+        goto done;
+    }
+    PyObject *x2 = METH(a[0], "reshape", "(LL)", -1LL, (long long)C);
+    PyObject *t2 = METH(a[1], "reshape", "(LL)", -1LL, (long long)C);
+    /* listed: the entries before the first -1 (a running product of target != -1) */
+    PyObject *listed = METH(METH(CMP(t2, INT(-1), Py_NE), "long", NULL), "cumprod", "(i)", 1);
+    PyObject *tidx = METH(t2, "clamp_min", "(i)", 0);
+    PyObject *is_target = CMP(METH(FN("zeros_like", "(O)", t2), "scatter_add", "(iOO)", 1, tidx, listed), INT(0), Py_GT);
+    PyObject *xt = METH(x2, "gather", "(iO)", 1, tidx);                                 /* (N, C): x[target j] */
+    PyObject *d = METH(ADD(SUB(NUM(1.0), METH(xt, "unsqueeze", "(i)", 2)), METH(x2, "unsqueeze", "(i)", 1)), "clamp_min",
+                       "(i)", 0);                                                       /* (N, j, k) */
+    PyObject *pair = METH(MUL(METH(listed, "unsqueeze", "(i)", 2), METH(METH(is_target, "logical_not", NULL), "unsqueeze", "(i)", 1)),
+                          "to", "(O)", ct_dtype_object(x->dtype));
+    PyObject *loss = DIV(METH(MUL(d, pair), "sum", "((ii))", 1, 2), NUM((double)C));
+    if (x->ndim == 1) {
+        loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
+    }
+    result = TAKE(reduce_loss(arena, loss, reduction));
+done:
+    arena_free(arena);
+    return result;
+}
+
+/* multilabel_soft_margin_loss(input, target, weight=None, reduction=mean):
+ * -(t log sigmoid(x) + (1 - t) log sigmoid(-x)) [* weight], averaged over the class dim */
+static PyObject *py_multilabel_soft_margin_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "target", "weight", "reduction", NULL};
+    PyObject *a[4];
+    int64_t reduction = 1;
+    if (ct_parse_args("multilabel_soft_margin_loss", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("multilabel_soft_margin_loss", "input", 1, a[0], false) < 0 ||
+        need_tensor("multilabel_soft_margin_loss", "target", 2, a[1], false) < 0 ||
+        need_tensor("multilabel_soft_margin_loss", "weight", 3, a[2], true) < 0 || opt_int(a[3], &reduction) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (x->ndim == 0) {
+        PyErr_SetString(PyExc_IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got -1)");
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *loss = NEG(ADD(MUL(a[1], FN("log_sigmoid", "(O)", a[0])),
+                             MUL(SUB(INT(1), a[1]), FN("log_sigmoid", "(O)", NEG(a[0])))));
+    if (a[2] != NULL && a[2] != Py_None) {
+        loss = MUL(loss, a[2]);
+    }
+    loss = DIV(METH(loss, "sum", "(i)", x->ndim - 1), NUM((double)x->sizes[x->ndim - 1]));
+    PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
+    arena_free(arena);
+    return result;
+}
+
+/* triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=None, margin=1,
+ * swap=False, reduction=mean): max(0, margin + d(a, p) - d(a, n)), d pairwise_distance by default */
+static PyObject *py_triplet_margin_with_distance_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                                      PyObject *kw)
+{
+    static const char *const names[] = {"anchor", "positive", "negative", "distance_function", "margin", "swap",
+                                        "reduction", NULL};
+    PyObject *a[7];
+    double margin = 1.0;
+    bool swap = false;
+    int64_t reduction = 1;
+    if (ct_parse_args("triplet_margin_with_distance_loss", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("triplet_margin_with_distance_loss", "anchor", 1, a[0], false) < 0 ||
+        need_tensor("triplet_margin_with_distance_loss", "positive", 2, a[1], false) < 0 ||
+        need_tensor("triplet_margin_with_distance_loss", "negative", 3, a[2], false) < 0 ||
+        opt_double(a[4], &margin) < 0 || ct_arg_bool(a[5], &swap) < 0 || opt_int(a[6], &reduction) < 0) {
+        return NULL;
+    }
+    if (margin <= 0) {
+        PyErr_Format(PyExc_ValueError, "TripletMarginWithDistanceLoss: expected margin to be greater than 0, got %S "
+                     "instead", a[4]);
+        return NULL;
+    }
+    int na = CT_TENSOR(a[0])->ndim, np = CT_TENSOR(a[1])->ndim, nn = CT_TENSOR(a[2])->ndim;
+    if (na != np || np != nn) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
+                     "but got: anchor %dD, positive %dD, and negative %dD inputs",
+                     na, np, nn);
+        return NULL;
+    }
+    PyObject *fn = a[3];
+    if (fn != NULL && fn != Py_None && !PyCallable_Check(fn)) {
+        PyErr_Format(PyExc_TypeError, "distance_function must be callable, not %s", ct_type_name(fn));
+        return NULL;
+    }
+    bool dflt = fn == NULL || fn == Py_None;
+    CtArena scratch = {0}, *arena = &scratch;
+#define DIST(u, v) (dflt ? FN("pairwise_distance", "(OO)", (u), (v)) : KEEP(PyObject_CallFunctionObjArgs(fn, (u), (v), NULL)))
+    PyObject *dpos = DIST(a[0], a[1]);
+    PyObject *dneg = arena->failed ? NULL : DIST(a[0], a[2]);
+    if (swap && !arena->failed) {
+        dneg = FN("minimum", "(OO)", dneg, DIST(a[1], a[2]));
+    }
+#undef DIST
+    PyObject *loss = METH(SUB(ADD(dpos, NUM(margin)), dneg), "clamp_min", "(i)", 0);
+    PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
+    arena_free(arena);
+    return result;
+}
+
+/* ----------------------------------------------------------------------------------------------------
+ * ctc_loss
+ * ---------------------------------------------------------------------------------------------------- */
+
+/* A log-space stand-in for -inf: finite, so that unreachable states give zero (not NaN) gradients;
+ * losses past CT_CTC_INF_LOSS are the impossible alignments, reported as inf. */
+#define CT_CTC_NEG (-1e30)
+#define CT_CTC_INF_LOSS 1e29
+
+/* log(exp(a) + exp(b) [+ exp(c)]) with the max taken out (no gradient through it; the terms are
+ * finite). Arena-owned. */
+static PyObject *ctc_lse(CtArena *arena, PyObject *a, PyObject *b, PyObject *c)
+{
+    PyObject *mx = FN("maximum", "(OO)", a, b);
+    if (c != NULL) {
+        mx = FN("maximum", "(OO)", mx, c);
+    }
+    mx = METH(mx, "detach", NULL);
+    PyObject *s = ADD(METH(SUB(a, mx), "exp", NULL), METH(SUB(b, mx), "exp", NULL));
+    if (c != NULL) {
+        s = ADD(s, METH(SUB(c, mx), "exp", NULL));
+    }
+    return ADD(mx, METH(s, "log", NULL));
+}
+
+/* One frame of the recursion: alpha (N, L) -> the next alpha, frozen where t >= input_length. New reference. */
+static PyObject *ctc_step(PyObject *alpha, PyObject *lp_t, PyObject *allow2, PyObject *live, PyObject *negs, int64_t L)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *a1 = FN("cat", "((OO)i)", METH(negs, "narrow", "(iLL)", 1, 0LL, 1LL),
+                      METH(alpha, "narrow", "(iLL)", 1, 0LL, (long long)(L - 1)), 1);
+    PyObject *a2 = L >= 2 ? FN("cat", "((OO)i)", METH(negs, "narrow", "(iLL)", 1, 0LL, 2LL),
+                               METH(alpha, "narrow", "(iLL)", 1, 0LL, (long long)(L - 2)), 1)
+                          : NULL;
+    PyObject *next;
+    if (L >= 2) {
+        next = ADD(ctc_lse(arena, alpha, a1, WHERE(allow2, a2, negs)), lp_t);
+    } else {
+        next = ADD(ctc_lse(arena, alpha, a1, NULL), lp_t);
+    }
+    PyObject *r = TAKE(WHERE(live, next, alpha));
+    arena_free(arena);
+    return r;
+}
+
+/* Host tables: extended labels (N, L) with blanks between and around the targets, the skip mask
+ * (N, L) and the two end states (N, 2). Returns 0 or -1. */
+static int ctc_tables(const int64_t *tg, const int64_t *tlen, const int64_t *tstart, int64_t tstride, int64_t N,
+                      int64_t L, int64_t blank, int64_t C, int64_t *ext, int64_t *allow2, int64_t *ends)
+{
+    for (int64_t b = 0; b < N; b++) {
+        for (int64_t s = 0; s < L; s++) {
+            int64_t k = s / 2, lab = blank;
+            if (s % 2 == 1 && k < tlen[b]) {
+                lab = tg[tstart[b] + k * tstride];
+                if (lab < 0 || lab >= C || lab == blank) {
+                    PyErr_Format(PyExc_RuntimeError, "ctc_loss: target label %lld out of range [0, %lld) or the blank",
+                                 (long long)lab, (long long)C);
+                    return -1;
+                }
+            }
+            ext[b * L + s] = lab;
+            allow2[b * L + s] = s >= 2 && lab != blank && lab != ext[b * L + s - 2];
+        }
+        ends[b * 2] = 2 * tlen[b];
+        ends[b * 2 + 1] = tlen[b] > 0 ? 2 * tlen[b] - 1 : 0;
+    }
+    return 0;
+}
+
+/* ctc_loss(log_probs (T, N, C) or (T, C), targets (N, S) or (sum S_n,) or (S,), input_lengths (N,),
+ * target_lengths (N,), blank=0, reduction=mean, zero_infinity=False) */
+static PyObject *py_ctc_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"log_probs", "targets", "input_lengths", "target_lengths", "blank",
+                                        "reduction", "zero_infinity", NULL};
+    PyObject *a[7];
+    int64_t blank = 0, reduction = 1;
+    bool zero_inf = false;
+    if (ct_parse_args("ctc_loss", args, nargs, kw, names, 4, a) < 0) {
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (need_tensor("ctc_loss", names[i], i + 1, a[i], false) < 0) {
+            return NULL;
+        }
+    }
+    if (opt_int(a[4], &blank) < 0 || opt_int(a[5], &reduction) < 0 || ct_arg_bool(a[6], &zero_inf) < 0) {
+        return NULL;
+    }
+    CtTensorObject *lp = CT_TENSOR(a[0]), *tg = CT_TENSOR(a[1]);
+    if (lp->dtype != CT_F32 && lp->dtype != CT_F64) {
+        PyErr_Format(PyExc_NotImplementedError, "\"ctc_loss_cpu\" not implemented for '%s'", ct_scalar_type_name(lp->dtype));
+        return NULL;
+    }
+    if (lp->ndim != 2 && lp->ndim != 3) {
+        PyErr_Format(PyExc_RuntimeError, "ctc_loss: expected log_probs to be 2-D (T, C) or 3-D (T, N, C), got %d-D",
+                     lp->ndim);
+        return NULL;
+    }
+    if (ct_numel(lp) == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "log_probs tensor must not be empty");
+        return NULL;
+    }
+    bool unbatched = lp->ndim == 2;
+    int64_t T = lp->sizes[0], N = unbatched ? 1 : lp->sizes[1], C = lp->sizes[lp->ndim - 1];
+    if (blank < 0 || blank >= C) {
+        PyErr_SetString(PyExc_RuntimeError, "blank must be in label range");
+        return NULL;
+    }
+    CtTensorObject *htg = NULL, *hil = NULL, *htl = NULL;
+    int64_t *buf = NULL;
+    PyObject *result = NULL, *alpha = NULL;
+    CtArena scratch = {0}, *arena = &scratch;
+    htg = host_int64(tg);
+    hil = htg ? host_int64(CT_TENSOR(a[2])) : NULL;
+    htl = hil ? host_int64(CT_TENSOR(a[3])) : NULL;
+    if (htl == NULL) {
+        goto done;
+    }
+    if (ct_numel(hil) != N || ct_numel(htl) != N) {
+        PyErr_Format(PyExc_RuntimeError, "input_lengths and target_lengths must have %lld entries (the batch size), got "
+                     "%lld and %lld", (long long)N, (long long)ct_numel(hil), (long long)ct_numel(htl));
+        goto done;
+    }
+    const int64_t *il = (int64_t *)ct_data(hil), *tl = (int64_t *)ct_data(htl), *tgd = (int64_t *)ct_data(htg);
+    int64_t smax = 0, tstride = 1, total = 0;
+    bool padded = tg->ndim == 2 || (unbatched && tg->ndim == 1);
+    for (int64_t b = 0; b < N; b++) {
+        if (il[b] < 0 || il[b] > T) {
+            PyErr_Format(PyExc_RuntimeError, "Expected input_lengths to have value at most %lld, but got value %lld "
+                         "(while checking arguments for ctc_loss_allocate_outputs)", (long long)T, (long long)il[b]);
+            goto done;
+        }
+        int64_t avail = padded ? (tg->ndim == 2 ? tg->sizes[1] : ct_numel(tg)) : ct_numel(tg) - total;
+        if (tl[b] < 0 || tl[b] > avail) {
+            PyErr_Format(PyExc_RuntimeError, "Expected tensor to have size at least %lld at dimension 1, but got size "
+                         "%lld for argument #2 'targets' (while checking arguments for ctc_loss_cpu)",
+                         (long long)tl[b], (long long)avail);
+            goto done;
+        }
+        smax = tl[b] > smax ? tl[b] : smax;
+        total += tl[b];
+    }
+    int64_t L = 2 * smax + 1;
+    buf = PyMem_Malloc(sizeof(int64_t) * (size_t)(N * (2 * L + 3) + 1));
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *ext = buf, *allow2 = buf + N * L, *ends = buf + 2 * N * L, *tstart = ends + 2 * N;
+    for (int64_t b = 0, acc = 0; b < N; b++) {
+        tstart[b] = padded ? b * (tg->ndim == 2 ? tg->sizes[1] : 0) : acc;
+        acc += tl[b];
+    }
+    if (ctc_tables(tgd, tl, tstart, tstride, N, L, blank, C, ext, allow2, ends) < 0) {
+        goto done;
+    }
+    CtDevice dev = ct_device_of(lp);
+    int64_t nl[2] = {N, L}, n2[2] = {N, 2}, n1[2] = {N, 1};
+    PyObject *ext_d = KEEP(device_table(2, nl, ext, false, dev));
+    PyObject *allow_d = KEEP(device_table(2, nl, allow2, true, dev));
+    PyObject *ends_d = KEEP(device_table(2, n2, ends, false, dev));
+    PyObject *il_d = KEEP(device_table(2, n1, il, false, dev));
+    PyObject *lp3 = unbatched ? METH(a[0], "unsqueeze", "(i)", 1) : a[0];
+    /* (T, N, L): the log probability of each extended label, the -inf entries made finite */
+    PyObject *lpe = METH(METH(lp3, "gather", "(iO)", 2,
+                              METH(METH(ext_d, "unsqueeze", "(i)", 0), "expand", "(LLL)", (long long)T, (long long)N,
+                                   (long long)L)),
+                         "clamp_min", "(d)", CT_CTC_NEG);
+    CtScalar negv = {.kind = CT_KIND_FLOAT, .v.d = CT_CTC_NEG};
+    PyObject *negs = arena->failed ? NULL : KEEP((PyObject *)ct_full(2, nl, &negv, lp->dtype, dev));
+    PyObject *states = arena->failed ? NULL : FN("arange", "(L)", (long long)L);
+    PyObject *first = CMP(METH(states, "to", "(O)", ATTR(a[0], "device")), INT(2), Py_LT);
+    PyObject *live0 = METH(CMP(il_d, INT(0), Py_GT), "expand", "(LL)", (long long)N, (long long)L);
+    if (arena->failed) {
+        goto done;
+    }
+    if (T > 0) {
+        alpha = TAKE(WHERE(METH(first, "logical_and", "(O)", live0), METH(lpe, "select", "(iL)", 0, 0LL), negs));
+        if (alpha == NULL) {
+            goto done;
+        }
+    } else {
+        alpha = Py_NewRef(negs);
+    }
+    for (int64_t t = 1; t < T; t++) {
+        CtArena step = {0}, *sa = &step;
+        PyObject *lp_t = arena_meth(sa, lpe, "select", "(iL)", 0, (long long)t);
+        PyObject *live = arena_cmp(sa, il_d, arena_int(sa, t), Py_GT);
+        PyObject *next = sa->failed ? NULL : ctc_step(alpha, lp_t, allow_d, live, negs, L);
+        arena_free(sa);
+        if (next == NULL) {
+            goto done;
+        }
+        Py_SETREF(alpha, next);
+    }
+    PyObject *fin = METH(alpha, "gather", "(iO)", 1, ends_d); /* (N, 2) */
+    PyObject *e0 = METH(fin, "select", "(ii)", 1, 0), *e1 = METH(fin, "select", "(ii)", 1, 1);
+    PyObject *tl_d = KEEP(device_table(1, &N, tl, false, dev));
+    /* an empty target ends in state 0 only */
+    PyObject *loss = NEG(ctc_lse(arena, e0, WHERE(CMP(tl_d, INT(0), Py_GT), e1, METH(negs, "select", "(ii)", 1, 0)), NULL));
+    /* a zero-length input has no path (unless the target is empty too: loss 0) */
+    PyObject *no_input = CMP(METH(il_d, "view", "(i)", -1), INT(0), Py_EQ);
+    loss = WHERE(METH(no_input, "logical_and", "(O)", CMP(tl_d, INT(0), Py_EQ)), NUM(0.0), loss);
+    PyObject *impossible = CMP(loss, NUM(CT_CTC_INF_LOSS), Py_GE);
+    loss = WHERE(impossible, zero_inf ? NUM(0.0) : NUM(INFINITY), loss);
+    if (reduction == 1) {
+        loss = METH(DIV(loss, METH(METH(tl_d, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(lp->dtype))), "mean",
+                    NULL);
+    } else if (reduction == 2) {
+        loss = METH(loss, "sum", NULL);
+    } else if (unbatched) {
+        loss = METH(loss, "squeeze", "(i)", 0);
+    }
+    result = TAKE(loss);
+done:
+    arena_free(arena);
+    Py_XDECREF(alpha);
+    PyMem_Free(buf);
+    Py_XDECREF(htg);
+    Py_XDECREF(hil);
+    Py_XDECREF(htl);
+    return result;
+}
+
+/* gumbel_softmax(logits, tau=1, hard=False, dim=-1): softmax((logits + g) / tau), g ~ Gumbel(0, 1);
+ * hard: the one-hot of the argmax, with the soft sample's gradient (straight through) */
+static PyObject *py_gumbel_softmax(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"logits", "tau", "hard", "dim", NULL};
+    PyObject *a[4];
+    double tau = 1.0;
+    bool hard = false;
+    int64_t dim = -1;
+    if (ct_parse_args("gumbel_softmax", args, nargs, kw, names, 1, a) < 0 ||
+        need_tensor("gumbel_softmax", "logits", 1, a[0], false) < 0 || opt_double(a[1], &tau) < 0 ||
+        ct_arg_bool(a[2], &hard) < 0 || opt_int(a[3], &dim) < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    bool was = ct_grad_enabled;
+    ct_grad_enabled = false;
+    PyObject *g = NEG(METH(METH(FN("empty_like", "(O)", a[0]), "exponential_", NULL), "log", NULL));
+    ct_grad_enabled = was;
+    PyObject *y = METH(DIV(ADD(a[0], g), NUM(tau)), "softmax", "(L)", (long long)dim);
+    if (hard) {
+        PyObject *index = METH(y, "argmax", "(LO)", (long long)dim, Py_True);
+        PyObject *onehot = METH(FN("zeros_like", "(O)", y), "scatter_", "(LOd)", (long long)dim, index, 1.0);
+        y = ADD(SUB(onehot, METH(y, "detach", NULL)), y);
+    }
+    PyObject *result = TAKE(y);
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
+ * local_response_norm, channel_shuffle, rrelu, alpha dropouts, lp pools, max_unpool
+ * ==================================================================================================== */
+
+/* local_response_norm(input (N, C, *), size, alpha=1e-4, beta=0.75, k=1): input / (k + alpha *
+ * mean of input^2 over a window of `size` channels)^beta; the window mean an avg_pool2d of kernel
+ * (size, 1) over the squares seen as (N, 1, C, rest), zero padded by size / 2 before and
+ * (size - 1) / 2 after, as PyTorch composes it */
+static PyObject *py_local_response_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "size", "alpha", "beta", "k", NULL};
+    PyObject *a[5];
+    int64_t size = 0;
+    double alpha = 1e-4, beta = 0.75, k = 1.0;
+    if (ct_parse_args("local_response_norm", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("local_response_norm", "input", 1, a[0], false) < 0 || ct_arg_int64(a[1], &size) < 0 ||
+        opt_double(a[2], &alpha) < 0 || opt_double(a[3], &beta) < 0 || opt_double(a[4], &k) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (x->ndim < 3) {
+        PyErr_Format(PyExc_ValueError, "Expected 3D or higher dimensionality input (got %d dimensions)", x->ndim);
+        return NULL;
+    }
+    if (ct_numel(x) == 0) {
+        return Py_NewRef(a[0]);
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *sq = METH(MUL(a[0], a[0]), "reshape", "(LiLL)", (long long)x->sizes[0], 1, (long long)x->sizes[1], -1LL);
+    PyObject *padded = FN("constant_pad_nd", "(O(iiLL))", sq, 0, 0, (long long)(size / 2), (long long)((size - 1) / 2));
+    PyObject *div = FN("avg_pool2d", "(O(Li)(ii))", padded, (long long)size, 1, 1, 1);
+    PyObject *shape = ATTR(a[0], "shape");
+    div = METH(METH(div, "squeeze", "(i)", 1), "reshape", "(O)", shape);
+    div = POW(ADD(MUL(div, NUM(alpha)), NUM(k)), NUM(beta));
+    PyObject *result = TAKE(DIV(a[0], div));
+    arena_free(arena);
+    return result;
+}
+
+/* channel_shuffle(input (N, C, *), groups): (N, g, C / g, *) transposed to (N, C / g, g, *) */
+static PyObject *py_channel_shuffle(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "groups", NULL};
+    PyObject *a[2];
+    int64_t g = 0;
+    if (ct_parse_args("channel_shuffle", args, nargs, kw, names, 2, a) < 0 ||
+        need_tensor("channel_shuffle", "input", 1, a[0], false) < 0 || ct_int_arg("channel_shuffle", "groups", 2, a[1], &g) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (x->ndim < 3) {
+        char s[128];
+        ct_format_sizes(s, sizeof(s), x->ndim, x->sizes);
+        PyErr_Format(PyExc_RuntimeError, "channel_shuffle expects input with > 2 dims, but got input with sizes %s", s);
+        return NULL;
+    }
+    if (g <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "Number of groups to divide channels in must be positive. Value of groups:%lld",
+                     (long long)g);
+        return NULL;
+    }
+    int64_t C = x->sizes[1];
+    if (C % g != 0) {
+        PyErr_Format(PyExc_RuntimeError, "Number of channels must be divisible by groups. Got %lld channels and %lld "
+                     "groups.", (long long)C, (long long)g);
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *shape = arena->failed ? NULL : KEEP(PyList_New(0));
+    int64_t split[3] = {x->sizes[0], g, C / g};
+    for (int d = 0; shape != NULL && d < x->ndim + 1; d++) {
+        PyObject *v = PyLong_FromLongLong(d < 3 ? split[d] : x->sizes[d - 1]);
+        if (v == NULL || PyList_Append(shape, v) < 0) {
+            Py_XDECREF(v);
+            arena->failed = true;
+            break;
+        }
+        Py_DECREF(v);
+    }
+    PyObject *r = METH(METH(METH(a[0], "view", "(O)", shape), "transpose", "(ii)", 1, 2), "reshape", "(O)",
+                       ATTR(a[0], "shape"));
+    PyObject *result = TAKE(r);
+    arena_free(arena);
+    return result;
+}
+
+/* rrelu(input, lower=1/8, upper=1/3, training=False): x where x >= 0, else x times a slope drawn
+ * from U(lower, upper) per element (training) or (lower + upper) / 2 (eval) */
+static PyObject *py_rrelu(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "lower", "upper", "training", NULL};
+    PyObject *a[4];
+    double lower = 1.0 / 8.0, upper = 1.0 / 3.0;
+    bool training = false;
+    if (ct_parse_args("rrelu", args, nargs, kw, names, 1, a) < 0 || need_tensor("rrelu", "input", 1, a[0], false) < 0 ||
+        opt_double(a[1], &lower) < 0 || opt_double(a[2], &upper) < 0 || ct_arg_bool(a[3], &training) < 0) {
+        return NULL;
+    }
+    if (lower > upper) {
+        PyErr_SetString(PyExc_RuntimeError, "Lower bound should be less than or equal to the upper bound");
+        return NULL;
+    }
+    if (!ct_is_floating(CT_TENSOR(a[0])->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"leaky_relu_cpu\" not implemented for '%s'",
+                     ct_scalar_type_name(CT_TENSOR(a[0])->dtype));
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *slope;
+    if (training) {
+        bool was = ct_grad_enabled;
+        ct_grad_enabled = false;
+        slope = METH(FN("empty_like", "(O)", a[0]), "uniform_", "(dd)", lower, upper);
+        ct_grad_enabled = was;
+    } else {
+        slope = NUM((lower + upper) / 2.0);
+    }
+    PyObject *result = TAKE(WHERE(CMP(a[0], INT(0), Py_GE), a[0], MUL(a[0], slope)));
+    arena_free(arena);
+    return result;
+}
+
+/* alpha_dropout(input, p, training, feature): SELU-preserving dropout; dropped entries become
+ * -alpha' (SELU's negative saturation), then the affine a x + b restores mean 0 / variance 1.
+ * feature: one draw per (N, C) channel of (N, C, *) input */
+static PyObject *py_alpha_dropout(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "p", "training", "feature", NULL};
+    PyObject *a[4];
+    double p = 0.5;
+    bool training = false, feature = false;
+    if (ct_parse_args("_alpha_dropout", args, nargs, kw, names, 1, a) < 0 ||
+        need_tensor("_alpha_dropout", "input", 1, a[0], false) < 0 || opt_double(a[1], &p) < 0 ||
+        ct_arg_bool(a[2], &training) < 0 || ct_arg_bool(a[3], &feature) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (p < 0.0 || p > 1.0) {
+        PyErr_Format(PyExc_ValueError, "dropout probability has to be between 0 and 1, but got %g", p);
+        return NULL;
+    }
+    if (p == 0.0 || !training || ct_numel(x) == 0) {
+        return Py_NewRef(a[0]);
+    }
+    if (!ct_is_floating(x->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "result type Float can't be cast to the desired output type %s",
+                     ct_scalar_type_name(x->dtype));
+        return NULL;
+    }
+    if (feature && x->ndim < 2) {
+        PyErr_SetString(PyExc_RuntimeError, "Feature dropout requires at least 2 dimensions in the input");
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    if (p == 1.0) {
+        PyObject *r = TAKE(MUL(a[0], KEEP((PyObject *)ct_zeros_like(x))));
+        arena_free(arena);
+        return r;
+    }
+    int64_t sizes[CT_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) {
+        sizes[d] = feature && d >= 2 ? 1 : x->sizes[d];
+    }
+    const double alpha = 1.7580993408473766, scale = 1.0 / sqrt((alpha * alpha * p + 1.0) * (1.0 - p));
+    bool was = ct_grad_enabled;
+    ct_grad_enabled = false;
+    PyObject *keep = KEEP((PyObject *)ct_empty(x->ndim, sizes, x->dtype, ct_device_of(x)));
+    keep = METH(keep, "bernoulli_", "(d)", 1.0 - p);
+    /* b = (keep - 1) alpha a + alpha a p; the noise multiplier keep * a */
+    PyObject *b = ADD(MUL(SUB(keep, INT(1)), NUM(alpha * scale)), NUM(alpha * scale * p));
+    PyObject *noise = MUL(keep, NUM(scale));
+    ct_grad_enabled = was;
+    PyObject *result = TAKE(ADD(MUL(a[0], noise), b));
+    arena_free(arena);
+    return result;
+}
+
+/* _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims 1 or 2):
+ * (sign(s) relu(|s|) * prod(kernel))^(1 / p), s the average pool of input^p */
+static PyObject *py_lp_pool(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "norm_type", "kernel_size", "stride", "ceil_mode", "dims", NULL};
+    PyObject *a[6];
+    double p = 2.0;
+    bool ceil_mode = false;
+    int64_t dims = 2;
+    if (ct_parse_args("_lp_pool", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("_lp_pool", "input", 1, a[0], false) < 0 || ct_arg_double(a[1], &p) < 0 ||
+        ct_arg_bool(a[4], &ceil_mode) < 0 || opt_int(a[5], &dims) < 0) {
+        return NULL;
+    }
+    int64_t kernel = 1;
+    PyObject *seq = PySequence_Check(a[2]) ? PySequence_Fast(a[2], "kernel_size") : NULL;
+    if (seq != NULL) {
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+            int64_t v;
+            if (ct_arg_int64(PySequence_Fast_GET_ITEM(seq, i), &v) < 0) {
+                Py_DECREF(seq);
+                return NULL;
+            }
+            kernel *= v;
+        }
+        Py_DECREF(seq);
+    } else {
+        PyErr_Clear();
+        int64_t v;
+        if (ct_arg_int64(a[2], &v) < 0) {
+            return NULL;
+        }
+        kernel = dims == 2 ? v * v : v;
+    }
+    PyObject *stride = a[3] == NULL || a[3] == Py_None ? NULL : a[3];
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *empty = stride == NULL ? KEEP(PyTuple_New(0)) : stride;
+    PyObject *s = FN(dims == 2 ? "avg_pool2d" : "avg_pool1d", "(OOOiO)", POW(a[0], NUM(p)), a[2], empty, 0,
+                     ceil_mode ? Py_True : Py_False);
+    PyObject *r = POW(MUL(MUL(METH(s, "sign", NULL), METH(METH(s, "abs", NULL), "relu", NULL)), NUM((double)kernel)),
+                      NUM(1.0 / p));
+    PyObject *result = TAKE(r);
+    arena_free(arena);
+    return result;
+}
+
+/* _max_unpool(input (N, C, *in) or (C, *in), indices (same), output_size (the spatial sizes)):
+ * zeros of (N, C, prod(output_size)) with the input scattered to the flat indices */
+static PyObject *py_max_unpool(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "indices", "output_size", NULL};
+    PyObject *a[3];
+    int64_t out[CT_MAX_DIMS];
+    if (ct_parse_args("_max_unpool", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("_max_unpool", "input", 1, a[0], false) < 0 || need_tensor("_max_unpool", "indices", 2, a[1], false) < 0) {
+        return NULL;
+    }
+    int k = ct_parse_size_seq(a[2], out, false);
+    if (k < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]), *ix = CT_TENSOR(a[1]);
+    if (ix->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError, "elements in indices should be type int64 but got: %s",
+                     ct_scalar_type_name(ix->dtype));
+        return NULL;
+    }
+    if (ix->ndim != x->ndim || memcmp(ix->sizes, x->sizes, sizeof(int64_t) * (size_t)x->ndim) != 0) {
+        char s1[128], s2[128];
+        ct_format_sizes(s1, sizeof(s1), ix->ndim, ix->sizes);
+        ct_format_sizes(s2, sizeof(s2), x->ndim, x->sizes);
+        PyErr_Format(PyExc_RuntimeError, "Expected shape of indices to be same as that of the input tensor (%s) but got "
+                     "indices tensor with shape: %s", s2, s1);
+        return NULL;
+    }
+    if (x->ndim != k + 1 && x->ndim != k + 2) {
+        PyErr_Format(PyExc_RuntimeError, "max_unpool%dd: expected a %dD or %dD input, got %dD", k, k + 1, k + 2, x->ndim);
+        return NULL;
+    }
+    int lead = x->ndim - k;
+    int64_t plane = 1;
+    for (int d = 0; d < k; d++) {
+        plane *= out[d];
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *result = NULL;
+    int64_t flat[3] = {lead == 2 ? x->sizes[0] : 1, x->sizes[lead - 1], plane};
+    PyObject *bad = METH(METH(ADD(CMP(a[1], INT(0), Py_LT), CMP(a[1], INT(plane), Py_GE)), "any", NULL), "item", NULL);
+    if (bad == NULL) {
+        goto done;
+    }
+    if (PyObject_IsTrue(bad)) {
+        PyObject *first = METH(METH(METH(a[1], "masked_select", "(O)", ADD(CMP(a[1], INT(0), Py_LT), CMP(a[1], INT(plane), Py_GE))),
+                                    "select", "(ii)", 0, 0), "item", NULL);
+        char dims[128] = "";
+        for (int d = 0, at = 0; d < k && at < (int)sizeof(dims); d++) {
+            at += snprintf(dims + at, sizeof(dims) - (size_t)at, d ? "x%lld" : "%lld", (long long)out[d]);
+        }
+        if (first != NULL) {
+            PyErr_Format(PyExc_RuntimeError, "Found an invalid max index: %S (output volumes are of size %s)", first, dims);
+        }
+        goto done;
+    }
+    PyObject *zeros = KEEP((PyObject *)ct_zeros(3, flat, x->dtype, ct_device_of(x)));
+    PyObject *src = METH(a[0], "reshape", "(LLL)", (long long)flat[0], (long long)flat[1], -1LL);
+    PyObject *idx = METH(a[1], "reshape", "(LLL)", (long long)flat[0], (long long)flat[1], -1LL);
+    PyObject *scattered = METH(zeros, "scatter", "(iOO)", 2, idx, src);
+    PyObject *shape = arena->failed ? NULL : KEEP(PyList_New(0));
+    for (int d = 0; shape != NULL && d < x->ndim; d++) {
+        PyObject *v = PyLong_FromLongLong(d < lead ? x->sizes[d] : out[d - lead]);
+        if (v == NULL || PyList_Append(shape, v) < 0) {
+            Py_XDECREF(v);
+            arena->failed = true;
+            break;
+        }
+        Py_DECREF(v);
+    }
+    result = TAKE(METH(scattered, "view", "(O)", shape));
+done:
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
+ * affine_grid, grid_sample (2-d)
+ * ==================================================================================================== */
+
+/* linspace(-1, 1, n) in float64 on the CPU, scaled by (n - 1) / n without align_corners (the pixel
+ * centres); 0 for n == 1. New reference. */
+static PyObject *grid_line(int64_t n, bool align)
+{
+    CtTensorObject *t = ct_empty(1, &n, CT_F64, ct_cpu());
+    if (t == NULL) {
+        return NULL;
+    }
+    double *v = (double *)ct_data(t);
+    for (int64_t i = 0; i < n; i++) {
+        double c = n == 1 ? 0.0 : -1.0 + 2.0 * (double)i / (double)(n - 1);
+        v[i] = align ? c : c * (double)(n - 1) / (double)n;
+    }
+    return (PyObject *)t;
+}
+
+/* _affine_grid(theta (N, 2, 3), N, H, W, align_corners) -> (N, H, W, 2): the base grid of (x, y, 1)
+ * at the pixel centres (or corners) in [-1, 1] times theta^T */
+static PyObject *py_affine_grid(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"theta", "N", "H", "W", "align_corners", NULL};
+    PyObject *a[5];
+    int64_t N = 0, H = 0, W = 0;
+    bool align = false;
+    if (ct_parse_args("_affine_grid", args, nargs, kw, names, 5, a) < 0 ||
+        need_tensor("_affine_grid", "theta", 1, a[0], false) < 0 || ct_arg_int64(a[1], &N) < 0 ||
+        ct_arg_int64(a[2], &H) < 0 || ct_arg_int64(a[3], &W) < 0 || ct_arg_bool(a[4], &align) < 0) {
+        return NULL;
+    }
+    CtTensorObject *theta = CT_TENSOR(a[0]);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *dev = ATTR(a[0], "device"), *dt = arena->failed ? NULL : ct_dtype_object(theta->dtype);
+    PyObject *xs = KEEP(grid_line(W, align)), *ys = arena->failed ? NULL : KEEP(grid_line(H, align));
+    PyObject *gx = METH(METH(xs, "view", "(iL)", 1, (long long)W), "expand", "(LL)", (long long)H, (long long)W);
+    PyObject *gy = METH(METH(ys, "view", "(Li)", (long long)H, 1), "expand", "(LL)", (long long)H, (long long)W);
+    PyObject *parts = arena->failed ? NULL : KEEP(PyTuple_Pack(3, gx, gy, FN("ones_like", "(O)", gx)));
+    PyObject *base = METH(METH(FN("stack", "(Oi)", parts, -1), "to", "(OO)", dev, dt), "view", "(iLi)", 1,
+                          (long long)(H * W), 3);
+    PyObject *grid = MATMUL(base, METH(a[0], "transpose", "(ii)", 1, 2));
+    PyObject *result = TAKE(METH(grid, "view", "(LLLi)", (long long)N, (long long)H, (long long)W, 2));
+    arena_free(arena);
+    return result;
+}
+
+/* Coordinate `axis` of grid (in [-1, 1]) as a source pixel coordinate of an axis of `size`, with the
+ * padding mode applied (1 border: clamped; 2 reflection: mirrored, then clamped). New reference. */
+static PyObject *grid_source(PyObject *grid, int axis, int64_t size, bool align, int64_t padding)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *c = METH(grid, "select", "(ii)", -1, axis);
+    PyObject *x = align ? MUL(ADD(c, NUM(1.0)), NUM((double)(size - 1) / 2.0))
+                        : DIV(SUB(MUL(ADD(c, NUM(1.0)), NUM((double)size)), NUM(1.0)), NUM(2.0));
+    if (padding == 2) {
+        double lo2 = align ? 0.0 : -1.0, hi2 = align ? 2.0 * (double)(size - 1) : 2.0 * (double)size - 1.0;
+        if (lo2 == hi2) {
+            x = MUL(x, NUM(0.0));
+        } else {
+            double lo = lo2 / 2.0, span = (hi2 - lo2) / 2.0;
+            PyObject *in = METH(SUB(x, NUM(lo)), "abs", NULL);
+            PyObject *extra = METH(in, "fmod", "(d)", span);
+            PyObject *flips = METH(METH(DIV(in, NUM(span)), "floor", NULL), "fmod", "(d)", 2.0);
+            x = WHERE(CMP(flips, NUM(0.0), Py_EQ), ADD(extra, NUM(lo)), ADD(SUB(NUM(span), extra), NUM(lo)));
+        }
+    }
+    if (padding != 0) {
+        x = METH(x, "clamp", "(dd)", 0.0, (double)(size - 1));
+    }
+    PyObject *r = TAKE(x);
+    arena_free(arena);
+    return r;
+}
+
+/* input (N, C, H * W) at integer pixel (ix, iy) (N, Ho, Wo) times weight, 0 outside the image:
+ * (N, C, Ho, Wo). New reference. */
+static PyObject *grid_tap(PyObject *flat, PyObject *ix, PyObject *iy, PyObject *weight, int64_t C, int64_t H, int64_t W)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *inside = METH(METH(CMP(ix, NUM(0.0), Py_GE), "logical_and", "(O)", CMP(ix, NUM((double)(W - 1)), Py_LE)),
+                            "logical_and", "(O)",
+                            METH(CMP(iy, NUM(0.0), Py_GE), "logical_and", "(O)", CMP(iy, NUM((double)(H - 1)), Py_LE)));
+    PyObject *lin = ADD(MUL(METH(iy, "clamp", "(dd)", 0.0, (double)(H - 1)), NUM((double)W)),
+                        METH(ix, "clamp", "(dd)", 0.0, (double)(W - 1)));
+    PyObject *shape = ATTR(ix, "shape");
+    PyObject *idx = METH(METH(METH(lin, "long", NULL), "flatten", "(i)", 1), "unsqueeze", "(i)", 1);
+    PyObject *n = arena->failed ? NULL : METH(idx, "size", "(i)", 0), *k = arena->failed ? NULL : METH(idx, "size", "(i)", 2);
+    PyObject *vals = METH(flat, "gather", "(iO)", 2, METH(idx, "expand", "(OLO)", n, (long long)C, k));
+    PyObject *w = WHERE(inside, weight, NUM(0.0));
+    PyObject *out_shape = arena->failed ? NULL : KEEP(PySequence_List(shape));
+    if (out_shape != NULL) {
+        PyObject *c = PyLong_FromLongLong(C);
+        if (c == NULL || PyList_Insert(out_shape, 1, c) < 0) {
+            arena->failed = true;
+        }
+        Py_XDECREF(c);
+    }
+    PyObject *r = TAKE(MUL(METH(vals, "view", "(O)", out_shape), METH(w, "unsqueeze", "(i)", 1)));
+    arena_free(arena);
+    return r;
+}
+
+/* _grid_sample(input (N, C, H, W), grid (N, Ho, Wo, 2), mode 0 bilinear / 1 nearest, padding 0 zeros /
+ * 1 border / 2 reflection, align_corners) -> (N, C, Ho, Wo) */
+static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "grid", "mode", "padding_mode", "align_corners", NULL};
+    PyObject *a[5];
+    int64_t mode = 0, padding = 0;
+    bool align = false;
+    if (ct_parse_args("_grid_sample", args, nargs, kw, names, 5, a) < 0 ||
+        need_tensor("_grid_sample", "input", 1, a[0], false) < 0 || need_tensor("_grid_sample", "grid", 2, a[1], false) < 0 ||
+        ct_arg_int64(a[2], &mode) < 0 || ct_arg_int64(a[3], &padding) < 0 || ct_arg_bool(a[4], &align) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]), *g = CT_TENSOR(a[1]);
+    if (x->ndim != 4 || g->ndim != 4 || g->sizes[3] != 2 || g->sizes[0] != x->sizes[0]) {
+        char s1[128], s2[128];
+        ct_format_sizes(s1, sizeof(s1), x->ndim, x->sizes);
+        ct_format_sizes(s2, sizeof(s2), g->ndim, g->sizes);
+        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected 4D input and grid of shape (N, H_out, W_out, 2) with "
+                     "the input's batch size, but got input with sizes %s and grid with sizes %s", s1, s2);
+        return NULL;
+    }
+    if (x->dtype != g->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected input and grid to have same dtype, but input has %s "
+                     "and grid has %s", ct_scalar_type_name(x->dtype), ct_scalar_type_name(g->dtype));
+        return NULL;
+    }
+    if (!ct_is_floating(x->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '%s'",
+                     ct_scalar_type_name(x->dtype));
+        return NULL;
+    }
+    int64_t C = x->sizes[1], H = x->sizes[2], W = x->sizes[3];
+    PyObject *taps[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *gx = KEEP(grid_source(a[1], 0, W, align, padding));
+    PyObject *gy = arena->failed ? NULL : KEEP(grid_source(a[1], 1, H, align, padding));
+    PyObject *flat = METH(a[0], "reshape", "(LLL)", (long long)x->sizes[0], (long long)C, (long long)(H * W));
+    if (arena->failed) {
+        goto done;
+    }
+    if (mode == 1) {
+        PyObject *rx = METH(gx, "round", NULL), *ry = METH(gy, "round", NULL);
+        PyObject *one = arena->failed ? NULL : KEEP((PyObject *)ct_ones_like(CT_TENSOR(rx)));
+        result = arena->failed ? NULL : grid_tap(flat, rx, ry, one, C, H, W);
+        goto done;
+    }
+    PyObject *x0 = METH(gx, "floor", NULL), *y0 = METH(gy, "floor", NULL);
+    PyObject *x1 = ADD(x0, NUM(1.0)), *y1 = ADD(y0, NUM(1.0));
+    PyObject *wx1 = SUB(gx, x0), *wy1 = SUB(gy, y0);
+    PyObject *wx0 = SUB(NUM(1.0), wx1), *wy0 = SUB(NUM(1.0), wy1);
+    if (arena->failed) {
+        goto done;
+    }
+    taps[0] = grid_tap(flat, x0, y0, MUL(wx0, wy0), C, H, W);
+    taps[1] = taps[0] ? grid_tap(flat, x1, y0, MUL(wx1, wy0), C, H, W) : NULL;
+    taps[2] = taps[1] ? grid_tap(flat, x0, y1, MUL(wx0, wy1), C, H, W) : NULL;
+    taps[3] = taps[2] ? grid_tap(flat, x1, y1, MUL(wx1, wy1), C, H, W) : NULL;
+    if (taps[3] != NULL) {
+        result = TAKE(ADD(ADD(taps[0], taps[1]), ADD(taps[2], taps[3])));
+    }
+done:
+    for (int i = 0; i < 4; i++) {
+        Py_XDECREF(taps[i]);
+    }
+    arena_free(arena);
+    return result;
+}
+
+/* ====================================================================================================
+ * tables
+ * ==================================================================================================== */
+#define CT_NN_MISC_FN(name, doc) {#name, CT_FASTCALL(py_##name), CT_METH_FK, doc},
+PyMethodDef ct_nn_misc_module_methods[] = {
+    CT_NN_MISC_FN(rms_norm, "rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor")
+    {"_embedding_bag_dense", CT_FASTCALL(py_embedding_bag), CT_METH_FK,
+     "_embedding_bag_dense(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx) -> Tensor"},
+    CT_NN_MISC_FN(bilinear, "bilinear(input1, input2, weight, bias=None) -> Tensor")
+    CT_NN_MISC_FN(multi_margin_loss, "multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=1) -> Tensor")
+    CT_NN_MISC_FN(multilabel_margin_loss, "multilabel_margin_loss(input, target, reduction=1) -> Tensor")
+    CT_NN_MISC_FN(multilabel_soft_margin_loss, "multilabel_soft_margin_loss(input, target, weight=None, reduction=1) -> Tensor")
+    CT_NN_MISC_FN(triplet_margin_with_distance_loss, "triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=None, margin=1.0, swap=False, reduction=1) -> Tensor")
+    CT_NN_MISC_FN(ctc_loss, "ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False) -> Tensor")
+    CT_NN_MISC_FN(gumbel_softmax, "gumbel_softmax(logits, tau=1, hard=False, dim=-1) -> Tensor")
+    CT_NN_MISC_FN(local_response_norm, "local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0) -> Tensor")
+    CT_NN_MISC_FN(channel_shuffle, "channel_shuffle(input, groups) -> Tensor")
+    CT_NN_MISC_FN(rrelu, "rrelu(input, lower=1/8, upper=1/3, training=False) -> Tensor")
+    {"_alpha_dropout", CT_FASTCALL(py_alpha_dropout), CT_METH_FK, "_alpha_dropout(input, p, training, feature) -> Tensor"},
+    {"_lp_pool", CT_FASTCALL(py_lp_pool), CT_METH_FK, "_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims) -> Tensor"},
+    {"_max_unpool", CT_FASTCALL(py_max_unpool), CT_METH_FK, "_max_unpool(input, indices, output_size) -> Tensor"},
+    {"_affine_grid", CT_FASTCALL(py_affine_grid), CT_METH_FK, "_affine_grid(theta, N, H, W, align_corners) -> Tensor"},
+    {"_grid_sample", CT_FASTCALL(py_grid_sample), CT_METH_FK, "_grid_sample(input, grid, mode, padding_mode, align_corners) -> Tensor"},
+    {NULL},
+};
+
+PyMethodDef ct_nn_misc_tensor_methods[] = {{NULL}};
+
+PyType_Slot ct_nn_misc_tensor_slots[] = {{0, NULL}};
