@@ -424,7 +424,11 @@ def test_cuda_bits_match_cpu(device, dtype):
             runs.append([to_numpy(t) for t in r] + [to_numpy(gx)])
         for other in runs[1:]:
             for u, v in zip(runs[0], other):
-                assert u.tobytes() == v.tobytes()
+                # the same bits, NaN payloads aside (a GPU's arithmetic makes its canonical NaN, x86 keeps
+                # the operand's): NaN in the same places, every other element bit for bit
+                nan = np.isnan(u)
+                assert (nan == np.isnan(v)).all()
+                assert u[~nan].tobytes() == v[~nan].tobytes()
 
 
 # ====================================================================================================
