@@ -8,6 +8,7 @@
 #include "autograd.h"
 #include "autograd_arena.h"
 #include "composite.h"
+#include "ops_more.h"
 #include "device.h"
 #include "nn.h"
 #include "conv.h"
@@ -2649,6 +2650,7 @@ static const char *name_squeeze(PyObject *const *a)
 {
     return !is_given(a[1]) ? "SqueezeBackward0" : PyLong_Check(a[1]) ? "SqueezeBackward1" : "SqueezeBackward2";
 }
+static const char *name_squeeze_(PyObject *const *a) { return is_given(a[1]) ? "SqueezeBackward4" : "SqueezeBackward3"; }
 static const char *name_split(PyObject *const *a)
 {
     return PyList_Check(a[1]) || PyTuple_Check(a[1]) ? "SplitWithSizesBackward0" : "SplitBackward0";
@@ -3064,6 +3066,17 @@ const CtFormula ct_formulas[] = {
     {"narrow", "SliceBackward0", SIG("input", "dim", "start", "length"), 1, CT_F_VIEW | NSV, bw_narrow},
     {"select", "SelectBackward0", SIG("input", "dim", "index"), 1, CT_F_VIEW | NSV, bw_narrow},
     {"diagonal", "DiagonalBackward0", SIG("input", "offset", "dim1", "dim2"), 1, CT_F_VIEW | NSV, bw_diagonal},
+    /* ops_more.c / views.c: unfold, the in-place metadata ops, diag_embed / diagflat */
+    {"unfold", "UnfoldBackward0", SIG("input", "dimension", "size", "step"), 1, CT_F_VIEW | NSV, ct_more_bw_unfold},
+    {"transpose_", "TransposeBackward1", SIG("input", "dim0", "dim1"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
+    {"swapaxes_", "TransposeBackward1", SIG("input", "axis0", "axis1"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
+    {"swapdims_", "TransposeBackward1", SIG("input", "dim0", "dim1"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
+    {"t_", "TBackward1", SIG("input"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
+    {"squeeze_", "SqueezeBackward3", SIG("input", "dim"), 1, CT_F_INPLACE | CT_F_CLONE_SELF, ct_more_bw_inplace_view,
+     name_squeeze_},
+    {"unsqueeze_", "UnsqueezeBackward1", SIG("input", "dim"), 1, CT_F_INPLACE | CT_F_CLONE_SELF, ct_more_bw_inplace_view},
+    {"diag_embed", "DiagEmbedBackward0", SIG("input", "offset", "dim1", "dim2"), 1, NSV, ct_more_bw_diag_embed},
+    {"diagflat", "DiagEmbedBackward0", SIG("input", "offset"), 1, NSV, ct_more_bw_diagflat},
     {"unbind", "UnbindBackward0", SIG("input", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT | NSV, bw_pieces},
     {"split", "SplitBackward0", SIG("input", "split_size_or_sections", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT | NSV,
      bw_pieces, name_split},

@@ -1,0 +1,752 @@
+/* ops_more.c: tensor ops PyTorch users reach for beside the core families, composed in C of
+ * ctorch's recording ops (so they run on every device and autograd records their parts):
+ *
+ *   repeat_interleave, tensor_split / hsplit / vsplit / dsplit, ravel, type_as, fill_diagonal_,
+ *   unravel_index, and diag_embed / diagflat, which PyTorch gives a node of their own
+ *   (DiagEmbedBackward0): those are listed in autograd_formulas.c's table, with their formulas
+ *   (and unfold's, whose view lives in views.c) at the end of this file (ops_more.h).
+ *
+ * Each op checks its arguments with PyTorch's messages first, then builds its result. */
+#include "ops_more.h"
+#include "args.h"
+#include "autograd_arena.h"
+#include "creation.h"
+#include "device.h"
+#include "dtype.h"
+#include "registry.h"
+#include "tensor.h"
+#include <string.h>
+
+/* --- helpers ------------------------------------------------------------------------------------ */
+/* t as a contiguous int64 tensor on the CPU (new reference): its values can be read on the host. */
+static CtTensorObject *host_long(CtTensorObject *t)
+{
+    CtTensorObject *h = ct_to(t, CT_I64, ct_cpu(), false);
+    CtTensorObject *c = h ? ct_contiguous(h) : NULL;
+    Py_XDECREF(h);
+    return c;
+}
+
+/* A 1-d int64 tensor of the n host values v, on device (new reference). */
+static PyObject *long_tensor(const int64_t *v, int64_t n, CtDevice device)
+{
+    int64_t sizes[1] = {n};
+    CtTensorObject *host = ct_empty(1, sizes, CT_I64, ct_cpu());
+    if (host == NULL) {
+        return NULL;
+    }
+    if (n > 0) {
+        memcpy(ct_data(host), v, sizeof(int64_t) * (size_t)n);
+    }
+    CtTensorObject *t = ct_to(host, CT_I64, device, false);
+    Py_DECREF(host);
+    return (PyObject *)t;
+}
+
+/* A tensor argument (borrowed), or PyTorch's TypeError naming the argument. */
+static CtTensorObject *tensor_arg(PyObject *obj, const char *fname, const char *name, int pos)
+{
+    if (obj != NULL && CtTensor_Check(obj)) {
+        return CT_TENSOR(obj);
+    }
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, name, pos,
+                 obj ? ct_type_name(obj) : "NoneType");
+    return NULL;
+}
+
+static bool is_int_arg(PyObject *obj) { return obj != NULL && !CtTensor_Check(obj) && PyIndex_Check(obj) && !PyBool_Check(obj); }
+
+/* ============================================================================================
+ * repeat_interleave
+ * ============================================================================================ */
+
+/* Host copy of a repeats tensor (0-d or 1-d integer), or NULL with PyTorch's error. */
+static CtTensorObject *repeats_on_host(CtTensorObject *r)
+{
+    if (ct_is_floating(r->dtype) || r->dtype == CT_BOOL) {
+        PyErr_Format(PyExc_NotImplementedError, "\"repeat_interleave_cpu\" not implemented for '%s'",
+                     ct_scalar_type_name(r->dtype));
+        return NULL;
+    }
+    if (r->ndim > 1) {
+        PyErr_SetString(PyExc_RuntimeError, "repeats must be 0-dim or 1-dim tensor");
+        return NULL;
+    }
+    CtTensorObject *h = host_long(r);
+    if (h == NULL) {
+        return NULL;
+    }
+    const int64_t *v = (const int64_t *)ct_data(h);
+    int64_t n = ct_numel(h);
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i] < 0) {
+            Py_DECREF(h);
+            PyErr_SetString(PyExc_RuntimeError, "repeats can not be negative");
+            return NULL;
+        }
+    }
+    return h;
+}
+
+static int check_output_size(PyObject *output_size, int64_t total)
+{
+    int64_t want = total;
+    if (output_size != NULL && output_size != Py_None && ct_arg_int64(output_size, &want) < 0) {
+        return -1;
+    }
+    if (want != total) {
+        PyErr_SetString(PyExc_RuntimeError, "allocated size does not match required size");
+        return -1;
+    }
+    return 0;
+}
+
+/* The index [0 x r0, 1 x r1, ...] of the n counts r (broadcast from one when n_r == 1 < n), on
+ * device, and its length in *total. New reference. */
+static PyObject *repeat_index(const int64_t *r, int64_t n_r, int64_t n, CtDevice device, int64_t *total)
+{
+    *total = 0;
+    for (int64_t i = 0; i < n; i++) {
+        *total += r[n_r == 1 ? 0 : i];
+    }
+    int64_t *idx = PyMem_Malloc(sizeof(int64_t) * (size_t)(*total > 0 ? *total : 1));
+    if (idx == NULL) {
+        return PyErr_NoMemory();
+    }
+    for (int64_t i = 0, k = 0; i < n; i++) {
+        for (int64_t j = 0; j < r[n_r == 1 ? 0 : i]; j++) {
+            idx[k++] = i;
+        }
+    }
+    PyObject *t = long_tensor(idx, *total, device);
+    PyMem_Free(idx);
+    return t;
+}
+
+/* input.repeat_interleave(repeats, dim=None, *, output_size=None), or torch.repeat_interleave(repeats)
+ * when input is NULL. An int count is an unsqueeze / expand / flatten (ViewBackward0, as in
+ * PyTorch), a tensor of counts an index_select. */
+static PyObject *repeat_interleave_impl(PyObject *input, PyObject *repeats, PyObject *dim_obj, PyObject *output_size)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    CtTensorObject *counts = NULL;
+    PyObject *result = NULL, *index = NULL;
+    if (input == NULL) { /* torch.repeat_interleave(repeats): the index itself */
+        CtTensorObject *r = tensor_arg(repeats, "repeat_interleave", "repeats", 1);
+        if (r == NULL || (counts = repeats_on_host(r)) == NULL) {
+            return NULL;
+        }
+        int64_t total, n = ct_numel(counts);
+        index = repeat_index((const int64_t *)ct_data(counts), n, n, ct_device_of(r), &total);
+        if (index != NULL && check_output_size(output_size, total) == 0) {
+            result = PyObject_CallMethod(index, "to", "(O)", ct_dtype_object(r->dtype));
+        }
+        goto done;
+    }
+    CtTensorObject *t = CT_TENSOR(input);
+    PyObject *x = input;
+    int dim = 0;
+    if (dim_obj == NULL || dim_obj == Py_None || t->ndim == 0) {
+        x = METH(input, "flatten", NULL);
+        if (x == NULL) {
+            goto done;
+        }
+    }
+    if (dim_obj != NULL && dim_obj != Py_None) {
+        int64_t d;
+        if (ct_arg_int64(dim_obj, &d) < 0 || ct_wrap_dim(d, t->ndim, &dim) < 0) {
+            goto done;
+        }
+    }
+    CtTensorObject *xt = CT_TENSOR(x);
+    int64_t extent = xt->sizes[dim];
+    if (is_int_arg(repeats)) {
+        int64_t r;
+        if (ct_arg_int64(repeats, &r) < 0) {
+            goto done;
+        }
+        if (r < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "Repeats must be non-negative");
+            goto done;
+        }
+        if (check_output_size(output_size, extent * r) < 0) {
+            goto done;
+        }
+        int64_t sizes[CT_MAX_DIMS];
+        memcpy(sizes, xt->sizes, sizeof(int64_t) * xt->ndim);
+        PyObject *shape = PyTuple_New(xt->ndim + 1);
+        for (int i = 0; shape != NULL && i <= xt->ndim; i++) {
+            int64_t s = i <= dim ? sizes[i] : i == dim + 1 ? r : sizes[i - 1];
+            PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong(s));
+        }
+        PyObject *e = METH(METH(x, "unsqueeze", "(i)", dim + 1), "expand", "(O)", KEEP(shape));
+        result = TAKE(METH(METH(e, "contiguous", NULL), "flatten", "(ii)", dim, dim + 1));
+        goto done;
+    }
+    CtTensorObject *r = tensor_arg(repeats, "repeat_interleave", "repeats", 1);
+    if (r == NULL || (counts = repeats_on_host(r)) == NULL) {
+        goto done;
+    }
+    int64_t n_r = ct_numel(counts);
+    if (r->ndim == 1 && n_r != extent) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "repeats must have the same size as input along dim, but got repeats.size(0) = %lld and "
+                     "input.size(%d) = %lld",
+                     (long long)n_r, dim, (long long)extent);
+        goto done;
+    }
+    int64_t total;
+    index = repeat_index((const int64_t *)ct_data(counts), n_r, extent, ct_device_of(t), &total);
+    if (index != NULL && check_output_size(output_size, total) == 0) {
+        result = TAKE(METH(x, "index_select", "(iO)", dim, index));
+    }
+done:
+    Py_XDECREF(index);
+    Py_XDECREF(counts);
+    arena_free(arena);
+    return result;
+}
+
+static PyObject *tensor_repeat_interleave(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"repeats", "dim", "*output_size", NULL};
+    PyObject *a[3];
+    if (ct_parse_args("repeat_interleave", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    return repeat_interleave_impl(self, a[0], a[1], a[2]);
+}
+
+/* torch.repeat_interleave(input, repeats, dim=None, *, output_size=None) or (repeats, *, output_size=None) */
+static PyObject *py_repeat_interleave(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "repeats", "dim", "*output_size", NULL};
+    PyObject *a[4];
+    if (ct_parse_args("repeat_interleave", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    if (a[1] == NULL && a[2] == NULL) {
+        return repeat_interleave_impl(NULL, a[0], NULL, a[3]);
+    }
+    if (tensor_arg(a[0], "repeat_interleave", "input", 1) == NULL) {
+        return NULL;
+    }
+    return repeat_interleave_impl(a[0], a[1], a[2], a[3]);
+}
+
+/* ============================================================================================
+ * tensor_split, hsplit, vsplit, dsplit
+ * ============================================================================================ */
+
+/* The pieces [bounds[i], bounds[i + 1]) of t along dim (n + 1 bounds, clamped), as narrow views. */
+static PyObject *split_at(PyObject *t, int dim, const int64_t *bounds, Py_ssize_t n)
+{
+    PyObject *tuple = PyTuple_New(n);
+    for (Py_ssize_t i = 0; tuple != NULL && i < n; i++) {
+        int64_t len = bounds[i + 1] > bounds[i] ? bounds[i + 1] - bounds[i] : 0;
+        PyObject *piece = PyObject_CallMethod(t, "narrow", "(iLL)", dim, (long long)bounds[i], (long long)len);
+        if (piece == NULL) {
+            Py_CLEAR(tuple);
+            break;
+        }
+        PyTuple_SET_ITEM(tuple, i, piece);
+    }
+    return tuple;
+}
+
+static PyObject *split_sections(PyObject *t, int dim, int64_t sections)
+{
+    if (sections <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "number of sections must be larger than 0, got %lld", (long long)sections);
+        return NULL;
+    }
+    int64_t size = CT_TENSOR(t)->sizes[dim], *bounds = PyMem_Malloc(sizeof(int64_t) * (size_t)(sections + 1));
+    if (bounds == NULL) {
+        return PyErr_NoMemory();
+    }
+    bounds[0] = 0;
+    for (int64_t i = 0; i < sections; i++) { /* the first size % sections pieces take one more */
+        bounds[i + 1] = bounds[i] + size / sections + (i < size % sections ? 1 : 0);
+    }
+    PyObject *r = split_at(t, dim, bounds, (Py_ssize_t)sections);
+    PyMem_Free(bounds);
+    return r;
+}
+
+/* indices as split points (Python slice bounds: negative counts from the end, clamped) */
+static PyObject *split_indices(PyObject *t, int dim, const int64_t *indices, Py_ssize_t n)
+{
+    int64_t size = CT_TENSOR(t)->sizes[dim], *bounds = PyMem_Malloc(sizeof(int64_t) * (size_t)(n + 2));
+    if (bounds == NULL) {
+        return PyErr_NoMemory();
+    }
+    bounds[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t b = indices[i] < 0 ? indices[i] + size : indices[i];
+        bounds[i + 1] = b < 0 ? 0 : b > size ? size : b;
+    }
+    bounds[n + 1] = size;
+    /* piece i is [bound_i, bound_{i+1}): a split point before the previous one gives an empty
+     * piece, and the next piece starts at the earlier point itself (as PyTorch's slices) */
+    PyObject *r = split_at(t, dim, bounds, n + 1);
+    PyMem_Free(bounds);
+    return r;
+}
+
+/* tensor_split(input, indices_or_sections, dim) once input and dim are checked */
+static PyObject *tensor_split_impl(PyObject *t, PyObject *spec, int dim)
+{
+    if (is_int_arg(spec)) {
+        int64_t sections;
+        return ct_arg_int64(spec, &sections) < 0 ? NULL : split_sections(t, dim, sections);
+    }
+    if (spec != NULL && CtTensor_Check(spec)) {
+        CtTensorObject *s = CT_TENSOR(spec);
+        if (s->ndim > 1) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                         "one-dimensional tensor, but got a tensor with %d dims",
+                         s->ndim);
+            return NULL;
+        }
+        if (s->dtype != CT_I64) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "tensor_split expected tensor_indices_or_sections to have dtype of long, but got %s",
+                         ct_scalar_type_name(s->dtype));
+            return NULL;
+        }
+        CtTensorObject *h = host_long(s);
+        if (h == NULL) {
+            return NULL;
+        }
+        const int64_t *v = (const int64_t *)ct_data(h);
+        PyObject *r = s->ndim == 0 ? split_sections(t, dim, v[0]) : split_indices(t, dim, v, (Py_ssize_t)ct_numel(h));
+        Py_DECREF(h);
+        return r;
+    }
+    if (spec == NULL || (!PyList_Check(spec) && !PyTuple_Check(spec))) {
+        PyErr_Format(PyExc_TypeError,
+                     "tensor_split(): argument 'indices_or_sections' must be int, tuple of ints or Tensor, not %s",
+                     spec ? ct_type_name(spec) : "NoneType");
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(spec);
+    int64_t *indices = PyMem_Malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (indices == NULL) {
+        return PyErr_NoMemory();
+    }
+    PyObject *r = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (ct_arg_int64(PySequence_Fast_GET_ITEM(spec, i), &indices[i]) < 0) {
+            goto done;
+        }
+    }
+    r = split_indices(t, dim, indices, n);
+done:
+    PyMem_Free(indices);
+    return r;
+}
+
+static PyObject *tensor_tensor_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"indices_or_sections", "dim", NULL};
+    PyObject *a[2];
+    CtTensorObject *t = CT_TENSOR(self);
+    int64_t d = 0;
+    int dim = 0;
+    if (ct_parse_args("tensor_split", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    if (t->ndim == 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+        return NULL;
+    }
+    if (ct_arg_int64(a[1], &d) < 0 || ct_wrap_dim(d, t->ndim, &dim) < 0) {
+        return NULL;
+    }
+    return tensor_split_impl(self, a[0], dim);
+}
+
+/* hsplit / vsplit / dsplit: tensor_split along dim 1 (0 for a 1-d hsplit), 0, 2; an int must
+ * divide the dim evenly. */
+static PyObject *split_along(const char *name, int min_dims, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    static const char *const names[] = {"indices_or_sections", NULL};
+    PyObject *a[1];
+    CtTensorObject *t = CT_TENSOR(self);
+    if (ct_parse_args(name, args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    if (t->ndim < min_dims) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "torch.%s requires a tensor with at least %d dimension, but got a tensor with %d dimensions!",
+                     name, min_dims, t->ndim);
+        return NULL;
+    }
+    int dim = name[0] == 'v' ? 0 : name[0] == 'd' ? 2 : t->ndim == 1 ? 0 : 1;
+    if (is_int_arg(a[0])) {
+        int64_t sections;
+        if (ct_arg_int64(a[0], &sections) < 0) {
+            return NULL;
+        }
+        if (sections != 0 && t->sizes[dim] % sections != 0) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "torch.%s attempted to split along dimension %d, but the size of the dimension %lld is "
+                         "not divisible by the split_size %lld!",
+                         name, dim, (long long)t->sizes[dim], (long long)sections);
+            return NULL;
+        }
+    }
+    return tensor_split_impl(self, a[0], dim);
+}
+
+#define SPLIT_ALONG(name, min_dims)                                                                              \
+    static PyObject *tensor_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
+    {                                                                                                            \
+        return split_along(#name, min_dims, self, args, nargs, kwnames);                                         \
+    }
+SPLIT_ALONG(hsplit, 1)
+SPLIT_ALONG(vsplit, 2)
+SPLIT_ALONG(dsplit, 3)
+
+/* ============================================================================================
+ * ravel, type_as
+ * ============================================================================================ */
+
+/* ravel(): contiguous().view(-1) (a view when already contiguous) */
+static PyObject *tensor_ravel(PyObject *self, PyObject *unused)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r = TAKE(METH(METH(self, "contiguous", NULL), "view", "(i)", -1));
+    arena_free(arena);
+    return r;
+}
+
+/* type_as(other): self in other's dtype, on other's device */
+static PyObject *tensor_type_as(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"other", NULL};
+    PyObject *a[1];
+    CtTensorObject *other;
+    if (ct_parse_args("type_as", args, nargs, kwnames, names, 1, a) < 0 ||
+        (other = tensor_arg(a[0], "type_as", "other", 1)) == NULL) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r = TAKE(METH(self, "to", "(OO)", ATTR(a[0], "device"), ct_dtype_object(other->dtype)));
+    arena_free(arena);
+    return r;
+}
+
+/* ============================================================================================
+ * diag_embed, diagflat, fill_diagonal_
+ * ============================================================================================ */
+
+/* diag_embed's arguments: offset and the two dims (wrapped for input.ndim + 1 dims). 0 or -1. */
+static int diag_embed_args(CtTensorObject *t, PyObject *const *a, int64_t *offset, int *d1, int *d2)
+{
+    int64_t dim1 = -2, dim2 = -1;
+    *offset = 0;
+    if (ct_arg_int64(a[0], offset) < 0 || ct_arg_int64(a[1], &dim1) < 0 || ct_arg_int64(a[2], &dim2) < 0 ||
+        ct_wrap_dim(dim1, t->ndim + 1, d1) < 0 || ct_wrap_dim(dim2, t->ndim + 1, d2) < 0) {
+        return -1;
+    }
+    if (*d1 == *d2) {
+        PyErr_Format(PyExc_RuntimeError, "diagonal dimensions cannot be identical %lld, %lld", (long long)dim1,
+                     (long long)dim2);
+        return -1;
+    }
+    return 0;
+}
+
+/* zeros with input's last dim laid on the diagonal (offset) of dims d1, d2. Runs with grad mode
+ * off (its formula records DiagEmbedBackward0). */
+static PyObject *diag_embed_impl(CtTensorObject *t, int64_t offset, int d1, int d2)
+{
+    int nd = t->ndim + 1;
+    if (t->ndim == 0 || nd > CT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "diag_embed: expected a tensor of 1 to %d dims, got %d", CT_MAX_DIMS - 1,
+                     t->ndim);
+        return NULL;
+    }
+    int64_t n = t->sizes[t->ndim - 1] + (offset < 0 ? -offset : offset), sizes[CT_MAX_DIMS];
+    for (int i = 0, k = 0; i < nd; i++) {
+        sizes[i] = (i == d1 || i == d2) ? n : t->sizes[k++];
+    }
+    CtTensorObject *z = ct_zeros(nd, sizes, t->dtype, ct_device_of(t));
+    if (z == NULL) {
+        return NULL;
+    }
+    PyObject *view = PyObject_CallMethod((PyObject *)z, "diagonal", "(Lii)", (long long)offset, d1, d2);
+    PyObject *r = view ? PyObject_CallMethod(view, "copy_", "(O)", (PyObject *)t) : NULL;
+    Py_XDECREF(view);
+    if (r == NULL) {
+        Py_DECREF(z);
+        return NULL;
+    }
+    Py_DECREF(r);
+    return (PyObject *)z;
+}
+
+static PyObject *tensor_diag_embed(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"offset", "dim1", "dim2", NULL};
+    PyObject *a[3];
+    int64_t offset;
+    int d1, d2;
+    CtTensorObject *t = CT_TENSOR(self);
+    if (ct_parse_args("diag_embed", args, nargs, kwnames, names, 0, a) < 0 || diag_embed_args(t, a, &offset, &d1, &d2) < 0) {
+        return NULL;
+    }
+    return diag_embed_impl(t, offset, d1, d2);
+}
+
+/* diagflat(offset=0): the flattened input on the offset diagonal of a square matrix */
+static PyObject *tensor_diagflat(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"offset", NULL};
+    PyObject *a[1];
+    int64_t offset = 0;
+    if (ct_parse_args("diagflat", args, nargs, kwnames, names, 0, a) < 0 || ct_arg_int64(a[0], &offset) < 0) {
+        return NULL;
+    }
+    PyObject *flat = PyObject_CallMethod(self, "reshape", "(i)", -1);
+    if (flat == NULL) {
+        return NULL;
+    }
+    PyObject *r = diag_embed_impl(CT_TENSOR(flat), offset, 0, 1);
+    Py_DECREF(flat);
+    return r;
+}
+
+/* fill_diagonal_(fill_value, wrap=False): self[i, i, ...] = fill_value in place; with wrap, a
+ * tall matrix's diagonal starts again every cols + 1 rows (NumPy's fill_diagonal). Written
+ * through recorded diagonal views, so autograd gives self a CopySlices node. */
+static PyObject *tensor_fill_diagonal_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"fill_value", "wrap", NULL};
+    PyObject *a[2];
+    bool wrap = false;
+    CtTensorObject *t = CT_TENSOR(self);
+    if (ct_parse_args("fill_diagonal_", args, nargs, kwnames, names, 1, a) < 0 || ct_arg_bool(a[1], &wrap) < 0) {
+        return NULL;
+    }
+    if (t->ndim < 2) {
+        PyErr_SetString(PyExc_RuntimeError, "dimensions must larger than 1");
+        return NULL;
+    }
+    for (int i = 1; t->ndim > 2 && i < t->ndim; i++) {
+        if (t->sizes[i] != t->sizes[0]) {
+            PyErr_SetString(PyExc_RuntimeError, "all dimensions of input must be of equal length");
+            return NULL;
+        }
+    }
+    int64_t rows = t->sizes[0], cols = t->sizes[1];
+    int64_t period = (wrap && t->ndim == 2 && rows > cols + 1) ? cols + 1 : rows;
+    for (int64_t start = 0; start < rows; start += period) {
+        int64_t len = rows - start < cols ? rows - start : cols;
+        PyObject *v = PyObject_CallMethod(self, "narrow", "(iLL)", 0, (long long)start, (long long)len);
+        while (v != NULL && CT_TENSOR(v)->ndim > 1) {
+            Py_SETREF(v, PyObject_CallMethod(v, "diagonal", "(iii)", 0, 0, -1));
+        }
+        Py_XSETREF(v, v ? PyObject_CallMethod(v, "fill_", "(O)", a[0]) : NULL);
+        if (v == NULL) {
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return Py_NewRef(self);
+}
+
+/* ============================================================================================
+ * unravel_index
+ * ============================================================================================ */
+
+/* unravel_index(indices, shape): the coordinates of flat indices in shape (int64, floored like
+ * Python's divmod, so -1 is the last element) */
+static PyObject *py_unravel_index(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"indices", "shape", NULL};
+    PyObject *a[2];
+    CtTensorObject *t;
+    if (ct_parse_args("unravel_index", args, nargs, kwnames, names, 2, a) < 0 ||
+        (t = tensor_arg(a[0], "unravel_index", "indices", 1)) == NULL) {
+        return NULL;
+    }
+    if (ct_is_floating(t->dtype) || t->dtype == CT_BOOL) {
+        PyObject *d = ct_dtype_object(t->dtype);
+        PyErr_Format(PyExc_TypeError, "expected 'indices' to be integer dtype, but got %R", d);
+        return NULL;
+    }
+    int64_t shape[CT_MAX_DIMS];
+    int n;
+    if (is_int_arg(a[1])) {
+        n = 1;
+        if (ct_arg_int64(a[1], &shape[0]) < 0) {
+            return NULL;
+        }
+    } else if ((n = ct_parse_size_seq(a[1], shape, true)) < 0) {
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (shape[i] < 0) {
+            PyObject *tuple = ct_size_object(n, shape), *plain = tuple ? PySequence_Tuple(tuple) : NULL;
+            if (plain != NULL) {
+                PyErr_Format(PyExc_ValueError, "'shape' cannot have negative values, but got %R", plain);
+            }
+            Py_XDECREF(tuple);
+            Py_XDECREF(plain);
+            return NULL;
+        }
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *idx = METH(a[0], "to", "(O)", ct_dtype_object(CT_I64));
+    PyObject *result = PyTuple_New(n);
+    int64_t stride = 1;
+    for (int i = n - 1; result != NULL && i >= 0; i--) {
+        PyObject *q = stride == 1 ? idx : METH(idx, "floor_divide", "(L)", (long long)stride);
+        PyObject *c = shape[i] == 0 ? q : METH(q, "remainder", "(L)", (long long)shape[i]);
+        PyObject *owned = TAKE(c);
+        if (owned == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyTuple_SET_ITEM(result, i, owned);
+        stride *= shape[i];
+    }
+    arena_free(arena);
+    return result;
+}
+
+/* ============================================================================================
+ * backward formulas (ops_more.h)
+ * ============================================================================================ */
+#define META(i) (&n->meta[(i)])
+#define ARG(i) (n->args[(i)] != NULL && n->args[(i)] != Py_None ? n->args[(i)] : NULL)
+
+/* unfold(dimension, size, step): the windows' gradients summed back into their positions with
+ * one index_add over the (window, element) pairs, in order. */
+int ct_more_bw_unfold(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    const CtTensorMeta *m = META(0);
+    long long d = PyLong_AsLongLong(ARG(1)), size = PyLong_AsLongLong(ARG(2)), step = PyLong_AsLongLong(ARG(3));
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r;
+    if (m->ndim == 0) {
+        r = METH(METH(g[0], "sum", NULL), "reshape", "(O)", KEEP(PyTuple_New(0)));
+    } else {
+        int dim = (int)(d < 0 ? d + m->ndim : d);
+        int64_t windows = CT_TENSOR(g[0])->sizes[dim], *idx = PyMem_Malloc(sizeof(int64_t) * (size_t)(windows * size + 1));
+        if (idx == NULL) {
+            arena_free(arena);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (int64_t w = 0; w < windows; w++) {
+            for (int64_t k = 0; k < size; k++) {
+                idx[w * size + k] = w * step + k;
+            }
+        }
+        PyObject *index = KEEP(long_tensor(idx, windows * size, ct_device_of(CT_TENSOR(g[0]))));
+        PyMem_Free(idx);
+        PyObject *gm = METH(METH(g[0], "movedim", "(ii)", -1, dim + 1), "flatten", "(ii)", dim, dim + 1);
+        PyObject *z = KEEP((PyObject *)ct_zeros(m->ndim, m->sizes, CT_TENSOR(g[0])->dtype, ct_device_of(CT_TENSOR(g[0]))));
+        r = METH(z, "index_add", "(iOO)", dim, index, gm);
+    }
+    gi[0] = TAKE(r);
+    arena_free(arena);
+    return gi[0] ? 0 : -1;
+}
+
+/* transpose_ / swapaxes_ / swapdims_ / t_ / squeeze_ / unsqueeze_: the gradient in self's shape
+ * before the op. The node's saved meta is self after it, so squeeze_ / unsqueeze_ (flagged
+ * CT_F_CLONE_SELF) read the old shape from the saved copy of self; no fit to the meta. */
+int ct_more_bw_inplace_view(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    const char *op = n->formula->op;
+    if (op[0] == 't' && op[1] == '_') {
+        gi[0] = PyObject_CallMethod(g[0], "t", NULL);
+    } else if (strncmp(op, "squeeze_", 8) == 0 || strncmp(op, "unsqueeze_", 10) == 0) {
+        CtTensorObject *before = ct_node_tensor(n, 0);
+        PyObject *shape = before ? ct_size_object(before->ndim, before->sizes) : NULL;
+        gi[0] = shape ? PyObject_CallMethod(g[0], "reshape", "(O)", shape) : NULL;
+        Py_XDECREF(shape);
+    } else {
+        gi[0] = PyObject_CallMethod(g[0], "transpose", "(OO)", ARG(1), ARG(2));
+    }
+    return gi[0] ? 0 : -1;
+}
+
+/* diag_embed(offset, dim1, dim2): the gradient's diagonal */
+int ct_more_bw_diag_embed(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    int64_t offset = 0, dim1 = -2, dim2 = -1;
+    if (ct_arg_int64(ARG(1), &offset) < 0 || ct_arg_int64(ARG(2), &dim1) < 0 || ct_arg_int64(ARG(3), &dim2) < 0) {
+        return -1;
+    }
+    gi[0] = PyObject_CallMethod(g[0], "diagonal", "(LLL)", (long long)offset, (long long)dim1, (long long)dim2);
+    return gi[0] ? 0 : -1;
+}
+
+/* diagflat(offset): the gradient's diagonal in input's shape */
+int ct_more_bw_diagflat(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    int64_t offset = 0;
+    if (ct_arg_int64(ARG(1), &offset) < 0) {
+        return -1;
+    }
+    PyObject *shape = ct_size_object(META(0)->ndim, META(0)->sizes);
+    PyObject *d = shape ? PyObject_CallMethod(g[0], "diagonal", "(L)", (long long)offset) : NULL;
+    gi[0] = d ? PyObject_CallMethod(d, "reshape", "(O)", shape) : NULL;
+    Py_XDECREF(d);
+    Py_XDECREF(shape);
+    return gi[0] ? 0 : -1;
+}
+
+/* ============================================================================================
+ * tables
+ * ============================================================================================ */
+CT_FUNCTION_FROM_METHOD(tensor_split, tensor_tensor_split)
+CT_FUNCTION_FROM_METHOD(hsplit, tensor_hsplit)
+CT_FUNCTION_FROM_METHOD(vsplit, tensor_vsplit)
+CT_FUNCTION_FROM_METHOD(dsplit, tensor_dsplit)
+CT_FUNCTION_FROM_NOARGS_METHOD(ravel, tensor_ravel)
+CT_FUNCTION_FROM_METHOD(diag_embed, tensor_diag_embed)
+CT_FUNCTION_FROM_METHOD(diagflat, tensor_diagflat)
+
+#define CT_M(name, doc) {#name, CT_FASTCALL(tensor_##name), CT_METH_FK, doc}
+PyMethodDef ct_more_tensor_methods[] = {
+    CT_M(repeat_interleave, "repeat_interleave(repeats, dim=None, *, output_size=None)"),
+    CT_M(tensor_split, "tensor_split(indices_or_sections, dim=0): views split into sections or at indices"),
+    CT_M(hsplit, "hsplit(indices_or_sections): tensor_split along dim 1 (0 for 1-d)"),
+    CT_M(vsplit, "vsplit(indices_or_sections): tensor_split along dim 0"),
+    CT_M(dsplit, "dsplit(indices_or_sections): tensor_split along dim 2"),
+    {"ravel", tensor_ravel, METH_NOARGS, "ravel(): contiguous flattened (a view when possible)"},
+    CT_M(type_as, "type_as(other): self in other's dtype and device"),
+    CT_M(diag_embed, "diag_embed(offset=0, dim1=-2, dim2=-1): the last dim on diagonals of new dims"),
+    CT_M(diagflat, "diagflat(offset=0): the flattened input on a diagonal of a square matrix"),
+    CT_M(fill_diagonal_, "fill_diagonal_(fill_value, wrap=False): fills the main diagonal in place"),
+    {NULL},
+};
+
+#define CT_FN(name, doc) {#name, CT_FASTCALL(function_##name), CT_METH_FK, doc}
+PyMethodDef ct_more_module_methods[] = {
+    {"repeat_interleave", CT_FASTCALL(py_repeat_interleave), CT_METH_FK,
+     "repeat_interleave(input, repeats, dim=None, *, output_size=None) or repeat_interleave(repeats)"},
+    CT_FN(tensor_split, "tensor_split(input, indices_or_sections, dim=0)"),
+    CT_FN(hsplit, "hsplit(input, indices_or_sections)"),
+    CT_FN(vsplit, "vsplit(input, indices_or_sections)"),
+    CT_FN(dsplit, "dsplit(input, indices_or_sections)"),
+    CT_FN(ravel, "ravel(input)"),
+    CT_FN(diag_embed, "diag_embed(input, offset=0, dim1=-2, dim2=-1)"),
+    CT_FN(diagflat, "diagflat(input, offset=0)"),
+    {"unravel_index", CT_FASTCALL(py_unravel_index), CT_METH_FK, "unravel_index(indices, shape) -> tuple of Tensors"},
+    {NULL},
+};
+
+PyType_Slot ct_more_tensor_slots[] = {{0, NULL}};

@@ -1,0 +1,14 @@
+/* ops_more.h: the backward formulas of ops_more.c's ops that PyTorch gives a node of their own
+ * (UnfoldBackward0, DiagEmbedBackward0 for diag_embed / diagflat); autograd_formulas.c lists
+ * them in its table. */
+#ifndef CTORCH_OPS_MORE_H
+#define CTORCH_OPS_MORE_H
+
+#include "autograd.h"
+
+int ct_more_bw_unfold(CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_more_bw_inplace_view(CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_more_bw_diag_embed(CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_more_bw_diagflat(CtNodeObject *n, PyObject *const *g, PyObject **gi);
+
+#endif /* CTORCH_OPS_MORE_H */
