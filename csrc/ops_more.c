@@ -2,8 +2,8 @@
  * ctorch's recording ops (so they run on every device and autograd records their parts):
  *
  *   repeat_interleave, tensor_split / hsplit / vsplit / dsplit, ravel, type_as, fill_diagonal_,
- *   unravel_index, and diag_embed / diagflat, which PyTorch gives a node of their own
- *   (DiagEmbedBackward0): those are listed in autograd_formulas.c's table, with their formulas
+ *   unravel_index, ldexp, and diag_embed / diagflat, mvlgamma, frexp, which PyTorch gives a node
+ *   of their own (DiagEmbedBackward0, MvlgammaBackward0, FrexpBackward0): those are listed in autograd_formulas.c's table, with their formulas
  *   (and unfold's, whose view lives in views.c) at the end of this file (ops_more.h).
  *
  * Each op checks its arguments with PyTorch's messages first, then builds its result. */
@@ -13,8 +13,11 @@
 #include "creation.h"
 #include "device.h"
 #include "dtype.h"
+#include "elementwise.h"
+#include "reduce.h" /* ct_frexp_result */
 #include "registry.h"
 #include "tensor.h"
+#include <math.h>
 #include <string.h>
 
 /* --- helpers ------------------------------------------------------------------------------------ */
@@ -621,6 +624,161 @@ static PyObject *py_unravel_index(PyObject *m, PyObject *const *args, Py_ssize_t
 }
 
 /* ============================================================================================
+ * mvlgamma, ldexp, frexp
+ * ============================================================================================ */
+
+/* x[..., None] - [0, 1/2, ..., (p-1)/2] in x's float dtype (int inputs: the default float), owned
+ * by the arena */
+static PyObject *mvlgamma_shifts(CtArena *arena, PyObject *x, int64_t p)
+{
+    PyObject *xf = MUL(x, NUM(1.0));
+    int64_t *steps = PyMem_Malloc(sizeof(int64_t) * (size_t)p);
+    if (steps == NULL) {
+        arena->failed = true;
+        return PyErr_NoMemory();
+    }
+    for (int64_t i = 0; i < p; i++) {
+        steps[i] = i;
+    }
+    PyObject *ar = KEEP(long_tensor(steps, p, ct_device_of(CT_TENSOR(x))));
+    PyMem_Free(steps);
+    PyObject *halves = DIV(METH(ar, "to", "(O)", ATTR(xf, "dtype")), NUM(2.0));
+    return SUB(METH(xf, "unsqueeze", "(i)", -1), halves);
+}
+
+/* mvlgamma(p): sum_i lgamma(x - i/2) + p (p - 1) / 4 log(pi), every x > (p - 1) / 2. Runs with grad
+ * mode off (its formula records MvlgammaBackward0). */
+static PyObject *mvlgamma_impl(PyObject *x, PyObject *p_obj, const char *fname)
+{
+    int64_t p;
+    if (ct_int_arg(fname, "p", 1, p_obj, &p) < 0) {
+        return NULL;
+    }
+    if (p < 1) {
+        PyErr_SetString(PyExc_RuntimeError, "p has to be greater than or equal to 1");
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r = NULL, *ok = METH(CMP(x, NUM((double)(p - 1) / 2.0), Py_GT), "all", NULL);
+    int truth = ok ? PyObject_IsTrue(ok) : -1;
+    if (truth == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "All elements must be greater than (p-1)/2");
+    }
+    if (truth == 1) {
+        PyObject *terms = METH(mvlgamma_shifts(arena, x, p), "lgamma", NULL);
+        r = TAKE(ADD(METH(terms, "sum", "(i)", -1), NUM((double)(p * (p - 1)) / 4.0 * log(3.14159265358979323846))));
+    }
+    arena_free(arena);
+    return r;
+}
+
+static PyObject *tensor_mvlgamma(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"p", NULL};
+    PyObject *a[1];
+    return ct_parse_args("mvlgamma", args, nargs, kwnames, names, 1, a) < 0 ? NULL : mvlgamma_impl(self, a[0], "mvlgamma");
+}
+
+/* mvlgamma_(p): the result written over self (which must hold it: a float tensor) */
+static PyObject *tensor_mvlgamma_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"p", NULL};
+    PyObject *a[1];
+    CtTensorObject *t = CT_TENSOR(self);
+    if (ct_parse_args("mvlgamma_", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    if (!ct_is_floating(t->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "result type Float can't be cast to the desired output type %s",
+                     ct_scalar_type_name(t->dtype));
+        return NULL;
+    }
+    PyObject *r = mvlgamma_impl(self, a[0], "mvlgamma_");
+    if (r == NULL) {
+        return NULL;
+    }
+    int rc = ct_copy_(t, CT_TENSOR(r));
+    Py_DECREF(r);
+    if (rc < 0) {
+        return NULL;
+    }
+    ct_bump_version(t);
+    return Py_NewRef(self);
+}
+
+/* ldexp(other[, out]): self * 2 ** other, composed of the recording pow and mul (MulBackward0, as
+ * PyTorch's composite); in place: self.mul_(2 ** other) */
+static PyObject *ldexp_impl(const char *fname, PyObject *self, PyObject *other, PyObject *out, bool inplace)
+{
+    if (tensor_arg(other, fname, "other", 2) == NULL) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *scale = FN("pow", "(dO)", 2.0, other), *r = NULL;
+    if (inplace) {
+        r = TAKE(METH(self, "mul_", "(O)", scale));
+    } else if (out != NULL && out != Py_None) {
+        PyObject *kw = KEEP(Py_BuildValue("{sO}", "out", out));
+        PyObject *mul = kw ? KEEP(PyObject_GetAttrString(self, "mul")) : NULL;
+        PyObject *call_args = scale && mul ? KEEP(PyTuple_Pack(1, scale)) : NULL;
+        r = call_args ? PyObject_Call(mul, call_args, kw) : NULL;
+    } else {
+        r = TAKE(METH(self, "mul", "(O)", scale));
+    }
+    arena_free(arena);
+    return r;
+}
+
+static PyObject *py_ldexp(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "other", "*out", NULL};
+    PyObject *a[3];
+    if (ct_parse_args("ldexp", args, nargs, kwnames, names, 2, a) < 0 || tensor_arg(a[0], "ldexp", "input", 1) == NULL) {
+        return NULL;
+    }
+    return ldexp_impl("ldexp", a[0], a[1], a[2], false);
+}
+
+static PyObject *py_ldexp_(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "other", NULL};
+    PyObject *a[2];
+    if (ct_parse_args("ldexp_", args, nargs, kwnames, names, 2, a) < 0 || tensor_arg(a[0], "ldexp_", "input", 1) == NULL) {
+        return NULL;
+    }
+    return ldexp_impl("ldexp_", a[0], a[1], NULL, true);
+}
+
+static PyObject *tensor_ldexp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"other", NULL};
+    PyObject *a[1];
+    return ct_parse_args("ldexp", args, nargs, kwnames, names, 1, a) < 0 ? NULL : ldexp_impl("ldexp", self, a[0], NULL, false);
+}
+
+static PyObject *tensor_ldexp_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"other", NULL};
+    PyObject *a[1];
+    return ct_parse_args("ldexp_", args, nargs, kwnames, names, 1, a) < 0 ? NULL : ldexp_impl("ldexp_", self, a[0], NULL, true);
+}
+
+/* frexp(): (mantissa in [0.5, 1) with input's sign, int32 exponent), input = mantissa * 2 ** exponent */
+static PyObject *tensor_frexp(PyObject *self, PyObject *unused)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (!ct_is_floating(t->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError, "torch.frexp() only supports floating-point dtypes");
+        return NULL;
+    }
+    CtTensorObject *mantissa = ct_unary(CT_EW_FREXP_MANTISSA, t);
+    CtTensorObject *e = mantissa ? ct_unary(CT_EW_FREXP_EXPONENT, t) : NULL;
+    CtTensorObject *exponent = e ? ct_to(e, CT_I32, ct_device_of(e), false) : NULL;
+    Py_XDECREF(e);
+    return ct_frexp_result(mantissa, exponent);
+}
+
+/* ============================================================================================
  * backward formulas (ops_more.h)
  * ============================================================================================ */
 #define META(i) (&n->meta[(i)])
@@ -708,6 +866,38 @@ int ct_more_bw_diagflat(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return gi[0] ? 0 : -1;
 }
 
+/* mvlgamma(p): g * sum_i digamma(x - i/2) */
+int ct_more_bw_mvlgamma(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    int64_t p = 1;
+    if (x == NULL || ct_arg_int64(ARG(1), &p) < 0) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *local = METH(METH(mvlgamma_shifts(arena, x, p), "digamma", NULL), "sum", "(i)", -1);
+    gi[0] = TAKE(MUL(g[0], local));
+    arena_free(arena);
+    return gi[0] ? 0 : -1;
+}
+
+/* frexp: the mantissa's gradient divided by 2 ** exponent (the exponent has none) */
+int ct_more_bw_frexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtTensorObject *exponent = ct_node_output(n, 1);
+    if (exponent == NULL) {
+        return -1;
+    }
+    if (g[0] == NULL || g[0] == Py_None) {
+        gi[0] = (PyObject *)ct_zeros(META(0)->ndim, META(0)->sizes, META(0)->dtype, META(0)->device);
+        return gi[0] ? 0 : -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    gi[0] = TAKE(DIV(g[0], METH((PyObject *)exponent, "exp2", NULL)));
+    arena_free(arena);
+    return gi[0] ? 0 : -1;
+}
+
 /* ============================================================================================
  * tables
  * ============================================================================================ */
@@ -718,6 +908,8 @@ CT_FUNCTION_FROM_METHOD(dsplit, tensor_dsplit)
 CT_FUNCTION_FROM_NOARGS_METHOD(ravel, tensor_ravel)
 CT_FUNCTION_FROM_METHOD(diag_embed, tensor_diag_embed)
 CT_FUNCTION_FROM_METHOD(diagflat, tensor_diagflat)
+CT_FUNCTION_FROM_METHOD(mvlgamma, tensor_mvlgamma)
+CT_FUNCTION_FROM_NOARGS_METHOD(frexp, tensor_frexp)
 
 #define CT_M(name, doc) {#name, CT_FASTCALL(tensor_##name), CT_METH_FK, doc}
 PyMethodDef ct_more_tensor_methods[] = {
@@ -731,6 +923,11 @@ PyMethodDef ct_more_tensor_methods[] = {
     CT_M(diag_embed, "diag_embed(offset=0, dim1=-2, dim2=-1): the last dim on diagonals of new dims"),
     CT_M(diagflat, "diagflat(offset=0): the flattened input on a diagonal of a square matrix"),
     CT_M(fill_diagonal_, "fill_diagonal_(fill_value, wrap=False): fills the main diagonal in place"),
+    CT_M(mvlgamma, "mvlgamma(p): multivariate log-gamma of dimension p"),
+    CT_M(mvlgamma_, "mvlgamma_(p): in place"),
+    CT_M(ldexp, "ldexp(other): self * 2 ** other"),
+    CT_M(ldexp_, "ldexp_(other): in place"),
+    {"frexp", tensor_frexp, METH_NOARGS, "frexp() -> (mantissa, exponent)"},
     {NULL},
 };
 
@@ -746,6 +943,10 @@ PyMethodDef ct_more_module_methods[] = {
     CT_FN(diag_embed, "diag_embed(input, offset=0, dim1=-2, dim2=-1)"),
     CT_FN(diagflat, "diagflat(input, offset=0)"),
     {"unravel_index", CT_FASTCALL(py_unravel_index), CT_METH_FK, "unravel_index(indices, shape) -> tuple of Tensors"},
+    CT_FN(mvlgamma, "mvlgamma(input, p)"),
+    {"ldexp", CT_FASTCALL(py_ldexp), CT_METH_FK, "ldexp(input, other, *, out=None): input * 2 ** other"},
+    {"ldexp_", CT_FASTCALL(py_ldexp_), CT_METH_FK, "ldexp_(input, other): in place"},
+    CT_FN(frexp, "frexp(input) -> (mantissa, exponent)"),
     {NULL},
 };
 
