@@ -717,11 +717,10 @@ static PyObject *ldexp_impl(const char *fname, PyObject *self, PyObject *other, 
     PyObject *scale = FN("pow", "(dO)", 2.0, other), *r = NULL;
     if (inplace) {
         r = TAKE(METH(self, "mul_", "(O)", scale));
-    } else if (out != NULL && out != Py_None) {
-        PyObject *kw = KEEP(Py_BuildValue("{sO}", "out", out));
-        PyObject *mul = kw ? KEEP(PyObject_GetAttrString(self, "mul")) : NULL;
-        PyObject *call_args = scale && mul ? KEEP(PyTuple_Pack(1, scale)) : NULL;
-        r = call_args ? PyObject_Call(mul, call_args, kw) : NULL;
+    } else if (out != NULL && out != Py_None) { /* torch.mul(self, scale, out=out) */
+        PyObject *kwnames = KEEP(Py_BuildValue("(s)", "out"));
+        PyObject *argv[3] = {self, scale, out};
+        r = scale && kwnames ? ct_op("mul", argv, 2, kwnames) : NULL;
     } else {
         r = TAKE(METH(self, "mul", "(O)", scale));
     }
