@@ -2,7 +2,8 @@
  * ctorch's recording ops (so they run on every device and autograd records their parts):
  *
  *   repeat_interleave, tensor_split / hsplit / vsplit / dsplit, ravel, type_as, fill_diagonal_,
- *   unravel_index, ldexp, and diag_embed / diagflat, mvlgamma, frexp, which PyTorch gives a node
+ *   unravel_index, ldexp, trapezoid / trapz / cumulative_trapezoid, the window functions (hann,
+ *   hamming, blackman, bartlett, kaiser: host-computed in double like tril_indices), and diag_embed / diagflat, mvlgamma, frexp, which PyTorch gives a node
  *   of their own (DiagEmbedBackward0, MvlgammaBackward0, FrexpBackward0): those are listed in autograd_formulas.c's table, with their formulas
  *   (and unfold's, whose view lives in views.c) at the end of this file (ops_more.h).
  *
@@ -14,7 +15,8 @@
 #include "device.h"
 #include "dtype.h"
 #include "elementwise.h"
-#include "reduce.h" /* ct_frexp_result */
+#include "reduce.h"      /* ct_frexp_result */
+#include "scalar_math.h" /* ct_sm_bessel_i: kaiser_window */
 #include "registry.h"
 #include "tensor.h"
 #include <math.h>
@@ -778,6 +780,185 @@ static PyObject *tensor_frexp(PyObject *self, PyObject *unused)
 }
 
 /* ============================================================================================
+ * trapezoid, trapz, cumulative_trapezoid
+ * ============================================================================================ */
+
+/* The trapezoid rule along dim: sum (or cumsum) of dx (y[i] + y[i+1]) / 2, dx the spacing
+ * (a number) or x's differences (x 1-d along dim, or shaped like y). Composed of recording ops. */
+static PyObject *trapezoid_impl(const char *fname, PyObject *y, PyObject *x, PyObject *dx_obj, PyObject *dim_obj,
+                                bool cumulative)
+{
+    CtTensorObject *yt = tensor_arg(y, fname, "y", 1);
+    int64_t d = -1;
+    int dim;
+    double dx = 1.0;
+    if (yt == NULL || ct_arg_int64(dim_obj, &d) < 0 || ct_wrap_dim(d, yt->ndim, &dim) < 0 ||
+        ct_arg_double(dx_obj, &dx) < 0) {
+        return NULL;
+    }
+    CtTensorObject *xt = NULL;
+    if (x != NULL && x != Py_None && (xt = tensor_arg(x, fname, "x", 2)) == NULL) {
+        return NULL;
+    }
+    int64_t n = yt->ndim == 0 ? 1 : yt->sizes[dim];
+    if (xt != NULL && xt->ndim == 1 && xt->sizes[0] != n) {
+        PyErr_Format(PyExc_RuntimeError, "%s: There must be one `x` value for each sample point", fname);
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r;
+    if (n == 0) { /* no intervals: zeros of the reduced shape (an empty cumulative result) */
+        r = cumulative ? MUL(y, NUM(0.0)) : MUL(METH(y, "sum", "(i)", dim), NUM(0.0));
+        goto done;
+    }
+    PyObject *pair = ADD(METH(y, "narrow", "(iLL)", dim, 0LL, (long long)(n - 1)),
+                         METH(y, "narrow", "(iLL)", dim, 1LL, (long long)(n - 1))); /* y[i] + y[i+1] */
+    if (xt == NULL && !cumulative) { /* (sum(y) - (y[0] + y[-1]) / 2) dx, as PyTorch */
+        PyObject *ends = ADD(METH(y, "select", "(ii)", dim, 0), METH(y, "select", "(ii)", dim, -1));
+        r = MUL(SUB(METH(y, "sum", "(i)", dim), MUL(ends, NUM(0.5))), NUM(dx));
+        goto done;
+    }
+    PyObject *area;
+    if (xt == NULL) {
+        area = MUL(pair, NUM(dx / 2.0));
+    } else {
+        PyObject *spacing = METH(x, "diff", "(ii)", 1, xt->ndim == 1 ? 0 : dim);
+        if (xt->ndim == 1 && yt->ndim > 1) { /* along dim: (1, ..., n - 1, ..., 1) */
+            PyObject *shape = KEEP(PyTuple_New(yt->ndim));
+            for (int i = 0; shape != NULL && i < yt->ndim; i++) {
+                PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong(i == dim ? n - 1 : 1));
+            }
+            spacing = METH(spacing, "reshape", "(O)", shape);
+        }
+        area = DIV(MUL(spacing, pair), NUM(2.0));
+    }
+    r = cumulative ? METH(area, "cumsum", "(i)", dim) : METH(area, "sum", "(i)", dim);
+done:
+    r = TAKE(r);
+    arena_free(arena);
+    return r;
+}
+
+/* trapezoid(y, x=None, *, dx=None, dim=-1) */
+static PyObject *py_trapezoid(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"y", "x", "*dx", "*dim", NULL};
+    PyObject *a[4];
+    return ct_parse_args("trapezoid", args, nargs, kwnames, names, 1, a) < 0
+               ? NULL
+               : trapezoid_impl("trapezoid", a[0], a[1], a[2], a[3], false);
+}
+
+/* trapz(y, x, *, dim=-1) or trapz(y, *, dx=1, dim=-1) */
+static PyObject *py_trapz(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"y", "x", "*dx", "*dim", NULL};
+    PyObject *a[4];
+    return ct_parse_args("trapz", args, nargs, kwnames, names, 1, a) < 0
+               ? NULL
+               : trapezoid_impl("trapz", a[0], a[1], a[2], a[3], false);
+}
+
+/* cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) */
+static PyObject *py_cumulative_trapezoid(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"y", "x", "*dx", "*dim", NULL};
+    PyObject *a[4];
+    return ct_parse_args("cumulative_trapezoid", args, nargs, kwnames, names, 1, a) < 0
+               ? NULL
+               : trapezoid_impl("cumulative_trapezoid", a[0], a[1], a[2], a[3], true);
+}
+
+/* ============================================================================================
+ * window functions
+ * ============================================================================================ */
+enum { WIN_HANN, WIN_HAMMING, WIN_BLACKMAN, WIN_BARTLETT, WIN_KAISER };
+
+/* fname(window_length, periodic=True, [alpha, beta | beta,] *, dtype, layout, device,
+ * requires_grad): the window of length L computed in double on the host (a periodic window is
+ * the symmetric one of L + 1 points without its last), then cast and moved. */
+static PyObject *window(const char *fname, int kind, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names_hamming[] = {"window_length", "periodic", "alpha", "beta", "*dtype", "*layout",
+                                                "*device", "*pin_memory", "*requires_grad", NULL};
+    static const char *const names_kaiser[] = {"window_length", "periodic", "beta", "*dtype", "*layout", "*device",
+                                               "*pin_memory", "*requires_grad", NULL};
+    static const char *const names_plain[] = {"window_length", "periodic", "*dtype", "*layout", "*device",
+                                              "*pin_memory", "*requires_grad", NULL};
+    int nparams = kind == WIN_HAMMING ? 2 : kind == WIN_KAISER ? 1 : 0;
+    const char *const *names = kind == WIN_HAMMING ? names_hamming : kind == WIN_KAISER ? names_kaiser : names_plain;
+    PyObject *a[9] = {NULL};
+    int64_t length;
+    bool periodic = true;
+    double p0 = kind == WIN_HAMMING ? 0.54 : 12.0, p1 = 0.46;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 1, a) < 0 || ct_int_arg(fname, "window_length", 1, a[0], &length) < 0 ||
+        ct_arg_bool(a[1], &periodic) < 0 || (nparams > 0 && ct_arg_double(a[2], &p0) < 0) ||
+        (nparams > 1 && ct_arg_double(a[3], &p1) < 0)) {
+        return NULL;
+    }
+    PyObject *const *opts = a + 2 + nparams;
+    PyObject *kw[CT_FACTORY_NKW] = {NULL, opts[0], opts[1], opts[2], opts[3], opts[4], NULL};
+    CtFactoryOptions opt;
+    if (ct_factory_options(fname, kw, &opt) < 0) {
+        return NULL;
+    }
+    CtDType dtype = opt.has_dtype ? opt.dtype : ct_default_float_dtype;
+    if (!ct_is_floating(dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "%s expects floating point dtypes, got: %s", fname, ct_scalar_type_name(dtype));
+        return NULL;
+    }
+    if (length < 0) {
+        PyErr_Format(PyExc_RuntimeError, "%s requires non-negative window_length, got window_length=%lld", fname,
+                     (long long)length);
+        return NULL;
+    }
+    int64_t sizes[1] = {length};
+    CtTensorObject *host = ct_empty(1, sizes, CT_F64, ct_cpu());
+    if (host == NULL) {
+        return NULL;
+    }
+    double *w = (double *)ct_data(host), span = (double)(periodic ? length : length - 1); /* N - 1 */
+    for (int64_t i = 0; i < length; i++) {
+        double phase = span > 0 ? 2.0 * 3.14159265358979323846 * (double)i / span : 0.0;
+        switch (kind) {
+        case WIN_HANN:
+            w[i] = 0.5 - 0.5 * cos(phase);
+            break;
+        case WIN_HAMMING:
+            w[i] = p0 - p1 * cos(phase);
+            break;
+        case WIN_BLACKMAN:
+            w[i] = 0.42 - 0.5 * cos(phase) + 0.08 * cos(2.0 * phase);
+            break;
+        case WIN_BARTLETT:
+            w[i] = span > 0 ? 1.0 - fabs(2.0 * (double)i / span - 1.0) : 1.0;
+            break;
+        default: { /* kaiser: I0(beta sqrt(1 - (2i / (N - 1) - 1)^2)) / I0(beta) */
+            double t = span > 0 ? 2.0 * (double)i / span - 1.0 : 0.0;
+            w[i] = ct_sm_bessel_i(p0 * sqrt(fmax(0.0, 1.0 - t * t)), 0) / ct_sm_bessel_i(p0, 0);
+        }
+        }
+        if (length == 1) {
+            w[i] = 1.0;
+        }
+    }
+    CtTensorObject *t = ct_to(host, dtype, opt.has_device ? opt.device : ct_cpu(), false);
+    Py_DECREF(host);
+    return t == NULL ? NULL : ct_factory_finish(fname, t, &opt);
+}
+
+#define WINDOW(name, KIND)                                                                                   \
+    static PyObject *py_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)    \
+    {                                                                                                        \
+        return window(#name, KIND, args, nargs, kwnames);                                                    \
+    }
+WINDOW(hann_window, WIN_HANN)
+WINDOW(hamming_window, WIN_HAMMING)
+WINDOW(blackman_window, WIN_BLACKMAN)
+WINDOW(bartlett_window, WIN_BARTLETT)
+WINDOW(kaiser_window, WIN_KAISER)
+
+/* ============================================================================================
  * backward formulas (ops_more.h)
  * ============================================================================================ */
 #define META(i) (&n->meta[(i)])
@@ -946,6 +1127,19 @@ PyMethodDef ct_more_module_methods[] = {
     {"ldexp", CT_FASTCALL(py_ldexp), CT_METH_FK, "ldexp(input, other, *, out=None): input * 2 ** other"},
     {"ldexp_", CT_FASTCALL(py_ldexp_), CT_METH_FK, "ldexp_(input, other): in place"},
     CT_FN(frexp, "frexp(input) -> (mantissa, exponent)"),
+    {"trapezoid", CT_FASTCALL(py_trapezoid), CT_METH_FK, "trapezoid(y, x=None, *, dx=None, dim=-1)"},
+    {"trapz", CT_FASTCALL(py_trapz), CT_METH_FK, "trapz(y, x, *, dim=-1) or trapz(y, *, dx=1, dim=-1)"},
+    {"cumulative_trapezoid", CT_FASTCALL(py_cumulative_trapezoid), CT_METH_FK,
+     "cumulative_trapezoid(y, x=None, *, dx=None, dim=-1)"},
+    {"hann_window", CT_FASTCALL(py_hann_window), CT_METH_FK, "hann_window(window_length, periodic=True, *, dtype=None, device=None)"},
+    {"hamming_window", CT_FASTCALL(py_hamming_window), CT_METH_FK,
+     "hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, device=None)"},
+    {"blackman_window", CT_FASTCALL(py_blackman_window), CT_METH_FK,
+     "blackman_window(window_length, periodic=True, *, dtype=None, device=None)"},
+    {"bartlett_window", CT_FASTCALL(py_bartlett_window), CT_METH_FK,
+     "bartlett_window(window_length, periodic=True, *, dtype=None, device=None)"},
+    {"kaiser_window", CT_FASTCALL(py_kaiser_window), CT_METH_FK,
+     "kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device=None)"},
     {NULL},
 };
 

@@ -537,3 +537,68 @@ def test_frexp_ldexp_grad(device):
     k = ctorch.tensor([1, -2, 3], device=device)
     assert ctorch.ldexp(x, k).grad_fn.name() == "MulBackward0"
     assert gradcheck(lambda a: ctorch.ldexp(a, k), (x,))
+
+
+# --- trapezoid, trapz, cumulative_trapezoid ------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_trapezoid(device, dtype):
+    arr = np.array([[1.0, 2.0, 4.0, 7.0], [0.0, -1.0, 3.0, 2.0]])
+    y = make(arr.astype(dtype), device, dtype, transposed=True)
+    xs = np.array([0.0, 1.0, 3.0, 4.5])
+    ref = lambda a, x: ((np.diff(x) * (a[..., 1:] + a[..., :-1])) / 2).sum(-1)
+    cref = lambda a, x: np.cumsum((np.diff(x) * (a[..., 1:] + a[..., :-1])) / 2, -1)
+    assert_close(ctorch.trapezoid(y), ref(arr, np.arange(4.0)), dtype="float32")
+    assert_close(ctorch.trapezoid(y, dx=0.5), ref(arr, np.arange(4.0) * 0.5), dtype="float32")
+    assert_close(ctorch.trapz(y, ctorch.tensor(xs, device=device)), ref(arr, xs), dtype="float32")
+    assert_close(ctorch.trapezoid(y, ctorch.tensor(xs[:2], device=device), dim=0), ref(arr.T, xs[:2]), dtype="float32")
+    assert_close(ctorch.trapz(y, dx=2.0, dim=0), ref(arr.T, np.array([0.0, 2.0])), dtype="float32")
+    assert_close(ctorch.cumulative_trapezoid(y), cref(arr, np.arange(4.0)), dtype="float32")
+    xfull = ctorch.tensor(np.stack([xs, xs * 2]), device=device)
+    assert_close(ctorch.cumulative_trapezoid(y, xfull), cref(arr, np.stack([xs, xs * 2])), dtype="float32")
+    assert ctorch.trapezoid(ctorch.ones(0, device=device)).item() == 0.0
+    raises(RuntimeError, "trapezoid: There must be one `x` value for each sample point",
+           lambda: ctorch.trapezoid(y, ctorch.tensor([0.0, 1.0], device=device)))
+
+
+def test_trapezoid_grad(device):
+    y = leaf(np.arange(12.0).reshape(3, 4) / 5, device)
+    x = leaf([0.0, 0.5, 2.0, 2.5], device)
+    assert ctorch.cumulative_trapezoid(y).grad_fn.name() == "CumsumBackward0"
+    assert gradcheck(lambda a, b: ctorch.trapezoid(a, b), (y, x))
+    assert gradcheck(lambda a: ctorch.trapezoid(a, dx=0.3, dim=0), (y,))
+    assert gradcheck(lambda a, b: ctorch.cumulative_trapezoid(a, b), (y, x))
+
+
+# --- window functions ----------------------------------------------------------------------------------
+def np_window(kind, n, periodic, *params):
+    if n <= 1:
+        return np.ones(n)
+    m = n + 1 if periodic else n
+    fn = {"hann": np.hanning, "blackman": np.blackman, "bartlett": np.bartlett}
+    if kind in fn:
+        w = fn[kind](m)
+    elif kind == "hamming":
+        alpha, beta = params or (0.54, 0.46)
+        w = alpha - beta * np.cos(2 * np.pi * np.arange(m) / (m - 1))
+    else:
+        w = np.kaiser(m, params[0] if params else 12.0)
+    return w[:n]
+
+
+@pytest.mark.parametrize("kind", ["hann", "hamming", "blackman", "bartlett", "kaiser"])
+def test_windows(device, kind):
+    fn = getattr(ctorch, kind + "_window")
+    for n, periodic in [(0, True), (1, True), (5, True), (6, False), (8, True)]:
+        w = fn(n, periodic, device=device, dtype=ctorch.float64)
+        assert w.shape == (n,) and w.device.type == device
+        np.testing.assert_allclose(to_numpy(w), np_window(kind, n, periodic), rtol=1e-12, atol=1e-12)
+    assert fn(4).dtype == ctorch.float32 and fn(4, dtype=ctorch.float16).dtype == ctorch.float16
+    assert fn(3, requires_grad=True).requires_grad
+    if kind == "hamming":
+        np.testing.assert_allclose(to_numpy(fn(5, False, 0.5, 0.5, dtype=ctorch.float64)),
+                                   np_window(kind, 5, False, 0.5, 0.5), rtol=1e-12)
+    if kind == "kaiser":
+        np.testing.assert_allclose(to_numpy(fn(7, False, 3.5, dtype=ctorch.float64)), np.kaiser(7, 3.5), rtol=1e-12)
+    raises(RuntimeError, f"{kind}_window requires non-negative window_length, got window_length=-1", lambda: fn(-1))
+    with pytest.raises(RuntimeError, match="expects floating point dtypes"):
+        fn(4, dtype=ctorch.int64)
