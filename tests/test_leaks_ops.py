@@ -128,6 +128,24 @@ CASES = [
     ("instance_norm_dropout", _backward(lambda y: F.instance_norm(y[None]).sum() + F.dropout1d(y, 0.5).sum())),
     ("spatial_errors", _raises(lambda x: (F.interpolate(x[None], size=0) if x.sum() > 100 else
                                           F.conv_transpose2d(x[None, None], x[None, None], padding=9)), RuntimeError)),
+    # ops_more.c, views.c's unfold and in-place metadata ops, the special-function rows
+    ("more_views_backward", _backward(lambda y: y.unfold(1, 2, 2).sum() + y.clone().t_().sum()
+                                      + y.clone().unsqueeze_(0).squeeze_(0).sum() + torch.diag_embed(y).sum()
+                                      + y.repeat_interleave(torch.tensor([1, 0, 2, 1], device=y.device), dim=0).sum()
+                                      + sum(p.sum() for p in y.tensor_split([1, 3], 1)) + torch.diagflat(y[0]).sum()
+                                      + y.clone().fill_diagonal_(1.0).sum() + y.repeat_interleave(2).sum())),
+    ("more_special_backward", _backward(lambda y: torch.erfinv(y.tanh() * 0.5) + torch.lgamma(y.abs() + 1)
+                                        + torch.digamma(y.abs() + 1) + torch.polygamma(2, y.abs() + 1) + torch.i0(y)
+                                        + torch.sinc(y) + torch.logit(y.sigmoid(), 0.1) + torch.xlogy(y, y.abs() + 1)
+                                        + torch.mvlgamma(y.abs() + 3, 2) + torch.frexp(y)[0] + torch.deg2rad(y)
+                                        + torch.ldexp(y, torch.ones(6, dtype=torch.int64, device=y.device)))),
+    ("more_composites", lambda x: (torch.unravel_index((x.abs() * 3).long(), (2, 3)), torch.trapezoid(x, x[0]),
+                                   torch.cumulative_trapezoid(x, dx=0.5), torch.hann_window(5, device=x.device),
+                                   torch.kaiser_window(4, device=x.device), torch.hsplit(x, 2), x.ravel(),
+                                   x.type_as(x.float()), torch.gcd(x.long(), x.long() + 2), torch.heaviside(x, x))),
+    ("more_errors", _raises(lambda x: x.repeat_interleave(torch.tensor([1, 2], device=x.device), dim=0)
+                            if x.sum() > 100 else torch.mvlgamma(x, 3), RuntimeError)),
+    ("more_errors_split", _raises(lambda x: x.tensor_split(torch.tensor([[1]])), RuntimeError)),
 ]
 
 
