@@ -2,7 +2,8 @@
  * ctorch's recording ops (so they run on every device and autograd records their parts):
  *
  *   repeat_interleave, tensor_split / hsplit / vsplit / dsplit, ravel, type_as, fill_diagonal_,
- *   unravel_index, ldexp, trapezoid / trapz / cumulative_trapezoid, the window functions (hann,
+ *   unravel_index, ldexp, vander / linalg.vander, slice_scatter / select_scatter / diagonal_scatter
+ *   (nodes of their own: SliceScatterBackward0, ...), trapezoid / trapz / cumulative_trapezoid, the window functions (hann,
  *   hamming, blackman, bartlett, kaiser: host-computed in double like tril_indices), and diag_embed / diagflat, mvlgamma, frexp, which PyTorch gives a node
  *   of their own (DiagEmbedBackward0, MvlgammaBackward0, FrexpBackward0): those are listed in autograd_formulas.c's table, with their formulas
  *   (and unfold's, whose view lives in views.c) at the end of this file (ops_more.h).
@@ -780,6 +781,157 @@ static PyObject *tensor_frexp(PyObject *self, PyObject *unused)
 }
 
 /* ============================================================================================
+ * slice_scatter, select_scatter, diagonal_scatter, vander
+ * ============================================================================================ */
+enum { SCATTER_SLICE, SCATTER_SELECT, SCATTER_DIAGONAL };
+
+/* The region of t that kind's arguments a (after input, src) name: a new reference. */
+static PyObject *scatter_region(int kind, PyObject *t, PyObject *const *a)
+{
+    if (kind == SCATTER_SELECT) {
+        return PyObject_CallMethod(t, "select", "(OO)", a[0], a[1]);
+    }
+    if (kind == SCATTER_DIAGONAL) {
+        int64_t offset = 0, d1 = 0, d2 = 1;
+        if (ct_arg_int64(a[0], &offset) < 0 || ct_arg_int64(a[1], &d1) < 0 || ct_arg_int64(a[2], &d2) < 0) {
+            return NULL;
+        }
+        return PyObject_CallMethod(t, "diagonal", "(LLL)", (long long)offset, (long long)d1, (long long)d2);
+    }
+    int64_t dim = 0;
+    int d;
+    if (ct_arg_int64(a[0], &dim) < 0 || ct_wrap_dim(dim, CT_TENSOR(t)->ndim, &d) < 0) {
+        return NULL;
+    }
+    PyObject *none = Py_None, *step = a[3] != NULL ? a[3] : none;
+    PyObject *key = PyTuple_New(d + 1);
+    for (int i = 0; key != NULL && i <= d; i++) {
+        PyObject *sl = i < d ? PySlice_New(NULL, NULL, NULL)
+                             : PySlice_New(a[1] ? a[1] : none, a[2] ? a[2] : none, step);
+        if (sl == NULL) {
+            Py_CLEAR(key);
+            break;
+        }
+        PyTuple_SET_ITEM(key, i, sl);
+    }
+    PyObject *view = key ? PyObject_GetItem(t, key) : NULL;
+    Py_XDECREF(key);
+    return view;
+}
+
+/* input with src written over the region (a copy: input is untouched). Runs with grad mode off
+ * (its formula records SliceScatterBackward0 / SelectScatterBackward0 / DiagonalScatterBackward0). */
+static PyObject *scatter_into(const char *fname, int kind, PyObject *input, PyObject *src, PyObject *const *a)
+{
+    CtTensorObject *s;
+    if (tensor_arg(input, fname, "input", 1) == NULL || (s = tensor_arg(src, fname, "src", 2)) == NULL) {
+        return NULL;
+    }
+    PyObject *out = PyObject_CallMethod(input, "clone", NULL);
+    PyObject *region = out ? scatter_region(kind, out, a) : NULL, *r = NULL;
+    if (region == NULL) {
+        goto done;
+    }
+    CtTensorObject *v = CT_TENSOR(region);
+    if (v->ndim != s->ndim || memcmp(v->sizes, s->sizes, sizeof(int64_t) * v->ndim) != 0) {
+        char want[256], got[256];
+        ct_format_sizes(got, sizeof(got), s->ndim, s->sizes);
+        ct_format_sizes(want, sizeof(want), v->ndim, v->sizes);
+        PyErr_Format(PyExc_RuntimeError,
+                     "expected src to have a size equal to the slice of self. src size = %s, slice size = %s", got, want);
+        goto done;
+    }
+    r = PyObject_CallMethod(region, "copy_", "(O)", src);
+    Py_XSETREF(r, r ? Py_NewRef(out) : NULL);
+done:
+    Py_XDECREF(region);
+    Py_XDECREF(out);
+    return r;
+}
+
+#define SCATTER_ENTRY(name, KIND, ...)                                                                          \
+    static PyObject *tensor_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
+    {                                                                                                           \
+        static const char *const names[] = {__VA_ARGS__, NULL};                                                 \
+        PyObject *a[5] = {NULL};                                                                                \
+        int nrequired = KIND == SCATTER_SELECT ? 3 : 1;                                                         \
+        if (ct_parse_args(#name, args, nargs, kwnames, names, nrequired, a) < 0) {                              \
+            return NULL;                                                                                        \
+        }                                                                                                       \
+        return scatter_into(#name, KIND, self, a[0], a + 1);                                                    \
+    }
+SCATTER_ENTRY(slice_scatter, SCATTER_SLICE, "src", "dim", "start", "end", "step")
+SCATTER_ENTRY(select_scatter, SCATTER_SELECT, "src", "dim", "index")
+SCATTER_ENTRY(diagonal_scatter, SCATTER_DIAGONAL, "src", "offset", "dim1", "dim2")
+
+/* vander: x's powers 0 .. N - 1 along a new last dim (decreasing unless increasing), composed as
+ * a cumprod of [1, x, x, ...] like PyTorch; linalg.vander takes batches and N > 1. */
+static PyObject *vander_impl(PyObject *x, PyObject *n_obj, bool increasing, bool linalg)
+{
+    CtTensorObject *t = tensor_arg(x, linalg ? "linalg_vander" : "vander", "x", 1);
+    if (t == NULL) {
+        return NULL;
+    }
+    if (!linalg && t->ndim != 1) {
+        PyErr_SetString(PyExc_RuntimeError, "x must be a one-dimensional tensor.");
+        return NULL;
+    }
+    int64_t n = t->ndim > 0 ? t->sizes[t->ndim - 1] : 1;
+    if (ct_arg_int64(n_obj, &n) < 0) {
+        return NULL;
+    }
+    if (linalg && n <= 1) {
+        PyErr_SetString(PyExc_RuntimeError, "N must be greater than 1.");
+        return NULL;
+    }
+    if (n < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "N must be non-negative.");
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *col = METH(x, "unsqueeze", "(i)", -1), *r;
+    if (n == 0) {
+        r = METH(col, "narrow", "(iii)", -1, 0, 0);
+    } else {
+        PyObject *one = METH(col, "new_ones", "(O)", ATTR(col, "shape")); /* x^0, in x's dtype */
+        PyObject *pieces = KEEP(PyList_New(0));
+        if (pieces != NULL && one != NULL && PyList_Append(pieces, one) == 0) {
+            for (int64_t k = 1; k < n; k++) {
+                if (PyList_Append(pieces, col) < 0) {
+                    arena->failed = true;
+                    break;
+                }
+            }
+        }
+        r = METH(FN("cat", "(Oi)", pieces, -1), "cumprod", "(i)", -1);
+        if (!increasing) {
+            r = METH(r, "flip", "((i))", -1);
+        }
+    }
+    r = TAKE(r);
+    arena_free(arena);
+    return r;
+}
+
+static PyObject *py_vander(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"x", "N", "increasing", NULL};
+    PyObject *a[3];
+    bool increasing = false;
+    if (ct_parse_args("vander", args, nargs, kwnames, names, 1, a) < 0 || ct_arg_bool(a[2], &increasing) < 0) {
+        return NULL;
+    }
+    return vander_impl(a[0], a[1], increasing, false);
+}
+
+static PyObject *py_linalg_vander(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"x", "*N", NULL};
+    PyObject *a[2];
+    return ct_parse_args("linalg_vander", args, nargs, kwnames, names, 1, a) < 0 ? NULL : vander_impl(a[0], a[1], true, true);
+}
+
+/* ============================================================================================
  * trapezoid, trapz, cumulative_trapezoid
  * ============================================================================================ */
 
@@ -1078,6 +1230,33 @@ int ct_more_bw_frexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return gi[0] ? 0 : -1;
 }
 
+/* slice_scatter / select_scatter / diagonal_scatter: input's gradient is g with the region
+ * zeroed, src's the region of g */
+int ct_more_bw_scatter(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    const char *op = n->formula->op;
+    int kind = op[0] == 's' && op[1] == 'l' ? SCATTER_SLICE : op[1] == 'e' ? SCATTER_SELECT : SCATTER_DIAGONAL;
+    PyObject *a[4] = {n->args[2], n->args[3], n->args[4], n->args[5]};
+    for (int i = 0; i < 4; i++) {
+        a[i] = a[i] == Py_None ? NULL : a[i];
+    }
+    PyObject *copy = PyObject_CallMethod(g[0], "clone", NULL);
+    PyObject *region = copy ? scatter_region(kind, copy, a) : NULL;
+    PyObject *src_grad = region ? PyObject_CallMethod(region, "clone", NULL) : NULL;
+    PyObject *zeroed = src_grad ? PyObject_CallMethod(region, "zero_", NULL) : NULL;
+    int rc = -1;
+    if (zeroed != NULL) {
+        gi[0] = Py_NewRef(copy);
+        gi[1] = Py_NewRef(src_grad);
+        rc = 0;
+    }
+    Py_XDECREF(zeroed);
+    Py_XDECREF(src_grad);
+    Py_XDECREF(region);
+    Py_XDECREF(copy);
+    return rc;
+}
+
 /* ============================================================================================
  * tables
  * ============================================================================================ */
@@ -1090,6 +1269,9 @@ CT_FUNCTION_FROM_METHOD(diag_embed, tensor_diag_embed)
 CT_FUNCTION_FROM_METHOD(diagflat, tensor_diagflat)
 CT_FUNCTION_FROM_METHOD(mvlgamma, tensor_mvlgamma)
 CT_FUNCTION_FROM_NOARGS_METHOD(frexp, tensor_frexp)
+CT_FUNCTION_FROM_METHOD(slice_scatter, tensor_slice_scatter)
+CT_FUNCTION_FROM_METHOD(select_scatter, tensor_select_scatter)
+CT_FUNCTION_FROM_METHOD(diagonal_scatter, tensor_diagonal_scatter)
 
 #define CT_M(name, doc) {#name, CT_FASTCALL(tensor_##name), CT_METH_FK, doc}
 PyMethodDef ct_more_tensor_methods[] = {
@@ -1108,6 +1290,9 @@ PyMethodDef ct_more_tensor_methods[] = {
     CT_M(ldexp, "ldexp(other): self * 2 ** other"),
     CT_M(ldexp_, "ldexp_(other): in place"),
     {"frexp", tensor_frexp, METH_NOARGS, "frexp() -> (mantissa, exponent)"},
+    CT_M(slice_scatter, "slice_scatter(src, dim=0, start=None, end=None, step=1): a copy with src in the slice"),
+    CT_M(select_scatter, "select_scatter(src, dim, index): a copy with src at index along dim"),
+    CT_M(diagonal_scatter, "diagonal_scatter(src, offset=0, dim1=0, dim2=1): a copy with src on the diagonal"),
     {NULL},
 };
 
@@ -1127,6 +1312,11 @@ PyMethodDef ct_more_module_methods[] = {
     {"ldexp", CT_FASTCALL(py_ldexp), CT_METH_FK, "ldexp(input, other, *, out=None): input * 2 ** other"},
     {"ldexp_", CT_FASTCALL(py_ldexp_), CT_METH_FK, "ldexp_(input, other): in place"},
     CT_FN(frexp, "frexp(input) -> (mantissa, exponent)"),
+    CT_FN(slice_scatter, "slice_scatter(input, src, dim=0, start=None, end=None, step=1)"),
+    CT_FN(select_scatter, "select_scatter(input, src, dim, index)"),
+    CT_FN(diagonal_scatter, "diagonal_scatter(input, src, offset=0, dim1=0, dim2=1)"),
+    {"vander", CT_FASTCALL(py_vander), CT_METH_FK, "vander(x, N=None, increasing=False)"},
+    {"_linalg_vander", CT_FASTCALL(py_linalg_vander), CT_METH_FK, "linalg.vander(x, *, N=None)"},
     {"trapezoid", CT_FASTCALL(py_trapezoid), CT_METH_FK, "trapezoid(y, x=None, *, dx=None, dim=-1)"},
     {"trapz", CT_FASTCALL(py_trapz), CT_METH_FK, "trapz(y, x, *, dim=-1) or trapz(y, *, dx=1, dim=-1)"},
     {"cumulative_trapezoid", CT_FASTCALL(py_cumulative_trapezoid), CT_METH_FK,

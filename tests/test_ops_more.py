@@ -602,3 +602,54 @@ def test_windows(device, kind):
     raises(RuntimeError, f"{kind}_window requires non-negative window_length, got window_length=-1", lambda: fn(-1))
     with pytest.raises(RuntimeError, match="expects floating point dtypes"):
         fn(4, dtype=ctorch.int64)
+
+
+# --- slice_scatter, select_scatter, diagonal_scatter, vander -------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_scatter_views(device, dtype):
+    base = (np.arange(12).reshape(3, 4) % 2).astype(dtype)
+    t = make(base, device, dtype, transposed=True)
+    src = np.ones((3, 2), dtype=dtype)
+    exp = base.copy()
+    exp[:, 0:4:2] = src
+    assert_close(ctorch.slice_scatter(t, make(src, device, dtype), 1, 0, 4, 2), exp)
+    exp = base.copy()
+    exp[1] = 1
+    assert_close(t.select_scatter(ctorch.ones(4, dtype=t.dtype, device=device), 0, 1), exp)
+    exp = base.copy()
+    exp[[0, 1, 2], [1, 2, 3]] = 1
+    assert_close(ctorch.diagonal_scatter(t, ctorch.ones(3, dtype=t.dtype, device=device), 1), exp)
+    assert_close(t, base)  # input untouched
+    raises(RuntimeError, "expected src to have a size equal to the slice of self. src size = [3, 3], slice size = [3, 2]",
+           lambda: ctorch.slice_scatter(t, ctorch.ones(3, 3, dtype=t.dtype, device=device), 1, 0, 4, 2))
+    raises(RuntimeError, "expected src to have a size equal to the slice of self. src size = [2], slice size = [3]",
+           lambda: ctorch.diagonal_scatter(t, ctorch.ones(2, dtype=t.dtype, device=device), 1))
+
+
+def test_scatter_views_grad(device):
+    a, s = leaf(np.arange(12.0).reshape(3, 4), device), leaf(np.ones((3, 2)), device)
+    assert ctorch.slice_scatter(a, s, 1, 0, 4, 2).grad_fn.name() == "SliceScatterBackward0"
+    assert gradcheck(lambda x, y: ctorch.slice_scatter(x, y, 1, 0, 4, 2), (a, s))
+    v = leaf([1.0, 2.0, 3.0, 4.0], device)
+    assert ctorch.select_scatter(a, v, 0, 1).grad_fn.name() == "SelectScatterBackward0"
+    assert gradcheck(lambda x, y: ctorch.select_scatter(x, y, 0, -1), (a, v))
+    d = leaf([1.0, 2.0, 3.0], device)
+    assert ctorch.diagonal_scatter(a, d, 1).grad_fn.name() == "DiagonalScatterBackward0"
+    assert gradcheck(lambda x, y: ctorch.diagonal_scatter(x, y, 1), (a, d))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "float32"])
+def test_vander(device, dtype):
+    x = np.array([1, 2, 3, -1]).astype(dtype)
+    t = make(x, device, dtype)
+    assert_close(ctorch.vander(t), np.vander(x))
+    assert_close(ctorch.vander(t, N=2, increasing=True), np.vander(x, 2, increasing=True))
+    assert ctorch.vander(t, N=0).shape == (4, 0)
+    batch = make(np.stack([x, x * 2]), device, dtype)
+    assert_close(ctorch.linalg.vander(batch, N=3), np.stack([np.vander(x, 3, True), np.vander(x * 2, 3, True)]))
+    raises(RuntimeError, "x must be a one-dimensional tensor.", lambda: ctorch.vander(batch))
+    raises(RuntimeError, "N must be greater than 1.", lambda: ctorch.linalg.vander(t, N=1))
+    raises(RuntimeError, "N must be non-negative.", lambda: ctorch.vander(t, N=-1))
+    v = leaf([0.5, -1.5, 2.0], device)
+    assert ctorch.vander(v).grad_fn.name() == "FlipBackward0"
+    assert gradcheck(lambda a: ctorch.linalg.vander(a, N=4), (v,))
