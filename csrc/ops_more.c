@@ -2,7 +2,7 @@
  * ctorch's recording ops (so they run on every device and autograd records their parts):
  *
  *   repeat_interleave, tensor_split / hsplit / vsplit / dsplit, ravel, type_as, fill_diagonal_,
- *   unravel_index, ldexp, vander / linalg.vander, slice_scatter / select_scatter / diagonal_scatter
+ *   unravel_index, ldexp, masked_scatter, put / put_, vander / linalg.vander, slice_scatter / select_scatter / diagonal_scatter
  *   (nodes of their own: SliceScatterBackward0, ...), trapezoid / trapz / cumulative_trapezoid, the window functions (hann,
  *   hamming, blackman, bartlett, kaiser: host-computed in double like tril_indices), and diag_embed / diagflat, mvlgamma, frexp, which PyTorch gives a node
  *   of their own (DiagEmbedBackward0, MvlgammaBackward0, FrexpBackward0): those are listed in autograd_formulas.c's table, with their formulas
@@ -16,6 +16,7 @@
 #include "device.h"
 #include "dtype.h"
 #include "elementwise.h"
+#include "iter.h" /* ct_broadcast_shapes */
 #include "reduce.h"      /* ct_frexp_result */
 #include "scalar_math.h" /* ct_sm_bessel_i: kaiser_window */
 #include "registry.h"
@@ -864,6 +865,144 @@ SCATTER_ENTRY(slice_scatter, SCATTER_SLICE, "src", "dim", "start", "end", "step"
 SCATTER_ENTRY(select_scatter, SCATTER_SELECT, "src", "dim", "index")
 SCATTER_ENTRY(diagonal_scatter, SCATTER_DIAGONAL, "src", "offset", "dim1", "dim2")
 
+/* masked_scatter(mask, source): source's leading elements written, in order, where mask (broadcast)
+ * is true: a copy over the broadcast shape, or self in place. Composed of the recording
+ * index_put (boolean-mask __setitem__). */
+static PyObject *masked_scatter_impl(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                                     bool inplace)
+{
+    static const char *const names[] = {"mask", "source", NULL};
+    const char *fname = inplace ? "masked_scatter_" : "masked_scatter";
+    PyObject *a[2];
+    CtTensorObject *mask, *source, *t = CT_TENSOR(self);
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0 || (mask = tensor_arg(a[0], fname, "mask", 1)) == NULL ||
+        (source = tensor_arg(a[1], fname, "source", 2)) == NULL) {
+        return NULL;
+    }
+    if (mask->dtype != CT_BOOL) {
+        PyErr_Format(PyExc_RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype %s",
+                     ct_scalar_type_name(mask->dtype));
+        return NULL;
+    }
+    if (source->dtype != t->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "masked_scatter: expected self and source to have same dtypes but got%s and %s",
+                     ct_scalar_type_name(t->dtype), ct_scalar_type_name(source->dtype));
+        return NULL;
+    }
+    int64_t shape[CT_MAX_DIMS];
+    int nd = t->ndim;
+    memcpy(shape, t->sizes, sizeof(int64_t) * t->ndim);
+    if (!inplace && (nd = ct_broadcast_shapes(t->ndim, t->sizes, mask->ndim, mask->sizes, shape)) < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *size = KEEP(ct_size_object(nd, shape)), *r = NULL;
+    PyObject *out = inplace ? self : METH(METH(METH(self, "expand", "(O)", size), "clone", NULL), "contiguous", NULL);
+    PyObject *m = METH(a[0], "expand", "(O)", size);
+    PyObject *count = METH(METH(m, "sum", NULL), "item", NULL);
+    long long n = count ? PyLong_AsLongLong(count) : -1;
+    if (n < 0 || PyErr_Occurred()) {
+        goto done;
+    }
+    if (n > ct_numel(source)) {
+        PyErr_SetString(PyExc_RuntimeError, "Number of elements of source < number of ones in mask");
+        goto done;
+    }
+    PyObject *values = METH(METH(a[1], "reshape", "(i)", -1), "narrow", "(iiL)", 0, 0, n);
+    if (values != NULL && PyObject_SetItem(out, m, values) == 0) {
+        r = Py_NewRef(out);
+    }
+done:
+    arena_free(arena);
+    return r;
+}
+
+static PyObject *tensor_masked_scatter(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return masked_scatter_impl(self, args, nargs, kwnames, false);
+}
+
+static PyObject *tensor_masked_scatter_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return masked_scatter_impl(self, args, nargs, kwnames, true);
+}
+
+/* put_(index, source, accumulate=False): self.flatten()[index] = source (or +=), index in
+ * [-numel, numel); through the recording index_put_ on the flat view (a non-contiguous self is
+ * written back from a flat copy). put: the same on a clone. */
+static PyObject *put_impl(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool inplace)
+{
+    static const char *const names[] = {"index", "source", "accumulate", NULL};
+    PyObject *a[3];
+    bool accumulate = false;
+    CtTensorObject *index, *source, *t = CT_TENSOR(self);
+    const char *fname = inplace ? "put_" : "put";
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0 || (index = tensor_arg(a[0], fname, "index", 1)) == NULL ||
+        (source = tensor_arg(a[1], fname, "source", 2)) == NULL || ct_arg_bool(a[2], &accumulate) < 0) {
+        return NULL;
+    }
+    if (index->dtype != CT_I64) {
+        PyErr_Format(PyExc_RuntimeError, "put_(): Expected a long tensor for index, but got %s",
+                     ct_scalar_type_name(index->dtype));
+        return NULL;
+    }
+    if (source->dtype != t->dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "put_(): self and source expected to have the same dtype, but got self.dtype = %s and "
+                     "source.dtype = %s",
+                     ct_scalar_type_name(t->dtype), ct_scalar_type_name(source->dtype));
+        return NULL;
+    }
+    if (ct_numel(source) != ct_numel(index)) {
+        PyErr_Format(PyExc_IndexError,
+                     "put_(): Expected source and index to have the same number of elements, but got "
+                     "source.numel() = %lld, index.numel() = %lld",
+                     (long long)ct_numel(source), (long long)ct_numel(index));
+        return NULL;
+    }
+    int64_t numel = ct_numel(t);
+    CtTensorObject *host = host_long(index);
+    if (host == NULL) {
+        return NULL;
+    }
+    const int64_t *iv = (const int64_t *)ct_data(host);
+    for (int64_t i = 0; i < ct_numel(host); i++) {
+        if (iv[i] < -numel || iv[i] >= numel) {
+            PyErr_Format(PyExc_IndexError, "out of range: tried to access index %lld on a tensor of %lld elements.",
+                         (long long)iv[i], (long long)numel);
+            Py_DECREF(host);
+            return NULL;
+        }
+    }
+    Py_DECREF(host);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *target = inplace ? self : METH(self, "clone", NULL), *r = NULL;
+    bool flat_view = target != NULL && ct_is_contiguous(CT_TENSOR(target));
+    PyObject *flat = METH(target, "reshape", "(i)", -1);
+    PyObject *key = KEEP(PyTuple_Pack(1, METH(a[0], "reshape", "(i)", -1)));
+    PyObject *done = key ? METH(flat, "index_put_", "(OOO)", key, METH(a[1], "reshape", "(i)", -1),
+                                accumulate ? Py_True : Py_False)
+                         : NULL;
+    if (done != NULL && !flat_view) {
+        done = METH(target, "copy_", "(O)", METH(flat, "view", "(O)", ATTR(target, "shape")));
+    }
+    if (done != NULL) {
+        r = Py_NewRef(target);
+    }
+    arena_free(arena);
+    return r;
+}
+
+static PyObject *tensor_put_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return put_impl(self, args, nargs, kwnames, true);
+}
+
+static PyObject *tensor_put(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return put_impl(self, args, nargs, kwnames, false);
+}
+
 /* vander: x's powers 0 .. N - 1 along a new last dim (decreasing unless increasing), composed as
  * a cumprod of [1, x, x, ...] like PyTorch; linalg.vander takes batches and N > 1. */
 static PyObject *vander_impl(PyObject *x, PyObject *n_obj, bool increasing, bool linalg)
@@ -1270,6 +1409,8 @@ CT_FUNCTION_FROM_METHOD(diagflat, tensor_diagflat)
 CT_FUNCTION_FROM_METHOD(mvlgamma, tensor_mvlgamma)
 CT_FUNCTION_FROM_NOARGS_METHOD(frexp, tensor_frexp)
 CT_FUNCTION_FROM_METHOD(slice_scatter, tensor_slice_scatter)
+CT_FUNCTION_FROM_METHOD(masked_scatter, tensor_masked_scatter)
+CT_FUNCTION_FROM_METHOD(put, tensor_put)
 CT_FUNCTION_FROM_METHOD(select_scatter, tensor_select_scatter)
 CT_FUNCTION_FROM_METHOD(diagonal_scatter, tensor_diagonal_scatter)
 
@@ -1290,6 +1431,10 @@ PyMethodDef ct_more_tensor_methods[] = {
     CT_M(ldexp, "ldexp(other): self * 2 ** other"),
     CT_M(ldexp_, "ldexp_(other): in place"),
     {"frexp", tensor_frexp, METH_NOARGS, "frexp() -> (mantissa, exponent)"},
+    CT_M(masked_scatter, "masked_scatter(mask, source): source's elements where mask is true (a copy)"),
+    CT_M(masked_scatter_, "masked_scatter_(mask, source): in place"),
+    CT_M(put, "put(index, source, accumulate=False): a copy with self.flatten()[index] = source"),
+    CT_M(put_, "put_(index, source, accumulate=False): self.flatten()[index] = source in place"),
     CT_M(slice_scatter, "slice_scatter(src, dim=0, start=None, end=None, step=1): a copy with src in the slice"),
     CT_M(select_scatter, "select_scatter(src, dim, index): a copy with src at index along dim"),
     CT_M(diagonal_scatter, "diagonal_scatter(src, offset=0, dim1=0, dim2=1): a copy with src on the diagonal"),
@@ -1312,6 +1457,8 @@ PyMethodDef ct_more_module_methods[] = {
     {"ldexp", CT_FASTCALL(py_ldexp), CT_METH_FK, "ldexp(input, other, *, out=None): input * 2 ** other"},
     {"ldexp_", CT_FASTCALL(py_ldexp_), CT_METH_FK, "ldexp_(input, other): in place"},
     CT_FN(frexp, "frexp(input) -> (mantissa, exponent)"),
+    CT_FN(masked_scatter, "masked_scatter(input, mask, source)"),
+    CT_FN(put, "put(input, index, source, accumulate=False)"),
     CT_FN(slice_scatter, "slice_scatter(input, src, dim=0, start=None, end=None, step=1)"),
     CT_FN(select_scatter, "select_scatter(input, src, dim, index)"),
     CT_FN(diagonal_scatter, "diagonal_scatter(input, src, offset=0, dim1=0, dim2=1)"),

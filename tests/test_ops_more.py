@@ -653,3 +653,54 @@ def test_vander(device, dtype):
     v = leaf([0.5, -1.5, 2.0], device)
     assert ctorch.vander(v).grad_fn.name() == "FlipBackward0"
     assert gradcheck(lambda a: ctorch.linalg.vander(a, N=4), (v,))
+
+
+# --- masked_scatter, put --------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_masked_scatter_put(device, dtype):
+    base = (np.arange(6).reshape(2, 3) % 2).astype(dtype)
+    mask = np.array([[True, False, True], [False, True, False]])
+    src = (np.arange(1, 7).reshape(2, 3) % 3).astype(dtype)
+    t, m, s = make(base, device, dtype, transposed=True), make(mask, device, "bool"), make(src, device, dtype)
+    exp = base.copy()
+    exp[mask] = src.ravel()[: mask.sum()]
+    assert_close(t.masked_scatter(m, s), exp)
+    assert_close(t, base)
+    c = t.clone()
+    assert c.masked_scatter_(m, s) is c
+    assert_close(c, exp)
+    row = make(np.array([True, False, True]), device, "bool")
+    exp2 = np.broadcast_to(base, (2, 3)).copy()
+    exp2[np.broadcast_to([True, False, True], (2, 3))] = src.ravel()[:4]
+    assert_close(ctorch.masked_scatter(t, row, s), exp2)
+    raises(RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype Byte",
+           lambda: t.masked_scatter(m.to(ctorch.uint8), s))
+    raises(RuntimeError, "Number of elements of source < number of ones in mask", lambda: t.masked_scatter(m, s[0, :2]))
+    idx = ctorch.tensor([0, 5, -1, 2], device=device)
+    vals = make(src.ravel()[:4], device, dtype)
+    exp = base.copy().ravel()
+    exp[[0, 5, -1, 2]] = src.ravel()[:4]
+    assert_close(t.put(idx, vals), exp.reshape(2, 3))
+    c = t.clone()  # transposed clone: written back through a flat copy
+    assert c.put_(idx, vals) is c
+    assert_close(c, exp.reshape(2, 3))
+    if dtype != "bool":
+        acc = t.clone().put_(ctorch.tensor([1, 1], device=device), make(src.ravel()[:2], device, dtype), accumulate=True)
+        exp = base.copy().ravel()
+        exp[1] += src.ravel()[0] + src.ravel()[1]
+        assert_close(acc, exp.reshape(2, 3))
+    raises(IndexError, "out of range: tried to access index 6 on a tensor of 6 elements.",
+           lambda: t.put(ctorch.tensor([6], device=device), vals[:1]))
+    raises(IndexError, "put_(): Expected source and index to have the same number of elements, but got "
+           "source.numel() = 2, index.numel() = 1", lambda: t.put_(ctorch.tensor([1], device=device), vals[:2]))
+    raises(RuntimeError, "put_(): Expected a long tensor for index, but got Float",
+           lambda: t.put_(ctorch.tensor([1.0], device=device), vals[:1]))
+
+
+def test_masked_scatter_put_grad(device):
+    x, s = leaf(np.arange(6.0).reshape(2, 3), device), leaf(np.arange(1.0, 7.0).reshape(2, 3), device)
+    m = ctorch.tensor([[True, False, True], [False, True, False]], device=device)
+    assert gradcheck(lambda a, b: a.masked_scatter(m, b), (x, s))
+    v = leaf([1.0, 2.0], device)
+    assert gradcheck(lambda a, b: a.put(ctorch.tensor([4, 0], device=device), b), (x, v))
+    assert gradcheck(lambda a, b: a.put(ctorch.tensor([1, 1], device=device), b, accumulate=True), (x, v))
