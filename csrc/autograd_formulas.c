@@ -8,6 +8,8 @@
 #include "autograd.h"
 #include "autograd_arena.h"
 #include "composite.h"
+#include "elementwise.h" /* ct_unary: i0's gradient i1 */
+#include "ops_more.h"
 #include "device.h"
 #include "linalg.h"
 #include "nn.h"
@@ -2650,6 +2652,7 @@ static const char *name_squeeze(PyObject *const *a)
 {
     return !is_given(a[1]) ? "SqueezeBackward0" : PyLong_Check(a[1]) ? "SqueezeBackward1" : "SqueezeBackward2";
 }
+static const char *name_squeeze_(PyObject *const *a) { return is_given(a[1]) ? "SqueezeBackward4" : "SqueezeBackward3"; }
 static const char *name_split(PyObject *const *a)
 {
     return PyList_Check(a[1]) || PyTuple_Check(a[1]) ? "SplitWithSizesBackward0" : "SplitBackward0";
@@ -2890,6 +2893,87 @@ static int bw_bincount(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return -1;
 }
 
+/* --- special functions (scalar_math.h's erfinv, lgamma, digamma, polygamma, i0, sinc, logit, xlogy,
+ * deg2rad / rad2deg) ------------------------------------------------------------------------------------ */
+CT_LOCAL(erfinv, MUL(METH(MUL(o, o), "exp", NULL), NUM(0.88622692545275801365))) /* sqrt(pi)/2 e^(o^2) */
+CT_LOCAL(lgamma, METH(x, "digamma", NULL))
+CT_LOCAL(digamma, FN("polygamma", "(iO)", 1, x))
+CT_LOCAL(i0, KEEP((PyObject *)ct_unary(CT_EW_I1, CT_TENSOR(x))))
+CT_LOCAL(deg2rad, NUM(M_PI / 180.0))
+CT_LOCAL(rad2deg, NUM(180.0 / M_PI))
+static PyObject *lg_sinc(CtArena *arena, PyObject *x, PyObject *o) /* (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0 */
+{
+    PyObject *px = MUL(x, NUM(M_PI));
+    PyObject *d = DIV(SUB(MUL(METH(px, "cos", NULL), px), METH(px, "sin", NULL)), MUL(px, x));
+    return WHERE(CMP(x, NUM(0.0), Py_EQ), NUM(0.0), d);
+}
+CT_UNARY_BW(erfinv, lg_erfinv, false, true)
+CT_UNARY_BW(lgamma, lg_lgamma, true, false)
+CT_UNARY_BW(digamma, lg_digamma, true, false)
+CT_UNARY_BW(i0, lg_i0, true, false)
+CT_UNARY_BW(deg2rad, lg_deg2rad, false, false)
+CT_UNARY_BW(rad2deg, lg_rad2deg, false, false)
+CT_UNARY_BW(sinc, lg_sinc, true, false)
+
+/* polygamma(n, input) (x is argument 1) / Tensor.polygamma(n) and polygamma_ (x is argument 0): g psi^(n+1)(x) */
+static int bw_polygamma(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    int at = strcmp(n->formula->op, "polygamma") == 0 ? 1 : 0;
+    PyObject *x = (PyObject *)ct_node_tensor(n, at);
+    long long order = PyLong_AsLongLong(n->args[1 - at]);
+    if (x == NULL || (order == -1 && PyErr_Occurred())) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    int rc = set_fit(&gi[0], TAKE(MUL(g[0], FN("polygamma", "(LO)", order + 1, x))), META(at));
+    arena_free(arena);
+    return rc;
+}
+
+/* logit(x, eps): g / (x (1 - x)), zero outside [eps, 1 - eps] when eps is given */
+static int bw_logit(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r = DIV(g[0], MUL(x, SUB(NUM(1.0), x)));
+    if (ARG(1) != NULL) {
+        double eps = PyFloat_AsDouble(ARG(1));
+        PyObject *outside = FN("logical_or", "(OO)", CMP(x, NUM(eps), Py_LT), CMP(x, NUM(1.0 - eps), Py_GT));
+        r = arena->failed || PyErr_Occurred() ? NULL : WHERE(outside, NUM(0.0), r);
+    }
+    int rc = set_fit(&gi[0], TAKE(r), META(0));
+    arena_free(arena);
+    return rc;
+}
+
+/* xlogy(x, y): dx = g xlogy(x != 0, y), dy = g x / y; either may be a number */
+static int bw_xlogy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = META(0)->is_tensor ? (PyObject *)ct_node_tensor(n, 0) : n->args[0];
+    PyObject *y = META(1)->is_tensor ? (PyObject *)ct_node_tensor(n, 1) : n->args[1];
+    if (x == NULL || y == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    int rc = 0;
+    if (META(0)->is_tensor && NEEDS(0)) {
+        PyObject *nonzero = CMPF(x, NUM(0.0), Py_NE, g[0]);
+        rc = set_fit(&gi[0], TAKE(MUL(g[0], FN("xlogy", "(OO)", nonzero, y))), META(0));
+    }
+    if (rc == 0 && META(1)->is_tensor && NEEDS(1)) {
+        rc = set_fit(&gi[1], TAKE(DIV(MUL(g[0], x), y)), META(1));
+    }
+    arena_free(arena);
+    return rc;
+}
+static const char *name_xlogy(PyObject *const *a)
+{
+    return !is_tensor(a[0]) ? "XlogyBackward1" : !is_tensor(a[1]) ? "XlogyBackward2" : "XlogyBackward0";
+}
+
 /* --- the table ------------------------------------------------------------------------------------------ */
 #define SIG(...) {__VA_ARGS__, NULL}
 #define BIN SIG("input", "other", "*alpha")
@@ -3065,6 +3149,38 @@ const CtFormula ct_formulas[] = {
     {"narrow", "SliceBackward0", SIG("input", "dim", "start", "length"), 1, CT_F_VIEW | NSV, bw_narrow},
     {"select", "SelectBackward0", SIG("input", "dim", "index"), 1, CT_F_VIEW | NSV, bw_narrow},
     {"diagonal", "DiagonalBackward0", SIG("input", "offset", "dim1", "dim2"), 1, CT_F_VIEW | NSV, bw_diagonal},
+    /* ops_more.c / views.c: unfold, the in-place metadata ops, diag_embed / diagflat */
+    {"unfold", "UnfoldBackward0", SIG("input", "dimension", "size", "step"), 1, CT_F_VIEW | NSV, ct_more_bw_unfold},
+    {"transpose_", "TransposeBackward1", SIG("input", "dim0", "dim1"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
+    {"swapaxes_", "TransposeBackward1", SIG("input", "axis0", "axis1"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
+    {"swapdims_", "TransposeBackward1", SIG("input", "dim0", "dim1"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
+    {"t_", "TBackward1", SIG("input"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
+    {"squeeze_", "SqueezeBackward3", SIG("input", "dim"), 1, CT_F_INPLACE | CT_F_CLONE_SELF, ct_more_bw_inplace_view,
+     name_squeeze_},
+    {"unsqueeze_", "UnsqueezeBackward1", SIG("input", "dim"), 1, CT_F_INPLACE | CT_F_CLONE_SELF, ct_more_bw_inplace_view},
+    {"diag_embed", "DiagEmbedBackward0", SIG("input", "offset", "dim1", "dim2"), 1, NSV, ct_more_bw_diag_embed},
+    {"diagflat", "DiagEmbedBackward0", SIG("input", "offset"), 1, NSV, ct_more_bw_diagflat},
+    /* special functions (scalar_math.h; mvlgamma and frexp composed in ops_more.c) */
+    {"erfinv", "ErfinvBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_erfinv},
+    {"lgamma", "LgammaBackward0", SIG("input"), 1, 0, bw_lgamma},
+    {"digamma", "DigammaBackward0", SIG("input"), 1, 0, bw_digamma},
+    {"polygamma", "PolygammaBackward0", SIG("n", "input"), 2, 0, bw_polygamma},
+    {"Tensor.polygamma", "PolygammaBackward0", SIG("input", "n"), 1, 0, bw_polygamma},
+    {"polygamma_", "PolygammaBackward0", SIG("input", "n"), 1, CT_F_INPLACE | CT_F_CLONE_SELF, bw_polygamma},
+    {"mvlgamma", "MvlgammaBackward0", SIG("input", "p"), 1, 0, ct_more_bw_mvlgamma},
+    {"i0", "I0Backward0", SIG("input"), 1, 0, bw_i0},
+    {"sinc", "SincBackward0", SIG("input"), 1, 0, bw_sinc},
+    {"logit", "LogitBackward0", SIG("input", "eps"), 1, 0, bw_logit},
+    {"xlogy", "XlogyBackward0", SIG("input", "other"), 3, 0, bw_xlogy, name_xlogy},
+    {"deg2rad", "Deg2RadBackward0", SIG("input"), 1, NSV, bw_deg2rad},
+    {"rad2deg", "Rad2DegBackward0", SIG("input"), 1, NSV, bw_rad2deg},
+    {"nextafter", "NextafterBackward0", SIG("input", "other"), 3, CT_F_NO_DERIV, NULL},
+    {"frexp", "FrexpBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, ct_more_bw_frexp},
+    {"slice_scatter", "SliceScatterBackward0", SIG("input", "src", "dim", "start", "end", "step"), 3, NSV,
+     ct_more_bw_scatter},
+    {"select_scatter", "SelectScatterBackward0", SIG("input", "src", "dim", "index"), 3, NSV, ct_more_bw_scatter},
+    {"diagonal_scatter", "DiagonalScatterBackward0", SIG("input", "src", "offset", "dim1", "dim2"), 3, NSV,
+     ct_more_bw_scatter},
     {"unbind", "UnbindBackward0", SIG("input", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT | NSV, bw_pieces},
     {"split", "SplitBackward0", SIG("input", "split_size_or_sections", "dim"), 1, CT_F_VIEW | CT_F_SAVE_OUT | NSV,
      bw_pieces, name_split},

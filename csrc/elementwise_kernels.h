@@ -21,7 +21,7 @@
  * Params (CtEwCall.params, p0..p2 below) used by: ADD_ALPHA/SUB_ALPHA (alpha), ADDCMUL/ADDCDIV
  * (value), ROUND_DECIMALS (10^|decimals|, decimals < 0), NAN_TO_NUM (nan, posinf, neginf),
  * SOFTPLUS (beta, threshold), ELU (alpha * scale, scale, input_scale), HARDTANH (min, max),
- * SOFTSHRINK/HARDSHRINK (lambd), THRESHOLD (threshold, value). */
+ * SOFTSHRINK/HARDSHRINK (lambd), THRESHOLD (threshold, value), POLYGAMMA (n), LOGIT (eps, < 0: none). */
 #ifndef CTORCH_ELEMENTWISE_KERNELS_H
 #define CTORCH_ELEMENTWISE_KERNELS_H
 
@@ -159,6 +159,24 @@
     X(SOFTSHRINK, UP, softshrink, FLT, 0, "softshrink_check")                      \
     X(HARDSHRINK, UP, hardshrink, FLT, 0, "hardshrink_cpu")                        \
     X(THRESHOLD, UP2, threshold, NUM, 0, "threshold_cpu")                          \
+    /* special functions (csrc/ops_elementwise.c's entries; ops_more.c composes mvlgamma, ldexp, frexp) */ \
+    X(ERFINV, U, erfinv, FLT, CT_EW_INT_TO_FLOAT, "erfinv_vml_cpu")                \
+    X(LGAMMA, U, lgamma, FLT, CT_EW_INT_TO_FLOAT, "lgamma_vml_cpu")                \
+    X(DIGAMMA, U, digamma, FLT, CT_EW_INT_TO_FLOAT, "digamma")                     \
+    X(POLYGAMMA, UP, polygamma, FLT, CT_EW_INT_TO_FLOAT, "polygamma")              \
+    X(I0, U, i0, FLT, CT_EW_INT_TO_FLOAT, "i0")                                    \
+    X(I1, U, i1, FLT, CT_EW_INT_TO_FLOAT, "i1_cpu")                                \
+    X(SINC, U, sinc, FLT, CT_EW_INT_TO_FLOAT, "sinc")                              \
+    X(LOGIT, UP, logit, FLT, CT_EW_INT_TO_FLOAT, "logit_cpu")                      \
+    X(DEG2RAD, U, deg2rad, FLT, CT_EW_INT_TO_FLOAT, "deg2rad")                     \
+    X(RAD2DEG, U, rad2deg, FLT, CT_EW_INT_TO_FLOAT, "rad2deg")                     \
+    X(FREXP_MANTISSA, U, frexp_mantissa, FLT, 0, "frexp_cpu")                      \
+    X(FREXP_EXPONENT, U, frexp_exponent, FLT, 0, "frexp_cpu")                      \
+    X(XLOGY, B, xlogy, FLT, CT_EW_INT_TO_FLOAT, "xlogy_cpu")                       \
+    X(HEAVISIDE, B, heaviside, ALL, 0, "heaviside_cpu")                            \
+    X(GCD, B, gcd, INT, 0, "gcd_cpu")                                              \
+    X(LCM, B, lcm, INT, 0, "lcm_cpu")                                              \
+    X(NEXTAFTER, B, nextafter, FLT, 0, "nextafter_cpu")                            \
     /* binary */                                                                   \
     X(ADD, B, add, ALL, 0, "add_cpu")                                              \
     X(SUB, B, sub, NUM, 0, "sub_cpu")                                              \

@@ -508,6 +508,16 @@ static CtTensorObject *binary_op(CtEwOp op, const CtEwArg *in, CtTensorObject *o
     if (op == CT_EW_POW && in[1].t == NULL && in[0].t != NULL) {
         return pow_scalar_op(in, out, resize, -1);
     }
+    if (op == CT_EW_HEAVISIDE && in[0].t != NULL && in[1].t != NULL && in[0].t->dtype != in[1].t->dtype) {
+        PyErr_SetString(PyExc_RuntimeError, "heaviside is not yet implemented for tensors with different dtypes.");
+        return NULL;
+    }
+    if (op == CT_EW_NEXTAFTER && in[0].t != NULL && (in[0].t->dtype == CT_F16 || in[0].t->dtype == CT_BF16)) {
+        /* the float16/bfloat16 kernels compute in float: the next float is not the next half */
+        PyErr_Format(PyExc_NotImplementedError, "\"nextafter_cpu\" not implemented for '%s'",
+                     ct_scalar_type_name(in[0].t->dtype));
+        return NULL;
+    }
     return run_op(op, in, out, NULL, -1, resize);
 }
 
@@ -736,9 +746,10 @@ static PyObject *unary_entry(CtEwOp op, const char *name, PyObject *self, PyObje
     X(arcsin, ASIN) X(arccos, ACOS) X(arctan, ATAN) X(sinh, SINH) X(cosh, COSH) X(tanh, TANH)              \
     X(asinh, ASINH) X(acosh, ACOSH) X(atanh, ATANH) X(arcsinh, ASINH) X(arccosh, ACOSH) X(arctanh, ATANH)  \
     X(sigmoid, SIGMOID) X(relu, RELU) X(floor, FLOOR) X(ceil, CEIL) X(trunc, TRUNC) X(fix, TRUNC)           \
-    X(frac, FRAC) X(erf, ERF) X(erfc, ERFC)
+    X(frac, FRAC) X(erf, ERF) X(erfc, ERFC) X(i0, I0) X(sinc, SINC) X(deg2rad, DEG2RAD) X(rad2deg, RAD2DEG)
 #define UNARY_M(X)                                                                                           \
-    X(absolute, ABS) X(sign, SIGN) X(sgn, SIGN) X(logical_not, LOGICAL_NOT) X(bitwise_not, BITWISE_NOT)
+    X(absolute, ABS) X(sign, SIGN) X(sgn, SIGN) X(logical_not, LOGICAL_NOT) X(bitwise_not, BITWISE_NOT)     \
+    X(erfinv, ERFINV) X(lgamma, LGAMMA) X(digamma, DIGAMMA)
 #define UNARY_N(X) \
     X(isnan, ISNAN) X(isinf, ISINF) X(isfinite, ISFINITE) X(isposinf, ISPOSINF) X(isneginf, ISNEGINF) X(signbit, SIGNBIT)
 
@@ -860,6 +871,57 @@ static PyObject *nan_to_num_entry(const char *name, PyObject *self, PyObject *co
     return (PyObject *)run_op(CT_EW_NAN_TO_NUM, in, out, &p, -1, resize);
 }
 
+/* logit(input, eps=None, *, out=None): log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given */
+static PyObject *logit_entry(const char *name, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
+                             int mode)
+{
+    static const char *const names_fn[] = {"input", "eps", "*out", NULL};
+    static const char *const names_m[] = {"eps", NULL};
+    PyObject *a[3] = {NULL, NULL, NULL};
+    CtEwArg in[1];
+    CtTensorObject *out;
+    bool resize;
+    CtOpParams p;
+    memset(&p, 0, sizeof(p));
+    p.f[0] = -1.0;
+    if (parse_call(name, self, args, nargs, kw, names_fn, names_m, 1, a) < 0 ||
+        arg_operand(a[0], &in[0], name, "input", 1, false) < 0 || call_output(mode, a[0], a[2], name, &out, &resize) < 0 ||
+        ct_arg_double(a[1], &p.f[0]) < 0) {
+        return NULL;
+    }
+    return (PyObject *)run_op(CT_EW_LOGIT, in, out, &p, -1, resize);
+}
+
+/* polygamma(n, input, *, out=None) / Tensor.polygamma(n): the n-th derivative of digamma */
+static PyObject *polygamma_entry(const char *name, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kw, int mode)
+{
+    static const char *const names_fn[] = {"n", "input", "*out", NULL};
+    static const char *const names_m[] = {"n", NULL};
+    PyObject *a[3] = {NULL, NULL, NULL};
+    CtEwArg in[1];
+    CtTensorObject *out;
+    bool resize;
+    int64_t n = 0;
+    int rc = self == NULL ? ct_parse_args(name, args, nargs, kw, names_fn, 2, a)
+                          : ct_parse_args(name, args, nargs, kw, names_m, 1, a);
+    if (self != NULL) { /* a = (n, self): the function's order */
+        a[1] = self;
+    }
+    if (rc < 0 || ct_arg_int64(a[0], &n) < 0 || arg_operand(a[1], &in[0], name, "input", 2, false) < 0 ||
+        call_output(mode, a[1], a[2], name, &out, &resize) < 0) {
+        return NULL;
+    }
+    if (n < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "polygamma(n, x) does not support negative n.");
+        return NULL;
+    }
+    CtOpParams p;
+    memset(&p, 0, sizeof(p));
+    p.f[0] = (double)n;
+    return (PyObject *)run_op(n == 0 ? CT_EW_DIGAMMA : CT_EW_POLYGAMMA, in, out, n == 0 ? NULL : &p, -1, resize);
+}
+
 /* gelu(input, approximate='none'), silu(input), softplus(input, beta=1, threshold=20): the
  * functions behind torch.nn.functional (not Tensor methods in PyTorch). */
 static PyObject *fn_gelu(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -969,7 +1031,8 @@ static PyObject *binary_entry(CtEwOp op, const char *name, int numflags, PyObjec
     X(logical_or, LOGICAL_OR, 0) X(logical_xor, LOGICAL_XOR, 0)                                               \
     X(bitwise_and, BITWISE_AND, NUM_OTHER | NUM_SELF) X(bitwise_or, BITWISE_OR, NUM_OTHER | NUM_SELF)         \
     X(bitwise_xor, BITWISE_XOR, NUM_OTHER | NUM_SELF) X(bitwise_left_shift, LSHIFT, NUM_OTHER | NUM_SELF)      \
-    X(bitwise_right_shift, RSHIFT, NUM_OTHER | NUM_SELF)
+    X(bitwise_right_shift, RSHIFT, NUM_OTHER | NUM_SELF) X(xlogy, XLOGY, NUM_OTHER | NUM_SELF)              \
+    X(heaviside, HEAVISIDE, 0) X(gcd, GCD, 0) X(lcm, LCM, 0) X(nextafter, NEXTAFTER, 0)
 #define BINARY_N(X)                                                                                           \
     X(logaddexp, LOGADDEXP, 0) X(logaddexp2, LOGADDEXP2, 0) X(maximum, MAXIMUM, 0) X(minimum, MINIMUM, 0)     \
     X(fmax, FMAX, 0) X(fmin, FMIN, 0)
@@ -1412,6 +1475,8 @@ DEF_ENTRY_WRAPPERS(addcmul, CALL_ADDCMUL)
 DEF_ENTRY_WRAPPERS(addcdiv, CALL_ADDCDIV)
 DEF_ENTRY_WRAPPERS(round, round_entry)
 DEF_ENTRY_WRAPPERS(nan_to_num, nan_to_num_entry)
+DEF_ENTRY_WRAPPERS(logit, logit_entry)
+DEF_ENTRY_WRAPPERS(polygamma, polygamma_entry)
 
 /* --- Python: result_type, can_cast ------------------------------------------------------------------------ */
 static PyObject *fn_result_type(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -1862,6 +1927,8 @@ PyMethodDef ct_elementwise_tensor_methods[] = {
     TM_SPECIAL(addcdiv, "addcdiv(tensor1, tensor2, *, value=1) -> Tensor")
     TM_SPECIAL(round, "round(*, decimals=0) -> Tensor")
     TM_SPECIAL(nan_to_num, "nan_to_num(nan=0.0, posinf=None, neginf=None) -> Tensor")
+    TM_SPECIAL(logit, "logit(eps=None) -> Tensor")
+    TM_SPECIAL(polygamma, "polygamma(n) -> Tensor")
     {"where", CT_FASTCALL(meth_where), FK, "where(condition, y) -> Tensor: self where condition else y"},
     {"positive", meth_positive, METH_NOARGS, "positive() -> self"},
     {NULL},
@@ -1895,6 +1962,9 @@ PyMethodDef ct_elementwise_module_methods[] = {
     F_ENTRY_(round, "round_(input, *, decimals=0)")
     F_ENTRY(nan_to_num, "nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor")
     F_ENTRY_(nan_to_num, "nan_to_num_(input, nan=0.0, posinf=None, neginf=None)")
+    F_ENTRY(logit, "logit(input, eps=None, *, out=None) -> Tensor")
+    F_ENTRY_(logit, "logit_(input, eps=None)")
+    F_ENTRY(polygamma, "polygamma(n, input, *, out=None) -> Tensor")
     F_ENTRY(where, "where(condition, input, other, *, out=None) -> Tensor")
     F_ENTRY(gelu, "gelu(input, approximate='none') -> Tensor (torch.nn.functional.gelu)")
     F_ENTRY(silu, "silu(input) -> Tensor (torch.nn.functional.silu)")

@@ -1084,12 +1084,13 @@ CtTensorObject *ct_sum_to_size(CtTensorObject *t, int ndim, const int64_t *sizes
 /* RT_X + RT_OUT is the type of X's out= variant (torch.return_types.max_out, ...) */
 enum {
     RT_MAX, RT_MIN, RT_SORT, RT_TOPK, RT_MEDIAN, RT_AMINMAX,
-    RT_KTHVALUE, RT_MODE, RT_CUMMAX, RT_CUMMIN, RT_NANMEDIAN,
+    RT_KTHVALUE, RT_MODE, RT_CUMMAX, RT_CUMMIN, RT_NANMEDIAN, RT_FREXP,
     RT_OUT, RT_COUNT = 2 * RT_OUT
 };
 
 static PyStructSequence_Field values_indices_fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
 static PyStructSequence_Field min_max_fields[] = {{"min", NULL}, {"max", NULL}, {NULL, NULL}};
+static PyStructSequence_Field frexp_fields[] = {{"mantissa", NULL}, {"exponent", NULL}, {NULL, NULL}};
 static PyStructSequence_Desc return_type_descs[RT_COUNT] = {
     {"torch.return_types.max", NULL, values_indices_fields, 2},
     {"torch.return_types.min", NULL, values_indices_fields, 2},
@@ -1102,6 +1103,7 @@ static PyStructSequence_Desc return_type_descs[RT_COUNT] = {
     {"torch.return_types.cummax", NULL, values_indices_fields, 2},
     {"torch.return_types.cummin", NULL, values_indices_fields, 2},
     {"torch.return_types.nanmedian", NULL, values_indices_fields, 2},
+    {"torch.return_types.frexp", NULL, frexp_fields, 2},
     {"torch.return_types.max_out", NULL, values_indices_fields, 2},
     {"torch.return_types.min_out", NULL, values_indices_fields, 2},
     {"torch.return_types.sort_out", NULL, values_indices_fields, 2},
@@ -1113,6 +1115,7 @@ static PyStructSequence_Desc return_type_descs[RT_COUNT] = {
     {"torch.return_types.cummax_out", NULL, values_indices_fields, 2},
     {"torch.return_types.cummin_out", NULL, values_indices_fields, 2},
     {"torch.return_types.nanmedian_out", NULL, values_indices_fields, 2},
+    {"torch.return_types.frexp_out", NULL, frexp_fields, 2},
 };
 static PyTypeObject *return_types[RT_COUNT];
 
@@ -1165,6 +1168,12 @@ static PyObject *make_pair(int which, CtTensorObject *a, CtTensorObject *b)
     PyStructSequence_SetItem(r, 0, (PyObject *)a);
     PyStructSequence_SetItem(r, 1, (PyObject *)b);
     return r;
+}
+
+/* torch.return_types.frexp(mantissa, exponent) for ops_more.c; steals both. */
+PyObject *ct_frexp_result(CtTensorObject *mantissa, CtTensorObject *exponent)
+{
+    return make_pair(RT_FREXP, mantissa, exponent);
 }
 
 /* A plain tuple of two tensors; steals a and b. */

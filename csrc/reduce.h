@@ -182,5 +182,8 @@ CtTensorObject *ct_nanmedian_all(CtTensorObject *t);
 /* Sum of t down to a shape that t broadcasts from (autograd's sum_to_size); t itself (a new
  * reference) when nothing is reduced. Integers sum to int64, as PyTorch. */
 CtTensorObject *ct_sum_to_size(CtTensorObject *t, int ndim, const int64_t *sizes);
+/* torch.return_types.frexp(mantissa, exponent) (ops_more.c's frexp); steals both (either may be
+ * NULL after a failure). New reference or NULL. */
+PyObject *ct_frexp_result(CtTensorObject *mantissa, CtTensorObject *exponent);
 
 #endif /* CTORCH_REDUCE_H */

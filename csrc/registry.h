@@ -15,6 +15,7 @@
     X(reduce)             \
     X(index)              \
     X(composite)          \
+    X(more)               \
     X(search)             \
     X(linalg)             \
     X(linalg_more)        \

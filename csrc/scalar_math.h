@@ -19,7 +19,8 @@
 #ifndef CTORCH_SCALAR_MATH_H
 #define CTORCH_SCALAR_MATH_H
 
-#include "dtype.h" /* CT_HOST_DEVICE */
+#include "dtype.h"   /* CT_HOST_DEVICE */
+#include "nn_math.h" /* ct_erfinv */
 #ifndef __CUDACC__
 #include <math.h>
 #endif
@@ -210,6 +211,195 @@ CT_SM_FLOAT_FUNCS(float)
 CT_SM_FLOAT_FUNCS(double)
 
 /* ------------------------------------------------------------------------------------------
+ * special functions (erfinv, lgamma, digamma, polygamma, i0/i1, sinc, logit, xlogy, ...):
+ * computed in double for both float types (float rounds the double result once), with
+ * PyTorch's values at the poles: lgamma(0) = inf, digamma(0) = -inf (nan at the negative
+ * integers), polygamma(n, 0) = inf. */
+#define CT_SM_PI 3.14159265358979323846
+
+/* Hurwitz zeta(x, q) = sum_k (k + q)^-x: a direct sum to q + 9, then the Euler-Maclaurin tail
+ * with the Bernoulli coefficients (2j)! / B_2j (Cephes' algorithm). */
+CT_HOST_DEVICE double ct_sm_hurwitz_zeta(double x, double q)
+{
+    const double coef[12] = {12.0,
+                             -720.0,
+                             30240.0,
+                             -1209600.0,
+                             47900160.0,
+                             -1.8924375803183791606e9,
+                             7.47242496e10,
+                             -2.950130727918164224e12,
+                             1.1646782814350067249e14,
+                             -4.5979787224074726105e15,
+                             1.8152105401943546773e17,
+                             -7.1661652561756670113e18};
+    const double eps = 1.11022302462515654042e-16;
+    if (x == 1.0) {
+        return INFINITY;
+    }
+    if (x < 1.0) {
+        return NAN;
+    }
+    if (q <= 0.0) {
+        if (q == floor(q)) {
+            return INFINITY;
+        }
+        if (x != floor(x)) {
+            return NAN;
+        }
+    }
+    double s = pow(q, -x), a = q, b = 0.0;
+    int i = 0;
+    while (i < 9 || a <= 9.0) {
+        i++;
+        a += 1.0;
+        b = pow(a, -x);
+        s += b;
+        if (fabs(b / s) < eps) {
+            return s;
+        }
+    }
+    double w = a, k = 0.0;
+    s += b * w / (x - 1.0);
+    s -= 0.5 * b;
+    a = 1.0;
+    for (i = 0; i < 12; i++) {
+        a *= x + k;
+        b /= w;
+        double t = a * b / coef[i];
+        s += t;
+        if (fabs(t / s) < eps) {
+            break;
+        }
+        k += 1.0;
+        a *= x + k;
+        b /= w;
+        k += 1.0;
+    }
+    return s;
+}
+
+/* digamma: reflection below 0, the recurrence up to 10, then the asymptotic series */
+CT_HOST_DEVICE double ct_sm_digamma_d(double x)
+{
+    if (x == 0.0) {
+        return copysign(INFINITY, -x);
+    }
+    double shift = 0.0;
+    if (x < 0.0) {
+        if (x == floor(x)) {
+            return NAN;
+        }
+        /* psi(x) = psi(1 - x) - pi / tan(pi x) */
+        shift = -CT_SM_PI / tan(CT_SM_PI * x);
+        x = 1.0 - x;
+    }
+    while (x < 10.0) {
+        shift -= 1.0 / x;
+        x += 1.0;
+    }
+    double z = 1.0 / (x * x);
+    double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12.0))))));
+    return shift + log(x) - 0.5 / x - series;
+}
+
+/* polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1; digamma for n = 0 */
+CT_HOST_DEVICE double ct_sm_polygamma_d(double x, double n)
+{
+    if (n == 0.0) {
+        return ct_sm_digamma_d(x);
+    }
+    double factorial = 1.0;
+    for (double k = 2.0; k <= n; k += 1.0) {
+        factorial *= k;
+    }
+    return (fmod(n, 2.0) == 1.0 ? 1.0 : -1.0) * factorial * ct_sm_hurwitz_zeta(n + 1.0, x);
+}
+
+/* modified Bessel functions I_nu (nu = 0, 1): the power series below 30, the asymptotic
+ * expansion e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (4 nu^2 - (2j - 1)^2) / (k! (8x)^k) above */
+CT_HOST_DEVICE double ct_sm_bessel_i(double x, int nu)
+{
+    double ax = fabs(x), r;
+    if (ax != ax) {
+        return x;
+    }
+    if (ax < 30.0) {
+        double half = 0.5 * ax, term = nu == 0 ? 1.0 : half, sum = term;
+        for (int k = 1; k < 500; k++) {
+            term *= half * half / ((double)k * (double)(k + nu));
+            sum += term;
+            if (term < sum * 1e-17) {
+                break;
+            }
+        }
+        r = sum;
+    } else if (ax == INFINITY) {
+        r = INFINITY;
+    } else {
+        double mu = 4.0 * nu * nu, term = 1.0, sum = 1.0;
+        for (int k = 1; k < 60; k++) {
+            term *= -(mu - (2.0 * k - 1.0) * (2.0 * k - 1.0)) / (k * 8.0 * ax);
+            sum += term;
+            if (fabs(term) < 1e-17 * fabs(sum)) {
+                break;
+            }
+        }
+        /* e^x split in two so that x up to ~1400 does not overflow before the division */
+        double e = exp(0.5 * ax);
+        r = e * (sum / sqrt(2.0 * CT_SM_PI * ax)) * e;
+    }
+    return (nu == 1 && x < 0) ? -r : r;
+}
+
+#define CT_SM_SPECIAL_FUNCS(T)                                                                            \
+    CT_HOST_DEVICE T ct_sm_erfinv_##T(T a) { return (T)ct_erfinv((double)a); }                            \
+    CT_HOST_DEVICE T ct_sm_lgamma_##T(T a) { return (T)lgamma((double)a); }                               \
+    CT_HOST_DEVICE T ct_sm_digamma_##T(T a) { return (T)ct_sm_digamma_d((double)a); }                     \
+    CT_HOST_DEVICE T ct_sm_polygamma_##T(T a, T n) { return (T)ct_sm_polygamma_d((double)a, (double)n); } \
+    CT_HOST_DEVICE T ct_sm_i0_##T(T a) { return (T)ct_sm_bessel_i((double)a, 0); }                        \
+    CT_HOST_DEVICE T ct_sm_i1_##T(T a) { return (T)ct_sm_bessel_i((double)a, 1); }                        \
+    CT_HOST_DEVICE T ct_sm_sinc_##T(T a)                                                                  \
+    {                                                                                                       \
+        double x = CT_SM_PI * (double)a;                                                                    \
+        return a == 0 ? (T)1 : (T)(sin(x) / x);                                                             \
+    }                                                                                                       \
+    /* logit(x, eps): eps < 0 is PyTorch's eps=None (no clamp) */                                          \
+    CT_HOST_DEVICE T ct_sm_logit_##T(T a, T eps)                                                          \
+    {                                                                                                       \
+        double x = (double)a;                                                                               \
+        if (eps >= 0) {                                                                                     \
+            x = x < (double)eps ? (double)eps : x > 1.0 - (double)eps ? 1.0 - (double)eps : x;              \
+        }                                                                                                   \
+        return (T)log(x / (1.0 - x));                                                                       \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_xlogy_##T(T a, T b)                                                            \
+    {                                                                                                       \
+        return b != b ? b : a == 0 ? (T)0 : (T)((double)a * log((double)b));                               \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_heaviside_##T(T a, T v) { return a == 0 ? v : (T)(a > 0); }                    \
+    CT_HOST_DEVICE T ct_sm_nextafter_##T(T a, T b) { return CT_MF(T, nextafter)(a, b); }                  \
+    CT_HOST_DEVICE T ct_sm_deg2rad_##T(T a) { return a * (T)(CT_SM_PI / 180.0); }                         \
+    CT_HOST_DEVICE T ct_sm_rad2deg_##T(T a) { return a * (T)(180.0 / CT_SM_PI); }                         \
+    /* frexp's two halves: the mantissa in [0.5, 1), and the exponent (0 for 0, inf, nan) */            \
+    CT_HOST_DEVICE T ct_sm_frexp_mantissa_##T(T a)                                                        \
+    {                                                                                                       \
+        int e;                                                                                              \
+        return CT_MF(T, frexp)(a, &e);                                                                      \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_frexp_exponent_##T(T a)                                                        \
+    {                                                                                                       \
+        int e = 0;                                                                                          \
+        if (a == a && CT_MF(T, fabs)(a) != (T)INFINITY) {                                                  \
+            CT_MF(T, frexp)(a, &e);                                                                         \
+        }                                                                                                   \
+        return (T)e;                                                                                        \
+    }
+
+CT_SM_SPECIAL_FUNCS(float)
+CT_SM_SPECIAL_FUNCS(double)
+
+/* ------------------------------------------------------------------------------------------
  * integers: T the type, U the unsigned type its arithmetic wraps in (at least unsigned int, so
  * that the usual promotions never make it signed), BITS its width, S 1 when T is signed. */
 /* x < 0, written so that unsigned types do not compare with zero (S: T is signed) */
@@ -322,7 +512,24 @@ CT_SM_FLOAT_FUNCS(double)
     CT_HOST_DEVICE bool ct_sm_isfinite_##T(T a) { return true; }                                           \
     CT_HOST_DEVICE bool ct_sm_isposinf_##T(T a) { return false; }                                          \
     CT_HOST_DEVICE bool ct_sm_isneginf_##T(T a) { return false; }                                          \
-    CT_HOST_DEVICE bool ct_sm_signbit_##T(T a) { return CT_SM_LT0(S, a); }
+    CT_HOST_DEVICE bool ct_sm_signbit_##T(T a) { return CT_SM_LT0(S, a); }                                 \
+    CT_HOST_DEVICE T ct_sm_heaviside_##T(T a, T v) { return a == 0 ? v : (T)(a > 0); }                     \
+    /* gcd / lcm of the magnitudes (Euclid), wrapping as PyTorch's for the minimum */                        \
+    CT_HOST_DEVICE T ct_sm_gcd_##T(T a, T b)                                                               \
+    {                                                                                                      \
+        U x = (U)ct_sm_abs_##T(a), y = (U)ct_sm_abs_##T(b);                                                \
+        while (y != 0) {                                                                                   \
+            U r = x % y;                                                                                   \
+            x = y;                                                                                         \
+            y = r;                                                                                         \
+        }                                                                                                  \
+        return (T)x;                                                                                       \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_lcm_##T(T a, T b)                                                               \
+    {                                                                                                      \
+        T g = ct_sm_gcd_##T(a, b);                                                                         \
+        return g == 0 ? (T)0 : ct_sm_abs_##T((T)((U)(a / g) * (U)b));                                       \
+    }
 
 CT_SM_INT_FUNCS(uint8_t, unsigned int, 8, 0)
 CT_SM_INT_FUNCS(int8_t, unsigned int, 8, 1)
@@ -363,5 +570,6 @@ CT_HOST_DEVICE bool ct_sm_isfinite_bool(bool a) { return true; }
 CT_HOST_DEVICE bool ct_sm_isposinf_bool(bool a) { return false; }
 CT_HOST_DEVICE bool ct_sm_isneginf_bool(bool a) { return false; }
 CT_HOST_DEVICE bool ct_sm_signbit_bool(bool a) { return false; }
+CT_HOST_DEVICE bool ct_sm_heaviside_bool(bool a, bool v) { return a || v; }
 
 #endif /* CTORCH_SCALAR_MATH_H */

@@ -941,6 +941,92 @@ static PyObject *tensor_chunk(PyObject *self, PyObject *const *args, Py_ssize_t 
     return split_by_size(t, dim, split_size);
 }
 
+/* --- unfold and the in-place metadata ops (transpose_, t_, squeeze_, unsqueeze_) ---------------------- */
+/* unfold(dimension, size, step): every window of `size` elements along dimension, `step` apart,
+ * as a new last dim: a view (dimension's stride times step, the window's the old stride). */
+static PyObject *tensor_unfold(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"dimension", "size", "step", NULL};
+    PyObject *a[3];
+    CtTensorObject *t = CT_TENSOR(self);
+    int dim;
+    int64_t size = 0, step = 0;
+    if (ct_parse_args("unfold", args, nargs, kwnames, names, 3, a) < 0 || parse_dim(a[0], t->ndim, &dim) < 0 ||
+        ct_arg_int64(a[1], &size) < 0 || ct_arg_int64(a[2], &step) < 0) {
+        return NULL;
+    }
+    int64_t extent = t->ndim == 0 ? 1 : t->sizes[dim];
+    if (size > extent) {
+        PyErr_Format(PyExc_RuntimeError, "maximum size for tensor at dimension %d is %lld but size is %lld", dim,
+                     (long long)extent, (long long)size);
+        return NULL;
+    }
+    if (size < 0) {
+        PyErr_Format(PyExc_RuntimeError, "size is %lld but must be >= 0", (long long)size);
+        return NULL;
+    }
+    if (step <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "step is %lld but must be > 0", (long long)step);
+        return NULL;
+    }
+    if (t->ndim == CT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "unfold: ctorch supports at most %d dims", CT_MAX_DIMS);
+        return NULL;
+    }
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    memcpy(sizes, t->sizes, sizeof(int64_t) * t->ndim);
+    memcpy(strides, t->strides, sizeof(int64_t) * t->ndim);
+    if (t->ndim == 0) {
+        sizes[0] = size;
+        strides[0] = 1;
+        return (PyObject *)ct_view_of(t, 1, sizes, strides, t->offset);
+    }
+    sizes[dim] = (extent - size) / step + 1;
+    strides[dim] = t->strides[dim] * step;
+    sizes[t->ndim] = size;
+    strides[t->ndim] = t->strides[dim];
+    return (PyObject *)ct_view_of(t, t->ndim + 1, sizes, strides, t->offset);
+}
+
+/* Gives self the shape and strides of view (a new reference, released here): self, or NULL. */
+static PyObject *take_metadata(PyObject *self, PyObject *view)
+{
+    if (view == NULL) {
+        return NULL;
+    }
+    CtTensorObject *t = CT_TENSOR(self), *v = CT_TENSOR(view);
+    t->ndim = v->ndim;
+    memcpy(t->sizes, v->sizes, sizeof(int64_t) * v->ndim);
+    memcpy(t->strides, v->strides, sizeof(int64_t) * v->ndim);
+    Py_DECREF(view);
+    return Py_NewRef(self);
+}
+
+static PyObject *tensor_transpose_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return take_metadata(self, tensor_transpose(self, args, nargs, kwnames));
+}
+
+static PyObject *tensor_t_(PyObject *self, PyObject *unused)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (t->ndim > 2) {
+        PyErr_Format(PyExc_RuntimeError, "t_() expects a tensor with <= 2 dimensions, but self is %dD", t->ndim);
+        return NULL;
+    }
+    return take_metadata(self, tensor_t(self, NULL));
+}
+
+static PyObject *tensor_squeeze_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return take_metadata(self, tensor_squeeze(self, args, nargs, kwnames));
+}
+
+static PyObject *tensor_unsqueeze_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return take_metadata(self, tensor_unsqueeze(self, args, nargs, kwnames));
+}
+
 static PyObject *broadcast_to_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
 PyMethodDef ct_views_tensor_methods[] = {
@@ -967,6 +1053,13 @@ PyMethodDef ct_views_tensor_methods[] = {
     {"split", CT_FASTCALL(tensor_split), CT_METH_FK, "split(split_size_or_sections, dim=0)"},
     {"chunk", CT_FASTCALL(tensor_chunk), CT_METH_FK, "chunk(chunks, dim=0)"},
     {"broadcast_to", CT_FASTCALL(broadcast_to_method), CT_METH_FK, "broadcast_to(size): self.expand(size)"},
+    {"unfold", CT_FASTCALL(tensor_unfold), CT_METH_FK, "unfold(dimension, size, step): windows along dimension (view)"},
+    {"transpose_", CT_FASTCALL(tensor_transpose_), CT_METH_FK, "transpose_(dim0, dim1): in place"},
+    {"swapaxes_", CT_FASTCALL(tensor_transpose_), CT_METH_FK, "swapaxes_(axis0, axis1): in place"},
+    {"swapdims_", CT_FASTCALL(tensor_transpose_), CT_METH_FK, "swapdims_(dim0, dim1): in place"},
+    {"t_", tensor_t_, METH_NOARGS, "t_(): t() in place"},
+    {"squeeze_", CT_FASTCALL(tensor_squeeze_), CT_METH_FK, "squeeze_(dim=None): in place"},
+    {"unsqueeze_", CT_FASTCALL(tensor_unsqueeze_), CT_METH_FK, "unsqueeze_(dim): in place"},
     {NULL},
 };
 

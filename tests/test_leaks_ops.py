@@ -139,6 +139,24 @@ CASES = [
                                  + F.grid_sample(y[None, None], y[:2, :4].reshape(1, 2, 2, 2) / 4, align_corners=False).sum())),
     ("nn_misc_errors", _raises(lambda x: (F.ctc_loss(x[:, None], torch.tensor([[1]]), [9], [1]) if x.sum() < 100 else
                                           F.multi_margin_loss(x, torch.tensor([1]))), RuntimeError)),
+    # ops_more.c, views.c's unfold and in-place metadata ops, the special-function rows
+    ("more_views_backward", _backward(lambda y: y.unfold(1, 2, 2).sum() + y.clone().t_().sum()
+                                      + y.clone().unsqueeze_(0).squeeze_(0).sum() + torch.diag_embed(y).sum()
+                                      + y.repeat_interleave(torch.tensor([1, 0, 2, 1], device=y.device), dim=0).sum()
+                                      + sum(p.sum() for p in y.tensor_split([1, 3], 1)) + torch.diagflat(y[0]).sum()
+                                      + y.clone().fill_diagonal_(1.0).sum() + y.repeat_interleave(2).sum())),
+    ("more_special_backward", _backward(lambda y: torch.erfinv(y.tanh() * 0.5) + torch.lgamma(y.abs() + 1)
+                                        + torch.digamma(y.abs() + 1) + torch.polygamma(2, y.abs() + 1) + torch.i0(y)
+                                        + torch.sinc(y) + torch.logit(y.sigmoid(), 0.1) + torch.xlogy(y, y.abs() + 1)
+                                        + torch.mvlgamma(y.abs() + 3, 2) + torch.frexp(y)[0] + torch.deg2rad(y)
+                                        + torch.ldexp(y, torch.ones(6, dtype=torch.int64, device=y.device)))),
+    ("more_composites", lambda x: (torch.unravel_index((x.abs() * 3).long(), (2, 3)), torch.trapezoid(x, x[0]),
+                                   torch.cumulative_trapezoid(x, dx=0.5), torch.hann_window(5, device=x.device),
+                                   torch.kaiser_window(4, device=x.device), torch.hsplit(x, 2), x.ravel(),
+                                   x.type_as(x.float()), torch.gcd(x.long(), x.long() + 2), torch.heaviside(x, x))),
+    ("more_errors", _raises(lambda x: x.repeat_interleave(torch.tensor([1, 2], device=x.device), dim=0)
+                            if x.sum() > 100 else torch.mvlgamma(x, 3), RuntimeError)),
+    ("more_errors_split", _raises(lambda x: x.tensor_split(torch.tensor([[1]])), RuntimeError)),
 ]
 
 

@@ -2,7 +2,7 @@
 from .. import _C
 
 __all__ = ["LinAlgError", "cross", "det", "diagonal", "inv", "lu_factor", "matrix_norm", "matrix_power", "multi_dot",
-           "norm", "slogdet", "solve", "vecdot", "vector_norm"]
+           "norm", "slogdet", "solve", "vander", "vecdot", "vector_norm"]
 
 LinAlgError = _C._LinAlgError_type()
 
@@ -33,3 +33,4 @@ inv = _forward("inv", "(A, *, out=None) -> Tensor")
 solve = _forward("solve", "(A, B, *, out=None) -> Tensor")
 det = _forward("det", "(A, *, out=None) -> Tensor")
 slogdet = _forward("slogdet", "(A) -> (sign, logabsdet)")
+vander = _forward("vander", "(x, *, N=None) -> Tensor")
