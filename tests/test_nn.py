@@ -341,10 +341,20 @@ def np_cross_entropy_grad(x, target, weight=None, ignore_index=-100, reduction="
         scale = np.expand_dims(g, 1)
     elif reduction == "sum":
         scale = g
-    else:
-        scale = g / wt.sum()
+    else:  # every target ignored: the loss is 0/0 but the gradient 0, as PyTorch's (the ignored rows get none)
+        scale = g / wt.sum() if wt.sum() else 0.0
     out = grad * scale
     return out[0] if squeeze else out
+
+
+def test_cross_entropy_all_targets_ignored(device):
+    # mean over no target: the loss is NaN (0/0) and the gradient zero, as PyTorch's on both devices
+    for shape, target in (((5,), 2), ((3, 5), [2, 2, 2])):
+        x = t(RNG.standard_normal(shape), device, requires_grad=True)
+        loss = F.cross_entropy(x, ctorch.tensor(target, device=device), ignore_index=2)
+        assert math.isnan(loss.item())
+        loss.backward()
+        assert (to_numpy(x.grad) == 0).all()
 
 
 CE_CASES = [

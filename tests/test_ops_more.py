@@ -676,10 +676,10 @@ def test_masked_scatter_put(device, dtype):
     raises(RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype Byte",
            lambda: t.masked_scatter(m.to(ctorch.uint8), s))
     raises(RuntimeError, "Number of elements of source < number of ones in mask", lambda: t.masked_scatter(m, s[0, :2]))
-    idx = ctorch.tensor([0, 5, -1, 2], device=device)
+    idx = ctorch.tensor([0, 4, -1, 2], device=device)  # distinct: which of repeated writes wins is unspecified on CUDA
     vals = make(src.ravel()[:4], device, dtype)
     exp = base.copy().ravel()
-    exp[[0, 5, -1, 2]] = src.ravel()[:4]
+    exp[[0, 4, -1, 2]] = src.ravel()[:4]
     assert_close(t.put(idx, vals), exp.reshape(2, 3))
     c = t.clone()  # transposed clone: written back through a flat copy
     assert c.put_(idx, vals) is c
