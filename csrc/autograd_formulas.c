@@ -282,9 +282,6 @@ CT_UNARY_BW(reciprocal, lg_reciprocal, false, true)
 CT_UNARY_BW(sin, lg_cos, true, false)
 CT_UNARY_BW(cos, lg_neg_sin, true, false)
 CT_UNARY_BW(tan, lg_tan, false, true)
-CT_UNARY_BW(tanh, lg_tanh, false, true)
-CT_UNARY_BW(sigmoid, lg_sigmoid, false, true)
-CT_UNARY_BW(relu, lg_relu, false, true)
 CT_UNARY_BW(sinh, lg_sinh, true, false)
 CT_UNARY_BW(cosh, lg_cosh, true, false)
 CT_UNARY_BW(asin, lg_asin, true, false)
@@ -292,6 +289,33 @@ CT_UNARY_BW(acos, lg_acos, true, false)
 CT_UNARY_BW(atan, lg_atan, true, false)
 CT_UNARY_BW(silu, lg_silu, true, false)
 CT_UNARY_BW(square, lg_square, true, false)
+
+/* relu, tanh, sigmoid: when the backward is not recorded, one pass of a fused row (PyTorch's
+ * threshold_backward, tanh_backward, sigmoid_backward, on the output); with create_graph, the
+ * local-derivative expression above, whose parts have derivatives of their own. */
+static int unary_fused(CtNodeObject *n, PyObject *const *g, PyObject **gi, CtEwOp op, LocalGrad f)
+{
+    if (ct_grad_enabled || !CtTensor_Check(g[0])) {
+        return unary_with(n, g, gi, f, false, true);
+    }
+    PyObject *out = out_ref(n, 0);
+    if (out == NULL) {
+        return -1;
+    }
+    int rc = set_fit(&gi[0], (PyObject *)ct_activation_backward(op, CT_TENSOR(g[0]), CT_TENSOR(out), 0.0), META(0));
+    Py_DECREF(out);
+    return rc;
+}
+
+#define CT_FUSED_BW(name, OP, f)                                                    \
+    static int bw_##name(CtNodeObject *n, PyObject *const *g, PyObject **gi)       \
+    {                                                                               \
+        return unary_fused(n, g, gi, CT_EW_##OP, f);                                \
+    }
+CT_FUSED_BW(relu, THRESHOLD_BACKWARD, lg_relu)
+CT_FUSED_BW(tanh, TANH_BACKWARD, lg_tanh)
+CT_FUSED_BW(sigmoid, SIGMOID_BACKWARD, lg_sigmoid)
+#undef CT_FUSED_BW
 
 /* gelu: d/dx [x Phi(x)] = Phi(x) + x phi(x); tanh approximation differentiated exactly. */
 static int bw_gelu(CtNodeObject *n, PyObject *const *g, PyObject **gi)

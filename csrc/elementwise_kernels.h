@@ -21,7 +21,8 @@
  * Params (CtEwCall.params, p0..p2 below) used by: ADD_ALPHA/SUB_ALPHA (alpha), ADDCMUL/ADDCDIV
  * (value), ROUND_DECIMALS (10^|decimals|, decimals < 0), NAN_TO_NUM (nan, posinf, neginf),
  * SOFTPLUS (beta, threshold), ELU (alpha * scale, scale, input_scale), HARDTANH (min, max),
- * SOFTSHRINK/HARDSHRINK (lambd), THRESHOLD (threshold, value), POLYGAMMA (n), LOGIT (eps, < 0: none). */
+ * SOFTSHRINK/HARDSHRINK (lambd), THRESHOLD (threshold, value), THRESHOLD_BACKWARD (threshold),
+ * POLYGAMMA (n), LOGIT (eps, < 0: none). */
 #ifndef CTORCH_ELEMENTWISE_KERNELS_H
 #define CTORCH_ELEMENTWISE_KERNELS_H
 
@@ -215,6 +216,10 @@
     X(LSHIFT, B, lshift, INT, 0, "lshift_cpu")                                     \
     X(RSHIFT, B, rshift, INT, 0, "rshift_cpu")                                     \
     X(PRELU, B, prelu, FLT, 0, "prelu_cpu") /* nn activations (csrc/nn_act.c) */   \
+    /* activation backwards (grad, input or output): relu's, tanh's, sigmoid's */  \
+    X(THRESHOLD_BACKWARD, BP, threshold_backward, FLT, 0, "threshold_backward_cpu") \
+    X(TANH_BACKWARD, B, tanh_backward, FLT, 0, "tanh_backward_cpu")                \
+    X(SIGMOID_BACKWARD, B, sigmoid_backward, FLT, 0, "sigmoid_backward_cpu")       \
     /* ternary */                                                                  \
     X(WHERE, W, where, ALL, 0, "where_cpu")                                        \
     X(CLAMP, T, clamp, NUM, 0, "clamp_cpu")                                        \

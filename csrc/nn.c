@@ -2279,7 +2279,7 @@ int ct_nn_bw_linear(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     int64_t N = mw->ndim == 2 ? mw->sizes[0] : 1;
     int64_t M = shape_numel(mx->ndim - 1, mx->sizes);
     int rc = -1;
-    PyObject *g2 = NULL, *g2t = NULL, *w2 = NULL, *wt = NULL, *x2 = NULL, *x2t = NULL, *v = NULL, *ones = NULL;
+    PyObject *g2 = NULL, *g2t = NULL, *w2 = NULL, *wt = NULL, *x2 = NULL, *x2t = NULL, *v = NULL;
     if ((g2 = reshape2(g[0], M, N)) == NULL) {
         goto done;
     }
@@ -2291,7 +2291,7 @@ int ct_nn_bw_linear(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         }
         Py_CLEAR(v);
     }
-    if (NN_NEEDS(1) || NN_NEEDS(2)) {
+    if (NN_NEEDS(1)) {
         if ((g2t = PyObject_CallMethod(g2, "t", NULL)) == NULL) {
             goto done;
         }
@@ -2304,15 +2304,12 @@ int ct_nn_bw_linear(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         }
         Py_CLEAR(v);
     }
-    if (NN_NEEDS(2)) { /* grad_bias = sum over rows of g: a GEMV with a row of ones */
+    if (NN_NEEDS(2)) { /* grad_bias = sum over rows of g: one reduction */
         const CtTensorMeta *mb = NN_META(2);
-        int64_t osz[2] = {1, M};
-        CtScalar one = {.kind = CT_KIND_FLOAT, .v.d = 1.0};
         if (shape_numel(mb->ndim, mb->sizes) == M * N && M != 1) {
             gi[2] = fit_to(g2, mb); /* a full (M, N) bias */
         } else {
-            ones = (PyObject *)ct_empty(2, osz, CT_TENSOR(g[0])->dtype, ct_device_of(CT_TENSOR(g[0])));
-            if (ones == NULL || ct_fill_(CT_TENSOR(ones), &one) < 0 || (v = call2("linear", ones, g2t)) == NULL) {
+            if ((v = PyObject_CallMethod(g2, "sum", "(i)", 0)) == NULL) {
                 goto done;
             }
             if (shape_numel(mb->ndim, mb->sizes) == N) {
@@ -2334,7 +2331,6 @@ done:
     Py_XDECREF(x2);
     Py_XDECREF(x2t);
     Py_XDECREF(v);
-    Py_XDECREF(ones);
     return rc;
 }
 

@@ -395,6 +395,43 @@ static PyObject *tensor_prelu(PyObject *self, PyObject *const *args, Py_ssize_t 
     return as_method(py_prelu, self, args, nargs, kw);
 }
 
+/* --- the activations' backward rows: PyTorch's aten threshold_backward(grad, input, threshold) (relu's
+ * with threshold 0, on its output), tanh_backward(grad, output), sigmoid_backward(grad, output) ---- */
+CtTensorObject *ct_activation_backward(CtEwOp op, CtTensorObject *grad, CtTensorObject *x, double threshold)
+{
+    CtEwArg in[2] = {{grad}, {x}};
+    CtOpParams p = {.f = {threshold}, .i = {(int64_t)threshold}};
+    return ct_elementwise(op, in, NULL, &p, -1);
+}
+
+static PyObject *act_backward_entry(const char *fname, CtEwOp op, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kw)
+{
+    static const char *const names2[] = {"grad_output", "output", NULL};
+    static const char *const names3[] = {"grad_output", "self", "threshold", NULL};
+    const bool thresh = op == CT_EW_THRESHOLD_BACKWARD;
+    PyObject *a[3] = {NULL, NULL, NULL};
+    CtTensorObject *g, *x;
+    double threshold = 0.0;
+    if (ct_parse_args(fname, args, nargs, kw, thresh ? names3 : names2, thresh ? 3 : 2, a) < 0 ||
+        (g = tensor_arg(a[0], fname, "grad_output", 1)) == NULL ||
+        (x = tensor_arg(a[1], fname, thresh ? "self" : "output", 2)) == NULL ||
+        (thresh && float_arg(a[2], fname, "threshold", &threshold) < 0)) {
+        return NULL;
+    }
+    return (PyObject *)ct_activation_backward(op, g, x, threshold);
+}
+
+#define CT_ACT_BACKWARD_ENTRY(name, OP)                                                                   \
+    static PyObject *py_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)      \
+    {                                                                                                     \
+        return act_backward_entry(#name, CT_EW_##OP, args, nargs, kw);                                    \
+    }
+CT_ACT_BACKWARD_ENTRY(_threshold_backward, THRESHOLD_BACKWARD)
+CT_ACT_BACKWARD_ENTRY(_tanh_backward, TANH_BACKWARD)
+CT_ACT_BACKWARD_ENTRY(_sigmoid_backward, SIGMOID_BACKWARD)
+#undef CT_ACT_BACKWARD_ENTRY
+
 /* --- glu: first half * sigmoid(second half) along dim (GluBackward0) ---------------------------- */
 static int glu_dim(CtTensorObject *t, PyObject *dim_obj, int *dim)
 {
@@ -1449,6 +1486,9 @@ PyMethodDef ct_nn_act_module_methods[] = {
     CT_NN_ACT_FN(softshrink, "softshrink(input, lambd=0.5) -> Tensor")
     CT_NN_ACT_FN(hardshrink, "hardshrink(input, lambd=0.5) -> Tensor")
     CT_NN_ACT_FN(prelu, "prelu(input, weight) -> Tensor")
+    CT_NN_ACT_FN(_threshold_backward, "_threshold_backward(grad_output, self, threshold) -> Tensor: grad_output where self > threshold, else 0")
+    CT_NN_ACT_FN(_tanh_backward, "_tanh_backward(grad_output, output) -> Tensor: grad_output * (1 - output^2)")
+    CT_NN_ACT_FN(_sigmoid_backward, "_sigmoid_backward(grad_output, output) -> Tensor: grad_output * (1 - output) * output")
     CT_NN_ACT_FN(glu, "glu(input, dim=-1) -> Tensor")
     CT_NN_ACT_FN(softsign, "softsign(input) -> Tensor: input / (1 + |input|)")
     CT_NN_ACT_FN(tanhshrink, "tanhshrink(input) -> Tensor: input - tanh(input)")

@@ -4,6 +4,11 @@
 #define CTORCH_NN_ACT_H
 
 #include "autograd.h"
+#include "elementwise.h"
+
+/* grad combined with x by one of the activation backward rows (CT_EW_THRESHOLD_BACKWARD, whose
+ * parameter is threshold; CT_EW_TANH_BACKWARD, CT_EW_SIGMOID_BACKWARD): a new tensor, or NULL */
+CtTensorObject *ct_activation_backward(CtEwOp op, CtTensorObject *grad, CtTensorObject *x, double threshold);
 
 int ct_act_bw_elu(CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_act_bw_hardtanh(CtNodeObject *n, PyObject *const *g, PyObject **gi);

@@ -200,6 +200,10 @@
     CT_HOST_DEVICE T ct_sm_hardshrink_##T(T a, T lambd) { return (a >= -lambd && a <= lambd) ? (T)0 : a; } \
     CT_HOST_DEVICE T ct_sm_threshold_##T(T a, T threshold, T value) { return a <= threshold ? value : a; } \
     CT_HOST_DEVICE T ct_sm_prelu_##T(T a, T w) { return a > 0 ? a : w * a; }                              \
+    /* PyTorch's threshold_backward, tanh_backward and sigmoid_backward, their order of operations */      \
+    CT_HOST_DEVICE T ct_sm_threshold_backward_##T(T g, T x, T threshold) { return x <= threshold ? (T)0 : g; } \
+    CT_HOST_DEVICE T ct_sm_tanh_backward_##T(T g, T y) { return g * ((T)1 - y * y); }                     \
+    CT_HOST_DEVICE T ct_sm_sigmoid_backward_##T(T g, T y) { return g * ((T)1 - y) * y; }                   \
     CT_HOST_DEVICE bool ct_sm_isnan_##T(T a) { return a != a; }                                            \
     CT_HOST_DEVICE bool ct_sm_isinf_##T(T a) { return CT_MF(T, fabs)(a) == (T)INFINITY; }                  \
     CT_HOST_DEVICE bool ct_sm_isfinite_##T(T a) { return a == a && CT_MF(T, fabs)(a) != (T)INFINITY; }     \

@@ -210,6 +210,46 @@ def test_prelu(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_activation_backward_rows(device, dtype):
+    """relu/tanh/sigmoid's backward is one fused row when not recorded (PyTorch's aten
+    threshold_backward, tanh_backward, sigmoid_backward): their values, NaN and inf included (an
+    infinite gradient where relu's output is 0 gives 0, not inf * 0), on transposed and broadcast
+    operands; with create_graph the recorded expression is used and agrees."""
+    g = RNG.standard_normal((5, 4))
+    y = RNG.uniform(-1, 1, (5, 4))
+    g[0, :3] = [np.inf, -np.inf, np.nan]
+    y[0, :3] = [0.0, -0.5, 0.5]
+    y[1, 0] = np.nan
+    gt, yt = T(g, device, dtype), T(y, device, dtype)
+    gq, yq = to_numpy(gt).astype(np.float64), to_numpy(yt).astype(np.float64)
+    want = {"_threshold_backward": lambda g_, y_: np.where(y_ <= 0.25, 0.0, g_),
+            "_tanh_backward": lambda g_, y_: g_ * (1 - y_ * y_), "_sigmoid_backward": lambda g_, y_: g_ * (1 - y_) * y_}
+    for name, ref in want.items():
+        fn = getattr(ctorch._C, name)
+        args = (0.25,) if name == "_threshold_backward" else ()
+        out = fn(gt, yt, *args)
+        assert out.dtype == gt.dtype and out.device == gt.device
+        with np.errstate(invalid="ignore"):
+            assert_close(out, ref(gq, yq))
+            assert_close(fn(gt.T, yt.T, *args), ref(gq.T, yq.T))
+            assert_close(fn(gt[1:2], yt, *args), ref(np.broadcast_to(gq[1:2], (5, 4)), yq))
+    with pytest.raises(TypeError, match="must be Tensor"):
+        ctorch._C._tanh_backward(gt, 1.0)
+    # through autograd: relu's gradient where the output is 0 is 0 even for an infinite gradient
+    x = T([-1.0, 0.0, 2.0], device, dtype, requires_grad=True)
+    F.relu(x).backward(T([np.inf, np.inf, 3.0], device, dtype))
+    assert_close(x.grad, np.array([0.0, 0.0, 3.0]))
+    for f, d in ((F.relu, lambda v: (v > 0).astype(float)), (ctorch.tanh, lambda v: 1 - np.tanh(v) ** 2),
+                 (ctorch.sigmoid, lambda v: _sig(v) * (1 - _sig(v)))):
+        x = T(RNG.standard_normal(6), device, "float64", requires_grad=True)
+        (plain,) = ctorch.autograd.grad(f(x).sum(), x)
+        (recorded,) = ctorch.autograd.grad(f(x).sum(), x, create_graph=True)
+        assert_close(plain, d(to_numpy(x)))
+        assert_close(recorded, d(to_numpy(x)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_activation_errors(device):
     x = T(RNG.standard_normal((2, 3)), device)
     with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is size 3"):

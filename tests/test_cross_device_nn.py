@@ -100,6 +100,48 @@ def test_nll_target_out_of_bounds():
         nn.functional.nll_loss(x, ctorch.tensor([0, 5], device="cuda"))
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_nll_ordered_sums_same_bits(reduction):
+    """1000 rows (several rounds of the CUDA ordered sums) with class weights and ignored rows: the
+    loss and its gradient have the CPU's bits; the first bad row's target is the one reported."""
+    rng = np.random.default_rng(6)
+    x_np = rng.standard_normal((1000, 7))
+    t_np = rng.integers(0, 7, size=1000)
+    t_np[rng.random(1000) < 0.2] = -100
+    w_np = rng.uniform(0.1, 2.0, size=7)
+    res = []
+    for dev in ("cpu", "cuda"):
+        x = ctorch.tensor(x_np, device=dev, requires_grad=True)
+        loss = nn.functional.nll_loss(x, ctorch.tensor(t_np, device=dev), weight=ctorch.tensor(w_np, device=dev),
+                                      reduction=reduction)
+        loss.backward()
+        res.append((loss, x.grad))
+        ce = nn.functional.cross_entropy(x, ctorch.tensor(t_np, device=dev), reduction=reduction,
+                                         label_smoothing=0.05)
+        res.append((ce, None))
+    check(res[0][0], res[2][0], "float64", exact=True)
+    check(res[0][1], res[2][1], "float64", exact=True)
+    check(res[1][0], res[3][0], "float64")
+    bad = t_np.copy()
+    bad[[700, 300, 900]] = [9, 8, -3]
+    with pytest.raises(IndexError, match="^Target 8 is out of bounds.$"):
+        nn.functional.cross_entropy(ctorch.tensor(x_np, device="cuda"), ctorch.tensor(bad, device="cuda"))
+
+
+def test_pointwise_loss_ordered_sums_same_bits():
+    """10000 elements (three 4096-element blocks): mse's mean and sum have the CPU's bits."""
+    rng = np.random.default_rng(7)
+    x_np, y_np = rng.standard_normal(10000), rng.standard_normal(10000)
+    for reduction in ("mean", "sum"):
+        cpu, gpu = (nn.functional.mse_loss(ctorch.tensor(x_np, device=dev), ctorch.tensor(y_np, device=dev),
+                                           reduction=reduction) for dev in ("cpu", "cuda"))
+        check(cpu, gpu, "float64", exact=True)
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        x_np = np.full(10000, 0.5)
+        x_np[5000] = 1.5
+        nn.functional.binary_cross_entropy(ctorch.tensor(x_np, device="cuda"), ctorch.tensor(x_np * 0, device="cuda"))
+
+
 @pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
                                   "binary_cross_entropy_with_logits"])
 def test_pointwise_losses(name):

@@ -634,3 +634,48 @@ def test_accelerator_api_follows_cuda():
         x = torch.ones(4, device=device)
         assert torch.accelerator.memory_allocated() >= x.numel() * 4
         torch.accelerator.synchronize()
+
+
+def emulator_counters():
+    """The CUDA emulator's counts (tests/cuda_emu: launches, synchronize calls, device-to-host
+    copies), or None on a real GPU."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL(os.path.join(os.path.dirname(ctorch.__file__), "_C_cuda.so"))
+        fn = lib.ct_emu_counters
+    except (OSError, AttributeError):
+        return None
+    out = (ctypes.c_longlong * 3)()
+    fn(out)
+    return list(out)
+
+
+@gpu
+@pytest.mark.parametrize("loss_name", ["cross_entropy", "mse_loss"])
+def test_training_step_waits_at_most_once(loss_name):
+    """A training step (Linear/ReLU MLP, a loss, backward, SGD with momentum) lets the host run
+    ahead of the GPU: the one wait is cross_entropy's target check (a copy of its result, then a
+    synchronize); mse_loss's step never waits. Counted on the emulator, whose runtime sees every
+    call."""
+    from ctorch import nn
+    if emulator_counters() is None:
+        pytest.skip("counts the runtime calls on the CUDA emulator only")
+    model = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 5)).to("cuda")
+    opt = ctorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = ctorch.randn(8, 12, device="cuda")
+    y = ctorch.randint(0, 5, (8,), device="cuda") if loss_name == "cross_entropy" else ctorch.randn(8, 5, device="cuda")
+    loss_fn = getattr(nn.functional, loss_name)
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+
+    step()  # the momentum buffers are made
+    before = emulator_counters()
+    step()
+    launches, syncs, d2h = (b - a for a, b in zip(before, emulator_counters()))
+    waits = 1 if loss_name == "cross_entropy" else 0
+    assert (syncs, d2h) == (waits, waits)
+    assert launches > 0

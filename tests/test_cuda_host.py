@@ -192,6 +192,10 @@ SPECIAL = {
     "SOFTSHRINK": (lambda a: ctorch.softshrink(a, 0.75), (0.75, 0.0, 0.0), None),
     "HARDSHRINK": (lambda a: ctorch.hardshrink(a, 0.75), (0.75, 0.0, 0.0), None),
     "PRELU": (lambda a, w: ctorch.where(a > 0, a, w * a), None, None),  # the weight broadcast elementwise
+    # activation backwards (autograd's fused rows; private functions, as PyTorch's aten ops)
+    "THRESHOLD_BACKWARD": (lambda g, x: ctorch._C._threshold_backward(g, x, 0.5), (0.5, 0.0, 0.0), None),
+    "TANH_BACKWARD": (lambda g, y: ctorch._C._tanh_backward(g, y), None, None),
+    "SIGMOID_BACKWARD": (lambda g, y: ctorch._C._sigmoid_backward(g, y), None, None),
     # internal ops the front end uses for x ** 3 and x ** -2 (no functions of their own)
     "CUBE": (lambda a, **k: ctorch.pow(a, 3, **k), None, None),
     "INV_SQUARE": (lambda a, **k: ctorch.pow(a, -2, **k), None, None),

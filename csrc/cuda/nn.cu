@@ -10,10 +10,11 @@
  *   buffer is cast into grad_weight. scale_grad_by_freq counts occurrences with integer atomics
  *   (exact, order-free).
  * - nll / cross_entropy (+ backward): one thread per row in double as the CPU; the pre-pass and
- *   the reduction total run serially on one thread (the CPU's order of additions); a bad target
- *   is reported from the pre-pass's result copied back.
+ *   the reduction total are one-block ordered sums (block_ordered_sum: terms computed in
+ *   parallel, added in the CPU's order by one thread); the forward reports a bad target from the
+ *   pre-pass's result copied back (its one wait); the backward does not wait.
  * - pointwise losses (+ backward): nn_math.h's per-element functions (shared with the CPU); sums
- *   in the CPU's order (serial per 4096-element block, then over the blocks).
+ *   in the CPU's order (an ordered sum per 4096-element block, then over the blocks).
  * - layer_norm (+ backward): one block per row (32 to 256 threads, about one per column),
  *   statistics and math in double as the CPU, block sums in a fixed tree order; grad_weight / grad_bias by a column pass over the rows in order.
  * - trunc_normal_transform: elementwise, nn_math.h's ct_trunc_normal_of in double as the CPU. */
@@ -578,18 +579,59 @@ int layer_norm_backward_status(const CtLayerNormDesc *d)
     CT_NN_FLOAT_DISPATCH(d->dtype, layer_norm_backward_launch, d, stream)
 }
 
-/* --- cross-entropy / NLL: one thread per row, double math as the CPU's rows; the pre-pass (range
- * check, weight sum, mean's denominator) and the SUM/MEAN total are serial single-thread kernels
- * so that their order of additions is the CPU's. -------------------------------------------------- */
+/* --- ordered sums --------------------------------------------------------------------------------
+ * The CPU adds a loss's terms one after another in index order. So that CUDA gives the same bits,
+ * a block computes the terms kOrderedThreads at a time into shared memory and thread 0 adds them
+ * in order: the loads and the per-term math are parallel and coalesced, only the additions are
+ * serial. */
+constexpr int kOrderedThreads = 256;
+
+/* Thread 0 gets the sum, in index order from 0.0, of value(i) over the i in [lo, hi) for which
+ * value returns true (the others are skipped, as the CPU's `continue`). Every thread of the block
+ * (blockDim.x == kOrderedThreads) must call it. */
+template <class F>
+__device__ double block_ordered_sum(int64_t lo, int64_t hi, F value)
+{
+    __shared__ double vals[kOrderedThreads];
+    __shared__ bool present[kOrderedThreads];
+    double total = 0.0;
+    for (int64_t base = lo; base < hi; base += kOrderedThreads) {
+        const int64_t i = base + threadIdx.x;
+        double v = 0.0;
+        present[threadIdx.x] = i < hi && value(i, &v);
+        vals[threadIdx.x] = v;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            const int m = hi - base < kOrderedThreads ? (int)(hi - base) : kOrderedThreads;
+            for (int k = 0; k < m; k++) {
+                if (present[k]) {
+                    total += vals[k];
+                }
+            }
+        }
+        __syncthreads(); /* vals is refilled by the next round */
+    }
+    return total;
+}
+
+/* --- cross-entropy / NLL: one thread per row, in double as the CPU's rows. The pre-pass (range
+ * check, class-weight sum, mean's denominator) and the SUM/MEAN total are one-block ordered sums
+ * (the CPU's order of additions). A row whose target is out of range reads nothing out of bounds:
+ * its loss or gradient is NaN. The forward copies the pre-pass's result back (one wait) to
+ * report a bad target, as the CPU raises; the backward does not wait: autograd calls it with the
+ * target its forward checked (saved, under the version check). -------------------------------- */
 struct NLLScratch {
     double denom, wsum;
-    long long bad, bad_value;
+    unsigned long long first_bad; /* the lowest row with a bad target, or ~0 */
+    long long bad_value;
 };
 
 __device__ __forceinline__ int64_t nll_target(const CtNLLDesc &d, int64_t r)
 {
     return d.target_dtype == CT_U8 ? (int64_t)((const uint8_t *)d.target)[r] : ((const int64_t *)d.target)[r];
 }
+
+__device__ __forceinline__ bool nll_in_range(const CtNLLDesc &d, int64_t t) { return t >= 0 && t < d.classes; }
 
 template <int D>
 __device__ __forceinline__ double ld(const void *base, int64_t i)
@@ -624,37 +666,52 @@ __device__ double row_lse(const CtNLLDesc &d, int64_t base)
     return m + log(s);
 }
 
+/* nll.c's nll_prepass by one block of kOrderedThreads; thread 0 writes *out. */
 template <int D>
-__global__ void nll_prepass_kernel(CtNLLDesc d, NLLScratch *out)
+__device__ void nll_prepass_block(const CtNLLDesc &d, NLLScratch *out)
 {
+    __shared__ unsigned long long first_bad;
     const int64_t rows = d.outer * d.inner;
+    if (threadIdx.x == 0) {
+        first_bad = ~0ull;
+    }
+    __syncthreads();
     double wsum = (double)d.classes;
     if (d.weight != nullptr) {
-        wsum = 0.0;
-        for (int64_t c = 0; c < d.classes; c++) {
-            wsum += ld<D>(d.weight, c);
-        }
+        wsum = block_ordered_sum(0, d.classes, [&](int64_t c, double *v) {
+            *v = ld<D>(d.weight, c);
+            return true;
+        });
     }
-    out->wsum = wsum;
-    out->bad = 0;
-    out->bad_value = 0;
     double denom = (double)rows;
     if (!d.soft) {
-        denom = 0.0;
-        for (int64_t r = 0; r < rows; r++) {
-            int64_t t = nll_target(d, r);
+        denom = block_ordered_sum(0, rows, [&](int64_t r, double *v) {
+            const int64_t t = nll_target(d, r);
             if (t == d.ignore_index) {
-                continue;
+                return false;
             }
-            if (t < 0 || t >= d.classes) {
-                out->bad = 1;
-                out->bad_value = t;
-                break;
+            if (!nll_in_range(d, t)) {
+                atomicMin(&first_bad, (unsigned long long)r);
+                return false;
             }
-            denom += d.weight != nullptr ? ld<D>(d.weight, t) : 1.0;
-        }
+            *v = d.weight != nullptr ? ld<D>(d.weight, t) : 1.0;
+            return true;
+        });
     }
-    out->denom = denom;
+    __syncthreads(); /* every atomicMin is done */
+    if (threadIdx.x == 0) {
+        out->wsum = wsum;
+        out->denom = denom;
+        out->first_bad = first_bad;
+        out->bad_value = first_bad == ~0ull ? 0 : (long long)nll_target(d, (int64_t)first_bad);
+    }
+}
+
+/* The backward's pre-pass (one block). */
+template <int D>
+__global__ void __launch_bounds__(kOrderedThreads) nll_prepass_kernel(CtNLLDesc d, NLLScratch *out)
+{
+    nll_prepass_block<D>(d, out);
 }
 
 template <int D>
@@ -671,7 +728,9 @@ __global__ void nll_forward_kernel(CtNLLDesc d, double *losses)
     double loss = 0.0;
     if (!d.soft) {
         int64_t t = nll_target(d, r);
-        if (t != d.ignore_index) {
+        if (t != d.ignore_index && !nll_in_range(d, t)) {
+            loss = NAN;
+        } else if (t != d.ignore_index) {
             double wt = d.weight ? ld<D>(d.weight, t) : 1.0;
             if (d.is_nll) {
                 loss = -wt * ld<D>(d.input, base + t * inner);
@@ -704,16 +763,24 @@ __global__ void nll_forward_kernel(CtNLLDesc d, double *losses)
     }
 }
 
+/* The forward's last step, one block of kOrderedThreads: the pre-pass, then (SUM/MEAN) the rows'
+ * losses added in row order, as the CPU's total. */
 template <int D>
-__global__ void nll_total_kernel(CtNLLDesc d, const double *losses, const NLLScratch *sc)
+__global__ void __launch_bounds__(kOrderedThreads) nll_finish_kernel(CtNLLDesc d, const double *losses,
+                                                                      NLLScratch *sc)
 {
-    const int64_t rows = d.outer * d.inner;
-    double total = 0.0;
-    for (int64_t r = 0; r < rows; r++) {
-        total += losses[r];
+    nll_prepass_block<D>(d, sc);
+    if (d.reduction == CT_REDUCTION_NONE) {
+        return;
     }
-    /* 0 / 0 is NaN, as PyTorch's mean over no (or only ignored) rows */
-    st<D>(d.out, 0, d.reduction == CT_REDUCTION_MEAN ? total / sc->denom : total);
+    const double total = block_ordered_sum(0, d.outer * d.inner, [&](int64_t r, double *v) {
+        *v = losses[r];
+        return true;
+    });
+    if (threadIdx.x == 0) {
+        /* 0 / 0 is NaN, as PyTorch's mean over no (or only ignored) rows */
+        st<D>(d.out, 0, d.reduction == CT_REDUCTION_MEAN ? total / sc->denom : total); /* thread 0 wrote it */
+    }
 }
 
 template <int D>
@@ -738,9 +805,10 @@ __global__ void nll_backward_kernel(CtNLLDesc d, const NLLScratch *sc)
     }
     if (!d.soft) {
         int64_t t = nll_target(d, r);
-        if (t == d.ignore_index) {
+        if (t == d.ignore_index || !nll_in_range(d, t)) {
+            const double fill = t == d.ignore_index ? 0.0 : NAN;
             for (int64_t c = 0; c < C; c++) {
-                st<D>(d.grad_input, base + c * inner, 0.0);
+                st<D>(d.grad_input, base + c * inner, fill);
             }
             return;
         }
@@ -784,33 +852,13 @@ __global__ void nll_backward_kernel(CtNLLDesc d, const NLLScratch *sc)
     }
 }
 
-/* Runs the pre-pass; copies its result back (synchronises) to report a bad target. */
-template <int D>
-int nll_prepass(CtNLLDesc *d, cudaStream_t stream, NLLScratch *dev, bool *ok)
-{
-    nll_prepass_kernel<D><<<1, 1, 0, stream>>>(*d, dev);
-    CT_CUDA_CHECK_LAUNCH();
-    NLLScratch host;
-    CT_CUDA_CHECK(cudaMemcpyAsync(&host, dev, sizeof(host), cudaMemcpyDeviceToHost, stream));
-    CT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    *ok = host.bad == 0;
-    if (!*ok) {
-        d->bad_target = 1;
-        d->bad_value = (int64_t)host.bad_value;
-    }
-    return CT_CUDA_OK;
-}
-
 template <int D>
 int nll_run(CtNLLDesc *d, bool backward, NLLScratch *sc, double *losses, cudaStream_t stream)
 {
-    bool ok;
-    CT_CUDA_TRY(nll_prepass<D>(d, stream, sc, &ok));
     const int64_t rows = d->outer * d->inner;
-    if (!ok) {
-        return CT_CUDA_OK;
-    }
     if (backward) {
+        nll_prepass_kernel<D><<<1, kOrderedThreads, 0, stream>>>(*d, sc);
+        CT_CUDA_CHECK_LAUNCH();
         if (rows > 0) {
             nll_backward_kernel<D><<<ct_cuda_blocks(rows, 128), 128, 0, stream>>>(*d, sc);
             CT_CUDA_CHECK_LAUNCH();
@@ -821,9 +869,15 @@ int nll_run(CtNLLDesc *d, bool backward, NLLScratch *sc, double *losses, cudaStr
         nll_forward_kernel<D><<<ct_cuda_blocks(rows, 128), 128, 0, stream>>>(*d, losses);
         CT_CUDA_CHECK_LAUNCH();
     }
-    if (d->reduction != CT_REDUCTION_NONE) {
-        nll_total_kernel<D><<<1, 1, 0, stream>>>(*d, losses, sc);
-        CT_CUDA_CHECK_LAUNCH();
+    nll_finish_kernel<D><<<1, kOrderedThreads, 0, stream>>>(*d, losses, sc);
+    CT_CUDA_CHECK_LAUNCH();
+    /* the one wait: a bad target is reported as the CPU reports it (its output is discarded) */
+    NLLScratch host;
+    CT_CUDA_CHECK(cudaMemcpyAsync(&host, sc, sizeof(host), cudaMemcpyDeviceToHost, stream));
+    CT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (host.first_bad != ~0ull) {
+        d->bad_target = 1;
+        d->bad_value = (int64_t)host.bad_value;
     }
     return CT_CUDA_OK;
 }
@@ -834,22 +888,15 @@ int nll_launch(CtNLLDesc *d, bool backward, cudaStream_t stream)
     const int device = d->device.index;
     const int64_t rows = d->outer * d->inner;
     const bool need_losses = !backward && d->reduction != CT_REDUCTION_NONE;
-    void *sc = nullptr, *losses = nullptr;
-    CT_CUDA_TRY(ct_cuda_caching_malloc(device, sizeof(NLLScratch), &sc));
-    int status = CT_CUDA_OK;
-    if (need_losses) {
-        status = ct_cuda_caching_malloc(device, (size_t)(rows + 1) * sizeof(double), &losses);
-    }
-    if (status == CT_CUDA_OK) {
-        status = nll_run<D>(d, backward, (NLLScratch *)sc, (double *)losses, stream);
-    }
+    /* one scratch block: the pre-pass's result, then (forward SUM/MEAN) the rows' losses */
+    const size_t bytes = sizeof(NLLScratch) + (need_losses ? (size_t)rows * sizeof(double) : 0);
+    static_assert(sizeof(NLLScratch) % sizeof(double) == 0, "the losses follow the scratch, aligned");
+    void *sc = nullptr;
+    CT_CUDA_TRY(ct_cuda_caching_malloc(device, bytes, &sc));
+    double *losses = need_losses ? (double *)((char *)sc + sizeof(NLLScratch)) : nullptr;
+    int status = nll_run<D>(d, backward, (NLLScratch *)sc, losses, stream);
     int fst = ct_cuda_caching_free(device, sc);
-    status = status != CT_CUDA_OK ? status : fst;
-    if (losses != nullptr) {
-        fst = ct_cuda_caching_free(device, losses);
-        status = status != CT_CUDA_OK ? status : fst;
-    }
-    return status;
+    return status != CT_CUDA_OK ? status : fst;
 }
 
 int nll_status(CtNLLDesc *d, bool backward)
@@ -859,67 +906,73 @@ int nll_status(CtNLLDesc *d, bool backward)
     CT_NN_FLOAT_DISPATCH(d->dtype, nll_launch, d, backward, stream)
 }
 
-/* --- pointwise losses: nn_math.h's per-element functions; sums in the CPU's order (serial within
- * each 4096-element block, one thread per block, then the blocks' partials serially) ------------ */
+/* --- pointwise losses: nn_math.h's per-element functions; sums in the CPU's order (in order within
+ * each 4096-element block: one ordered-sum block per block of elements; then the blocks' partials
+ * in order) ----------------------------------------------------------------------------------------- */
 constexpr int64_t kLossBlock = 4096; /* nn.c's CT_LOSS_BLOCK */
 
+/* Block b (one CUDA block each) of the elements: their losses (stored for 'none') and, for the
+ * reductions, their sum in order into partial[b]; the BCE range flags into *bad. */
 template <int D>
-__global__ void loss_forward_kernel(CtPointwiseLossDesc d, double *partial, unsigned int *bad, int64_t nblocks)
+__global__ void __launch_bounds__(kOrderedThreads) loss_forward_kernel(CtPointwiseLossDesc d, double *partial,
+                                                                        unsigned int *bad, int64_t nblocks)
 {
-    const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nblocks) {
-        return;
-    }
-    const int64_t lo = b * kLossBlock, hi = lo + kLossBlock < d.n ? lo + kLossBlock : d.n;
-    double sum = 0.0;
-    unsigned int flags = 0;
-    for (int64_t i = lo; i < hi; i++) {
-        double x = ld<D>(d.input, i), y = ld<D>(d.target, i);
-        double w = d.weight ? ld<D>(d.weight, i) : 1.0, pw = d.pos_weight ? ld<D>(d.pos_weight, i) : 1.0;
-        if (d.kind == CT_LOSS_BCE) {
-            if (!(x >= 0.0 && x <= 1.0)) {
-                flags |= 1u;
-            } else if (!(y >= 0.0 && y <= 1.0)) {
-                flags |= 2u;
+    for (int64_t b = blockIdx.x; b < nblocks; b += gridDim.x) {
+        const int64_t lo = b * kLossBlock, hi = lo + kLossBlock < d.n ? lo + kLossBlock : d.n;
+        unsigned int flags = 0;
+        const double sum = block_ordered_sum(lo, hi, [&](int64_t i, double *l) {
+            double x = ld<D>(d.input, i), y = ld<D>(d.target, i);
+            double w = d.weight ? ld<D>(d.weight, i) : 1.0, pw = d.pos_weight ? ld<D>(d.pos_weight, i) : 1.0;
+            if (d.kind == CT_LOSS_BCE) {
+                if (!(x >= 0.0 && x <= 1.0)) {
+                    flags |= 1u;
+                } else if (!(y >= 0.0 && y <= 1.0)) {
+                    flags |= 2u;
+                }
             }
+            *l = ct_loss_value(d.kind, x, y, w, pw, d.beta);
+            if (d.reduction == CT_REDUCTION_NONE) {
+                st<D>(d.out, i, *l);
+            }
+            return partial != nullptr;
+        });
+        if (partial != nullptr && threadIdx.x == 0) {
+            partial[b] = sum;
         }
-        double l = ct_loss_value(d.kind, x, y, w, pw, d.beta);
-        sum += l;
-        if (d.reduction == CT_REDUCTION_NONE) {
-            st<D>(d.out, i, l);
+        if (flags != 0) {
+            atomicOr(bad, flags);
         }
-    }
-    if (partial != nullptr) {
-        partial[b] = sum;
-    }
-    if (flags != 0) {
-        atomicOr(bad, flags);
     }
 }
 
-/* scratch[0] = the mean's divisor (nn.c's loss_mean_divisor, same order) */
+/* scratch[0] = the mean's divisor (nn.c's loss_mean_divisor, same order); one block */
 template <int D>
-__global__ void loss_divisor_kernel(CtPointwiseLossDesc d, double *scratch)
+__global__ void __launch_bounds__(kOrderedThreads) loss_divisor_kernel(CtPointwiseLossDesc d, double *scratch)
 {
     double div = (double)d.n;
     if (d.weight != nullptr && (d.kind == CT_LOSS_MSE || d.kind == CT_LOSS_L1)) {
-        div = 0.0;
-        for (int64_t i = 0; i < d.n; i++) {
-            div += ld<D>(d.weight, i);
-        }
+        div = block_ordered_sum(0, d.n, [&](int64_t i, double *v) {
+            *v = ld<D>(d.weight, i);
+            return true;
+        });
     }
-    scratch[0] = div;
+    if (threadIdx.x == 0) {
+        scratch[0] = div;
+    }
 }
 
+/* The blocks' partials in order; one block */
 template <int D>
-__global__ void loss_total_kernel(CtPointwiseLossDesc d, const double *partial, int64_t nblocks,
-                                  const double *scratch)
+__global__ void __launch_bounds__(kOrderedThreads) loss_total_kernel(CtPointwiseLossDesc d, const double *partial,
+                                                                      int64_t nblocks, const double *scratch)
 {
-    double total = 0.0;
-    for (int64_t b = 0; b < nblocks; b++) {
-        total += partial[b];
+    const double total = block_ordered_sum(0, nblocks, [&](int64_t b, double *v) {
+        *v = partial[b];
+        return true;
+    });
+    if (threadIdx.x == 0) {
+        st<D>(d.out, 0, d.reduction == CT_REDUCTION_MEAN ? total / scratch[0] : total);
     }
-    st<D>(d.out, 0, d.reduction == CT_REDUCTION_MEAN ? total / scratch[0] : total);
 }
 
 template <int D>
@@ -964,7 +1017,7 @@ int loss_launch(CtPointwiseLossDesc *d, bool backward, cudaStream_t stream)
     cudaError_t err = cudaSuccess;
     unsigned int flags = 0;
     if (d->reduction == CT_REDUCTION_MEAN) {
-        loss_divisor_kernel<D><<<1, 1, 0, stream>>>(*d, div);
+        loss_divisor_kernel<D><<<1, kOrderedThreads, 0, stream>>>(*d, div);
         err = cudaGetLastError();
     }
     if (err == cudaSuccess && backward) {
@@ -975,12 +1028,12 @@ int loss_launch(CtPointwiseLossDesc *d, bool backward, cudaStream_t stream)
     } else if (err == cudaSuccess) {
         err = cudaMemsetAsync(bad, 0, sizeof(unsigned int), stream);
         if (err == cudaSuccess && nblocks > 0) {
-            loss_forward_kernel<D><<<ct_cuda_blocks(nblocks, 128), 128, 0, stream>>>(
+            loss_forward_kernel<D><<<(unsigned int)(nblocks < (1 << 20) ? nblocks : (1 << 20)), kOrderedThreads, 0, stream>>>(
                 *d, d->reduction == CT_REDUCTION_NONE ? nullptr : partial, bad, nblocks);
             err = cudaGetLastError();
         }
         if (err == cudaSuccess && d->reduction != CT_REDUCTION_NONE) {
-            loss_total_kernel<D><<<1, 1, 0, stream>>>(*d, partial, nblocks, div);
+            loss_total_kernel<D><<<1, kOrderedThreads, 0, stream>>>(*d, partial, nblocks, div);
             err = cudaGetLastError();
         }
         if (err == cudaSuccess && d->kind == CT_LOSS_BCE) {

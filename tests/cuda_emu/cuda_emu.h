@@ -54,7 +54,13 @@ struct Config {
     dim3 grid, block;
     size_t shared;
     cudaStream_t stream;
+    const char *name = ""; /* the kernel, as the source names it (CT_EMU_TRACE=1 prints each launch) */
     Config(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), shared(s), stream(st) {}
+    Config &named(const char *n)
+    {
+        name = n;
+        return *this;
+    }
 };
 
 /* Runs body once per thread of the grid (emu_runtime.cpp). */

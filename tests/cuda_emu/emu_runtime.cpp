@@ -37,6 +37,34 @@
 uint3 threadIdx, blockIdx;
 dim3 blockDim, gridDim;
 
+/* --- what the host asked of the GPU, counted (ct_emu_counters): work put on a stream (kernels,
+ * GEMMs, memsets) and the calls at which a real host waits for the GPU (synchronize calls, and
+ * copies into host memory, which return only when done) ------------------------------------------ */
+static long long count_launches, count_syncs, count_d2h;
+
+/* CT_EMU_TRACE=1: each of them printed to stderr as it comes */
+static bool tracing()
+{
+    static const bool on = getenv("CT_EMU_TRACE") != nullptr && strcmp(getenv("CT_EMU_TRACE"), "1") == 0;
+    return on;
+}
+
+static void count_wait(long long *counter, const char *what)
+{
+    (*counter)++;
+    if (tracing()) {
+        fprintf(stderr, "cuda emulator: host waits: %s\n", what);
+    }
+}
+
+/* out[0] launches, out[1] synchronize calls, out[2] device-to-host copies, since the start */
+extern "C" __attribute__((visibility("default"))) void ct_emu_counters(long long *out)
+{
+    out[0] = count_launches;
+    out[1] = count_syncs;
+    out[2] = count_d2h;
+}
+
 /* --- the per-thread state of the runtime --------------------------------------------------------- */
 static thread_local cudaError_t last_error = cudaSuccess;
 static thread_local int current_device = 0;
@@ -462,6 +490,11 @@ EMU_EXPORT void launch_grid(const Config &c, const std::function<void()> &fn)
         fail(cudaErrorInvalidConfiguration);
         return;
     }
+    count_launches++;
+    if (tracing()) {
+        fprintf(stderr, "cuda emulator: launch %s grid %u x %u x %u block %u x %u x %u\n", c.name, c.grid.x, c.grid.y,
+                c.grid.z, c.block.x, c.block.y, c.block.z);
+    }
     const std::function<void()> *saved_body = body;
     body = &fn;
     gridDim = c.grid;
@@ -636,7 +669,11 @@ EMU_EXPORT cudaError_t CUDARTAPI cudaFuncGetAttributes(struct cudaFuncAttributes
     attr->maxThreadsPerBlock = 1024;
     return cudaSuccess;
 }
-EMU_EXPORT cudaError_t CUDARTAPI cudaDeviceSynchronize(void) { return cudaSuccess; }
+EMU_EXPORT cudaError_t CUDARTAPI cudaDeviceSynchronize(void)
+{
+    count_wait(&count_syncs, __func__);
+    return cudaSuccess;
+}
 
 EMU_EXPORT cudaError_t CUDARTAPI cudaMalloc(void **p, size_t n)
 {
@@ -705,12 +742,18 @@ EMU_EXPORT cudaError_t CUDARTAPI cudaFreeHost(void *p)
 }
 EMU_EXPORT cudaError_t CUDARTAPI cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
+    if (kind == cudaMemcpyDeviceToHost) {
+        count_wait(&count_d2h, "device-to-host copy");
+    }
     memmove(dst, src, n);
     return cudaSuccess;
 }
 EMU_EXPORT cudaError_t CUDARTAPI cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                                                  cudaStream_t s)
 {
+    if (kind == cudaMemcpyDeviceToHost) {
+        count_wait(&count_d2h, "device-to-host copy");
+    }
     memmove(dst, src, n);
     return cudaSuccess;
 }
@@ -722,6 +765,10 @@ EMU_EXPORT cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void *dst, int dst_device, 
 }
 EMU_EXPORT cudaError_t CUDARTAPI cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s)
 {
+    count_launches++;
+    if (tracing()) {
+        fprintf(stderr, "cuda emulator: launch memset %zu bytes\n", n);
+    }
     memset(dst, value, n);
     return cudaSuccess;
 }
@@ -748,7 +795,11 @@ EMU_EXPORT cudaError_t CUDARTAPI cudaStreamGetPriority(cudaStream_t s, int *prio
     *priority = s ? ((EmuStream *)s)->priority : 0;
     return cudaSuccess;
 }
-EMU_EXPORT cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t s) { return cudaSuccess; }
+EMU_EXPORT cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t s)
+{
+    count_wait(&count_syncs, __func__);
+    return cudaSuccess;
+}
 EMU_EXPORT cudaError_t CUDARTAPI cudaStreamQuery(cudaStream_t s) { return cudaSuccess; }
 EMU_EXPORT cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
 {
@@ -767,7 +818,11 @@ EMU_EXPORT cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t e, cudaStream_t s)
     return cudaSuccess;
 }
 EMU_EXPORT cudaError_t CUDARTAPI cudaEventQuery(cudaEvent_t e) { return cudaSuccess; }
-EMU_EXPORT cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t e) { return cudaSuccess; }
+EMU_EXPORT cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t e)
+{
+    count_wait(&count_syncs, __func__);
+    return cudaSuccess;
+}
 EMU_EXPORT cudaError_t CUDARTAPI cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
     const EmuEvent *a = (const EmuEvent *)start, *b = (const EmuEvent *)end;
@@ -898,6 +953,10 @@ EMU_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cubl
                                                      long long int strideC, int batchCount,
                                                      cublasComputeType_t computeType, cublasGemmAlgo_t algo)
 {
+    count_launches++;
+    if (tracing()) {
+        fprintf(stderr, "cuda emulator: launch GEMM m %d n %d k %d batch %d\n", m, n, k, batchCount);
+    }
     const EmuHandle *h = (const EmuHandle *)handle;
     const int rows_a = transa == CUBLAS_OP_N ? m : k;
     const int rows_b = transb == CUBLAS_OP_N ? k : n;

@@ -2,7 +2,7 @@
 
 Two constructs of CUDA C++ are not C++: the launch `callee<<<config>>>(args)` and the
 declaration `extern __shared__ T name[];`. A launch becomes
-    ct_emu::launch(ct_emu::Config(config), [&, ct_emu_args = std::make_tuple(args)]() {
+    ct_emu::launch(ct_emu::Config(config).named("callee"), [&, ct_emu_args = std::make_tuple(args)]() {
         std::apply([&](auto... a) { callee(a...); }, ct_emu_args); })
 (arguments evaluated once, at the launch, each thread calling the kernel with its own copies);
 dynamic shared memory becomes a pointer to the launch's buffer. `#include <cub/...>` lines are
@@ -108,9 +108,10 @@ def translate(text):
         args = text[j + 1:args_end - 1]
         callee = text[start:k].strip()
         out.append(text[pos:start])
-        out.append("ct_emu::launch(ct_emu::Config(%s), [&, ct_emu_args = std::make_tuple(%s)]() { "
+        name = " ".join(callee.split()).replace("\\", "").replace('"', "'")
+        out.append("ct_emu::launch(ct_emu::Config(%s).named(\"%s\"), [&, ct_emu_args = std::make_tuple(%s)]() { "
                    "std::apply([&](auto... ct_emu_a) { %s(ct_emu_a...); }, ct_emu_args); })"
-                   % (config, args, callee))
+                   % (config, name, args, callee))
         pos = args_end
     return "".join(out)
 
