@@ -13,7 +13,8 @@
 #      cross_device', in parallel with pytest-xdist); tests/test_cuda_host.py is left out
 #      (host-only checks that CI runs without a GPU)
 #   5. compute-sanitizer memcheck over a small subset, with caching off
-#      (CTORCH_NO_CUDA_MEMORY_CACHING=1) so that overruns inside cached segments are seen
+#      (CTORCH_NO_CUDA_MEMORY_CACHING=1) so that overruns inside cached segments are seen; with
+#      GPU_CHECK_SANITIZER=full, over the whole CUDA half instead of steps 4 to 6 (sanitize_all)
 #   6. benchmarks/bench_cuda.py and bench_train.py (JSON beside the log)
 # Every step runs under `timeout` within a total budget (GPU_CHECK_BUDGET seconds, default 560,
 # under the 10-minute limit of one device call); what is left of it is printed before each step.
@@ -23,6 +24,7 @@
 #
 #   scripts/gpu_check.sh
 #   SKIP_SANITIZER=1 SKIP_BENCH=1 scripts/gpu_check.sh
+#   GPU_CHECK_SANITIZER=full GPU_CHECK_SHARD=1/2 scripts/gpu_check.sh   # memcheck over the whole CUDA half
 #   CTORCH_CUDA_ARCH=90 GPU_CHECK_BUDGET=560 scripts/gpu_check.sh
 #   GPU_CHECK_COMMIT=$(git rev-parse HEAD) ...   # (composed here: the device's copy has no .git)
 # Exit status: 0 when every step passed.
@@ -86,6 +88,37 @@ find_tool() { # name, then candidate paths
 
 has_module() { "$PY" -c "import $1" >/dev/null 2>&1; }
 
+# GPU_CHECK_SANITIZER=full: in place of the plain test runs and the benchmarks, the whole CUDA half of
+# the suite under compute-sanitizer memcheck (caching off), in 8 processes when pytest-xdist is there;
+# GPU_CHECK_SHARD=i/n takes every n-th test file from the i-th (name order), for a run split over
+# several device calls. The out-of-memory test is left out (it fills the GPU the others share).
+sanitize_all() {
+    local sanitizer shard=${GPU_CHECK_SHARD:-1/1}
+    if ! sanitizer=$(find_tool compute-sanitizer "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer" \
+        "${CUDA_HOME:-/usr/local/cuda}/compute-sanitizer/compute-sanitizer"); then
+        echo; echo "== compute-sanitizer not found: memcheck step FAILED"
+        status=1
+        failed_steps="$failed_steps; compute-sanitizer (not found)"
+        return
+    fi
+    local files
+    files=$(shard_files "$shard")
+    local opts=(-o faulthandler_timeout=300) # memcheck slows kernels down many times
+    has_module pytest_timeout && opts+=(--timeout=300)
+    has_module xdist && opts+=(-n 8)
+    step "compute-sanitizer memcheck: the CUDA half of the suite, shard $shard ($(echo "$files" | wc -w) files)" \
+        $(($(left) - 10)) env CTORCH_NO_CUDA_MEMORY_CACHING=1 "$sanitizer" --tool memcheck --error-exitcode 1 \
+        --target-processes all --leak-check no --print-limit 20 "$PY" -m pytest "${pytest_opts[@]}" "${opts[@]}" \
+        --junitxml="$outdir/junit-sanitizer.xml" -k "(cuda or cross_device) and not out_of_memory" $files
+}
+
+# shard_files i/n: the test files that run on a device (not the host-only ones), every n-th from the i-th
+shard_files() {
+    local i=${1%/*} n=${1#*/}
+    ls tests/test_*.py | grep -v -e '/test_cuda_host.py$' -e '/test_cuda_emulated.py$' | sort |
+        awk -v i="$i" -v n="$n" '(NR - 1) % n == i - 1'
+}
+
 main() {
     local cuda_home=${CUDA_HOME:-/usr/local/cuda}
     echo "# ctorch GPU check"
@@ -144,6 +177,12 @@ nm -D --defined-only '$so' | grep -q ' T ct_cuda_backend_init\$'"
     # --- tests ---------------------------------------------------------------------------------------
     local pytest_opts=(-q -p no:cacheprovider -rfE --tb=short --durations=10 -o faulthandler_timeout=90)
     has_module pytest_timeout && pytest_opts+=(--timeout=90)
+    if [ "${GPU_CHECK_SANITIZER:-subset}" = full ]; then
+        sanitize_all
+        echo
+        echo "overall: $([ $status -eq 0 ] && echo PASS || echo "FAIL (${failed_steps#; })") after $SECONDS s"
+        return $status
+    fi
     # test_cuda.py alone and serially (its out-of-memory test fills the GPU); then everything else
     # that runs on CUDA (the cuda-parametrised tests and the cross-device files), in 4 processes
     # when pytest-xdist is there
