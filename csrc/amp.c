@@ -8,6 +8,7 @@
 #include "args.h"
 #include "autograd.h"
 #include "dtype.h"
+#include "elementwise.h"
 #include "registry.h"
 #include "tensor.h"
 #include <string.h>
@@ -419,25 +420,6 @@ static int check_one_element(PyObject *o, const char *what, bool want_float)
     return 0;
 }
 
-/* op(a, b) through the recording ops (a new reference; NULL when a is NULL, so calls chain). */
-static PyObject *op2(const char *name, PyObject *a, PyObject *b)
-{
-    if (a == NULL || b == NULL) {
-        return NULL;
-    }
-    PyObject *args[2] = {a, b};
-    return ct_op(name, args, 2, NULL);
-}
-
-static PyObject *op3(const char *name, PyObject *a, PyObject *b, PyObject *c)
-{
-    if (a == NULL || b == NULL || c == NULL) {
-        return NULL;
-    }
-    PyObject *args[3] = {a, b, c};
-    return ct_op(name, args, 3, NULL);
-}
-
 PyDoc_STRVAR(update_scale_doc,
              "_amp_update_scale_(scale, growth_tracker, found_inf, scale_growth_factor, scale_backoff_factor, "
              "growth_interval) -> Tensor\n\n"
@@ -458,36 +440,25 @@ static PyObject *py_amp_update_scale(PyObject *self, PyObject *const *args, Py_s
         ct_arg_double(a[4], &backoff) < 0 || ct_arg_int64(a[5], &interval) < 0) {
         return NULL;
     }
-    PyObject *scale = a[0], *tracker = a[1];
-    PyObject *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1), *g = PyFloat_FromDouble(growth);
-    PyObject *b = PyFloat_FromDouble(backoff), *n = PyLong_FromLongLong(interval);
-    /* found = found_inf != 0 (0-d, so that the results keep the shapes of scale and tracker);
-     * good = found ? 0 : tracker + 1; grow = good == interval */
-    PyObject *flat = PyObject_CallMethod(a[2], "reshape", "(())");
-    PyObject *found = op2("ne", flat, zero);
-    PyObject *plus = op2("add", tracker, one);
-    PyObject *good = op3("where", found, zero, plus);
-    PyObject *grow = op2("eq", good, n);
-    PyObject *grown = op2("mul", scale, g);
-    PyObject *finite = grown ? PyObject_CallMethod(grown, "isfinite", NULL) : NULL;
-    PyObject *take = op2("logical_and", grow, finite);
-    PyObject *kept = op3("where", take, grown, scale);
-    PyObject *backed = op2("mul", scale, b);
-    PyObject *new_scale = op3("where", found, backed, kept);
-    PyObject *new_tracker = op3("where", grow, zero, good);
-    PyObject *result = NULL;
-    if (new_scale != NULL && new_tracker != NULL && ct_copy_(CT_TENSOR(scale), CT_TENSOR(new_scale)) == 0 &&
-        ct_copy_(CT_TENSOR(tracker), CT_TENSOR(new_tracker)) == 0) {
-        ct_bump_version(CT_TENSOR(scale));
-        ct_bump_version(CT_TENSOR(tracker));
-        result = Py_NewRef(scale);
+    /* two in-place passes of one element each (scalar_math.h's amp_scale, then amp_tracker: the scale
+     * reads the old count), with found_inf viewed 0-d so that the shapes stay those of the targets */
+    CtTensorObject *scale = CT_TENSOR(a[0]), *tracker = CT_TENSOR(a[1]);
+    CtTensorObject *found = ct_view_of(CT_TENSOR(a[2]), 0, NULL, NULL, CT_TENSOR(a[2])->offset);
+    if (found == NULL) {
+        return NULL;
     }
-    PyObject *owned[] = {zero, one, g, b, n, flat, found, plus, good, grow, grown, finite, take, kept, backed, new_scale,
-                         new_tracker};
-    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
-        Py_XDECREF(owned[i]);
+    CtOpParams p = {.f = {growth, backoff, (double)interval}, .i = {0, 0, interval}};
+    CtEwArg scale_in[3] = {{scale}, {tracker}, {found}};
+    CtTensorObject *r = ct_elementwise(CT_EW_AMP_SCALE, scale_in, scale, &p, CT_F32);
+    Py_XDECREF(r);
+    if (r != NULL) {
+        CtOpParams q = {.f = {(double)interval}, .i = {interval}};
+        CtEwArg tracker_in[2] = {{tracker}, {found}};
+        r = ct_elementwise(CT_EW_AMP_TRACKER, tracker_in, tracker, &q, CT_I32);
+        Py_XDECREF(r);
     }
-    return result;
+    Py_DECREF(found);
+    return r != NULL ? Py_NewRef(a[0]) : NULL;
 }
 
 PyMethodDef ct_amp_module_methods[] = {

@@ -183,6 +183,8 @@ typedef struct {
 #define K_BZ_INT(DT, T, CLS, OP, fn) CT_LOOP2_ZERO(k_##OP##_##DT, T, ct_sm_##fn##_##T(a, b))
 #define K_T(DT, T, CLS, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c))
 #define K_TP(DT, T, CLS, OP, fn) CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c, CT_PARAM(DT, 0)))
+#define K_TP3(DT, T, CLS, OP, fn) \
+    CT_LOOP3(k_##OP##_##DT, T, T, T, ct_sm_##fn##_##T(a, b, c, CT_PARAM(DT, 0), CT_PARAM(DT, 1), CT_PARAM(DT, 2)))
 /* the condition is read as bytes: GCC does not vectorise conversions from _Bool */
 #define K_W(DT, T, CLS, OP, fn) CT_LOOP3(k_##OP##_##DT, uint8_t, T, T, ct_sm_##fn##_##T(a != 0, b, c))
 

@@ -22,7 +22,8 @@
  * (value), ROUND_DECIMALS (10^|decimals|, decimals < 0), NAN_TO_NUM (nan, posinf, neginf),
  * SOFTPLUS (beta, threshold), ELU (alpha * scale, scale, input_scale), HARDTANH (min, max),
  * SOFTSHRINK/HARDSHRINK (lambd), THRESHOLD (threshold, value), THRESHOLD_BACKWARD (threshold),
- * POLYGAMMA (n), LOGIT (eps, < 0: none). */
+ * POLYGAMMA (n), LOGIT (eps, < 0: none), AMP_SCALE (growth, backoff, interval), AMP_TRACKER
+ * (interval). */
 #ifndef CTORCH_ELEMENTWISE_KERNELS_H
 #define CTORCH_ELEMENTWISE_KERNELS_H
 
@@ -49,7 +50,8 @@
  *   UP2 f(a, p0, p1)         UP3 f(a, p0, p1, p2)
  *   B   f(a, b)              BB  f(a, b), a bool result    BP  f(a, b, p0)
  *   BZ  f(a, b), an integer division (the CPU's integer kernels report a zero divisor)
- *   T   f(a, b, c)           TP  f(a, b, c, p0)            W   f(a, b, c), a a bool condition
+ *   T   f(a, b, c)           TP  f(a, b, c, p0)            TP3 f(a, b, c, p0, p1, p2)
+ *   W   f(a, b, c), a a bool condition
  * CT_EW_KIND_<kind>: its arity, and the flags it implies. */
 #define CT_EW_KIND_U 1, 0
 #define CT_EW_KIND_UB 1, CT_EW_OUT_BOOL
@@ -62,6 +64,7 @@
 #define CT_EW_KIND_BZ 2, CT_EW_INT_DIV
 #define CT_EW_KIND_T 3, 0
 #define CT_EW_KIND_TP 3, 0
+#define CT_EW_KIND_TP3 3, 0
 #define CT_EW_KIND_W 3, CT_EW_COND
 #define CT_EW_KIND_ARITY(kind) CT_EW_FIRST_(CT_EW_KIND_##kind)
 #define CT_EW_KIND_FLAGS(kind) CT_EW_SECOND_(CT_EW_KIND_##kind)
@@ -220,11 +223,14 @@
     X(THRESHOLD_BACKWARD, BP, threshold_backward, FLT, 0, "threshold_backward_cpu") \
     X(TANH_BACKWARD, B, tanh_backward, FLT, 0, "tanh_backward_cpu")                \
     X(SIGMOID_BACKWARD, B, sigmoid_backward, FLT, 0, "sigmoid_backward_cpu")       \
+    /* GradScaler's update (amp.c): the new scale, the new count of good steps */   \
+    X(AMP_TRACKER, BP, amp_tracker, NUM, 0, "_amp_update_scale_cpu_")              \
     /* ternary */                                                                  \
     X(WHERE, W, where, ALL, 0, "where_cpu")                                        \
     X(CLAMP, T, clamp, NUM, 0, "clamp_cpu")                                        \
     X(LERP, T, lerp, FLT, CT_EW_OPMATH_SCALARS, "lerp_kernel_tensor")              \
     X(ADDCMUL, TP, addcmul, NUM, 0, "addcmul_cpu_out")                             \
+    X(AMP_SCALE, TP3, amp_scale, FLT, 0, "_amp_update_scale_cpu_")                 \
     X(ADDCDIV, TP, addcdiv, FLT, 0, "addcdiv_cpu_out")
 
 #endif /* CTORCH_ELEMENTWISE_KERNELS_H */

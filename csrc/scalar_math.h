@@ -120,6 +120,20 @@
     }                                                                                                       \
     CT_HOST_DEVICE T ct_sm_addcmul_##T(T s, T t1, T t2, T value) { return s + value * t1 * t2; }          \
     CT_HOST_DEVICE T ct_sm_addcdiv_##T(T s, T t1, T t2, T value) { return s + value * t1 / t2; }          \
+    /* GradScaler's update (PyTorch's _amp_update_scale_): a found inf/NaN backs the scale off and      \
+     * restarts the count t of good steps; the interval-th good step grows it (when still finite) */      \
+    CT_HOST_DEVICE T ct_sm_amp_scale_##T(T s, T t, T found, T growth, T backoff, T interval)            \
+    {                                                                                                       \
+        if (found != 0) {                                                                                   \
+            return s * backoff;                                                                             \
+        }                                                                                                   \
+        T grown = s * growth;                                                                               \
+        return (t + (T)1 == interval && grown == grown && CT_MF(T, fabs)(grown) != (T)INFINITY) ? grown : s; \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_amp_tracker_##T(T t, T found, T interval)                                      \
+    {                                                                                                       \
+        return (found != 0 || t + (T)1 == interval) ? (T)0 : t + (T)1;                                      \
+    }                                                                                                       \
     /* unary */                                                                                             \
     CT_HOST_DEVICE T ct_sm_neg_##T(T a) { return -a; }                                                     \
     CT_HOST_DEVICE T ct_sm_abs_##T(T a) { return CT_MF(T, fabs)(a); }                                      \
@@ -499,6 +513,10 @@ CT_SM_SPECIAL_FUNCS(double)
     CT_HOST_DEVICE T ct_sm_addcmul_##T(T s, T t1, T t2, T value)                                           \
     {                                                                                                      \
         return (T)((U)s + (U)value * (U)t1 * (U)t2);                                                       \
+    }                                                                                                      \
+    CT_HOST_DEVICE T ct_sm_amp_tracker_##T(T t, T found, T interval)                                      \
+    {                                                                                                      \
+        return (found != 0 || (T)((U)t + 1) == interval) ? (T)0 : (T)((U)t + 1);                          \
     }                                                                                                      \
     CT_HOST_DEVICE T ct_sm_neg_##T(T a) { return (T)((U)0 - (U)a); }                                       \
     CT_HOST_DEVICE T ct_sm_abs_##T(T a) { return CT_SM_LT0(S, a) ? (T)((U)0 - (U)a) : a; }                 \

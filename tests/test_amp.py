@@ -313,6 +313,10 @@ def test_update_scale_kernel(device):
         else:
             t += 1
         assert (scale.item(), tracker.item()) == (s, t)
+    # a NaN found_inf counts as found (PyTorch tests it for truth); the scale tensor itself is returned
+    assert ctorch._amp_update_scale_(scale, tracker, ctorch.full((1,), float("nan"), device=device), 2.0, 0.5,
+                                     3) is scale
+    assert (scale.item(), tracker.item()) == (s * 0.5, 0)
     big = ctorch.full((), 3e38, device=device)  # growth past float32's range is not taken
     ctorch._amp_update_scale_(big, ctorch.full((), 2, dtype=ctorch.int32, device=device),
                               ctorch.zeros(1, device=device), 2.0, 0.5, 3)

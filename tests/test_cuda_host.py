@@ -196,6 +196,12 @@ SPECIAL = {
     "THRESHOLD_BACKWARD": (lambda g, x: ctorch._C._threshold_backward(g, x, 0.5), (0.5, 0.0, 0.0), None),
     "TANH_BACKWARD": (lambda g, y: ctorch._C._tanh_backward(g, y), None, None),
     "SIGMOID_BACKWARD": (lambda g, y: ctorch._C._sigmoid_backward(g, y), None, None),
+    # GradScaler's update (amp.c): growth 2, backoff 0.5, interval 3
+    "AMP_SCALE": (lambda s, t, f: _in_compute_type(lambda s, t, f: ctorch.where(
+        f != 0, s * 0.5, ctorch.where((t + 1 == 3) & ctorch.isfinite(s * 2.0), s * 2.0, s)), s, t, f),
+        (2.0, 0.5, 3.0), (2, 0, 3)),
+    "AMP_TRACKER": (lambda t, f: _in_compute_type(lambda t, f: ctorch.where((f != 0) | (t + 1 == 3), 0, t + 1), t, f),
+                    (3.0, 0.0, 0.0), (3, 0, 0)),
     # internal ops the front end uses for x ** 3 and x ** -2 (no functions of their own)
     "CUBE": (lambda a, **k: ctorch.pow(a, 3, **k), None, None),
     "INV_SQUARE": (lambda a, **k: ctorch.pow(a, -2, **k), None, None),
@@ -206,6 +212,16 @@ SPECIAL = {
     "FREXP_MANTISSA": (lambda a: ctorch.frexp(a)[0], None, None),  # internal: frexp's two halves
     "FREXP_EXPONENT": (lambda a: ctorch.frexp(a)[1].to(a.dtype), None, None),  # the row's own dtype: exact
 }
+
+
+def _in_compute_type(fn, *inputs):
+    """fn on the inputs promoted together, computed in float for float16/bfloat16 (as the kernels do)
+    and rounded back to the promoted dtype once."""
+    dt = inputs[0].dtype
+    for x in inputs[1:]:
+        dt = ctorch.promote_types(dt, x.dtype)
+    up = ctorch.float32 if dt in (ctorch.float16, ctorch.bfloat16) else dt
+    return fn(*[x.to(up) for x in inputs]).to(dt)
 
 
 def _i1_reference(a):

@@ -164,6 +164,7 @@ struct EwFn {
 #define EW_K_BZ EW_K_B
 #define EW_K_T(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, T, T, 3, ct_sm_##fn##_##T(a, b, c))
 #define EW_K_TP(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, T, T, 3, ct_sm_##fn##_##T(a, b, c, p[0]))
+#define EW_K_TP3(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, T, T, 3, ct_sm_##fn##_##T(a, b, c, p[0], p[1], p[2]))
 #define EW_K_W(DT, T, CLS, OP, fn) EW_FN(OP, DT, T, bool, T, 3, ct_sm_##fn##_##T(a, b, c))
 
 #define EW_DEFINE(OP, kind, fn, domain, flags, kname) CT_EW_KERNEL_DTYPES_##domain(EW_K_##kind, OP, fn)
