@@ -17,7 +17,9 @@
 #include "dtype.h"
 #include "elementwise.h"
 #include "iter.h" /* ct_broadcast_shapes */
+#include "random.h"      /* ct_rand, ct_generator_arg: multinomial */
 #include "reduce.h"      /* ct_frexp_result */
+#include "search.h"      /* ct_searchsorted: multinomial */
 #include "scalar_math.h" /* ct_sm_bessel_i: kaiser_window */
 #include "registry.h"
 #include "tensor.h"
@@ -1003,6 +1005,105 @@ static PyObject *tensor_put(PyObject *self, PyObject *const *args, Py_ssize_t na
     return put_impl(self, args, nargs, kwnames, false);
 }
 
+/* ============================================================================================
+ * multinomial(input, num_samples, replacement=False, *, generator=None, out=None): in float64
+ * from the generator's uniforms, so that every device draws the same samples. With replacement,
+ * the inverse CDF: each uniform scaled by its row's total is looked up in the row's running sum
+ * (searchsorted, right: a zero-probability category is never drawn). Without, the exponential
+ * race as PyTorch: the num_samples largest p / E (E = -log U ~ Exp(1)), in decreasing order.
+ * ============================================================================================ */
+static int multinomial_check(CtArena *arena, PyObject *p2)
+{
+    PyObject *ok = METH(METH(p2, "isfinite", NULL), "logical_and", "(O)", CMP(p2, NUM(0.0), Py_GE));
+    PyObject *all_ok = METH(ok, "all", NULL);
+    PyObject *bad_sum = METH(CMP(METH(p2, "sum", "(i)", -1), NUM(0.0), Py_LE), "any", NULL);
+    int good = all_ok != NULL ? PyObject_IsTrue(all_ok) : -1;
+    int zero = bad_sum != NULL ? PyObject_IsTrue(bad_sum) : -1;
+    if (good < 0 || zero < 0) {
+        return -1;
+    }
+    if (!good) {
+        PyErr_SetString(PyExc_RuntimeError, "probability tensor contains either `inf`, `nan` or element < 0");
+        return -1;
+    }
+    if (zero) {
+        PyErr_SetString(PyExc_RuntimeError, "invalid multinomial distribution (sum of probabilities <= 0)");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *tensor_multinomial(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"num_samples", "replacement", "*generator", "*out", NULL};
+    PyObject *a[4];
+    CtTensorObject *p = CT_TENSOR(self), *out;
+    int64_t n;
+    bool replacement = false;
+    if (ct_parse_args("multinomial", args, nargs, kwnames, names, 1, a) < 0 || ct_arg_int64(a[0], &n) < 0 ||
+        ct_arg_bool(a[1], &replacement) < 0 || ct_arg_out(a[3], "multinomial", &out) < 0) {
+        return NULL;
+    }
+    if (p->ndim != 1 && p->ndim != 2) {
+        PyErr_SetString(PyExc_RuntimeError, "prob_dist must be 1 or 2 dim");
+        return NULL;
+    }
+    if (!ct_is_floating(p->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "multinomial only supports floating-point dtypes for input, got: %s",
+                     ct_scalar_type_name(p->dtype));
+        return NULL;
+    }
+    if (n <= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot sample n_sample <= 0 samples");
+        return NULL;
+    }
+    const int64_t C = p->sizes[p->ndim - 1], R = p->ndim == 2 ? p->sizes[0] : 1;
+    if (!replacement && n > C) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+        return NULL;
+    }
+    if (C > ((int64_t)1 << 24)) {
+        PyErr_SetString(PyExc_RuntimeError, "number of categories cannot exceed 2^24");
+        return NULL;
+    }
+    const CtDevice device = ct_device_of(p);
+    CtGeneratorObject *g = ct_generator_arg(a[2], device, "multinomial");
+    if (g == NULL) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *result = NULL, *idx = NULL;
+    PyObject *p2 = METH(METH(METH(self, "detach", NULL), "double", NULL), "reshape", "(LL)", (long long)R,
+                        (long long)C);
+    if (arena->failed || (R > 0 && multinomial_check(arena, p2) < 0)) {
+        goto done;
+    }
+    int64_t usz[2] = {R, replacement ? n : C};
+    PyObject *u = KEEP((PyObject *)ct_rand(2, usz, CT_F64, device, g));
+    if (replacement) {
+        PyObject *cdf = METH(p2, "cumsum", "(i)", -1);
+        PyObject *target = MUL(u, METH(cdf, "narrow", "(iLL)", -1, (long long)(C - 1), 1LL));
+        PyObject *found = arena->failed ? NULL
+                                        : KEEP((PyObject *)ct_searchsorted(CT_TENSOR(cdf), CT_TENSOR(target), NULL,
+                                                                           false, true, NULL));
+        idx = METH(found, "clamp_max", "(L)", (long long)(C - 1)); /* a target rounded up to the total */
+    } else {
+        PyObject *keys = DIV(p2, NEG(METH(u, "log", NULL)));
+        PyObject *top = METH(keys, "topk", "(L)", (long long)n);
+        idx = top != NULL ? PyTuple_GetItem(top, 1) : NULL;
+    }
+    if (idx != NULL && p->ndim == 1) {
+        idx = METH(idx, "reshape", "(L)", (long long)n);
+    }
+    if (idx != NULL && !arena->failed) {
+        CtFactoryOptions opt = {.out = (PyObject *)out};
+        result = ct_factory_finish("multinomial", CT_TENSOR(Py_NewRef(idx)), &opt);
+    }
+done:
+    arena_free(arena);
+    return result;
+}
+
 /* vander: x's powers 0 .. N - 1 along a new last dim (decreasing unless increasing), composed as
  * a cumprod of [1, x, x, ...] like PyTorch; linalg.vander takes batches and N > 1. */
 static PyObject *vander_impl(PyObject *x, PyObject *n_obj, bool increasing, bool linalg)
@@ -1413,6 +1514,7 @@ CT_FUNCTION_FROM_METHOD(masked_scatter, tensor_masked_scatter)
 CT_FUNCTION_FROM_METHOD(put, tensor_put)
 CT_FUNCTION_FROM_METHOD(select_scatter, tensor_select_scatter)
 CT_FUNCTION_FROM_METHOD(diagonal_scatter, tensor_diagonal_scatter)
+CT_FUNCTION_FROM_METHOD(multinomial, tensor_multinomial)
 
 #define CT_M(name, doc) {#name, CT_FASTCALL(tensor_##name), CT_METH_FK, doc}
 PyMethodDef ct_more_tensor_methods[] = {
@@ -1438,6 +1540,7 @@ PyMethodDef ct_more_tensor_methods[] = {
     CT_M(slice_scatter, "slice_scatter(src, dim=0, start=None, end=None, step=1): a copy with src in the slice"),
     CT_M(select_scatter, "select_scatter(src, dim, index): a copy with src at index along dim"),
     CT_M(diagonal_scatter, "diagonal_scatter(src, offset=0, dim1=0, dim2=1): a copy with src on the diagonal"),
+    CT_M(multinomial, "multinomial(num_samples, replacement=False, *, generator=None): category indices drawn by row"),
     {NULL},
 };
 
@@ -1446,6 +1549,7 @@ PyMethodDef ct_more_module_methods[] = {
     {"repeat_interleave", CT_FASTCALL(py_repeat_interleave), CT_METH_FK,
      "repeat_interleave(input, repeats, dim=None, *, output_size=None) or repeat_interleave(repeats)"},
     CT_FN(tensor_split, "tensor_split(input, indices_or_sections, dim=0)"),
+    CT_FN(multinomial, "multinomial(input, num_samples, replacement=False, *, generator=None, out=None)"),
     CT_FN(hsplit, "hsplit(input, indices_or_sections)"),
     CT_FN(vsplit, "vsplit(input, indices_or_sections)"),
     CT_FN(dsplit, "dsplit(input, indices_or_sections)"),

@@ -529,3 +529,47 @@ def test_inplace_on_leaf_requiring_grad():
         w.uniform_(-1, 1).normal_(0, 0.02)
         w.fill_(0.5).zero_()
     assert w.requires_grad and w.detach().numpy().sum() == 0
+
+
+def test_multinomial(device):
+    """multinomial: PyTorch's shapes, dtype and errors; with replacement the frequencies follow the
+    probabilities and zero-probability categories never come; without, no row repeats a category,
+    the first draw follows p and the second p_j * sum_i p_i / (1 - p_i) over i != j, zeros only after
+    every positive category; a seed gives the same samples on every device."""
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    g = torch.Generator(device=device).manual_seed(3)
+    rows = torch.tensor(p, device=device).expand(20000, 4)
+    with_r = to_numpy(torch.multinomial(rows[:400], 50, replacement=True, generator=g))
+    assert with_r.shape == (400, 50) and with_r.dtype == np.int64
+    np.testing.assert_allclose(np.bincount(with_r.ravel(), minlength=4) / with_r.size, p, atol=0.01)
+    two = to_numpy(torch.multinomial(rows, 2, generator=g))
+    assert (two[:, 0] != two[:, 1]).all()
+    np.testing.assert_allclose(np.bincount(two[:, 0], minlength=4) / len(two), p, atol=0.012)
+    second = [sum(p[i] * p[j] / (1 - p[i]) for i in range(4) if i != j) for j in range(4)]
+    np.testing.assert_allclose(np.bincount(two[:, 1], minlength=4) / len(two), second, atol=0.012)
+    z = torch.tensor([[0.0, 3.0, 0.0, 1.0], [2.0, 0.0, 0.0, 0.0]], device=device, dtype=torch.float32)
+    assert set(to_numpy(torch.multinomial(z, 100, True)).ravel()[:100]) <= {1, 3}
+    assert (to_numpy(torch.multinomial(z, 100, True))[1] == 0).all()
+    full = to_numpy(z[0].multinomial(4))
+    assert sorted(full[:2]) == [1, 3] and sorted(full) == [0, 1, 2, 3]
+    one = torch.multinomial(torch.tensor([0.2, 0.8], device=device, dtype=torch.float16), 3, True)
+    assert one.shape == (3,) and one.dtype == torch.int64 and one.device.type == device
+    out = torch.empty(2, dtype=torch.int64, device=device)
+    assert torch.multinomial(torch.ones(4, device=device, requires_grad=True), 2, out=out) is out
+    assert torch.multinomial(torch.zeros((0, 3), device=device), 2).shape == (0, 2)
+    # the same seed: the same samples, on the CPU and on this device
+    draws = [to_numpy(torch.multinomial(torch.tensor(p, device=d).expand(5, 4), 3, r,
+                                        generator=torch.Generator(device=d).manual_seed(11)))
+             for d in ("cpu", device) for r in (False, True)]
+    np.testing.assert_array_equal(draws[0], draws[2])
+    np.testing.assert_array_equal(draws[1], draws[3])
+    for bad, msg in [((torch.tensor(0.5), 1), "prob_dist must be 1 or 2 dim"),
+                     ((torch.ones((2, 2, 2)), 1), "prob_dist must be 1 or 2 dim"),
+                     ((torch.tensor([1, 2]), 1), "multinomial only supports floating-point dtypes for input, got: Long"),
+                     ((torch.tensor([1.0, -2.0]), 1), r"probability tensor contains either `inf`, `nan` or element < 0"),
+                     ((torch.tensor([1.0, float("inf")]), 1), r"probability tensor contains either `inf`, `nan` or element < 0"),
+                     ((torch.tensor([[0.0, 0.0], [1.0, 1.0]]), 1), r"invalid multinomial distribution \(sum of"),
+                     ((torch.ones(4), 0), "cannot sample n_sample <= 0 samples"),
+                     ((torch.ones(4), 5), r"cannot sample n_sample > prob_dist.size\(-1\) samples without replacement")]:
+        with pytest.raises(RuntimeError, match="^" + msg):
+            torch.multinomial(bad[0].to(device), bad[1])
