@@ -2993,6 +2993,42 @@ static int bw_xlogy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     arena_free(arena);
     return rc;
 }
+/* special_xlog1py(x, y): dx = g xlog1py(1, y) = g log1p(y), 0 where x == 0 and y <= -1; dy = g x / (1 + y) */
+static int bw_xlog1py(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = META(0)->is_tensor ? (PyObject *)ct_node_tensor(n, 0) : n->args[0];
+    PyObject *y = META(1)->is_tensor ? (PyObject *)ct_node_tensor(n, 1) : n->args[1];
+    if (x == NULL || y == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    int rc = 0;
+    if (META(0)->is_tensor && NEEDS(0)) {
+        PyObject *dx = FN("special_xlog1py", "(OO)", g[0], y);
+        PyObject *masked = FN("logical_and", "(OO)", CMP(x, NUM(0.0), Py_EQ), CMP(y, NUM(-1.0), Py_LE));
+        rc = set_fit(&gi[0], TAKE(WHERE(masked, NUM(0.0), dx)), META(0));
+    }
+    if (rc == 0 && META(1)->is_tensor && NEEDS(1)) {
+        rc = set_fit(&gi[1], TAKE(DIV(MUL(g[0], x), ADD(y, NUM(1.0)))), META(1));
+    }
+    arena_free(arena);
+    return rc;
+}
+static const char *name_xlog1py(PyObject *const *a)
+{
+    return !is_tensor(a[0]) ? "SpecialXlog1PyBackward1" : !is_tensor(a[1]) ? "SpecialXlog1PyBackward2"
+                                                                            : "SpecialXlog1PyBackward0";
+}
+/* special_i1(x): g (i0(x) - i1(x) / x), 1/2 at 0 */
+static PyObject *lg_i1(CtArena *arena, PyObject *x, PyObject *o)
+{
+    PyObject *d = SUB(METH(x, "i0", NULL), DIV(o, x));
+    return WHERE(CMP(x, NUM(0.0), Py_EQ), NUM(0.5), d);
+}
+CT_UNARY_BW(special_i1, lg_i1, true, true)
+/* special_entr(x): g (-(1 + ln x)) */
+CT_LOCAL(entr, NEG(ADD(METH(x, "log", NULL), NUM(1.0))))
+CT_UNARY_BW(entr, lg_entr, true, false)
 static const char *name_xlogy(PyObject *const *a)
 {
     return !is_tensor(a[0]) ? "XlogyBackward1" : !is_tensor(a[1]) ? "XlogyBackward2" : "XlogyBackward0";
@@ -3196,6 +3232,9 @@ const CtFormula ct_formulas[] = {
     {"sinc", "SincBackward0", SIG("input"), 1, 0, bw_sinc},
     {"logit", "LogitBackward0", SIG("input", "eps"), 1, 0, bw_logit},
     {"xlogy", "XlogyBackward0", SIG("input", "other"), 3, 0, bw_xlogy, name_xlogy},
+    {"special_xlog1py", "SpecialXlog1PyBackward0", SIG("input", "other"), 3, 0, bw_xlog1py, name_xlog1py},
+    {"special_entr", "SpecialEntrBackward0", SIG("input"), 1, 0, bw_entr},
+    {"special_i1", "SpecialI1Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_special_i1},
     {"deg2rad", "Deg2RadBackward0", SIG("input"), 1, NSV, bw_deg2rad},
     {"rad2deg", "Rad2DegBackward0", SIG("input"), 1, NSV, bw_rad2deg},
     {"nextafter", "NextafterBackward0", SIG("input", "other"), 3, CT_F_NO_DERIV, NULL},

@@ -177,6 +177,8 @@
     X(FREXP_MANTISSA, U, frexp_mantissa, FLT, 0, "frexp_cpu")                      \
     X(FREXP_EXPONENT, U, frexp_exponent, FLT, 0, "frexp_cpu")                      \
     X(XLOGY, B, xlogy, FLT, CT_EW_INT_TO_FLOAT, "xlogy_cpu")                       \
+    X(XLOG1PY, B, xlog1py, FLT, CT_EW_INT_TO_FLOAT, "special_xlog1py_cpu")         \
+    X(ENTR, U, entr, FLT, CT_EW_INT_TO_FLOAT, "entr_cpu")                          \
     X(HEAVISIDE, B, heaviside, ALL, 0, "heaviside_cpu")                            \
     X(GCD, B, gcd, INT, 0, "gcd_cpu")                                              \
     X(LCM, B, lcm, INT, 0, "lcm_cpu")                                              \

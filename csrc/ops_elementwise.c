@@ -774,6 +774,17 @@ UNARY_FM(DEF_UNARY)
 UNARY_M(DEF_UNARY)
 UNARY_N(DEF_UNARY)
 
+/* torch.special's elementwise functions without a torch.<name> or Tensor method (ctorch.special maps
+ * its names to these): functions only, with out= */
+#define SPECIAL_U(X) X(special_entr, ENTR) X(special_i1, I1)
+#define SPECIAL_B(X) X(special_xlog1py, XLOG1PY, NUM_OTHER | NUM_SELF)
+#define DEF_SPECIAL_U(pyname, OP)                                                                            \
+    static PyObject *fn_##pyname(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *k)               \
+    {                                                                                                        \
+        return unary_entry(CT_EW_##OP, #pyname, NULL, a, n, k, MODE_FUNC);                                   \
+    }
+SPECIAL_U(DEF_SPECIAL_U)
+
 /* positive: self (bool is refused as in PyTorch) */
 static PyObject *positive_impl(PyObject *t)
 {
@@ -1052,6 +1063,12 @@ static PyObject *binary_entry(CtEwOp op, const char *name, int numflags, PyObjec
     }
 BINARY_M(DEF_BINARY)
 BINARY_N(DEF_BINARY)
+#define DEF_SPECIAL_B(pyname, OP, NUM)                                                                       \
+    static PyObject *fn_##pyname(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *k)               \
+    {                                                                                                        \
+        return binary_entry(CT_EW_##OP, #pyname, NUM, NULL, a, n, k, MODE_FUNC);                             \
+    }
+SPECIAL_B(DEF_SPECIAL_B)
 
 /* add/sub/subtract(input, other, *, alpha=1, out=None) */
 static PyObject *add_sub_entry(bool is_sub, const char *name, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -1940,6 +1957,7 @@ PyMethodDef ct_elementwise_module_methods[] = {
     {"equal", CT_FASTCALL(fn_equal), FK, "equal(input, other) -> bool: same shape and values"},
     UNARY_FM(MM_UNARY_FM) UNARY_M(MM_UNARY_N) UNARY_N(MM_UNARY_N)
     BINARY_M(MM_BINARY) BINARY_N(MM_BINARY)
+    SPECIAL_U(MM_UNARY_N) SPECIAL_B(MM_BINARY)
     F_ENTRY(add, "add(input, other, *, alpha=1, out=None) -> Tensor")
     F_ENTRY(sub, "sub(input, other, *, alpha=1, out=None) -> Tensor")
     F_ENTRY(subtract, "subtract(input, other, *, alpha=1, out=None) -> Tensor")

@@ -1005,6 +1005,28 @@ static PyObject *tensor_put(PyObject *self, PyObject *const *args, Py_ssize_t na
     return put_impl(self, args, nargs, kwnames, false);
 }
 
+/* special_ndtr(input, *, out=None): the standard normal CDF, composed as PyTorch's
+ * (1 + erf(x / sqrt 2)) * 0.5 (MulBackward1 records its gradient) */
+static PyObject *py_special_ndtr(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "*out", NULL};
+    PyObject *a[2];
+    CtTensorObject *x, *out;
+    if (ct_parse_args("special_ndtr", args, nargs, kwnames, names, 1, a) < 0 ||
+        (x = tensor_arg(a[0], "special_ndtr", "input", 1)) == NULL || ct_arg_out(a[1], "special_ndtr", &out) < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r = MUL(ADD(METH(MUL((PyObject *)x, NUM(M_SQRT1_2)), "erf", NULL), NUM(1.0)), NUM(0.5));
+    PyObject *result = NULL;
+    if (r != NULL) {
+        CtFactoryOptions opt = {.out = (PyObject *)out};
+        result = ct_factory_finish("special_ndtr", CT_TENSOR(Py_NewRef(r)), &opt);
+    }
+    arena_free(arena);
+    return result;
+}
+
 /* ============================================================================================
  * multinomial(input, num_samples, replacement=False, *, generator=None, out=None): in float64
  * from the generator's uniforms, so that every device draws the same samples. With replacement,
@@ -1550,6 +1572,7 @@ PyMethodDef ct_more_module_methods[] = {
      "repeat_interleave(input, repeats, dim=None, *, output_size=None) or repeat_interleave(repeats)"},
     CT_FN(tensor_split, "tensor_split(input, indices_or_sections, dim=0)"),
     CT_FN(multinomial, "multinomial(input, num_samples, replacement=False, *, generator=None, out=None)"),
+    {"special_ndtr", CT_FASTCALL(py_special_ndtr), CT_METH_FK, "special_ndtr(input, *, out=None): the standard normal CDF"},
     CT_FN(hsplit, "hsplit(input, indices_or_sections)"),
     CT_FN(vsplit, "vsplit(input, indices_or_sections)"),
     CT_FN(dsplit, "dsplit(input, indices_or_sections)"),

@@ -395,6 +395,15 @@ CT_HOST_DEVICE double ct_sm_bessel_i(double x, int nu)
     {                                                                                                       \
         return b != b ? b : a == 0 ? (T)0 : (T)((double)a * log((double)b));                               \
     }                                                                                                       \
+    /* torch.special's xlog1py (x log1p(y), 0 where x == 0 unless y is NaN) and entr (-x ln x) */       \
+    CT_HOST_DEVICE T ct_sm_xlog1py_##T(T a, T b)                                                          \
+    {                                                                                                       \
+        return b != b ? b : a == 0 ? (T)0 : (T)((double)a * log1p((double)b));                             \
+    }                                                                                                       \
+    CT_HOST_DEVICE T ct_sm_entr_##T(T a)                                                                  \
+    {                                                                                                       \
+        return a != a ? a : a > 0 ? (T)(-(double)a * log((double)a)) : a == 0 ? (T)0 : -(T)INFINITY;        \
+    }                                                                                                       \
     CT_HOST_DEVICE T ct_sm_heaviside_##T(T a, T v) { return a == 0 ? v : (T)(a > 0); }                    \
     CT_HOST_DEVICE T ct_sm_nextafter_##T(T a, T b) { return CT_MF(T, nextafter)(a, b); }                  \
     CT_HOST_DEVICE T ct_sm_deg2rad_##T(T a) { return a * (T)(CT_SM_PI / 180.0); }                         \

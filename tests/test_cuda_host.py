@@ -196,6 +196,9 @@ SPECIAL = {
     "THRESHOLD_BACKWARD": (lambda g, x: ctorch._C._threshold_backward(g, x, 0.5), (0.5, 0.0, 0.0), None),
     "TANH_BACKWARD": (lambda g, y: ctorch._C._tanh_backward(g, y), None, None),
     "SIGMOID_BACKWARD": (lambda g, y: ctorch._C._sigmoid_backward(g, y), None, None),
+    # torch.special's rows without a torch.<name>
+    "XLOG1PY": (ctorch.special.xlog1py, None, None),
+    "ENTR": (ctorch.special.entr, None, None),
     # GradScaler's update (amp.c): growth 2, backoff 0.5, interval 3
     "AMP_SCALE": (lambda s, t, f: _in_compute_type(lambda s, t, f: ctorch.where(
         f != 0, s * 0.5, ctorch.where((t + 1 == 3) & ctorch.isfinite(s * 2.0), s * 2.0, s)), s, t, f),

@@ -51,7 +51,7 @@ channels_last_3d = memory_format("channels_last_3d")  # (N, C, D, H, W) stored a
 def _export_c_names():
     g = globals()
     for name in dir(_C):
-        if not name.startswith("_") and name not in g:
+        if not name.startswith(("_", "special_")) and name not in g:  # special_*: ctorch.special's
             g[name] = getattr(_C, name)
 
 
@@ -71,7 +71,7 @@ def block_diag(*tensors):
 _export_c_names()
 
 from . import accelerator, backends, cpu, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
-from . import amp, linalg, nn, optim  # noqa: E402,F401
+from . import amp, linalg, nn, optim, special  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 
