@@ -2973,8 +2973,9 @@ static int bw_logit(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return rc;
 }
 
-/* xlogy(x, y): dx = g xlogy(x != 0, y), dy = g x / y; either may be a number */
-static int bw_xlogy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+/* xlogy(x, y): dx = g xlogy(x != 0, y), dy = g x / y; special_xlog1py(x, y): dx = g log1p(y) (0 where
+ * x == 0 and y <= -1, as PyTorch masks it), dy = g x / (1 + y). Either argument may be a number. */
+static int xlog_family_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi, bool one_plus)
 {
     PyObject *x = META(0)->is_tensor ? (PyObject *)ct_node_tensor(n, 0) : n->args[0];
     PyObject *y = META(1)->is_tensor ? (PyObject *)ct_node_tensor(n, 1) : n->args[1];
@@ -2984,36 +2985,23 @@ static int bw_xlogy(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     CtArena scratch = {0}, *arena = &scratch;
     int rc = 0;
     if (META(0)->is_tensor && NEEDS(0)) {
-        PyObject *nonzero = CMPF(x, NUM(0.0), Py_NE, g[0]);
-        rc = set_fit(&gi[0], TAKE(MUL(g[0], FN("xlogy", "(OO)", nonzero, y))), META(0));
+        PyObject *dx;
+        if (one_plus) {
+            PyObject *masked = FN("logical_and", "(OO)", CMP(x, NUM(0.0), Py_EQ), CMP(y, NUM(-1.0), Py_LE));
+            dx = WHERE(masked, NUM(0.0), FN("special_xlog1py", "(OO)", g[0], y));
+        } else {
+            dx = MUL(g[0], FN("xlogy", "(OO)", CMPF(x, NUM(0.0), Py_NE, g[0]), y));
+        }
+        rc = set_fit(&gi[0], TAKE(dx), META(0));
     }
     if (rc == 0 && META(1)->is_tensor && NEEDS(1)) {
-        rc = set_fit(&gi[1], TAKE(DIV(MUL(g[0], x), y)), META(1));
+        rc = set_fit(&gi[1], TAKE(DIV(MUL(g[0], x), one_plus ? ADD(y, NUM(1.0)) : y)), META(1));
     }
     arena_free(arena);
     return rc;
 }
-/* special_xlog1py(x, y): dx = g xlog1py(1, y) = g log1p(y), 0 where x == 0 and y <= -1; dy = g x / (1 + y) */
-static int bw_xlog1py(CtNodeObject *n, PyObject *const *g, PyObject **gi)
-{
-    PyObject *x = META(0)->is_tensor ? (PyObject *)ct_node_tensor(n, 0) : n->args[0];
-    PyObject *y = META(1)->is_tensor ? (PyObject *)ct_node_tensor(n, 1) : n->args[1];
-    if (x == NULL || y == NULL) {
-        return -1;
-    }
-    CtArena scratch = {0}, *arena = &scratch;
-    int rc = 0;
-    if (META(0)->is_tensor && NEEDS(0)) {
-        PyObject *dx = FN("special_xlog1py", "(OO)", g[0], y);
-        PyObject *masked = FN("logical_and", "(OO)", CMP(x, NUM(0.0), Py_EQ), CMP(y, NUM(-1.0), Py_LE));
-        rc = set_fit(&gi[0], TAKE(WHERE(masked, NUM(0.0), dx)), META(0));
-    }
-    if (rc == 0 && META(1)->is_tensor && NEEDS(1)) {
-        rc = set_fit(&gi[1], TAKE(DIV(MUL(g[0], x), ADD(y, NUM(1.0)))), META(1));
-    }
-    arena_free(arena);
-    return rc;
-}
+static int bw_xlogy(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return xlog_family_bw(n, g, gi, false); }
+static int bw_xlog1py(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return xlog_family_bw(n, g, gi, true); }
 static const char *name_xlog1py(PyObject *const *a)
 {
     return !is_tensor(a[0]) ? "SpecialXlog1PyBackward1" : !is_tensor(a[1]) ? "SpecialXlog1PyBackward2"
