@@ -27,14 +27,6 @@
 
 #include <string.h>
 
-/* ------------------------------------------------------------------------------------------
- * dtype names as PyTorch's messages spell them */
-static const char *const legacy_type_name[CT_NUM_DTYPES] = {
-    [CT_BOOL] = "BoolTensor", [CT_U8] = "ByteTensor",  [CT_I8] = "CharTensor",         [CT_I16] = "ShortTensor",
-    [CT_I32] = "IntTensor",   [CT_I64] = "LongTensor", [CT_F16] = "HalfTensor",        [CT_BF16] = "BFloat16Tensor",
-    [CT_F32] = "FloatTensor", [CT_F64] = "DoubleTensor",
-};
-
 /* NotImplementedError for bool operands, worded as PyTorch's dispatch: "bmm" not implemented for 'Bool'. */
 static int check_not_bool(CtDType dtype, const char *kernel)
 {
@@ -824,9 +816,9 @@ static int check_addend_rank(CtTensorObject *input, int nd, const int64_t *targe
         ct_format_sizes(a, sizeof a, input->ndim, input->sizes);
         ct_format_sizes(b, sizeof b, nd, target);
         PyErr_Format(PyExc_RuntimeError,
-                     "expand(torch.%s{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to "
-                     "the number of dimensions in the tensor (%d)",
-                     legacy_type_name[input->dtype], a, b, nd, input->ndim);
+                     "expand(torch.%sTensor{%s}, size=%s): the number of sizes provided (%d) must be greater or "
+                     "equal to the number of dimensions in the tensor (%d)",
+                     ct_scalar_type_name(input->dtype), a, b, nd, input->ndim); /* the legacy type: LongTensor */
         return -1;
     }
     return 0;

@@ -53,14 +53,28 @@ CT_OPTIM_CONSTS_STAMP(D, double)
 
 /* pp: the param element, gp: the grad element, the state elements as named (NULL when unused). */
 #define CT_OPTIM_ELEM_STAMP(NAME, SFX, ACC, SQRT)                                                           \
+    /* The prelude of every update: returns the grad it uses (-grad when maximize, exact; plus               \
+     * weight_decay * param when use_wd and not decoupled) and sets *w to the param (times                   \
+     * 1 - lr * weight_decay when use_wd and decoupled). */                                                  \
+    CT_HOST_DEVICE ACC ct_optim_grad_##NAME(const char *pp, const char *gp, const CtOptimConsts##SFX *k,     \
+                                            bool use_wd, bool decoupled, ACC *w)                             \
+    {                                                                                                        \
+        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp); /* -grad when maximize (exact) */                         \
+        *w = (ACC)CT_LOAD_##NAME(pp);                                                                        \
+        if (use_wd) {                                                                                        \
+            if (decoupled) {                                                                                 \
+                *w = *w * k->decay; /* param.mul_(1 - lr * weight_decay) */                                  \
+            } else {                                                                                         \
+                g = g + k->wd * *w; /* grad.add(param, alpha=weight_decay) */                                \
+            }                                                                                                \
+        }                                                                                                    \
+        return g;                                                                                            \
+    }                                                                                                        \
     CT_HOST_DEVICE void ct_sgd_elem_##NAME(char *pp, const char *gp, char *bp, const CtOptimConsts##SFX *k,   \
                                            bool use_wd, bool use_mom, bool fresh, bool nesterov)              \
     {                                                                                                        \
-        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp); /* -grad when maximize (exact) */                         \
-        ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                     \
-        if (use_wd) {                                                                                        \
-            g = g + k->wd * w; /* grad.add(param, alpha=weight_decay) */                                     \
-        }                                                                                                    \
+        ACC w;                                                                                               \
+        ACC g = ct_optim_grad_##NAME(pp, gp, k, use_wd, false, &w);                                          \
         if (use_mom) {                                                                                       \
             /* first step: buf = grad.clone(); then buf.mul_(momentum).add_(grad, alpha=1-damp) */           \
             ACC b = fresh ? g : (ACC)CT_LOAD_##NAME(bp) * k->mom + k->damp1 * g;                             \
@@ -75,15 +89,8 @@ CT_OPTIM_CONSTS_STAMP(D, double)
                                             const CtOptimConsts##SFX *k, ACC nstep, ACC bc2, bool use_wd,    \
                                             bool decoupled, bool amsgrad)                                    \
     {                                                                                                        \
-        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp);                                                           \
-        ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                     \
-        if (use_wd) {                                                                                        \
-            if (decoupled) {                                                                                 \
-                w = w * k->decay; /* param.mul_(1 - lr * weight_decay) */                                    \
-            } else {                                                                                         \
-                g = g + k->wd * w; /* grad.add(param, alpha=weight_decay) */                                 \
-            }                                                                                                \
-        }                                                                                                    \
+        ACC w;                                                                                               \
+        ACC g = ct_optim_grad_##NAME(pp, gp, k, use_wd, decoupled, &w);                                      \
         ACC m = (ACC)CT_LOAD_##NAME(mp);                                                                     \
         m = CT_LERP(m, g, k->w1); /* exp_avg.lerp_(grad, 1 - beta1) */                                       \
         CT_STORE_##NAME(mp, m);                                                                              \
@@ -106,11 +113,8 @@ CT_OPTIM_CONSTS_STAMP(D, double)
                                                const CtOptimConsts##SFX *k, bool use_wd, bool centered,      \
                                                bool use_mom)                                                 \
     {                                                                                                        \
-        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp);                                                           \
-        ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                     \
-        if (use_wd) {                                                                                        \
-            g = g + k->wd * w;                                                                               \
-        }                                                                                                    \
+        ACC w;                                                                                               \
+        ACC g = ct_optim_grad_##NAME(pp, gp, k, use_wd, false, &w);                                          \
         ACC sq = (ACC)CT_LOAD_##NAME(sp) * k->a;                                                             \
         sq = sq + k->c1 * g * g; /* square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha) */          \
         CT_STORE_##NAME(sp, sq);                                                                             \
@@ -152,22 +156,16 @@ CT_OPTIM_ELEM_STAMP(F64, D, double, sqrt)
 #define CT_OPTIM_EXT_STAMP(NAME, SFX, ACC, SQRT, FABS)                                                        \
     CT_HOST_DEVICE void ct_adagrad_elem_##NAME(CT_OPTIM_EXT_ARGS(SFX, ACC))                                     \
     {                                                                                                          \
-        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp);                                                             \
-        ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                       \
-        if (use_wd) {                                                                                          \
-            g = g + k->wd * w; /* grad.add(param, alpha=weight_decay) */                                       \
-        }                                                                                                      \
+        ACC w;                                                                                                 \
+        ACC g = ct_optim_grad_##NAME(pp, gp, k, use_wd, false, &w);                                            \
         CT_STORE_##NAME(ap, (ACC)CT_LOAD_##NAME(ap) + g * g); /* state_sum.addcmul_(grad, grad, value=1) */    \
         ACC std = SQRT((ACC)CT_LOAD_##NAME(ap)) + k->eps;    /* state_sum.sqrt().add_(eps) */                  \
         CT_STORE_##NAME(pp, w + (-x[0] * g) / std);           /* param.addcdiv_(grad, std, value=-clr) */      \
     }                                                                                                          \
     CT_HOST_DEVICE void ct_adadelta_elem_##NAME(CT_OPTIM_EXT_ARGS(SFX, ACC))                                    \
     {                                                                                                          \
-        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp);                                                             \
-        ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                       \
-        if (use_wd) {                                                                                          \
-            g = g + k->wd * w;                                                                                 \
-        }                                                                                                      \
+        ACC w;                                                                                                 \
+        ACC g = ct_optim_grad_##NAME(pp, gp, k, use_wd, false, &w);                                            \
         /* square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho) */                                         \
         CT_STORE_##NAME(ap, (ACC)CT_LOAD_##NAME(ap) * k->rho + k->rho1 * g * g);                               \
         ACC std = SQRT((ACC)CT_LOAD_##NAME(ap) + k->eps);    /* square_avg.add(eps).sqrt_() */                 \
@@ -179,11 +177,8 @@ CT_OPTIM_ELEM_STAMP(F64, D, double, sqrt)
     }                                                                                                          \
     CT_HOST_DEVICE void ct_adamax_elem_##NAME(CT_OPTIM_EXT_ARGS(SFX, ACC))                                      \
     {                                                                                                          \
-        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp);                                                             \
-        ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                       \
-        if (use_wd) {                                                                                          \
-            g = g + k->wd * w;                                                                                 \
-        }                                                                                                      \
+        ACC w;                                                                                                 \
+        ACC g = ct_optim_grad_##NAME(pp, gp, k, use_wd, false, &w);                                            \
         CT_STORE_##NAME(ap, CT_LERP((ACC)CT_LOAD_##NAME(ap), g, k->w1)); /* exp_avg.lerp_(grad, 1 - beta1) */  \
         const ACC m = (ACC)CT_LOAD_##NAME(ap);                                                                 \
         ACC u = (ACC)CT_LOAD_##NAME(bp) * k->b2; /* exp_inf.mul_(beta2) */                                     \
@@ -196,15 +191,7 @@ CT_OPTIM_ELEM_STAMP(F64, D, double, sqrt)
     CT_HOST_DEVICE ACC ct_moments_##NAME(char *pp, const char *gp, char *ap, char *bp,                         \
                                          const CtOptimConsts##SFX *k, bool use_wd, bool decoupled, ACC *w)     \
     {                                                                                                          \
-        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp);                                                             \
-        *w = (ACC)CT_LOAD_##NAME(pp);                                                                          \
-        if (use_wd) {                                                                                          \
-            if (decoupled) {                                                                                   \
-                *w = *w * k->decay; /* param.mul_(1 - lr * weight_decay) */                                    \
-            } else {                                                                                           \
-                g = g + k->wd * *w;                                                                            \
-            }                                                                                                  \
-        }                                                                                                      \
+        const ACC g = ct_optim_grad_##NAME(pp, gp, k, use_wd, decoupled, w);                                   \
         CT_STORE_##NAME(ap, CT_LERP((ACC)CT_LOAD_##NAME(ap), g, k->w1)); /* exp_avg.lerp_(grad, 1 - beta1) */  \
         /* exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2) */                                     \
         CT_STORE_##NAME(bp, (ACC)CT_LOAD_##NAME(bp) * k->b2 + k->c2 * g * g);                                  \
@@ -235,8 +222,8 @@ CT_OPTIM_ELEM_STAMP(F64, D, double, sqrt)
     }                                                                                                          \
     CT_HOST_DEVICE void ct_rprop_elem_##NAME(CT_OPTIM_EXT_ARGS(SFX, ACC))                                       \
     {                                                                                                          \
-        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp);                                                             \
-        const ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                 \
+        ACC w; /* Rprop has no weight decay */                                                                 \
+        ACC g = ct_optim_grad_##NAME(pp, gp, k, false, false, &w);                                             \
         const ACC dir = g * (ACC)CT_LOAD_##NAME(ap); /* grad.mul(prev); its sign (0 for NaN) picks the eta */  \
         const ACC eta = dir > 0 ? k->etap : dir < 0 ? k->etam : (ACC)1;                                        \
         ACC ss = (ACC)CT_LOAD_##NAME(bp) * eta;                                                                \
@@ -253,11 +240,8 @@ CT_OPTIM_ELEM_STAMP(F64, D, double, sqrt)
     }                                                                                                          \
     CT_HOST_DEVICE void ct_asgd_elem_##NAME(CT_OPTIM_EXT_ARGS(SFX, ACC))                                        \
     {                                                                                                          \
-        ACC g = k->sign * (ACC)CT_LOAD_##NAME(gp);                                                             \
-        ACC w = (ACC)CT_LOAD_##NAME(pp);                                                                       \
-        if (use_wd) {                                                                                          \
-            g = g + k->wd * w;                                                                                 \
-        }                                                                                                      \
+        ACC w;                                                                                                 \
+        ACC g = ct_optim_grad_##NAME(pp, gp, k, use_wd, false, &w);                                            \
         w = w * x[1];                                         /* param.mul_(1 - lambd * eta) */                \
         CT_STORE_##NAME(pp, w + (-x[0]) * g);                 /* param.add_(grad, alpha=-eta) */               \
         w = (ACC)CT_LOAD_##NAME(pp);                                                                           \

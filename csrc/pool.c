@@ -177,17 +177,9 @@ static int pool_output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, 
     return 0;
 }
 
-/* Both axes' output sizes of a kernel pool (d->in, kernel, stride, pad, dilation set), then
- * PyTorch's pool2d_shape_check on input x. 0 or -1. */
-static int pool2d_shapes(CtPoolDesc *d, const CtTensorObject *x, bool ceil_mode)
+/* PyTorch's pool2d_shape_check on input x, d's sizes set (the (H, W) axes). 0 or -1. */
+static int pool2d_shape_check(const CtPoolDesc *d, const CtTensorObject *x)
 {
-    for (int a = 1; a < 3; a++) {
-        if (pool_output_size(d->in[a], d->kernel[a], d->pad[a], d->stride[a], d->dilation[a], ceil_mode, &d->out[a]) <
-            0) {
-            return -1;
-        }
-    }
-    /* the (H, W) axes */
     const int64_t *k = d->kernel + 1, *s = d->stride + 1, *p = d->pad + 1, *dl = d->dilation + 1;
     if (k[1] <= 0 || k[0] <= 0) {
         PyErr_Format(PyExc_RuntimeError, "kernel size should be greater than zero, but got kH: %lld kW: %lld",
@@ -232,9 +224,82 @@ static int pool2d_shapes(CtPoolDesc *d, const CtTensorObject *x, bool ceil_mode)
     return 0;
 }
 
+/* PyTorch's pool3d_shape_check on input x, d's sizes set; fn: its name in the messages, check_size:
+ * the average's input-smaller-than-kernel check. 0 or -1. */
+static int pool3d_shape_check(const char *fn, const CtPoolDesc *d, const CtTensorObject *x, bool check_size)
+{
+    const int64_t *k = d->kernel, *s = d->stride, *p = d->pad, *dl = d->dilation, *in = d->in, *out = d->out;
+    if (k[0] <= 0 || k[1] <= 0 || k[2] <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "kernel size should be greater than zero, but got kT: %lld kH: %lld kW: %lld",
+                     (long long)k[0], (long long)k[1], (long long)k[2]);
+        return -1;
+    }
+    if (s[0] <= 0 || s[1] <= 0 || s[2] <= 0) {
+        PyErr_Format(PyExc_RuntimeError, "stride should be greater than zero, but got dT: %lld dH: %lld dW: %lld",
+                     (long long)s[0], (long long)s[1], (long long)s[2]);
+        return -1;
+    }
+    if (dl[0] <= 0 || dl[1] <= 0 || dl[2] <= 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "dilation should be greater than zero, but got dilationT: %lld dilationH: %lld dilationW: %lld",
+                     (long long)dl[0], (long long)dl[1], (long long)dl[2]);
+        return -1;
+    }
+    char sb[160];
+    format_shape(sb, sizeof(sb), x);
+    for (int i = x->ndim == 5 ? 1 : 0; i < x->ndim; i++) {
+        if (x->sizes[i] == 0) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "%s: Expected input to have non-zero size for non-batch dimensions, but input has sizes %s "
+                         "with dimension %d being empty",
+                         fn, sb, i);
+            return -1;
+        }
+    }
+    if (!(k[0] / 2 >= p[0] && k[2] / 2 >= p[2] && k[1] / 2 >= p[1])) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "pad should be smaller than or equal to half of kernel size, but got kT: %lld kW: %lld kH: %lld "
+                     "padT: %lld padW: %lld padH: %lld",
+                     (long long)k[0], (long long)k[2], (long long)k[1], (long long)p[0], (long long)p[2],
+                     (long long)p[1]);
+        return -1;
+    }
+    if (check_size && (in[0] < k[0] || in[1] < k[1] || in[2] < k[2])) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "input image (T: %lld H: %lld W: %lld) smaller than kernel size (kT: %lld kH: %lld kW: %lld)",
+                     (long long)in[0], (long long)in[1], (long long)in[2], (long long)k[0], (long long)k[1],
+                     (long long)k[2]);
+        return -1;
+    }
+    if (out[0] < 1 || out[1] < 1 || out[2] < 1) {
+        long long c = (long long)x->sizes[x->ndim - 4];
+        PyErr_Format(PyExc_RuntimeError,
+                     "Given input size: (%lldx%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lldx%lld). Output "
+                     "size is too small",
+                     c, (long long)in[0], (long long)in[1], (long long)in[2], c, (long long)out[0], (long long)out[1],
+                     (long long)out[2]);
+        return -1;
+    }
+    return 0;
+}
+
+/* The output sizes of a kernel pool over d->dims axes (d->in, kernel, stride, pad, dilation set), then
+ * PyTorch's pool2d_shape_check or pool3d_shape_check on input x; fn3d and check_size: the 3-d check's
+ * arguments. 0 or -1. */
+static int pool_shapes(CtPoolDesc *d, const CtTensorObject *x, bool ceil_mode, const char *fn3d, bool check_size)
+{
+    for (int a = 3 - d->dims; a < 3; a++) {
+        if (pool_output_size(d->in[a], d->kernel[a], d->pad[a], d->stride[a], d->dilation[a], ceil_mode, &d->out[a]) <
+            0) {
+            return -1;
+        }
+    }
+    return d->dims == 2 ? pool2d_shape_check(d, x) : pool3d_shape_check(fn3d, d, x, check_size);
+}
+
 /* d zeroed for a pooling of kind over `dims` spatial dims, its unused leading axes of size 1 (a 2-d
- * pooling is a 3-d one of depth 1). */
-static void pool_desc_init(CtPoolDesc *d, CtPoolKind kind, int dims)
+ * pooling is a 3-d one of depth 1), the input's sizes along the `dims` axes from x. */
+static void pool_desc_init(CtPoolDesc *d, CtPoolKind kind, int dims, const CtTensorObject *x)
 {
     memset(d, 0, sizeof(*d));
     d->kind = kind;
@@ -245,13 +310,47 @@ static void pool_desc_init(CtPoolDesc *d, CtPoolKind kind, int dims)
     for (int a = 0; a < 3; a++) {
         d->dilation[a] = 1; /* the average kinds' */
     }
+    memcpy(d->in + 3 - dims, &x->sizes[x->ndim - dims], sizeof(int64_t) * dims);
 }
 
-/* Values of a 1- or 2-element list as (H, W). */
-static void pair_of(const int64_t *v, int n, int64_t *out)
+/* Values of a 1- or dims-element list v (n: its length) into the last `dims` of the three axes out:
+ * (H, W) or (T, H, W). */
+static void spread_axes(const int64_t *v, int n, int dims, int64_t *out)
 {
-    out[0] = v[0];
-    out[1] = n == 1 ? v[0] : v[1];
+    for (int i = 0; i < dims; i++) {
+        out[3 - dims + i] = n == 1 ? v[0] : v[i];
+    }
+}
+
+/* PyTorch's checks of a pool's int list lengths: 1 or dims, the stride (list 1) also empty; what[i]
+ * the message of list i. vals non-NULL: the lists' values too must fit an int, checked list by list
+ * after each length. 0 or -1. */
+static int check_list_lens(int dims, const char *const *what, const int *lens, int n, const int64_t *const *vals)
+{
+    for (int i = 0; i < n; i++) {
+        if (!(lens[i] == 1 || lens[i] == dims || (i == 1 && lens[i] == 0))) {
+            PyErr_SetString(PyExc_RuntimeError, what[i]);
+            return -1;
+        }
+        for (int j = 0; vals != NULL && j < lens[i]; j++) {
+            if (vals[i][j] < INT_MIN || vals[i][j] > INT_MAX) {
+                PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type int without overflow");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* An input of dims + 1 or dims + 2 dimensions (batch mode), else PyTorch's error. 0 or -1. */
+static int check_batch_dims(const CtTensorObject *x, int dims)
+{
+    if (x->ndim != dims + 1 && x->ndim != dims + 2) {
+        PyErr_Format(PyExc_RuntimeError, "non-empty %dD or %dD (batch mode) tensor expected for input", dims + 1,
+                     dims + 2);
+        return -1;
+    }
+    return 0;
 }
 
 /* The arguments of the max pools: kernel_size, stride (empty: the kernel size), padding, dilation
@@ -277,125 +376,114 @@ static int parse_max_args(const char *fname, PyObject *const *a, MaxPoolArgs *m)
     return 0;
 }
 
-/* max_pool2d's arguments (kernel_size, stride, padding, dilation, ceil_mode in a[0..4], NULL when
- * absent) checked against input x into d. 0 or -1. */
-static int max_pool2d_setup(const char *fname, CtTensorObject *x, PyObject *const *a, CtPoolDesc *d)
+/* max_pool2d / max_pool3d's arguments (dims 2 / 3; kernel_size, stride, padding, dilation, ceil_mode
+ * in a[0..4], NULL when absent) checked against input x into d. 0 or -1. */
+static int max_pool_setup(int dims, const char *fname, CtTensorObject *x, PyObject *const *a, CtPoolDesc *d)
 {
     MaxPoolArgs m;
     if (parse_max_args(fname, a, &m) < 0) {
         return -1;
     }
-    static const char *const what[4] = {"kernel_size must either be a single int, or a tuple of two ints",
-                                        "stride must either be omitted, a single int, or a tuple of two ints",
-                                        "padding must either be a single int, or a tuple of two ints",
-                                        "dilation must be either a single int, or a tuple of two ints"};
+    static const char *const what[2][4] = {
+        {"max_pool2d: kernel_size must either be a single int, or a tuple of two ints",
+         "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints",
+         "max_pool2d: padding must either be a single int, or a tuple of two ints",
+         "max_pool2d: dilation must be either a single int, or a tuple of two ints"},
+        {"max_pool3d: kernel_size must either be a single int, or a tuple of three ints",
+         "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints",
+         "max_pool3d: padding must either be a single int, or a tuple of three ints",
+         "max_pool3d: dilation must be either a single int, or a tuple of three ints"}};
     const int lens[4] = {m.nk, m.ns, m.np, m.nd};
-    const int64_t *vals[4] = {m.k, m.s, m.p, m.dl};
-    for (int i = 0; i < 4; i++) {
-        if (lens[i] > 2 || (lens[i] == 0 && i != 1)) {
-            PyErr_Format(PyExc_RuntimeError, "max_pool2d: %s", what[i]);
-            return -1;
-        }
-        for (int j = 0; j < lens[i]; j++) { /* PyTorch keeps these in ints */
-            if (vals[i][j] < INT_MIN || vals[i][j] > INT_MAX) {
-                PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type int without overflow");
-                return -1;
-            }
-        }
-    }
-    if (x->ndim != 3 && x->ndim != 4) {
-        PyErr_SetString(PyExc_RuntimeError, "non-empty 3D or 4D (batch mode) tensor expected for input");
+    const int64_t *const vals[4] = {m.k, m.s, m.p, m.dl};
+    /* PyTorch keeps the lists in ints; only the 2-d pool checks that so far (PyTorch's max_pool3d too
+     * refuses a value past INT_MAX with this message) */
+    if (check_list_lens(dims, what[dims - 2], lens, 4, dims == 2 ? vals : NULL) < 0 || check_batch_dims(x, dims) < 0) {
         return -1;
     }
-    pool_desc_init(d, CT_POOL_MAX, 2);
-    pair_of(m.k, m.nk, d->kernel + 1);
-    pair_of(m.ns == 0 ? d->kernel + 1 : m.s, m.ns == 0 ? 2 : m.ns, d->stride + 1);
-    pair_of(m.p, m.np, d->pad + 1);
-    pair_of(m.dl, m.nd, d->dilation + 1);
-    d->in[1] = x->sizes[x->ndim - 2];
-    d->in[2] = x->sizes[x->ndim - 1];
-    if (pool2d_shapes(d, x, m.ceil_mode) < 0) {
+    pool_desc_init(d, CT_POOL_MAX, dims, x);
+    spread_axes(m.k, m.nk, dims, d->kernel);
+    spread_axes(m.ns == 0 ? d->kernel + 3 - dims : m.s, m.ns == 0 ? dims : m.ns, dims, d->stride);
+    spread_axes(m.p, m.np, dims, d->pad);
+    spread_axes(m.dl, m.nd, dims, d->dilation);
+    if (pool_shapes(d, x, m.ceil_mode, "max_pool3d_with_indices_out_cpu_template()", false) < 0) {
         return -1;
     }
-    return x->dtype == CT_BOOL ? not_implemented("max_pool2d", x->dtype) : 0;
+    return x->dtype == CT_BOOL ? not_implemented(dims == 2 ? "max_pool2d" : "max_pool3d", x->dtype) : 0;
 }
 
-/* avg_pool2d's arguments (kernel_size, stride, padding, ceil_mode, count_include_pad,
- * divisor_override in a[0..5]) checked against input x into d. 0 or -1. */
-static int avg_pool2d_setup(const char *fname, CtTensorObject *x, PyObject *const *a, CtPoolDesc *d)
+/* avg_pool2d / avg_pool3d's arguments (dims 2 / 3; kernel_size, stride, padding, ceil_mode,
+ * count_include_pad, divisor_override in a[0..5]) checked against input x into d. 0 or -1. */
+static int avg_pool_setup(int dims, const char *fname, CtTensorObject *x, PyObject *const *a, CtPoolDesc *d)
 {
     int64_t k[POOL_MAX_LIST], s[POOL_MAX_LIST], p[POOL_MAX_LIST], divisor = 0;
     bool ceil_mode = false, count_include_pad = true;
-    int nk, ns, np;
-    if ((nk = parse_int_list(fname, "kernel_size", 2, a[0], k)) < 0 ||
-        (ns = parse_opt_int_list(fname, "stride", 3, a[1] == Py_None ? NULL : a[1], -1, s)) < 0 ||
-        (np = parse_opt_int_list(fname, "padding", 4, a[2], 0, p)) < 0 ||
+    int lens[3];
+    if ((lens[0] = parse_int_list(fname, "kernel_size", 2, a[0], k)) < 0 ||
+        (lens[1] = parse_opt_int_list(fname, "stride", 3, a[1] == Py_None ? NULL : a[1], -1, s)) < 0 ||
+        (lens[2] = parse_opt_int_list(fname, "padding", 4, a[2], 0, p)) < 0 ||
         parse_bool(fname, "ceil_mode", 5, a[3], &ceil_mode) < 0 ||
         parse_bool(fname, "count_include_pad", 6, a[4], &count_include_pad) < 0) {
         return -1;
     }
-    if (a[5] != NULL && a[5] != Py_None) {
-        if (!is_int_arg(a[5])) {
-            PyErr_Format(PyExc_TypeError, "%s(): argument 'divisor_override' must be int, not %s", fname,
-                         ct_type_name(a[5]));
-            return -1;
-        }
-        if (int_value(a[5], &divisor) < 0) {
-            return -1;
-        }
-    }
-    if (nk < 1 || nk > 2) {
-        PyErr_SetString(PyExc_RuntimeError, "avg_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+    bool has_divisor = a[5] != NULL && a[5] != Py_None;
+    if (has_divisor && !is_int_arg(a[5])) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'divisor_override' must be int, not %s", fname, ct_type_name(a[5]));
         return -1;
     }
-    if (ns > 2) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "avg_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
+    if (has_divisor && int_value(a[5], &divisor) < 0) {
         return -1;
     }
-    if (np < 1 || np > 2) {
-        PyErr_SetString(PyExc_RuntimeError, "avg_pool2d: padding must either be a single int, or a tuple of two ints");
+    static const char *const what[2][3] = {
+        {"avg_pool2d: kernel_size must either be a single int, or a tuple of two ints",
+         "avg_pool2d: stride must either be omitted, a single int, or a tuple of two ints",
+         "avg_pool2d: padding must either be a single int, or a tuple of two ints"},
+        {"avg_pool3d: kernel_size must be a single int, or a tuple of three ints",
+         "avg_pool3d: stride must be omitted, a single int, or a tuple of three ints",
+         "avg_pool3d: padding must be a single int, or a tuple of three ints"}};
+    if (check_list_lens(dims, what[dims - 2], lens, 3, NULL) < 0) {
         return -1;
     }
-    if (a[5] != NULL && a[5] != Py_None && divisor == 0) {
+    if (has_divisor && divisor == 0) {
         PyErr_SetString(PyExc_RuntimeError, "divisor must be not zero");
         return -1;
     }
     int unused;
-    if (x->ndim < 3 && ct_wrap_dim(-3, x->ndim, &unused) < 0) { /* PyTorch reads input.size(-3) here */
+    if (dims == 2 ? x->ndim < 3 && ct_wrap_dim(-3, x->ndim, &unused) < 0 /* PyTorch reads input.size(-3) here */
+                  : check_batch_dims(x, dims) < 0) {
         return -1;
     }
-    pool_desc_init(d, CT_POOL_AVG, 2);
-    pair_of(k, nk, d->kernel + 1);
-    pair_of(ns == 0 ? d->kernel + 1 : s, ns == 0 ? 2 : ns, d->stride + 1);
-    pair_of(p, np, d->pad + 1);
+    pool_desc_init(d, CT_POOL_AVG, dims, x);
+    spread_axes(k, lens[0], dims, d->kernel);
+    spread_axes(lens[1] == 0 ? d->kernel + 3 - dims : s, lens[1] == 0 ? dims : lens[1], dims, d->stride);
+    spread_axes(p, lens[2], dims, d->pad);
     d->count_include_pad = count_include_pad;
     d->divisor_override = divisor;
-    d->in[1] = x->sizes[x->ndim - 2];
-    d->in[2] = x->sizes[x->ndim - 1];
-    if (pool2d_shapes(d, x, ceil_mode) < 0) {
+    if (pool_shapes(d, x, ceil_mode, "avg_pool3d()", true) < 0) {
         return -1;
     }
-    return ct_is_floating(x->dtype) || x->dtype == CT_I64 ? 0 : not_implemented("avg_pool2d", x->dtype);
+    /* PyTorch's CPU kernels: avg_pool2d's the floating dtypes and long, avg_pool3d's float, double and long */
+    const CtDType t = x->dtype;
+    bool supported = t == CT_I64 || (dims == 2 ? ct_is_floating(t) : t == CT_F32 || t == CT_F64);
+    return supported ? 0 : not_implemented(dims == 2 ? "avg_pool2d" : "avg_pool3d_out_frame", t);
 }
 
-/* Checks of _adaptive_avg_pool2d (avg) or adaptive_max_pool2d on input x and a two-element output
- * size (n: the length given) into d. *empty_ok: the output has no elements and PyTorch returns it
- * before looking at the dtype (the average only). 0 or -1. */
-static int adaptive_setup(bool avg, CtTensorObject *x, const int64_t *size, int n, CtPoolDesc *d)
+/* Checks of _adaptive_avg_pool2d/3d (avg) or adaptive_max_pool2d/3d (dims 2 / 3) on input x and a
+ * dims-element output size (n: the length given) into d. 0 or -1. */
+static int adaptive_setup(bool avg, int dims, CtTensorObject *x, const int64_t *size, int n, CtPoolDesc *d)
 {
-    const char *name = avg ? "adaptive_avg_pool2d" : "adaptive_max_pool2d";
-    char sb[160];
+    char name[32], sb[160];
+    snprintf(name, sizeof(name), "adaptive_%s_pool%dd", avg ? "avg" : "max", dims);
     format_shape(sb, sizeof(sb), x);
-    if (avg && n != 2) {
-        PyErr_SetString(PyExc_RuntimeError, "adaptive_avg_pool2d: output_size must be 2");
+    if (avg && n != dims) {
+        PyErr_Format(PyExc_RuntimeError, "%s: output_size must be %d", name, dims);
         return -1;
     }
-    if (x->ndim != 3 && x->ndim != 4) {
-        PyErr_Format(PyExc_RuntimeError, "%s(): Expected 3D or 4D tensor, but got%s %s", name, avg ? "" : ":", sb);
+    if (x->ndim != dims + 1 && x->ndim != dims + 2) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): Expected %dD or %dD tensor, but got%s %s", name, dims + 1, dims + 2,
+                     avg ? "" : ":", sb);
         return -1;
     }
-    for (int i = avg ? x->ndim - 2 : 1; i < x->ndim; i++) {
+    for (int i = avg ? x->ndim - dims : 1; i < x->ndim; i++) {
         if (x->sizes[i] <= 0) {
             PyErr_Format(PyExc_RuntimeError,
                          "%s(): Expected input to have non-zero size for non-batch dimensions, but input has sizes %s "
@@ -404,29 +492,30 @@ static int adaptive_setup(bool avg, CtTensorObject *x, const int64_t *size, int 
             return -1;
         }
     }
-    if (n != 2) {
-        PyErr_SetString(PyExc_RuntimeError, "adaptive_max_pool2d(): internal error: output_size.size() must be 2");
+    if (n != dims) {
+        PyErr_Format(PyExc_RuntimeError, "adaptive_max_pool%dd(): internal error: output_size.size() must be %d", dims,
+                     dims);
         return -1;
     }
-    if (size[0] < 0 || size[1] < 0) {
-        int64_t osz[4];
-        memcpy(osz, x->sizes, sizeof(int64_t) * x->ndim);
-        osz[x->ndim - 2] = size[0];
-        osz[x->ndim - 1] = size[1];
-        ct_format_sizes(sb, sizeof(sb), x->ndim, osz);
-        PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
-                     (long long)(size[0] < 0 ? size[0] : size[1]), sb);
-        return -1;
+    for (int i = 0; i < dims; i++) {
+        if (size[i] < 0) {
+            int64_t osz[5];
+            memcpy(osz, x->sizes, sizeof(int64_t) * x->ndim);
+            memcpy(&osz[x->ndim - dims], size, sizeof(int64_t) * dims);
+            ct_format_sizes(sb, sizeof(sb), x->ndim, osz);
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+                         (long long)size[i], sb);
+            return -1;
+        }
     }
-    pool_desc_init(d, avg ? CT_POOL_ADAPTIVE_AVG : CT_POOL_ADAPTIVE_MAX, 2);
-    d->in[1] = x->sizes[x->ndim - 2];
-    d->in[2] = x->sizes[x->ndim - 1];
-    d->out[1] = size[0];
-    d->out[2] = size[1];
-    if (avg && size[0] * size[1] == 0) {
-        return 0; /* PyTorch returns the empty output before its dtype dispatch */
+    pool_desc_init(d, avg ? CT_POOL_ADAPTIVE_AVG : CT_POOL_ADAPTIVE_MAX, dims, x);
+    memcpy(d->out + 3 - dims, size, sizeof(int64_t) * dims);
+    if (dims == 2 && avg && size[0] * size[1] == 0) {
+        return 0; /* PyTorch's 2-d average returns the empty output before its dtype dispatch (its 3-d one does not) */
     }
-    return ct_is_floating(x->dtype) ? 0 : not_implemented(name, x->dtype);
+    char kernel[64]; /* PyTorch's kernel names: adaptive_{avg,max}_pool2d, adaptive_{avg,max}_pool3d_cpu */
+    snprintf(kernel, sizeof(kernel), "%s%s", name, dims == 2 ? "" : "_cpu");
+    return ct_is_floating(x->dtype) ? 0 : not_implemented(kernel, x->dtype);
 }
 
 /* output_size of adaptive_{avg,max}_pool2d/3d as PyTorch's Python layer resolves it
@@ -675,32 +764,25 @@ int ct_cpu_pool_backward(const CtPoolDesc *d) { return cpu_pool_run(d, true); }
 /* ====================================================================================================
  * the ops
  * ==================================================================================================== */
-static PyObject *max_pool2d_with_indices_impl(const char *fname, CtTensorObject *x, PyObject *const *a)
+/* max_pool2d_with_indices / max_pool3d_with_indices (dims 2 / 3) */
+static PyObject *max_pool_with_indices_impl(int dims, const char *fname, CtTensorObject *x, PyObject *const *a)
 {
     CtPoolDesc d;
-    if (max_pool2d_setup(fname, x, a, &d) < 0) {
-        return NULL;
-    }
-    return pool_forward(&d, x);
+    return max_pool_setup(dims, fname, x, a, &d) < 0 ? NULL : pool_forward(&d, x);
 }
 
-static PyObject *avg_pool2d_impl(const char *fname, CtTensorObject *x, PyObject *const *a)
+/* avg_pool2d / avg_pool3d (dims 2 / 3) */
+static PyObject *avg_pool_impl(int dims, const char *fname, CtTensorObject *x, PyObject *const *a)
 {
     CtPoolDesc d;
-    if (avg_pool2d_setup(fname, x, a, &d) < 0) {
-        return NULL;
-    }
-    return pool_forward(&d, x);
+    return avg_pool_setup(dims, fname, x, a, &d) < 0 ? NULL : pool_forward(&d, x);
 }
 
-/* _adaptive_avg_pool2d (avg) / adaptive_max_pool2d with output_size already resolved */
-static PyObject *adaptive_impl(bool avg, CtTensorObject *x, const int64_t *size, int n)
+/* _adaptive_avg_pool2d/3d (avg) / adaptive_max_pool2d/3d (dims 2 / 3) with output_size already resolved */
+static PyObject *adaptive_impl(bool avg, int dims, CtTensorObject *x, const int64_t *size, int n)
 {
     CtPoolDesc d;
-    if (adaptive_setup(avg, x, size, n, &d) < 0) {
-        return NULL;
-    }
-    return pool_forward(&d, x);
+    return adaptive_setup(avg, dims, x, size, n, &d) < 0 ? NULL : pool_forward(&d, x);
 }
 
 /* The values of a max pool's (values, indices) result r (stolen; NULL passes through). */
@@ -885,300 +967,45 @@ static PyObject *max_pool1d_impl(CtTensorObject *x, PyObject *const *a)
     return first_of(max_pool1d_with_indices_impl(fname, x, a));
 }
 
-/* adaptive_avg_pool2d: a mean over the plane for a 1x1 output (as PyTorch), else _adaptive_avg_pool2d */
-static PyObject *adaptive_avg_pool2d_impl(CtTensorObject *x, const int64_t *size, int n)
+/* adaptive_avg_pool2d / adaptive_avg_pool3d (dims 2 / 3): a mean over the plane or volume for an output
+ * of ones (as PyTorch), else _adaptive_avg_pool2d / _adaptive_avg_pool3d */
+static PyObject *adaptive_avg_pool_impl(int dims, CtTensorObject *x, const int64_t *size, int n)
 {
-    if (n != 2) {
-        PyErr_SetString(PyExc_RuntimeError, "adaptive_avg_pool2d: output_size must be 2");
+    if (n != dims) {
+        PyErr_Format(PyExc_RuntimeError, "adaptive_avg_pool%dd: output_size must be %d", dims, dims);
         return NULL;
     }
-    if (size[0] < 0 || size[1] < 0) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received "
-                     "{%lld, %lld}",
-                     (long long)size[0], (long long)size[1]);
-        return NULL;
-    }
-    PyObject *r = NULL;
-    if (size[0] == 1 && size[1] == 1) {
-        PyObject *dims = Py_BuildValue("(ii)", -1, -2);
-        PyObject *args[3] = {(PyObject *)x, dims, Py_True};
-        r = dims != NULL ? ct_op("mean", args, 3, NULL) : NULL;
-        Py_XDECREF(dims);
-    } else {
-        PyObject *osz = Py_BuildValue("(LL)", (long long)size[0], (long long)size[1]);
-        PyObject *args[2] = {(PyObject *)x, osz};
-        r = osz != NULL ? ct_op("_adaptive_avg_pool2d", args, 2, NULL) : NULL;
-        Py_XDECREF(osz);
-    }
-    return r;
-}
-
-/* --- the 3-d poolings: the same kernels over all three axes ------------------------------------------ */
-/* Values of a 1- or 3-element list as (T, H, W). */
-static void triple_of(const int64_t *v, int n, int64_t *out)
-{
-    for (int i = 0; i < 3; i++) {
-        out[i] = n == 1 ? v[0] : v[i];
-    }
-}
-
-/* The output sizes of a 3-d kernel pool (d->in, kernel, stride, pad, dilation set), then PyTorch's
- * pool3d_shape_check on input x; fn: its name in the messages, check_size: the average's
- * input-smaller-than-kernel check. 0 or -1. */
-static int pool3d_shapes(const char *fn, CtPoolDesc *d, const CtTensorObject *x, bool ceil_mode, bool check_size)
-{
-    for (int a = 0; a < 3; a++) {
-        if (pool_output_size(d->in[a], d->kernel[a], d->pad[a], d->stride[a], d->dilation[a], ceil_mode, &d->out[a]) <
-            0) {
-            return -1;
-        }
-    }
-    const int64_t *k = d->kernel, *s = d->stride, *p = d->pad, *dl = d->dilation, *in = d->in, *out = d->out;
-    if (k[0] <= 0 || k[1] <= 0 || k[2] <= 0) {
-        PyErr_Format(PyExc_RuntimeError, "kernel size should be greater than zero, but got kT: %lld kH: %lld kW: %lld",
-                     (long long)k[0], (long long)k[1], (long long)k[2]);
-        return -1;
-    }
-    if (s[0] <= 0 || s[1] <= 0 || s[2] <= 0) {
-        PyErr_Format(PyExc_RuntimeError, "stride should be greater than zero, but got dT: %lld dH: %lld dW: %lld",
-                     (long long)s[0], (long long)s[1], (long long)s[2]);
-        return -1;
-    }
-    if (dl[0] <= 0 || dl[1] <= 0 || dl[2] <= 0) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "dilation should be greater than zero, but got dilationT: %lld dilationH: %lld dilationW: %lld",
-                     (long long)dl[0], (long long)dl[1], (long long)dl[2]);
-        return -1;
-    }
-    char sb[160];
-    format_shape(sb, sizeof(sb), x);
-    for (int i = x->ndim == 5 ? 1 : 0; i < x->ndim; i++) {
-        if (x->sizes[i] == 0) {
-            PyErr_Format(PyExc_RuntimeError,
-                         "%s: Expected input to have non-zero size for non-batch dimensions, but input has sizes %s "
-                         "with dimension %d being empty",
-                         fn, sb, i);
-            return -1;
-        }
-    }
-    if (!(k[0] / 2 >= p[0] && k[2] / 2 >= p[2] && k[1] / 2 >= p[1])) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "pad should be smaller than or equal to half of kernel size, but got kT: %lld kW: %lld kH: %lld "
-                     "padT: %lld padW: %lld padH: %lld",
-                     (long long)k[0], (long long)k[2], (long long)k[1], (long long)p[0], (long long)p[2],
-                     (long long)p[1]);
-        return -1;
-    }
-    if (check_size && (in[0] < k[0] || in[1] < k[1] || in[2] < k[2])) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "input image (T: %lld H: %lld W: %lld) smaller than kernel size (kT: %lld kH: %lld kW: %lld)",
-                     (long long)in[0], (long long)in[1], (long long)in[2], (long long)k[0], (long long)k[1],
-                     (long long)k[2]);
-        return -1;
-    }
-    if (out[0] < 1 || out[1] < 1 || out[2] < 1) {
-        long long c = (long long)x->sizes[x->ndim - 4];
-        PyErr_Format(PyExc_RuntimeError,
-                     "Given input size: (%lldx%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lldx%lld). Output "
-                     "size is too small",
-                     c, (long long)in[0], (long long)in[1], (long long)in[2], c, (long long)out[0], (long long)out[1],
-                     (long long)out[2]);
-        return -1;
-    }
-    return 0;
-}
-
-/* PyTorch's checks of a 3-d pool's int list lengths (1 or 3; stride also empty): 0 or -1. */
-static int check_3d_lens(const char *const *what, const int *lens, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (!(lens[i] == 1 || lens[i] == 3 || (i == 1 && lens[i] == 0))) {
-            PyErr_SetString(PyExc_RuntimeError, what[i]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static bool dims_4d_5d(const CtTensorObject *x)
-{
-    if (x->ndim != 4 && x->ndim != 5) {
-        PyErr_SetString(PyExc_RuntimeError, "non-empty 4D or 5D (batch mode) tensor expected for input");
-        return false;
-    }
-    return true;
-}
-
-/* max_pool3d's arguments (kernel_size, stride, padding, dilation, ceil_mode in a[0..4], NULL when
- * absent) checked against input x into d. 0 or -1. */
-static int max_pool3d_setup(const char *fname, CtTensorObject *x, PyObject *const *a, CtPoolDesc *d)
-{
-    MaxPoolArgs m;
-    if (parse_max_args(fname, a, &m) < 0) {
-        return -1;
-    }
-    static const char *const what[4] = {
-        "max_pool3d: kernel_size must either be a single int, or a tuple of three ints",
-        "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints",
-        "max_pool3d: padding must either be a single int, or a tuple of three ints",
-        "max_pool3d: dilation must be either a single int, or a tuple of three ints"};
-    const int lens[4] = {m.nk, m.ns, m.np, m.nd};
-    if (check_3d_lens(what, lens, 4) < 0 || !dims_4d_5d(x)) {
-        return -1;
-    }
-    pool_desc_init(d, CT_POOL_MAX, 3);
-    triple_of(m.k, m.nk, d->kernel);
-    triple_of(m.ns == 0 ? d->kernel : m.s, m.ns == 0 ? 3 : m.ns, d->stride);
-    triple_of(m.p, m.np, d->pad);
-    triple_of(m.dl, m.nd, d->dilation);
-    memcpy(d->in, &x->sizes[x->ndim - 3], sizeof(d->in));
-    if (pool3d_shapes("max_pool3d_with_indices_out_cpu_template()", d, x, m.ceil_mode, false) < 0) {
-        return -1;
-    }
-    return x->dtype == CT_BOOL ? not_implemented("max_pool3d", x->dtype) : 0;
-}
-
-/* avg_pool3d's arguments (kernel_size, stride, padding, ceil_mode, count_include_pad,
- * divisor_override in a[0..5]) checked against input x into d. 0 or -1. */
-static int avg_pool3d_setup(const char *fname, CtTensorObject *x, PyObject *const *a, CtPoolDesc *d)
-{
-    int64_t k[POOL_MAX_LIST], s[POOL_MAX_LIST], p[POOL_MAX_LIST], divisor = 0;
-    bool ceil_mode = false, count_include_pad = true;
-    int lens[3];
-    if ((lens[0] = parse_int_list(fname, "kernel_size", 2, a[0], k)) < 0 ||
-        (lens[1] = parse_opt_int_list(fname, "stride", 3, a[1] == Py_None ? NULL : a[1], -1, s)) < 0 ||
-        (lens[2] = parse_opt_int_list(fname, "padding", 4, a[2], 0, p)) < 0 ||
-        parse_bool(fname, "ceil_mode", 5, a[3], &ceil_mode) < 0 ||
-        parse_bool(fname, "count_include_pad", 6, a[4], &count_include_pad) < 0) {
-        return -1;
-    }
-    bool has_divisor = a[5] != NULL && a[5] != Py_None;
-    if (has_divisor && !is_int_arg(a[5])) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'divisor_override' must be int, not %s", fname, ct_type_name(a[5]));
-        return -1;
-    }
-    if (has_divisor && int_value(a[5], &divisor) < 0) {
-        return -1;
-    }
-    static const char *const what[3] = {"avg_pool3d: kernel_size must be a single int, or a tuple of three ints",
-                                        "avg_pool3d: stride must be omitted, a single int, or a tuple of three ints",
-                                        "avg_pool3d: padding must be a single int, or a tuple of three ints"};
-    if (check_3d_lens(what, lens, 3) < 0) {
-        return -1;
-    }
-    if (has_divisor && divisor == 0) {
-        PyErr_SetString(PyExc_RuntimeError, "divisor must be not zero");
-        return -1;
-    }
-    if (!dims_4d_5d(x)) {
-        return -1;
-    }
-    pool_desc_init(d, CT_POOL_AVG, 3);
-    triple_of(k, lens[0], d->kernel);
-    triple_of(lens[1] == 0 ? d->kernel : s, lens[1] == 0 ? 3 : lens[1], d->stride);
-    triple_of(p, lens[2], d->pad);
-    d->count_include_pad = count_include_pad;
-    d->divisor_override = divisor;
-    memcpy(d->in, &x->sizes[x->ndim - 3], sizeof(d->in));
-    if (pool3d_shapes("avg_pool3d()", d, x, ceil_mode, true) < 0) {
-        return -1;
-    }
-    /* PyTorch's CPU kernel: float, double and long */
-    bool supported = x->dtype == CT_F32 || x->dtype == CT_F64 || x->dtype == CT_I64;
-    return supported ? 0 : not_implemented("avg_pool3d_out_frame", x->dtype);
-}
-
-/* Checks of _adaptive_avg_pool3d (avg) or adaptive_max_pool3d on input x and a three-element output
- * size (n: the length given) into d. 0 or -1. */
-static int adaptive3d_setup(bool avg, CtTensorObject *x, const int64_t *size, int n, CtPoolDesc *d)
-{
-    const char *name = avg ? "adaptive_avg_pool3d" : "adaptive_max_pool3d";
-    char sb[160];
-    format_shape(sb, sizeof(sb), x);
-    if (avg && n != 3) {
-        PyErr_SetString(PyExc_RuntimeError, "adaptive_avg_pool3d: output_size must be 3");
-        return -1;
-    }
-    if (x->ndim != 4 && x->ndim != 5) {
-        PyErr_Format(PyExc_RuntimeError, "%s(): Expected 4D or 5D tensor, but got%s %s", name, avg ? "" : ":", sb);
-        return -1;
-    }
-    for (int i = avg ? x->ndim - 3 : 1; i < x->ndim; i++) {
-        if (x->sizes[i] <= 0) {
-            PyErr_Format(PyExc_RuntimeError,
-                         "%s(): Expected input to have non-zero size for non-batch dimensions, but input has sizes %s "
-                         "with dimension %d being empty",
-                         name, sb, i);
-            return -1;
-        }
-    }
-    if (n != 3) {
-        PyErr_SetString(PyExc_RuntimeError, "adaptive_max_pool3d(): internal error: output_size.size() must be 3");
-        return -1;
-    }
-    for (int i = 0; i < 3; i++) {
+    bool ones = true;
+    for (int i = 0; i < dims; i++) {
         if (size[i] < 0) {
-            int64_t osz[5];
-            memcpy(osz, x->sizes, sizeof(int64_t) * x->ndim);
-            memcpy(&osz[x->ndim - 3], size, sizeof(int64_t) * 3);
-            ct_format_sizes(sb, sizeof(sb), x->ndim, osz);
-            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
-                         (long long)size[i], sb);
-            return -1;
+            char third[32] = ""; /* sic: PyTorch's 3-d message lacks the second space */
+            if (dims == 3) {
+                snprintf(third, sizeof(third), ",%lld", (long long)size[2]);
+            }
+            PyErr_Format(PyExc_RuntimeError,
+                         "adaptive_avg_pool%dd: elements of output_size must be greater than or equal to 0 but "
+                         "received {%lld, %lld%s}",
+                         dims, (long long)size[0], (long long)size[1], third);
+            return NULL;
         }
+        ones = ones && size[i] == 1;
     }
-    pool_desc_init(d, avg ? CT_POOL_ADAPTIVE_AVG : CT_POOL_ADAPTIVE_MAX, 3);
-    memcpy(d->in, &x->sizes[x->ndim - 3], sizeof(d->in));
-    memcpy(d->out, size, sizeof(d->out));
-    char kernel[64];
-    snprintf(kernel, sizeof(kernel), "%s_cpu", name);
-    return ct_is_floating(x->dtype) ? 0 : not_implemented(kernel, x->dtype);
-}
-
-static PyObject *max_pool3d_with_indices_impl(const char *fname, CtTensorObject *x, PyObject *const *a)
-{
-    CtPoolDesc d;
-    return max_pool3d_setup(fname, x, a, &d) < 0 ? NULL : pool_forward(&d, x);
-}
-
-static PyObject *avg_pool3d_impl(const char *fname, CtTensorObject *x, PyObject *const *a)
-{
-    CtPoolDesc d;
-    return avg_pool3d_setup(fname, x, a, &d) < 0 ? NULL : pool_forward(&d, x);
-}
-
-static PyObject *adaptive3d_impl(bool avg, CtTensorObject *x, const int64_t *size, int n)
-{
-    CtPoolDesc d;
-    return adaptive3d_setup(avg, x, size, n, &d) < 0 ? NULL : pool_forward(&d, x);
-}
-
-/* adaptive_avg_pool3d: a mean over the volume for a 1x1x1 output (as PyTorch), else _adaptive_avg_pool3d */
-static PyObject *adaptive_avg_pool3d_impl(CtTensorObject *x, const int64_t *size, int n)
-{
-    if (n != 3) {
-        PyErr_SetString(PyExc_RuntimeError, "adaptive_avg_pool3d: output_size must be 3");
-        return NULL;
+    /* mean's dims (-1, -2[, -3]) or the output size */
+    PyObject *t = PyTuple_New(dims), *r = NULL;
+    for (int i = 0; t != NULL && i < dims; i++) {
+        PyObject *v = PyLong_FromLongLong(ones ? -1 - i : size[i]);
+        if (v == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, v);
     }
-    if (size[0] < 0 || size[1] < 0 || size[2] < 0) { /* sic: PyTorch's message lacks the second space */
-        PyErr_Format(PyExc_RuntimeError,
-                     "adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but received "
-                     "{%lld, %lld,%lld}",
-                     (long long)size[0], (long long)size[1], (long long)size[2]);
-        return NULL;
-    }
-    PyObject *r = NULL;
-    if (size[0] == 1 && size[1] == 1 && size[2] == 1) {
-        PyObject *dims = Py_BuildValue("(iii)", -1, -2, -3);
-        PyObject *args[3] = {(PyObject *)x, dims, Py_True};
-        r = dims != NULL ? ct_op("mean", args, 3, NULL) : NULL;
-        Py_XDECREF(dims);
-    } else {
-        PyObject *osz = Py_BuildValue("(LLL)", (long long)size[0], (long long)size[1], (long long)size[2]);
-        PyObject *args[2] = {(PyObject *)x, osz};
-        r = osz != NULL ? ct_op("_adaptive_avg_pool3d", args, 2, NULL) : NULL;
-        Py_XDECREF(osz);
+    if (t != NULL) {
+        char op[32];
+        snprintf(op, sizeof(op), "_adaptive_avg_pool%dd", dims);
+        PyObject *args[3] = {(PyObject *)x, t, Py_True};
+        r = ones ? ct_op("mean", args, 3, NULL) : ct_op(op, args, 2, NULL);
+        Py_DECREF(t);
     }
     return r;
 }
@@ -1197,6 +1024,21 @@ static const char *const avg_pool2d_names[] = {"input",     "kernel_size",      
                                                "ceil_mode", "count_include_pad", "divisor_override", NULL};
 static const char *const adaptive_names[] = {"input", "output_size", NULL};
 
+/* max_pool2d / max_pool3d (dims 2 / 3): checked here so that errors name them, then the with-indices op's values */
+static PyObject *max_pool_entry(int dims, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    const char *fname = dims == 2 ? "max_pool2d" : "max_pool3d";
+    PyObject *a[6];
+    POOL_PARSE(fname, max_pool_names, 2, a)
+    CtPoolDesc d;
+    if (max_pool_setup(dims, fname, CT_TENSOR(a[0]), a + 1, &d) < 0) {
+        return NULL;
+    }
+    return first_of(ct_op(dims == 2 ? "max_pool2d_with_indices" : "max_pool3d_with_indices", args, (size_t)nargs,
+                          kwnames));
+}
+
+
 PyDoc_STRVAR(max_pool2d_with_indices_doc,
              "max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> "
              "(Tensor, Tensor)\n\nMax pooling over (C, H, W) or (N, C, H, W) input, with the position of each maximum "
@@ -1206,20 +1048,14 @@ static PyObject *py_max_pool2d_with_indices(PyObject *self, PyObject *const *arg
 {
     PyObject *a[6];
     POOL_PARSE("max_pool2d_with_indices", max_pool_names, 2, a)
-    return max_pool2d_with_indices_impl("max_pool2d_with_indices", CT_TENSOR(a[0]), a + 1);
+    return max_pool_with_indices_impl(2, "max_pool2d_with_indices", CT_TENSOR(a[0]), a + 1);
 }
 
 PyDoc_STRVAR(max_pool2d_doc, "max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> "
                              "Tensor");
 static PyObject *py_max_pool2d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *a[6];
-    POOL_PARSE("max_pool2d", max_pool_names, 2, a)
-    CtPoolDesc d; /* checked here so that errors name max_pool2d */
-    if (max_pool2d_setup("max_pool2d", CT_TENSOR(a[0]), a + 1, &d) < 0) {
-        return NULL;
-    }
-    return first_of(ct_op("max_pool2d_with_indices", args, (size_t)nargs, kwnames));
+    return max_pool_entry(2, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(max_pool3d_with_indices_doc,
@@ -1231,20 +1067,14 @@ static PyObject *py_max_pool3d_with_indices(PyObject *self, PyObject *const *arg
 {
     PyObject *a[6];
     POOL_PARSE("max_pool3d_with_indices", max_pool_names, 2, a)
-    return max_pool3d_with_indices_impl("max_pool3d_with_indices", CT_TENSOR(a[0]), a + 1);
+    return max_pool_with_indices_impl(3, "max_pool3d_with_indices", CT_TENSOR(a[0]), a + 1);
 }
 
 PyDoc_STRVAR(max_pool3d_doc, "max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> "
                              "Tensor");
 static PyObject *py_max_pool3d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *a[6];
-    POOL_PARSE("max_pool3d", max_pool_names, 2, a)
-    CtPoolDesc d; /* checked here so that errors name max_pool3d */
-    if (max_pool3d_setup("max_pool3d", CT_TENSOR(a[0]), a + 1, &d) < 0) {
-        return NULL;
-    }
-    return first_of(ct_op("max_pool3d_with_indices", args, (size_t)nargs, kwnames));
+    return max_pool_entry(3, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(avg_pool3d_doc, "avg_pool3d(input, kernel_size, stride=(), padding=0, ceil_mode=False, "
@@ -1253,7 +1083,7 @@ static PyObject *py_avg_pool3d(PyObject *self, PyObject *const *args, Py_ssize_t
 {
     PyObject *a[7];
     POOL_PARSE("avg_pool3d", avg_pool2d_names, 2, a)
-    return avg_pool3d_impl("avg_pool3d", CT_TENSOR(a[0]), a + 1);
+    return avg_pool_impl(3, "avg_pool3d", CT_TENSOR(a[0]), a + 1);
 }
 
 PyDoc_STRVAR(adaptive_avg_pool3d_doc, "adaptive_avg_pool3d(input, output_size) -> Tensor\n\noutput_size: an int or "
@@ -1264,7 +1094,7 @@ static PyObject *py_adaptive_avg_pool3d(PyObject *self, PyObject *const *args, P
     int64_t size[POOL_MAX_LIST];
     POOL_PARSE("adaptive_avg_pool3d", adaptive_names, 2, a)
     int n = parse_adaptive_size("adaptive_avg_pool3d", a[1], CT_TENSOR(a[0]), 3, size);
-    return n < 0 ? NULL : adaptive_avg_pool3d_impl(CT_TENSOR(a[0]), size, n);
+    return n < 0 ? NULL : adaptive_avg_pool_impl(3, CT_TENSOR(a[0]), size, n);
 }
 
 PyDoc_STRVAR(adaptive_avg_pool3d_kernel_doc, "_adaptive_avg_pool3d(input, output_size) -> Tensor");
@@ -1279,7 +1109,7 @@ static PyObject *py_adaptive_avg_pool3d_kernel(PyObject *self, PyObject *const *
         size[1] = size[2] = size[0];
         n = 3;
     }
-    return n < 0 ? NULL : adaptive3d_impl(true, CT_TENSOR(a[0]), size, n);
+    return n < 0 ? NULL : adaptive_impl(true, 3, CT_TENSOR(a[0]), size, n);
 }
 
 PyDoc_STRVAR(adaptive_max_pool3d_doc, "adaptive_max_pool3d(input, output_size) -> (Tensor, Tensor)\n\noutput_size: "
@@ -1290,7 +1120,7 @@ static PyObject *py_adaptive_max_pool3d(PyObject *self, PyObject *const *args, P
     int64_t size[POOL_MAX_LIST];
     POOL_PARSE("adaptive_max_pool3d", adaptive_names, 2, a)
     int n = parse_adaptive_size("adaptive_max_pool3d", a[1], CT_TENSOR(a[0]), 3, size);
-    return n < 0 ? NULL : adaptive3d_impl(false, CT_TENSOR(a[0]), size, n);
+    return n < 0 ? NULL : adaptive_impl(false, 3, CT_TENSOR(a[0]), size, n);
 }
 
 PyDoc_STRVAR(max_pool1d_with_indices_doc,
@@ -1319,7 +1149,7 @@ static PyObject *py_avg_pool2d(PyObject *self, PyObject *const *args, Py_ssize_t
 {
     PyObject *a[7];
     POOL_PARSE("avg_pool2d", avg_pool2d_names, 2, a)
-    return avg_pool2d_impl("avg_pool2d", CT_TENSOR(a[0]), a + 1);
+    return avg_pool_impl(2, "avg_pool2d", CT_TENSOR(a[0]), a + 1);
 }
 
 PyDoc_STRVAR(avg_pool1d_doc, "avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, "
@@ -1363,7 +1193,7 @@ static PyObject *py_adaptive_avg_pool2d(PyObject *self, PyObject *const *args, P
     int64_t size[POOL_MAX_LIST];
     POOL_PARSE("adaptive_avg_pool2d", adaptive_names, 2, a)
     int n = parse_adaptive_size("adaptive_avg_pool2d", a[1], CT_TENSOR(a[0]), 2, size);
-    return n < 0 ? NULL : adaptive_avg_pool2d_impl(CT_TENSOR(a[0]), size, n);
+    return n < 0 ? NULL : adaptive_avg_pool_impl(2, CT_TENSOR(a[0]), size, n);
 }
 
 PyDoc_STRVAR(adaptive_avg_pool2d_kernel_doc, "_adaptive_avg_pool2d(input, output_size) -> Tensor");
@@ -1378,7 +1208,7 @@ static PyObject *py_adaptive_avg_pool2d_kernel(PyObject *self, PyObject *const *
         size[1] = size[0];
         n = 2;
     }
-    return n < 0 ? NULL : adaptive_impl(true, CT_TENSOR(a[0]), size, n);
+    return n < 0 ? NULL : adaptive_impl(true, 2, CT_TENSOR(a[0]), size, n);
 }
 
 PyDoc_STRVAR(adaptive_max_pool2d_doc, "adaptive_max_pool2d(input, output_size) -> (Tensor, Tensor)\n\noutput_size: "
@@ -1389,7 +1219,7 @@ static PyObject *py_adaptive_max_pool2d(PyObject *self, PyObject *const *args, P
     int64_t size[POOL_MAX_LIST];
     POOL_PARSE("adaptive_max_pool2d", adaptive_names, 2, a)
     int n = parse_adaptive_size("adaptive_max_pool2d", a[1], CT_TENSOR(a[0]), 2, size);
-    return n < 0 ? NULL : adaptive_impl(false, CT_TENSOR(a[0]), size, n);
+    return n < 0 ? NULL : adaptive_impl(false, 2, CT_TENSOR(a[0]), size, n);
 }
 
 /* adaptive_avg_pool1d (avg) / adaptive_max_pool1d(input, output_size) */
@@ -1458,7 +1288,7 @@ static PyObject *max_pool_backward_entry(int dims, PyObject *const *args, Py_ssi
     for (int i = 0; i < 5; i++) {
         p[i] = a[2 + i] == Py_None ? NULL : a[2 + i];
     }
-    int rc = dims == 2 ? max_pool2d_setup(fname, CT_TENSOR(a[1]), p, &d) : max_pool3d_setup(fname, CT_TENSOR(a[1]), p, &d);
+    int rc = max_pool_setup(dims, fname, CT_TENSOR(a[1]), p, &d);
     return rc < 0 ? NULL : pool_backward(fname, &d, CT_TENSOR(a[0]), CT_TENSOR(a[1]), CT_TENSOR(a[7]));
 }
 
@@ -1495,7 +1325,7 @@ static PyObject *avg_pool_backward_entry(int dims, PyObject *const *args, Py_ssi
     for (int i = 0; i < 6; i++) {
         p[i] = a[2 + i] == Py_None ? NULL : a[2 + i];
     }
-    int rc = dims == 2 ? avg_pool2d_setup(fname, CT_TENSOR(a[1]), p, &d) : avg_pool3d_setup(fname, CT_TENSOR(a[1]), p, &d);
+    int rc = avg_pool_setup(dims, fname, CT_TENSOR(a[1]), p, &d);
     return rc < 0 ? NULL : pool_backward(fname, &d, CT_TENSOR(a[0]), CT_TENSOR(a[1]), NULL);
 }
 
@@ -1532,7 +1362,7 @@ static PyObject *adaptive_backward(bool avg, int dims, PyObject *const *args, Py
     for (int i = 0; i < dims; i++) {
         size[i] = g->ndim >= dims ? g->sizes[g->ndim - dims + i] : -1;
     }
-    int rc = dims == 2 ? adaptive_setup(avg, x, size, 2, &d) : adaptive3d_setup(avg, x, size, 3, &d);
+    int rc = adaptive_setup(avg, dims, x, size, dims, &d);
     return rc < 0 ? NULL : pool_backward(fname, &d, g, x, avg ? NULL : CT_TENSOR(a[2]));
 }
 

@@ -23,8 +23,11 @@ namespace {
 #define EW_KNAME(NAME, kind, fn, domain, flags, kname) kname,
 const char *const kKernelName[CT_EW_NUM_OPS] = {CT_EW_OP_LIST(EW_KNAME)};
 #undef EW_KNAME
-const char *const kScalarTypeName[CT_NUM_DTYPES] = {"Bool", "Byte", "Char",     "Short", "Int",
-                                                    "Long", "Half", "BFloat16", "Float", "Double"};
+/* PyTorch's ScalarType names ("Long"): the dtype rows' (ct_scalar_type_name reads ct_dtype_info, which
+ * lives in _C, out of the backend's reach) */
+#define EW_SCALAR_NAME(NAME, ctype, acctype, pyname, npy, dlcode, dlbits, kind, scalar, cpp) scalar,
+const char *const kScalarTypeName[CT_NUM_DTYPES] = {CT_DTYPE_LIST(EW_SCALAR_NAME)};
+#undef EW_SCALAR_NAME
 
 typedef const EwDesc *DescTable[CT_EW_NUM_OPS][CT_NUM_DTYPES];
 
