@@ -576,7 +576,10 @@ static PyObject *pool_backward(const char *fname, CtPoolDesc *d, CtTensorObject 
     if (k == NULL) {
         return NULL;
     }
-    g = ct_to(grad, x->dtype, device, false); /* contiguous */
+    g = ct_to(grad, x->dtype, device, false);
+    if (g != NULL) { /* ct_to keeps the layout: the kernels read grad dense (a channels_last one came out wrong) */
+        Py_SETREF(g, ct_contiguous(g));
+    }
     if (g == NULL || (indices != NULL && (ic = ct_contiguous(indices)) == NULL) ||
         (gi = ct_empty(x->ndim, x->sizes, x->dtype, device)) == NULL) {
         goto done;
