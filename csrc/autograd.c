@@ -14,6 +14,7 @@
 #include "args.h"
 #include "creation.h"
 #include "device.h"
+#include "iter.h"
 #include "registry.h"
 #include "tensor.h"
 #include <string.h>
@@ -1877,14 +1878,49 @@ static PyObject *run_hooks(PyObject *hooks, PyObject *grad)
     return grad;
 }
 
-/* A gradient stored into .grad must not alias any other tensor's memory. */
-static PyObject *owned_grad(PyObject *grad)
+/* PyTorch's gradient layout contract: a leaf's .grad has the leaf's strides (those of size-1 dims
+ * aside) when the leaf is non-overlapping and dense, else is contiguous; so a channels_last
+ * parameter gets a channels_last .grad whatever layout the backward produced. */
+static bool obeys_layout_contract(const CtTensorObject *g, const CtTensorObject *leaf)
+{
+    if (!ct_non_overlapping_and_dense(leaf)) {
+        return ct_is_contiguous(g);
+    }
+    for (int d = 0; d < g->ndim; d++) {
+        if (g->sizes[d] != 1 ? g->strides[d] != leaf->strides[d] : g->strides[d] == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The gradient to store into leaf's .grad: grad itself when it obeys the layout contract and
+ * aliases no other tensor's memory (without create_graph), else a copy laid out by the contract
+ * (with create_graph a recorded copy_, so the stored gradient stays differentiable). */
+static PyObject *owned_grad(PyObject *grad, const CtTensorObject *leaf, bool create_graph)
 {
     CtTensorObject *g = CT_TENSOR(grad);
-    if (Py_REFCNT(grad) == 1 && Py_REFCNT(g->storage) == 1 && g->grad_fn == NULL) {
+    bool laid_out = obeys_layout_contract(g, leaf);
+    if (laid_out && (create_graph || (Py_REFCNT(grad) == 1 && Py_REFCNT(g->storage) == 1 && g->grad_fn == NULL))) {
         return Py_NewRef(grad);
     }
-    return (PyObject *)ct_to(g, g->dtype, ct_device_of(g), true);
+    CtTensorObject *out = ct_empty(g->ndim, g->sizes, g->dtype, ct_device_of(g));
+    if (out == NULL) {
+        return NULL;
+    }
+    if (ct_non_overlapping_and_dense(leaf)) { /* dense: the contiguous storage fits */
+        memcpy(out->strides, leaf->strides, sizeof(int64_t) * g->ndim);
+    }
+    if (create_graph) {
+        PyObject *r = PyObject_CallMethod((PyObject *)out, "copy_", "(O)", grad);
+        Py_DECREF(out);
+        return r;
+    }
+    if (ct_copy_(out, g) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return (PyObject *)out;
 }
 
 static int accumulate_leaf(CtNodeObject *node, PyObject *grad, bool create_graph)
@@ -1905,7 +1941,7 @@ static int accumulate_leaf(CtNodeObject *node, PyObject *grad, bool create_graph
     }
     int rc = 0;
     if (leaf->grad == NULL) {
-        PyObject *owned = create_graph ? Py_NewRef(g) : owned_grad(g);
+        PyObject *owned = owned_grad(g, leaf, create_graph);
         if (owned == NULL) {
             rc = -1;
         } else {

@@ -651,6 +651,15 @@ static int channel_views(CtTensorObject *t, CtTensorObject *bias, int64_t batch,
     return 0;
 }
 
+/* The layout of a convolution's output and gradients, as PyTorch's backends choose it: channels_last
+ * (_3d) when the input or else the weight suggests it. The kernels compute dense NCHW results, which
+ * are then copied into that layout (ct_as_memory_format), the values unchanged. */
+static CtMemoryFormat conv_memory_format(const CtTensorObject *input, const CtTensorObject *weight)
+{
+    CtMemoryFormat f = ct_suggest_memory_format(input);
+    return f != CT_FORMAT_CONTIGUOUS ? f : ct_suggest_memory_format(weight);
+}
+
 /* The output of the convolution g describes (transposed: of the transposed convolution whose adjoint g
  * describes), the bias added. New reference. */
 static CtTensorObject *conv_output(const ConvGeom *g, bool transposed, CtTensorObject *input, CtTensorObject *weight,
@@ -669,7 +678,7 @@ static CtTensorObject *conv_output(const ConvGeom *g, bool transposed, CtTensorO
         goto done;
     }
     if (ct_numel(out) == 0) {
-        result = out;
+        result = ct_as_memory_format(out, conv_memory_format(input, weight));
         out = NULL;
         goto done;
     }
@@ -689,7 +698,7 @@ static CtTensorObject *conv_output(const ConvGeom *g, bool transposed, CtTensorO
             goto done;
         }
     }
-    result = out;
+    result = ct_as_memory_format(out, conv_memory_format(input, weight));
     out = NULL;
 done:
     Py_XDECREF(x);
@@ -763,6 +772,11 @@ static PyObject *conv_gradients(const ConvPlan *p, bool transposed, CtTensorObje
             (gb = PyObject_CallMethod((PyObject *)g3, "sum", "((ii))", 0, 2)) == NULL) {
             goto done;
         }
+    }
+    CtMemoryFormat format = conv_memory_format(input, weight);
+    if ((gi != NULL && (gi = ct_as_memory_format(gi, format)) == NULL) ||
+        (gw != NULL && (gw = ct_as_memory_format(gw, format)) == NULL)) {
+        goto done;
     }
     result = PyTuple_Pack(3, gi ? (PyObject *)gi : Py_None, gw ? (PyObject *)gw : Py_None, gb ? gb : Py_None);
 done:

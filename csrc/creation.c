@@ -226,6 +226,52 @@ bool ct_is_contiguous_as(const CtTensorObject *t, CtMemoryFormat format)
     return true;
 }
 
+/* PyTorch's is_strides_like_channels_last(_3d): walking the dims in format's order (C, the spatial dims
+ * from the last, N) the strides never decrease, each at least the span of the dim before; a zero
+ * stride on C, an empty dim, or N's stride equal to C's (an (N, 1, 1, 1) tensor, ambiguous) say no. */
+static bool strides_like(const CtTensorObject *t, CtMemoryFormat format)
+{
+    int order[5];
+    if (channels_last_order(format, t->ndim, order) < 0 || t->strides[1] == 0) {
+        return false;
+    }
+    int64_t min = 0;
+    for (int k = 0; k < t->ndim; k++) {
+        int d = order[k];
+        if (t->sizes[d] == 0 || t->strides[d] < min || (d == 0 && min == t->strides[1])) {
+            return false;
+        }
+        min = t->strides[d] * (t->sizes[d] > 1 ? t->sizes[d] : 1);
+    }
+    return true;
+}
+
+CtMemoryFormat ct_suggest_memory_format(const CtTensorObject *t)
+{
+    if (strides_like(t, CT_FORMAT_CHANNELS_LAST)) {
+        return CT_FORMAT_CHANNELS_LAST;
+    }
+    return strides_like(t, CT_FORMAT_CHANNELS_LAST_3D) ? CT_FORMAT_CHANNELS_LAST_3D : CT_FORMAT_CONTIGUOUS;
+}
+
+CtTensorObject *ct_as_memory_format(CtTensorObject *t, CtMemoryFormat format)
+{
+    int rank = format == CT_FORMAT_CHANNELS_LAST ? 4 : format == CT_FORMAT_CHANNELS_LAST_3D ? 5 : 0;
+    if (t == NULL || t->ndim != rank) {
+        return t;
+    }
+    if (ct_is_contiguous_as(t, format)) {
+        /* only the strides of size-1 dims (or of an empty tensor) can differ: they address nothing, so
+         * a result no one else holds takes format's exact strides, as PyTorch's outputs have */
+        if (Py_REFCNT(t) == 1) {
+            ct_channels_last_strides(format, t->ndim, t->sizes, t->strides);
+        }
+        return t;
+    }
+    Py_SETREF(t, ct_to_memory_format(t, t->dtype, ct_device_of(t), false, false, format));
+    return t;
+}
+
 int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions *opt)
 {
     memset(opt, 0, sizeof(*opt));

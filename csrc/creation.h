@@ -84,6 +84,14 @@ int ct_channels_last_strides(CtMemoryFormat format, int ndim, const int64_t *siz
 /* t.is_contiguous(memory_format=format): its strides are format's dense strides (dims of size 1
  * excepted, as PyTorch); false for a channels_last format of another rank. */
 bool ct_is_contiguous_as(const CtTensorObject *t, CtMemoryFormat format);
+/* PyTorch's suggest_memory_format: channels_last for a 4-d tensor whose strides order its dims as
+ * that layout does (dense or not), channels_last_3d likewise for a 5-d one, else contiguous. */
+CtMemoryFormat ct_suggest_memory_format(const CtTensorObject *t);
+/* A fresh result t in `format` (an op's output taking its inputs' suggested format): t itself when
+ * already laid out so (given format's exact strides when no one else holds it), or format is
+ * contiguous / of another rank, else a copy with format's strides (same values). Steals t (NULL
+ * passes through); NULL on error. */
+CtTensorObject *ct_as_memory_format(CtTensorObject *t, CtMemoryFormat format);
 /* Parses the CT_FACTORY_NKW values kw[0..] (borrowed, NULL when absent) into opt, with
  * PyTorch's TypeErrors ("zeros(): argument 'dtype' must be torch.dtype, not str"). */
 int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions *opt);

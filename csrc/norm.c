@@ -297,7 +297,7 @@ static CtTensorObject *channel_norm_forward(CtChannelNormDesc *d, CtTensorObject
         operands_finish(&o) < 0) {
         goto done;
     }
-    result = out;
+    result = ct_as_memory_format(out, ct_suggest_memory_format(input)); /* PyTorch keeps input's layout */
     out = NULL;
 done:
     operands_free(&o);
@@ -337,6 +337,9 @@ static PyObject *channel_norm_backward(CtChannelNormDesc *d, CtTensorObject *gra
     d->grad_weight = gw ? ct_data(gw) : NULL;
     d->grad_bias = gb ? ct_data(gb) : NULL;
     if (d->C > 0 && k->channel_norm_backward(d) < 0) {
+        goto done;
+    }
+    if (gi != NULL && (gi = ct_as_memory_format(gi, ct_suggest_memory_format(input))) == NULL) {
         goto done;
     }
     result = PyTuple_Pack(3, gi ? (PyObject *)gi : Py_None, gw ? (PyObject *)gw : Py_None,

@@ -580,6 +580,13 @@ static const struct CtNNKernels *pool_kernels(CtDevice device)
     return ops->nn;
 }
 
+/* The layout of a pooling's output and grad_input: x's suggested one for the 2-d pools and max_pool3d,
+ * contiguous for PyTorch's other 3-d pools. */
+static CtMemoryFormat pool_memory_format(const CtPoolDesc *d, const CtTensorObject *x)
+{
+    return d->dims == 2 || d->kind == CT_POOL_MAX ? ct_suggest_memory_format(x) : CT_FORMAT_CONTIGUOUS;
+}
+
 /* Runs the forward of d (shapes checked) over x (3-D or 4-D): returns the output, of x's leading dims
  * and d->out, or for the max kinds the tuple (output, indices). New reference. */
 static PyObject *pool_forward(CtPoolDesc *d, CtTensorObject *x)
@@ -608,6 +615,10 @@ static PyObject *pool_forward(CtPoolDesc *d, CtTensorObject *x)
     d->output = ct_data(out);
     d->indices = idx != NULL ? (int64_t *)ct_data(idx) : NULL;
     if (ct_numel(out) > 0 && k->pool(d) < 0) {
+        goto done;
+    }
+    if ((out = ct_as_memory_format(out, pool_memory_format(d, x))) == NULL ||
+        (idx != NULL && (idx = ct_as_memory_format(idx, pool_memory_format(d, x))) == NULL)) {
         goto done;
     }
     result = idx != NULL ? PyTuple_Pack(2, (PyObject *)out, (PyObject *)idx) : Py_NewRef((PyObject *)out);
@@ -654,7 +665,10 @@ static PyObject *pool_backward(const char *fname, CtPoolDesc *d, CtTensorObject 
     if (k == NULL) {
         return NULL;
     }
-    g = ct_to(grad, x->dtype, device, false); /* contiguous */
+    g = ct_to(grad, x->dtype, device, false);
+    if (g != NULL) { /* ct_to keeps the layout: the kernels read grad dense (a channels_last one came out wrong) */
+        Py_SETREF(g, ct_contiguous(g));
+    }
     if (g == NULL || (indices != NULL && (ic = ct_contiguous(indices)) == NULL) ||
         (gi = ct_empty(x->ndim, x->sizes, x->dtype, device)) == NULL) {
         goto done;
@@ -666,6 +680,9 @@ static PyObject *pool_backward(const char *fname, CtPoolDesc *d, CtTensorObject 
     d->indices = ic != NULL ? (int64_t *)ct_data(ic) : NULL;
     d->grad_input = ct_data(gi);
     if (ct_numel(gi) > 0 && k->pool_backward(d) < 0) {
+        goto done;
+    }
+    if ((gi = ct_as_memory_format(gi, pool_memory_format(d, x))) == NULL) {
         goto done;
     }
     result = Py_NewRef((PyObject *)gi);

@@ -377,7 +377,7 @@ static PyObject *upsample_impl(CtTensorObject *x, const ModeInfo *m, PyObject *o
         Py_CLEAR(out);
     }
     Py_XDECREF(xc);
-    return (PyObject *)out;
+    return (PyObject *)ct_as_memory_format(out, ct_suggest_memory_format(x)); /* x's layout, as PyTorch */
 }
 
 static PyObject *upsample_backward_impl(CtTensorObject *grad, const ModeInfo *m, PyObject *input_size,
@@ -419,7 +419,7 @@ static PyObject *upsample_backward_impl(CtTensorObject *grad, const ModeInfo *m,
         Py_CLEAR(gi);
     }
     Py_XDECREF(gc);
-    return (PyObject *)gi;
+    return (PyObject *)ct_as_memory_format(gi, ct_suggest_memory_format(grad)); /* grad's layout, as PyTorch */
 }
 
 /* ====================================================================================================

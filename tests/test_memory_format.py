@@ -106,3 +106,147 @@ def test_module_to_channels_last(device):
     np.testing.assert_allclose(to_numpy(model(x.to(memory_format=CL))), before, rtol=1e-5, atol=1e-6)
     with pytest.raises(RuntimeError, match="required rank 5"):
         nn.Conv2d(3, 4, 3).to(memory_format=CL3)
+
+
+# --- layout propagation through convolution, normalisation and pooling (PyTorch's suggest_memory_format) ---
+F = nn.functional
+
+
+def is_cl(t):
+    return t.is_contiguous(memory_format=CL3 if t.dim() == 5 else CL)
+
+
+def leaf(a, device, fmt=None):
+    t = ctorch.tensor(a, device=device)
+    return (t.contiguous(memory_format=fmt) if fmt is not None else t).requires_grad_()
+
+
+def same(a, b):
+    np.testing.assert_array_equal(to_numpy(a), to_numpy(b))  # computed alike, copied into another layout
+
+
+@pytest.mark.parametrize("op", ["conv2d", "conv_transpose2d", "conv3d"])
+def test_conv_channels_last(device, op):
+    rng = np.random.default_rng(0)
+    x3d = op == "conv3d"
+    fmt = CL3 if x3d else CL
+    xs, ws = ((2, 3, 3, 4, 4), (4, 3, 2, 2, 2)) if x3d else ((2, 3, 5, 5), (3, 4, 3, 3) if op == "conv_transpose2d" else (4, 3, 3, 3))
+    xa, wa = rng.standard_normal(xs).astype(np.float32), rng.standard_normal(ws).astype(np.float32)
+    ba = rng.standard_normal(ws[1] if op == "conv_transpose2d" else ws[0]).astype(np.float32)
+    fn = getattr(F, op)
+    x, w, b = leaf(xa, device), leaf(wa, device), leaf(ba, device)
+    y = fn(x, w, b, padding=1)
+    ga = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(ctorch.tensor(ga, device=device))
+    assert not is_cl(y)
+    # input or weight channels_last: the output and the raw gradients are; leaves' .grad keep their own layout
+    for xf, wf in [(fmt, None), (None, fmt), (fmt, fmt)]:
+        xc, wc, bc = leaf(xa, device, xf), leaf(wa, device, wf), leaf(ba, device)
+        yc = fn(xc, wc, bc, padding=1)
+        assert is_cl(yc)
+        same(yc, y)
+        gc = ctorch.tensor(ga, device=device)
+        gx, gw = ctorch.autograd.grad(yc, (xc, wc), gc, retain_graph=True)
+        assert is_cl(gx) and is_cl(gw)
+        yc.backward(gc)
+        assert is_cl(xc.grad) == (xf is not None) and is_cl(wc.grad) == (wf is not None)
+        assert xc.grad.is_contiguous() == (xf is None) and wc.grad.is_contiguous() == (wf is None)
+        for got, want in [(xc.grad, x.grad), (wc.grad, w.grad), (bc.grad, b.grad)]:
+            same(got, want)
+    if not x3d:  # a strided (sliced) channels_last input still suggests channels_last, as PyTorch's
+        xs_cl = ctorch.tensor(xa, device=device).contiguous(memory_format=CL)[:, 1:]
+        w2 = w.detach()[:, 1:].contiguous() if op == "conv2d" else w.detach()[1:]
+        assert not xs_cl.is_contiguous(memory_format=CL) and is_cl(fn(xs_cl, w2))
+        assert not is_cl(fn(xs_cl[:, :, ::2], w2))  # PyTorch's rule: strides no longer ordered as channels_last
+        one = ctorch.ones(2, 1, 1, 1, device=device)  # (N, 1, 1, 1): ambiguous, contiguous
+        assert fn(one, ctorch.ones(1, 1, 1, 1, device=device)).stride() == (1, 1, 1, 1)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_channels_last(device, training):
+    rng = np.random.default_rng(1)
+    xa = rng.standard_normal((2, 3, 4, 5))
+    wa, ba = rng.standard_normal(3), rng.standard_normal(3)
+    outs = []
+    for fmt in (None, CL):
+        x, w, b = leaf(xa, device, fmt), leaf(wa, device), leaf(ba, device)
+        rm, rv = ctorch.zeros(3, dtype=ctorch.float64, device=device), ctorch.ones(3, dtype=ctorch.float64, device=device)
+        y = F.batch_norm(x, rm, rv, w, b, training=training)
+        (gx,) = ctorch.autograd.grad(y, (x,), ctorch.tensor(np.linspace(-1, 1, 120).reshape(2, 3, 4, 5), device=device),
+                                     retain_graph=True)
+        (y * y).sum().backward()
+        assert is_cl(y) == is_cl(gx) == is_cl(x.grad) == (fmt is not None)
+        outs.append((y, gx, x.grad, w.grad, b.grad, rm, rv))
+    for got, want in zip(*outs):
+        same(got, want)
+
+
+def test_pools_and_upsample_channels_last(device):
+    rng = np.random.default_rng(2)
+    xa = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    ops = [lambda t: F.max_pool2d(t, 2, return_indices=True), lambda t: F.avg_pool2d(t, 3, 2, 1),
+           lambda t: F.adaptive_avg_pool2d(t, (2, 3)), lambda t: F.adaptive_max_pool2d(t, (4, 5), return_indices=True),
+           lambda t: F.interpolate(t, scale_factor=2, mode="bilinear")]
+    for op in ops:
+        results = []
+        for fmt in (None, CL):
+            x = leaf(xa, device, fmt)
+            r = op(x)
+            y = r[0] if isinstance(r, tuple) else r
+            assert all(is_cl(t) == (fmt is not None) for t in (r if isinstance(r, tuple) else (r,)))
+            g = ctorch.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)).astype(np.float32), device=device)
+            if op is ops[-1] and fmt is not None:  # upsample's gradient takes grad_output's layout (below)
+                g = g.contiguous(memory_format=fmt)
+            (gx,) = ctorch.autograd.grad(y, (x,), g, retain_graph=True)
+            assert is_cl(gx) == (fmt is not None)
+            if op is not ops[-1]:  # a grad_output in another layout gives the same gradient
+                same(ctorch.autograd.grad(y, (x,), g.contiguous(memory_format=CL if fmt is None else ctorch.contiguous_format))[0], gx)
+            results.append((y, gx))
+        for got, want in zip(*results):
+            same(got, want)
+    # PyTorch: upsample's gradient takes grad_output's layout; max_pool3d keeps channels_last_3d, avg_pool3d not
+    x = leaf(xa, device)
+    y = F.interpolate(x, scale_factor=2, mode="nearest")
+    assert is_cl(ctorch.autograd.grad(y, (x,), ctorch.ones_like(y, memory_format=CL))[0])
+    x = leaf(xa, device, CL)
+    y = F.interpolate(x, scale_factor=2, mode="nearest")
+    assert ctorch.autograd.grad(y, (x,), ctorch.ones_like(y, memory_format=ctorch.contiguous_format))[0].is_contiguous()
+    x5 = ctorch.tensor(rng.standard_normal((2, 3, 4, 4, 4)).astype(np.float32), device=device).contiguous(memory_format=CL3)
+    assert is_cl(F.max_pool3d(x5, 2)) and F.avg_pool3d(x5, 2).is_contiguous()
+    same(F.max_pool3d(x5, 2), F.max_pool3d(x5.contiguous(), 2))
+
+
+def test_channels_last_model_matches_nchw(device):
+    ctorch.manual_seed(0)
+    ref = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2)).to(device)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2)).to(device)
+    model.load_state_dict(ref.state_dict())
+    model.to(memory_format=CL)
+    x = ctorch.randn(2, 3, 6, 6, device=device)
+    want, got = ref(x), model(x.to(memory_format=CL))
+    assert is_cl(got) and got.is_contiguous() is False
+    same(got, want)
+    (want * want).sum().backward()
+    (got * got).sum().backward()
+    assert is_cl(model[0].weight.grad)
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert p.grad.stride() == p.stride()
+        same(p.grad, q.grad)
+    same(model[1].running_mean, ref[1].running_mean)
+
+
+def test_grad_layout_contract(device):
+    """AccumulateGrad: a dense leaf's .grad takes the leaf's strides, another leaf's .grad is contiguous."""
+    a = ctorch.arange(12.0, device=device).reshape(4, 3).t().detach().requires_grad_()
+    (a.contiguous() * 2).sum().backward()
+    assert a.grad.stride() == (1, 3)
+    same(a.grad, ctorch.full((3, 4), 2.0))
+    b = ctorch.ones(4, 1, device=device).expand(4, 3).detach().requires_grad_()
+    (b * 2).sum().backward()
+    assert b.grad.stride() == (3, 1)
+    c = ctorch.arange(12.0, device=device, dtype=ctorch.float64).reshape(4, 3).t().detach().requires_grad_()
+    c2 = c.contiguous()
+    (c2 * c2).sum().backward(create_graph=True)
+    assert c.grad.stride() == (1, 3) and type(c.grad.grad_fn).__name__ == "CopyBackwards"
+    c.grad.sum().backward()
+    same(c.grad, 2 * c.detach() + 2)
