@@ -3359,7 +3359,7 @@ const CtFormula ct_formulas[] = {
     {"conv2d", "ConvolutionBackward0", SIG("input", "weight", "bias", "stride", "padding", "dilation", "groups"), 7, 0,
      ct_conv_bw, ct_conv_node_name},
     {"_convolution_backward", "ConvolutionBackwardBackward0",
-     SIG("grad", "input", "weight", "stride", "padding", "dilation", "groups", "mask"), 7, CT_F_NO_DERIV, NULL},
+     SIG("grad", "input", "weight", "stride", "padding", "dilation", "groups", "mask"), 7, 0, ct_conv_bw_backward},
     {"conv_transpose1d", "ConvolutionBackward0",
      SIG("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"), 7, 0,
      ct_conv_transpose_bw, ct_conv_node_name},
@@ -3367,7 +3367,7 @@ const CtFormula ct_formulas[] = {
      SIG("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"), 7, 0,
      ct_conv_transpose_bw, ct_conv_node_name},
     {"_conv_transpose_backward", "ConvolutionBackwardBackward0", SIG("grad", "input", "weight", "params", "mask"), 7,
-     CT_F_NO_DERIV, NULL},
+     0, ct_conv_bw_backward},
     /* the 3-d convolutions: the same formulas on the 3-d geometry */
     {"conv3d", "ConvolutionBackward0", SIG("input", "weight", "bias", "stride", "padding", "dilation", "groups"), 7, 0,
      ct_conv_bw, ct_conv_node_name},

@@ -122,6 +122,9 @@ static int expand_param(const char *name, int64_t *v, int len, int dim)
     return -1;
 }
 
+/* Nonzero while the double backward runs a forward convolution: the user's call warned already. */
+static int same_warning_muted;
+
 /* padding='same': the total padding d * (k - 1) of each dim, the odd unit going after (PyTorch
  * pads the input by it explicitly and warns). */
 static int same_padding(const CtTensorObject *weight, int in_ndim, const int64_t *in_sizes, int64_t *stride,
@@ -170,7 +173,7 @@ static int same_padding(const CtTensorObject *weight, int in_ndim, const int64_t
         hi[i] = pad - pad / 2;
         symmetric = symmetric && pad % 2 == 0;
     }
-    if (!symmetric && warn &&
+    if (!symmetric && warn && same_warning_muted == 0 &&
         PyErr_WarnEx(PyExc_UserWarning,
                      "Using padding='same' with even kernel lengths and odd dilation may require a zero-padded copy "
                      "of the input be created",
@@ -1778,4 +1781,138 @@ int ct_conv_bw_col2im(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     gi[0] = r != NULL ? ct_fit_grad(r, &n->meta[0]) : NULL;
     Py_XDECREF(r);
     return gi[0] != NULL ? 0 : -1;
+}
+
+/* ====================================================================================================
+ * double backward: _convolution_backward / _conv_transpose_backward (grad, input, weight, params..., mask)
+ * -> (grad_input, grad_weight, grad_bias). The (transposed) convolution F(x, W) is bilinear, and
+ * grad_input = F_x^T grad (W fixed), grad_weight = F_W^T grad (x fixed), grad_bias = grad summed over
+ * every dim but the channels. With ggI, ggW, ggB the gradients of those three outputs:
+ *   d/dgrad   = F(ggI, W) + F(x, ggW) + ggB (broadcast over the channels)
+ *   d/dinput  = the backward op's grad_input of (grad, x, ggW)
+ *   d/dweight = the backward op's grad_weight of (grad, ggI, W)
+ * all recording ops (the forward and the backward op itself), so every further order works too. With
+ * create_graph off nothing here runs: the backward op is the fused first-order path.
+ * ==================================================================================================== */
+/* The forward op (conv{d} / conv_transpose{d}) on (x, w), no bias, with the node's parameters: saved
+ * args 3.. (conv: stride, padding, dilation, groups) or the tuple in arg 3 (transposed: stride, padding,
+ * output_padding, groups, dilation), None meaning the default. New reference or NULL. */
+static PyObject *conv_bw_forward(CtNodeObject *n, bool transposed, int fdim, PyObject *x, PyObject *w)
+{
+    static const char *const names[2][4] = {{NULL, "conv1d", "conv2d", "conv3d"},
+                                            {NULL, "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}};
+    static const long defaults[2][5] = {{1, 0, 1, 1, 0}, {1, 0, 0, 1, 1}};
+    int np = transposed ? 5 : 4;
+    PyObject *args[8] = {x, w, Py_None, NULL, NULL, NULL, NULL, NULL}, *res = NULL;
+    PyObject *packed = transposed && n->nargs > 3 ? n->args[3] : NULL;
+    if (transposed && (packed == NULL || !PyTuple_Check(packed) || PyTuple_GET_SIZE(packed) != 5)) {
+        PyErr_SetString(PyExc_RuntimeError, "_conv_transpose_backward: saved params are not a tuple of 5");
+        return NULL;
+    }
+    for (int i = 0; i < np; i++) {
+        PyObject *v = transposed ? PyTuple_GET_ITEM(packed, i) : 3 + i < n->nargs ? n->args[3 + i] : NULL;
+        if ((args[3 + i] = v != NULL && v != Py_None ? Py_NewRef(v) : PyLong_FromLong(defaults[transposed][i])) ==
+            NULL) {
+            goto done;
+        }
+    }
+    same_warning_muted++;
+    res = ct_op(names[transposed][fdim], args, (size_t)(3 + np), NULL);
+    same_warning_muted--;
+done:
+    for (int i = 0; i < np; i++) {
+        Py_XDECREF(args[3 + i]);
+    }
+    return res;
+}
+
+/* Output `which` (0: grad_input, 1: grad_weight) of the node's backward op on (grad, x, w) with the
+ * node's saved parameters. New reference or NULL. */
+static PyObject *conv_bw_again(CtNodeObject *n, bool transposed, PyObject *grad, PyObject *x, PyObject *w, int which)
+{
+    PyObject *mask = PyLong_FromLong(1L << which);
+    if (mask == NULL) {
+        return NULL;
+    }
+    int np = transposed ? 1 : 4;
+    PyObject *args[8] = {grad, x, w, Py_None, Py_None, Py_None, Py_None, Py_None};
+    for (int i = 0; i < np; i++) {
+        if (3 + i < n->nargs && n->args[3 + i] != NULL) {
+            args[3 + i] = n->args[3 + i];
+        }
+    }
+    args[3 + np] = mask;
+    PyObject *res = ct_op(n->formula->op, args, (size_t)(4 + np), NULL);
+    Py_DECREF(mask);
+    PyObject *r = res != NULL ? Py_NewRef(PyTuple_GET_ITEM(res, which)) : NULL;
+    Py_XDECREF(res);
+    return r;
+}
+
+/* *acc += term (both owned; term consumed). 0 or -1. */
+static int conv_bw_accumulate(PyObject **acc, PyObject *term)
+{
+    if (term == NULL) {
+        return -1;
+    }
+    if (*acc == NULL) {
+        *acc = term;
+        return 0;
+    }
+    PyObject *sum = PyNumber_Add(*acc, term);
+    Py_DECREF(term);
+    Py_SETREF(*acc, sum);
+    return sum != NULL ? 0 : -1;
+}
+
+/* ggB as a (C, 1, ..., 1) tensor broadcast to grad's shape m (channels at dim 1, or 0 when unbatched). */
+static PyObject *conv_bw_bias_term(PyObject *ggb, int fdim, const CtTensorMeta *m)
+{
+    int64_t sizes[4] = {CT_TENSOR(ggb)->sizes[0], 1, 1, 1};
+    PyObject *shape = ct_size_object(fdim + 1, sizes), *full = ct_size_object(m->ndim, m->sizes), *r = NULL;
+    PyObject *v = shape != NULL && full != NULL ? PyObject_CallMethod(ggb, "reshape", "(O)", shape) : NULL;
+    if (v != NULL) {
+        r = PyObject_CallMethod(v, "expand", "(O)", full);
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(full);
+    Py_XDECREF(v);
+    return r;
+}
+
+int ct_conv_bw_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    bool transposed = strcmp(n->formula->op, "_conv_transpose_backward") == 0;
+    PyObject *grad = (PyObject *)ct_node_tensor(n, 0), *x = (PyObject *)ct_node_tensor(n, 1);
+    PyObject *w = (PyObject *)ct_node_tensor(n, 2);
+    if (grad == NULL || x == NULL || w == NULL) {
+        return -1;
+    }
+    int fdim = CT_TENSOR(w)->ndim - 2;
+    PyObject *ggi = g[0], *ggw = g[1], *ggb = g[2], *acc = NULL, *r = NULL;
+    int rc = -1;
+    if (n->edge_nodes[0] != NULL && (ggi != NULL || ggw != NULL || ggb != NULL)) {
+        if ((ggi != NULL && conv_bw_accumulate(&acc, conv_bw_forward(n, transposed, fdim, ggi, w)) < 0) ||
+            (ggw != NULL && conv_bw_accumulate(&acc, conv_bw_forward(n, transposed, fdim, x, ggw)) < 0) ||
+            (ggb != NULL && conv_bw_accumulate(&acc, conv_bw_bias_term(ggb, fdim, &n->meta[0])) < 0) ||
+            (acc != NULL && (gi[0] = ct_fit_grad(acc, &n->meta[0])) == NULL)) {
+            goto done;
+        }
+    }
+    if (n->edge_nodes[1] != NULL && ggw != NULL) {
+        if ((r = conv_bw_again(n, transposed, grad, x, ggw, 0)) == NULL || (gi[1] = ct_fit_grad(r, &n->meta[1])) == NULL) {
+            goto done;
+        }
+        Py_CLEAR(r);
+    }
+    if (n->edge_nodes[2] != NULL && ggi != NULL) {
+        if ((r = conv_bw_again(n, transposed, grad, ggi, w, 1)) == NULL || (gi[2] = ct_fit_grad(r, &n->meta[2])) == NULL) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    Py_XDECREF(acc);
+    Py_XDECREF(r);
+    return rc;
 }

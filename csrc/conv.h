@@ -50,6 +50,9 @@ int ct_conv_bw(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 /* conv_transpose1d / 2d / 3d (input, weight, bias, stride, padding, output_padding, groups,
  * dilation): the adjoint convolution's backward, through _conv_transpose_backward */
 int ct_conv_transpose_bw(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* _convolution_backward / _conv_transpose_backward (double backward): the forward op and the backward op
+ * itself on the outputs' gradients, all recording, so higher orders work too */
+int ct_conv_bw_backward(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 /* im2col (F.unfold) and col2im (F.fold), each the other's adjoint */
 int ct_conv_bw_im2col(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_conv_bw_col2im(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);

@@ -1,7 +1,8 @@
 """conv1d / conv2d (csrc/conv.c, csrc/cuda/conv.cu) and nn.Conv1d / nn.Conv2d against a NumPy
 reference convolution: every stride / padding / dilation / groups combination, padding strings,
 unbatched inputs, dtypes, layouts, empty tensors, PyTorch's errors, gradients (gradcheck in
-float64), grad_fn names, padding modes, and a small CNN that trains."""
+float64), second derivatives (create_graph, the WGAN-GP gradient penalty) against finite differences,
+grad_fn names, padding modes, and a small CNN that trains."""
 import math
 
 import numpy as np
@@ -351,13 +352,114 @@ def test_device_mismatch_error(device):
         F.conv2d(_x(1, 2, 4, 4).cuda(), _x(3, 2, 2, 2).cuda(), _x(3))
 
 
-def test_double_backward_not_implemented(rng):
-    x = T(rng.standard_normal((1, 2, 4, 4)), "cpu", requires_grad=True)
-    w = T(rng.standard_normal((3, 2, 2, 2)), "cpu", requires_grad=True)
-    (gx,) = ctorch.autograd.grad(F.conv2d(x, w).sum(), x, create_graph=True)
+# --- double backward --------------------------------------------------------------------------------------------
+def _central_differences(fn, p, device, eps):
+    """d fn() / d p by central differences, p's elements moved in place one at a time."""
+    base = to_numpy(p)
+    num = np.zeros(base.size)
+    for k in range(base.size):
+        for sign in (1, -1):
+            pert = base.copy()
+            pert.reshape(-1)[k] += sign * eps
+            with ctorch.no_grad():
+                p.copy_(T(pert, device))
+            num[k] += sign * fn().item() / (2 * eps)
+    with ctorch.no_grad():
+        p.copy_(T(base, device))
+    return num.reshape(base.shape)
+
+
+def _check_second_order(f, params, device, rng, eps=1e-6):
+    """With L = f(*params) and S = sum_i <V_i, dL/dp_i> (V random), dS/dp by double backward (create_graph)
+    against central differences of S, which needs first derivatives only."""
+    vs = [T(rng.standard_normal(tuple(p.shape)), device) for p in params]
+
+    def s_of(create):
+        grads = ctorch.autograd.grad(f(*params), params, create_graph=create)
+        return sum((g * v).sum() for g, v in zip(grads, vs))
+
+    analytic = ctorch.autograd.grad(s_of(True), params)
+    for p, a in zip(params, analytic):
+        np.testing.assert_allclose(to_numpy(a), _central_differences(lambda: s_of(False), p, device, eps), rtol=1e-5,
+                                   atol=1e-6)
+
+
+# (op, x shape, w shape, bias, keyword arguments)
+DOUBLE_CASES = [
+    pytest.param(F.conv1d, (2, 2, 5), (4, 1, 3), True, dict(stride=2, padding=1, dilation=2, groups=2), id="conv1d"),
+    pytest.param(F.conv1d, (2, 5), (2, 2, 2), False, dict(padding="same"), id="conv1d-unbatched-same"),
+    pytest.param(F.conv2d, (1, 2, 5, 5), (2, 1, 2, 2), True, dict(stride=2, padding=1, dilation=2, groups=2),
+                 id="conv2d-bias"),
+    pytest.param(F.conv2d, (1, 2, 5, 5), (2, 1, 2, 2), False, dict(stride=2, padding=1, dilation=2, groups=2),
+                 id="conv2d-nobias"),
+    pytest.param(F.conv2d, (1, 1, 4, 4), (2, 1, 3, 2), True, dict(padding="same", dilation=(1, 2)),
+                 id="conv2d-same-asymmetric"),
+    pytest.param(F.conv3d, (1, 2, 3, 3, 3), (2, 1, 2, 2, 2), True, dict(padding=1, stride=2, groups=2), id="conv3d"),
+    pytest.param(F.conv_transpose2d, (1, 2, 3, 3), (2, 2, 2, 2), True, dict(stride=2, output_padding=1),
+                 id="conv_transpose2d"),
+    pytest.param(F.conv_transpose1d, (1, 2, 4), (2, 1, 3), True,
+                 dict(stride=2, padding=1, output_padding=1, groups=2, dilation=2), id="conv_transpose1d-groups"),
+]
+
+
+@pytest.mark.parametrize("op,xs,ws,bias,kw", DOUBLE_CASES)
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+def test_double_backward(device, rng, op, xs, ws, bias, kw):
+    """Second derivatives of a loss whose first derivatives depend on every argument (sum(y^2 G)):
+    the recorded backward (ConvolutionBackwardBackward0, as PyTorch) differentiated again."""
+    cout = ws[1] * kw.get("groups", 1) if op in (F.conv_transpose1d, F.conv_transpose2d) else ws[0]
+    params = [T(rng.standard_normal(xs), device, requires_grad=True),
+              T(rng.standard_normal(ws), device, requires_grad=True)]
+    if bias:
+        params.append(T(rng.standard_normal(cout), device, requires_grad=True))
+    y = op(*params, **kw)
+    gy = T(rng.standard_normal(tuple(y.shape)), device)
+
+    def loss(x, w, b=None):
+        return (op(x, w, b, **kw) ** 2 * gy).sum()
+
+    gx = ctorch.autograd.grad(loss(*params), params[0], create_graph=True)[0]
     assert type(gx.grad_fn).__name__ == "ConvolutionBackwardBackward0"
-    with pytest.raises(RuntimeError):
-        gx.sum().backward()
+    _check_second_order(loss, params, device, rng)
+
+
+def test_double_backward_third_order(device, rng):
+    """The double backward is itself recorded: d/dw of a second derivative against a central difference."""
+    x = T(rng.standard_normal((1, 2, 4, 4)), device, requires_grad=True)
+    w0 = rng.standard_normal((2, 2, 2, 2))
+    v = T(rng.standard_normal((2, 2, 2, 2)), device)
+
+    def second(w, create):
+        (gx,) = ctorch.autograd.grad((F.conv2d(x, w, None, 2, 1) ** 3).sum(), x, create_graph=True)
+        (hw,) = ctorch.autograd.grad((gx ** 2).sum(), w, create_graph=create)
+        return (hw * v).sum()
+
+    w = T(w0, device, requires_grad=True)
+    (third,) = ctorch.autograd.grad(second(w, True), w)
+    d = rng.standard_normal(w0.shape)
+    eps = 1e-6
+    num = (second(T(w0 + eps * d, device, requires_grad=True), False).item() -
+           second(T(w0 - eps * d, device, requires_grad=True), False).item()) / (2 * eps)
+    np.testing.assert_allclose(np.sum(to_numpy(third) * d), num, rtol=1e-5)
+
+
+def test_gradient_penalty(device, rng):
+    """WGAN-GP's penalty on a Conv2d -> ReLU -> Linear critic: the parameters' gradients of
+    |d critic / d x|^2 (create_graph=True, then backward) against central differences."""
+    ctorch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(1, 2, 3, stride=2), nn.ReLU(), nn.Flatten(), nn.Linear(8, 1)).double().to(device)
+    x = T(rng.standard_normal((2, 1, 5, 5)), device, requires_grad=True)
+
+    def penalty():
+        (g,) = ctorch.autograd.grad(net(x).sum(), x, create_graph=True)
+        return (g.norm() ** 2)
+
+    penalty().backward()
+    assert net[0].weight.grad is not None and np.abs(to_numpy(net[0].weight.grad)).max() > 0
+    for p in net.parameters():
+        # the biases only move ReLU's kinks: no gradient (PyTorch gives the conv bias zeros, the Linear's None)
+        got = np.zeros(tuple(p.shape)) if p.grad is None else to_numpy(p.grad)
+        np.testing.assert_allclose(got, _central_differences(penalty, p, device, 1e-6), rtol=1e-5, atol=1e-7)
 
 
 # --- modules ----------------------------------------------------------------------------------------------------

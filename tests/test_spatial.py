@@ -450,11 +450,14 @@ def test_conv_transpose_layouts_gradcheck_half(device):
     x1 = ctorch.tensor(RNG.standard_normal((1, 2, 4)), device=device, requires_grad=True)
     w1 = ctorch.tensor(RNG.standard_normal((2, 3, 2)), device=device, requires_grad=True)
     assert gradcheck(lambda a, c: F.conv_transpose1d(a, c, stride=2, dilation=2, output_padding=1), (x1, w1))
-    # a second derivative is not implemented (as for conv2d): it raises instead of dropping the gradient
+    # second derivative: gx = 2 A^T A x for the linear map A = conv_transpose1d(., w1), so d sum(gx) / dx is gx
+    # at x = ones (test_conv.py checks every argument's second derivatives against finite differences)
     (gx,) = ctorch.autograd.grad(F.conv_transpose1d(x1, w1, stride=2).pow(2).sum(), x1, create_graph=True)
     assert type(gx.grad_fn).__name__ == "ConvolutionBackwardBackward0"
-    with pytest.raises(NotImplementedError):
-        gx.sum().backward()
+    gx.sum().backward()
+    ones = ctorch.ones_like(x1).requires_grad_()
+    (want,) = ctorch.autograd.grad(F.conv_transpose1d(ones, w1, stride=2).pow(2).sum(), ones)
+    np.testing.assert_allclose(to_numpy(x1.grad), to_numpy(want), rtol=1e-12)
 
 
 CT_ERRORS = [
