@@ -25,6 +25,7 @@
 #   scripts/gpu_check.sh
 #   SKIP_SANITIZER=1 SKIP_BENCH=1 scripts/gpu_check.sh
 #   GPU_CHECK_SANITIZER=full GPU_CHECK_SHARD=1/2 scripts/gpu_check.sh   # memcheck over the whole CUDA half
+#   GPU_CHECK_REUSE_BUILD=1 ...   # skip the build when a previous call's install is still there
 #   CTORCH_CUDA_ARCH=90 GPU_CHECK_BUDGET=560 scripts/gpu_check.sh
 #   GPU_CHECK_COMMIT=$(git rev-parse HEAD) ...   # (composed here: the device's copy has no .git)
 # Exit status: 0 when every step passed.
@@ -158,7 +159,13 @@ EOF
     local built=0
     # pip, as a user installs it, from this tree and nothing else: the build uses the setuptools and
     # numpy already there (--no-build-isolation) and fetches nothing (--no-index, --no-deps)
-    if step "pip install --no-build-isolation . (CUDA, sm_$arch)" 270 env CTORCH_CUDA=1 CTORCH_CUDA_ARCH="$arch" \
+    # GPU_CHECK_REUSE_BUILD=1: keep the ctorch a previous call installed on this (still warm) machine
+    # when it imports with CUDA, e.g. between the shards of a full sanitizer run
+    if [ -n "${GPU_CHECK_REUSE_BUILD:-}" ] && (cd /tmp && "$PY" -c \
+        "import ctorch, sys; sys.exit(0 if ctorch.cuda.is_available() else 1)" >/dev/null 2>&1); then
+        echo; echo "== pip install skipped: GPU_CHECK_REUSE_BUILD set and the installed ctorch has CUDA"
+        built=1
+    elif step "pip install --no-build-isolation . (CUDA, sm_$arch)" 270 env CTORCH_CUDA=1 CTORCH_CUDA_ARCH="$arch" \
         CTORCH_BUILD_JOBS="$(nproc)" "$PY" -m pip install --no-build-isolation --no-index --no-deps \
         --no-cache-dir --root-user-action=ignore --disable-pip-version-check --force-reinstall .; then
         built=1
