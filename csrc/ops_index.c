@@ -1,9 +1,10 @@
 /* ops_index.c: the index op family on every device, and its CPU kernels.
  *
  *   Tensor.__getitem__ / __setitem__ (basic indexing makes views; advanced indexing gathers
- *   and puts through the index kernels), index_put_, gather, scatter(_add), index_select,
- *   index_add/copy/fill, masked_fill/masked_select, nonzero/argwhere, take, one_hot, cat/stack
- *   (hstack, vstack, dstack), flip/fliplr/flipud, roll, repeat/tile, tril/triu, diag/diagonal.
+ *   and puts through the index kernels), index_put_, gather, scatter(_add), scatter_reduce,
+ *   index_select, index_add/copy/fill/reduce, masked_fill/masked_select, nonzero/argwhere, take,
+ *   one_hot, cat/stack (hstack, vstack, dstack), flip/fliplr/flipud, roll, repeat/tile, tril/triu,
+ *   diag/diagonal.
  *
  * Layout: the CPU kernel table first (ct_cpu_index_kernels, see index.h for the contracts),
  * then the device-neutral ops, which do argument, shape and dtype logic and reach memory only
