@@ -2229,6 +2229,101 @@ static int bw_scatter_any(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return bw_scatter(n, g, gi);
 }
 
+/* target.scatter_reduce(dim, idx, src, reduce, include_self=include_self) through the recording op. */
+static PyObject *scatter_reduce_call(CtArena *arena, PyObject *target, PyObject *dim, PyObject *idx, PyObject *src,
+                                     const char *reduce, bool include_self)
+{
+    if (!arena_ok(arena, target, src) || !arena_ok(arena, idx, idx)) {
+        return NULL;
+    }
+    PyObject *m = PyObject_GetAttrString(target, "scatter_reduce");
+    PyObject *args = m ? Py_BuildValue("(OOOs)", dim, idx, src, reduce) : NULL;
+    PyObject *kw = args ? Py_BuildValue("{sO}", "include_self", include_self ? Py_True : Py_False) : NULL;
+    PyObject *r = kw ? PyObject_Call(m, args, kw) : NULL;
+    Py_XDECREF(kw);
+    Py_XDECREF(args);
+    Py_XDECREF(m);
+    return KEEP(r);
+}
+
+/* index_reduce's vector index as scatter's: viewed along dim and expanded to source's shape. */
+static PyObject *index_as_scatter(CtArena *arena, CtNodeObject *n, PyObject *index, PyObject *source)
+{
+    int nd = META(3)->ndim;
+    long long d = PyLong_AsLongLong(ARG(1));
+    if (d == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    d = d < 0 ? d + nd : d;
+    PyObject *shape = KEEP(PyTuple_New(nd));
+    for (int k = 0; shape != NULL && k < nd; k++) {
+        PyTuple_SET_ITEM(shape, k, PyLong_FromLong(k == d ? -1 : 1));
+    }
+    return METH(METH(index, "reshape", "(O)", shape), "expand_as", "(O)", source);
+}
+
+/* scatter_reduce(input, dim, index, src, reduce, *, include_self=True) and index_reduce (its index
+ * expanded to scatter's form first): PyTorch's formulas. prod divides by the values that are not
+ * zero and recomputes the products where one zero is involved; amax/amin share a place's gradient
+ * evenly among the values equal to its result (self's counted even when not included). */
+static int bw_scatter_reduce(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    int rc = -1;
+    PyObject *self = (PyObject *)ct_node_tensor(n, 0), *src = (PyObject *)ct_node_tensor(n, 3);
+    PyObject *idx = (PyObject *)ct_node_tensor(n, 2), *dim = ARG(1), *gs = NULL, *gsrc = NULL;
+    const char *reduce = ARG(4) != NULL ? PyUnicode_AsUTF8(ARG(4)) : NULL;
+    int include_self = ARG(5) == NULL ? 1 : PyObject_IsTrue(ARG(5));
+    PyObject *result = KEEP(out_ref(n, 0));
+    if (self == NULL || src == NULL || idx == NULL || reduce == NULL || include_self < 0 || result == NULL) {
+        goto done;
+    }
+    if (strncmp(n->formula->op, "index_reduce", 12) == 0) { /* index_reduce_ too */
+        idx = index_as_scatter(arena, n, idx, src);
+    }
+    if (strcmp(reduce, "sum") == 0) {
+        gs = g[0];
+        gsrc = METH(g[0], "gather", "(OO)", dim, idx);
+    } else if (strcmp(reduce, "mean") == 0) {
+        PyObject *count = FN(include_self ? "ones_like" : "zeros_like", "(O)", g[0]);
+        count = METH(count, "scatter_add", "(OOO)", dim, idx, FN("ones_like", "(O)", src));
+        count = METH(count, "masked_fill", "(Od)", CMP(count, NUM(0.0), Py_EQ), 1.0);
+        gs = DIV(g[0], count);
+        gsrc = DIV(METH(g[0], "gather", "(OO)", dim, idx), METH(count, "gather", "(OO)", dim, idx));
+    } else if (strcmp(reduce, "prod") == 0) {
+        PyObject *masked_self = METH(self, "masked_fill", "(Od)", CMP(self, NUM(0.0), Py_EQ), 1.0);
+        PyObject *others = scatter_reduce_call(arena, masked_self, dim, idx, src, "prod", include_self);
+        gs = DIV(MUL(g[0], others), masked_self);
+        PyObject *src_zero = CMP(src, NUM(0.0), Py_EQ);
+        PyObject *zeros = METH(METH(FN("zeros_like", "(O)", self), "scatter_add", "(OOO)", dim, idx, MASK(src_zero, self)),
+                               "gather", "(OO)", dim, idx);
+        PyObject *single = METH(src_zero, "logical_and", "(O)", CMP(zeros, NUM(1.0), Py_EQ));
+        PyObject *without = scatter_reduce_call(arena, self, dim, idx, METH(src, "masked_fill", "(Od)", single, 1.0),
+                                                "prod", include_self);
+        gsrc = WHERE(single, METH(MUL(g[0], without), "gather", "(OO)", dim, idx),
+                     DIV(METH(MUL(g[0], result), "gather", "(OO)", dim, idx),
+                         METH(src, "masked_fill", "(Od)", src_zero, 1.0)));
+    } else { /* amax, amin */
+        PyObject *self_is = CMP(self, result, Py_EQ);
+        PyObject *src_is = CMP(src, METH(result, "gather", "(OO)", dim, idx), Py_EQ);
+        PyObject *ties = METH(MASK(self_is, g[0]), "scatter_add", "(OOO)", dim, idx, MASK(src_is, g[0]));
+        PyObject *share = DIV(g[0], ties);
+        gs = MUL(MASK(self_is, g[0]), share);
+        gsrc = MUL(MASK(src_is, g[0]), METH(share, "gather", "(OO)", dim, idx));
+    }
+    if (!include_self) { /* the places reduced into never saw self */
+        PyObject *hit = METH(FN("zeros_like", "(O)", g[0]), "scatter", "(OOd)", dim, idx, 1.0);
+        gs = METH(gs, "masked_fill", "(Od)", CMP(hit, NUM(0.0), Py_NE), 0.0);
+    }
+    if (gs == NULL || gsrc == NULL || put(n, gi, 0, gs, 0) < 0 || (n->num_edges > 1 && put(n, gi, 1, gsrc, 3) < 0)) {
+        goto done;
+    }
+    rc = 0;
+done:
+    arena_free(arena);
+    return rc;
+}
+
 /* --- more linear algebra --------------------------------------------------------------------------------- */
 
 /* addmv(input, mat, vec), baddbmm(input, batch1, batch2), addbmm(input, batch1, batch2), each
@@ -3265,6 +3360,10 @@ const CtFormula ct_formulas[] = {
      name_scatter},
     {"scatter_add", "ScatterAddBackward0", SIG("input", "dim", "index", "src"), 9, NSV, bw_scatter},
     {"index_add", "IndexAddBackward0", SIG("input", "dim", "index", "source", "*alpha"), 9, NSV, bw_index_add},
+    {"scatter_reduce", "ScatterReduceBackward0", SIG("input", "dim", "index", "src", "reduce", "*include_self"), 9,
+     CT_F_SAVE_OUT, bw_scatter_reduce},
+    {"index_reduce", "IndexReduceBackward0", SIG("input", "dim", "index", "source", "reduce", "*include_self"), 9,
+     CT_F_SAVE_OUT, bw_scatter_reduce},
     {"index_copy", "IndexCopyBackward0", SIG("input", "dim", "index", "source"), 9, NSV, bw_index_copy},
     {"index_fill", "IndexFillBackward0", SIG("input", "dim", "index", "value"), 9, NSV, bw_index_copy,
      name_index_fill},

@@ -26,6 +26,8 @@ typedef enum {
     CT_REDUCE_NONE = 0, /* dst = value (duplicates: one of them wins) */
     CT_REDUCE_ADD = 1,  /* dst += alpha * value, every duplicate counted */
     CT_REDUCE_MUL = 2,  /* dst *= value, every duplicate counted */
+    CT_REDUCE_MAX = 3,  /* dst = max(dst, value), NaN wins (scatter_reduce/index_reduce 'amax') */
+    CT_REDUCE_MIN = 4,  /* dst = min(dst, value), NaN wins ('amin') */
 } CtIndexReduce;
 
 typedef struct {
@@ -49,7 +51,7 @@ struct CtIndexKernels {
     /* Operands: 0 out, 1 src (same dtype as out), 2.. indices. Out-of-range: args->bad >= 0. */
     int (*index)(const CtIter *it, CtIndexArgs *args);
     /* Operands: 0 dst (restrided), 1 values (dst's dtype), 2.. indices. args->reduce says how
-     * values combine; CT_REDUCE_ADD/MUL must count duplicate indices (run serially or atomically). */
+     * values combine; CT_REDUCE_ADD/MUL/MAX/MIN must count duplicate indices (run serially or atomically). */
     int (*index_put)(const CtIter *it, CtIndexArgs *args);
     /* Operands: 0 out (int64, byte offsets), 1.. indices: out = sum_k idx_k * strides[k], checked
      * as index() does. Used to fold more than CT_INDEX_MAX advanced indices into one. */
@@ -86,6 +88,15 @@ int ct_scatter_(CtTensorObject *self, int64_t dim, CtTensorObject *index, CtTens
                 const CtScalar *value, CtIndexReduce reduce);
 /* self.scatter_add_(dim, index, src) in place. */
 int ct_scatter_add_(CtTensorObject *self, int64_t dim, CtTensorObject *index, CtTensorObject *src);
+/* self.scatter_reduce_(dim, index, src, reduce, include_self=) in place; reduce is one of
+ * "sum", "prod", "mean", "amax", "amin". Deterministic: each destination combines its values in
+ * iteration order on every device (mean: the sum, then a division by the count). */
+int ct_scatter_reduce_(CtTensorObject *self, int64_t dim, CtTensorObject *index, CtTensorObject *src,
+                       const char *reduce, bool include_self);
+/* self.index_reduce_(dim, index, source, reduce, include_self=): reduce one of "prod", "mean",
+ * "amax", "amin". */
+int ct_index_reduce_(CtTensorObject *self, int64_t dim, CtTensorObject *index, CtTensorObject *source,
+                     const char *reduce, bool include_self);
 /* self.index_add_(dim, index, source, alpha=alpha) in place. */
 int ct_index_add_(CtTensorObject *self, int64_t dim, CtTensorObject *index, CtTensorObject *source,
                   const CtScalar *alpha);

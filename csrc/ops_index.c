@@ -1,9 +1,10 @@
 /* ops_index.c: the index op family on every device, and its CPU kernels.
  *
  *   Tensor.__getitem__ / __setitem__ (basic indexing makes views; advanced indexing gathers
- *   and puts through the index kernels), index_put_, gather, scatter(_add), index_select,
- *   index_add/copy/fill, masked_fill/masked_select, nonzero/argwhere, take, one_hot, cat/stack
- *   (hstack, vstack, dstack), flip/fliplr/flipud, roll, repeat/tile, tril/triu, diag/diagonal.
+ *   and puts through the index kernels), index_put_, gather, scatter(_add), scatter_reduce,
+ *   index_select, index_add/copy/fill/reduce, masked_fill/masked_select, nonzero/argwhere, take,
+ *   one_hot, cat/stack (hstack, vstack, dstack), flip/fliplr/flipud, roll, repeat/tile, tril/triu,
+ *   diag/diagonal.
  *
  * Layout: the CPU kernel table first (ct_cpu_index_kernels, see index.h for the contracts),
  * then the device-neutral ops, which do argument, shape and dtype logic and reach memory only
@@ -18,6 +19,7 @@
 #include "search.h"
 #include "tensor.h"
 #include "views.h"
+#include <math.h>
 #include <string.h>
 
 /* ============================================================================================
@@ -229,8 +231,9 @@ CT_DEFINE_MASKED_FILL(uint64_t)
     }
 CT_DTYPE_LIST(CT_DEFINE_PUT_ADD)
 
-#define CT_DEFINE_PUT_MUL(NAME, acctype)                                                         \
-    static void put_mul_##NAME(char **data, const int64_t *strides, int64_t n, void *arg)       \
+/* Combining puts, one per dtype and kind: dst = KIND_NAME(dst, value) in acctype. */
+#define CT_DEFINE_PUT_COMBINE(KIND, kind, NAME, acctype)                                        \
+    static void put_##kind##_##NAME(char **data, const int64_t *strides, int64_t n, void *arg)  \
     {                                                                                            \
         IndexLoopCtx *c = (IndexLoopCtx *)arg;                                                   \
         for (int64_t i = 0; i < n; i++) {                                                        \
@@ -238,7 +241,7 @@ CT_DTYPE_LIST(CT_DEFINE_PUT_ADD)
             if (index_offset(c, data, strides, i, &off)) {                                       \
                 char *d = data[0] + i * strides[0] + off;                                        \
                 acctype v = CT_LOAD_##NAME(data[1] + i * strides[1]);                            \
-                CT_STORE_##NAME(d, MUL_##NAME(CT_LOAD_##NAME(d), v));                            \
+                CT_STORE_##NAME(d, KIND##_##NAME(CT_LOAD_##NAME(d), v));                         \
             }                                                                                    \
         }                                                                                        \
     }
@@ -253,13 +256,45 @@ CT_DTYPE_LIST(CT_DEFINE_PUT_ADD)
 #define MUL_BF16(a, b) ((a) * (b))
 #define MUL_F32(a, b) ((a) * (b))
 #define MUL_F64(a, b) ((a) * (b))
-#define CT_DEFINE_PUT_MUL_ROW(NAME, ctype, acctype, ...) CT_DEFINE_PUT_MUL(NAME, acctype)
-CT_DTYPE_LIST(CT_DEFINE_PUT_MUL_ROW)
+/* amax / amin: a NaN already there stays, a NaN value replaces (PyTorch's propagation) */
+#define CT_MAX_INT(a, b) ((b) > (a) ? (b) : (a))
+#define CT_MIN_INT(a, b) ((b) < (a) ? (b) : (a))
+#define CT_MAX_FLT(a, b) (((b) > (a) || isnan(b)) ? (b) : (a))
+#define CT_MIN_FLT(a, b) (((b) < (a) || isnan(b)) ? (b) : (a))
+#define MAX_BOOL CT_MAX_INT
+#define MAX_U8 CT_MAX_INT
+#define MAX_I8 CT_MAX_INT
+#define MAX_I16 CT_MAX_INT
+#define MAX_I32 CT_MAX_INT
+#define MAX_I64 CT_MAX_INT
+#define MAX_F16 CT_MAX_FLT
+#define MAX_BF16 CT_MAX_FLT
+#define MAX_F32 CT_MAX_FLT
+#define MAX_F64 CT_MAX_FLT
+#define MIN_BOOL CT_MIN_INT
+#define MIN_U8 CT_MIN_INT
+#define MIN_I8 CT_MIN_INT
+#define MIN_I16 CT_MIN_INT
+#define MIN_I32 CT_MIN_INT
+#define MIN_I64 CT_MIN_INT
+#define MIN_F16 CT_MIN_FLT
+#define MIN_BF16 CT_MIN_FLT
+#define MIN_F32 CT_MIN_FLT
+#define MIN_F64 CT_MIN_FLT
+#define CT_DEFINE_PUT_COMBINE_ROWS(NAME, ctype, acctype, ...)                                    \
+    CT_DEFINE_PUT_COMBINE(MUL, mul, NAME, acctype)                                               \
+    CT_DEFINE_PUT_COMBINE(MAX, max, NAME, acctype)                                               \
+    CT_DEFINE_PUT_COMBINE(MIN, min, NAME, acctype)
+CT_DTYPE_LIST(CT_DEFINE_PUT_COMBINE_ROWS)
 
 #define CT_PUT_ADD_ROW(NAME, ...) put_add_##NAME,
 #define CT_PUT_MUL_ROW(NAME, ...) put_mul_##NAME,
+#define CT_PUT_MAX_ROW(NAME, ...) put_max_##NAME,
+#define CT_PUT_MIN_ROW(NAME, ...) put_min_##NAME,
 static const CtInnerLoop put_add_table[CT_NUM_DTYPES] = {CT_DTYPE_LIST(CT_PUT_ADD_ROW)};
 static const CtInnerLoop put_mul_table[CT_NUM_DTYPES] = {CT_DTYPE_LIST(CT_PUT_MUL_ROW)};
+static const CtInnerLoop put_max_table[CT_NUM_DTYPES] = {CT_DTYPE_LIST(CT_PUT_MAX_ROW)};
+static const CtInnerLoop put_min_table[CT_NUM_DTYPES] = {CT_DTYPE_LIST(CT_PUT_MIN_ROW)};
 
 /* out (int64 byte offsets) = sum_k idx_k * stride_k. */
 static void offsets_loop(char **data, const int64_t *strides, int64_t n, void *arg)
@@ -348,7 +383,10 @@ static int cpu_index_put(const CtIter *it, CtIndexArgs *args)
         CtInnerLoop loop = loop_by_size(isz, put_loop_uint8_t, put_loop_uint16_t, put_loop_uint32_t, put_loop_uint64_t);
         ct_iter_cpu_run(it, loop, &c);
     } else {
-        const CtInnerLoop *table = args->reduce == CT_REDUCE_ADD ? put_add_table : put_mul_table;
+        const CtInnerLoop *table = args->reduce == CT_REDUCE_ADD   ? put_add_table
+                                   : args->reduce == CT_REDUCE_MUL ? put_mul_table
+                                   : args->reduce == CT_REDUCE_MAX ? put_max_table
+                                                                   : put_min_table;
         iter_run_serial(it, table[it->dtypes[0]], &c);
     }
     finish_index_args(args, &c);
@@ -2070,14 +2108,11 @@ CtTensorObject *ct_gather(CtTensorObject *self, int64_t dim_arg, CtTensorObject 
     return out;
 }
 
-/* self.scatter_ family: src (or the scalar value) lands in self at index along dim. */
-static int scatter_impl(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *src,
-                        const CtScalar *value, CtIndexReduce reduce)
+/* scatter's argument checks (shared with scatter_reduce_): *dim the wrapped dim. 0 or -1. */
+static int scatter_check(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *src, int *dim_out)
 {
     int dim;
     int64_t ss[CT_MAX_DIMS], st[CT_MAX_DIMS], is[CT_MAX_DIMS], it_[CT_MAX_DIMS], rs[CT_MAX_DIMS], rt[CT_MAX_DIMS];
-    CtTensorObject *dst = NULL, *vals = NULL, *scalar = NULL;
-    int rc = -1;
     if (ct_wrap_dim(dim_arg, self->ndim, &dim) < 0) {
         return -1;
     }
@@ -2119,17 +2154,30 @@ static int scatter_impl(CtTensorObject *self, int64_t dim_arg, CtTensorObject *i
     if (same_device2(self, index) < 0 || (src != NULL && same_device2(self, src) < 0)) {
         return -1;
     }
+    *dim_out = dim;
+    return 0;
+}
+
+/* src (or the scalar value) put into self at index along dim (wrapped; checked by scatter_check)
+ * with reduce. 0, -1, or 1 with *bad_value (an index out of range) set. */
+static int scatter_put(CtTensorObject *self, int dim, CtTensorObject *index, CtTensorObject *src,
+                       const CtScalar *value, CtIndexReduce reduce, int64_t *bad_value)
+{
+    int64_t ss[CT_MAX_DIMS], st[CT_MAX_DIMS], rs[CT_MAX_DIMS], rt[CT_MAX_DIMS];
+    CtTensorObject *dst = NULL, *vals = NULL, *scalar = NULL;
+    int rc = -1;
+    dims_1d(self, ss, st);
     if (ct_numel(index) == 0) {
         return 0;
     }
-    int64_t strides[CT_MAX_DIMS];
-    memcpy(strides, st, sizeof(int64_t) * snd);
-    strides[dim] = 0;
-    dst = ct_view_of(self, index->ndim, index->sizes, strides, self->offset);
+    int64_t size = ss[dim], stride = st[dim];
+    st[dim] = 0;
+    dst = ct_view_of(self, index->ndim, index->sizes, st, self->offset);
     if (dst == NULL) {
         goto done;
     }
     if (src != NULL) {
+        dims_1d(src, rs, rt);
         vals = ct_view_of(src, index->ndim, index->sizes, rt, src->offset);
     } else {
         int64_t zero[CT_MAX_DIMS] = {0};
@@ -2140,22 +2188,39 @@ static int scatter_impl(CtTensorObject *self, int64_t dim_arg, CtTensorObject *i
         goto done;
     }
     int bad = -1;
-    int64_t bad_value = 0;
-    int r = run_indexing(true, dst, vals, 1, &index, &ss[dim], &st[dim], false, reduce, NULL, &bad, &bad_value);
-    if (r > 0) {
-        PyErr_Format(PyExc_RuntimeError, "index %lld is out of bounds for dimension %d with size %lld",
-                     (long long)bad_value, dim, (long long)ss[dim]);
-    }
-    if (r != 0) {
-        goto done;
-    }
-    ct_bump_version(self);
-    rc = 0;
+    rc = run_indexing(true, dst, vals, 1, &index, &size, &stride, false, reduce, NULL, &bad, bad_value);
 done:
     Py_XDECREF(dst);
     Py_XDECREF(vals);
     Py_XDECREF(scalar);
     return rc;
+}
+
+/* The error of an index out of range along dim of self (scatter family). */
+static void scatter_oob(const CtTensorObject *self, int dim, int64_t bad_value)
+{
+    PyErr_Format(PyExc_RuntimeError, "index %lld is out of bounds for dimension %d with size %lld",
+                 (long long)bad_value, dim, (long long)(self->ndim > 0 ? self->sizes[dim] : 1));
+}
+
+/* self.scatter_ family: src (or the scalar value) lands in self at index along dim. */
+static int scatter_impl(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *src,
+                        const CtScalar *value, CtIndexReduce reduce)
+{
+    int dim;
+    int64_t bad_value = 0;
+    if (scatter_check(self, dim_arg, index, src, &dim) < 0) {
+        return -1;
+    }
+    int r = scatter_put(self, dim, index, src, value, reduce, &bad_value);
+    if (r > 0) {
+        scatter_oob(self, dim, bad_value);
+    }
+    if (r != 0) {
+        return -1;
+    }
+    ct_bump_version(self);
+    return 0;
 }
 
 int ct_scatter_(CtTensorObject *self, int64_t dim, CtTensorObject *index, CtTensorObject *src, const CtScalar *value,
@@ -2267,6 +2332,17 @@ static int put_along_dim(CtTensorObject *self, int dim, CtTensorObject *index, C
     return r;
 }
 
+static void source_shape_error(const CtTensorObject *self, const CtTensorObject *source)
+{
+    char a[256], b[256];
+    ct_format_sizes(a, sizeof(a), self->ndim, self->sizes);
+    ct_format_sizes(b, sizeof(b), source->ndim, source->sizes);
+    PyErr_Format(PyExc_RuntimeError,
+                 "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                 "self.shape = %s source.shape = %s",
+                 a, b);
+}
+
 /* source (same ndim as self, or 0-d read as 1-d) as a view with the iteration shape; checks
  * that it matches self apart from dim. New reference. */
 static CtTensorObject *source_along_dim(CtTensorObject *self, int dim, CtTensorObject *source)
@@ -2278,20 +2354,15 @@ static CtTensorObject *source_along_dim(CtTensorObject *self, int dim, CtTensorO
         ok = d == dim || ss[d] == rs[d];
     }
     if (!ok) {
-        char a[256], b[256];
-        ct_format_sizes(a, sizeof(a), self->ndim, self->sizes);
-        ct_format_sizes(b, sizeof(b), source->ndim, source->sizes);
-        PyErr_Format(PyExc_RuntimeError,
-                     "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
-                     "self.shape = %s source.shape = %s",
-                     a, b);
+        source_shape_error(self, source);
         return NULL;
     }
     return ct_view_of(source, rnd, rs, rt, source->offset);
 }
 
-int ct_index_add_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *source,
-                  const CtScalar *alpha)
+/* index_add_'s argument checks (shared with index_reduce_), messages prefixed by fname. */
+static int along_check(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *source,
+                       const char *fname, int *dim_out)
 {
     int dim;
     if (ct_wrap_dim(dim_arg, self->ndim, &dim) < 0) {
@@ -2301,28 +2372,39 @@ int ct_index_add_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, 
         char buf[256];
         ct_format_sizes(buf, sizeof(buf), index->ndim, index->sizes);
         PyErr_Format(PyExc_IndexError,
-                     "index_add_(): Index is supposed to be a vector, but got dim: %d with type: %s and size: %s",
-                     index->ndim, ct_scalar_type_name(index->dtype), buf);
+                     "%s(): Index is supposed to be a vector, but got dim: %d with type: %s and size: %s",
+                     fname, index->ndim, ct_scalar_type_name(index->dtype), buf);
         return -1;
     }
     if (!is_index_dtype(index->dtype)) {
-        PyErr_Format(PyExc_RuntimeError, "index_add_(): Expected dtype int32/int64 for index but got: %s",
+        PyErr_Format(PyExc_RuntimeError, "%s(): Expected dtype int32/int64 for index but got: %s", fname,
                      ct_scalar_type_name(index->dtype));
         return -1;
     }
     if (self->dtype != source->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "index_add_(): self (%s) and source (%s) must have the same scalar type",
+        PyErr_Format(PyExc_RuntimeError, "%s(): self (%s) and source (%s) must have the same scalar type", fname,
                      ct_scalar_type_name(self->dtype), ct_scalar_type_name(source->dtype));
         return -1;
     }
     int64_t src_size = source->ndim == 0 ? 1 : source->sizes[dim < source->ndim ? dim : 0];
     if (ct_numel(index) != src_size) {
         PyErr_Format(PyExc_RuntimeError,
-                     "index_add_(): Number of indices (%lld) should be equal to source.size(dim): (%lld), for dim: %d",
-                     (long long)ct_numel(index), (long long)src_size, dim);
+                     "%s(): Number of indices (%lld) should be equal to source.size(dim): (%lld), for dim: %d",
+                     fname, (long long)ct_numel(index), (long long)src_size, dim);
         return -1;
     }
     if (same_device2(self, index) < 0 || same_device2(self, source) < 0) {
+        return -1;
+    }
+    *dim_out = dim;
+    return 0;
+}
+
+int ct_index_add_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *source,
+                  const CtScalar *alpha)
+{
+    int dim;
+    if (along_check(self, dim_arg, index, source, "index_add_", &dim) < 0) {
         return -1;
     }
     CtTensorObject *vals = source_along_dim(self, dim, source);
@@ -2430,6 +2512,180 @@ int ct_index_fill_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index,
     if (r > 0) {
         PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension %d with size %lld",
                      (long long)bad_value, dim, (long long)ss[dim]);
+    }
+    if (r != 0) {
+        return -1;
+    }
+    ct_bump_version(self);
+    return 0;
+}
+
+/* --- scatter_reduce_ / index_reduce_ ----------------------------------------------------------
+ * Both are puts with a combining kind (CtIndexReduce), so every device combines a destination's
+ * values in iteration order (index.h): include_self=False first puts the reduction's identity at
+ * every indexed place; 'mean' sums, counts the same way, then divides. */
+typedef enum { SR_SUM, SR_PROD, SR_MEAN, SR_AMAX, SR_AMIN } ReduceKind;
+
+static int reduce_kind(const char *s, ReduceKind *out)
+{
+    static const char *const names[] = {"sum", "prod", "mean", "amax", "amin"};
+    for (int k = 0; k < 5; k++) {
+        if (strcmp(s, names[k]) == 0) {
+            *out = (ReduceKind)k;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The value a reduced place starts from when include_self=False. */
+static CtScalar reduce_identity(ReduceKind kind, CtDType dtype)
+{
+    CtScalar s = {CT_KIND_INT, {.i = kind == SR_PROD}};
+    if (kind != SR_AMAX && kind != SR_AMIN) {
+        return s;
+    }
+    bool top = kind == SR_AMIN; /* amin starts from the largest value, amax from the lowest */
+    int bits = 8 * (int)ct_dtype_info[dtype].itemsize;
+    if (ct_is_floating(dtype)) {
+        s.kind = CT_KIND_FLOAT;
+        s.v.d = top ? INFINITY : -INFINITY;
+    } else if (dtype == CT_BOOL) {
+        s.kind = CT_KIND_BOOL;
+        s.v.b = top;
+    } else if (dtype == CT_U8) {
+        s.v.i = top ? UINT8_MAX : 0;
+    } else {
+        int64_t hi = bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+        s.v.i = top ? hi : -hi - 1;
+    }
+    return s;
+}
+
+typedef struct {
+    bool along; /* index_reduce: a vector index along dim; otherwise scatter's index */
+    int dim;
+    CtTensorObject *index;
+} ReducePlan;
+
+/* One put of vals (NULL: the scalar *value) into target (self, or a tensor of self's shape).
+ * 0, -1, or 1 with *bad_value set. */
+static int reduce_put(const ReducePlan *p, CtTensorObject *target, CtTensorObject *vals, const CtScalar *value,
+                      CtIndexReduce op, int64_t *bad_value)
+{
+    if (!p->along) {
+        return scatter_put(target, p->dim, p->index, vals, value, op, bad_value);
+    }
+    if (vals != NULL) {
+        return put_along_dim(target, p->dim, p->index, vals, op, NULL, false, bad_value);
+    }
+    int64_t shape[CT_MAX_DIMS], strides[CT_MAX_DIMS], zero[CT_MAX_DIMS] = {0};
+    int nd = dims_1d(target, shape, strides);
+    shape[p->dim] = ct_numel(p->index);
+    CtTensorObject *scalar = scalar_of(value, target->dtype, ct_device_of(target));
+    CtTensorObject *v = scalar ? ct_view_of(scalar, nd, shape, zero, scalar->offset) : NULL;
+    int r = v ? put_along_dim(target, p->dim, p->index, v, op, NULL, false, bad_value) : -1;
+    Py_XDECREF(v);
+    Py_XDECREF(scalar);
+    return r;
+}
+
+/* self reduced with vals (the iteration shape) as kind says. 0, -1, or 1 with *bad_value set. */
+static int reduce_impl(CtTensorObject *self, const ReducePlan *p, CtTensorObject *vals, ReduceKind kind,
+                       bool include_self, int64_t *bad_value)
+{
+    static const CtIndexReduce ops[] = {CT_REDUCE_ADD, CT_REDUCE_MUL, CT_REDUCE_ADD, CT_REDUCE_MAX, CT_REDUCE_MIN};
+    int r;
+    if (!include_self) {
+        CtScalar identity = reduce_identity(kind, self->dtype);
+        r = reduce_put(p, self, NULL, &identity, CT_REDUCE_NONE, bad_value);
+        if (r != 0) {
+            return r;
+        }
+    }
+    r = reduce_put(p, self, vals, NULL, ops[kind], bad_value);
+    if (r != 0 || kind != SR_MEAN) {
+        return r;
+    }
+    /* mean: divide by how many values each place combined (at least 1), floor division for integers */
+    CtScalar one = {CT_KIND_INT, {.i = 1}};
+    CtTensorObject *clamped = NULL, *divided = NULL;
+    CtTensorObject *count = (include_self ? ct_ones : ct_zeros)(self->ndim, self->sizes, self->dtype,
+                                                                ct_device_of(self));
+    r = count ? reduce_put(p, count, NULL, &one, CT_REDUCE_ADD, bad_value) : -1;
+    if (r == 0) {
+        clamped = ct_binary_scalar_(CT_EW_CLAMP_MIN, count, &one);
+        divided = clamped ? ct_binary_(ct_is_floating(self->dtype) ? CT_EW_DIV : CT_EW_DIV_FLOOR, self, count) : NULL;
+        r = divided ? 0 : -1;
+    }
+    Py_XDECREF(divided);
+    Py_XDECREF(clamped);
+    Py_XDECREF(count);
+    return r;
+}
+
+int ct_scatter_reduce_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *src,
+                       const char *reduce, bool include_self)
+{
+    int dim;
+    ReduceKind kind;
+    int64_t bad_value = 0;
+    if (scatter_check(self, dim_arg, index, src, &dim) < 0) {
+        return -1;
+    }
+    if (reduce_kind(reduce, &kind) < 0) {
+        PyErr_Format(PyExc_RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got %s",
+                     reduce);
+        return -1;
+    }
+    if (kind == SR_MEAN && self->dtype == CT_BOOL) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
+        return -1;
+    }
+    ReducePlan p = {false, dim, index};
+    int r = reduce_impl(self, &p, src, kind, include_self, &bad_value);
+    if (r > 0) {
+        scatter_oob(self, dim, bad_value);
+    }
+    if (r != 0) {
+        return -1;
+    }
+    ct_bump_version(self);
+    return 0;
+}
+
+int ct_index_reduce_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *source,
+                     const char *reduce, bool include_self)
+{
+    int dim;
+    ReduceKind kind;
+    int64_t bad_value = 0;
+    if (reduce_kind(reduce, &kind) < 0 || kind == SR_SUM) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got %s.", reduce);
+        return -1;
+    }
+    if (along_check(self, dim_arg, index, source, "index_reduce_", &dim) < 0) {
+        return -1;
+    }
+    if (self->ndim != source->ndim) {
+        source_shape_error(self, source);
+        return -1;
+    }
+    if (self->dtype == CT_BOOL) {
+        PyErr_SetString(PyExc_NotImplementedError, "\"index_func_\" not implemented for 'Bool'");
+        return -1;
+    }
+    CtTensorObject *vals = source_along_dim(self, dim, source);
+    if (vals == NULL) {
+        return -1;
+    }
+    ReducePlan p = {true, dim, index};
+    int r = reduce_impl(self, &p, vals, kind, include_self, &bad_value);
+    Py_DECREF(vals);
+    if (r > 0) {
+        PyErr_SetString(PyExc_IndexError, "index out of range in self");
     }
     if (r != 0) {
         return -1;
@@ -3337,6 +3593,58 @@ static PyObject *tensor_scatter_add(PyObject *self, PyObject *const *args, Py_ss
     return (PyObject *)out;
 }
 
+/* scatter_reduce(dim, index, src, reduce, *, include_self=True) and index_reduce(dim, index,
+ * source, reduce, *, include_self=True): in place on target; *out the out= argument. */
+static int reduce_args(PyObject *target, bool along, const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames, PyObject **out)
+{
+    static const char *const scatter_names[] = {"dim", "index", "src", "reduce", "*include_self", "*out", NULL};
+    static const char *const index_names[] = {"dim", "index", "source", "reduce", "*include_self", "*out", NULL};
+    PyObject *a[6] = {NULL};
+    int64_t dim;
+    bool include_self = true;
+    CtTensorObject *index, *src;
+    if (ct_parse_args(fname, args, nargs, kwnames, along ? index_names : scatter_names, 4, a) < 0 ||
+        dim_arg(a[0], &dim, fname) < 0 || (index = tensor_arg(a[1], fname, "index", 2)) == NULL ||
+        (src = tensor_arg(a[2], fname, along ? "source" : "src", 3)) == NULL || ct_arg_bool(a[4], &include_self) < 0) {
+        return -1;
+    }
+    if (!PyUnicode_Check(a[3])) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'reduce' (position 4) must be str, not %s", fname,
+                     type_name(a[3]));
+        return -1;
+    }
+    const char *reduce = PyUnicode_AsUTF8(a[3]);
+    if (reduce == NULL) {
+        return -1;
+    }
+    if (out != NULL) {
+        *out = a[5];
+    } else if (a[5] != NULL) {
+        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'out'", fname);
+        return -1;
+    }
+    return along ? ct_index_reduce_(CT_TENSOR(target), dim, index, src, reduce, include_self)
+                 : ct_scatter_reduce_(CT_TENSOR(target), dim, index, src, reduce, include_self);
+}
+
+#define CT_REDUCE_METHODS(name, ALONG)                                                                         \
+    static PyObject *tensor_##name##_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)  \
+    {                                                                                                          \
+        return ok_self(self, reduce_args(self, ALONG, #name "_", args, nargs, kw, NULL));                     \
+    }                                                                                                          \
+    static PyObject *tensor_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)     \
+    {                                                                                                          \
+        PyObject *out = NULL;                                                                                  \
+        CtTensorObject *r = clone_of(CT_TENSOR(self));                                                         \
+        if (r != NULL && reduce_args((PyObject *)r, ALONG, #name, args, nargs, kw, &out) < 0) {               \
+            Py_CLEAR(r);                                                                                       \
+        }                                                                                                      \
+        return r == NULL || out == NULL ? (PyObject *)r : ct_write_out(r, out, #name, CT_OUT_EXACT, 0, NULL);  \
+    }
+CT_REDUCE_METHODS(scatter_reduce, false)
+CT_REDUCE_METHODS(index_reduce, true)
+
 static PyObject *tensor_index_select(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"dim", "index", "*out", NULL};
@@ -3737,6 +4045,8 @@ static PyObject *tensor_diagonal(PyObject *self, PyObject *const *args, Py_ssize
 CT_MODULE_FROM_METHOD(gather)
 CT_MODULE_FROM_METHOD(scatter)
 CT_MODULE_FROM_METHOD(scatter_add)
+CT_MODULE_FROM_METHOD(scatter_reduce)
+CT_MODULE_FROM_METHOD(index_reduce)
 CT_MODULE_FROM_METHOD(index_select)
 CT_MODULE_FROM_METHOD(index_add)
 CT_MODULE_FROM_METHOD(index_copy)
@@ -3930,6 +4240,12 @@ PyMethodDef ct_index_tensor_methods[] = {
     CT_M(scatter_, "scatter_(dim, index, src | value, *, reduce=None): self[i][index[i][j]] = src[i][j]"),
     CT_M(scatter_add, "scatter_add(dim, index, src): out-of-place scatter_add_"),
     CT_M(scatter_add_, "scatter_add_(dim, index, src): self[i][index[i][j]] += src[i][j]"),
+    CT_M(scatter_reduce, "scatter_reduce(dim, index, src, reduce, *, include_self=True): out-of-place scatter_reduce_"),
+    CT_M(scatter_reduce_, "scatter_reduce_(dim, index, src, reduce, *, include_self=True): reduce = sum, prod, mean, "
+                          "amax or amin of self[i][index[i][j]] and src[i][j]"),
+    CT_M(index_reduce, "index_reduce(dim, index, source, reduce, *, include_self=True): out-of-place index_reduce_"),
+    CT_M(index_reduce_, "index_reduce_(dim, index, source, reduce, *, include_self=True): reduce = prod, mean, amax "
+                        "or amin of self[index[i]] and source[i] along dim"),
     CT_M(index_select, "index_select(dim, index): the entries of index along dim"),
     CT_M(index_add, "index_add(dim, index, source, *, alpha=1)"),
     CT_M(index_add_, "index_add_(dim, index, source, *, alpha=1): self[index[i]] += alpha * source[i] along dim"),
@@ -3973,6 +4289,8 @@ PyMethodDef ct_index_module_methods[] = {
     CT_F(gather, "gather(input, dim, index)"),
     CT_F(scatter, "scatter(input, dim, index, src | value, *, reduce=None)"),
     CT_F(scatter_add, "scatter_add(input, dim, index, src)"),
+    CT_F(scatter_reduce, "scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None)"),
+    CT_F(index_reduce, "index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None)"),
     CT_F(index_select, "index_select(input, dim, index)"),
     CT_F(index_add, "index_add(input, dim, index, source, *, alpha=1)"),
     CT_F(index_copy, "index_copy(input, dim, index, source)"),

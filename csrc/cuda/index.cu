@@ -6,11 +6,12 @@
  *   element is skipped and the first bad index (operand, value) is recorded in a device flag
  *   that is copied back to the host, which raises IndexError / RuntimeError as on the CPU.
  * - index_put with accumulation (index_put_(accumulate=True), index_add_, scatter_add_,
- *   scatter_reduce 'multiply'): deterministic, without atomics. Each element's destination
- *   becomes a sort key; a stable radix sort groups equal destinations with their elements in
- *   iteration order; one thread per group then adds (or multiplies) its values in that order,
- *   rounding to the storage type after each step, with correctly rounded float operations that
- *   nvcc cannot contract: the same bits as the CPU's serial loop, every run.
+ *   scatter(reduce=), scatter_reduce_, index_reduce_): deterministic, without atomics. Each
+ *   element's destination becomes a sort key; a stable radix sort groups equal destinations with
+ *   their elements in iteration order; one thread per group then adds (multiplies, takes the max
+ *   or min of) its values in that order, rounding to the storage type after each step, with
+ *   correctly rounded float operations that nvcc cannot contract: the same bits as the CPU's
+ *   serial loop, every run.
  * - masked_fill: a strided select.
  * - count_nonzero / nonzero / masked_select: a two-pass compaction over tiles of 4096 elements
  *   (count per tile, exclusive scan, then each tile writes its selected elements in order), so
@@ -420,8 +421,20 @@ __host__ __device__ __forceinline__ auto mul_rn(X a, Y b) -> decltype(a * b)
     return a * b;
 }
 
-/* One accumulation step, as the CPU's put_add_/put_mul_ loops: cur (+)= alpha * v or cur *= v
- * in the accumulation type, stored back (rounded) into the element type. */
+/* a NaN test that is false for the integer accumulation types */
+template <typename A>
+__host__ __device__ __forceinline__ bool acc_isnan(A v)
+{
+    if constexpr (std::is_floating_point<A>::value) {
+        return v != v;
+    } else {
+        return false;
+    }
+}
+
+/* One accumulation step, as the CPU's put_add_/put_mul_/put_max_/put_min_ loops: cur (+)= alpha * v,
+ * cur *= v, or cur = max/min(cur, v) (a NaN wins), in the accumulation type, stored back (rounded)
+ * into the element type. */
 template <int D, int OP>
 __host__ __device__ __forceinline__ typename CtCudaType<D>::T accumulate_step(typename CtCudaType<D>::T cur,
                                                                               typename CtCudaType<D>::Acc v,
@@ -430,6 +443,10 @@ __host__ __device__ __forceinline__ typename CtCudaType<D>::T accumulate_step(ty
     typename CtCudaType<D>::Acc a = ct_widen<D>(cur);
     if constexpr (OP == CT_REDUCE_ADD) {
         return ct_narrow<D>(add_rn(a, mul_rn(alpha, v)));
+    } else if constexpr (OP == CT_REDUCE_MAX) {
+        return ct_narrow<D>((v > a || acc_isnan(v)) ? v : a);
+    } else if constexpr (OP == CT_REDUCE_MIN) {
+        return ct_narrow<D>((v < a || acc_isnan(v)) ? v : a);
     } else if constexpr (D == CT_BOOL) {
         return ct_narrow<D>(a && v);
     } else {
@@ -540,12 +557,19 @@ int launch_runs(const CtIndexArgs *args, const K *keys, const uint32_t *order, u
     typedef typename CtCudaType<D>::Acc A;
     /* alpha converted as the CPU's put_add_ does */
     A alpha = args->alpha.kind == CT_KIND_FLOAT ? (A)args->alpha.v.d : (A)ct_scalar_to_int(&args->alpha);
-    if (args->reduce == CT_REDUCE_ADD) {
-        accumulate_runs_kernel<D, CT_REDUCE_ADD, K><<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>(
-            keys, order, n, sentinel, dst0, shift, vals, voff, alpha);
-    } else {
-        accumulate_runs_kernel<D, CT_REDUCE_MUL, K><<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>(
-            keys, order, n, sentinel, dst0, shift, vals, voff, alpha);
+    switch (args->reduce) {
+#define CT_RUNS_OP(OP)                                                                               \
+    case OP:                                                                                         \
+        accumulate_runs_kernel<D, OP, K><<<ct_cuda_blocks(n, kThreads), kThreads, 0, stream>>>(     \
+            keys, order, n, sentinel, dst0, shift, vals, voff, alpha);                               \
+        break;
+        CT_RUNS_OP(CT_REDUCE_ADD)
+        CT_RUNS_OP(CT_REDUCE_MUL)
+        CT_RUNS_OP(CT_REDUCE_MAX)
+        CT_RUNS_OP(CT_REDUCE_MIN)
+#undef CT_RUNS_OP
+    default:
+        return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "index_put: unsupported reduction %d", (int)args->reduce);
     }
     CT_CUDA_CHECK_LAUNCH();
     return CT_CUDA_OK;

@@ -325,7 +325,7 @@ static void check_index(void)
 }
 
 /* --- 2. deterministic accumulation ----------------------------------------------------------------- */
-/* The CPU's put_add_/put_mul_ element step (ops_index.c), written with its macros. */
+/* The CPU's put_add_/put_mul_/put_max_/put_min_ element step (ops_index.c), written with its macros. */
 #define MUL_BOOL(a, b) ((a) && (b))
 #define MUL_ANY(a, b) ((a) * (b))
 template <int D>
@@ -337,8 +337,13 @@ static void cpu_step(char *d, const char *v, int reduce, const CtScalar &alpha_s
         acctype alpha = alpha_s.kind == CT_KIND_FLOAT ? (acctype)alpha_s.v.d                               \
                                                       : (acctype)ct_scalar_to_int(&alpha_s);               \
         acctype x = CT_LOAD_##NAME(v);                                                                     \
+        acctype c = CT_LOAD_##NAME(d);                                                                     \
         if (reduce == CT_REDUCE_ADD) {                                                                     \
             CT_STORE_##NAME(d, CT_LOAD_##NAME(d) + alpha * x);                                             \
+        } else if (reduce == CT_REDUCE_MAX) {                                                              \
+            CT_STORE_##NAME(d, (x > c || x != x) ? x : c);                                                 \
+        } else if (reduce == CT_REDUCE_MIN) {                                                              \
+            CT_STORE_##NAME(d, (x < c || x != x) ? x : c);                                                 \
         } else if (CT_##NAME == CT_BOOL) {                                                                 \
             CT_STORE_##NAME(d, MUL_BOOL(CT_LOAD_##NAME(d), x));                                            \
         } else {                                                                                           \
@@ -418,12 +423,19 @@ static void emulate_accumulate_piece(const CtPiece<N> &piece, const IndexParams<
     A alpha = args.alpha.kind == CT_KIND_FLOAT ? (A)args.alpha.v.d : (A)ct_scalar_to_int(&args.alpha);
     CtOffsets<1> voff = values_offsets(piece);
     for (uint32_t j = 0; j < n; j++) {
-        if (args.reduce == CT_REDUCE_ADD) {
-            accumulate_run<D, CT_REDUCE_ADD, K>(skeys.data(), sorder.data(), n, (K)plan.sentinel,
-                                                piece.data[0] + plan.lo, shift, piece.data[1], voff, alpha, j);
-        } else {
-            accumulate_run<D, CT_REDUCE_MUL, K>(skeys.data(), sorder.data(), n, (K)plan.sentinel,
-                                                piece.data[0] + plan.lo, shift, piece.data[1], voff, alpha, j);
+        switch (args.reduce) {
+#define RUN_CASE(OP)                                                                                   \
+    case OP:                                                                                           \
+        accumulate_run<D, OP, K>(skeys.data(), sorder.data(), n, (K)plan.sentinel, piece.data[0] + plan.lo, \
+                                 shift, piece.data[1], voff, alpha, j);                                \
+        break;
+            RUN_CASE(CT_REDUCE_ADD)
+            RUN_CASE(CT_REDUCE_MUL)
+            RUN_CASE(CT_REDUCE_MAX)
+            RUN_CASE(CT_REDUCE_MIN)
+#undef RUN_CASE
+        default:
+            break;
         }
     }
 }
@@ -528,6 +540,11 @@ static void check_accumulate(std::integer_sequence<int, D...>)
     for (int trial = 0; trial < 60; trial++) {
         int dummy[] = {0, (check_accumulate_case<D>(CT_REDUCE_ADD, trial % 4 == 3, trial % 3), 0)...,
                        (check_accumulate_case<D>(CT_REDUCE_MUL, trial % 5 == 4, 0), 0)...};
+        (void)dummy;
+    }
+    for (int trial = 0; trial < 20; trial++) { /* after the others: their random draws stay as they were */
+        int dummy[] = {0, (check_accumulate_case<D>(CT_REDUCE_MAX, trial % 5 == 2, 0), 0)...,
+                       (check_accumulate_case<D>(CT_REDUCE_MIN, trial % 5 == 1, 0), 0)...};
         (void)dummy;
     }
 }
