@@ -386,6 +386,11 @@ static PyObject *py_linalg_cholesky(PyObject *mod, PyObject *const *args, Py_ssi
         check_square(A, "linalg.cholesky", "A", true, "cholesky") < 0) {
         return NULL;
     }
+    if (out != NULL && ct_grad_enabled && (A->requires_grad || A->grad_fn != NULL)) {
+        PyErr_SetString(PyExc_RuntimeError, "linalg_cholesky_ex(): functions with out=... arguments don't support "
+                                            "automatic differentiation, but one of the arguments requires grad.");
+        return NULL;
+    }
     PyObject *pair = cholesky_ex_call(a[0], upper);
     if (pair == NULL) {
         return NULL;
@@ -439,7 +444,7 @@ static CtTensorObject *tri_solve(CtTensorObject *A, CtTensorObject *B, bool uppe
 {
     int64_t shape[CT_MAX_DIMS];
     int nb;
-    if (broadcast_batch(A, B, &nb, shape) < 0) {
+    if (broadcast_batch(B, A, &nb, shape) < 0) { /* PyTorch names B "a" in its message */
         return NULL;
     }
     CtDevice dev = ct_device_of(A);
@@ -471,14 +476,14 @@ static CtTensorObject *swap_last(CtTensorObject *t)
     return (CtTensorObject *)PyObject_CallMethod((PyObject *)t, "transpose", "ii", -2, -1);
 }
 
-/* B and A cast to their common dtype (new references; a check that both are float32/float64
- * with kernel's message). 0 or -1. */
+/* A, and B cast to A's dtype (PyTorch's result dtype), as new references, after checking that A
+ * is float32/float64 (kernel's message) and that both are on one device. 0 or -1. */
 static int common_dtype(CtTensorObject *A, CtTensorObject *B, const char *kernel, CtTensorObject **Ac,
                         CtTensorObject **Bc)
 {
-    CtDType dtype = ct_promote_types(A->dtype, B->dtype);
+    CtDType dtype = A->dtype;
     *Ac = *Bc = NULL;
-    if (check_kernel_dtype(A->dtype == dtype ? A : B, kernel) < 0 || check_same_device(A, B) < 0 ||
+    if (check_kernel_dtype(A, kernel) < 0 || check_same_device(A, B) < 0 ||
         (*Ac = ct_to(A, dtype, ct_device_of(A), false)) == NULL ||
         (*Bc = ct_to(B, dtype, ct_device_of(B), false)) == NULL) {
         Py_CLEAR(*Ac);

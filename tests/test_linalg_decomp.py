@@ -91,6 +91,9 @@ def test_cholesky_errors(device):
            lambda: L.cholesky(T(np.ones(3), device)))
     raises(RuntimeError, "Expected out tensor to have dtype double, but got float instead",
            lambda: L.cholesky(batch[0], out=ctorch.empty(2, 2, device=device)))
+    raises(RuntimeError, "linalg_cholesky_ex(): functions with out=... arguments don't support automatic "
+           "differentiation, but one of the arguments requires grad.",
+           lambda: L.cholesky(batch[0].requires_grad_(), out=ctorch.empty(2, 2, dtype=ctorch.float64, device=device)))
     for fn in (lambda: ctorch.cholesky(batch[0]), lambda: batch[0].cholesky()):
         raises(RuntimeError, "`torch.cholesky` is deprecated in favor of `torch.linalg.cholesky`", fn)
     for fn in (lambda: ctorch.qr(batch[0]), lambda: batch[0].qr()):
@@ -145,6 +148,10 @@ def test_triangular_errors(device):
     raises(NotImplementedError, "\"triangular_solve_cpu\" not implemented for 'Long'"
            if device == "cpu" else "not implemented for 'Long'",
            lambda: L.solve_triangular(A.long(), B.long(), upper=False))
+    raises(RuntimeError, "The size of tensor a (4) must match the size of tensor b (3) at non-singleton dimension 0",
+           lambda: L.solve_triangular(A.expand(3, 2, 2), B.expand(4, 2, 3), upper=False))
+    # the result takes A's dtype, as PyTorch's
+    assert L.solve_triangular(A.float(), B, upper=False).dtype == ctorch.float32
     raises(RuntimeError, "b should have at least 2 dimensions, but has 1 dimensions instead",
            lambda: ctorch.cholesky_solve(B[0], A))
     raises(RuntimeError, "Incompatible matrix sizes for cholesky_solve: each A matrix is 2 by 2 but each b matrix is "
