@@ -154,7 +154,8 @@ static int check_square(const CtTensorObject *A, const char *fname, const char *
         return -1;
     }
     if (A->sizes[A->ndim - 1] != A->sizes[A->ndim - 2]) {
-        PyErr_Format(PyExc_RuntimeError, "%s: %s must be batches of square matrices, but they are %lld by %lld matrices",
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s: %s must be batches of square matrices, but they are %lld by %lld matrices",
                      fname, name, (long long)A->sizes[A->ndim - 2], (long long)A->sizes[A->ndim - 1]);
         return -1;
     }
@@ -497,16 +498,17 @@ static int common_dtype(CtTensorObject *A, CtTensorObject *B, const char *kernel
 static PyObject *solve_triangular_impl(CtTensorObject *A, CtTensorObject *B, bool upper, bool left, bool unit)
 {
     static const char fname[] = "linalg.solve_triangular";
+    if (check_square(A, fname, "A", false, "triangular_solve") < 0) {
+        return NULL;
+    }
     if (B->ndim < 2) {
         PyErr_Format(PyExc_RuntimeError, "%s: The input tensor B must have at least 2 dimensions.", fname);
         return NULL;
     }
-    if (check_square(A, fname, "A", false, "triangular_solve") < 0) {
-        return NULL;
-    }
     int64_t n = A->sizes[A->ndim - 1], rows = B->sizes[B->ndim - (left ? 2 : 1)];
     if (rows != n) {
-        PyErr_Format(PyExc_RuntimeError, "%s: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
                      fname, left ? "AX = B" : "XA = B", (long long)n, (long long)n,
                      (long long)B->sizes[B->ndim - 2], (long long)B->sizes[B->ndim - 1]);
         return NULL;
@@ -740,7 +742,8 @@ static PyObject *py_linalg_qr(PyObject *mod, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     if (!ct_is_floating(A->dtype)) {
-        PyErr_Format(PyExc_NotImplementedError, "linalg.qr: Expected a floating point or complex tensor as input. Got %s",
+        PyErr_Format(PyExc_NotImplementedError,
+                     "linalg.qr: Expected a floating point or complex tensor as input. Got %s",
                      ct_scalar_type_name(A->dtype));
         return NULL;
     }

@@ -139,10 +139,15 @@ def test_solve_triangular(device, dtype, layout, rng):
 def test_triangular_errors(device):
     A, B = T(np.eye(2), device), T(np.ones((2, 3)), device)
     raises(TypeError, "upper", lambda: L.solve_triangular(A, B))
-    raises(RuntimeError, "linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B (2x2 and 3x2)",
+    raises(RuntimeError,
+           "linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B (2x2 and 3x2)",
            lambda: L.solve_triangular(A, B.mT, upper=False))
     raises(RuntimeError, "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.",
            lambda: L.solve_triangular(A, B[0], upper=False))
+    raises(RuntimeError, "linalg.solve_triangular: The input tensor A must have at least 2 dimensions.",
+           lambda: L.solve_triangular(B[0], B[0], upper=False))
+    raises(RuntimeError, "linalg.solve_triangular: Incompatible shapes of A and B for the equation XA = B (2x2 and "
+           "2x3)", lambda: L.solve_triangular(A, B, upper=False, left=False))
     raises(RuntimeError, "linalg.solve_triangular: A must be batches of square matrices, but they are 2 by 3 matrices",
            lambda: L.solve_triangular(B, B, upper=False))
     raises(NotImplementedError, "\"triangular_solve_cpu\" not implemented for 'Long'"
