@@ -88,8 +88,6 @@ int ct_linalg_bw_solve(struct CtNodeObject *n, PyObject *const *g, PyObject **gi
 /* --- shared by linalg_more.c and linalg_decomp.c -------------------------------------------- */
 /* torch.linalg.LinAlgError (borrowed; NULL with an exception set on first-use failure). */
 PyObject *ct_linalg_error(void);
-/* A (..., n, n) float32/float64 with PyTorch's messages for fname. 0 or -1. */
-int ct_linalg_check_square(const CtTensorObject *A, const char *fname);
 /* LinAlgError "<fname>: (Batch element b): <what>" (no batch part for a 2-d A). Always -1. */
 int ct_linalg_raise_batch(const CtTensorObject *A, int64_t b, const char *fname, const char *what);
 /* A torch.return_types.<name> pair made on first use into *type; steals a and b. */

@@ -1450,8 +1450,6 @@ int ct_linalg_bw_solve(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 /* --- shared with linalg_decomp.c (linalg.h) ---------------------------------------------------- */
 PyObject *ct_linalg_error(void) { return linalg_error(); }
 
-int ct_linalg_check_square(const CtTensorObject *A, const char *fname) { return check_square_float(A, fname); }
-
 int ct_linalg_raise_batch(const CtTensorObject *A, int64_t b, const char *fname, const char *what)
 {
     return raise_singular(A, b, fname, what);
