@@ -32,6 +32,20 @@ struct CtBlasKernels {
     /* B + b*n*k, dense row-major (n, k), becomes A_b^-1 B_b from lu_factor's LU and pivots. */
     int (*lu_solve)(CtDevice device, CtDType dtype, const void *LU, const int32_t *pivots, void *B, int64_t n,
                     int64_t k, int64_t batch);
+    /* Cholesky (decomp_math.h), in place, float32/float64: for b in [0, batch) the dense row-major
+     * (n, n) A + b*n*n (its lower triangle read) becomes L with the strict upper triangle zeroed, and
+     * info[b] the order of its first leading minor that is not positive-definite (that step's
+     * A[j, j] - sum L[j, :j]^2 left on the diagonal, the later columns not computed), or 0. */
+    int (*cholesky)(CtDevice device, CtDType dtype, void *A, int32_t *info, int64_t n, int64_t batch);
+    /* B + b*n*k, dense row-major (n, k), becomes A_b^-1 B_b for the triangular A + b*n*n (upper or
+     * lower; unit: its diagonal taken as ones). */
+    int (*tri_solve)(CtDevice device, CtDType dtype, const void *A, void *B, int64_t n, int64_t k, bool upper,
+                     bool unit, int64_t batch);
+    /* Householder QR (geqrf): A + b*m*n, dense row-major (m, n), becomes R on and above the diagonal
+     * and the reflectors below it, tau + b*min(m, n) their scales; Q + b*m*q (dense (m, q), q <= m,
+     * or NULL) the first q columns of Q (orgqr). */
+    int (*qr)(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64_t m, int64_t n, int64_t q,
+              int64_t batch);
 };
 
 /* The CPU table (ops_linalg.c): tiny products in a direct loop, the rest in ct_cpu_gemm. */
@@ -40,6 +54,12 @@ extern const struct CtBlasKernels ct_cpu_blas_kernels;
 int ct_cpu_lu_factor(CtDevice device, CtDType dtype, void *A, int32_t *pivots, int32_t *info, int64_t n, int64_t batch);
 int ct_cpu_lu_solve(CtDevice device, CtDType dtype, const void *LU, const int32_t *pivots, void *B, int64_t n,
                     int64_t k, int64_t batch);
+/* Its Cholesky, triangular solve and QR entries (linalg_decomp.c). */
+int ct_cpu_cholesky(CtDevice device, CtDType dtype, void *A, int32_t *info, int64_t n, int64_t batch);
+int ct_cpu_tri_solve(CtDevice device, CtDType dtype, const void *A, void *B, int64_t n, int64_t k, bool upper,
+                     bool unit, int64_t batch);
+int ct_cpu_qr(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64_t m, int64_t n, int64_t q,
+              int64_t batch);
 
 /* --- entry points (new references, or NULL with PyTorch's exception set) ----------------- */
 /* torch.matmul: every rank combination, batch broadcasting, 1-d operands lifted and dropped. */
@@ -64,5 +84,21 @@ int ct_linalg_bw_inv(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_linalg_bw_det(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_linalg_bw_slogdet(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_linalg_bw_solve(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+
+/* --- shared by linalg_more.c and linalg_decomp.c -------------------------------------------- */
+/* torch.linalg.LinAlgError (borrowed; NULL with an exception set on first-use failure). */
+PyObject *ct_linalg_error(void);
+/* LinAlgError "<fname>: (Batch element b): <what>" (no batch part for a 2-d A). Always -1. */
+int ct_linalg_raise_batch(const CtTensorObject *A, int64_t b, const char *fname, const char *what);
+/* A torch.return_types.<name> pair made on first use into *type; steals a and b. */
+PyObject *ct_linalg_pair(PyTypeObject **type, const char *name, const char *first, const char *second, PyObject *a,
+                         PyObject *b);
+
+/* --- the decompositions' backward formulas (linalg_decomp.c; rows in autograd_formulas.c) --- */
+int ct_linalg_bw_cholesky(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_linalg_bw_solve_triangular(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_linalg_bw_cholesky_solve(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_linalg_bw_cholesky_inverse(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_linalg_bw_qr(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 
 #endif /* CTORCH_LINALG_H */

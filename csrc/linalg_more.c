@@ -1447,6 +1447,20 @@ int ct_linalg_bw_solve(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return rc;
 }
 
+/* --- shared with linalg_decomp.c (linalg.h) ---------------------------------------------------- */
+PyObject *ct_linalg_error(void) { return linalg_error(); }
+
+int ct_linalg_raise_batch(const CtTensorObject *A, int64_t b, const char *fname, const char *what)
+{
+    return raise_singular(A, b, fname, what);
+}
+
+PyObject *ct_linalg_pair(PyTypeObject **type, const char *name, const char *first, const char *second, PyObject *a,
+                         PyObject *b)
+{
+    return pair_result(type, name, first, second, a, b);
+}
+
 /* ============================================================================================
  * tables
  * ============================================================================================ */

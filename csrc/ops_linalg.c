@@ -212,6 +212,9 @@ const struct CtBlasKernels ct_cpu_blas_kernels = {
     .gemm_batched = cpu_gemm_batched,
     .lu_factor = ct_cpu_lu_factor,
     .lu_solve = ct_cpu_lu_solve,
+    .cholesky = ct_cpu_cholesky,
+    .tri_solve = ct_cpu_tri_solve,
+    .qr = ct_cpu_qr,
 };
 
 /* ------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@
     X(search)             \
     X(linalg)             \
     X(linalg_more)        \
+    X(linalg_decomp)      \
     X(creation)           \
     X(random)             \
     X(interop)            \

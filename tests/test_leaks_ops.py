@@ -157,6 +157,17 @@ CASES = [
     ("more_errors", _raises(lambda x: x.repeat_interleave(torch.tensor([1, 2], device=x.device), dim=0)
                             if x.sum() > 100 else torch.mvlgamma(x, 3), RuntimeError)),
     ("more_errors_split", _raises(lambda x: x.tensor_split(torch.tensor([[1]])), RuntimeError)),
+    # csrc/linalg_decomp.c: the decompositions with their backwards, out= forms and error paths
+    ("decomp_backward", _backward(lambda y: torch.linalg.cholesky(y @ y.mT, upper=True).sum()
+                                  + torch.cholesky_inverse(y[:, :4].tril()).sum()
+                                  + sum(t.sum() for t in torch.linalg.qr(y.mT))
+                                  + torch.cholesky_solve(y, y[:, :4].tril()).sum()
+                                  + torch.linalg.solve_triangular(y[:, :4], y, upper=True, left=True).sum())),
+    ("decomp_out", lambda x: (torch.linalg.qr(x, mode="complete", out=(torch.empty(0, dtype=x.dtype, device=x.device),
+                                                                       torch.empty(0, dtype=x.dtype, device=x.device))),
+                              torch.linalg.cholesky_ex(x @ x.mT - 9), torch.linalg.qr(x, mode="r"))),
+    ("decomp_errors", _raises(lambda x: torch.linalg.cholesky(-x @ x.mT) if x.sum() < 100 else
+                              torch.cholesky_inverse(x[:, :4] * 0), RuntimeError)),
 ]
 
 

@@ -1,9 +1,15 @@
-/* linalg.cu: LU factorization and solve on the GPU, the CUDA side of CtBlasKernels.lu_factor /
- * .lu_solve (linalg.h), with lu_math.h's steps, the CPU's exactly.
+/* linalg.cu: LU factorization and solve, Cholesky, triangular solves and Householder QR on the
+ * GPU, the CUDA side of CtBlasKernels.lu_factor / .lu_solve / .cholesky / .tri_solve / .qr
+ * (linalg.h), with lu_math.h's and decomp_math.h's steps, the CPU's exactly.
  *   factor: one block per matrix; per column, thread 0 picks the pivot, the threads swap the two
  *           rows' columns, then eliminate the rows below (one row per thread), barriers between
- *   solve:  one block per matrix, one thread per right-hand side column
+ *   solve:  one block per matrix, one thread per right-hand side column (LU and triangular)
+ *   cholesky: one block per matrix; per column, thread 0 takes the diagonal, then the rows below
+ *           are spread over the threads
+ *   qr:     one block per matrix; per column, thread 0 makes the reflector, then the threads apply
+ *           it to the later columns (and build Q from the identity the same way)
  * Every element is updated by one thread in a fixed order: the same bits every run. No host wait. */
+#include "decomp_math.h"
 #include "linalg.cuh"
 #include "lu_math.h"
 
@@ -79,6 +85,139 @@ int run(CtDevice device, CtDType dtype, void *A, int32_t *pivots, int32_t *info,
     return CT_CUDA_OK;
 }
 
+/* The decomposition kernels of one dtype (decomp_math.h): one block per matrix. */
+#define CT_DECOMP_KERNELS(NAME, T)                                                                          \
+    __global__ void cholesky_##NAME(T *A, int32_t *info, int64_t n)                                         \
+    {                                                                                                       \
+        __shared__ bool failed;                                                                             \
+        const int64_t b = blockIdx.x;                                                                       \
+        A += b * n * n;                                                                                     \
+        for (int64_t j = 0; j < n; j++) {                                                                   \
+            if (threadIdx.x == 0) {                                                                         \
+                T d = ct_chol_pivot_##NAME(A, n, j);                                                        \
+                failed = !(d > 0);                                                                          \
+                A[j * n + j] = failed ? d : sqrt(d);                                                        \
+                if (failed) {                                                                               \
+                    info[b] = (int32_t)(j + 1);                                                             \
+                } else if (j == 0) {                                                                        \
+                    info[b] = 0;                                                                            \
+                }                                                                                           \
+            }                                                                                               \
+            __syncthreads();                                                                                \
+            if (failed) {                                                                                   \
+                break;                                                                                      \
+            }                                                                                               \
+            for (int64_t i = j + 1 + threadIdx.x; i < n; i += blockDim.x) {                                 \
+                ct_chol_row_##NAME(A, n, j, i);                                                             \
+            }                                                                                               \
+            __syncthreads();                                                                                \
+        }                                                                                                   \
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {                                             \
+            for (int64_t c = i + 1; c < n; c++) {                                                           \
+                A[i * n + c] = 0;                                                                           \
+            }                                                                                               \
+        }                                                                                                   \
+    }                                                                                                       \
+    __global__ void tri_solve_##NAME(const T *A, T *B, int64_t n, int64_t k, bool upper, bool unit)         \
+    {                                                                                                       \
+        const int64_t b = blockIdx.x;                                                                       \
+        for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {                                             \
+            ct_tri_solve_column_##NAME(A + b * n * n, B + b * n * k, n, k, c, upper, unit);                 \
+        }                                                                                                   \
+    }                                                                                                       \
+    __global__ void qr_##NAME(T *A, T *tau, T *Q, int64_t m, int64_t n, int64_t q)                          \
+    {                                                                                                       \
+        const int64_t b = blockIdx.x, k = m < n ? m : n;                                                    \
+        A += b * m * n;                                                                                     \
+        tau += b * k;                                                                                       \
+        for (int64_t j = 0; j < k; j++) {                                                                   \
+            if (threadIdx.x == 0) {                                                                         \
+                tau[j] = ct_qr_reflector_##NAME(A, m, n, j);                                                \
+            }                                                                                               \
+            __syncthreads();                                                                                \
+            for (int64_t c = j + 1 + threadIdx.x; c < n; c += blockDim.x) {                                 \
+                ct_qr_apply_##NAME(A, n, tau[j], m, j, A, n, c);                                            \
+            }                                                                                               \
+            __syncthreads();                                                                                \
+        }                                                                                                   \
+        if (Q == NULL) {                                                                                    \
+            return;                                                                                         \
+        }                                                                                                   \
+        Q += b * m * q;                                                                                     \
+        for (int64_t i = threadIdx.x; i < m * q; i += blockDim.x) {                                         \
+            Q[i] = i / q == i % q ? 1 : 0;                                                                  \
+        }                                                                                                   \
+        __syncthreads();                                                                                    \
+        for (int64_t j = k - 1; j >= 0; j--) {                                                              \
+            for (int64_t c = threadIdx.x; c < q; c += blockDim.x) {                                         \
+                ct_qr_apply_##NAME(A, n, tau[j], m, j, Q, q, c);                                            \
+            }                                                                                               \
+            __syncthreads();                                                                                \
+        }                                                                                                   \
+    }
+CT_LU_TYPES(CT_DECOMP_KERNELS)
+#undef CT_DECOMP_KERNELS
+
+/* The device guard and stream of a decomposition launch, or an error for other dtypes. */
+int decomp_prologue(CtDevice device, CtDType dtype, const char *what, cudaStream_t *stream)
+{
+    if (dtype != CT_F32 && dtype != CT_F64) {
+        return ct_cuda_set_error(CT_CUDA_NOT_IMPLEMENTED, "%s: dtype %d is not supported on CUDA", what, (int)dtype);
+    }
+    CT_CUDA_TRY(ct_cuda_device_guard(device.index));
+    *stream = ct_cuda_stream(device.index);
+    return CT_CUDA_OK;
+}
+
+int run_cholesky(CtDevice device, CtDType dtype, void *A, int32_t *info, int64_t n, int64_t batch)
+{
+    cudaStream_t stream;
+    CT_CUDA_TRY(decomp_prologue(device, dtype, "cholesky", &stream));
+    if (batch == 0 || n == 0) {
+        return CT_CUDA_OK;
+    }
+    if (dtype == CT_F32) {
+        cholesky_F32<<<(unsigned)batch, kThreads, 0, stream>>>((float *)A, info, n);
+    } else {
+        cholesky_F64<<<(unsigned)batch, kThreads, 0, stream>>>((double *)A, info, n);
+    }
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
+int run_tri_solve(CtDevice device, CtDType dtype, const void *A, void *B, int64_t n, int64_t k, bool upper, bool unit,
+                  int64_t batch)
+{
+    cudaStream_t stream;
+    CT_CUDA_TRY(decomp_prologue(device, dtype, "triangular solve", &stream));
+    if (batch == 0 || n == 0 || k == 0) {
+        return CT_CUDA_OK;
+    }
+    if (dtype == CT_F32) {
+        tri_solve_F32<<<(unsigned)batch, kThreads, 0, stream>>>((const float *)A, (float *)B, n, k, upper, unit);
+    } else {
+        tri_solve_F64<<<(unsigned)batch, kThreads, 0, stream>>>((const double *)A, (double *)B, n, k, upper, unit);
+    }
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
+int run_qr(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64_t m, int64_t n, int64_t q, int64_t batch)
+{
+    cudaStream_t stream;
+    CT_CUDA_TRY(decomp_prologue(device, dtype, "qr", &stream));
+    if (batch == 0 || m == 0) {
+        return CT_CUDA_OK;
+    }
+    if (dtype == CT_F32) {
+        qr_F32<<<(unsigned)batch, kThreads, 0, stream>>>((float *)A, (float *)tau, (float *)Q, m, n, q);
+    } else {
+        qr_F64<<<(unsigned)batch, kThreads, 0, stream>>>((double *)A, (double *)tau, (double *)Q, m, n, q);
+    }
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
 } /* namespace */
 
 int ct_cuda_lu_factor(CtDevice device, CtDType dtype, void *A, int32_t *pivots, int32_t *info, int64_t n,
@@ -92,5 +231,25 @@ int ct_cuda_lu_solve(CtDevice device, CtDType dtype, const void *LU, const int32
                      int64_t k, int64_t batch)
 {
     int status = run(device, dtype, (void *)LU, (int32_t *)pivots, NULL, B, n, k, batch);
+    return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
+}
+
+int ct_cuda_cholesky(CtDevice device, CtDType dtype, void *A, int32_t *info, int64_t n, int64_t batch)
+{
+    int status = run_cholesky(device, dtype, A, info, n, batch);
+    return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
+}
+
+int ct_cuda_tri_solve(CtDevice device, CtDType dtype, const void *A, void *B, int64_t n, int64_t k, bool upper,
+                      bool unit, int64_t batch)
+{
+    int status = run_tri_solve(device, dtype, A, B, n, k, upper, unit, batch);
+    return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
+}
+
+int ct_cuda_qr(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64_t m, int64_t n, int64_t q,
+               int64_t batch)
+{
+    int status = run_qr(device, dtype, A, tau, Q, m, n, q, batch);
     return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
 }

@@ -10,5 +10,11 @@ int ct_cuda_lu_factor(CtDevice device, CtDType dtype, void *A, int32_t *pivots, 
                       int64_t batch);
 int ct_cuda_lu_solve(CtDevice device, CtDType dtype, const void *LU, const int32_t *pivots, void *B, int64_t n,
                      int64_t k, int64_t batch);
+/* Cholesky, triangular solve and Householder QR (decomp_math.h): one block per matrix. */
+int ct_cuda_cholesky(CtDevice device, CtDType dtype, void *A, int32_t *info, int64_t n, int64_t batch);
+int ct_cuda_tri_solve(CtDevice device, CtDType dtype, const void *A, void *B, int64_t n, int64_t k, bool upper,
+                      bool unit, int64_t batch);
+int ct_cuda_qr(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64_t m, int64_t n, int64_t q,
+               int64_t batch);
 
 #endif /* CTORCH_CUDA_LINALG_CUH */

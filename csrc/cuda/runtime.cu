@@ -492,6 +492,9 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     blas_kernels.gemm_batched = ct_cuda_gemm_batched;
     blas_kernels.lu_factor = ct_cuda_lu_factor;
     blas_kernels.lu_solve = ct_cuda_lu_solve;
+    blas_kernels.cholesky = ct_cuda_cholesky;
+    blas_kernels.tri_solve = ct_cuda_tri_solve;
+    blas_kernels.qr = ct_cuda_qr;
     memset(&optim_kernels, 0, sizeof(optim_kernels));
     optim_kernels.step = ct_cuda_optim_step;
     optim_kernels.total_norm = ct_cuda_total_norm;

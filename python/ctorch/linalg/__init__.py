@@ -1,8 +1,9 @@
 """ctorch.linalg: torch.linalg's functions (the computations live in ctorch._C, as _linalg_<name>)."""
 from .. import _C
 
-__all__ = ["LinAlgError", "cross", "det", "diagonal", "inv", "lu_factor", "matrix_norm", "matrix_power", "multi_dot",
-           "norm", "slogdet", "solve", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "inv", "lu_factor", "matrix_norm",
+           "matrix_power", "multi_dot", "norm", "qr", "slogdet", "solve", "solve_triangular", "vander", "vecdot",
+           "vector_norm"]
 
 LinAlgError = _C._LinAlgError_type()
 
@@ -34,3 +35,7 @@ solve = _forward("solve", "(A, B, *, out=None) -> Tensor")
 det = _forward("det", "(A, *, out=None) -> Tensor")
 slogdet = _forward("slogdet", "(A) -> (sign, logabsdet)")
 vander = _forward("vander", "(x, *, N=None) -> Tensor")
+cholesky = _forward("cholesky", "(A, *, upper=False, out=None) -> Tensor")
+cholesky_ex = _forward("cholesky_ex", "(A, *, upper=False, check_errors=False, out=None) -> (L, info)")
+solve_triangular = _forward("solve_triangular", "(A, B, *, upper, left=True, unitriangular=False, out=None) -> Tensor")
+qr = _forward("qr", "(A, mode='reduced', *, out=None) -> (Q, R)")
