@@ -1674,7 +1674,7 @@ static const char *const never_recorded[] = {
     "is_contiguous", "is_floating_point", "is_complex", "is_signed", "is_pinned", "get_device", "share_memory_",
     "is_nonzero", "equal", "allclose", "is_same_size", "is_set_to", "untyped_storage",
     /* composites whose parts record themselves */
-    "broadcast_tensors", "broadcast_to", NULL,
+    "broadcast_tensors", "broadcast_to", "combinations", NULL,
 };
 
 static bool is_never_recorded(const char *name)
