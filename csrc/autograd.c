@@ -1674,7 +1674,7 @@ static const char *const never_recorded[] = {
     "is_contiguous", "is_floating_point", "is_complex", "is_signed", "is_pinned", "get_device", "share_memory_",
     "is_nonzero", "equal", "allclose", "is_same_size", "is_set_to", "untyped_storage",
     /* composites whose parts record themselves */
-    "broadcast_tensors", "broadcast_to", NULL,
+    "broadcast_tensors", "broadcast_to", "combinations", NULL,
 };
 
 static bool is_never_recorded(const char *name)
@@ -1998,6 +1998,106 @@ typedef struct {
     PyObject *grad; /* result (new reference) */
 } Capture;
 
+/* --- which nodes autograd.grad needs ---------------------------------------------------------------- */
+/* With captures only the nodes on a path to a captured node run, and their formulas see only the edges
+ * on such a path (the others hidden as NULL, as PyTorch's exec_info / task_should_compute_output), so
+ * autograd.grad(out, x) computes no weight gradient and runs nothing that leads only to other leaves. */
+#define CT_MARK_VISITING 1
+#define CT_MARK_DONE 2
+#define CT_MARK_CAPTURED 4 /* a gradient is captured at one of its outputs */
+#define CT_MARK_FEEDS 8    /* one of its edges leads to a needed node */
+#define CT_MARK_NEEDED (CT_MARK_CAPTURED | CT_MARK_FEEDS)
+
+/* Marks every node of all (the nodes reachable from the roots) by a post-order walk with an explicit
+ * stack (deep graphs need no recursion). 0 or -1. */
+static int mark_needed(PyObject *all, const Capture *captures, Py_ssize_t ncaptures, uint64_t run)
+{
+    Py_ssize_t count = PyList_GET_SIZE(all);
+    typedef struct {
+        CtNodeObject *node;
+        int edge; /* next edge to follow */
+    } Frame;
+    Frame *stack = PyMem_Malloc(sizeof(Frame) * (count > 0 ? count : 1)); /* each node is pushed once */
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        ((CtNodeObject *)PyList_GET_ITEM(all, i))->engine_mark = 0;
+    }
+    for (Py_ssize_t c = 0; c < ncaptures; c++) {
+        CtNodeObject *n = (CtNodeObject *)captures[c].node;
+        if (n != NULL && n->engine_run == run) {
+            n->engine_mark |= CT_MARK_CAPTURED;
+        }
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        CtNodeObject *start = (CtNodeObject *)PyList_GET_ITEM(all, i);
+        if (start->engine_mark & CT_MARK_DONE) {
+            continue;
+        }
+        Py_ssize_t top = 0;
+        stack[top++] = (Frame){start, 0};
+        start->engine_mark |= CT_MARK_VISITING;
+        while (top > 0) {
+            Frame *f = &stack[top - 1];
+            if (f->edge < f->node->num_edges) {
+                CtNodeObject *next = (CtNodeObject *)f->node->edge_nodes[f->edge++];
+                if (next == NULL) {
+                    continue;
+                }
+                if (!(next->engine_mark & (CT_MARK_VISITING | CT_MARK_DONE))) {
+                    next->engine_mark |= CT_MARK_VISITING;
+                    stack[top++] = (Frame){next, 0};
+                } else if (next->engine_mark & CT_MARK_NEEDED) {
+                    f->node->engine_mark |= CT_MARK_FEEDS;
+                }
+                continue;
+            }
+            CtNodeObject *done = f->node;
+            done->engine_mark = (done->engine_mark & ~CT_MARK_VISITING) | CT_MARK_DONE;
+            if (--top > 0 && (done->engine_mark & CT_MARK_NEEDED)) {
+                stack[top - 1].node->engine_mark |= CT_MARK_FEEDS;
+            }
+        }
+    }
+    PyMem_Free(stack);
+    return 0;
+}
+
+/* Whether a gradient sent to next may matter: always without captures, else when next is needed. */
+static inline bool edge_needed(const CtNodeObject *next, bool filter)
+{
+    return next != NULL && (!filter || (next->engine_mark & CT_MARK_NEEDED));
+}
+
+/* Runs a formula node's backward with the edges no capture needs hidden (NULL) for the call. */
+static int formula_backward_filtered(CtNodeObject *n, PyObject **outs, PyObject **grad_inputs, bool filter)
+{
+    if (!filter) {
+        return n->formula->backward(n, outs, grad_inputs);
+    }
+    PyObject **hidden = PyMem_Calloc(n->num_edges > 0 ? n->num_edges : 1, sizeof(PyObject *));
+    if (hidden == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int e = 0; e < n->num_edges; e++) {
+        if (n->edge_nodes[e] != NULL && !edge_needed((CtNodeObject *)n->edge_nodes[e], true)) {
+            hidden[e] = n->edge_nodes[e]; /* the reference stays owned by the node */
+            n->edge_nodes[e] = NULL;
+        }
+    }
+    int rc = n->formula->backward(n, outs, grad_inputs);
+    for (int e = 0; e < n->num_edges; e++) {
+        if (hidden[e] != NULL) {
+            n->edge_nodes[e] = hidden[e];
+        }
+    }
+    PyMem_Free(hidden);
+    return rc;
+}
+
 /* Runs backward from roots (tensors) seeded with grads. With captures (autograd.grad) the
  * gradients reaching those edges are returned there and leaves' .grad are left untouched. */
 static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool create_graph, Capture *captures,
@@ -2066,6 +2166,10 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
         }
         Py_DECREF(n);
     }
+    bool filter = ncaptures > 0;
+    if (filter && mark_needed(all, captures, ncaptures, run) < 0) {
+        goto done;
+    }
     /* Seed the roots. */
     for (Py_ssize_t i = 0; i < nroots; i++) {
         CtTensorObject *t = CT_TENSOR(PyList_GET_ITEM(roots, i));
@@ -2076,7 +2180,7 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
         }
         int r = buffer_add((CtNodeObject *)node, nr, PyList_GET_ITEM(grads, i));
         CtNodeObject *n = (CtNodeObject *)node;
-        if (r == 0 && n->dependencies == 0) {
+        if (r == 0 && n->dependencies == 0 && edge_needed(n, filter)) {
             bool queued = false;
             for (Py_ssize_t k = 0; k < ready.size; k++) {
                 queued |= ready.items[k] == n;
@@ -2136,7 +2240,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             PyErr_NoMemory();
             goto done;
         }
-        if (any) {
+        if (filter && !(n->engine_mark & CT_MARK_FEEDS)) {
+            /* only captured: nothing it would compute is needed */
+        } else if (any) {
             if (n->kind == CT_NODE_ACCUMULATE) {
                 if (ncaptures == 0 && accumulate_leaf(n, outs[0], create_graph) < 0) {
                     goto done;
@@ -2166,7 +2272,7 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
                     PyErr_Format(PyExc_NotImplementedError, "derivative for aten::%s is not implemented",
                                  n->formula->op);
                     goto done;
-                } else if (n->formula->backward(n, outs, grad_inputs) < 0) {
+                } else if (formula_backward_filtered(n, outs, grad_inputs, filter) < 0) {
                     goto done;
                 }
             }
@@ -2181,8 +2287,8 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
         outs = NULL;
         for (int e = 0; e < n->num_edges; e++) {
             CtNodeObject *next = (CtNodeObject *)n->edge_nodes[e];
-            if (next == NULL) {
-                Py_CLEAR(grad_inputs[e]);
+            if (!edge_needed(next, filter)) {
+                Py_CLEAR(grad_inputs[e]); /* an unneeded node is never queued: no count to keep */
                 continue;
             }
             if (grad_inputs[e] != NULL) {

@@ -66,6 +66,7 @@ struct CtNodeObject {
     /* engine scratch, valid while engine_run == the current run */
     uint64_t engine_run;
     int64_t dependencies;
+    int engine_mark;           /* autograd.grad / backward(inputs=): CT_MARK_* bits (autograd.c) */
     PyObject *buffer;          /* list of accumulated gradients, one per output */
     PyObject *weakreflist;
 };

@@ -249,7 +249,6 @@ CT_LOCAL(log2, METH(MUL(x, NUM(M_LN2)), "reciprocal", NULL))   /* 1 / (x ln 2) *
 CT_LOCAL(log10, METH(MUL(x, NUM(M_LN10)), "reciprocal", NULL)) /* 1 / (x ln 10) */
 CT_LOCAL(log1p, METH(ADD(x, NUM(1.0)), "reciprocal", NULL))
 CT_LOCAL(expm1, ADD(o, NUM(1.0)))
-CT_LOCAL(relu, CMPF(o, NUM(0.0), Py_GT, o))
 CT_LOCAL(exp2, MUL(o, NUM(M_LN2)))
 CT_LOCAL(sinh, METH(x, "cosh", NULL))
 CT_LOCAL(cosh, METH(x, "sinh", NULL))
@@ -290,8 +289,8 @@ CT_UNARY_BW(atan, lg_atan, true, false)
 CT_UNARY_BW(silu, lg_silu, true, false)
 CT_UNARY_BW(square, lg_square, true, false)
 
-/* relu, tanh, sigmoid: when the backward is not recorded, one pass of a fused row (PyTorch's
- * threshold_backward, tanh_backward, sigmoid_backward, on the output); with create_graph, the
+/* tanh, sigmoid: when the backward is not recorded, one pass of a fused row (PyTorch's
+ * tanh_backward, sigmoid_backward, on the output); with create_graph, the
  * local-derivative expression above, whose parts have derivatives of their own. */
 static int unary_fused(CtNodeObject *n, PyObject *const *g, PyObject **gi, CtEwOp op, LocalGrad f)
 {
@@ -312,10 +311,45 @@ static int unary_fused(CtNodeObject *n, PyObject *const *g, PyObject **gi, CtEwO
     {                                                                               \
         return unary_fused(n, g, gi, CT_EW_##OP, f);                                \
     }
-CT_FUSED_BW(relu, THRESHOLD_BACKWARD, lg_relu)
 CT_FUSED_BW(tanh, TANH_BACKWARD, lg_tanh)
 CT_FUSED_BW(sigmoid, SIGMOID_BACKWARD, lg_sigmoid)
 #undef CT_FUSED_BW
+
+/* relu: threshold_backward(g, out, 0) as PyTorch, fused when not recorded; with create_graph it records
+ * ThresholdBackwardBackward0, whose edge to relu's output keeps that output in the graph (its derivative
+ * there is zero), so the leaves before the relu get zero gradients rather than None. */
+static int bw_relu(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *out = out_ref(n, 0), *zero = PyFloat_FromDouble(0.0), *r = NULL;
+    if (out != NULL && zero != NULL) {
+        PyObject *args[3] = {g[0], out, zero};
+        r = ct_grad_enabled || !CtTensor_Check(g[0]) ? ct_op("_threshold_backward", args, 3, NULL)
+                            : (PyObject *)ct_activation_backward(CT_EW_THRESHOLD_BACKWARD, CT_TENSOR(g[0]),
+                                                                 CT_TENSOR(out), 0.0);
+    }
+    Py_XDECREF(out);
+    Py_XDECREF(zero);
+    return set_fit(&gi[0], r, META(0));
+}
+
+/* _threshold_backward(grad_output, self, threshold): grad_output where self > threshold. Linear in
+ * grad_output (the same mask again); piecewise constant in self, so self gets zeros. */
+static int bw_threshold_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (NEEDS(0)) {
+        PyObject *self = (PyObject *)ct_node_tensor(n, 1), *threshold = scalar_or(ARG(2), 0.0);
+        PyObject *r = NULL;
+        if (self != NULL && threshold != NULL) {
+            PyObject *args[3] = {g[0], self, threshold};
+            r = ct_op("_threshold_backward", args, 3, NULL);
+        }
+        Py_XDECREF(threshold);
+        if (set_fit(&gi[0], r, META(0)) < 0) {
+            return -1;
+        }
+    }
+    return NEEDS(1) && (gi[1] = zeros_for(META(1))) == NULL ? -1 : 0;
+}
 
 /* gelu: d/dx [x Phi(x)] = Phi(x) + x phi(x); tanh approximation differentiated exactly. */
 static int bw_gelu(CtNodeObject *n, PyObject *const *g, PyObject **gi)
@@ -3177,6 +3211,8 @@ const CtFormula ct_formulas[] = {
     {"tanh", "TanhBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_tanh},
     {"sigmoid", "SigmoidBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_sigmoid},
     {"relu", "ReluBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_relu},
+    {"_threshold_backward", "ThresholdBackwardBackward0", SIG("grad_output", "self", "threshold"), 3, 0,
+     bw_threshold_backward},
     {"sinh", "SinhBackward0", SIG("input"), 1, 0, bw_sinh},
     {"cosh", "CoshBackward0", SIG("input"), 1, 0, bw_cosh},
     {"asin", "AsinBackward0", SIG("input"), 1, 0, bw_asin},

@@ -1531,15 +1531,10 @@ CtTensorObject *ct_embedding(CtTensorObject *weight, CtTensorObject *indices, in
 {
     CtTensorObject *w = NULL, *idx = NULL, *out = NULL, *result = NULL;
     if (indices->dtype != CT_I64 && indices->dtype != CT_I32) {
-        static const char *tnames[CT_NUM_DTYPES] = {
-            [CT_BOOL] = "BoolTensor", [CT_U8] = "ByteTensor", [CT_I8] = "CharTensor", [CT_I16] = "ShortTensor",
-            [CT_F16] = "HalfTensor", [CT_BF16] = "BFloat16Tensor", [CT_F32] = "FloatTensor",
-            [CT_F64] = "DoubleTensor", [CT_I32] = "IntTensor", [CT_I64] = "LongTensor",
-        };
         PyErr_Format(PyExc_RuntimeError,
                      "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
-                     "but got torch.%s instead (while checking arguments for embedding)",
-                     tnames[indices->dtype]);
+                     "but got torch.%sTensor instead (while checking arguments for embedding)",
+                     ct_scalar_type_name(indices->dtype));
         return NULL;
     }
     if (weight->ndim != 2) {

@@ -602,9 +602,17 @@ int ct_act_bw_shrink(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 /* threshold: 1 where x > threshold */
 int ct_act_bw_threshold(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    double threshold = node_double(n, 1, 0.0);
-    CT_ACT_BW_BEGIN
-    CT_ACT_BW_END(CMPF(x, NUM(threshold), Py_GT, x))
+    /* threshold_backward(g, x, threshold), recorded (ThresholdBackwardBackward0) with create_graph */
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *threshold = PyFloat_FromDouble(node_double(n, 1, 0.0));
+    PyObject *r = NULL;
+    if (x != NULL && threshold != NULL) {
+        PyObject *args[3] = {g[0], x, threshold};
+        r = ct_op("_threshold_backward", args, 3, NULL);
+    }
+    Py_XDECREF(threshold);
+    int rc = put_grad(n, gi, 0, 0, r);
+    Py_XDECREF(r);
+    return rc;
 }
 
 /* prelu: input gets g where x > 0 and g * w elsewhere; weight gets the sum of g * x where x <= 0

@@ -2,7 +2,7 @@
  * ctorch's recording ops (so they run on every device and autograd records their parts):
  *
  *   repeat_interleave, tensor_split / hsplit / vsplit / dsplit, ravel, type_as, fill_diagonal_,
- *   unravel_index, ldexp, masked_scatter, put / put_, vander / linalg.vander, slice_scatter / select_scatter / diagonal_scatter
+ *   unravel_index, ldexp, masked_scatter, put / put_, vander / linalg.vander, combinations, slice_scatter / select_scatter / diagonal_scatter
  *   (nodes of their own: SliceScatterBackward0, ...), trapezoid / trapz / cumulative_trapezoid, the window functions (hann,
  *   hamming, blackman, bartlett, kaiser: host-computed in double like tril_indices), and diag_embed / diagflat, mvlgamma, frexp, which PyTorch gives a node
  *   of their own (DiagEmbedBackward0, MvlgammaBackward0, FrexpBackward0): those are listed in autograd_formulas.c's table, with their formulas
@@ -1194,6 +1194,108 @@ static PyObject *py_linalg_vander(PyObject *m, PyObject *const *args, Py_ssize_t
 }
 
 /* ============================================================================================
+ * combinations: the r-element combinations of a 1-d input, as PyTorch, in lexicographic index
+ * order; the index tuples are built on the host, then one advanced index (IndexBackward0) gathers
+ * them on the input's device.
+ * ============================================================================================ */
+/* C(a, b) (a >= b >= 0) into *out; -1 with PyTorch's overflow message past int64. */
+static int binomial(int64_t a, int64_t b, int64_t *out)
+{
+    b = b < a - b ? b : a - b;
+    int64_t r = 1;
+    for (int64_t i = 1; i <= b; i++) {
+        /* r * (a - b + i) / i is exact: divide out gcd(r, i) first, the rest of i divides a - b + i */
+        int64_t x = a - b + i, g = r, h = i;
+        while (h != 0) {
+            int64_t t = g % h;
+            g = h;
+            h = t;
+        }
+        int64_t f = x / (i / g);
+        if (r / g > INT64_MAX / f) {
+            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+            return -1;
+        }
+        r = r / g * f;
+    }
+    *out = r;
+    return 0;
+}
+
+/* The (count, r) int64 host tensor of every r-combination of 0..n-1 (with repeats when
+ * with_replacement), rows in lexicographic order. New reference. */
+static CtTensorObject *combination_indices(int64_t n, int64_t r, bool with_replacement)
+{
+    int64_t count;
+    if (binomial(with_replacement ? n + r - 1 : n, r, &count) < 0) {
+        return NULL;
+    }
+    if (n == 0 || (!with_replacement && r > n)) {
+        count = 0;
+    }
+    int64_t sizes[2] = {count, r};
+    CtTensorObject *idx = ct_empty(2, sizes, CT_I64, ct_cpu());
+    if (idx == NULL || count == 0) {
+        return idx;
+    }
+    int64_t *row = (int64_t *)ct_data(idx); /* (count, r) */
+    for (int64_t j = 0; j < r; j++) {
+        row[j] = with_replacement ? 0 : j;
+    }
+    for (int64_t k = 1; k < count; k++, row += r) {
+        /* the next combination: raise the rightmost entry that can rise, reset the ones after it */
+        int64_t j = r - 1;
+        while (row[j] == (with_replacement ? n - 1 : n - r + j)) {
+            j--;
+        }
+        memcpy(row + r, row, sizeof(int64_t) * (size_t)j);
+        row[r + j] = row[j] + 1;
+        for (int64_t q = j + 1; q < r; q++) {
+            row[r + q] = with_replacement ? row[r + j] : row[r + q - 1] + 1;
+        }
+    }
+    return idx;
+}
+
+static PyObject *py_combinations(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "r", "with_replacement", NULL};
+    PyObject *a[3];
+    int64_t r = 2;
+    CtTensorObject *t;
+    if (ct_parse_args("combinations", args, nargs, kwnames, names, 1, a) < 0 ||
+        (t = tensor_arg(a[0], "combinations", "input", 1)) == NULL ||
+        (a[1] != NULL && ct_int_arg("combinations", "r", 2, a[1], &r) < 0)) {
+        return NULL;
+    }
+    if (a[2] != NULL && !PyBool_Check(a[2])) {
+        PyErr_Format(PyExc_TypeError, "combinations(): argument 'with_replacement' (position 3) must be bool, not %s",
+                     ct_type_name(a[2]));
+        return NULL;
+    }
+    if (t->ndim != 1) {
+        char shape[256];
+        ct_format_sizes(shape, sizeof(shape), t->ndim, t->sizes);
+        PyErr_Format(PyExc_RuntimeError, "Expect a 1D vector, but got shape %s", shape);
+        return NULL;
+    }
+    if (r < 0) {
+        PyErr_Format(PyExc_RuntimeError, "Expect a non-negative number, but got %lld", (long long)r);
+        return NULL;
+    }
+    if (r == 0) { /* PyTorch: an empty vector, outside the graph */
+        int64_t zero = 0;
+        return (PyObject *)ct_empty(1, &zero, t->dtype, ct_device_of(t));
+    }
+    CtTensorObject *host = combination_indices(t->sizes[0], r, a[2] == Py_True);
+    CtTensorObject *idx = host ? ct_to(host, CT_I64, ct_device_of(t), false) : NULL;
+    PyObject *result = idx ? PyObject_GetItem((PyObject *)t, (PyObject *)idx) : NULL;
+    Py_XDECREF(host);
+    Py_XDECREF(idx);
+    return result;
+}
+
+/* ============================================================================================
  * trapezoid, trapz, cumulative_trapezoid
  * ============================================================================================ */
 
@@ -1591,6 +1693,8 @@ PyMethodDef ct_more_module_methods[] = {
     CT_FN(diagonal_scatter, "diagonal_scatter(input, src, offset=0, dim1=0, dim2=1)"),
     {"vander", CT_FASTCALL(py_vander), CT_METH_FK, "vander(x, N=None, increasing=False)"},
     {"_linalg_vander", CT_FASTCALL(py_linalg_vander), CT_METH_FK, "linalg.vander(x, *, N=None)"},
+    {"combinations", CT_FASTCALL(py_combinations), CT_METH_FK,
+     "combinations(input, r=2, with_replacement=False): the r-combinations of a 1-d input's elements"},
     {"trapezoid", CT_FASTCALL(py_trapezoid), CT_METH_FK, "trapezoid(y, x=None, *, dx=None, dim=-1)"},
     {"trapz", CT_FASTCALL(py_trapz), CT_METH_FK, "trapz(y, x, *, dim=-1) or trapz(y, *, dx=1, dim=-1)"},
     {"cumulative_trapezoid", CT_FASTCALL(py_cumulative_trapezoid), CT_METH_FK,

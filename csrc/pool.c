@@ -395,9 +395,8 @@ static int max_pool_setup(int dims, const char *fname, CtTensorObject *x, PyObje
          "max_pool3d: dilation must be either a single int, or a tuple of three ints"}};
     const int lens[4] = {m.nk, m.ns, m.np, m.nd};
     const int64_t *const vals[4] = {m.k, m.s, m.p, m.dl};
-    /* PyTorch keeps the lists in ints; only the 2-d pool checks that so far (PyTorch's max_pool3d too
-     * refuses a value past INT_MAX with this message) */
-    if (check_list_lens(dims, what[dims - 2], lens, 4, dims == 2 ? vals : NULL) < 0 || check_batch_dims(x, dims) < 0) {
+    /* PyTorch keeps the lists in ints: a value past INT_MAX is refused, list by list after its length */
+    if (check_list_lens(dims, what[dims - 2], lens, 4, vals) < 0 || check_batch_dims(x, dims) < 0) {
         return -1;
     }
     pool_desc_init(d, CT_POOL_MAX, dims, x);

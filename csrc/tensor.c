@@ -1047,14 +1047,9 @@ static PyObject *tensor_type(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     CtTensorObject *t = CT_TENSOR(self);
-    static const char *legacy[CT_NUM_DTYPES] = {
-        [CT_BOOL] = "BoolTensor", [CT_U8] = "ByteTensor",   [CT_I8] = "CharTensor",
-        [CT_I16] = "ShortTensor", [CT_I32] = "IntTensor",   [CT_I64] = "LongTensor",
-        [CT_F16] = "HalfTensor",  [CT_BF16] = "BFloat16Tensor", [CT_F32] = "FloatTensor",
-        [CT_F64] = "DoubleTensor"};
     if (a[0] == NULL || a[0] == Py_None) {
-        return PyUnicode_FromFormat("torch.%s%s", ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "",
-                                    legacy[t->dtype]);
+        return PyUnicode_FromFormat("torch.%s%sTensor", ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "",
+                                    ct_scalar_type_name(t->dtype)); /* the legacy type: LongTensor */
     }
     if (PyUnicode_Check(a[0])) { /* t.type("torch.DoubleTensor") / "torch.cuda.FloatTensor" */
         const char *name = PyUnicode_AsUTF8(a[0]);
@@ -1065,7 +1060,8 @@ static PyObject *tensor_type(PyObject *self, PyObject *const *args, Py_ssize_t n
         bool cuda = rest != NULL && strncmp(rest, "cuda.", 5) == 0;
         rest = cuda ? rest + 5 : rest;
         for (int d = 0; rest != NULL && d < CT_NUM_DTYPES; d++) {
-            if (strcmp(rest, legacy[d]) == 0) {
+            size_t len = strlen(ct_scalar_type_name((CtDType)d));
+            if (strncmp(rest, ct_scalar_type_name((CtDType)d), len) == 0 && strcmp(rest + len, "Tensor") == 0) {
                 CtDevice device = cuda ? (CtDevice){CT_DEV_CUDA, ct_cuda_current_device} : ct_cpu();
                 return (PyObject *)ct_to_format(t, (CtDType)d, device, false, false, false);
             }

@@ -599,18 +599,14 @@ PyObject *ct_expand(CtTensorObject *t, int nd, const int64_t *target)
 {
     int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
     if (nd < t->ndim) {
-        static const char *const legacy[CT_NUM_DTYPES] = {
-            [CT_BOOL] = "BoolTensor",  [CT_U8] = "ByteTensor", [CT_I8] = "CharTensor",
-            [CT_I16] = "ShortTensor",  [CT_I32] = "IntTensor", [CT_I64] = "LongTensor",
-            [CT_F16] = "HalfTensor",   [CT_BF16] = "BFloat16Tensor", [CT_F32] = "FloatTensor",
-            [CT_F64] = "DoubleTensor"};
         char have[256], want[256];
         ct_format_sizes(have, sizeof(have), t->ndim, t->sizes);
         ct_format_sizes(want, sizeof(want), nd, target);
         PyErr_Format(PyExc_RuntimeError,
-                     "expand(torch.%s%s{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to "
+                     "expand(torch.%s%sTensor{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to "
                      "the number of dimensions in the tensor (%d)",
-                     ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "", legacy[t->dtype], have, want, nd, t->ndim);
+                     ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "", ct_scalar_type_name(t->dtype), have, want, nd,
+                     t->ndim); /* the legacy type: LongTensor */
         return NULL;
     }
     for (int i = nd - 1; i >= 0; i--) {

@@ -250,6 +250,36 @@ def test_activation_backward_rows(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_relu_and_threshold_double_backward_record_threshold_backward(device):
+    """With create_graph relu's and threshold's backward record threshold_backward
+    (ThresholdBackwardBackward0, edges to the gradient and to relu's output / threshold's input), whose
+    derivative in self is zero: a gradient penalty through relu gives the first layer's bias a zero
+    gradient, as PyTorch, not None; the weights' gradients against the hand-derived NumPy values."""
+    x = T(RNG.standard_normal((5, 3)), device, requires_grad=True)
+    w1 = T(RNG.standard_normal((4, 3)), device, requires_grad=True)
+    b1 = T(RNG.standard_normal(4), device, requires_grad=True)
+    w2 = T(RNG.standard_normal((1, 4)), device, requires_grad=True)
+    (g,) = ctorch.autograd.grad(F.linear(F.relu(F.linear(x, w1, b1)), w2).sum(), x, create_graph=True)
+    (g ** 2).sum().backward()
+    xn, w1n, w2n = to_numpy(x), to_numpy(w1), to_numpy(w2)
+    m = (xn @ w1n.T + to_numpy(b1) > 0).astype(float)  # (5, 4) relu's mask
+    gn = (m * w2n) @ w1n  # (5, 3) d out / d x per row
+    assert_close(g, gn)
+    assert_close(w1.grad, 2 * (m * w2n).T @ gn)
+    assert_close(w2.grad, 2 * (m * (gn @ w1n.T)).sum(axis=0, keepdims=True))
+    assert not to_numpy(b1.grad).any() and not to_numpy(x.grad).any()  # zeros, not None
+    gy = T(RNG.standard_normal((5, 3)), device, requires_grad=True)
+    for f, parent in ((F.relu, "ReluBackward0"), (lambda v: F.threshold(v, 0.25, -2.0), "AccumulateGrad")):
+        (h,) = ctorch.autograd.grad(f(x), x, gy, create_graph=True)
+        assert type(h.grad_fn).__name__ == "ThresholdBackwardBackward0"
+        assert [type(e[0]).__name__ for e in h.grad_fn.next_functions] == ["AccumulateGrad", parent]
+        assert_close(h, np.where(xn > (0.0 if parent != "AccumulateGrad" else 0.25), to_numpy(gy), 0.0))
+        ggy, gx = ctorch.autograd.grad((h * h).sum(), (gy, x), allow_unused=True)
+        assert_close(ggy, 2 * to_numpy(h))
+        assert gx is not None and not to_numpy(gx).any()
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_activation_errors(device):
     x = T(RNG.standard_normal((2, 3)), device)
     with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is size 3"):

@@ -243,6 +243,35 @@ def test_autograd_grad_and_double_backward():
     assert torch.autograd.grad((x * 2).sum(), [x, z], allow_unused=True)[1] is None
 
 
+def test_grad_runs_only_nodes_leading_to_its_inputs():
+    """autograd.grad(out, x) and backward(inputs=[x]) run no node that leads only to other leaves (a
+    Function whose backward raises, a tensor hook), as PyTorch's engine; deep graphs need no recursion."""
+    class Boom(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise RuntimeError("boom")
+
+    x, w = leaf(4), leaf(4)
+    calls = []
+    w2 = Boom.apply(w) * 1
+    w2.register_hook(calls.append)
+    (gx,) = torch.autograd.grad((x * w2).sum(), x)
+    np.testing.assert_allclose(gx.numpy(), w.detach().numpy())
+    (x * w2).sum().backward(inputs=[x])
+    np.testing.assert_allclose(x.grad.numpy(), w.detach().numpy())
+    assert calls == [] and w.grad is None
+    with pytest.raises(RuntimeError, match="boom"):
+        (x * w2).sum().backward()
+    y = x
+    for _ in range(5_000):
+        y = Boom.apply(w) + y
+    assert torch.autograd.grad(y.sum(), x)[0].tolist() == [1.0] * 4
+
+
 def test_deep_graph_has_no_recursion_limit():
     x = torch.zeros(1, requires_grad=True)
     y = x

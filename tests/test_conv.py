@@ -260,6 +260,30 @@ def test_grad_of_some_inputs(device, rng):
     assert_close(w.grad, _grad_w_ones(to_numpy(x), (3, 2, 2, 2)))
 
 
+def test_grad_of_input_alone_computes_no_weight_gradient(device, rng, monkeypatch):
+    """autograd.grad(out, x) with a weight and bias that require grad asks the backward op for
+    grad_input only (output mask 1) and leaves weight.grad / bias.grad None."""
+    masks = []
+    backward = ctorch._C._convolution_backward
+
+    def spy(*args):
+        masks.append(args[-1])
+        return backward(*args)
+
+    monkeypatch.setattr(ctorch._C, "_convolution_backward", spy)
+    x = T(rng.standard_normal((2, 2, 5, 5)), device, requires_grad=True)
+    w = T(rng.standard_normal((3, 2, 3, 3)), device, requires_grad=True)
+    b = T(rng.standard_normal(3), device, requires_grad=True)
+    gout = rng.standard_normal((2, 3, 3, 3))
+    (gx,) = ctorch.autograd.grad(F.conv2d(x, w, b), x, T(gout, device))
+    assert masks == [1] and w.grad is None and b.grad is None
+    lin = ref_conv2d(to_numpy(x), to_numpy(w))
+    np.testing.assert_allclose(np.sum(to_numpy(gx) * to_numpy(x)), np.sum(lin * gout), rtol=1e-10)
+    (gw,) = ctorch.autograd.grad(F.conv2d(x, w, b), w, T(gout, device))
+    assert masks == [1, 2] and x.grad is None
+    np.testing.assert_allclose(np.sum(to_numpy(gw) * to_numpy(w)), np.sum(lin * gout), rtol=1e-10)
+
+
 def _grad_w_ones(x, wshape):
     """grad of sum(conv2d(x, w)) w.r.t. w: the sum of the input window each tap sees."""
     o, c, kh, kw = wshape

@@ -405,6 +405,14 @@ def test_to_positional_flags_and_legacy_type_strings():
     assert x.type() == "torch.FloatTensor"
     with pytest.raises(ValueError, match="^invalid type: 'DoubleTensor'$"):
         x.type("DoubleTensor")
+    legacy = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
+    for name, legacy_name in legacy.items():  # every dtype's legacy name, both ways
+        assert torch.zeros(1, dtype=getattr(torch, name)).type() == f"torch.{legacy_name}Tensor"
+        assert x.type(f"torch.{legacy_name}Tensor").dtype == getattr(torch, name)
+    for bad in ("torch.Float", "torch.FloatTensorX"):
+        with pytest.raises(ValueError, match=f"^invalid type: '{bad}'$"):
+            x.type(bad)
 
 
 def test_iter():

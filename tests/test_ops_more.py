@@ -655,6 +655,45 @@ def test_vander(device, dtype):
     assert gradcheck(lambda a: ctorch.linalg.vander(a, N=4), (v,))
 
 
+# --- combinations ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64", "bool"])
+def test_combinations(device, dtype):
+    """Every r (0, 1, up to past n) with and without replacement against itertools, on a strided 1-d view;
+    the empty input; PyTorch's errors; gradients (IndexBackward0, gradcheck) of r-tuples."""
+    import itertools
+
+    base = (np.arange(10) % 2 if dtype == "bool" else np.arange(10) * 1.5 - 4).astype(
+        np.float32 if dtype == "float16" else dtype)
+    x = make(base, device, dtype)[::2]  # 5 elements, stride 2
+    vals = base[::2]
+    for r in (1, 2, 3, 6):
+        for rep, combos in ((False, itertools.combinations), (True, itertools.combinations_with_replacement)):
+            out = ctorch.combinations(x, r, with_replacement=rep)
+            want = np.array([[vals[i] for i in c] for c in combos(range(5), r)]).reshape(-1, r)
+            assert out.dtype == x.dtype and out.device == x.device and out.shape == want.shape
+            assert_close(out, want)
+    assert ctorch.combinations(x).shape == (10, 2)
+    for rep in (False, True):
+        z = ctorch.combinations(x, r=0, with_replacement=rep)
+        assert z.shape == (0,) and z.dtype == x.dtype and z.device == x.device
+        assert ctorch.combinations(x[:0], 2, rep).shape == (0, 2)
+    raises(RuntimeError, "Expect a 1D vector, but got shape [2, 2]", lambda: ctorch.combinations(x[:4].view(2, 2), -1))
+    raises(RuntimeError, "Expect a 1D vector, but got shape []", lambda: ctorch.combinations(x[0]))
+    raises(RuntimeError, "Expect a non-negative number, but got -1", lambda: ctorch.combinations(x, -1))
+    raises(TypeError, "combinations(): argument 'r' (position 2) must be int, not bool",
+           lambda: ctorch.combinations(x, True))
+    raises(TypeError, "combinations(): argument 'with_replacement' (position 3) must be bool, not int",
+           lambda: ctorch.combinations(x, 2, 1))
+    raises(RuntimeError, "numel: integer multiplication overflow",
+           lambda: ctorch.combinations(ctorch.arange(100, device=device), 20))
+    if dtype == "float64":
+        v = leaf([0.5, -1.5, 2.0, 3.0], device)
+        assert ctorch.combinations(v).grad_fn.name() == "IndexBackward0"
+        assert not ctorch.combinations(v, 0).requires_grad
+        assert gradcheck(lambda a: ctorch.combinations(a, 3), (v,))
+        assert gradcheck(lambda a: ctorch.combinations(a, 2, True), (v,))
+
+
 # --- masked_scatter, put --------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
 def test_masked_scatter_put(device, dtype):
