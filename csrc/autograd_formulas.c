@@ -239,9 +239,7 @@ CT_LOCAL(out, o)
 CT_LOCAL(recip_x, METH(x, "reciprocal", NULL))
 CT_LOCAL(cos, METH(x, "cos", NULL))
 CT_LOCAL(neg_sin, NEG(METH(x, "sin", NULL)))
-CT_LOCAL(tanh, SUB(NUM(1.0), MUL(o, o)))                       /* 1 - o^2 */
 CT_LOCAL(tan, ADD(NUM(1.0), MUL(o, o)))                        /* 1 + o^2 */
-CT_LOCAL(sigmoid, MUL(o, SUB(NUM(1.0), o)))                    /* o (1 - o) */
 CT_LOCAL(sqrt, DIV(NUM(0.5), o))                               /* 0.5 / o */
 CT_LOCAL(rsqrt, MUL(MUL(MUL(o, o), o), NUM(-0.5)))             /* -0.5 o^3 */
 CT_LOCAL(reciprocal, NEG(MUL(o, o)))                           /* -o^2 */
@@ -289,47 +287,62 @@ CT_UNARY_BW(atan, lg_atan, true, false)
 CT_UNARY_BW(silu, lg_silu, true, false)
 CT_UNARY_BW(square, lg_square, true, false)
 
-/* tanh, sigmoid: when the backward is not recorded, one pass of a fused row (PyTorch's
- * tanh_backward, sigmoid_backward, on the output); with create_graph, the
- * local-derivative expression above, whose parts have derivatives of their own. */
-static int unary_fused(CtNodeObject *n, PyObject *const *g, PyObject **gi, CtEwOp op, LocalGrad f)
+/* relu, tanh, sigmoid: PyTorch's threshold_backward(g, out, 0), tanh_backward(g, out),
+ * sigmoid_backward(g, out): the fused row when not recorded; with create_graph the recorded op
+ * (ThresholdBackwardBackward0, TanhBackwardBackward0, SigmoidBackwardBackward0), whose edge to the
+ * output keeps it in the graph (relu's leaves get zero gradients rather than None). */
+static int fused_activation_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *recorded, CtEwOp op)
 {
-    if (ct_grad_enabled || !CtTensor_Check(g[0])) {
-        return unary_with(n, g, gi, f, false, true);
-    }
-    PyObject *out = out_ref(n, 0);
-    if (out == NULL) {
-        return -1;
-    }
-    int rc = set_fit(&gi[0], (PyObject *)ct_activation_backward(op, CT_TENSOR(g[0]), CT_TENSOR(out), 0.0), META(0));
-    Py_DECREF(out);
-    return rc;
-}
-
-#define CT_FUSED_BW(name, OP, f)                                                    \
-    static int bw_##name(CtNodeObject *n, PyObject *const *g, PyObject **gi)       \
-    {                                                                               \
-        return unary_fused(n, g, gi, CT_EW_##OP, f);                                \
-    }
-CT_FUSED_BW(tanh, TANH_BACKWARD, lg_tanh)
-CT_FUSED_BW(sigmoid, SIGMOID_BACKWARD, lg_sigmoid)
-#undef CT_FUSED_BW
-
-/* relu: threshold_backward(g, out, 0) as PyTorch, fused when not recorded; with create_graph it records
- * ThresholdBackwardBackward0, whose edge to relu's output keeps that output in the graph (its derivative
- * there is zero), so the leaves before the relu get zero gradients rather than None. */
-static int bw_relu(CtNodeObject *n, PyObject *const *g, PyObject **gi)
-{
-    PyObject *out = out_ref(n, 0), *zero = PyFloat_FromDouble(0.0), *r = NULL;
-    if (out != NULL && zero != NULL) {
+    const bool threshold = op == CT_EW_THRESHOLD_BACKWARD;
+    PyObject *out = out_ref(n, 0), *zero = threshold ? PyFloat_FromDouble(0.0) : NULL, *r = NULL;
+    if (out != NULL && (zero != NULL || !threshold)) {
         PyObject *args[3] = {g[0], out, zero};
-        r = ct_grad_enabled || !CtTensor_Check(g[0]) ? ct_op("_threshold_backward", args, 3, NULL)
-                            : (PyObject *)ct_activation_backward(CT_EW_THRESHOLD_BACKWARD, CT_TENSOR(g[0]),
-                                                                 CT_TENSOR(out), 0.0);
+        r = ct_grad_enabled || !CtTensor_Check(g[0])
+                ? ct_op(recorded, args, threshold ? 3 : 2, NULL)
+                : (PyObject *)ct_activation_backward(op, CT_TENSOR(g[0]), CT_TENSOR(out), 0.0);
     }
     Py_XDECREF(out);
     Py_XDECREF(zero);
     return set_fit(&gi[0], r, META(0));
+}
+
+#define CT_FUSED_BW(name, recorded, OP)                                             \
+    static int bw_##name(CtNodeObject *n, PyObject *const *g, PyObject **gi)       \
+    {                                                                               \
+        return fused_activation_bw(n, g, gi, recorded, CT_EW_##OP);                 \
+    }
+CT_FUSED_BW(relu, "_threshold_backward", THRESHOLD_BACKWARD)
+CT_FUSED_BW(tanh, "_tanh_backward", TANH_BACKWARD)
+CT_FUSED_BW(sigmoid, "_sigmoid_backward", SIGMOID_BACKWARD)
+#undef CT_FUSED_BW
+
+/* _tanh_backward(go, y) = go (1 - y^2): d/dgo = tanh_backward(gg, y), d/dy = -2 y go gg;
+ * _sigmoid_backward(go, y) = go (1 - y) y: d/dgo = sigmoid_backward(gg, y), d/dy = gg go (1 - 2 y). */
+static int activation_backward_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi, bool is_tanh)
+{
+    PyObject *go = (PyObject *)ct_node_tensor(n, 0), *y = (PyObject *)ct_node_tensor(n, 1);
+    if (go == NULL || y == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    int rc = 0;
+    if (NEEDS(0)) {
+        rc = set_fit(&gi[0], TAKE(FN(is_tanh ? "_tanh_backward" : "_sigmoid_backward", "(OO)", g[0], y)), META(0));
+    }
+    if (rc == 0 && NEEDS(1)) {
+        PyObject *local = is_tanh ? MUL(y, NUM(-2.0)) : SUB(NUM(1.0), MUL(y, NUM(2.0)));
+        rc = set_fit(&gi[1], TAKE(MUL(MUL(g[0], go), local)), META(1));
+    }
+    arena_free(arena);
+    return rc;
+}
+static int bw_tanh_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return activation_backward_bw(n, g, gi, true);
+}
+static int bw_sigmoid_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return activation_backward_bw(n, g, gi, false);
 }
 
 /* _threshold_backward(grad_output, self, threshold): grad_output where self > threshold. Linear in
@@ -3213,6 +3226,8 @@ const CtFormula ct_formulas[] = {
     {"relu", "ReluBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_relu},
     {"_threshold_backward", "ThresholdBackwardBackward0", SIG("grad_output", "self", "threshold"), 3, 0,
      bw_threshold_backward},
+    {"_tanh_backward", "TanhBackwardBackward0", SIG("grad_output", "output"), 3, 0, bw_tanh_backward},
+    {"_sigmoid_backward", "SigmoidBackwardBackward0", SIG("grad_output", "output"), 3, 0, bw_sigmoid_backward},
     {"sinh", "SinhBackward0", SIG("input"), 1, 0, bw_sinh},
     {"cosh", "CoshBackward0", SIG("input"), 1, 0, bw_cosh},
     {"asin", "AsinBackward0", SIG("input"), 1, 0, bw_asin},

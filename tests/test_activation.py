@@ -250,6 +250,25 @@ def test_activation_backward_rows(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_tanh_sigmoid_double_backward(device):
+    """Under create_graph, tanh's and sigmoid's backward record TanhBackwardBackward0 /
+    SigmoidBackwardBackward0 (PyTorch's nodes); second derivatives against the closed forms and a
+    gradcheck of the recorded backward ops themselves."""
+    v = np.array([0.3, -1.2, 2.0])
+    for f, name, second in ((ctorch.tanh, "TanhBackwardBackward0", lambda t: -2 * t * (1 - t * t)),
+                            (ctorch.sigmoid, "SigmoidBackwardBackward0", lambda s: s * (1 - s) * (1 - 2 * s))):
+        x = T(v, device, requires_grad=True)
+        y = f(x)
+        (gx,) = ctorch.autograd.grad(y.sum(), x, create_graph=True)
+        assert gx.grad_fn.name() == name
+        (ggx,) = ctorch.autograd.grad(gx.sum(), x)
+        assert_close(ggx, second(to_numpy(y)))
+    go, out = T([0.5, -2.0, 1.5], device, requires_grad=True), T([0.2, -0.7, 0.9], device, requires_grad=True)
+    assert gradcheck(ctorch._C._tanh_backward, (go, out))
+    assert gradcheck(ctorch._C._sigmoid_backward, (go, out))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_relu_and_threshold_double_backward_record_threshold_backward(device):
     """With create_graph relu's and threshold's backward record threshold_backward
     (ThresholdBackwardBackward0, edges to the gradient and to relu's output / threshold's input), whose
