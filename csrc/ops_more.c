@@ -1034,25 +1034,25 @@ static PyObject *py_special_ndtr(PyObject *m, PyObject *const *args, Py_ssize_t 
  * (searchsorted, right: a zero-probability category is never drawn). Without, the exponential
  * race as PyTorch: the num_samples largest p / E (E = -log U ~ Exp(1)), in decreasing order.
  * ============================================================================================ */
+/* PyTorch's checks of the probabilities: one value read back when they pass (on CUDA, one wait), a
+ * second only to tell the two errors apart. */
 static int multinomial_check(CtArena *arena, PyObject *p2)
 {
-    PyObject *ok = METH(METH(p2, "isfinite", NULL), "logical_and", "(O)", CMP(p2, NUM(0.0), Py_GE));
-    PyObject *all_ok = METH(ok, "all", NULL);
-    PyObject *bad_sum = METH(CMP(METH(p2, "sum", "(i)", -1), NUM(0.0), Py_LE), "any", NULL);
-    int good = all_ok != NULL ? PyObject_IsTrue(all_ok) : -1;
-    int zero = bad_sum != NULL ? PyObject_IsTrue(bad_sum) : -1;
-    if (good < 0 || zero < 0) {
+    PyObject *all_ok = METH(METH(METH(p2, "isfinite", NULL), "logical_and", "(O)", CMP(p2, NUM(0.0), Py_GE)), "all",
+                            NULL);
+    PyObject *sums_ok = METH(CMP(METH(p2, "sum", "(i)", -1), NUM(0.0), Py_GT), "all", NULL);
+    PyObject *both = METH(all_ok, "logical_and", "(O)", sums_ok);
+    int pass = both != NULL ? PyObject_IsTrue(both) : -1;
+    if (pass != 0) {
+        return pass < 0 ? -1 : 0;
+    }
+    int good = PyObject_IsTrue(all_ok);
+    if (good < 0) {
         return -1;
     }
-    if (!good) {
-        PyErr_SetString(PyExc_RuntimeError, "probability tensor contains either `inf`, `nan` or element < 0");
-        return -1;
-    }
-    if (zero) {
-        PyErr_SetString(PyExc_RuntimeError, "invalid multinomial distribution (sum of probabilities <= 0)");
-        return -1;
-    }
-    return 0;
+    PyErr_SetString(PyExc_RuntimeError, good ? "invalid multinomial distribution (sum of probabilities <= 0)"
+                                             : "probability tensor contains either `inf`, `nan` or element < 0");
+    return -1;
 }
 
 static PyObject *tensor_multinomial(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)

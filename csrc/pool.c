@@ -1102,41 +1102,53 @@ static PyObject *py_avg_pool3d(PyObject *self, PyObject *const *args, Py_ssize_t
     return avg_pool_impl(3, "avg_pool3d", CT_TENSOR(a[0]), a + 1);
 }
 
+/* The adaptive pools' entry points: public (output_size an int or dims values, None keeping the input's
+ * size) or the autograd kernel (_adaptive_avg_pool<dims>d: an int repeated, or dims values). */
+typedef enum { ADAPTIVE_AVG, ADAPTIVE_AVG_KERNEL, ADAPTIVE_MAX } AdaptiveEntry;
+
+static PyObject *adaptive_entry(const char *fname, int dims, AdaptiveEntry kind, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    PyObject *a[2];
+    int64_t size[POOL_MAX_LIST];
+    POOL_PARSE(fname, adaptive_names, 2, a)
+    int n;
+    if (kind == ADAPTIVE_AVG_KERNEL) {
+        n = parse_int_list(fname, "output_size", 2, a[1], size);
+        if (n == 1) {
+            for (int d = 1; d < dims; d++) {
+                size[d] = size[0];
+            }
+            n = dims;
+        }
+    } else {
+        n = parse_adaptive_size(fname, a[1], CT_TENSOR(a[0]), dims, size);
+    }
+    if (n < 0) {
+        return NULL;
+    }
+    return kind == ADAPTIVE_AVG ? adaptive_avg_pool_impl(dims, CT_TENSOR(a[0]), size, n)
+                                : adaptive_impl(kind == ADAPTIVE_AVG_KERNEL, dims, CT_TENSOR(a[0]), size, n);
+}
+
 PyDoc_STRVAR(adaptive_avg_pool3d_doc, "adaptive_avg_pool3d(input, output_size) -> Tensor\n\noutput_size: an int or "
                                       "three, None keeping the input's size.");
 static PyObject *py_adaptive_avg_pool3d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *a[2];
-    int64_t size[POOL_MAX_LIST];
-    POOL_PARSE("adaptive_avg_pool3d", adaptive_names, 2, a)
-    int n = parse_adaptive_size("adaptive_avg_pool3d", a[1], CT_TENSOR(a[0]), 3, size);
-    return n < 0 ? NULL : adaptive_avg_pool_impl(3, CT_TENSOR(a[0]), size, n);
+    return adaptive_entry("adaptive_avg_pool3d", 3, ADAPTIVE_AVG, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(adaptive_avg_pool3d_kernel_doc, "_adaptive_avg_pool3d(input, output_size) -> Tensor");
-static PyObject *py_adaptive_avg_pool3d_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                               PyObject *kwnames)
+static PyObject *py_adaptive_avg_pool3d_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *a[2];
-    int64_t size[POOL_MAX_LIST];
-    POOL_PARSE("_adaptive_avg_pool3d", adaptive_names, 2, a)
-    int n = parse_int_list("_adaptive_avg_pool3d", "output_size", 2, a[1], size);
-    if (n == 1) {
-        size[1] = size[2] = size[0];
-        n = 3;
-    }
-    return n < 0 ? NULL : adaptive_impl(true, 3, CT_TENSOR(a[0]), size, n);
+    return adaptive_entry("_adaptive_avg_pool3d", 3, ADAPTIVE_AVG_KERNEL, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(adaptive_max_pool3d_doc, "adaptive_max_pool3d(input, output_size) -> (Tensor, Tensor)\n\noutput_size: "
                                       "an int or three, None keeping the input's size.");
 static PyObject *py_adaptive_max_pool3d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *a[2];
-    int64_t size[POOL_MAX_LIST];
-    POOL_PARSE("adaptive_max_pool3d", adaptive_names, 2, a)
-    int n = parse_adaptive_size("adaptive_max_pool3d", a[1], CT_TENSOR(a[0]), 3, size);
-    return n < 0 ? NULL : adaptive_impl(false, 3, CT_TENSOR(a[0]), size, n);
+    return adaptive_entry("adaptive_max_pool3d", 3, ADAPTIVE_MAX, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(max_pool1d_with_indices_doc,
@@ -1205,37 +1217,20 @@ PyDoc_STRVAR(adaptive_avg_pool2d_doc, "adaptive_avg_pool2d(input, output_size) -
                                       "two, None keeping the input's size.");
 static PyObject *py_adaptive_avg_pool2d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *a[2];
-    int64_t size[POOL_MAX_LIST];
-    POOL_PARSE("adaptive_avg_pool2d", adaptive_names, 2, a)
-    int n = parse_adaptive_size("adaptive_avg_pool2d", a[1], CT_TENSOR(a[0]), 2, size);
-    return n < 0 ? NULL : adaptive_avg_pool_impl(2, CT_TENSOR(a[0]), size, n);
+    return adaptive_entry("adaptive_avg_pool2d", 2, ADAPTIVE_AVG, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(adaptive_avg_pool2d_kernel_doc, "_adaptive_avg_pool2d(input, output_size) -> Tensor");
-static PyObject *py_adaptive_avg_pool2d_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                               PyObject *kwnames)
+static PyObject *py_adaptive_avg_pool2d_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *a[2];
-    int64_t size[POOL_MAX_LIST];
-    POOL_PARSE("_adaptive_avg_pool2d", adaptive_names, 2, a)
-    int n = parse_int_list("_adaptive_avg_pool2d", "output_size", 2, a[1], size);
-    if (n == 1) {
-        size[1] = size[0];
-        n = 2;
-    }
-    return n < 0 ? NULL : adaptive_impl(true, 2, CT_TENSOR(a[0]), size, n);
+    return adaptive_entry("_adaptive_avg_pool2d", 2, ADAPTIVE_AVG_KERNEL, args, nargs, kwnames);
 }
 
 PyDoc_STRVAR(adaptive_max_pool2d_doc, "adaptive_max_pool2d(input, output_size) -> (Tensor, Tensor)\n\noutput_size: "
                                       "an int or two, None keeping the input's size.");
 static PyObject *py_adaptive_max_pool2d(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *a[2];
-    int64_t size[POOL_MAX_LIST];
-    POOL_PARSE("adaptive_max_pool2d", adaptive_names, 2, a)
-    int n = parse_adaptive_size("adaptive_max_pool2d", a[1], CT_TENSOR(a[0]), 2, size);
-    return n < 0 ? NULL : adaptive_impl(false, 2, CT_TENSOR(a[0]), size, n);
+    return adaptive_entry("adaptive_max_pool2d", 2, ADAPTIVE_MAX, args, nargs, kwnames);
 }
 
 /* adaptive_avg_pool1d (avg) / adaptive_max_pool1d(input, output_size) */

@@ -1,21 +1,10 @@
 """ctorch.special: torch.special's names. Most are other names of ctorch functions; entr, xlog1py and
-ndtr are ctorch._C.special_<name> (looked up per call: autograd and autocast wrap the _C functions)."""
-from . import _C
+ndtr are ctorch._C.special_<name>."""
+from ._forward import c_function as _alias
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i1", "log1p",
            "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma", "psi", "round", "sinc",
            "softmax", "xlog1py", "xlogy"]
-
-
-def _alias(special_name, c_name, signature):
-    """torch.special.<special_name>, calling ctorch._C.<c_name>."""
-
-    def fn(*args, **kwargs):
-        return getattr(_C, c_name)(*args, **kwargs)
-
-    fn.__name__ = fn.__qualname__ = special_name
-    fn.__doc__ = f"{special_name}{signature}: ctorch.{c_name}."
-    return fn
 
 
 digamma = _alias("digamma", "digamma", "(input, *, out=None) -> Tensor")

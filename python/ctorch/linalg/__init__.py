@@ -1,5 +1,6 @@
 """ctorch.linalg: torch.linalg's functions (the computations live in ctorch._C, as _linalg_<name>)."""
 from .. import _C
+from .._forward import c_function
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "inv", "lu_factor", "matrix_norm",
            "matrix_power", "multi_dot", "norm", "qr", "slogdet", "solve", "solve_triangular", "vander", "vecdot",
@@ -9,16 +10,8 @@ LinAlgError = _C._LinAlgError_type()
 
 
 def _forward(name, signature):
-    """torch.linalg.<name>, calling ctorch._C._linalg_<name> (looked up per call: autograd and
-    autocast wrap the _C functions)."""
-    c_name = "_linalg_" + name
-
-    def fn(*args, **kwargs):
-        return getattr(_C, c_name)(*args, **kwargs)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name}{signature}: see ctorch._C.{c_name}."
-    return fn
+    """torch.linalg.<name>, calling ctorch._C._linalg_<name>."""
+    return c_function(name, "_linalg_" + name, signature)
 
 
 cross = _forward("cross", "(input, other, *, dim=-1, out=None) -> Tensor")
