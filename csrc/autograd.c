@@ -312,6 +312,30 @@ CtTensorObject *ct_node_output(CtNodeObject *node, int k)
     return t;
 }
 
+/* Output k of node n for use in a formula, new reference. With create_graph (grad mode is on
+ * while the engine runs) the alias's history is output k of n itself, as PyTorch saves outputs
+ * with their grad_fn: a double backward then flows through n back to its inputs instead of
+ * treating the output as a constant. Otherwise the detached alias. A saved output that already
+ * has a history (set by CopySlices for the op it wraps) is used as it is. */
+PyObject *ct_node_output_ref(CtNodeObject *n, int k)
+{
+    CtTensorObject *o = ct_node_output(n, k);
+    if (o == NULL) {
+        return NULL;
+    }
+    if (!ct_grad_enabled || !ct_is_floating(o->dtype) || o->grad_fn != NULL) {
+        return Py_NewRef(o);
+    }
+    CtTensorObject *a = ct_view_of(o, o->ndim, o->sizes, o->strides, o->offset);
+    if (a == NULL) {
+        return NULL;
+    }
+    a->grad_fn = Py_NewRef((PyObject *)n);
+    a->output_nr = k;
+    a->requires_grad = true;
+    return (PyObject *)a;
+}
+
 /* --- calling ops ---------------------------------------------------------------------------------------- */
 static PyObject *module_dict; /* borrowed: ctorch._C's dict */
 

@@ -84,6 +84,10 @@ typedef struct CtTensorMeta {
  * time" or version-counter RuntimeError set when the saved tensor is gone or was modified). */
 CtTensorObject *ct_node_tensor(CtNodeObject *node, int i);
 CtTensorObject *ct_node_output(CtNodeObject *node, int k);
+/* Output k as a formula should use it, new reference: under create_graph an alias whose history is
+ * output k of node itself (as PyTorch saves outputs), so a double backward sees its dependence on
+ * the inputs. Formulas that save a floating output use this, not ct_node_output. */
+PyObject *ct_node_output_ref(CtNodeObject *node, int k);
 
 #define CT_NODE_FORMULA 0
 #define CT_NODE_ACCUMULATE 1

@@ -72,31 +72,6 @@ static int set_fit(PyObject **slot, PyObject *value, const CtTensorMeta *m)
     return *slot == NULL ? -1 : 0;
 }
 
-/* Output k of node n for use in a formula, new reference. With create_graph (grad mode is on
- * while the engine runs) the alias's history is output k of n itself, as PyTorch saves outputs
- * with their grad_fn: a double backward then flows through n back to its inputs instead of
- * treating the output as a constant. Otherwise the detached alias. A saved output that already
- * has a history (set by CopySlices for the op it wraps) is used as it is. */
-static PyObject *out_ref(CtNodeObject *n, int k)
-{
-    CtTensorObject *o = ct_node_output(n, k);
-    if (o == NULL) {
-        return NULL;
-    }
-    if (!ct_grad_enabled || !ct_is_floating(o->dtype) || o->grad_fn != NULL) {
-        return Py_NewRef(o);
-    }
-    CtTensorObject *a = ct_view_of(o, o->ndim, o->sizes, o->strides, o->offset);
-    if (a == NULL) {
-        return NULL;
-    }
-    a->grad_fn = Py_NewRef((PyObject *)n);
-    a->output_nr = k;
-    a->requires_grad = true;
-    return (PyObject *)a;
-}
-
-
 /* --- elementwise ---------------------------------------------------------------------------------------- */
 static int bw_add(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
@@ -222,7 +197,7 @@ static int unary_with(CtNodeObject *n, PyObject *const *g, PyObject **gi, LocalG
 {
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *x = needs_x ? (PyObject *)ct_node_tensor(n, 0) : NULL;
-    PyObject *out = needs_out ? KEEP(out_ref(n, 0)) : NULL;
+    PyObject *out = needs_out ? KEEP(ct_node_output_ref(n, 0)) : NULL;
     int rc = -1;
     if (!(needs_x && x == NULL) && !arena->failed) {
         rc = set_fit(&gi[0], TAKE(MUL(g[0], f(arena, x, out))), META(0));
@@ -294,7 +269,7 @@ CT_UNARY_BW(square, lg_square, true, false)
 static int fused_activation_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *recorded, CtEwOp op)
 {
     const bool threshold = op == CT_EW_THRESHOLD_BACKWARD;
-    PyObject *out = out_ref(n, 0), *zero = threshold ? PyFloat_FromDouble(0.0) : NULL, *r = NULL;
+    PyObject *out = ct_node_output_ref(n, 0), *zero = threshold ? PyFloat_FromDouble(0.0) : NULL, *r = NULL;
     if (out != NULL && (zero != NULL || !threshold)) {
         PyObject *args[3] = {g[0], out, zero};
         r = ct_grad_enabled || !CtTensor_Check(g[0])
@@ -900,7 +875,7 @@ static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     bool keepdim = arg_true(ARG(2));
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *ou = arena->failed ? NULL : KEEP(unreduce(out, META(0), ARG(1), keepdim));
     PyObject *e = METH(SUB(x, ou), "exp", NULL);
     PyObject *gu = arena->failed ? NULL : KEEP(unreduce(g[0], META(0), ARG(1), keepdim));
@@ -935,7 +910,7 @@ static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     bool keepdim = arg_true(ARG(3));
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *zero = NUM(0.0);
-    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *ou = arena->failed ? NULL : KEEP(unreduce(out, META(0), dims, keepdim));
     PyObject *gu = arena->failed ? NULL : KEEP(unreduce(g[0], META(0), dims, keepdim));
     PyObject *sg = METH(x, "sign", NULL);
@@ -966,7 +941,7 @@ static int bw_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *dim = ARG(1);
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *go = MUL(g[0], out);
     PyObject *s = METH(go, "sum", "(OO)", dim, Py_True);
     int rc = set_fit(&gi[0], TAKE(MUL(out, SUB(g[0], s))), META(0));
@@ -978,7 +953,7 @@ static int bw_log_softmax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *dim = ARG(1);
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *s = METH(g[0], "sum", "(OO)", dim, Py_True);
     PyObject *e = METH(out, "exp", NULL);
     int rc = set_fit(&gi[0], TAKE(SUB(g[0], MUL(e, s))), META(0));
@@ -1030,7 +1005,7 @@ static int bw_logcumsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
                                     : -FLT_MAX;
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *dims = KEEP(PyTuple_Pack(1, dim)), *zero = NUM(0.0), *low = NUM(lowest);
-    PyObject *out = KEEP(out_ref(n, 0));
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *log_abs = METH(METH(g[0], "abs", NULL), "log", NULL);
     PyObject *v = NULL;
     for (int sign = 0; sign < 2; sign++) {
@@ -1734,7 +1709,7 @@ static int bw_hypot(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *a = (PyObject *)ct_node_tensor(n, 0), *b = (PyObject *)ct_node_tensor(n, 1);
-    PyObject *gr = DIV(g[0], KEEP(out_ref(n, 0)));
+    PyObject *gr = DIV(g[0], KEEP(ct_node_output_ref(n, 0)));
     int rc = put(n, gi, 0, MUL(gr, a), 0) < 0 || put(n, gi, 1, MUL(gr, b), 1) < 0 ? -1 : 0;
     arena_free(arena);
     return rc;
@@ -1956,7 +1931,7 @@ static int bw_var_mean(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             /* g / std, zero where std is zero (constant rows): computed on the gradient before it
              * meets x, so that a double backward meets the 0/0 only on the path into std itself,
              * whose own formula masks it again (as PyTorch) */
-            PyObject *out = KEEP(out_ref(n, 0)); /* differentiable under create_graph */
+            PyObject *out = KEEP(ct_node_output_ref(n, 0)); /* differentiable under create_graph */
             PyObject *std = out ? KEEP(unreduce(out, META(0), dims, keepdim)) : NULL;
             gx = METH(DIV(gx, std), "masked_fill", "(Od)", CMP(std, NUM(0.0), Py_EQ), 0.0);
         }
@@ -1999,7 +1974,7 @@ static int bw_cumprod(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *dim = ARG(1);
     PyObject *dims = dim ? KEEP(PyTuple_Pack(1, dim)) : NULL;
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = KEEP(out_ref(n, 0));
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *xg = x && g[0] ? METH(x, "to", "(O)", ct_dtype_object(CT_TENSOR(g[0])->dtype)) : NULL;
     if (ct_grad_enabled) {
         /* create_graph: the O(n^2) form sum_{k>=i} g_k prod_{j<=k, j!=i} x_j, differentiable also
@@ -2321,7 +2296,7 @@ static int bw_scatter_reduce(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *idx = (PyObject *)ct_node_tensor(n, 2), *dim = ARG(1), *gs = NULL, *gsrc = NULL;
     const char *reduce = ARG(4) != NULL ? PyUnicode_AsUTF8(ARG(4)) : NULL;
     int include_self = ARG(5) == NULL ? 1 : PyObject_IsTrue(ARG(5));
-    PyObject *result = KEEP(out_ref(n, 0));
+    PyObject *result = KEEP(ct_node_output_ref(n, 0));
     if (self == NULL || src == NULL || idx == NULL || reduce == NULL || include_self < 0 || result == NULL) {
         goto done;
     }

@@ -846,11 +846,7 @@ int ct_linalg_bw_cholesky(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     CtArena scratch = {0}, *arena = &scratch;
     bool upper = flag_arg(n, 1, false);
-    /* the saved output is detached: when this backward is itself recorded (create_graph), L is
-     * factored again from A through the recording op, so that its dependence on A is seen */
-    PyObject *A = ct_grad_enabled ? (PyObject *)ct_node_tensor(n, 0) : NULL;
-    PyObject *out = ct_grad_enabled ? (A ? KEEP(PySequence_GetItem(KEEP(cholesky_ex_call(A, upper)), 0)) : NULL)
-                                    : (PyObject *)ct_node_output(n, 0);
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *L = out ? (upper ? MT(out) : out) : NULL, *gL = upper ? MT(g[0]) : g[0];
     PyObject *phi = METH(MATMUL(MT(L), gL), "tril", NULL);
     phi = SUB(phi, MUL(NUM(0.5), METH(METH(phi, "diagonal", "(iii)", 0, -2, -1), "diag_embed", NULL)));
@@ -867,7 +863,7 @@ int ct_linalg_bw_solve_triangular(CtNodeObject *n, PyObject *const *g, PyObject 
 {
     CtArena scratch = {0}, *arena = &scratch;
     bool upper = flag_arg(n, 2, false), left = flag_arg(n, 3, true), unit = flag_arg(n, 4, false);
-    PyObject *A = (PyObject *)ct_node_tensor(n, 0), *X = (PyObject *)ct_node_output(n, 0);
+    PyObject *A = (PyObject *)ct_node_tensor(n, 0), *X = KEEP(ct_node_output_ref(n, 0));
     PyObject *gB = A ? solve_tri_op(arena, MT(A), g[0], !upper, left, unit) : NULL;
     PyObject *gA = n->edge_nodes[0] == NULL || X == NULL ? NULL : NEG(left ? MATMUL(gB, MT(X)) : MATMUL(MT(X), gB));
     gA = gA ? METH(gA, upper ? "triu" : "tril", "(i)", unit ? (upper ? 1 : -1) : 0) : NULL;
@@ -884,7 +880,7 @@ int ct_linalg_bw_cholesky_solve(CtNodeObject *n, PyObject *const *g, PyObject **
 {
     CtArena scratch = {0}, *arena = &scratch;
     bool upper = flag_arg(n, 2, false);
-    PyObject *L = (PyObject *)ct_node_tensor(n, 1), *X = (PyObject *)ct_node_output(n, 0);
+    PyObject *L = (PyObject *)ct_node_tensor(n, 1), *X = KEEP(ct_node_output_ref(n, 0));
     PyObject *gB = L ? FN("cholesky_solve", "(OOO)", g[0], L, upper ? Py_True : Py_False) : NULL;
     PyObject *S = NULL, *gL = NULL;
     if (n->edge_nodes[1] != NULL && X != NULL) {
@@ -905,7 +901,7 @@ int ct_linalg_bw_cholesky_inverse(CtNodeObject *n, PyObject *const *g, PyObject 
 {
     CtArena scratch = {0}, *arena = &scratch;
     bool upper = flag_arg(n, 1, false);
-    PyObject *L = (PyObject *)ct_node_tensor(n, 0), *X = (PyObject *)ct_node_output(n, 0);
+    PyObject *L = (PyObject *)ct_node_tensor(n, 0), *X = KEEP(ct_node_output_ref(n, 0));
     PyObject *S = L && X ? MATMUL(X, MATMUL(ADD(g[0], MT(g[0])), X)) : NULL;
     PyObject *gL = NEG(upper ? MATMUL(L, S) : MATMUL(S, L));
     int rc = give(n, gi, 0, gL);
@@ -930,20 +926,22 @@ int ct_linalg_bw_qr(CtNodeObject *n, PyObject *const *g, PyObject **gi)
                         "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
         return -1;
     }
-    PyObject *Q = (PyObject *)ct_node_output(n, 0), *R = (PyObject *)ct_node_output(n, 1);
+    if (g[0] == NULL && g[1] == NULL) {
+        return 0;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *Q = KEEP(ct_node_output_ref(n, 0)), *R = KEEP(ct_node_output_ref(n, 1));
     if (Q == NULL || R == NULL) {
+        arena_free(arena);
         return -1;
     }
     int64_t m = CT_TENSOR(Q)->sizes[CT_TENSOR(Q)->ndim - 2], cols = CT_TENSOR(R)->sizes[CT_TENSOR(R)->ndim - 1];
     if (strcmp(mode, "complete") == 0 && m > cols) {
         PyErr_SetString(PyExc_RuntimeError,
                         "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
+        arena_free(arena);
         return -1;
     }
-    if (g[0] == NULL && g[1] == NULL) {
-        return 0;
-    }
-    CtArena scratch = {0}, *arena = &scratch;
     PyObject *gQ = g[0] ? g[0] : KEEP((PyObject *)ct_zeros_like(CT_TENSOR(Q)));
     PyObject *gR = g[1] ? g[1] : KEEP((PyObject *)ct_zeros_like(CT_TENSOR(R)));
     PyObject *gY = NULL, *U = R, *gU = gR;

@@ -1388,7 +1388,7 @@ CT_SELF_FIRST(slogdet, py_linalg_slogdet)
 int ct_linalg_bw_inv(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *out = (PyObject *)ct_node_output(n, 0);
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *t = out ? METH(out, "transpose", "(ii)", -2, -1) : NULL;
     PyObject *v = NEG(MATMUL(MATMUL(t, g[0]), t));
     gi[0] = v ? ct_fit_grad(v, &n->meta[0]) : NULL;
@@ -1401,7 +1401,7 @@ int ct_linalg_bw_det(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *A = (PyObject *)ct_node_tensor(n, 0);
-    PyObject *out = (PyObject *)ct_node_output(n, 0);
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *inv_t = A ? METH(FN("_linalg_inv", "(O)", A), "transpose", "(ii)", -2, -1) : NULL;
     PyObject *scale = out ? MUL(g[0], out) : NULL;
     PyObject *v = MUL(METH(METH(scale, "unsqueeze", "(i)", -1), "unsqueeze", "(i)", -1), inv_t);
@@ -1429,7 +1429,7 @@ int ct_linalg_bw_solve(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *A = (PyObject *)ct_node_tensor(n, 0);
-    PyObject *X = (PyObject *)ct_node_output(n, 0);
+    PyObject *X = KEEP(ct_node_output_ref(n, 0));
     PyObject *gB = A ? FN("_linalg_solve", "(OO)", METH(A, "transpose", "(ii)", -2, -1), g[0]) : NULL;
     bool vector = X != NULL && CT_TENSOR(X)->ndim == n->meta[1].ndim && n->meta[1].ndim < n->meta[0].ndim;
     if (n->meta[1].ndim == 1) {

@@ -1549,8 +1549,8 @@ int ct_composite_bw_cdist(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         return -1;
     }
     CtArena scratch = {0}, *arena = &scratch;
-    CtTensorObject *out = ct_node_output(n, 0);
-    PyObject *dist = out ? METH((PyObject *)out, "unsqueeze", "(i)", -1) : KEEP(NULL);
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
+    PyObject *dist = out ? METH(out, "unsqueeze", "(i)", -1) : NULL;
     PyObject *diff = SUB(METH(x1, "unsqueeze", "(i)", -2), METH(x2, "unsqueeze", "(i)", -3));
     PyObject *zero = NUM(0.0), *w;
     if (p == 0.0) {

@@ -432,3 +432,54 @@ def test_more_than_seven_positional_sizes_record(call, name):
     y = call(x)
     assert y.grad_fn.name() == name
     assert gradcheck(call, (x,))
+
+
+def _spd(m):
+    """A symmetric positive-definite matrix built from any square m, so finite differences in every
+    direction stay in cholesky's domain."""
+    return m @ m.mT + 3 * torch.eye(m.shape[-1], dtype=m.dtype, device=m.device)
+
+
+# formulas that read the op's saved output: under create_graph the output must carry its history,
+# or the second derivative treats it as a constant (linalg.inv's was wrong that way)
+SAVED_OUTPUT_CASES = [
+    ("inv", lambda a: torch.linalg.inv(a + 3 * torch.eye(3, dtype=a.dtype, device=a.device)), [(3, 3)]),
+    ("det", lambda a: torch.linalg.det(a), [(3, 3)]),
+    ("solve", lambda a, b: torch.linalg.solve(a + 3 * torch.eye(3, dtype=a.dtype, device=a.device), b),
+     [(3, 3), (3, 2)]),
+    ("solve_triangular", lambda a, b: torch.linalg.solve_triangular(
+        a.triu() + 3 * torch.eye(3, dtype=a.dtype, device=a.device), b, upper=True), [(3, 3), (3, 2)]),
+    ("cholesky", lambda a: torch.linalg.cholesky(_spd(a)), [(3, 3)]),
+    ("cholesky_inverse", lambda a: torch.cholesky_inverse(torch.linalg.cholesky(_spd(a))), [(3, 3)]),
+    ("cholesky_solve", lambda a, b: torch.cholesky_solve(b, torch.linalg.cholesky(_spd(a))), [(3, 3), (3, 2)]),
+    ("qr", lambda a: torch.linalg.qr(a + 3 * torch.eye(3, dtype=a.dtype, device=a.device)), [(3, 3)]),
+    ("cdist", lambda a, b: torch.cdist(a, b), [(4, 3), (5, 3)]),
+    ("exp", lambda a: torch.exp(a), [(2, 3)]),
+]
+
+
+@pytest.mark.parametrize("fn,shapes", [pytest.param(f, s, id=i) for i, f, s in SAVED_OUTPUT_CASES])
+def test_second_derivatives_through_saved_outputs(fn, shapes):
+    assert torch.autograd.gradgradcheck(fn, tuple(leaf(*s) for s in shapes))
+
+
+class _FrozenSquare(torch.autograd.Function):
+    """x**2 whose backward detaches x: right first derivative, wrong second."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 2 * x.detach()
+
+
+def test_gradgradcheck_catches_a_wrong_double_backward():
+    x = leaf(3)
+    assert gradcheck(_FrozenSquare.apply, (x,))
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        torch.autograd.gradgradcheck(_FrozenSquare.apply, (x,))
+    assert not torch.autograd.gradgradcheck(_FrozenSquare.apply, (x,), raise_exception=False)

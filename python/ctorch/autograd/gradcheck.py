@@ -57,3 +57,37 @@ class _C_no_grad:
 
     def __exit__(self, *exc):
         _C._set_grad_enabled(self._prev)
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                  **_ignored):
+    """gradcheck of the backward: the gradients of func's outputs (taken with create_graph=True against
+    grad_outputs, random float64 tensors when None) must themselves match finite differences, with
+    respect to the inputs and to grad_outputs."""
+    from . import grad as _grad
+
+    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    diff = [x for x in inputs if isinstance(x, _C.Tensor) and x.requires_grad]
+    outputs = [o for o in _flat_outputs(func(*inputs)) if isinstance(o, _C.Tensor) and o.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(_C.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=o.device,
+                                       requires_grad=True) for o in outputs)
+    else:
+        grad_outputs = tuple(_flat_outputs(grad_outputs))
+    n_in = len(inputs)
+
+    def first_derivatives(*args):
+        # gradcheck evaluates its function under no_grad for the finite differences; the first
+        # derivatives need the graph either way
+        prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(True)
+        try:
+            outs = [o for o in _flat_outputs(func(*args[:n_in])) if isinstance(o, _C.Tensor) and o.requires_grad]
+            grads = _grad(outs, diff, args[n_in:], create_graph=True, allow_unused=True)
+        finally:
+            _C._set_grad_enabled(prev)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
