@@ -2017,7 +2017,8 @@ static int call_python_function(CtNodeObject *node, PyObject *const *grads, PyOb
 }
 
 typedef struct {
-    PyObject *node; /* where the gradient is captured (borrowed) */
+    PyObject *node; /* where the gradient is captured (new reference: a leaf's AccumulateGrad node is
+                     * held only weakly by its leaf, and a freed one's address can be reused) */
     int nr;
     PyObject *grad; /* result (new reference) */
 } Capture;
@@ -2447,8 +2448,7 @@ static PyObject *py_run_backward(PyObject *self, PyObject *args)
                 Py_DECREF(il);
                 goto done;
             }
-            caps[i].node = node; /* the graph or the leaf keeps it alive; drop our reference below */
-            Py_DECREF(node);
+            caps[i].node = node;
         }
         Py_DECREF(il);
     }
@@ -2471,6 +2471,7 @@ static PyObject *py_run_backward(PyObject *self, PyObject *args)
     }
 done:
     for (Py_ssize_t i = 0; caps != NULL && i < ncaps; i++) {
+        Py_XDECREF(caps[i].node);
         Py_XDECREF(caps[i].grad);
     }
     PyMem_Free(caps);

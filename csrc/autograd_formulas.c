@@ -1734,7 +1734,7 @@ static int bw_copysign(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     CtArena scratch = {0}, *arena = &scratch;
     int rc = -1;
     if (NEEDS(0)) {
-        PyObject *a = (PyObject *)ct_node_tensor(n, 0), *out = (PyObject *)ct_node_output(n, 0);
+        PyObject *a = (PyObject *)ct_node_tensor(n, 0), *out = KEEP(ct_node_output_ref(n, 0));
         PyObject *zero = a ? CMP(a, NUM(0.0), Py_EQ) : NULL;
         PyObject *ratio = zero ? METH(DIV(out, a), "masked_fill", "(Od)", zero, 0.0) : NULL;
         if (put(n, gi, 0, MUL(g[0], ratio), 0) < 0) {
@@ -3039,7 +3039,7 @@ static int bw_bincount(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 CT_LOCAL(erfinv, MUL(METH(MUL(o, o), "exp", NULL), NUM(0.88622692545275801365))) /* sqrt(pi)/2 e^(o^2) */
 CT_LOCAL(lgamma, METH(x, "digamma", NULL))
 CT_LOCAL(digamma, FN("polygamma", "(iO)", 1, x))
-CT_LOCAL(i0, KEEP((PyObject *)ct_unary(CT_EW_I1, CT_TENSOR(x))))
+CT_LOCAL(i0, FN("special_i1", "(O)", x)) /* recorded, so a double backward sees i1's derivative */
 CT_LOCAL(deg2rad, NUM(M_PI / 180.0))
 CT_LOCAL(rad2deg, NUM(180.0 / M_PI))
 static PyObject *lg_sinc(CtArena *arena, PyObject *x, PyObject *o) /* (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at 0 */

@@ -1450,6 +1450,11 @@ PyType_Slot ct_pool_tensor_slots[] = {{0, NULL}};
  * ==================================================================================================== */
 /* Saved argument i, or None where it was not given (the ops' parsers then use the default). */
 static PyObject *arg_or_none(CtNodeObject *n, int i) { return n->args[i] != NULL ? n->args[i] : Py_None; }
+/* argument i, or dflt where it was left out or given as None (borrowed) */
+static PyObject *arg_or(CtNodeObject *n, int i, PyObject *dflt)
+{
+    return n->args[i] != NULL && n->args[i] != Py_None ? n->args[i] : dflt;
+}
 
 /* grad_input of edge 0 from ct_op(op, args...): fitted to argument 0's shape and dtype. 0 or -1. */
 static int call_into(CtNodeObject *n, PyObject **gi, const char *op, PyObject *const *args, size_t nargs)
@@ -1623,8 +1628,8 @@ static int bw_avg_pool_backward(CtNodeObject *n, PyObject *const *g, PyObject **
     if (zero == NULL) {
         return -1;
     }
-    PyObject *args[7] = {g[0], n->args[2], arg_or_none(n, 3), n->args[4] ? n->args[4] : zero,
-                         n->args[5] ? n->args[5] : Py_False, n->args[6] ? n->args[6] : Py_True, arg_or_none(n, 7)};
+    PyObject *args[7] = {g[0], n->args[2], arg_or_none(n, 3), arg_or(n, 4, zero), arg_or(n, 5, Py_False),
+                         arg_or(n, 6, Py_True), arg_or_none(n, 7)};
     int rc = call_into(n, gi, op, args, 7);
     Py_DECREF(zero);
     return rc;

@@ -404,3 +404,17 @@ def test_double_backward_std_and_cumprod_match_hand_values():
     (ggy,) = torch.autograd.grad(gy.sum(), y)
     # d/dy of (1 + y1 + y1 y2) + (y0 + y0 y2) + y0 y1 = [1 + y2 + y1, 1 + y2 + y0, y1 + y0]
     np.testing.assert_allclose(ggy.numpy(), [4.0, 6.0, 2.0])
+
+
+def test_grad_of_a_leaf_output_goes_to_that_leaf_only():
+    """autograd.grad(leaf, [unused_leaf, leaf]): the unused leaf's AccumulateGrad node existed only
+    for the lookup; once freed, its address could be reused by the other's and both got the
+    gradient."""
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([0.5, 0.7], requires_grad=True)
+    seed = torch.tensor([1.0, 0.0])
+    for order in ((a, b), (b, a)):
+        grads = torch.autograd.grad(b, list(order), seed, allow_unused=True)
+        got = dict(zip((id(t) for t in order), grads))
+        assert got[id(a)] is None
+        assert got[id(b)].tolist() == [1.0, 0.0]

@@ -440,9 +440,11 @@ def _spd(m):
     return m @ m.mT + 3 * torch.eye(m.shape[-1], dtype=m.dtype, device=m.device)
 
 
-# formulas that read the op's saved output: under create_graph the output must carry its history,
-# or the second derivative treats it as a constant (linalg.inv's was wrong that way)
-SAVED_OUTPUT_CASES = [
+# second derivatives that were wrong: formulas that read the op's saved output (under create_graph
+# the output must carry its history, or the second derivative treats it as a constant: linalg.inv's
+# was wrong that way), i0's (its derivative i1 computed unrecorded), and avg_pool's backward when
+# padding was left out (local_response_norm's pool raised TypeError)
+SECOND_ORDER_CASES = [
     ("inv", lambda a: torch.linalg.inv(a + 3 * torch.eye(3, dtype=a.dtype, device=a.device)), [(3, 3)]),
     ("det", lambda a: torch.linalg.det(a), [(3, 3)]),
     ("solve", lambda a, b: torch.linalg.solve(a + 3 * torch.eye(3, dtype=a.dtype, device=a.device), b),
@@ -455,11 +457,16 @@ SAVED_OUTPUT_CASES = [
     ("qr", lambda a: torch.linalg.qr(a + 3 * torch.eye(3, dtype=a.dtype, device=a.device)), [(3, 3)]),
     ("cdist", lambda a, b: torch.cdist(a, b), [(4, 3), (5, 3)]),
     ("exp", lambda a: torch.exp(a), [(2, 3)]),
+    ("i0", lambda a: torch.i0(a), [(2, 3)]),
+    ("local_response_norm", lambda a: F.local_response_norm(a, 2), [(1, 3, 2)]),
+    ("avg_pool2d_no_padding", lambda a: torch._C.avg_pool2d(a, 2), [(1, 1, 4, 4)]),
+    ("copysign", lambda a, b: torch.copysign(a, b) ** 2, [(2, 3), (2, 3)]),
+    ("identity", lambda a: a, [(2, 3)]),
 ]
 
 
-@pytest.mark.parametrize("fn,shapes", [pytest.param(f, s, id=i) for i, f, s in SAVED_OUTPUT_CASES])
-def test_second_derivatives_through_saved_outputs(fn, shapes):
+@pytest.mark.parametrize("fn,shapes", [pytest.param(f, s, id=i) for i, f, s in SECOND_ORDER_CASES])
+def test_second_derivatives(fn, shapes):
     assert torch.autograd.gradgradcheck(fn, tuple(leaf(*s) for s in shapes))
 
 
