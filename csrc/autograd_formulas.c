@@ -3433,6 +3433,10 @@ const CtFormula ct_formulas[] = {
     {"cholesky_inverse", "CholeskyInverseBackward0", SIG("input", "upper"), 1, CT_F_SAVE_OUT,
      ct_linalg_bw_cholesky_inverse},
     {"_linalg_qr", "LinalgQrBackward0", SIG("A", "mode"), 1, CT_F_SAVE_OUT, ct_linalg_bw_qr},
+    /* linalg_eig.c's eigh and SVD */
+    {"_linalg_eigh", "LinalgEighBackward0", SIG("A", "UPLO"), 1, CT_F_SAVE_OUT, ct_linalg_bw_eigh},
+    {"_linalg_svd", "LinalgSvdBackward0", SIG("A", "full_matrices", "*compute_uv", "*driver"), 1, CT_F_SAVE_OUT,
+     ct_linalg_bw_svd},
     {"addmv", "AddmvBackward0", SIG("input", "mat", "vec", "*beta", "*alpha"), 7, NSV, bw_addmv},
     {"baddbmm", "BaddbmmBackward0", SIG("input", "batch1", "batch2", "*beta", "*alpha"), 7, NSV, bw_addmv},
     {"addbmm", "AddbmmBackward0", SIG("input", "batch1", "batch2", "*beta", "*alpha"), 7, NSV, bw_addmv},

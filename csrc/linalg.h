@@ -46,6 +46,16 @@ struct CtBlasKernels {
      * or NULL) the first q columns of Q (orgqr). */
     int (*qr)(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64_t m, int64_t n, int64_t q,
               int64_t batch);
+    /* Symmetric eigendecomposition by cyclic Jacobi (decomp_math.h): A + b*n*n, dense row-major
+     * (n, n) and symmetric, is destroyed; w + b*n its eigenvalues ascending, V + b*n*n (n, n) the
+     * eigenvectors as columns. */
+    int (*eigh)(CtDevice device, CtDType dtype, void *A, void *w, void *V, int64_t n, int64_t batch);
+    /* SVD by one-sided Jacobi of W + b*m*n, dense row-major (m, n) with m >= n, destroyed: S + b*n
+     * the singular values descending; when U (or V) is not NULL, U + b*m*ucols (m, ucols; ucols n or
+     * m, the columns past the rank completed to an orthonormal basis) and V + b*n*n (n, n), with
+     * W = U diag(S) V^T. */
+    int (*svd)(CtDevice device, CtDType dtype, void *W, void *S, void *U, void *V, int64_t m, int64_t n,
+               int64_t ucols, int64_t batch);
 };
 
 /* The CPU table (ops_linalg.c): tiny products in a direct loop, the rest in ct_cpu_gemm. */
@@ -60,6 +70,10 @@ int ct_cpu_tri_solve(CtDevice device, CtDType dtype, const void *A, void *B, int
                      bool unit, int64_t batch);
 int ct_cpu_qr(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64_t m, int64_t n, int64_t q,
               int64_t batch);
+/* Its eigh and SVD entries (linalg_eig.c). */
+int ct_cpu_eigh(CtDevice device, CtDType dtype, void *A, void *w, void *V, int64_t n, int64_t batch);
+int ct_cpu_svd(CtDevice device, CtDType dtype, void *W, void *S, void *U, void *V, int64_t m, int64_t n,
+               int64_t ucols, int64_t batch);
 
 /* --- entry points (new references, or NULL with PyTorch's exception set) ----------------- */
 /* torch.matmul: every rank combination, batch broadcasting, 1-d operands lifted and dropped. */
@@ -100,5 +114,16 @@ int ct_linalg_bw_solve_triangular(struct CtNodeObject *n, PyObject *const *g, Py
 int ct_linalg_bw_cholesky_solve(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_linalg_bw_cholesky_inverse(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_linalg_bw_qr(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* A tensor argument (borrowed), or PyTorch's TypeError "<fname>(): argument '<name>' must be Tensor". */
+CtTensorObject *ct_linalg_tensor_arg(PyObject *obj, const char *fname, const char *name);
+/* NotImplementedError '"<kernel>_cpu" not implemented for 'Half'' unless float32/float64. 0 or -1. */
+int ct_linalg_kernel_dtype(const CtTensorObject *t, const char *kernel);
+
+/* --- eigh and the SVD (linalg_eig.c; rows in autograd_formulas.c) --------------------------- */
+int ct_linalg_bw_eigh(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_linalg_bw_svd(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* matrix_norm's SVD orders of x over dims (d0, d1), wrapped and distinct: ord 0 the nuclear norm,
+ * 2 / -2 the largest / smallest singular value. A new reference. */
+PyObject *ct_linalg_svd_norm(PyObject *x, int ord, int d0, int d1, bool keepdim);
 
 #endif /* CTORCH_LINALG_H */

@@ -118,7 +118,7 @@ int ct_cpu_qr(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64
  * ============================================================================================ */
 
 /* A tensor argument (borrowed), or PyTorch's TypeError naming it. */
-static CtTensorObject *tensor_arg(PyObject *obj, const char *fname, const char *name)
+CtTensorObject *ct_linalg_tensor_arg(PyObject *obj, const char *fname, const char *name)
 {
     if (obj == NULL || !CtTensor_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be Tensor, not %s", fname, name,
@@ -129,7 +129,7 @@ static CtTensorObject *tensor_arg(PyObject *obj, const char *fname, const char *
 }
 
 /* NotImplementedError '"<kernel>_cpu" not implemented for 'Half'' unless float32/float64. */
-static int check_kernel_dtype(const CtTensorObject *t, const char *kernel)
+int ct_linalg_kernel_dtype(const CtTensorObject *t, const char *kernel)
 {
     if (t->dtype == CT_F32 || t->dtype == CT_F64) {
         return 0;
@@ -159,7 +159,7 @@ static int check_square(const CtTensorObject *A, const char *fname, const char *
                      fname, name, (long long)A->sizes[A->ndim - 2], (long long)A->sizes[A->ndim - 1]);
         return -1;
     }
-    return check_kernel_dtype(A, kernel);
+    return ct_linalg_kernel_dtype(A, kernel);
 }
 
 /* RuntimeError unless a and b are on one device. */
@@ -346,7 +346,7 @@ static PyObject *py_linalg_cholesky_ex(PyObject *mod, PyObject *const *args, Py_
     CtTensorObject *A, *L, *info;
     bool upper = false, check = false;
     if (ct_parse_args("linalg_cholesky_ex", args, nargs, kwnames, names, 1, a) < 0 ||
-        (A = tensor_arg(a[0], "linalg_cholesky_ex", "A")) == NULL || ct_arg_bool(a[1], &upper) < 0 ||
+        (A = ct_linalg_tensor_arg(a[0], "linalg_cholesky_ex", "A")) == NULL || ct_arg_bool(a[1], &upper) < 0 ||
         ct_arg_bool(a[2], &check) < 0 || check_square(A, "linalg.cholesky_ex", "A", true, "cholesky") < 0 ||
         cholesky_run(A, upper, &L, &info) < 0) {
         return NULL;
@@ -382,7 +382,7 @@ static PyObject *py_linalg_cholesky(PyObject *mod, PyObject *const *args, Py_ssi
     CtTensorObject *A, *out;
     bool upper = false;
     if (ct_parse_args("linalg_cholesky", args, nargs, kwnames, names, 1, a) < 0 ||
-        (A = tensor_arg(a[0], "linalg_cholesky", "A")) == NULL || ct_arg_bool(a[1], &upper) < 0 ||
+        (A = ct_linalg_tensor_arg(a[0], "linalg_cholesky", "A")) == NULL || ct_arg_bool(a[1], &upper) < 0 ||
         ct_arg_out(a[2], "linalg_cholesky", &out) < 0 ||
         check_square(A, "linalg.cholesky", "A", true, "cholesky") < 0) {
         return NULL;
@@ -484,7 +484,7 @@ static int common_dtype(CtTensorObject *A, CtTensorObject *B, const char *kernel
 {
     CtDType dtype = A->dtype;
     *Ac = *Bc = NULL;
-    if (check_kernel_dtype(A, kernel) < 0 || check_same_device(A, B) < 0 ||
+    if (ct_linalg_kernel_dtype(A, kernel) < 0 || check_same_device(A, B) < 0 ||
         (*Ac = ct_to(A, dtype, ct_device_of(A), false)) == NULL ||
         (*Bc = ct_to(B, dtype, ct_device_of(B), false)) == NULL) {
         Py_CLEAR(*Ac);
@@ -543,8 +543,8 @@ static PyObject *py_linalg_solve_triangular(PyObject *mod, PyObject *const *args
     CtTensorObject *A, *B, *out;
     bool upper = false, left = true, unit = false;
     if (ct_parse_args("linalg_solve_triangular", args, nargs, kwnames, names, 3, a) < 0 ||
-        (A = tensor_arg(a[0], "linalg_solve_triangular", "A")) == NULL ||
-        (B = tensor_arg(a[1], "linalg_solve_triangular", "B")) == NULL || ct_arg_bool(a[2], &upper) < 0 ||
+        (A = ct_linalg_tensor_arg(a[0], "linalg_solve_triangular", "A")) == NULL ||
+        (B = ct_linalg_tensor_arg(a[1], "linalg_solve_triangular", "B")) == NULL || ct_arg_bool(a[2], &upper) < 0 ||
         ct_arg_bool(a[3], &left) < 0 || ct_arg_bool(a[4], &unit) < 0 ||
         ct_arg_out(a[5], "linalg_solve_triangular", &out) < 0) {
         return NULL;
@@ -653,8 +653,8 @@ static PyObject *cholesky_solve_call(PyObject *const *args, Py_ssize_t nargs, Py
         PyErr_SetString(PyExc_TypeError, "cholesky_solve() got an unexpected keyword argument 'out'");
         return NULL;
     }
-    if ((B = tensor_arg(a[0], "cholesky_solve", "input")) == NULL ||
-        (L = tensor_arg(a[1], "cholesky_solve", "input2")) == NULL || ct_arg_bool(a[2], &upper) < 0 ||
+    if ((B = ct_linalg_tensor_arg(a[0], "cholesky_solve", "input")) == NULL ||
+        (L = ct_linalg_tensor_arg(a[1], "cholesky_solve", "input2")) == NULL || ct_arg_bool(a[2], &upper) < 0 ||
         ct_arg_out(a[3], "cholesky_solve", &out) < 0) {
         return NULL;
     }
@@ -676,7 +676,7 @@ static PyObject *cholesky_inverse_call(PyObject *const *args, Py_ssize_t nargs, 
         PyErr_SetString(PyExc_TypeError, "cholesky_inverse() got an unexpected keyword argument 'out'");
         return NULL;
     }
-    if ((L = tensor_arg(a[0], "cholesky_inverse", "input")) == NULL || ct_arg_bool(a[1], &upper) < 0 ||
+    if ((L = ct_linalg_tensor_arg(a[0], "cholesky_inverse", "input")) == NULL || ct_arg_bool(a[1], &upper) < 0 ||
         ct_arg_out(a[2], "cholesky_inverse", &out) < 0) {
         return NULL;
     }
@@ -727,7 +727,7 @@ static PyObject *py_linalg_qr(PyObject *mod, PyObject *const *args, Py_ssize_t n
     CtTensorObject *A, *R = NULL, *tau = NULL, *Q = NULL;
     const char *mode = "reduced";
     if (ct_parse_args("linalg_qr", args, nargs, kwnames, names, 1, a) < 0 ||
-        (A = tensor_arg(a[0], "linalg_qr", "A")) == NULL) {
+        (A = ct_linalg_tensor_arg(a[0], "linalg_qr", "A")) == NULL) {
         return NULL;
     }
     if (a[1] != NULL && (mode = PyUnicode_Check(a[1]) ? PyUnicode_AsUTF8(a[1]) : NULL) == NULL) {
@@ -754,7 +754,7 @@ static PyObject *py_linalg_qr(PyObject *mod, PyObject *const *args, Py_ssize_t n
                      mode);
         return NULL;
     }
-    if (check_kernel_dtype(A, "geqrf") < 0) {
+    if (ct_linalg_kernel_dtype(A, "geqrf") < 0) {
         return NULL;
     }
     CtDevice dev = ct_device_of(A);

@@ -148,10 +148,10 @@ static PyObject *py_linalg_vector_norm(PyObject *mod, PyObject *const *args, Py_
     return vector_norm_call(a[0], a[1], a[2], keepdim, a[4], a[5]);
 }
 
-/* The orders matrix_norm computes without an SVD. */
-typedef enum { ORD_FRO, ORD_ONE, ORD_MINUS_ONE, ORD_INF, ORD_MINUS_INF } MatrixOrd;
+/* The orders of matrix_norm; 'nuc' and +-2 go to linalg_eig.c's SVD. */
+typedef enum { ORD_FRO, ORD_ONE, ORD_MINUS_ONE, ORD_INF, ORD_MINUS_INF, ORD_NUC, ORD_TWO, ORD_MINUS_TWO } MatrixOrd;
 
-/* ord of matrix_norm: 'fro' or +-1 / +-inf; 'nuc' and +-2 need an SVD. 0 or -1. */
+/* ord of matrix_norm: 'fro', 'nuc', +-1, +-2 or +-inf. 0 or -1. */
 static int matrix_ord(PyObject *obj, MatrixOrd *out)
 {
     if (obj == NULL || obj == Py_None) {
@@ -168,9 +168,8 @@ static int matrix_ord(PyObject *obj, MatrixOrd *out)
             return 0;
         }
         if (strcmp(s, "nuc") == 0) {
-            PyErr_SetString(PyExc_RuntimeError,
-                             "linalg.matrix_norm: the nuclear norm needs an SVD, which ctorch does not have yet");
-            return -1;
+            *out = ORD_NUC;
+            return 0;
         }
         PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Order %s not supported.", s);
         return -1;
@@ -188,9 +187,8 @@ static int matrix_ord(PyObject *obj, MatrixOrd *out)
         return 0;
     }
     if (v == 2.0 || v == -2.0) {
-        PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: ord=%d needs an SVD, which ctorch does not have yet",
-                     (int)v);
-        return -1;
+        *out = v > 0 ? ORD_TWO : ORD_MINUS_TWO;
+        return 0;
     }
     char buf[64];
     snprintf(buf, sizeof buf, "%g", v); /* PyErr_Format has no %g */
@@ -237,8 +235,8 @@ static int matrix_dims(PyObject *obj, const CtTensorObject *t, int *d0, int *d1)
     return 0;
 }
 
-/* matrix_norm(A, ord, dim, keepdim, dtype, out): 'fro' is the vector 2-norm over both dims; the
- * 1 / inf orders are the largest (-1 / -inf: smallest) absolute column / row sum, as PyTorch's
+/* matrix_norm(A, ord, dim, keepdim, dtype, out): 'fro' is the vector 2-norm over both dims;
+ * 'nuc' / 2 / -2 the singular values' sum / max / min (ct_linalg_svd_norm); the 1 / inf orders are the largest (-1 / -inf: smallest) absolute column / row sum, as PyTorch's
  * abs().sum(keepdim).amax(), so the node is AmaxBackward0 / AminBackward0. A new reference. */
 static PyObject *matrix_norm_impl(CtTensorObject *A, PyObject *ord_obj, PyObject *dim_obj, bool keepdim,
                                   PyObject *dtype, PyObject *out)
@@ -264,6 +262,11 @@ static PyObject *matrix_norm_impl(CtTensorObject *A, PyObject *ord_obj, PyObject
     PyObject *x = (PyObject *)A;
     if (dtype != NULL && dtype != Py_None) {
         x = METH(x, "to", "(O)", dtype);
+    }
+    if (ord == ORD_NUC || ord == ORD_TWO || ord == ORD_MINUS_TWO) {
+        int svd_ord = ord == ORD_NUC ? 0 : ord == ORD_TWO ? 2 : -2;
+        return finish(arena, x ? KEEP(ct_linalg_svd_norm(x, svd_ord, d0, d1, keepdim)) : NULL, out,
+                      "linalg_matrix_norm");
     }
     bool columns = ord == ORD_ONE || ord == ORD_MINUS_ONE; /* sum down the columns (over d0) */
     int sum_dim = columns ? d0 : d1, max_dim = columns ? d1 : d0;

@@ -215,6 +215,8 @@ const struct CtBlasKernels ct_cpu_blas_kernels = {
     .cholesky = ct_cpu_cholesky,
     .tri_solve = ct_cpu_tri_solve,
     .qr = ct_cpu_qr,
+    .eigh = ct_cpu_eigh,
+    .svd = ct_cpu_svd,
 };
 
 /* ------------------------------------------------------------------------------------------

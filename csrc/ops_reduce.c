@@ -1773,7 +1773,7 @@ static PyObject *py_std_mean(PyObject *m, PyObject *const *args, Py_ssize_t narg
 
 /* --- norm ------------------------------------------------------------------------------------------------ */
 /* norm(input, p='fro', dim=None, keepdim=False, dtype=None): numbers are vector p-norms; 'fro' is
- * the 2-norm over dim (at most two dims). 'nuc' needs an SVD, which this family does not have. */
+ * the 2-norm over dim (at most two dims); 'nuc' is linalg.matrix_norm's. */
 static PyObject *py_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     /* out= is keyword-only: the method Tensor.norm takes dtype in the place of torch.norm's out */
@@ -1801,9 +1801,18 @@ static PyObject *py_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
             PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Order %s not supported.", s);
             return NULL;
         }
-        if (strcmp(s, "nuc") == 0) {
-            PyErr_SetString(PyExc_RuntimeError, "norm(): the nuclear norm needs an SVD, which ctorch does not have yet");
-            return NULL;
+        if (strcmp(s, "nuc") == 0) { /* linalg.matrix_norm over dim (all dims without: 2-d only) */
+            PyObject *dims = given ? PySequence_Tuple(a[2]) : PyTuple_New(t->ndim);
+            for (int i = 0; !given && dims != NULL && i < t->ndim; i++) {
+                PyTuple_SET_ITEM(dims, i, PyLong_FromLong(i));
+            }
+            PyObject *kw = Py_BuildValue("(ss)", "dtype", "out");
+            PyObject *call[6] = {a[0], a[1], dims, keepdim ? Py_True : Py_False, a[4] ? a[4] : Py_None,
+                                 a[5] ? a[5] : Py_None};
+            PyObject *r = dims && kw ? ct_op("_linalg_matrix_norm", call, 4, kw) : NULL;
+            Py_XDECREF(dims);
+            Py_XDECREF(kw);
+            return r;
         }
         if (given && ndims > 2) {
             PyObject *seq = PySequence_Tuple(a[2]);

@@ -20,6 +20,7 @@
     X(linalg)             \
     X(linalg_more)        \
     X(linalg_decomp)      \
+    X(linalg_eig)         \
     X(creation)           \
     X(random)             \
     X(interop)            \

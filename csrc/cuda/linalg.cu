@@ -8,6 +8,9 @@
  *           are spread over the threads
  *   qr:     one block per matrix; per column, thread 0 makes the reflector, then the threads apply
  *           it to the later columns (and build Q from the identity the same way)
+ *   eigh, svd: one block per matrix; per pair (p, q) of a Jacobi sweep, thread 0 finds the
+ *           rotation, then the threads rotate the rows (columns) of A, W and V; thread 0 sorts
+ *           and (svd) normalises and completes U at the end
  * Every element is updated by one thread in a fixed order: the same bits every run. No host wait. */
 #include "decomp_math.h"
 #include "linalg.cuh"
@@ -218,6 +221,137 @@ int run_qr(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64_t 
     return CT_CUDA_OK;
 }
 
+/* The Jacobi kernels of one dtype (decomp_math.h): one block per matrix, each pair's rotation
+ * found by thread 0 and applied by all. */
+#define CT_JACOBI_KERNELS(NAME, T)                                                                          \
+    __global__ void eigh_##NAME(T *A, T *w, T *V, int64_t n)                                                \
+    {                                                                                                       \
+        __shared__ T rot[2];                                                                                \
+        __shared__ bool converged;                                                                          \
+        const int64_t b = blockIdx.x;                                                                       \
+        A += b * n * n;                                                                                     \
+        V += b * n * n;                                                                                     \
+        w += b * n;                                                                                         \
+        for (int64_t i = threadIdx.x; i < n * n; i += blockDim.x) {                                         \
+            V[i] = i / n == i % n ? 1 : 0;                                                                  \
+        }                                                                                                   \
+        for (int sweep = 0; sweep < CT_JACOBI_MAX_SWEEPS; sweep++) {                                        \
+            __syncthreads();                                                                                \
+            if (threadIdx.x == 0) {                                                                         \
+                converged = ct_eigh_converged_##NAME(A, n);                                                 \
+            }                                                                                               \
+            __syncthreads();                                                                                \
+            if (converged) {                                                                                \
+                break;                                                                                      \
+            }                                                                                               \
+            for (int64_t p = 0; p < n; p++) {                                                               \
+                for (int64_t q = p + 1; q < n; q++) {                                                       \
+                    if (threadIdx.x == 0) {                                                                 \
+                        ct_jacobi_angle_##NAME(A[p * n + p], A[q * n + q], A[p * n + q], &rot[0], &rot[1]); \
+                    }                                                                                       \
+                    __syncthreads();                                                                        \
+                    const T c = rot[0], s = rot[1];                                                         \
+                    for (int64_t k = threadIdx.x; s != 0 && k < n; k += blockDim.x) {                       \
+                        ct_rotate_cols_##NAME(A, n, p, q, c, s, k);                                         \
+                        ct_rotate_cols_##NAME(V, n, p, q, c, s, k);                                         \
+                    }                                                                                       \
+                    __syncthreads();                                                                        \
+                    for (int64_t k = threadIdx.x; s != 0 && k < n; k += blockDim.x) {                       \
+                        ct_rotate_rows_##NAME(A, n, p, q, c, s, k);                                         \
+                    }                                                                                       \
+                    __syncthreads();                                                                        \
+                    if (threadIdx.x == 0) {                                                                 \
+                        A[p * n + q] = A[q * n + p] = 0;                                                    \
+                    }                                                                                       \
+                }                                                                                           \
+            }                                                                                               \
+        }                                                                                                   \
+        __syncthreads();                                                                                    \
+        if (threadIdx.x == 0) {                                                                             \
+            ct_eigh_sort_##NAME(A, w, V, n);                                                                \
+        }                                                                                                   \
+    }                                                                                                       \
+    __global__ void svd_##NAME(T *W, T *S, T *U, T *V, int64_t m, int64_t n, int64_t ucols)                 \
+    {                                                                                                       \
+        __shared__ T rot[2];                                                                                \
+        __shared__ bool rotated;                                                                            \
+        const int64_t b = blockIdx.x;                                                                       \
+        W += b * m * n;                                                                                     \
+        S += b * n;                                                                                         \
+        U = U ? U + b * m * ucols : NULL;                                                                   \
+        V = V ? V + b * n * n : NULL;                                                                       \
+        for (int64_t i = threadIdx.x; V != NULL && i < n * n; i += blockDim.x) {                            \
+            V[i] = i / n == i % n ? 1 : 0;                                                                  \
+        }                                                                                                   \
+        for (int sweep = 0; sweep < CT_JACOBI_MAX_SWEEPS; sweep++) {                                        \
+            __syncthreads();                                                                                \
+            if (threadIdx.x == 0) {                                                                         \
+                rotated = false;                                                                            \
+            }                                                                                               \
+            for (int64_t p = 0; p < n; p++) {                                                               \
+                for (int64_t q = p + 1; q < n; q++) {                                                       \
+                    if (threadIdx.x == 0 && ct_svd_angle_##NAME(W, m, n, p, q, &rot[0], &rot[1])) {         \
+                        rotated = true;                                                                     \
+                    }                                                                                       \
+                    __syncthreads();                                                                        \
+                    const T c = rot[0], s = rot[1];                                                         \
+                    for (int64_t k = threadIdx.x; s != 0 && k < m; k += blockDim.x) {                       \
+                        ct_rotate_cols_##NAME(W, n, p, q, c, s, k);                                         \
+                    }                                                                                       \
+                    for (int64_t k = threadIdx.x; s != 0 && V != NULL && k < n; k += blockDim.x) {          \
+                        ct_rotate_cols_##NAME(V, n, p, q, c, s, k);                                         \
+                    }                                                                                       \
+                    __syncthreads();                                                                        \
+                }                                                                                           \
+            }                                                                                               \
+            __syncthreads();                                                                                \
+            const bool again = rotated;                                                                     \
+            if (!again) {                                                                                   \
+                break;                                                                                      \
+            }                                                                                               \
+        }                                                                                                   \
+        __syncthreads();                                                                                    \
+        if (threadIdx.x == 0) {                                                                             \
+            ct_svd_finish_##NAME(W, S, U, V, m, n, ucols);                                                  \
+        }                                                                                                   \
+    }
+CT_LU_TYPES(CT_JACOBI_KERNELS)
+#undef CT_JACOBI_KERNELS
+
+int run_eigh(CtDevice device, CtDType dtype, void *A, void *w, void *V, int64_t n, int64_t batch)
+{
+    cudaStream_t stream;
+    CT_CUDA_TRY(decomp_prologue(device, dtype, "eigh", &stream));
+    if (batch == 0 || n == 0) {
+        return CT_CUDA_OK;
+    }
+    if (dtype == CT_F32) {
+        eigh_F32<<<(unsigned)batch, kThreads, 0, stream>>>((float *)A, (float *)w, (float *)V, n);
+    } else {
+        eigh_F64<<<(unsigned)batch, kThreads, 0, stream>>>((double *)A, (double *)w, (double *)V, n);
+    }
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
+int run_svd(CtDevice device, CtDType dtype, void *W, void *S, void *U, void *V, int64_t m, int64_t n, int64_t ucols,
+            int64_t batch)
+{
+    cudaStream_t stream;
+    CT_CUDA_TRY(decomp_prologue(device, dtype, "svd", &stream));
+    if (batch == 0 || m == 0) {
+        return CT_CUDA_OK;
+    }
+    if (dtype == CT_F32) {
+        svd_F32<<<(unsigned)batch, kThreads, 0, stream>>>((float *)W, (float *)S, (float *)U, (float *)V, m, n, ucols);
+    } else {
+        svd_F64<<<(unsigned)batch, kThreads, 0, stream>>>((double *)W, (double *)S, (double *)U, (double *)V, m, n,
+                                                           ucols);
+    }
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
 } /* namespace */
 
 int ct_cuda_lu_factor(CtDevice device, CtDType dtype, void *A, int32_t *pivots, int32_t *info, int64_t n,
@@ -251,5 +385,18 @@ int ct_cuda_qr(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int6
                int64_t batch)
 {
     int status = run_qr(device, dtype, A, tau, Q, m, n, q, batch);
+    return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
+}
+
+int ct_cuda_eigh(CtDevice device, CtDType dtype, void *A, void *w, void *V, int64_t n, int64_t batch)
+{
+    int status = run_eigh(device, dtype, A, w, V, n, batch);
+    return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
+}
+
+int ct_cuda_svd(CtDevice device, CtDType dtype, void *W, void *S, void *U, void *V, int64_t m, int64_t n,
+                int64_t ucols, int64_t batch)
+{
+    int status = run_svd(device, dtype, W, S, U, V, m, n, ucols, batch);
     return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status);
 }

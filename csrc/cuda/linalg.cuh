@@ -16,5 +16,9 @@ int ct_cuda_tri_solve(CtDevice device, CtDType dtype, const void *A, void *B, in
                       bool unit, int64_t batch);
 int ct_cuda_qr(CtDevice device, CtDType dtype, void *A, void *tau, void *Q, int64_t m, int64_t n, int64_t q,
                int64_t batch);
+/* Jacobi eigh and one-sided Jacobi SVD (decomp_math.h): one block per matrix. */
+int ct_cuda_eigh(CtDevice device, CtDType dtype, void *A, void *w, void *V, int64_t n, int64_t batch);
+int ct_cuda_svd(CtDevice device, CtDType dtype, void *W, void *S, void *U, void *V, int64_t m, int64_t n,
+                int64_t ucols, int64_t batch);
 
 #endif /* CTORCH_CUDA_LINALG_CUH */

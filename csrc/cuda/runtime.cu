@@ -495,6 +495,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     blas_kernels.cholesky = ct_cuda_cholesky;
     blas_kernels.tri_solve = ct_cuda_tri_solve;
     blas_kernels.qr = ct_cuda_qr;
+    blas_kernels.eigh = ct_cuda_eigh;
+    blas_kernels.svd = ct_cuda_svd;
     memset(&optim_kernels, 0, sizeof(optim_kernels));
     optim_kernels.step = ct_cuda_optim_step;
     optim_kernels.total_norm = ct_cuda_total_norm;

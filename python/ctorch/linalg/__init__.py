@@ -2,9 +2,9 @@
 from .. import _C
 from .._forward import c_function
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "inv", "lu_factor", "matrix_norm",
-           "matrix_power", "multi_dot", "norm", "qr", "slogdet", "solve", "solve_triangular", "vander", "vecdot",
-           "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+           "lu_factor", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
 
 LinAlgError = _C._LinAlgError_type()
 
@@ -32,3 +32,10 @@ cholesky = _forward("cholesky", "(A, *, upper=False, out=None) -> Tensor")
 cholesky_ex = _forward("cholesky_ex", "(A, *, upper=False, check_errors=False, out=None) -> (L, info)")
 solve_triangular = _forward("solve_triangular", "(A, B, *, upper, left=True, unitriangular=False, out=None) -> Tensor")
 qr = _forward("qr", "(A, mode='reduced', *, out=None) -> (Q, R)")
+eigh = _forward("eigh", "(A, UPLO='L', *, out=None) -> (eigenvalues, eigenvectors)")
+eigvalsh = _forward("eigvalsh", "(A, UPLO='L', *, out=None) -> Tensor")
+svd = _forward("svd", "(A, full_matrices=True, *, driver=None, out=None) -> (U, S, Vh)")
+svdvals = _forward("svdvals", "(A, *, driver=None, out=None) -> Tensor")
+matrix_rank = _forward("matrix_rank", "(A, *, atol=None, rtol=None, hermitian=False, out=None) -> Tensor")
+pinv = _forward("pinv", "(A, *, atol=None, rtol=None, hermitian=False, out=None) -> Tensor")
+cond = _forward("cond", "(A, p=None, *, out=None) -> Tensor")
