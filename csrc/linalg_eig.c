@@ -841,7 +841,7 @@ int ct_linalg_bw_eigh(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         return 0;
     }
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *L = (PyObject *)ct_node_output(n, 0), *V = (PyObject *)ct_node_output(n, 1);
+    PyObject *L = KEEP(ct_node_output_ref(n, 0)), *V = KEEP(ct_node_output_ref(n, 1));
     PyObject *inner;
     if (g[1] != NULL) {
         PyObject *VhgV = MATMUL(MT(V), g[1]);
@@ -874,9 +874,10 @@ int ct_linalg_bw_svd(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         return -1;
     }
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *U = (PyObject *)ct_node_output(n, 0), *S = (PyObject *)ct_node_output(n, 1);
-    PyObject *Vh = (PyObject *)ct_node_output(n, 2);
+    PyObject *U = KEEP(ct_node_output_ref(n, 0)), *S = KEEP(ct_node_output_ref(n, 1));
+    PyObject *Vh = KEEP(ct_node_output_ref(n, 2));
     if (U == NULL || S == NULL || Vh == NULL) {
+        arena_free(arena);
         return -1;
     }
     int64_t m = CT_TENSOR(U)->sizes[CT_TENSOR(U)->ndim - 2], cols = CT_TENSOR(Vh)->sizes[CT_TENSOR(Vh)->ndim - 1];

@@ -456,6 +456,8 @@ SECOND_ORDER_CASES = [
     ("cholesky_solve", lambda a, b: torch.cholesky_solve(b, torch.linalg.cholesky(_spd(a))), [(3, 3), (3, 2)]),
     ("qr", lambda a: torch.linalg.qr(a + 3 * torch.eye(3, dtype=a.dtype, device=a.device)), [(3, 3)]),
     ("cdist", lambda a, b: torch.cdist(a, b), [(4, 3), (5, 3)]),
+    ("eigh", lambda a: torch.linalg.eigh(a + a.mT), [(3, 3)]),
+    ("svd", lambda a: torch.linalg.svd(a, full_matrices=False), [(4, 3)]),
     ("exp", lambda a: torch.exp(a), [(2, 3)]),
     ("i0", lambda a: torch.i0(a), [(2, 3)]),
     ("local_response_norm", lambda a: F.local_response_norm(a, 2), [(1, 3, 2)]),
