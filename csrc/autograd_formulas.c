@@ -3320,6 +3320,8 @@ const CtFormula ct_formulas[] = {
     {"diagonal", "DiagonalBackward0", SIG("input", "offset", "dim1", "dim2"), 1, CT_F_VIEW | NSV, bw_diagonal},
     /* ops_more.c / views.c: unfold, the in-place metadata ops, diag_embed / diagflat */
     {"unfold", "UnfoldBackward0", SIG("input", "dimension", "size", "step"), 1, CT_F_VIEW | NSV, ct_more_bw_unfold},
+    {"as_strided", "AsStridedBackward0", SIG("input", "size", "stride", "storage_offset"), 1, CT_F_VIEW,
+     ct_more_bw_as_strided},
     {"transpose_", "TransposeBackward1", SIG("input", "dim0", "dim1"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
     {"swapaxes_", "TransposeBackward1", SIG("input", "axis0", "axis1"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},
     {"swapdims_", "TransposeBackward1", SIG("input", "dim0", "dim1"), 1, CT_F_INPLACE | NSV, ct_more_bw_inplace_view},

@@ -1517,6 +1517,79 @@ int ct_more_bw_unfold(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return gi[0] ? 0 : -1;
 }
 
+/* Storage positions (in elements) of every element of a geometry, in row-major order, into idx. */
+static void strided_positions(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, int64_t *idx)
+{
+    int64_t numel = 1, at[CT_MAX_DIMS] = {0};
+    for (int d = 0; d < ndim; d++) {
+        numel *= sizes[d];
+    }
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t p = offset;
+        for (int d = 0; d < ndim; d++) {
+            p += at[d] * strides[d];
+        }
+        idx[i] = p;
+        for (int d = ndim - 1; d >= 0 && ++at[d] == sizes[d]; d--) {
+            at[d] = 0;
+        }
+    }
+}
+
+/* as_strided(input, size, stride, storage_offset): g summed into a buffer over the storage
+ * positions it was read from, then read back at input's positions; where input itself overlaps
+ * (an expanded input) each position's sum is shared among the elements on it, as PyTorch does. */
+int ct_more_bw_as_strided(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtTensorObject *x = ct_node_tensor(n, 0), *gt = CT_TENSOR(g[0]);
+    if (x == NULL) {
+        return -1;
+    }
+    int64_t strides[CT_MAX_DIMS], offset = x->offset;
+    PyObject *fast = PySequence_Fast(ARG(2), "as_strided: stride");
+    if (fast == NULL) {
+        return -1;
+    }
+    for (int d = 0; d < gt->ndim; d++) {
+        if (ct_arg_int64(PySequence_Fast_GET_ITEM(fast, d), &strides[d]) < 0) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    if (ARG(3) != NULL && ARG(3) != Py_None && ct_arg_int64(ARG(3), &offset) < 0) {
+        return -1;
+    }
+    int64_t out_n = ct_numel(gt), in_n = ct_numel(x);
+    int64_t *idx = PyMem_Malloc(sizeof(int64_t) * (size_t)(out_n + in_n + 1)), span = 1;
+    if (idx == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    strided_positions(gt->ndim, gt->sizes, strides, offset, idx);
+    strided_positions(x->ndim, x->sizes, x->strides, x->offset, idx + out_n);
+    for (int64_t i = 0; i < out_n + in_n; i++) {
+        span = idx[i] + 1 > span ? idx[i] + 1 : span;
+    }
+    CtDevice device = ct_device_of(gt);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *out_pos = KEEP(long_tensor(idx, out_n, device)), *in_pos = KEEP(long_tensor(idx + out_n, in_n, device));
+    PyMem_Free(idx);
+    int64_t flat[1] = {span};
+    PyObject *buffer = KEEP((PyObject *)ct_zeros(1, flat, gt->dtype, device));
+    PyObject *sums = METH(buffer, "index_add", "(iOO)", 0, out_pos, METH(g[0], "reshape", "(i)", -1));
+    PyObject *r = METH(sums, "index_select", "(iO)", 0, in_pos);
+    if (r != NULL && !ct_non_overlapping_and_dense(x)) {
+        PyObject *ones = KEEP((PyObject *)ct_ones(1, (int64_t[]){in_n}, gt->dtype, device));
+        PyObject *count = METH(METH(buffer, "index_add", "(iOO)", 0, in_pos, ones), "index_select", "(iO)", 0, in_pos);
+        r = DIV(r, count);
+    }
+    PyObject *shape = r ? KEEP(ct_size_object(x->ndim, x->sizes)) : NULL;
+    gi[0] = TAKE(r ? METH(r, "reshape", "(O)", shape) : NULL);
+    arena_free(arena);
+    return gi[0] ? 0 : -1;
+}
+
 /* transpose_ / swapaxes_ / swapdims_ / t_ / squeeze_ / unsqueeze_: the gradient in self's shape
  * before the op. The node's saved meta is self after it, so squeeze_ / unsqueeze_ (flagged
  * CT_F_CLONE_SELF) read the old shape from the saved copy of self; no fit to the meta. */

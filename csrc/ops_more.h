@@ -9,6 +9,7 @@
 #include "autograd.h"
 
 int ct_more_bw_unfold(CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_more_bw_as_strided(CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_more_bw_inplace_view(CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_more_bw_diag_embed(CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_more_bw_diagflat(CtNodeObject *n, PyObject *const *g, PyObject **gi);

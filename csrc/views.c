@@ -984,6 +984,71 @@ static PyObject *tensor_unfold(PyObject *self, PyObject *const *args, Py_ssize_t
     return (PyObject *)ct_view_of(t, t->ndim + 1, sizes, strides, t->offset);
 }
 
+/* as_strided(size, stride, storage_offset=None): a view of self's storage with the given geometry
+ * (storage_offset defaults to self's); every element it reaches must lie inside the storage. */
+static PyObject *tensor_as_strided(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"size", "stride", "storage_offset", NULL};
+    PyObject *a[3];
+    CtTensorObject *t = CT_TENSOR(self);
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS], offset = t->offset;
+    if (ct_parse_args("as_strided", args, nargs, kwnames, names, 2, a) < 0) {
+        return NULL;
+    }
+    int ndim = ct_parse_size_seq(a[0], sizes, false);
+    PyObject *fast = ndim < 0 ? NULL : PySequence_Fast(a[1], "as_strided(): argument 'stride' must be tuple of ints");
+    if (fast == NULL) {
+        return NULL;
+    }
+    Py_ssize_t nstrides = PySequence_Fast_GET_SIZE(fast);
+    bool negative = false;
+    for (Py_ssize_t i = 0; i < nstrides && i < CT_MAX_DIMS; i++) {
+        if (ct_arg_int64(PySequence_Fast_GET_ITEM(fast, i), &strides[i]) < 0) {
+            Py_DECREF(fast);
+            return NULL;
+        }
+        negative |= strides[i] < 0;
+    }
+    Py_DECREF(fast);
+    if (nstrides != ndim) {
+        PyErr_SetString(PyExc_RuntimeError, "mismatch in length of strides and shape");
+        return NULL;
+    }
+    if (negative) {
+        char s[256];
+        ct_format_sizes(s, sizeof(s), ndim, strides);
+        PyErr_Format(PyExc_RuntimeError, "as_strided: Negative strides are not supported at the moment, got strides: %s", s);
+        return NULL;
+    }
+    if (a[2] != NULL && a[2] != Py_None && ct_arg_int64(a[2], &offset) < 0) {
+        return NULL;
+    }
+    if (offset < 0) {
+        PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
+        return NULL;
+    }
+    int64_t extent = 1; /* elements from offset to one past the last one reached */
+    for (int d = 0; d < ndim; d++) {
+        if (sizes[d] == 0) {
+            extent = 0;
+            break;
+        }
+        extent += (sizes[d] - 1) * strides[d];
+    }
+    size_t item = ct_itemsize(t), have = t->storage->nbytes / item;
+    if (extent > 0 && (uint64_t)(offset + extent) > have) {
+        char s[256], st[256];
+        ct_format_sizes(s, sizeof(s), ndim, sizes);
+        ct_format_sizes(st, sizeof(st), ndim, strides);
+        PyErr_Format(PyExc_RuntimeError, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
+                     "requiring a storage size of %llu are out of bounds for storage of size %zu", s, st,
+                     (long long)offset, item, (unsigned long long)((offset + extent) * (int64_t)item), t->storage->nbytes);
+        return NULL;
+    }
+    return (PyObject *)ct_view_of(t, ndim, sizes, strides, offset);
+}
+CT_FUNCTION_FROM_METHOD(as_strided, tensor_as_strided)
+
 /* Gives self the shape and strides of view (a new reference, released here): self, or NULL. */
 static PyObject *take_metadata(PyObject *self, PyObject *view)
 {
@@ -1050,6 +1115,8 @@ PyMethodDef ct_views_tensor_methods[] = {
     {"chunk", CT_FASTCALL(tensor_chunk), CT_METH_FK, "chunk(chunks, dim=0)"},
     {"broadcast_to", CT_FASTCALL(broadcast_to_method), CT_METH_FK, "broadcast_to(size): self.expand(size)"},
     {"unfold", CT_FASTCALL(tensor_unfold), CT_METH_FK, "unfold(dimension, size, step): windows along dimension (view)"},
+    {"as_strided", CT_FASTCALL(tensor_as_strided), CT_METH_FK,
+     "as_strided(size, stride, storage_offset=None): a view of the storage with this geometry"},
     {"transpose_", CT_FASTCALL(tensor_transpose_), CT_METH_FK, "transpose_(dim0, dim1): in place"},
     {"swapaxes_", CT_FASTCALL(tensor_transpose_), CT_METH_FK, "swapaxes_(axis0, axis1): in place"},
     {"swapdims_", CT_FASTCALL(tensor_transpose_), CT_METH_FK, "swapdims_(dim0, dim1): in place"},
@@ -1174,6 +1241,7 @@ PyMethodDef ct_views_module_methods[] = {
     CT_VIEW_FUNCTION_ENTRY(split, "split(tensor, split_size_or_sections, dim=0)"),
     CT_VIEW_FUNCTION_ENTRY(chunk, "chunk(input, chunks, dim=0)"),
     CT_VIEW_FUNCTION_ENTRY(broadcast_to, "broadcast_to(input, size): input.expand(size)"),
+    CT_VIEW_FUNCTION_ENTRY(as_strided, "as_strided(input, size, stride, storage_offset=None)"),
     {"broadcast_shapes", CT_FASTCALL(fn_broadcast_shapes), METH_FASTCALL, "broadcast_shapes(*shapes) -> Size"},
     {"broadcast_tensors", CT_FASTCALL(fn_broadcast_tensors), METH_FASTCALL,
      "broadcast_tensors(*tensors): each expanded to the common shape"},

@@ -161,6 +161,48 @@ def test_unfold_grad(device):
     assert gradcheck(lambda a: a.unfold(1, 2, 3), (x,))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_as_strided(device, dtype):
+    arr = np.arange(12).astype(dtype)
+    t = ctorch.tensor(arr, device=device)
+    as_np = lambda a, size, stride, off: np.lib.stride_tricks.as_strided(  # noqa: E731
+        a[off:], size, tuple(s * a.itemsize for s in stride))
+    for size, stride, off in [((2, 2), (1, 2), None), ((3, 2), (1, 1), 2), ((2, 3), (0, 1), 4), ((0, 4), (1, 1), 11)]:
+        v = t.as_strided(size, stride, off) if off is not None else ctorch.as_strided(t, size, stride)
+        assert_close(v, as_np(arr, size, stride, off or 0))
+        assert v.storage_offset() == (off or 0) and v.stride() == stride
+    # storage_offset defaults to the input's; sizes/strides index the whole storage
+    v = t[3:].as_strided((2, 2), (1, 3))
+    assert v.storage_offset() == 3
+    assert_close(v, as_np(arr, (2, 2), (1, 3), 3))
+    raises(RuntimeError, "setStorage: sizes [4, 4], strides [1, 3], storage offset 0, and itemsize %d requiring a "
+           "storage size of %d are out of bounds for storage of size %d" % (arr.itemsize, 13 * arr.itemsize,
+                                                                           12 * arr.itemsize),
+           lambda: t.as_strided((4, 4), (1, 3)))
+    raises(RuntimeError, "as_strided: Negative strides are not supported at the moment, got strides: [-1]",
+           lambda: t.as_strided((2,), (-1,)))
+    raises(RuntimeError, "mismatch in length of strides and shape", lambda: t.as_strided((2, 2), (1,)))
+    raises(RuntimeError, "Tensor: invalid storage offset -1", lambda: t.as_strided((2,), (1,), -1))
+
+
+def test_as_strided_grad(device):
+    x = leaf(np.arange(12.0) / 7, device)
+    assert x.as_strided((2, 2), (1, 2)).grad_fn.name() == "AsStridedBackward0"
+    # overlapping windows add up; positions never read get zero
+    x.as_strided((3, 2), (1, 1), 2).sum().backward()
+    assert to_numpy(x.grad).tolist() == [0, 0, 1, 2, 2, 1, 0, 0, 0, 0, 0, 0]
+    assert gradcheck(lambda a: a.as_strided((2, 3), (3, 1), 1), (x,))
+    # views of the leaf (the positions read must belong to the view, as in PyTorch): the gradient
+    # lands on the elements at those positions
+    assert gradcheck(lambda a: a.view(3, 4).t().as_strided((2, 3), (3, 1), 2), (x,))
+    assert gradcheck(lambda a: a.view(3, 4)[1:].as_strided((2, 2), (3, 1), 5), (x,))
+    # an overlapping (expanded) input shares each position's gradient among its elements
+    y = leaf(np.array([1.0, 2.0]), device)
+    y.expand(3, 2).as_strided((2,), (1,)).sum().backward()
+    assert to_numpy(y.grad).tolist() == [1.0, 1.0]
+    assert ctorch.autograd.gradgradcheck(lambda a: a.as_strided((3, 2), (1, 1)) ** 2, (x,))
+
+
 def test_inplace_metadata_ops(device):
     arr = np.arange(24.0).reshape(2, 3, 4)
     t = ctorch.tensor(arr, device=device)
