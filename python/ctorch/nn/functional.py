@@ -477,14 +477,15 @@ def _is_integer(x):
     return hasattr(x, "__index__") and not isinstance(x, float)
 
 
-_INTERP_DIMS = {"nearest": (3, 4), "nearest-exact": (3, 4), "area": (3, 4, 5), "linear": (3,), "bilinear": (4,),
-                "bicubic": (4,)}
+_INTERP_DIMS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5), "linear": (3,), "bilinear": (4,),
+                "bicubic": (4,), "trilinear": (5,)}
 _INTERP_WANTS = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resamples (N, C, W) or (N, C, H, W) input to `size` or by `scale_factor` (PyTorch's rules)."""
+    """Resamples (N, C, W), (N, C, H, W) or (N, C, D, H, W) input to `size` or by `scale_factor` (PyTorch's
+    rules)."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -539,8 +540,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return _C._upsample(input, mode, output_size, bool(align_corners), scale_factors)
     if mode in _INTERP_WANTS and input.dim() in (3, 4, 5) and input.dim() != _INTERP_WANTS[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_WANTS[mode]}D input")
-    if input.dim() == 5 and mode in ("nearest", "nearest-exact", "area", "trilinear"):
-        raise NotImplementedError(f"ctorch: F.interpolate of 5-D input (mode '{mode}') is not supported")
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
         f"linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {mode})")
