@@ -3,7 +3,7 @@
  *   _upsample(input, mode, output_size=None, align_corners=False, scale_factors=None)
  *       the kernel with a backward node (named per mode as PyTorch's: UpsampleNearest2DBackward0,
  *       UpsampleBilinear2DBackward0, ...); mode is F.interpolate's 'nearest', 'nearest-exact',
- *       'linear' (3-d input), 'bilinear' or 'bicubic' (4-d input)
+ *       'linear' (3-d input), 'bilinear' or 'bicubic' (4-d input), 'trilinear' (5-d input)
  *   _upsample_backward(grad_output, mode, input_size, output_size, align_corners=False,
  *                      scale_factors=None)
  *       its backward, linear in grad_output (its own gradient is _upsample again)

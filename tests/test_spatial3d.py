@@ -4,6 +4,7 @@ stride / padding (incl. 'same' / 'valid') / dilation / groups, padding modes, un
 layouts, empty batches, PyTorch's errors, gradients (gradcheck in float64) and grad_fn names, modules'
 parameters and reprs. Shapes are tiny: the emulated CUDA run is slow in 3-d."""
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -595,6 +596,8 @@ def test_interpolate_5d_values_and_grad(device, rng, mode, shape, kw):
         out = F.interpolate(T(x, device, dtype), mode=mode, **kw)
         assert out.dtype == dtype and out.device.type == device
         assert_close(out, want, "float32")
+        if device == "cuda":  # the same tables, the same order: the CPU's bits
+            np.testing.assert_array_equal(to_numpy(out), to_numpy(F.interpolate(T(x, "cpu", dtype), mode=mode, **kw)))
     xt = T(x, device, requires_grad=True)
     g = rng.standard_normal(want.shape)
     F.interpolate(xt, mode=mode, **kw).backward(T(g, device))  # the transpose of the interpolation
@@ -607,9 +610,10 @@ def test_interpolate_5d_values_and_grad(device, rng, mode, shape, kw):
                                              ("trilinear", True, "UpsampleTrilinear3DBackward0")])
 def test_interpolate_5d_gradcheck_and_names(device, rng, mode, align, node):
     from ctorch.autograd import gradcheck
-    xt = T(rng.standard_normal((1, 2, 2, 3, 2)), device, requires_grad=True)
+    c, d = (1, 1) if device == "cuda" else (2, 2)  # the emulated run is slow
+    xt = T(rng.standard_normal((1, c, d, 3, 2)), device, requires_grad=True)
     fn = lambda a: F.interpolate(a, size=(3, 2, 4), mode=mode, align_corners=align)  # noqa: E731
-    g = T(rng.standard_normal((1, 2, 3, 2, 4)), device, requires_grad=True)
+    g = T(rng.standard_normal((1, c, 3, 2, 4)), device, requires_grad=True)
     assert gradcheck(fn, (xt,))
 
     def backward(a):  # the backward is itself differentiable (linear in the incoming gradient)
@@ -680,3 +684,93 @@ def test_upsample_module_5d(rng):
     assert repr(m) == "Upsample(scale_factor=2.0, mode='trilinear')"
     md, mh, mw = ref_interp5d("trilinear", x.shape, dict(scale_factor=2, align_corners=True))
     assert_close(m(T(x, "cpu")), np.einsum("pd,qh,rw,ncdhw->ncpqr", md, mh, mw, x))
+
+
+# --- F.affine_grid / F.grid_sample of 5-D input --------------------------------------------------------------
+def ref_grid_sample3d(x, grid, mode, padding, align):
+    """x (N, C, D, H, W) sampled at grid (N, Do, Ho, Wo, 3) of (x, y, z): the eight corners (or the nearest one)
+    weighted by the products of their per-axis weights, zero outside the input."""
+    from test_nn_more import np_source
+    N, C, D, H, W = x.shape
+    out = np.zeros((N, C) + grid.shape[1:4])
+    for n, i, j, k in itertools.product(*[range(v) for v in (N,) + grid.shape[1:4]]):
+        src = [np_source(grid[n, i, j, k, a], size, align, padding) for a, size in enumerate((W, H, D))]
+        if mode == "nearest":
+            taps = [([np.round(s) for s in src], 1.0)]
+        else:
+            lo = [math.floor(s) for s in src]
+            taps = [([lo[a] + c[a] for a in range(3)],
+                     np.prod([src[a] - lo[a] if c[a] else 1 - (src[a] - lo[a]) for a in range(3)]))
+                    for c in itertools.product((0, 1), repeat=3)]
+        for (tx, ty, tz), w in taps:
+            if 0 <= tx < W and 0 <= ty < H and 0 <= tz < D:
+                out[n, :, i, j, k] += w * x[n, :, int(tz), int(ty), int(tx)]
+    return out
+
+
+@pytest.mark.parametrize("align", [False, True])
+def test_affine_grid_5d(device, rng, align):
+    from ctorch.autograd import gradcheck
+    theta = rng.standard_normal((2, 3, 4))
+    got = F.affine_grid(T(theta, device), (2, 1, 2, 3, 4), align_corners=align)
+    line = lambda n: np.linspace(-1, 1, n) * (1 if align or n == 1 else (n - 1) / n)  # noqa: E731
+    base = np.stack(np.broadcast_arrays(line(4)[None, None, :], line(3)[None, :, None], line(2)[:, None, None],
+                                        np.ones((2, 3, 4))), -1)
+    assert got.shape == (2, 2, 3, 4, 3)
+    assert_close(got, np.einsum("dhwk,nck->ndhwc", base, theta))
+    got = F.affine_grid(T(theta, device, ctorch.float32), (2, 5, 1, 1, 2), align_corners=align)
+    assert got.dtype == ctorch.float32
+    assert_close(got, np.einsum("dhwk,nck->ndhwc", np.stack(np.broadcast_arrays(
+        line(2)[None, None, :], 0.0, 0.0, np.ones((1, 1, 2))), -1), theta))
+    assert gradcheck(lambda t: F.affine_grid(t, (2, 1, 1, 2, 2), align_corners=align), (T(theta, device,
+                                                                                            requires_grad=True),))
+
+
+def test_affine_grid_5d_errors():
+    with pytest.raises(ValueError, match=r"^Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                                         r"\(2, 1, 2, 3, 4\). Got torch.Size\(\[2, 2, 3\]\).$"):
+        F.affine_grid(ctorch.zeros(2, 2, 3), (2, 1, 2, 3, 4), align_corners=False)
+    with pytest.raises(ValueError, match=r"^Expected non-zero, positive output size. Got \(2, 1, 0, 3, 4\)$"):
+        F.affine_grid(ctorch.zeros(2, 3, 4), (2, 1, 0, 3, 4), align_corners=False)
+    with pytest.raises(ValueError, match="Expected a batch of 2D affine matrices of shape Nx2x3"):
+        F.affine_grid(ctorch.zeros(2, 3, 4), (2, 1, 3, 4), align_corners=False)
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_5d(device, rng, padding):
+    x = rng.standard_normal((2, 2, 2, 3, 4))
+    grid = rng.uniform(-1.3, 1.3, (2, 2, 1, 3, 3))
+    grid[0, 0, 0, 0], grid[0, 0, 0, 1] = [1.0, -1.0, 0.0], [0.25, 0.5, -1.0]  # corners and edges
+    for dtype in (ctorch.float64, ctorch.float32):
+        for mode in ("bilinear", "nearest"):
+            for align in (False, True):
+                got = F.grid_sample(T(x, device, dtype), T(grid, device, dtype), mode=mode, padding_mode=padding,
+                                    align_corners=align)
+                assert got.shape == (2, 2, 2, 1, 3) and got.dtype == dtype
+                assert_close(got, ref_grid_sample3d(x, grid, mode, padding, align), "float32")
+    if device == "cuda":  # composed of recording ops: the CPU's gradcheck covers the formulas
+        return
+    from ctorch.autograd import gradcheck
+    xt = T(x[:1, :1, :2, :2, :2], device, requires_grad=True)
+    gt = T(grid[:1, :1, :1, :2] * 0.9, device, requires_grad=True)
+    assert gradcheck(lambda a, g: F.grid_sample(a, g, padding_mode=padding, align_corners=True), (xt, gt))
+
+
+def test_grid_sample_5d_errors():
+    x = ctorch.zeros(1, 2, 2, 3, 4)
+    cases = [
+        (x, ctorch.zeros(1, 2, 3, 4, 2), RuntimeError, "grid_sampler(): expected grid to have size 3 in last dimension, "
+         "but got grid with sizes [1, 2, 3, 4, 2]"),
+        (x, ctorch.zeros(1, 2, 3, 3), RuntimeError, "grid_sampler(): expected 5D input and grid with same number of "
+         "dimensions, but got input with sizes [1, 2, 2, 3, 4] and grid with sizes [1, 2, 3, 3]"),
+        (x, ctorch.zeros(2, 1, 1, 1, 3), RuntimeError, "grid_sampler(): expected grid and input to have same batch "
+         "size, but got input with sizes [1, 2, 2, 3, 4] and grid with sizes [2, 1, 1, 1, 3]"),
+        (x[:, :, :0], ctorch.zeros(1, 1, 1, 1, 3), RuntimeError, "grid_sampler(): expected input to have non-empty "
+         "spatial dimensions, but input has sizes [1, 2, 0, 3, 4] with dimension 2 being empty"),
+        (x.long(), ctorch.zeros(1, 1, 1, 1, 3, dtype=ctorch.int64), NotImplementedError,
+         "\"grid_sampler3d_cpu\" not implemented for 'Long'"),
+    ]
+    for inp, grid, exc, msg in cases:
+        with pytest.raises(exc) as info:
+            F.grid_sample(inp, grid, align_corners=False)
+        assert str(info.value) == msg
