@@ -3,7 +3,8 @@
  *   _upsample(input, mode, output_size=None, align_corners=False, scale_factors=None)
  *       the kernel with a backward node (named per mode as PyTorch's: UpsampleNearest2DBackward0,
  *       UpsampleBilinear2DBackward0, ...); mode is F.interpolate's 'nearest', 'nearest-exact',
- *       'linear' (3-d input), 'bilinear' or 'bicubic' (4-d input), 'trilinear' (5-d input)
+ *       'linear' (3-d input), 'bilinear' or 'bicubic' (4-d input), 'trilinear' (5-d input), and
+ *       'bilinear_aa' / 'bicubic_aa' (4-d input): F.interpolate's antialias=True
  *   _upsample_backward(grad_output, mode, input_size, output_size, align_corners=False,
  *                      scale_factors=None)
  *       its backward, linear in grad_output (its own gradient is _upsample again)
@@ -39,7 +40,11 @@ static const ModeInfo modes[] = {
     {"nearest", 0, CT_UPSAMPLE_NEAREST, false},      {"nearest-exact", 0, CT_UPSAMPLE_NEAREST_EXACT, false},
     {"linear", 3, CT_UPSAMPLE_LINEAR, true},         {"bilinear", 4, CT_UPSAMPLE_LINEAR, true},
     {"bicubic", 4, CT_UPSAMPLE_CUBIC, true},         {"trilinear", 5, CT_UPSAMPLE_LINEAR, true},
+    /* F.interpolate(antialias=True) */
+    {"bilinear_aa", 4, CT_UPSAMPLE_LINEAR_AA, true}, {"bicubic_aa", 4, CT_UPSAMPLE_CUBIC_AA, true},
 };
+
+static bool is_aa(CtUpsampleMode m) { return m == CT_UPSAMPLE_LINEAR_AA || m == CT_UPSAMPLE_CUBIC_AA; }
 
 /* The mode named by obj (borrowed table row), or NULL with ValueError. */
 static const ModeInfo *parse_mode(const char *fname, PyObject *obj)
@@ -57,7 +62,8 @@ static const ModeInfo *parse_mode(const char *fname, PyObject *obj)
             return &modes[i];
         }
     }
-    PyErr_Format(PyExc_ValueError, "%s(): unknown mode '%s' (nearest, nearest-exact, linear, bilinear, bicubic, trilinear)",
+    PyErr_Format(PyExc_ValueError, "%s(): unknown mode '%s' (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, bilinear_aa, "
+                 "bicubic_aa)",
                  fname, s);
     return NULL;
 }
@@ -166,8 +172,14 @@ static int setup_geometry(const char *fname, const ModeInfo *m, int ndim, const 
 /* PyTorch's dtype refusal for the mode (its kernels' names), or ours for uint8 linear / cubic: 0 or -1. */
 static int check_dtype(const ModeInfo *m, int ndim, CtDType dtype, bool backward)
 {
-    if (ct_is_floating(dtype) || (dtype == CT_U8 && !backward && m->mode != CT_UPSAMPLE_LINEAR &&
-                                  m->mode != CT_UPSAMPLE_CUBIC)) {
+    /* PyTorch's CPU aa kernels: float and double (and a uint8 one, refused below as the bilinear one) */
+    if (is_aa(m->mode) && dtype != CT_F32 && dtype != CT_F64 && (dtype != CT_U8 || backward)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"compute_index_ranges_weights\" not implemented for '%s'",
+                     ct_scalar_type_name(dtype));
+        return -1;
+    }
+    if (ct_is_floating(dtype) || (dtype == CT_U8 && !backward && (m->mode == CT_UPSAMPLE_NEAREST ||
+                                                                  m->mode == CT_UPSAMPLE_NEAREST_EXACT))) {
         return 0;
     }
     if (dtype == CT_U8 && ndim == 4 && !backward) {
@@ -273,15 +285,79 @@ int ct_cpu_upsample_backward(const CtUpsampleDesc *d) { return cpu_upsample_run(
 /* ====================================================================================================
  * the ops
  * ==================================================================================================== */
-/* The taps of every output along axis a into rows of 4 (unused slots repeat the last position with
- * weight 0) and the outputs covering every input position, with the op math type of f64 or float. */
+/* The antialiased taps (PyTorch's separable aa filter): output o reads the inputs within `support` of its
+ * centre, each weighted by the filter at its distance (stretched by the downscale), normalised to sum 1;
+ * ACC is the op math type. The width of the axis's rows (the most taps an output has) when o < 0. */
+#define UPSAMPLE_AA_TAPS(SUF, ACC)                                                                        \
+    static int aa_taps_##SUF(const CtUpsampleDesc *d, int a, int64_t o, int64_t *idx, double *w)          \
+    {                                                                                                     \
+        const int64_t in = d->in[a], out = d->out[a];                                                     \
+        const bool cubic = d->mode[a] == CT_UPSAMPLE_CUBIC_AA;                                            \
+        ACC scale;                                                                                        \
+        if (d->align_corners) {                                                                           \
+            scale = out > 1 ? (ACC)(in - 1) / (ACC)(out - 1) : (ACC)0;                                    \
+        } else {                                                                                          \
+            scale = d->scale[a] > 0 ? (ACC)(1.0 / d->scale[a]) : (ACC)in / (ACC)out;                      \
+        }                                                                                                 \
+        const ACC half = cubic ? (ACC)2 : (ACC)1; /* the filter's support at scale 1 */                  \
+        const ACC support = scale >= 1 ? half * scale : half;                                             \
+        if (o < 0) {                                                                                      \
+            return (int)ceil(support) * 2 + 1;                                                            \
+        }                                                                                                 \
+        const ACC center = scale * ((ACC)o + (ACC)0.5), invscale = scale >= 1 ? (ACC)1 / scale : (ACC)1;  \
+        const int64_t lo = (int64_t)(center - support + (ACC)0.5);                                        \
+        const int64_t xmin = lo > 0 ? lo : 0, hi = (int64_t)(center + support + (ACC)0.5);               \
+        const int n = (int)((hi < in ? hi : in) - xmin);                                                  \
+        ACC total = 0;                                                                                    \
+        for (int j = 0; j < n; j++) {                                                                     \
+            const ACC x = (ACC)fabs((double)(((ACC)(j + xmin) - center + (ACC)0.5) * invscale));         \
+            const ACC A = (ACC)-0.5;                                                                      \
+            const ACC f = !cubic ? (x < 1 ? (ACC)1 - x : (ACC)0)                                          \
+                          : x < 1 ? ((A + 2) * x - (A + 3)) * x * x + 1                                   \
+                          : x < 2 ? ((A * x - 5 * A) * x + 8 * A) * x - 4 * A                             \
+                                  : (ACC)0;                                                               \
+            w[j] = (double)f; /* exact: normalised below in ACC */                                        \
+            idx[j] = xmin + j;                                                                            \
+            total += f;                                                                                   \
+        }                                                                                                 \
+        for (int j = 0; j < n && total != 0; j++) {                                                       \
+            w[j] = (double)((ACC)w[j] / total);                                                           \
+        }                                                                                                 \
+        return n;                                                                                         \
+    }
+UPSAMPLE_AA_TAPS(f, float)
+UPSAMPLE_AA_TAPS(d, double)
+#undef UPSAMPLE_AA_TAPS
+
+/* The width of axis a's table rows: the most taps an output reads. */
+static int axis_width(const CtUpsampleDesc *d, int a)
+{
+    switch (d->mode[a]) {
+    case CT_UPSAMPLE_NEAREST:
+    case CT_UPSAMPLE_NEAREST_EXACT:
+        return 1;
+    case CT_UPSAMPLE_LINEAR:
+        return 2;
+    case CT_UPSAMPLE_CUBIC:
+        return 4;
+    default:
+        return d->dtype == CT_F64 ? aa_taps_d(d, a, -1, NULL, NULL) : aa_taps_f(d, a, -1, NULL, NULL);
+    }
+}
+
+/* The taps of every output along axis a into rows of d->ntaps[a] (unused slots repeat the last position
+ * with weight 0) with the op math type of f64 or float, then the outputs covering every input position:
+ * [the first output whose last tap reaches i, the last whose first tap is at most i] (both grow with o). */
 static void fill_axis_tables(CtUpsampleDesc *d, int a, bool f64, int64_t *idx, double *w, int64_t *cover)
 {
+    const int width = d->ntaps[a];
     for (int64_t o = 0; o < d->out[a]; o++) {
-        int64_t ti[4];
-        double tw[4];
+        int64_t *ti = idx + width * o;
+        double *tw = w + width * o;
         int n;
-        if (f64) {
+        if (is_aa(d->mode[a])) {
+            n = f64 ? aa_taps_d(d, a, o, ti, tw) : aa_taps_f(d, a, o, ti, tw);
+        } else if (f64) {
             n = ct_upsample_taps_d(d, a, o, ti, tw);
         } else {
             float wf[4];
@@ -290,18 +366,21 @@ static void fill_axis_tables(CtUpsampleDesc *d, int a, bool f64, int64_t *idx, d
                 tw[j] = wf[j];
             }
         }
-        d->ntaps[a] = n;
-        for (int j = 0; j < 4; j++) {
-            idx[4 * o + j] = ti[j < n ? j : n - 1];
-            w[4 * o + j] = j < n ? tw[j] : 0.0;
+        for (int j = n; j < width; j++) {
+            ti[j] = ti[n - 1];
+            tw[j] = 0.0;
         }
     }
+    int64_t lo = 0, hi = 0;
     for (int64_t i = 0; i < d->in[a]; i++) {
-        if (f64) {
-            ct_upsample_covering_d(d, a, i, &cover[2 * i], &cover[2 * i + 1]);
-        } else {
-            ct_upsample_covering_f(d, a, i, &cover[2 * i], &cover[2 * i + 1]);
+        while (lo < d->out[a] && idx[width * lo + width - 1] < i) {
+            lo++;
         }
+        while (hi < d->out[a] && idx[width * hi] <= i) {
+            hi++;
+        }
+        cover[2 * i] = lo;
+        cover[2 * i + 1] = hi - 1;
     }
 }
 
@@ -318,7 +397,8 @@ static int run_kernel(CtUpsampleDesc *d, bool backward, CtTensorObject *src, CtT
     }
     int64_t taps = 0, ni = 0;
     for (int a = 0; a < CT_UPSAMPLE_AXES; a++) {
-        taps += 4 * d->out[a];
+        d->ntaps[a] = axis_width(d, a);
+        taps += d->ntaps[a] * d->out[a];
         ni += 2 * d->in[a];
     }
     ni += taps;
@@ -344,7 +424,7 @@ static int run_kernel(CtUpsampleDesc *d, bool backward, CtTensorObject *src, CtT
                 d->tap_weight[a] = wp + tap_at;
                 d->cover[a] = ip + cover_at;
             }
-            tap_at += 4 * d->out[a];
+            tap_at += d->ntaps[a] * d->out[a];
             cover_at += 2 * d->in[a];
         }
         if (pass == 0 && ((idev = ct_to(itab, CT_I64, d->device, false)) == NULL ||
@@ -503,7 +583,7 @@ PyType_Slot ct_upsample_tensor_slots[] = {{0, NULL}};
 static const char *node_name(const ModeInfo *m, int nd, bool backward)
 {
     /* [mode row][spatial dims - 1][backward]; the fixed-dims modes take their own name at every dims */
-    static const char *const names[6][3][2] = {
+    static const char *const names[8][3][2] = {
         {{"UpsampleNearest1DBackward0", "UpsampleNearest1DBackwardBackward0"},
          {"UpsampleNearest2DBackward0", "UpsampleNearest2DBackwardBackward0"},
          {"UpsampleNearest3DBackward0", "UpsampleNearest3DBackwardBackward0"}},
@@ -514,6 +594,8 @@ static const char *node_name(const ModeInfo *m, int nd, bool backward)
         {{"UpsampleBilinear2DBackward0", "UpsampleBilinear2DBackwardBackward0"}},
         {{"UpsampleBicubic2DBackward0", "UpsampleBicubic2DBackwardBackward0"}},
         {{"UpsampleTrilinear3DBackward0", "UpsampleTrilinear3DBackwardBackward0"}},
+        {{"UpsampleBilinear2DAaBackward0", "UpsampleBilinear2DAaBackwardBackward0"}},
+        {{"UpsampleBicubic2DAaBackward0", "UpsampleBicubic2DAaBackwardBackward0"}},
     };
     const int row = m != NULL ? (int)(m - modes) : 1;
     const int dims = m != NULL && m->ndim != 0 ? 0 : nd < 3 ? 0 : nd > 5 ? 2 : nd - 3;

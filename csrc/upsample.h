@@ -19,6 +19,8 @@ typedef enum {
     CT_UPSAMPLE_NEAREST_EXACT, /* src = floor((o + 0.5) * scale), 'nearest-exact' */
     CT_UPSAMPLE_LINEAR,        /* two taps per axis: 'linear' / 'bilinear' */
     CT_UPSAMPLE_CUBIC,         /* four taps per axis (A = -0.75), indices clamped: 'bicubic' */
+    CT_UPSAMPLE_LINEAR_AA,     /* antialias=True: the triangle filter stretched by the downscale, normalised */
+    CT_UPSAMPLE_CUBIC_AA,      /* antialias=True: the cubic filter (A = -0.5) stretched, normalised */
 } CtUpsampleMode;
 
 /* Axis 0 is the depth, axis 1 the height, axis 2 the width; every operand is dense, one volume after
@@ -34,9 +36,11 @@ typedef struct CtUpsampleDesc {
     double scale[CT_UPSAMPLE_AXES]; /* the scale factor the caller gave for the axis, or 0 for none */
     /* per-axis tables, built once per call on the host (upsample_math.h's tap functions) and copied to
      * the device, so the kernels only read them: */
-    int ntaps[CT_UPSAMPLE_AXES];                /* taps per output: 1 (nearest), 2 (linear) or 4 (cubic) */
-    const int64_t *tap_index[CT_UPSAMPLE_AXES]; /* (out[a], 4): the input positions output o reads, ascending */
-    const double *tap_weight[CT_UPSAMPLE_AXES]; /* (out[a], 4): their weights, computed in the op math type */
+    int ntaps[CT_UPSAMPLE_AXES]; /* taps per output: 1 (nearest), 2 (linear), 4 (cubic), the widest (antialiased) */
+    /* (out[a], ntaps[a]): the input positions output o reads, ascending (unused slots repeat the last
+     * with weight 0), and their weights, computed in the op math type */
+    const int64_t *tap_index[CT_UPSAMPLE_AXES];
+    const double *tap_weight[CT_UPSAMPLE_AXES];
     const int64_t *cover[CT_UPSAMPLE_AXES];     /* (in[a], 2): the first and last output reading input position i */
     const void *input;      /* forward: (planes, in[0], in[1], in[2]) */
     void *output;           /* forward: (planes, out[0], out[1], out[2]) */

@@ -58,10 +58,8 @@ CT_HOST_DEVICE int64_t ct_upsample_nearest_source(const CtUpsampleDesc *d, int a
 }
 
 /* SUF: f (float) or d (double), the op math type ACC.
- * ct_upsample_taps: the taps of output o along axis into idx / w; returns their count (1, 2 or 4).
- * ct_upsample_covering: the outputs [*lo, *hi] whose taps can hold input position i (tap positions
- *   grow with o, so two binary searches find them; empty when lo > hi).
- * Both fill the per-call tables of the descriptor (upsample.c). */
+ * ct_upsample_taps: the taps of output o along axis into idx / w; returns their count (1, 2 or 4; the
+ *   antialiased modes' taps are upsample.c's). Fills the per-call tables of the descriptor (upsample.c). */
 #define CT_UPSAMPLE_AXIS_FNS(SUF, ACC)                                                                     \
     CT_HOST_DEVICE int ct_upsample_taps_##SUF(const CtUpsampleDesc *d, int axis, int64_t o, int64_t *idx,  \
                                               ACC *w)                                                      \
@@ -112,34 +110,6 @@ CT_HOST_DEVICE int64_t ct_upsample_nearest_source(const CtUpsampleDesc *d, int a
             idx[j] = p < 0 ? 0 : p > in - 1 ? in - 1 : p;                                                  \
         }                                                                                                  \
         return 4;                                                                                          \
-    }                                                                                                      \
-    CT_HOST_DEVICE void ct_upsample_covering_##SUF(const CtUpsampleDesc *d, int axis, int64_t i, int64_t *lo,  \
-                                                   int64_t *hi)                                            \
-    {                                                                                                      \
-        int64_t idx[4];                                                                                    \
-        ACC w[4];                                                                                          \
-        int64_t a = 0, b = d->out[axis];                                                                   \
-        while (a < b) { /* the first output whose last tap reaches i */                                   \
-            const int64_t m = a + (b - a) / 2;                                                             \
-            const int n = ct_upsample_taps_##SUF(d, axis, m, idx, w);                                      \
-            if (idx[n - 1] >= i) {                                                                         \
-                b = m;                                                                                     \
-            } else {                                                                                       \
-                a = m + 1;                                                                                 \
-            }                                                                                              \
-        }                                                                                                  \
-        *lo = a;                                                                                           \
-        b = d->out[axis];                                                                                  \
-        while (a < b) { /* the first output whose first tap is past i */                                  \
-            const int64_t m = a + (b - a) / 2;                                                             \
-            ct_upsample_taps_##SUF(d, axis, m, idx, w);                                                    \
-            if (idx[0] > i) {                                                                              \
-                b = m;                                                                                     \
-            } else {                                                                                       \
-                a = m + 1;                                                                                 \
-            }                                                                                              \
-        }                                                                                                  \
-        *hi = a - 1;                                                                                       \
     }
 
 CT_UPSAMPLE_AXIS_FNS(f, float)
@@ -150,8 +120,8 @@ CT_UPSAMPLE_AXIS_FNS(d, double)
 #define CT_UPSAMPLE_TABLE_WEIGHT_FN(SUF, ACC)                                                              \
     CT_HOST_DEVICE ACC ct_upsample_weight_##SUF(const CtUpsampleDesc *d, int axis, int64_t o, int64_t i)   \
     {                                                                                                      \
-        const int64_t *idx = d->tap_index[axis] + 4 * o;                                                   \
-        const double *w = d->tap_weight[axis] + 4 * o;                                                     \
+        const int64_t *idx = d->tap_index[axis] + d->ntaps[axis] * o;                                      \
+        const double *w = d->tap_weight[axis] + d->ntaps[axis] * o;                                        \
         ACC sum = 0;                                                                                       \
         for (int j = 0; j < d->ntaps[axis]; j++) {                                                         \
             if (idx[j] == i) {                                                                             \
@@ -172,11 +142,11 @@ CT_UPSAMPLE_TABLE_WEIGHT_FN(d, double)
         const int64_t H = d->in[1], W = d->in[2];                                                          \
         const T *x = (const T *)d->input + plane * d->in[0] * H * W;                                       \
         T *y = (T *)d->output + ((plane * d->out[0] + o[0]) * d->out[1] + o[1]) * d->out[2] + o[2];        \
-        const int64_t *id = d->tap_index[0] + 4 * o[0], *ih = d->tap_index[1] + 4 * o[1];                  \
-        const int64_t *iw = d->tap_index[2] + 4 * o[2];                                                    \
-        const double *wd = d->tap_weight[0] + 4 * o[0], *wh = d->tap_weight[1] + 4 * o[1];                 \
-        const double *ww = d->tap_weight[2] + 4 * o[2];                                                    \
         const int nd = d->ntaps[0], nh = d->ntaps[1], nw = d->ntaps[2];                                    \
+        const int64_t *id = d->tap_index[0] + nd * o[0], *ih = d->tap_index[1] + nh * o[1];                \
+        const int64_t *iw = d->tap_index[2] + nw * o[2];                                                   \
+        const double *wd = d->tap_weight[0] + nd * o[0], *wh = d->tap_weight[1] + nh * o[1];               \
+        const double *ww = d->tap_weight[2] + nw * o[2];                                                   \
         if (nd == 1 && nh == 1 && nw == 1) {                                                               \
             *y = x[(id[0] * H + ih[0]) * W + iw[0]];                                                       \
             return;                                                                                        \

@@ -534,7 +534,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                          "4-D tensor as input")
     if input.dim() in _INTERP_DIMS.get(mode, ()):
         if antialias:
-            raise NotImplementedError(f"ctorch: F.interpolate(mode='{mode}', antialias=True) is not supported")
+            mode += "_aa"  # PyTorch's separable antialiased filter: _upsample_bilinear2d_aa / _bicubic2d_aa
         if mode == "area":
             return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, output_size)
         return _C._upsample(input, mode, output_size, bool(align_corners), scale_factors)
