@@ -12,8 +12,8 @@
  *   gumbel_softmax;
  *   local_response_norm (an avg_pool2d over the squares), channel_shuffle (a view, a transpose and a
  *       reshape), rrelu, the alpha dropouts, the LP pools (average pools of input^p) and max_unpool
- *       (a scatter into zeros); affine_grid and 2-d grid_sample (bilinear / nearest, zeros / border /
- *       reflection padding: four gathers weighted by the fractional offsets).
+ *       (a scatter into zeros); affine_grid and 2-d / 3-d grid_sample (bilinear / trilinear / nearest, zeros /
+ *       border / reflection padding: four or eight gathers weighted by the fractional offsets).
  *
  * Each composition runs in arenas of autograd_arena.h; host-side index tables (embedding bags, CTC's
  * extended labels) are built from one host copy of the integer inputs. */
@@ -1172,7 +1172,7 @@ done:
 }
 
 /* ====================================================================================================
- * affine_grid, grid_sample (2-d)
+ * affine_grid, grid_sample (2-d and 3-d)
  * ==================================================================================================== */
 
 /* linspace(-1, 1, n) in float64 on the CPU, scaled by (n - 1) / n without align_corners (the pixel
@@ -1191,30 +1191,50 @@ static PyObject *grid_line(int64_t n, bool align)
     return (PyObject *)t;
 }
 
-/* _affine_grid(theta (N, 2, 3), N, H, W, align_corners) -> (N, H, W, 2): the base grid of (x, y, 1)
- * at the pixel centres (or corners) in [-1, 1] times theta^T */
+/* _affine_grid(theta (N, k, k + 1), size (N, C, H, W) or (N, C, D, H, W), align_corners) -> (N, [D,] H, W, k):
+ * the base grid of (x, y, [z,] 1) at the pixel centres (or corners) in [-1, 1] times theta^T */
 static PyObject *py_affine_grid(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
-    static const char *const names[] = {"theta", "N", "H", "W", "align_corners", NULL};
-    PyObject *a[5];
-    int64_t N = 0, H = 0, W = 0;
+    static const char *const names[] = {"theta", "size", "align_corners", NULL};
+    PyObject *a[3];
+    int64_t size[5] = {0, 0, 1, 1, 1};
     bool align = false;
-    if (ct_parse_args("_affine_grid", args, nargs, kw, names, 5, a) < 0 ||
-        need_tensor("_affine_grid", "theta", 1, a[0], false) < 0 || ct_arg_int64(a[1], &N) < 0 ||
-        ct_arg_int64(a[2], &H) < 0 || ct_arg_int64(a[3], &W) < 0 || ct_arg_bool(a[4], &align) < 0) {
+    if (ct_parse_args("_affine_grid", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("_affine_grid", "theta", 1, a[0], false) < 0 || ct_arg_bool(a[2], &align) < 0) {
         return NULL;
     }
-    CtTensorObject *theta = CT_TENSOR(a[0]);
+    Py_ssize_t rank = PyTuple_Check(a[1]) || PyList_Check(a[1]) ? PySequence_Size(a[1]) : -1;
+    if (rank != 4 && rank != 5) {
+        PyErr_SetString(PyExc_TypeError, "_affine_grid(): argument 'size' must be a sequence of 4 or 5 ints");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < rank; i++) { /* size[2..4] = (D, H, W), D = 1 for a 2-d grid */
+        PyObject *item = PySequence_GetItem(a[1], i);
+        int rc = item != NULL ? ct_arg_int64(item, &size[i < 2 ? i : 5 - rank + i]) : -1;
+        Py_XDECREF(item);
+        if (rc < 0) {
+            return NULL;
+        }
+    }
+    const int k = (int)rank - 2;
+    const int64_t D = size[2], H = size[3], W = size[4], n = D * H * W;
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *dev = ATTR(a[0], "device"), *dt = arena->failed ? NULL : ct_dtype_object(theta->dtype);
+    PyObject *dev = ATTR(a[0], "device"), *dt = arena->failed ? NULL : ct_dtype_object(CT_TENSOR(a[0])->dtype);
     PyObject *xs = KEEP(grid_line(W, align)), *ys = arena->failed ? NULL : KEEP(grid_line(H, align));
-    PyObject *gx = METH(METH(xs, "view", "(iL)", 1, (long long)W), "expand", "(LL)", (long long)H, (long long)W);
-    PyObject *gy = METH(METH(ys, "view", "(Li)", (long long)H, 1), "expand", "(LL)", (long long)H, (long long)W);
-    PyObject *parts = arena->failed ? NULL : KEEP(PyTuple_Pack(3, gx, gy, FN("ones_like", "(O)", gx)));
+    PyObject *zs = arena->failed ? NULL : KEEP(grid_line(D, align));
+    PyObject *full = arena->failed ? NULL : KEEP(Py_BuildValue("(LLL)", (long long)D, (long long)H, (long long)W));
+    PyObject *gx = METH(METH(xs, "view", "(iiL)", 1, 1, (long long)W), "expand", "(O)", full);
+    PyObject *gy = METH(METH(ys, "view", "(iLi)", 1, (long long)H, 1), "expand", "(O)", full);
+    PyObject *gz = METH(METH(zs, "view", "(Lii)", (long long)D, 1, 1), "expand", "(O)", full);
+    PyObject *one = arena->failed ? NULL : FN("ones_like", "(O)", gx);
+    PyObject *parts = arena->failed ? NULL
+                      : KEEP(k == 2 ? PyTuple_Pack(3, gx, gy, one) : PyTuple_Pack(4, gx, gy, gz, one));
     PyObject *base = METH(METH(FN("stack", "(Oi)", parts, -1), "to", "(OO)", dev, dt), "view", "(iLi)", 1,
-                          (long long)(H * W), 3);
+                          (long long)n, k + 1);
     PyObject *grid = MATMUL(base, METH(a[0], "transpose", "(ii)", 1, 2));
-    PyObject *result = TAKE(METH(grid, "view", "(LLLi)", (long long)N, (long long)H, (long long)W, 2));
+    PyObject *result = TAKE(k == 2 ? METH(grid, "view", "(LLLi)", (long long)size[0], (long long)H, (long long)W, 2)
+                                   : METH(grid, "view", "(LLLLi)", (long long)size[0], (long long)D, (long long)H,
+                                          (long long)W, 3));
     arena_free(arena);
     return result;
 }
@@ -1247,36 +1267,88 @@ static PyObject *grid_source(PyObject *grid, int axis, int64_t size, bool align,
     return r;
 }
 
-/* input (N, C, H * W) at integer pixel (ix, iy) (N, Ho, Wo) times weight, 0 outside the image:
- * (N, C, Ho, Wo). New reference. */
-static PyObject *grid_tap(PyObject *flat, PyObject *ix, PyObject *iy, PyObject *weight, int64_t C, int64_t H, int64_t W)
+/* input (N, C, [D *] H * W) at integer pixel c[0..nd) (x, y[, z], each (N, *out)) times weight, 0 outside
+ * the input; sizes[k] is the input's size along coordinate k (W, H[, D]): (N, C, *out). New reference. */
+static PyObject *grid_tap(PyObject *flat, int nd, PyObject *const *c, PyObject *weight, int64_t C, const int64_t *sizes)
 {
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *inside = METH(METH(CMP(ix, NUM(0.0), Py_GE), "logical_and", "(O)", CMP(ix, NUM((double)(W - 1)), Py_LE)),
-                            "logical_and", "(O)",
-                            METH(CMP(iy, NUM(0.0), Py_GE), "logical_and", "(O)", CMP(iy, NUM((double)(H - 1)), Py_LE)));
-    PyObject *lin = ADD(MUL(METH(iy, "clamp", "(dd)", 0.0, (double)(H - 1)), NUM((double)W)),
-                        METH(ix, "clamp", "(dd)", 0.0, (double)(W - 1)));
-    PyObject *shape = ATTR(ix, "shape");
+    PyObject *inside = NULL, *lin = NULL;
+    for (int k = nd - 1; k >= 0; k--) { /* the row-major position, z first */
+        const double hi = (double)(sizes[k] - 1);
+        PyObject *in_k = METH(CMP(c[k], NUM(0.0), Py_GE), "logical_and", "(O)", CMP(c[k], NUM(hi), Py_LE));
+        inside = inside == NULL ? in_k : METH(inside, "logical_and", "(O)", in_k);
+        PyObject *clamped = METH(c[k], "clamp", "(dd)", 0.0, hi);
+        lin = lin == NULL ? clamped : ADD(MUL(lin, NUM((double)sizes[k])), clamped);
+    }
+    PyObject *shape = ATTR(c[0], "shape");
     PyObject *idx = METH(METH(METH(lin, "long", NULL), "flatten", "(i)", 1), "unsqueeze", "(i)", 1);
     PyObject *n = arena->failed ? NULL : METH(idx, "size", "(i)", 0), *k = arena->failed ? NULL : METH(idx, "size", "(i)", 2);
     PyObject *vals = METH(flat, "gather", "(iO)", 2, METH(idx, "expand", "(OLO)", n, (long long)C, k));
     PyObject *w = WHERE(inside, weight, NUM(0.0));
     PyObject *out_shape = arena->failed ? NULL : KEEP(PySequence_List(shape));
     if (out_shape != NULL) {
-        PyObject *c = PyLong_FromLongLong(C);
-        if (c == NULL || PyList_Insert(out_shape, 1, c) < 0) {
+        PyObject *cl = PyLong_FromLongLong(C);
+        if (cl == NULL || PyList_Insert(out_shape, 1, cl) < 0) {
             arena->failed = true;
         }
-        Py_XDECREF(c);
+        Py_XDECREF(cl);
     }
     PyObject *r = TAKE(MUL(METH(vals, "view", "(O)", out_shape), METH(w, "unsqueeze", "(i)", 1)));
     arena_free(arena);
     return r;
 }
 
-/* _grid_sample(input (N, C, H, W), grid (N, Ho, Wo, 2), mode 0 bilinear / 1 nearest, padding 0 zeros /
- * 1 border / 2 reflection, align_corners) -> (N, C, Ho, Wo) */
+/* PyTorch's grid_sampler checks of input (N, C, [D,] H, W) and grid (N, [D_out,] H_out, W_out, nd): 0 or -1. */
+static int grid_sample_check(const CtTensorObject *x, const CtTensorObject *g)
+{
+    char s1[128], s2[128];
+    ct_format_sizes(s1, sizeof(s1), x->ndim, x->sizes);
+    ct_format_sizes(s2, sizeof(s2), g->ndim, g->sizes);
+    if (x->ndim == 5) {
+        if (g->ndim != 5) {
+            PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected 5D input and grid with same number of "
+                         "dimensions, but got input with sizes %s and grid with sizes %s", s1, s2);
+            return -1;
+        }
+        if (g->sizes[4] != 3) {
+            PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected grid to have size 3 in last dimension, but "
+                         "got grid with sizes %s", s2);
+            return -1;
+        }
+        if (g->sizes[0] != x->sizes[0]) {
+            PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected grid and input to have same batch size, but "
+                         "got input with sizes %s and grid with sizes %s", s1, s2);
+            return -1;
+        }
+        for (int i = 2; i < 5; i++) {
+            if (x->sizes[i] == 0) {
+                PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected input to have non-empty spatial "
+                             "dimensions, but input has sizes %s with dimension %d being empty", s1, i);
+                return -1;
+            }
+        }
+    } else if (x->ndim != 4 || g->ndim != 4 || g->sizes[3] != 2 || g->sizes[0] != x->sizes[0]) {
+        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected 4D input and grid of shape (N, H_out, W_out, 2) with "
+                     "the input's batch size, but got input with sizes %s and grid with sizes %s", s1, s2);
+        return -1;
+    }
+    if (x->dtype != g->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected input and grid to have same dtype, but input has %s "
+                     "and grid has %s", ct_scalar_type_name(x->dtype), ct_scalar_type_name(g->dtype));
+        return -1;
+    }
+    if (!ct_is_floating(x->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+                     x->ndim == 5 ? "grid_sampler3d_cpu" : "grid_sampler_2d_cpu_kernel_impl", ct_scalar_type_name(x->dtype));
+        return -1;
+    }
+    return 0;
+}
+
+/* _grid_sample(input (N, C, [D,] H, W), grid (N, [D_out,] H_out, W_out, 2 or 3), mode 0 bilinear (trilinear on
+ * 5-d input) / 1 nearest, padding 0 zeros / 1 border / 2 reflection, align_corners) -> (N, C, [D_out,] H_out,
+ * W_out): the sum of the 2^nd corner taps in PyTorch's order (x fastest), each weighted by the product of its
+ * per-axis weights */
 static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"input", "grid", "mode", "padding_mode", "align_corners", NULL};
@@ -1288,58 +1360,54 @@ static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t n
         ct_arg_int64(a[2], &mode) < 0 || ct_arg_int64(a[3], &padding) < 0 || ct_arg_bool(a[4], &align) < 0) {
         return NULL;
     }
-    CtTensorObject *x = CT_TENSOR(a[0]), *g = CT_TENSOR(a[1]);
-    if (x->ndim != 4 || g->ndim != 4 || g->sizes[3] != 2 || g->sizes[0] != x->sizes[0]) {
-        char s1[128], s2[128];
-        ct_format_sizes(s1, sizeof(s1), x->ndim, x->sizes);
-        ct_format_sizes(s2, sizeof(s2), g->ndim, g->sizes);
-        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected 4D input and grid of shape (N, H_out, W_out, 2) with "
-                     "the input's batch size, but got input with sizes %s and grid with sizes %s", s1, s2);
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    if (grid_sample_check(x, CT_TENSOR(a[1])) < 0) {
         return NULL;
     }
-    if (x->dtype != g->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected input and grid to have same dtype, but input has %s "
-                     "and grid has %s", ct_scalar_type_name(x->dtype), ct_scalar_type_name(g->dtype));
-        return NULL;
+    const int nd = x->ndim - 2;
+    int64_t sizes[3], numel = 1; /* the input's size along grid coordinate k: W, H[, D] */
+    for (int k = 0; k < nd; k++) {
+        sizes[k] = x->sizes[x->ndim - 1 - k];
+        numel *= sizes[k];
     }
-    if (!ct_is_floating(x->dtype)) {
-        PyErr_Format(PyExc_NotImplementedError, "\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '%s'",
-                     ct_scalar_type_name(x->dtype));
-        return NULL;
-    }
-    int64_t C = x->sizes[1], H = x->sizes[2], W = x->sizes[3];
-    PyObject *taps[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
+    const int64_t C = x->sizes[1];
+    PyObject *result = NULL, *src[3] = {NULL, NULL, NULL}, *corner[3], *axis_w[2][3];
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *gx = KEEP(grid_source(a[1], 0, W, align, padding));
-    PyObject *gy = arena->failed ? NULL : KEEP(grid_source(a[1], 1, H, align, padding));
-    PyObject *flat = METH(a[0], "reshape", "(LLL)", (long long)x->sizes[0], (long long)C, (long long)(H * W));
+    for (int k = 0; k < nd && !arena->failed; k++) {
+        src[k] = KEEP(grid_source(a[1], k, sizes[k], align, padding));
+    }
+    PyObject *flat = METH(a[0], "reshape", "(LLL)", (long long)x->sizes[0], (long long)C, (long long)numel);
     if (arena->failed) {
         goto done;
     }
     if (mode == 1) {
-        PyObject *rx = METH(gx, "round", NULL), *ry = METH(gy, "round", NULL);
-        PyObject *one = arena->failed ? NULL : KEEP((PyObject *)ct_ones_like(CT_TENSOR(rx)));
-        result = arena->failed ? NULL : grid_tap(flat, rx, ry, one, C, H, W);
+        for (int k = 0; k < nd; k++) {
+            corner[k] = METH(src[k], "round", NULL);
+        }
+        PyObject *one = arena->failed ? NULL : KEEP((PyObject *)ct_ones_like(CT_TENSOR(corner[0])));
+        result = arena->failed ? NULL : grid_tap(flat, nd, corner, one, C, sizes);
         goto done;
     }
-    PyObject *x0 = METH(gx, "floor", NULL), *y0 = METH(gy, "floor", NULL);
-    PyObject *x1 = ADD(x0, NUM(1.0)), *y1 = ADD(y0, NUM(1.0));
-    PyObject *wx1 = SUB(gx, x0), *wy1 = SUB(gy, y0);
-    PyObject *wx0 = SUB(NUM(1.0), wx1), *wy0 = SUB(NUM(1.0), wy1);
-    if (arena->failed) {
-        goto done;
+    PyObject *lo[3], *hi[3];
+    for (int k = 0; k < nd; k++) { /* corner 0 / 1 along axis k: floor / floor + 1, weighted 1 - frac / frac */
+        lo[k] = METH(src[k], "floor", NULL);
+        hi[k] = ADD(lo[k], NUM(1.0));
+        axis_w[1][k] = SUB(src[k], lo[k]);
+        axis_w[0][k] = SUB(NUM(1.0), axis_w[1][k]);
     }
-    taps[0] = grid_tap(flat, x0, y0, MUL(wx0, wy0), C, H, W);
-    taps[1] = taps[0] ? grid_tap(flat, x1, y0, MUL(wx1, wy0), C, H, W) : NULL;
-    taps[2] = taps[1] ? grid_tap(flat, x0, y1, MUL(wx0, wy1), C, H, W) : NULL;
-    taps[3] = taps[2] ? grid_tap(flat, x1, y1, MUL(wx1, wy1), C, H, W) : NULL;
-    if (taps[3] != NULL) {
-        result = TAKE(ADD(ADD(taps[0], taps[1]), ADD(taps[2], taps[3])));
+    PyObject *sum = NULL;
+    for (int t = 0; t < (1 << nd) && !arena->failed; t++) {
+        PyObject *w = NULL;
+        for (int k = 0; k < nd; k++) {
+            const int bit = (t >> k) & 1;
+            corner[k] = bit ? hi[k] : lo[k];
+            w = w == NULL ? axis_w[bit][k] : MUL(w, axis_w[bit][k]);
+        }
+        PyObject *tap = arena->failed ? NULL : KEEP(grid_tap(flat, nd, corner, w, C, sizes));
+        sum = sum == NULL ? tap : ADD(sum, tap);
     }
+    result = TAKE(sum);
 done:
-    for (int i = 0; i < 4; i++) {
-        Py_XDECREF(taps[i]);
-    }
     arena_free(arena);
     return result;
 }
@@ -1365,7 +1433,7 @@ PyMethodDef ct_nn_misc_module_methods[] = {
     {"_alpha_dropout", CT_FASTCALL(py_alpha_dropout), CT_METH_FK, "_alpha_dropout(input, p, training, feature) -> Tensor"},
     {"_lp_pool", CT_FASTCALL(py_lp_pool), CT_METH_FK, "_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims) -> Tensor"},
     {"_max_unpool", CT_FASTCALL(py_max_unpool), CT_METH_FK, "_max_unpool(input, indices, output_size) -> Tensor"},
-    {"_affine_grid", CT_FASTCALL(py_affine_grid), CT_METH_FK, "_affine_grid(theta, N, H, W, align_corners) -> Tensor"},
+    {"_affine_grid", CT_FASTCALL(py_affine_grid), CT_METH_FK, "_affine_grid(theta, size, align_corners) -> Tensor"},
     {"_grid_sample", CT_FASTCALL(py_grid_sample), CT_METH_FK, "_grid_sample(input, grid, mode, padding_mode, align_corners) -> Tensor"},
     {NULL},
 };

@@ -3,7 +3,8 @@
  *   _upsample(input, mode, output_size=None, align_corners=False, scale_factors=None)
  *       the kernel with a backward node (named per mode as PyTorch's: UpsampleNearest2DBackward0,
  *       UpsampleBilinear2DBackward0, ...); mode is F.interpolate's 'nearest', 'nearest-exact',
- *       'linear' (3-d input), 'bilinear' or 'bicubic' (4-d input)
+ *       'linear' (3-d input), 'bilinear' or 'bicubic' (4-d input), 'trilinear' (5-d input), and
+ *       'bilinear_aa' / 'bicubic_aa' (4-d input): F.interpolate's antialias=True
  *   _upsample_backward(grad_output, mode, input_size, output_size, align_corners=False,
  *                      scale_factors=None)
  *       its backward, linear in grad_output (its own gradient is _upsample again)
@@ -30,7 +31,7 @@
  * ==================================================================================================== */
 typedef struct {
     const char *name;     /* F.interpolate's mode */
-    int ndim;             /* the input dims it takes: 3, 4, or 0 for both */
+    int ndim;             /* the input dims it takes: 3, 4, 5, or 0 for any of them */
     CtUpsampleMode mode;  /* of the spatial axes */
     bool interpolating;   /* takes align_corners */
 } ModeInfo;
@@ -38,8 +39,12 @@ typedef struct {
 static const ModeInfo modes[] = {
     {"nearest", 0, CT_UPSAMPLE_NEAREST, false},      {"nearest-exact", 0, CT_UPSAMPLE_NEAREST_EXACT, false},
     {"linear", 3, CT_UPSAMPLE_LINEAR, true},         {"bilinear", 4, CT_UPSAMPLE_LINEAR, true},
-    {"bicubic", 4, CT_UPSAMPLE_CUBIC, true},
+    {"bicubic", 4, CT_UPSAMPLE_CUBIC, true},         {"trilinear", 5, CT_UPSAMPLE_LINEAR, true},
+    /* F.interpolate(antialias=True) */
+    {"bilinear_aa", 4, CT_UPSAMPLE_LINEAR_AA, true}, {"bicubic_aa", 4, CT_UPSAMPLE_CUBIC_AA, true},
 };
+
+static bool is_aa(CtUpsampleMode m) { return m == CT_UPSAMPLE_LINEAR_AA || m == CT_UPSAMPLE_CUBIC_AA; }
 
 /* The mode named by obj (borrowed table row), or NULL with ValueError. */
 static const ModeInfo *parse_mode(const char *fname, PyObject *obj)
@@ -57,7 +62,8 @@ static const ModeInfo *parse_mode(const char *fname, PyObject *obj)
             return &modes[i];
         }
     }
-    PyErr_Format(PyExc_ValueError, "%s(): unknown mode '%s' (nearest, nearest-exact, linear, bilinear, bicubic)",
+    PyErr_Format(PyExc_ValueError, "%s(): unknown mode '%s' (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, bilinear_aa, "
+                 "bicubic_aa)",
                  fname, s);
     return NULL;
 }
@@ -108,10 +114,9 @@ static int parse_list(const char *fname, const char *argname, PyObject *obj, int
 static int setup_geometry(const char *fname, const ModeInfo *m, int ndim, const int64_t *sizes, PyObject *output_size,
                           bool align_corners, PyObject *scale_factors, CtUpsampleDesc *d)
 {
-    if (ndim != 3 && ndim != 4) {
-        PyErr_Format(PyExc_NotImplementedError,
-                     "%s(): got %dD input, but mode '%s' needs %s input", fname, ndim, m->name,
-                     m->ndim == 3 ? "3D" : m->ndim == 4 ? "4D" : "3D or 4D");
+    if (ndim < 3 || ndim > 5) {
+        PyErr_Format(PyExc_NotImplementedError, "%s(): got %dD input, but mode '%s' needs %s input", fname, ndim,
+                     m->name, m->ndim == 3 ? "3D" : m->ndim == 4 ? "4D" : m->ndim == 5 ? "5D" : "3D, 4D or 5D");
         return -1;
     }
     if (m->ndim != 0 && m->ndim != ndim) {
@@ -119,8 +124,8 @@ static int setup_geometry(const char *fname, const ModeInfo *m, int ndim, const 
         return -1;
     }
     const int dim = ndim - 2;
-    int64_t osz[2] = {0, 0};
-    double sf[2] = {0, 0};
+    int64_t osz[CT_UPSAMPLE_AXES] = {0, 0, 0};
+    double sf[CT_UPSAMPLE_AXES] = {0, 0, 0};
     bool has_size, has_scales;
     if (parse_list(fname, "output_size", output_size, dim, false, osz, NULL, &has_size) < 0 ||
         parse_list(fname, "scale_factors", scale_factors, dim, true, NULL, sf, &has_scales) < 0) {
@@ -132,25 +137,31 @@ static int setup_geometry(const char *fname, const ModeInfo *m, int ndim, const 
     }
     memset(d, 0, sizeof(*d));
     d->align_corners = m->interpolating && align_corners;
-    d->mode[0] = dim == 1 ? CT_UPSAMPLE_NEAREST : m->mode;
-    d->mode[1] = m->mode;
-    d->in[0] = d->out[0] = 1;
-    for (int i = 0; i < dim; i++) {
-        const int a = 2 - dim + i;
-        d->in[a] = sizes[2 + i];
-        d->out[a] = has_size ? osz[i] : (int64_t)((double)sizes[2 + i] * sf[i]);
-        d->scale[a] = has_scales ? sf[i] : 0.0;
+    bool empty = false;
+    for (int a = 0; a < CT_UPSAMPLE_AXES; a++) { /* the axes the call lacks: nearest of size 1 */
+        const int i = a - (CT_UPSAMPLE_AXES - dim);
+        d->mode[a] = i < 0 ? CT_UPSAMPLE_NEAREST : m->mode;
+        d->in[a] = i < 0 ? 1 : sizes[2 + i];
+        d->out[a] = i < 0 ? 1 : has_size ? osz[i] : (int64_t)((double)sizes[2 + i] * sf[i]);
+        d->scale[a] = i >= 0 && has_scales ? sf[i] : 0.0;
+        empty = empty || d->in[a] <= 0 || d->out[a] <= 0;
     }
-    if (d->in[0] <= 0 || d->in[1] <= 0 || d->out[0] <= 0 || d->out[1] <= 0) {
-        if (dim == 1) {
+    if (empty) {
+        if (dim == 3) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "Input and output sizes should be greater than 0, but got input (D: %lld, H: %lld, W: %lld) "
+                         "output (D: %lld, H: %lld, W: %lld)",
+                         (long long)d->in[0], (long long)d->in[1], (long long)d->in[2], (long long)d->out[0],
+                         (long long)d->out[1], (long long)d->out[2]);
+        } else if (dim == 1) {
             PyErr_Format(PyExc_RuntimeError,
                          "Input and output sizes should be greater than 0, but got input (W: %lld) and output (W: %lld)",
-                         (long long)d->in[1], (long long)d->out[1]);
+                         (long long)d->in[2], (long long)d->out[2]);
         } else {
             PyErr_Format(PyExc_RuntimeError,
                          "Input and output sizes should be greater than 0, but got input (H: %lld, W: %lld) output (H: "
                          "%lld, W: %lld)",
-                         (long long)d->in[0], (long long)d->in[1], (long long)d->out[0], (long long)d->out[1]);
+                         (long long)d->in[1], (long long)d->in[2], (long long)d->out[1], (long long)d->out[2]);
         }
         return -1;
     }
@@ -161,8 +172,14 @@ static int setup_geometry(const char *fname, const ModeInfo *m, int ndim, const 
 /* PyTorch's dtype refusal for the mode (its kernels' names), or ours for uint8 linear / cubic: 0 or -1. */
 static int check_dtype(const ModeInfo *m, int ndim, CtDType dtype, bool backward)
 {
-    if (ct_is_floating(dtype) || (dtype == CT_U8 && !backward && m->mode != CT_UPSAMPLE_LINEAR &&
-                                  m->mode != CT_UPSAMPLE_CUBIC)) {
+    /* PyTorch's CPU aa kernels: float and double (and a uint8 one, refused below as the bilinear one) */
+    if (is_aa(m->mode) && dtype != CT_F32 && dtype != CT_F64 && (dtype != CT_U8 || backward)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"compute_index_ranges_weights\" not implemented for '%s'",
+                     ct_scalar_type_name(dtype));
+        return -1;
+    }
+    if (ct_is_floating(dtype) || (dtype == CT_U8 && !backward && (m->mode == CT_UPSAMPLE_NEAREST ||
+                                                                  m->mode == CT_UPSAMPLE_NEAREST_EXACT))) {
         return 0;
     }
     if (dtype == CT_U8 && ndim == 4 && !backward) {
@@ -173,7 +190,7 @@ static int check_dtype(const ModeInfo *m, int ndim, CtDType dtype, bool backward
         return -1;
     }
     const char *kernel = backward           ? "upsample_backward"
-                         : ndim == 3         ? (m->mode == CT_UPSAMPLE_LINEAR ? "compute_indices_weights_linear"
+                         : ndim != 4         ? (m->mode == CT_UPSAMPLE_LINEAR ? "compute_indices_weights_linear"
                                                                               : "compute_indices_weights_nearest")
                          : m->mode == CT_UPSAMPLE_CUBIC  ? "compute_indices_weights_cubic"
                          : m->mode == CT_UPSAMPLE_LINEAR ? "upsample_bilinear2d_channels_last"
@@ -200,38 +217,38 @@ static const struct CtNNKernels *upsample_kernels(CtDevice device)
  * CPU kernels
  * ==================================================================================================== */
 typedef void (*UpsampleRange)(int64_t begin, int64_t end, void *desc);
-/* Elements [begin, end) in memory order: coordinates advance without divisions. */
+/* Advances coordinates c (plane, then the axes) over a dense (planes, n[0], n[1], n[2]) space by one
+ * element: no divisions. */
+static inline void next_coords(const int64_t *n, int64_t *plane, int64_t *c)
+{
+    for (int a = CT_UPSAMPLE_AXES - 1; a >= 0; a--) {
+        if (++c[a] < n[a]) {
+            return;
+        }
+        c[a] = 0;
+    }
+    ++*plane;
+}
+/* Elements [begin, end) in memory order. */
 #define UPSAMPLE_CPU_RANGES(NAME, T, ACC, SUF)                                        \
     static void upsample_forward_range_##NAME(int64_t begin, int64_t end, void *p)    \
     {                                                                                 \
         const CtUpsampleDesc *d = (const CtUpsampleDesc *)p;                          \
-        int64_t plane, oh, ow;                                                        \
-        ct_upsample_coords(begin, d->out[0], d->out[1], &plane, &oh, &ow);            \
+        int64_t plane, o[CT_UPSAMPLE_AXES];                                           \
+        ct_upsample_coords(begin, d->out, &plane, o);                                 \
         for (int64_t i = begin; i < end; i++) {                                       \
-            ct_upsample_forward_##NAME(d, plane, oh, ow);                             \
-            if (++ow == d->out[1]) {                                                  \
-                ow = 0;                                                               \
-                if (++oh == d->out[0]) {                                              \
-                    oh = 0;                                                           \
-                    plane++;                                                          \
-                }                                                                     \
-            }                                                                         \
+            ct_upsample_forward_##NAME(d, plane, o);                                  \
+            next_coords(d->out, &plane, o);                                           \
         }                                                                             \
     }                                                                                 \
     static void upsample_backward_range_##NAME(int64_t begin, int64_t end, void *p)   \
     {                                                                                 \
         const CtUpsampleDesc *d = (const CtUpsampleDesc *)p;                          \
-        int64_t plane, ih, iw;                                                        \
-        ct_upsample_coords(begin, d->in[0], d->in[1], &plane, &ih, &iw);              \
+        int64_t plane, c[CT_UPSAMPLE_AXES];                                           \
+        ct_upsample_coords(begin, d->in, &plane, c);                                  \
         for (int64_t i = begin; i < end; i++) {                                       \
-            ct_upsample_backward_##NAME(d, plane, ih, iw);                            \
-            if (++iw == d->in[1]) {                                                   \
-                iw = 0;                                                               \
-                if (++ih == d->in[0]) {                                               \
-                    ih = 0;                                                           \
-                    plane++;                                                          \
-                }                                                                     \
-            }                                                                         \
+            ct_upsample_backward_##NAME(d, plane, c);                                 \
+            next_coords(d->in, &plane, c);                                            \
         }                                                                             \
     }
 CT_UPSAMPLE_TYPES(UPSAMPLE_CPU_RANGES)
@@ -251,9 +268,13 @@ static int cpu_upsample_run(const CtUpsampleDesc *d, bool backward)
                      ct_scalar_type_name(d->dtype));
         return -1;
     }
-    const int64_t n = d->planes * (backward ? d->in[0] * d->in[1] : d->out[0] * d->out[1]);
-    /* up to 16 taps per forward element; a backward one reads its covering outputs' taps */
-    const int64_t ratio = (d->out[0] / d->in[0] + 2) * (d->out[1] / d->in[1] + 2);
+    int64_t n = d->planes, ratio = 1;
+    for (int a = 0; a < CT_UPSAMPLE_AXES; a++) {
+        n *= backward ? d->in[a] : d->out[a];
+        ratio *= d->out[a] / d->in[a] + 2;
+    }
+    /* up to 16 (bicubic) or 8 (trilinear) taps per forward element; a backward one reads its covering
+     * outputs' taps */
     ct_parallel_for(n, backward ? 8192 / ratio + 1 : 4096, fn, (void *)d);
     return 0;
 }
@@ -264,15 +285,79 @@ int ct_cpu_upsample_backward(const CtUpsampleDesc *d) { return cpu_upsample_run(
 /* ====================================================================================================
  * the ops
  * ==================================================================================================== */
-/* The taps of every output along axis a into rows of 4 (unused slots repeat the last position with
- * weight 0) and the outputs covering every input position, with the op math type of f64 or float. */
+/* The antialiased taps (PyTorch's separable aa filter): output o reads the inputs within `support` of its
+ * centre, each weighted by the filter at its distance (stretched by the downscale), normalised to sum 1;
+ * ACC is the op math type. The width of the axis's rows (the most taps an output has) when o < 0. */
+#define UPSAMPLE_AA_TAPS(SUF, ACC)                                                                        \
+    static int aa_taps_##SUF(const CtUpsampleDesc *d, int a, int64_t o, int64_t *idx, double *w)          \
+    {                                                                                                     \
+        const int64_t in = d->in[a], out = d->out[a];                                                     \
+        const bool cubic = d->mode[a] == CT_UPSAMPLE_CUBIC_AA;                                            \
+        ACC scale;                                                                                        \
+        if (d->align_corners) {                                                                           \
+            scale = out > 1 ? (ACC)(in - 1) / (ACC)(out - 1) : (ACC)0;                                    \
+        } else {                                                                                          \
+            scale = d->scale[a] > 0 ? (ACC)(1.0 / d->scale[a]) : (ACC)in / (ACC)out;                      \
+        }                                                                                                 \
+        const ACC half = cubic ? (ACC)2 : (ACC)1; /* the filter's support at scale 1 */                  \
+        const ACC support = scale >= 1 ? half * scale : half;                                             \
+        if (o < 0) {                                                                                      \
+            return (int)ceil(support) * 2 + 1;                                                            \
+        }                                                                                                 \
+        const ACC center = scale * ((ACC)o + (ACC)0.5), invscale = scale >= 1 ? (ACC)1 / scale : (ACC)1;  \
+        const int64_t lo = (int64_t)(center - support + (ACC)0.5);                                        \
+        const int64_t xmin = lo > 0 ? lo : 0, hi = (int64_t)(center + support + (ACC)0.5);               \
+        const int n = (int)((hi < in ? hi : in) - xmin);                                                  \
+        ACC total = 0;                                                                                    \
+        for (int j = 0; j < n; j++) {                                                                     \
+            const ACC x = (ACC)fabs((double)(((ACC)(j + xmin) - center + (ACC)0.5) * invscale));         \
+            const ACC A = (ACC)-0.5;                                                                      \
+            const ACC f = !cubic ? (x < 1 ? (ACC)1 - x : (ACC)0)                                          \
+                          : x < 1 ? ((A + 2) * x - (A + 3)) * x * x + 1                                   \
+                          : x < 2 ? ((A * x - 5 * A) * x + 8 * A) * x - 4 * A                             \
+                                  : (ACC)0;                                                               \
+            w[j] = (double)f; /* exact: normalised below in ACC */                                        \
+            idx[j] = xmin + j;                                                                            \
+            total += f;                                                                                   \
+        }                                                                                                 \
+        for (int j = 0; j < n && total != 0; j++) {                                                       \
+            w[j] = (double)((ACC)w[j] / total);                                                           \
+        }                                                                                                 \
+        return n;                                                                                         \
+    }
+UPSAMPLE_AA_TAPS(f, float)
+UPSAMPLE_AA_TAPS(d, double)
+#undef UPSAMPLE_AA_TAPS
+
+/* The width of axis a's table rows: the most taps an output reads. */
+static int axis_width(const CtUpsampleDesc *d, int a)
+{
+    switch (d->mode[a]) {
+    case CT_UPSAMPLE_NEAREST:
+    case CT_UPSAMPLE_NEAREST_EXACT:
+        return 1;
+    case CT_UPSAMPLE_LINEAR:
+        return 2;
+    case CT_UPSAMPLE_CUBIC:
+        return 4;
+    default:
+        return d->dtype == CT_F64 ? aa_taps_d(d, a, -1, NULL, NULL) : aa_taps_f(d, a, -1, NULL, NULL);
+    }
+}
+
+/* The taps of every output along axis a into rows of d->ntaps[a] (unused slots repeat the last position
+ * with weight 0) with the op math type of f64 or float, then the outputs covering every input position:
+ * [the first output whose last tap reaches i, the last whose first tap is at most i] (both grow with o). */
 static void fill_axis_tables(CtUpsampleDesc *d, int a, bool f64, int64_t *idx, double *w, int64_t *cover)
 {
+    const int width = d->ntaps[a];
     for (int64_t o = 0; o < d->out[a]; o++) {
-        int64_t ti[4];
-        double tw[4];
+        int64_t *ti = idx + width * o;
+        double *tw = w + width * o;
         int n;
-        if (f64) {
+        if (is_aa(d->mode[a])) {
+            n = f64 ? aa_taps_d(d, a, o, ti, tw) : aa_taps_f(d, a, o, ti, tw);
+        } else if (f64) {
             n = ct_upsample_taps_d(d, a, o, ti, tw);
         } else {
             float wf[4];
@@ -281,18 +366,21 @@ static void fill_axis_tables(CtUpsampleDesc *d, int a, bool f64, int64_t *idx, d
                 tw[j] = wf[j];
             }
         }
-        d->ntaps[a] = n;
-        for (int j = 0; j < 4; j++) {
-            idx[4 * o + j] = ti[j < n ? j : n - 1];
-            w[4 * o + j] = j < n ? tw[j] : 0.0;
+        for (int j = n; j < width; j++) {
+            ti[j] = ti[n - 1];
+            tw[j] = 0.0;
         }
     }
+    int64_t lo = 0, hi = 0;
     for (int64_t i = 0; i < d->in[a]; i++) {
-        if (f64) {
-            ct_upsample_covering_d(d, a, i, &cover[2 * i], &cover[2 * i + 1]);
-        } else {
-            ct_upsample_covering_f(d, a, i, &cover[2 * i], &cover[2 * i + 1]);
+        while (lo < d->out[a] && idx[width * lo + width - 1] < i) {
+            lo++;
         }
+        while (hi < d->out[a] && idx[width * hi] <= i) {
+            hi++;
+        }
+        cover[2 * i] = lo;
+        cover[2 * i + 1] = hi - 1;
     }
 }
 
@@ -307,7 +395,13 @@ static int run_kernel(CtUpsampleDesc *d, bool backward, CtTensorObject *src, CtT
     if (ct_numel(dst) == 0) {
         return 0;
     }
-    const int64_t taps = 4 * (d->out[0] + d->out[1]), ni = taps + 2 * (d->in[0] + d->in[1]);
+    int64_t taps = 0, ni = 0;
+    for (int a = 0; a < CT_UPSAMPLE_AXES; a++) {
+        d->ntaps[a] = axis_width(d, a);
+        taps += d->ntaps[a] * d->out[a];
+        ni += 2 * d->in[a];
+    }
+    ni += taps;
     CtTensorObject *itab = ct_empty(1, &ni, CT_I64, ct_cpu()), *wtab = ct_empty(1, &taps, CT_F64, ct_cpu());
     CtTensorObject *idev = NULL, *wdev = NULL;
     const bool f64 = d->dtype == CT_F64;
@@ -317,21 +411,27 @@ static int run_kernel(CtUpsampleDesc *d, bool backward, CtTensorObject *src, CtT
     if (itab == NULL || wtab == NULL) {
         goto done;
     }
-    ip = (int64_t *)ct_data(itab);
-    wp = (double *)ct_data(wtab);
-    fill_axis_tables(d, 0, f64, ip, wp, ip + taps);
-    fill_axis_tables(d, 1, f64, ip + 4 * d->out[0], wp + 4 * d->out[0], ip + taps + 2 * d->in[0]);
-    if ((idev = ct_to(itab, CT_I64, d->device, false)) == NULL || (wdev = ct_to(wtab, CT_F64, d->device, false)) == NULL) {
-        goto done;
+    /* the index table: every axis's taps, then every axis's covers; the weights: every axis's taps */
+    for (int pass = 0; pass < 2; pass++) {
+        ip = (int64_t *)ct_data(pass == 0 ? itab : idev);
+        wp = (double *)ct_data(pass == 0 ? wtab : wdev);
+        int64_t tap_at = 0, cover_at = taps;
+        for (int a = 0; a < CT_UPSAMPLE_AXES; a++) {
+            if (pass == 0) {
+                fill_axis_tables(d, a, f64, ip + tap_at, wp + tap_at, ip + cover_at);
+            } else {
+                d->tap_index[a] = ip + tap_at;
+                d->tap_weight[a] = wp + tap_at;
+                d->cover[a] = ip + cover_at;
+            }
+            tap_at += d->ntaps[a] * d->out[a];
+            cover_at += 2 * d->in[a];
+        }
+        if (pass == 0 && ((idev = ct_to(itab, CT_I64, d->device, false)) == NULL ||
+                          (wdev = ct_to(wtab, CT_F64, d->device, false)) == NULL)) {
+            goto done;
+        }
     }
-    ip = (int64_t *)ct_data(idev);
-    wp = (double *)ct_data(wdev);
-    d->tap_index[0] = ip;
-    d->tap_index[1] = ip + 4 * d->out[0];
-    d->tap_weight[0] = wp;
-    d->tap_weight[1] = wp + 4 * d->out[0];
-    d->cover[0] = ip + taps;
-    d->cover[1] = ip + taps + 2 * d->in[0];
     if (backward) {
         d->grad_output = ct_data(src);
         d->grad_input = ct_data(dst);
@@ -368,10 +468,8 @@ static PyObject *upsample_impl(CtTensorObject *x, const ModeInfo *m, PyObject *o
     }
     d.dtype = x->dtype;
     d.device = ct_device_of(x);
-    int64_t sizes[4] = {x->sizes[0], x->sizes[1], d.out[0], d.out[1]};
-    if (x->ndim == 3) {
-        sizes[2] = d.out[1];
-    }
+    int64_t sizes[5] = {x->sizes[0], x->sizes[1]};
+    memcpy(sizes + 2, d.out + (5 - x->ndim), sizeof(int64_t) * (size_t)(x->ndim - 2));
     CtTensorObject *xc = ct_contiguous(x), *out = NULL;
     if (xc == NULL || (out = ct_empty(x->ndim, sizes, x->dtype, d.device)) == NULL || run_kernel(&d, false, xc, out) < 0) {
         Py_CLEAR(out);
@@ -384,15 +482,15 @@ static PyObject *upsample_backward_impl(CtTensorObject *grad, const ModeInfo *m,
                                         PyObject *output_size, bool align_corners, PyObject *scale_factors)
 {
     const char *fname = "_upsample_backward";
-    int64_t isz[4];
+    int64_t isz[5];
     bool given;
     if (!PyTuple_Check(input_size) && !PyList_Check(input_size)) {
         PyErr_Format(PyExc_TypeError, "%s(): argument 'input_size' must be tuple of ints", fname);
         return NULL;
     }
     Py_ssize_t nd = PySequence_Fast_GET_SIZE(input_size);
-    if (nd != 3 && nd != 4) {
-        PyErr_Format(PyExc_RuntimeError, "It is expected input_size equals to 3 or 4, but got size %zd", nd);
+    if (nd < 3 || nd > 5) {
+        PyErr_Format(PyExc_RuntimeError, "It is expected input_size equals to 3, 4 or 5, but got size %zd", nd);
         return NULL;
     }
     CtUpsampleDesc d;
@@ -401,10 +499,8 @@ static PyObject *upsample_backward_impl(CtTensorObject *grad, const ModeInfo *m,
         check_dtype(m, (int)nd, grad->dtype, true) < 0) {
         return NULL;
     }
-    int64_t want[4] = {isz[0], isz[1], d.out[0], d.out[1]};
-    if (nd == 3) {
-        want[2] = d.out[1];
-    }
+    int64_t want[5] = {isz[0], isz[1]};
+    memcpy(want + 2, d.out + (5 - nd), sizeof(int64_t) * (size_t)(nd - 2));
     if (grad->ndim != nd || memcmp(grad->sizes, want, sizeof(int64_t) * (size_t)nd) != 0) {
         char a[160], b[160];
         ct_format_sizes(a, sizeof(a), (int)nd, want);
@@ -437,8 +533,8 @@ static int check_tensor(const char *fname, const char *argname, int pos, PyObjec
 
 PyDoc_STRVAR(upsample_doc,
              "_upsample(input, mode, output_size=None, align_corners=False, scale_factors=None) -> Tensor\n\n"
-             "Resamples (N, C, W) or (N, C, H, W) input to output_size, or to floor(size * scale) per spatial dim; "
-             "mode is 'nearest', 'nearest-exact', 'linear', 'bilinear' or 'bicubic'.");
+             "Resamples (N, C, W), (N, C, H, W) or (N, C, D, H, W) input to output_size, or to floor(size * scale) "
+             "per spatial dim; mode is 'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic' or 'trilinear'.");
 static PyObject *py_upsample(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"input", "mode", "output_size", "align_corners", "scale_factors", NULL};
@@ -486,20 +582,24 @@ PyType_Slot ct_upsample_tensor_slots[] = {{0, NULL}};
 /* PyTorch's node name for mode m (a table row or NULL) and input dims nd, with `suffix`. */
 static const char *node_name(const ModeInfo *m, int nd, bool backward)
 {
-    static const char *const names[5][2][2] = {
+    /* [mode row][spatial dims - 1][backward]; the fixed-dims modes take their own name at every dims */
+    static const char *const names[8][3][2] = {
         {{"UpsampleNearest1DBackward0", "UpsampleNearest1DBackwardBackward0"},
-         {"UpsampleNearest2DBackward0", "UpsampleNearest2DBackwardBackward0"}},
+         {"UpsampleNearest2DBackward0", "UpsampleNearest2DBackwardBackward0"},
+         {"UpsampleNearest3DBackward0", "UpsampleNearest3DBackwardBackward0"}},
         {{"UpsampleNearestExact1DBackward0", "UpsampleNearestExact1DBackwardBackward0"},
-         {"UpsampleNearestExact2DBackward0", "UpsampleNearestExact2DBackwardBackward0"}},
-        {{"UpsampleLinear1DBackward0", "UpsampleLinear1DBackwardBackward0"},
-         {"UpsampleLinear1DBackward0", "UpsampleLinear1DBackwardBackward0"}},
-        {{"UpsampleBilinear2DBackward0", "UpsampleBilinear2DBackwardBackward0"},
-         {"UpsampleBilinear2DBackward0", "UpsampleBilinear2DBackwardBackward0"}},
-        {{"UpsampleBicubic2DBackward0", "UpsampleBicubic2DBackwardBackward0"},
-         {"UpsampleBicubic2DBackward0", "UpsampleBicubic2DBackwardBackward0"}},
+         {"UpsampleNearestExact2DBackward0", "UpsampleNearestExact2DBackwardBackward0"},
+         {"UpsampleNearestExact3DBackward0", "UpsampleNearestExact3DBackwardBackward0"}},
+        {{"UpsampleLinear1DBackward0", "UpsampleLinear1DBackwardBackward0"}},
+        {{"UpsampleBilinear2DBackward0", "UpsampleBilinear2DBackwardBackward0"}},
+        {{"UpsampleBicubic2DBackward0", "UpsampleBicubic2DBackwardBackward0"}},
+        {{"UpsampleTrilinear3DBackward0", "UpsampleTrilinear3DBackwardBackward0"}},
+        {{"UpsampleBilinear2DAaBackward0", "UpsampleBilinear2DAaBackwardBackward0"}},
+        {{"UpsampleBicubic2DAaBackward0", "UpsampleBicubic2DAaBackwardBackward0"}},
     };
     const int row = m != NULL ? (int)(m - modes) : 1;
-    return names[row][nd == 3 ? 0 : 1][backward ? 1 : 0];
+    const int dims = m != NULL && m->ndim != 0 ? 0 : nd < 3 ? 0 : nd > 5 ? 2 : nd - 3;
+    return names[row][dims][backward ? 1 : 0];
 }
 
 /* The mode row of a normalised argument (NULL when it is not a known mode; no exception). */
@@ -550,9 +650,7 @@ int ct_upsample_bw(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     const CtTensorMeta *m = &n->meta[0];
     const CtTensorObject *go = CT_TENSOR(g[0]);
     PyObject *isz = ct_size_object(m->ndim, m->sizes);
-    PyObject *osz = m->ndim == 3 ? Py_BuildValue("(L)", (long long)go->sizes[go->ndim - 1])
-                                 : Py_BuildValue("(LL)", (long long)go->sizes[go->ndim - 2],
-                                                 (long long)go->sizes[go->ndim - 1]);
+    PyObject *osz = ct_size_object(m->ndim - 2, go->sizes + 2);
     int rc = -1;
     if (isz != NULL && osz != NULL) {
         PyObject *args[6] = {g[0], n->args[1], isz, osz, arg_or(n, 3, Py_False), arg_or(n, 4, Py_None)};

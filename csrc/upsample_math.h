@@ -4,8 +4,8 @@
  *
  *   ct_upsample_taps_SUF(d, axis, o, idx, w):  the input positions output o reads along axis
  *                                              (ascending) and their weights (the tables' rows)
- *   ct_upsample_forward_NAME(d, plane, oh, ow): an output element, from the tables
- *   ct_upsample_backward_NAME(d, plane, ih, iw): a grad_input element, gathered from the outputs
+ *   ct_upsample_forward_NAME(d, plane, o[3]): an output element, from the tables
+ *   ct_upsample_backward_NAME(d, plane, i[3]): a grad_input element, gathered from the outputs
  *                                              that read it (the cover table), in output order
  *
  * The coordinate rules are PyTorch's CPU ones: nearest indices in float; linear / cubic source
@@ -28,13 +28,15 @@
     X(F32, float, float, f)                \
     X(F64, double, double, d)
 
-/* Element i of a dense (planes, rows, cols) space as its coordinates. */
-CT_HOST_DEVICE void ct_upsample_coords(int64_t i, int64_t rows, int64_t cols, int64_t *plane, int64_t *r, int64_t *c)
+/* Element i of a dense (planes, n[0], n[1], n[2]) space as its coordinates (plane, c[0], c[1], c[2]). */
+CT_HOST_DEVICE void ct_upsample_coords(int64_t i, const int64_t *n, int64_t *plane, int64_t *c)
 {
-    const int64_t pr = i / cols;
-    *c = i - pr * cols;
-    *plane = pr / rows;
-    *r = pr - *plane * rows;
+    for (int a = CT_UPSAMPLE_AXES - 1; a >= 0; a--) {
+        const int64_t q = i / n[a];
+        c[a] = i - q * n[a];
+        i = q;
+    }
+    *plane = i;
 }
 
 /* The source of output o along axis for the nearest modes (PyTorch's nearest_idx / nearest_exact_idx,
@@ -56,10 +58,8 @@ CT_HOST_DEVICE int64_t ct_upsample_nearest_source(const CtUpsampleDesc *d, int a
 }
 
 /* SUF: f (float) or d (double), the op math type ACC.
- * ct_upsample_taps: the taps of output o along axis into idx / w; returns their count (1, 2 or 4).
- * ct_upsample_covering: the outputs [*lo, *hi] whose taps can hold input position i (tap positions
- *   grow with o, so two binary searches find them; empty when lo > hi).
- * Both fill the per-call tables of the descriptor (upsample.c). */
+ * ct_upsample_taps: the taps of output o along axis into idx / w; returns their count (1, 2 or 4; the
+ *   antialiased modes' taps are upsample.c's). Fills the per-call tables of the descriptor (upsample.c). */
 #define CT_UPSAMPLE_AXIS_FNS(SUF, ACC)                                                                     \
     CT_HOST_DEVICE int ct_upsample_taps_##SUF(const CtUpsampleDesc *d, int axis, int64_t o, int64_t *idx,  \
                                               ACC *w)                                                      \
@@ -110,34 +110,6 @@ CT_HOST_DEVICE int64_t ct_upsample_nearest_source(const CtUpsampleDesc *d, int a
             idx[j] = p < 0 ? 0 : p > in - 1 ? in - 1 : p;                                                  \
         }                                                                                                  \
         return 4;                                                                                          \
-    }                                                                                                      \
-    CT_HOST_DEVICE void ct_upsample_covering_##SUF(const CtUpsampleDesc *d, int axis, int64_t i, int64_t *lo,  \
-                                                   int64_t *hi)                                            \
-    {                                                                                                      \
-        int64_t idx[4];                                                                                    \
-        ACC w[4];                                                                                          \
-        int64_t a = 0, b = d->out[axis];                                                                   \
-        while (a < b) { /* the first output whose last tap reaches i */                                   \
-            const int64_t m = a + (b - a) / 2;                                                             \
-            const int n = ct_upsample_taps_##SUF(d, axis, m, idx, w);                                      \
-            if (idx[n - 1] >= i) {                                                                         \
-                b = m;                                                                                     \
-            } else {                                                                                       \
-                a = m + 1;                                                                                 \
-            }                                                                                              \
-        }                                                                                                  \
-        *lo = a;                                                                                           \
-        b = d->out[axis];                                                                                  \
-        while (a < b) { /* the first output whose first tap is past i */                                  \
-            const int64_t m = a + (b - a) / 2;                                                             \
-            ct_upsample_taps_##SUF(d, axis, m, idx, w);                                                    \
-            if (idx[0] > i) {                                                                              \
-                b = m;                                                                                     \
-            } else {                                                                                       \
-                a = m + 1;                                                                                 \
-            }                                                                                              \
-        }                                                                                                  \
-        *hi = a - 1;                                                                                       \
     }
 
 CT_UPSAMPLE_AXIS_FNS(f, float)
@@ -148,8 +120,8 @@ CT_UPSAMPLE_AXIS_FNS(d, double)
 #define CT_UPSAMPLE_TABLE_WEIGHT_FN(SUF, ACC)                                                              \
     CT_HOST_DEVICE ACC ct_upsample_weight_##SUF(const CtUpsampleDesc *d, int axis, int64_t o, int64_t i)   \
     {                                                                                                      \
-        const int64_t *idx = d->tap_index[axis] + 4 * o;                                                   \
-        const double *w = d->tap_weight[axis] + 4 * o;                                                     \
+        const int64_t *idx = d->tap_index[axis] + d->ntaps[axis] * o;                                      \
+        const double *w = d->tap_weight[axis] + d->ntaps[axis] * o;                                        \
         ACC sum = 0;                                                                                       \
         for (int j = 0; j < d->ntaps[axis]; j++) {                                                         \
             if (idx[j] == i) {                                                                             \
@@ -161,52 +133,63 @@ CT_UPSAMPLE_AXIS_FNS(d, double)
 CT_UPSAMPLE_TABLE_WEIGHT_FN(f, float)
 CT_UPSAMPLE_TABLE_WEIGHT_FN(d, double)
 
-/* Output element (plane, oh, ow): a copy for the nearest modes; else, as PyTorch's separable
- * kernel, each tap row's weighted sum along the width, then those sums weighted along the height. */
+/* Output element (plane, o[0..2]): a copy for the nearest modes; else, as PyTorch's separable kernel,
+ * each tap row's weighted sum along the width, those sums weighted along the height, then those
+ * along the depth (a 2-d call's single depth tap has weight 1: the same bits as a 2-d kernel). */
 #define CT_UPSAMPLE_FORWARD_FN(NAME, T, ACC, SUF)                                                          \
-    CT_HOST_DEVICE void ct_upsample_forward_##NAME(const CtUpsampleDesc *d, int64_t plane, int64_t oh,     \
-                                                   int64_t ow)                                             \
+    CT_HOST_DEVICE void ct_upsample_forward_##NAME(const CtUpsampleDesc *d, int64_t plane, const int64_t *o) \
     {                                                                                                      \
-        const int64_t W = d->in[1];                                                                        \
-        const T *x = (const T *)d->input + plane * d->in[0] * W;                                           \
-        T *y = (T *)d->output + (plane * d->out[0] + oh) * d->out[1] + ow;                                 \
-        const int64_t *ih = d->tap_index[0] + 4 * oh, *iw = d->tap_index[1] + 4 * ow;                     \
-        const double *wh = d->tap_weight[0] + 4 * oh, *ww = d->tap_weight[1] + 4 * ow;                     \
-        const int nh = d->ntaps[0], nw = d->ntaps[1];                                                      \
-        if (nh == 1 && nw == 1) {                                                                          \
-            *y = x[ih[0] * W + iw[0]];                                                                     \
+        const int64_t H = d->in[1], W = d->in[2];                                                          \
+        const T *x = (const T *)d->input + plane * d->in[0] * H * W;                                       \
+        T *y = (T *)d->output + ((plane * d->out[0] + o[0]) * d->out[1] + o[1]) * d->out[2] + o[2];        \
+        const int nd = d->ntaps[0], nh = d->ntaps[1], nw = d->ntaps[2];                                    \
+        const int64_t *id = d->tap_index[0] + nd * o[0], *ih = d->tap_index[1] + nh * o[1];                \
+        const int64_t *iw = d->tap_index[2] + nw * o[2];                                                   \
+        const double *wd = d->tap_weight[0] + nd * o[0], *wh = d->tap_weight[1] + nh * o[1];               \
+        const double *ww = d->tap_weight[2] + nw * o[2];                                                   \
+        if (nd == 1 && nh == 1 && nw == 1) {                                                               \
+            *y = x[(id[0] * H + ih[0]) * W + iw[0]];                                                       \
             return;                                                                                        \
         }                                                                                                  \
         ACC acc = 0;                                                                                       \
-        for (int i = 0; i < nh; i++) {                                                                     \
-            const T *row = x + ih[i] * W;                                                                  \
-            ACC t = 0;                                                                                     \
-            for (int j = 0; j < nw; j++) {                                                                 \
-                t += (ACC)CT_LOAD_##NAME(row + iw[j]) * (ACC)ww[j];                                        \
+        for (int k = 0; k < nd; k++) {                                                                     \
+            const T *slice = x + id[k] * H * W;                                                            \
+            ACC s = 0;                                                                                     \
+            for (int i = 0; i < nh; i++) {                                                                 \
+                const T *row = slice + ih[i] * W;                                                          \
+                ACC t = 0;                                                                                 \
+                for (int j = 0; j < nw; j++) {                                                             \
+                    t += (ACC)CT_LOAD_##NAME(row + iw[j]) * (ACC)ww[j];                                    \
+                }                                                                                          \
+                s += t * (ACC)wh[i];                                                                       \
             }                                                                                              \
-            acc += t * (ACC)wh[i];                                                                         \
+            acc += s * (ACC)wd[k];                                                                         \
         }                                                                                                  \
         CT_STORE_##NAME(y, acc);                                                                           \
     }
 
-/* grad_input element (plane, ih, iw): the sum, in output order, of each covering output's gradient
+/* grad_input element (plane, i[0..2]): the sum, in output order, of each covering output's gradient
  * times the weight it gave this element. */
 #define CT_UPSAMPLE_BACKWARD_FN(NAME, T, ACC, SUF)                                                         \
-    CT_HOST_DEVICE void ct_upsample_backward_##NAME(const CtUpsampleDesc *d, int64_t plane, int64_t ih,    \
-                                                    int64_t iw)                                            \
+    CT_HOST_DEVICE void ct_upsample_backward_##NAME(const CtUpsampleDesc *d, int64_t plane, const int64_t *i) \
     {                                                                                                      \
-        const int64_t OW = d->out[1];                                                                      \
-        const T *go = (const T *)d->grad_output + plane * d->out[0] * OW;                                  \
-        const int64_t lo_h = d->cover[0][2 * ih], hi_h = d->cover[0][2 * ih + 1];                          \
-        const int64_t lo_w = d->cover[1][2 * iw], hi_w = d->cover[1][2 * iw + 1];                          \
+        const int64_t OH = d->out[1], OW = d->out[2];                                                      \
+        const T *go = (const T *)d->grad_output + plane * d->out[0] * OH * OW;                             \
+        const int64_t lo_d = d->cover[0][2 * i[0]], hi_d = d->cover[0][2 * i[0] + 1];                      \
+        const int64_t lo_h = d->cover[1][2 * i[1]], hi_h = d->cover[1][2 * i[1] + 1];                      \
+        const int64_t lo_w = d->cover[2][2 * i[2]], hi_w = d->cover[2][2 * i[2] + 1];                      \
         ACC g = 0;                                                                                         \
-        for (int64_t oh = lo_h; oh <= hi_h; oh++) {                                                        \
-            const ACC wy = ct_upsample_weight_##SUF(d, 0, oh, ih);                                         \
-            for (int64_t ow = lo_w; ow <= hi_w; ow++) {                                                    \
-                g += wy * ct_upsample_weight_##SUF(d, 1, ow, iw) * (ACC)CT_LOAD_##NAME(go + oh * OW + ow); \
+        for (int64_t od = lo_d; od <= hi_d; od++) {                                                        \
+            const ACC wz = ct_upsample_weight_##SUF(d, 0, od, i[0]);                                       \
+            for (int64_t oh = lo_h; oh <= hi_h; oh++) {                                                    \
+                const ACC wy = wz * ct_upsample_weight_##SUF(d, 1, oh, i[1]);                              \
+                const T *row = go + (od * OH + oh) * OW;                                                   \
+                for (int64_t ow = lo_w; ow <= hi_w; ow++) {                                                \
+                    g += wy * ct_upsample_weight_##SUF(d, 2, ow, i[2]) * (ACC)CT_LOAD_##NAME(row + ow);    \
+                }                                                                                          \
             }                                                                                              \
         }                                                                                                  \
-        CT_STORE_##NAME((T *)d->grad_input + (plane * d->in[0] + ih) * d->in[1] + iw, g);                  \
+        CT_STORE_##NAME((T *)d->grad_input + ((plane * d->in[0] + i[0]) * d->in[1] + i[1]) * d->in[2] + i[2], g); \
     }
 
 CT_UPSAMPLE_TYPES(CT_UPSAMPLE_FORWARD_FN)

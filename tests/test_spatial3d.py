@@ -4,6 +4,7 @@ stride / padding (incl. 'same' / 'valid') / dilation / groups, padding modes, un
 layouts, empty batches, PyTorch's errors, gradients (gradcheck in float64) and grad_fn names, modules'
 parameters and reprs. Shapes are tiny: the emulated CUDA run is slow in 3-d."""
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -562,10 +563,214 @@ def test_interpolate_area_5d(device, rng):
     assert_close(out, ref_adaptive3d(x, (1, 2, 2), np.mean))
 
 
-def test_interpolate_5d_unsupported_modes_say_so():
-    x = ctorch.zeros((1, 1, 2, 2, 2))
-    for mode in ("nearest", "nearest-exact", "trilinear"):
-        with pytest.raises(NotImplementedError, match=f"5-D input \\(mode '{mode}'\\) is not supported"):
-            F.interpolate(x, scale_factor=2, mode=mode)
-    with pytest.raises(NotImplementedError, match="^Got 5D input, but bilinear mode needs 4D input$"):
-        F.interpolate(x, scale_factor=2, mode="bilinear")
+# (mode, input shape, kwargs): sizes and scale factors up and down, align_corners both ways
+INTERP5D = [
+    pytest.param("nearest", (1, 2, 3, 4, 5), dict(scale_factor=(1.5, 0.5, 2)), id="nearest-scales"),
+    pytest.param("nearest", (2, 1, 2, 3, 4), dict(size=(4, 7, 3)), id="nearest-size"),
+    pytest.param("nearest-exact", (1, 2, 3, 4, 5), dict(size=(5, 3, 7)), id="exact-size"),
+    pytest.param("trilinear", (1, 2, 3, 4, 5), dict(scale_factor=(0.6, 1.7, 2.0)), id="tri-scales"),
+    pytest.param("trilinear", (1, 2, 3, 4, 5), dict(size=(2, 7, 3), align_corners=True), id="tri-align"),
+    pytest.param("trilinear", (2, 1, 3, 2, 4), dict(scale_factor=1.7, recompute_scale_factor=True), id="tri-recompute"),
+]
+
+
+def ref_interp5d(mode, shape, kw):
+    """The per-axis (out, in) matrices of F.interpolate of 5-d input, depth first (test_spatial's 1-d rule)."""
+    from test_spatial import ref_axis
+    dims = shape[2:]
+    size, scale = kw.get("size"), kw.get("scale_factor")
+    scales = scale if isinstance(scale, tuple) else None if scale is None else (scale,) * 3
+    if kw.get("recompute_scale_factor"):
+        size, scales = tuple(int(n * s) for n, s in zip(dims, scales)), None
+    outs = size if size is not None else tuple(int(n * s) for n, s in zip(dims, scales))
+    return [ref_axis("bilinear" if mode == "trilinear" else mode, dims[a], outs[a], kw.get("align_corners", False),
+                     None if scales is None else scales[a]) for a in range(3)]
+
+
+@pytest.mark.parametrize("mode,shape,kw", INTERP5D)
+def test_interpolate_5d_values_and_grad(device, rng, mode, shape, kw):
+    x = rng.standard_normal(shape)
+    md, mh, mw = ref_interp5d(mode, shape, kw)
+    want = np.einsum("pd,qh,rw,ncdhw->ncpqr", md, mh, mw, x)
+    for dtype in (ctorch.float64, ctorch.float32):
+        out = F.interpolate(T(x, device, dtype), mode=mode, **kw)
+        assert out.dtype == dtype and out.device.type == device
+        assert_close(out, want, "float32")
+        if device == "cuda":  # the same tables, the same order: the CPU's bits
+            np.testing.assert_array_equal(to_numpy(out), to_numpy(F.interpolate(T(x, "cpu", dtype), mode=mode, **kw)))
+    xt = T(x, device, requires_grad=True)
+    g = rng.standard_normal(want.shape)
+    F.interpolate(xt, mode=mode, **kw).backward(T(g, device))  # the transpose of the interpolation
+    assert_close(xt.grad, np.einsum("pd,qh,rw,ncpqr->ncdhw", md, mh, mw, g))
+
+
+@pytest.mark.parametrize("mode,align,node", [("nearest", None, "UpsampleNearest3DBackward0"),
+                                             ("nearest-exact", None, "UpsampleNearestExact3DBackward0"),
+                                             ("trilinear", False, "UpsampleTrilinear3DBackward0"),
+                                             ("trilinear", True, "UpsampleTrilinear3DBackward0")])
+def test_interpolate_5d_gradcheck_and_names(device, rng, mode, align, node):
+    from ctorch.autograd import gradcheck
+    c, d = (1, 1) if device == "cuda" else (2, 2)  # the emulated run is slow
+    xt = T(rng.standard_normal((1, c, d, 3, 2)), device, requires_grad=True)
+    fn = lambda a: F.interpolate(a, size=(3, 2, 4), mode=mode, align_corners=align)  # noqa: E731
+    g = T(rng.standard_normal((1, c, 3, 2, 4)), device, requires_grad=True)
+    assert gradcheck(fn, (xt,))
+
+    def backward(a):  # the backward is itself differentiable (linear in the incoming gradient)
+        with ctorch.enable_grad():
+            return ctorch.autograd.grad(fn(xt), xt, a, create_graph=True)[0]
+    assert gradcheck(backward, (g,))
+    out = fn(xt)
+    assert out.grad_fn.name() == node
+    grad = ctorch.autograd.grad((out * out).sum(), xt, create_graph=True)[0]
+    assert grad.grad_fn.name() == node.replace("Backward0", "BackwardBackward0")
+
+
+def test_interpolate_5d_layouts_dtypes_and_empty(device, rng):
+    x = rng.standard_normal((2, 3, 2, 3, 4))
+    md, mh, mw = ref_interp5d("trilinear", x.shape, dict(size=(3, 2, 5)))
+    want = np.einsum("pd,qh,rw,ncdhw->ncpqr", md, mh, mw, x)
+    cl = T(x, device).to(memory_format=ctorch.channels_last_3d)
+    out = F.interpolate(cl, size=(3, 2, 5), mode="trilinear")  # channels_last_3d in, channels_last_3d out
+    assert out.is_contiguous(memory_format=ctorch.channels_last_3d) and out.stride() == (90, 1, 30, 15, 3)
+    assert_close(out, want)
+    tr = T(x.transpose(0, 1, 4, 3, 2), device).transpose(2, 4)  # a transposed view: read densely
+    assert_close(F.interpolate(tr, size=(3, 2, 5), mode="trilinear"), want)
+    for dtype in (ctorch.float16, ctorch.bfloat16):
+        out = F.interpolate(T(x, device, dtype), size=(3, 2, 5), mode="trilinear")
+        assert out.dtype == dtype
+        assert_close(out, want, "bfloat16")
+    xi = rng.integers(0, 200, (1, 2, 2, 3, 2)).astype(np.uint8)
+    out = F.interpolate(T(xi, device, ctorch.uint8), scale_factor=(1, 2, 1.5), mode="nearest")
+    md, mh, mw = ref_interp5d("nearest", xi.shape, dict(scale_factor=(1, 2, 1.5)))
+    assert out.dtype == ctorch.uint8
+    np.testing.assert_array_equal(to_numpy(out), np.einsum("pd,qh,rw,ncdhw->ncpqr", md, mh, mw, xi))
+    empty = F.interpolate(ctorch.zeros((0, 2, 2, 3, 4), device=device), size=(1, 2, 3), mode="trilinear")
+    assert empty.shape == (0, 2, 1, 2, 3)
+
+
+INTERP5D_ERRORS = [
+    (dict(size=(1, 2, 3)), (1, 2, 0, 3, 4), None, RuntimeError,
+     "Input and output sizes should be greater than 0, but got input (D: 0, H: 3, W: 4) output (D: 1, H: 2, W: 3)"),
+    (dict(size=(0, 2, 3), mode="trilinear"), (1, 2, 1, 3, 4), None, RuntimeError,
+     "Input and output sizes should be greater than 0, but got input (D: 1, H: 3, W: 4) output (D: 0, H: 2, W: 3)"),
+    (dict(size=(1, 2, 3)), (1, 0, 1, 3, 4), None, RuntimeError,
+     "Non-empty 5D data tensor expected but got a tensor with sizes [1, 0, 1, 3, 4]"),
+    (dict(size=(1, 2, 3), mode="trilinear"), (1, 2, 1, 3, 4), ctorch.int64, NotImplementedError,
+     "\"compute_indices_weights_linear\" not implemented for 'Long'"),
+    (dict(size=(1, 2, 3)), (1, 2, 1, 3, 4), ctorch.int64, NotImplementedError,
+     "\"compute_indices_weights_nearest\" not implemented for 'Long'"),
+    (dict(size=(1, 2, 3), mode="trilinear"), (1, 2, 1, 3, 4), ctorch.uint8, NotImplementedError,
+     "\"compute_indices_weights_linear\" not implemented for 'Byte'"),
+    (dict(size=(1, 2, 3), mode="bilinear"), (1, 2, 1, 3, 4), None, NotImplementedError,
+     "Got 5D input, but bilinear mode needs 4D input"),
+    (dict(size=(1, 2), mode="trilinear"), (1, 2, 3, 4), None, NotImplementedError,
+     "Got 4D input, but trilinear mode needs 5D input"),
+    (dict(size=(1, 2, 3), mode="trilinear", antialias=True), (1, 2, 1, 3, 4), None, ValueError,
+     "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor as input"),
+]
+
+
+@pytest.mark.parametrize("kw,shape,dtype,exc,msg", INTERP5D_ERRORS)
+def test_interpolate_5d_errors(kw, shape, dtype, exc, msg):
+    with pytest.raises(exc) as info:
+        F.interpolate(ctorch.zeros(shape, dtype=dtype), **kw)
+    assert str(info.value) == msg
+
+
+def test_upsample_module_5d(rng):
+    x = rng.standard_normal((1, 1, 2, 2, 3))
+    m = nn.Upsample(scale_factor=2, mode="trilinear", align_corners=True)
+    assert repr(m) == "Upsample(scale_factor=2.0, mode='trilinear')"
+    md, mh, mw = ref_interp5d("trilinear", x.shape, dict(scale_factor=2, align_corners=True))
+    assert_close(m(T(x, "cpu")), np.einsum("pd,qh,rw,ncdhw->ncpqr", md, mh, mw, x))
+
+
+# --- F.affine_grid / F.grid_sample of 5-D input --------------------------------------------------------------
+def ref_grid_sample3d(x, grid, mode, padding, align):
+    """x (N, C, D, H, W) sampled at grid (N, Do, Ho, Wo, 3) of (x, y, z): the eight corners (or the nearest one)
+    weighted by the products of their per-axis weights, zero outside the input."""
+    from test_nn_more import np_source
+    N, C, D, H, W = x.shape
+    out = np.zeros((N, C) + grid.shape[1:4])
+    for n, i, j, k in itertools.product(*[range(v) for v in (N,) + grid.shape[1:4]]):
+        src = [np_source(grid[n, i, j, k, a], size, align, padding) for a, size in enumerate((W, H, D))]
+        if mode == "nearest":
+            taps = [([np.round(s) for s in src], 1.0)]
+        else:
+            lo = [math.floor(s) for s in src]
+            taps = [([lo[a] + c[a] for a in range(3)],
+                     np.prod([src[a] - lo[a] if c[a] else 1 - (src[a] - lo[a]) for a in range(3)]))
+                    for c in itertools.product((0, 1), repeat=3)]
+        for (tx, ty, tz), w in taps:
+            if 0 <= tx < W and 0 <= ty < H and 0 <= tz < D:
+                out[n, :, i, j, k] += w * x[n, :, int(tz), int(ty), int(tx)]
+    return out
+
+
+@pytest.mark.parametrize("align", [False, True])
+def test_affine_grid_5d(device, rng, align):
+    from ctorch.autograd import gradcheck
+    theta = rng.standard_normal((2, 3, 4))
+    got = F.affine_grid(T(theta, device), (2, 1, 2, 3, 4), align_corners=align)
+    line = lambda n: np.linspace(-1, 1, n) * (1 if align or n == 1 else (n - 1) / n)  # noqa: E731
+    base = np.stack(np.broadcast_arrays(line(4)[None, None, :], line(3)[None, :, None], line(2)[:, None, None],
+                                        np.ones((2, 3, 4))), -1)
+    assert got.shape == (2, 2, 3, 4, 3)
+    assert_close(got, np.einsum("dhwk,nck->ndhwc", base, theta))
+    got = F.affine_grid(T(theta, device, ctorch.float32), (2, 5, 1, 1, 2), align_corners=align)
+    assert got.dtype == ctorch.float32
+    assert_close(got, np.einsum("dhwk,nck->ndhwc", np.stack(np.broadcast_arrays(
+        line(2)[None, None, :], 0.0, 0.0, np.ones((1, 1, 2))), -1), theta))
+    assert gradcheck(lambda t: F.affine_grid(t, (2, 1, 1, 2, 2), align_corners=align), (T(theta, device,
+                                                                                            requires_grad=True),))
+
+
+def test_affine_grid_5d_errors():
+    with pytest.raises(ValueError, match=r"^Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                                         r"\(2, 1, 2, 3, 4\). Got torch.Size\(\[2, 2, 3\]\).$"):
+        F.affine_grid(ctorch.zeros(2, 2, 3), (2, 1, 2, 3, 4), align_corners=False)
+    with pytest.raises(ValueError, match=r"^Expected non-zero, positive output size. Got \(2, 1, 0, 3, 4\)$"):
+        F.affine_grid(ctorch.zeros(2, 3, 4), (2, 1, 0, 3, 4), align_corners=False)
+    with pytest.raises(ValueError, match="Expected a batch of 2D affine matrices of shape Nx2x3"):
+        F.affine_grid(ctorch.zeros(2, 3, 4), (2, 1, 3, 4), align_corners=False)
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_5d(device, rng, padding):
+    x = rng.standard_normal((2, 2, 2, 3, 4))
+    grid = rng.uniform(-1.3, 1.3, (2, 2, 1, 3, 3))
+    grid[0, 0, 0, 0], grid[0, 0, 0, 1] = [1.0, -1.0, 0.0], [0.25, 0.5, -1.0]  # corners and edges
+    for dtype in (ctorch.float64, ctorch.float32):
+        for mode in ("bilinear", "nearest"):
+            for align in (False, True):
+                got = F.grid_sample(T(x, device, dtype), T(grid, device, dtype), mode=mode, padding_mode=padding,
+                                    align_corners=align)
+                assert got.shape == (2, 2, 2, 1, 3) and got.dtype == dtype
+                assert_close(got, ref_grid_sample3d(x, grid, mode, padding, align), "float32")
+    if device == "cuda":  # composed of recording ops: the CPU's gradcheck covers the formulas
+        return
+    from ctorch.autograd import gradcheck
+    xt = T(x[:1, :1, :2, :2, :2], device, requires_grad=True)
+    gt = T(grid[:1, :1, :1, :2] * 0.9, device, requires_grad=True)
+    assert gradcheck(lambda a, g: F.grid_sample(a, g, padding_mode=padding, align_corners=True), (xt, gt))
+
+
+def test_grid_sample_5d_errors():
+    x = ctorch.zeros(1, 2, 2, 3, 4)
+    cases = [
+        (x, ctorch.zeros(1, 2, 3, 4, 2), RuntimeError, "grid_sampler(): expected grid to have size 3 in last dimension, "
+         "but got grid with sizes [1, 2, 3, 4, 2]"),
+        (x, ctorch.zeros(1, 2, 3, 3), RuntimeError, "grid_sampler(): expected 5D input and grid with same number of "
+         "dimensions, but got input with sizes [1, 2, 2, 3, 4] and grid with sizes [1, 2, 3, 3]"),
+        (x, ctorch.zeros(2, 1, 1, 1, 3), RuntimeError, "grid_sampler(): expected grid and input to have same batch "
+         "size, but got input with sizes [1, 2, 2, 3, 4] and grid with sizes [2, 1, 1, 1, 3]"),
+        (x[:, :, :0], ctorch.zeros(1, 1, 1, 1, 3), RuntimeError, "grid_sampler(): expected input to have non-empty "
+         "spatial dimensions, but input has sizes [1, 2, 0, 3, 4] with dimension 2 being empty"),
+        (x.long(), ctorch.zeros(1, 1, 1, 1, 3, dtype=ctorch.int64), NotImplementedError,
+         "\"grid_sampler3d_cpu\" not implemented for 'Long'"),
+    ]
+    for inp, grid, exc, msg in cases:
+        with pytest.raises(exc) as info:
+            F.grid_sample(inp, grid, align_corners=False)
+        assert str(info.value) == msg

@@ -24,19 +24,15 @@ __global__ void upsample_kernel(CtUpsampleDesc d, int64_t n)
     if (i >= n) {
         return;
     }
-    int64_t plane, r, c;
-    if (Backward) {
-        ct_upsample_coords(i, d.in[0], d.in[1], &plane, &r, &c);
-    } else {
-        ct_upsample_coords(i, d.out[0], d.out[1], &plane, &r, &c);
-    }
+    int64_t plane, c[CT_UPSAMPLE_AXES];
+    ct_upsample_coords(i, Backward ? d.in : d.out, &plane, c);
     switch (d.dtype) {
 #define CT_UPSAMPLE_CASE(NAME, T, ACC, SUF)                               \
     case CT_##NAME:                                                       \
         if (Backward) {                                                   \
-            ct_upsample_backward_##NAME(&d, plane, r, c);                 \
+            ct_upsample_backward_##NAME(&d, plane, c);                    \
         } else {                                                          \
-            ct_upsample_forward_##NAME(&d, plane, r, c);                  \
+            ct_upsample_forward_##NAME(&d, plane, c);                     \
         }                                                                 \
         break;
         CT_UPSAMPLE_TYPES(CT_UPSAMPLE_CASE)
@@ -52,7 +48,10 @@ int run(const CtUpsampleDesc *d, bool backward)
     if (!floating && (backward || d->dtype != CT_U8)) {
         return ct_cuda_set_error(CT_CUDA_NOT_IMPLEMENTED, "upsample: dtype %d is not supported on CUDA", (int)d->dtype);
     }
-    const int64_t n = d->planes * (backward ? d->in[0] * d->in[1] : d->out[0] * d->out[1]);
+    int64_t n = d->planes;
+    for (int a = 0; a < CT_UPSAMPLE_AXES; a++) {
+        n *= backward ? d->in[a] : d->out[a];
+    }
     if (n == 0) {
         return CT_CUDA_OK;
     }

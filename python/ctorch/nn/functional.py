@@ -477,14 +477,15 @@ def _is_integer(x):
     return hasattr(x, "__index__") and not isinstance(x, float)
 
 
-_INTERP_DIMS = {"nearest": (3, 4), "nearest-exact": (3, 4), "area": (3, 4, 5), "linear": (3,), "bilinear": (4,),
-                "bicubic": (4,)}
+_INTERP_DIMS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5), "linear": (3,), "bilinear": (4,),
+                "bicubic": (4,), "trilinear": (5,)}
 _INTERP_WANTS = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resamples (N, C, W) or (N, C, H, W) input to `size` or by `scale_factor` (PyTorch's rules)."""
+    """Resamples (N, C, W), (N, C, H, W) or (N, C, D, H, W) input to `size` or by `scale_factor` (PyTorch's
+    rules)."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -533,14 +534,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                          "4-D tensor as input")
     if input.dim() in _INTERP_DIMS.get(mode, ()):
         if antialias:
-            raise NotImplementedError(f"ctorch: F.interpolate(mode='{mode}', antialias=True) is not supported")
+            mode += "_aa"  # PyTorch's separable antialiased filter: _upsample_bilinear2d_aa / _bicubic2d_aa
         if mode == "area":
             return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, output_size)
         return _C._upsample(input, mode, output_size, bool(align_corners), scale_factors)
     if mode in _INTERP_WANTS and input.dim() in (3, 4, 5) and input.dim() != _INTERP_WANTS[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_WANTS[mode]}D input")
-    if input.dim() == 5 and mode in ("nearest", "nearest-exact", "area", "trilinear"):
-        raise NotImplementedError(f"ctorch: F.interpolate of 5-D input (mode '{mode}') is not supported")
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
         f"linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {mode})")
@@ -1024,7 +1023,8 @@ def _warn_align_corners():
 
 
 def affine_grid(theta, size, align_corners=None):
-    """The (N, H, W, 2) sampling grid of the 2-d affine transforms theta (N, 2, 3) for an output of `size`."""
+    """The (N, H, W, 2) / (N, D, H, W, 3) sampling grid of the 2-d / 3-d affine transforms theta (N, 2, 3) /
+    (N, 3, 4) for an output of `size`."""
     if align_corners is None:
         _warn_align_corners()
         align_corners = False
@@ -1035,19 +1035,24 @@ def affine_grid(theta, size, align_corners=None):
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
                              f"Got {theta.shape}.")
     elif len(size) == 5:
-        raise NotImplementedError("ctorch: affine_grid of 3-D (5-D size) transforms is not supported")
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                             f"Got {theta.shape}.")
     else:
         raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
                                   f"respectively. Got size {size}.")
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     if theta.shape[0] != size[0]:
-        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {theta.shape}.")
-    return _C._affine_grid(theta, size[0], size[2], size[3], align_corners)
+        k = len(size) - 2
+        raise ValueError(f"Expected a batch of {k}D affine matrices of shape Nx{k}x{k + 1} for size {size}. "
+                         f"Got {theta.shape}.")
+    return _C._affine_grid(theta, tuple(size), align_corners)
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Samples (N, C, H, W) input at the normalised (x, y) locations of grid (N, H_out, W_out, 2)."""
+    """Samples (N, C, H, W) / (N, C, D, H, W) input at the normalised (x, y) / (x, y, z) locations of grid
+    (N, H_out, W_out, 2) / (N, D_out, H_out, W_out, 3)."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
@@ -1057,6 +1062,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         _warn_align_corners()
         align_corners = False
-    if mode == "bicubic" or input.dim() == 5:
+    if mode == "bicubic":
         raise NotImplementedError(f"ctorch: grid_sample(mode='{mode}') of {input.dim()}-D input is not supported")
     return _C._grid_sample(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
