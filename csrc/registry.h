@@ -17,6 +17,7 @@
     X(composite)          \
     X(more)               \
     X(search)             \
+    X(histogram)          \
     X(linalg)             \
     X(linalg_more)        \
     X(linalg_decomp)      \
