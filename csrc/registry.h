@@ -18,6 +18,7 @@
     X(more)               \
     X(search)             \
     X(histogram)          \
+    X(gradient)           \
     X(linalg)             \
     X(linalg_more)        \
     X(linalg_decomp)      \

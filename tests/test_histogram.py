@@ -142,3 +142,68 @@ def test_histogramdd_errors():
     for fn, exc, msg in cases:
         with pytest.raises(exc, match=msg):
             fn()
+
+
+# --- gradient ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_vs_numpy(device, dtype, edge_order, rng):
+    f = rng.standard_normal((4, 5)).astype(dtype)
+    x = t_(f, device, dtype)
+    coords = np.cumsum(rng.random(5) + 0.5)
+    cases = [
+        ({}, (), {}),
+        ({"spacing": 2.0}, (2.0,), {}),
+        ({"spacing": [0.5, 3]}, (0.5, 3), {}),
+        ({"dim": 1}, (), {"axis": 1}),
+        ({"spacing": [t_(coords, device, dtype)], "dim": [-1]}, (coords,), {"axis": -1}),
+        ({"spacing": [t_(coords[:4], device, dtype), t_(coords, device, dtype)]}, (coords[:4], coords), {}),
+    ]
+    for kw, np_args, np_kw in cases:
+        got = ctorch.gradient(x, edge_order=edge_order, **kw)
+        want = np.gradient(f.astype(np.float64), *np_args, edge_order=edge_order, **np_kw)
+        want = [want] if isinstance(want, np.ndarray) else want
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == x.dtype and g.device.type == device
+            np.testing.assert_allclose(to_numpy(g), w, rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-4)
+    # a transposed input and an int input (true division: float)
+    got = ctorch.gradient(x.T, dim=0)[0]
+    np.testing.assert_allclose(to_numpy(got), np.gradient(f.T.astype(np.float64), axis=0), rtol=1e-4, atol=1e-5)
+    ints = ctorch.gradient(t_(np.array([1, 4, 9, 16]), device), spacing=2)[0]
+    assert ints.dtype == ctorch.float32
+    np.testing.assert_allclose(to_numpy(ints), np.gradient(np.array([1, 4, 9, 16]), 2))
+
+
+def test_gradient_shapes_and_autograd():
+    assert ctorch.gradient(ctorch.tensor(3.0)) == ()
+    assert ctorch.gradient(ctorch.zeros(3, 0), dim=0)[0].shape == (3, 0)
+    x = ctorch.tensor(np.random.default_rng(0).standard_normal((3, 4)), requires_grad=True)
+    c = ctorch.tensor([0.0, 1.0, 2.5, 4.0], dtype=ctorch.float64)
+    assert type(ctorch.gradient(x)[0].grad_fn).__name__ == "CatBackward0"
+    for edge_order in (1, 2):
+        assert ctorch.autograd.gradcheck(lambda t: ctorch.gradient(t, spacing=[2.0, 0.5], edge_order=edge_order), (x,))
+        assert ctorch.autograd.gradcheck(
+            lambda t: ctorch.gradient(t, spacing=[c], dim=1, edge_order=edge_order), (x,))
+
+
+def test_gradient_errors():
+    x = ctorch.arange(12.0).reshape(3, 4)
+    cases = [
+        (lambda: ctorch.gradient(ctorch.tensor([1.0, 2]), edge_order=2), RuntimeError, "at least edge_order\\+1"),
+        (lambda: ctorch.gradient(x, edge_order=3), RuntimeError, "only supports edge_order=1 and edge_order=2"),
+        (lambda: ctorch.gradient(x, spacing=[1.0]), RuntimeError, "list of length equal to 'self.dim\\(\\) = 2'"),
+        (lambda: ctorch.gradient(x, spacing=[1.0], dim=(0, 1)), RuntimeError,
+         "spacing argument of length 1 and a dim argument of length 2"),
+        (lambda: ctorch.gradient(x, spacing=[ctorch.ones(1, 4)], dim=1), RuntimeError, "got an element with 2 dimensions"),
+        (lambda: ctorch.gradient(x, spacing=[ctorch.ones(3), 2.0]), TypeError, "expected Tensor as element 1"),
+        (lambda: ctorch.gradient(x, dim=2), IndexError, "Dimension out of range"),
+        (lambda: ctorch.gradient(x, dim=(0, -2)), RuntimeError, "dim 0 appears multiple times"),
+        (lambda: ctorch.gradient(x, spacing=ctorch.ones(3)), TypeError, "invalid combination"),
+        (lambda: ctorch.gradient(x, edge_order=1.0), TypeError, "invalid combination"),
+        (lambda: ctorch.gradient(ctorch.arange(5, dtype=ctorch.uint8)), NotImplementedError, "does not support uint8"),
+        (lambda: ctorch.gradient(ctorch.tensor([True, False, True])), Exception, "bool"),
+    ]
+    for fn, exc, msg in cases:
+        with pytest.raises(exc, match=msg):
+            fn()
