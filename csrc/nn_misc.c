@@ -233,20 +233,22 @@ static int bag_layout(const int64_t *idx, int64_t n, const int64_t *offs, int64_
 }
 
 /* _embedding_bag(input (n,), weight (V, D), offsets (B or B + 1,), mode 0 sum / 1 mean / 2 max,
- * per_sample_weights (n,) or None, include_last_offset, padding_idx (-1: none)) -> (B, D) */
+ * per_sample_weights (n,) or None, include_last_offset, padding_idx (-1: none), scale_grad_by_freq)
+ * -> (B, D). scale_grad_by_freq: the rows are looked up by embedding(scale_grad_by_freq=True), whose
+ * backward divides each index's gradient by its count in input, as PyTorch's bag backward does. */
 static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"input", "weight", "offsets", "mode", "per_sample_weights",
-                                        "include_last_offset", "padding_idx", NULL};
-    PyObject *a[7];
+                                        "include_last_offset", "padding_idx", "scale_grad_by_freq", NULL};
+    PyObject *a[8];
     int64_t mode = 1, padding_idx = -1;
-    bool include_last = false;
+    bool include_last = false, scale_grad = false;
     if (ct_parse_args("_embedding_bag", args, nargs, kw, names, 3, a) < 0 ||
         need_tensor("_embedding_bag", "input", 1, a[0], false) < 0 ||
         need_tensor("_embedding_bag", "weight", 2, a[1], false) < 0 ||
         need_tensor("_embedding_bag", "offsets", 3, a[2], false) < 0 ||
         need_tensor("_embedding_bag", "per_sample_weights", 5, a[4], true) < 0 || opt_int(a[3], &mode) < 0 ||
-        ct_arg_bool(a[5], &include_last) < 0 || opt_int(a[6], &padding_idx) < 0) {
+        ct_arg_bool(a[5], &include_last) < 0 || opt_int(a[6], &padding_idx) < 0 || ct_arg_bool(a[7], &scale_grad) < 0) {
         return NULL;
     }
     CtTensorObject *input = CT_TENSOR(a[0]), *weight = CT_TENSOR(a[1]), *offsets = CT_TENSOR(a[2]);
@@ -282,7 +284,8 @@ static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t
     CtDevice dev = ct_device_of(weight);
     int64_t gsize = B * w, fill_sizes[2] = {1, D};
     PyObject *gidx = KEEP(device_table(1, &gsize, gather, false, dev));
-    PyObject *rows = METH(a[1], "index_select", "(iO)", 0, a[0]);
+    PyObject *rows = scale_grad ? FN("embedding", "(OOiOO)", a[1], a[0], -1, Py_True, Py_False)
+                                : METH(a[1], "index_select", "(iO)", 0, a[0]);
     if (a[4] != NULL && a[4] != Py_None) {
         rows = MUL(rows, METH(a[4], "unsqueeze", "(i)", 1));
     }
@@ -1419,7 +1422,8 @@ done:
 PyMethodDef ct_nn_misc_module_methods[] = {
     CT_NN_MISC_FN(rms_norm, "rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor")
     {"_embedding_bag_dense", CT_FASTCALL(py_embedding_bag), CT_METH_FK,
-     "_embedding_bag_dense(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx) -> Tensor"},
+     "_embedding_bag_dense(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx, "
+     "scale_grad_by_freq=False) -> Tensor"},
     CT_NN_MISC_FN(bilinear, "bilinear(input1, input2, weight, bias=None) -> Tensor")
     CT_NN_MISC_FN(multi_margin_loss, "multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=1) -> Tensor")
     CT_NN_MISC_FN(multilabel_margin_loss, "multilabel_margin_loss(input, target, reduction=1) -> Tensor")

@@ -17,6 +17,8 @@
     X(composite)          \
     X(more)               \
     X(search)             \
+    X(histogram)          \
+    X(gradient)           \
     X(linalg)             \
     X(linalg_more)        \
     X(linalg_decomp)      \

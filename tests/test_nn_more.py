@@ -169,6 +169,38 @@ def test_embedding_bag_weights_grad(device, rng):
         assert gradcheck(lambda w: F.embedding_bag(T(IDX, device), w, off, mode=mode, padding_idx=2), (W,))
 
 
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_scale_grad_by_freq(device, mode, rng):
+    # each index's gradient divided by its count in the whole input (the padding entries add nothing)
+    W = rng.standard_normal((10, 3))
+    psw = rng.standard_normal(10) if mode == "sum" else None
+    off, pad = [0, 3, 3, 7], 4
+    G = rng.standard_normal((4, 3))
+    want = np.zeros_like(W)
+    bounds = off + [len(IDX)]
+    for b in range(4):
+        members = [j for j in range(bounds[b], bounds[b + 1]) if IDX[j] != pad]
+        for j in members:
+            scale = (psw[j] if psw is not None else 1.0) / (len(members) if mode == "mean" else 1.0)
+            want[IDX[j]] += G[b] * scale / np.count_nonzero(IDX == IDX[j])
+    w = T(W, device, grad=True)
+    out = F.embedding_bag(T(IDX, device), w, T(off, device), mode=mode, scale_grad_by_freq=True, padding_idx=pad,
+                          per_sample_weights=None if psw is None else T(psw, device))
+    assert_close(out, np_embedding_bag(IDX, W, off, mode, psw, False, pad))  # the forward is unchanged
+    out.backward(T(G, device))
+    assert_close(w.grad, want)
+    m = nn.EmbeddingBag(10, 3, mode=mode, scale_grad_by_freq=True).to(device)
+    m(T(IDX.reshape(2, 5), device)).sum().backward()
+    rows = np.zeros(10)
+    for v in IDX:
+        rows[v] += (1.0 / 5 if mode == "mean" else 1.0) / np.count_nonzero(IDX == v)
+    assert_close(m.weight.grad, np.repeat(rows[:, None], 3, axis=1).astype(np.float32))
+    # F.embedding scales the same way
+    w = T(W, device, grad=True)
+    F.embedding(T(IDX, device), w, scale_grad_by_freq=True).backward(T(np.ones((10, 3)), device))
+    assert_close(w.grad, np.repeat((np.bincount(IDX, minlength=10) > 0).astype(float)[:, None], 3, axis=1))
+
+
 def test_embedding_bag_module_and_errors():
     m = nn.EmbeddingBag(10, 3)
     assert repr(m) == "EmbeddingBag(10, 3, mode='mean')"

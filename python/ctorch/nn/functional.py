@@ -857,8 +857,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
-    if scale_grad_by_freq:
-        raise NotImplementedError("ctorch: embedding_bag(scale_grad_by_freq=True) is not supported")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
@@ -868,7 +866,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     return _C._embedding_bag_dense(input, weight, offsets, _BAG_MODES[mode], per_sample_weights,
-                                   include_last_offset, -1 if padding_idx is None else padding_idx)
+                                   include_last_offset, -1 if padding_idx is None else padding_idx,
+                                   bool(scale_grad_by_freq))
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
