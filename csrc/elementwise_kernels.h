@@ -195,10 +195,8 @@
     X(MODIFIED_BESSEL_I1, U, modified_bessel_i1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "modified_bessel_i1_cpu") \
     X(MODIFIED_BESSEL_K0, U, modified_bessel_k0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "modified_bessel_k0_cpu") \
     X(MODIFIED_BESSEL_K1, U, modified_bessel_k1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "modified_bessel_k1_cpu") \
-    X(SCALED_MODIFIED_BESSEL_K0, U, scaled_modified_bessel_k0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF,     \
-      "scaled_modified_bessel_k0_cpu")                                             \
-    X(SCALED_MODIFIED_BESSEL_K1, U, scaled_modified_bessel_k1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF,     \
-      "scaled_modified_bessel_k1_cpu")                                             \
+    X(SCALED_MODIFIED_BESSEL_K0, U, scaled_modified_bessel_k0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "scaled_modified_bessel_k0_cpu") \
+    X(SCALED_MODIFIED_BESSEL_K1, U, scaled_modified_bessel_k1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "scaled_modified_bessel_k1_cpu") \
     X(SPHERICAL_BESSEL_J0, U, spherical_bessel_j0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "spherical_bessel_j0_cpu") \
     X(ZETA, B, zeta, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "zeta_cpu")         \
     X(IGAMMA, B, igamma, FLT, 0, "igamma_cpu")                                     \
