@@ -3134,6 +3134,91 @@ CT_UNARY_BW(special_i1, lg_i1, true, true)
 /* special_entr(x): g (-(1 + ln x)) */
 CT_LOCAL(entr, NEG(ADD(METH(x, "log", NULL), NUM(1.0))))
 CT_UNARY_BW(entr, lg_entr, true, false)
+/* --- more of torch.special (csrc/special_math.h): PyTorch's formulas ----------------------------------- */
+#define SP1(name, arg) FN("special_" name, "(O)", (arg))
+/* erfcx: 2 x erfcx(x) - 2 / sqrt(pi) */
+CT_LOCAL(erfcx, SUB(MUL(MUL(x, o), NUM(2.0)), NUM(1.12837916709551257390)))
+/* log_ndtr: e^(-x^2/2) / (sqrt(2 pi) ndtr(x)) = sqrt(2 / pi) / erfcx(-x / sqrt 2), finite for every x */
+CT_LOCAL(log_ndtr, DIV(NUM(0.79788456080286535588), SP1("erfcx", MUL(x, NUM(-M_SQRT1_2)))))
+/* ndtri: sqrt(2 pi) e^(ndtri(p)^2 / 2) */
+CT_LOCAL(ndtri, MUL(METH(MUL(MUL(o, o), NUM(0.5)), "exp", NULL), NUM(2.50662827463100050242)))
+/* i0e: i1e(x) - sign(x) i0e(x) */
+CT_LOCAL(i0e, SUB(SP1("i1e", x), MUL(METH(x, "sign", NULL), o)))
+/* f(x) - o / x, or 1/2 at 0 (i1e: f(x) - o (sign(x) + 1 / x)); the orders-1 functions' derivative */
+static PyObject *order1_derivative(CtArena *arena, PyObject *x, PyObject *o, PyObject *f, bool at0, bool scaled)
+{
+    PyObject *r = METH(x, "reciprocal", NULL);
+    PyObject *d = SUB(f, MUL(o, scaled ? ADD(METH(x, "sign", NULL), r) : r));
+    return at0 ? WHERE(CMP(x, NUM(0.0), Py_EQ), NUM(0.5), d) : d;
+}
+CT_LOCAL(i1e, order1_derivative(arena, x, o, SP1("i0e", x), true, true))
+CT_LOCAL(bessel_j0, NEG(SP1("bessel_j1", x)))
+CT_LOCAL(bessel_j1, order1_derivative(arena, x, o, SP1("bessel_j0", x), true, false))
+CT_LOCAL(bessel_y0, NEG(SP1("bessel_y1", x)))
+CT_LOCAL(bessel_y1, order1_derivative(arena, x, o, SP1("bessel_y0", x), false, false))
+CT_LOCAL(modified_bessel_i0, SP1("modified_bessel_i1", x))
+CT_LOCAL(modified_bessel_i1, order1_derivative(arena, x, o, SP1("modified_bessel_i0", x), true, false))
+CT_LOCAL(modified_bessel_k0, NEG(SP1("modified_bessel_k1", x)))
+CT_LOCAL(modified_bessel_k1, order1_derivative(arena, x, o, NEG(SP1("modified_bessel_k0", x)), false, false))
+#undef SP1
+CT_UNARY_BW(special_erfcx, lg_erfcx, true, true)
+CT_UNARY_BW(special_log_ndtr, lg_log_ndtr, true, false)
+CT_UNARY_BW(special_ndtri, lg_ndtri, false, true)
+CT_UNARY_BW(special_i0e, lg_i0e, true, true)
+CT_UNARY_BW(special_i1e, lg_i1e, true, true)
+CT_UNARY_BW(special_bessel_j0, lg_bessel_j0, true, false)
+CT_UNARY_BW(special_bessel_j1, lg_bessel_j1, true, true)
+CT_UNARY_BW(special_bessel_y0, lg_bessel_y0, true, false)
+CT_UNARY_BW(special_bessel_y1, lg_bessel_y1, true, true)
+CT_UNARY_BW(special_modified_bessel_i0, lg_modified_bessel_i0, true, false)
+CT_UNARY_BW(special_modified_bessel_i1, lg_modified_bessel_i1, true, true)
+CT_UNARY_BW(special_modified_bessel_k0, lg_modified_bessel_k0, true, false)
+CT_UNARY_BW(special_modified_bessel_k1, lg_modified_bessel_k1, true, true)
+
+/* zeta(x, q), igamma(a, x), igammac(a, x): differentiable in the second argument only (the first raises
+ * PyTorch's error when it needs a gradient): zeta: -x zeta(x + 1, q); igamma: x^(a-1) e^-x / Gamma(a),
+ * igammac: its negative. The first argument of zeta may be a number. */
+static int bw_second_only(CtNodeObject *n, PyObject *const *g, PyObject **gi, const char *what)
+{
+    if (NEEDS(0) && META(0)->is_tensor) {
+        PyErr_Format(PyExc_NotImplementedError, "the derivative for '%s' is not implemented.", what);
+        return -1;
+    }
+    if (!(META(1)->is_tensor && NEEDS(1))) {
+        return 0;
+    }
+    PyObject *a = META(0)->is_tensor ? (PyObject *)ct_node_tensor(n, 0) : n->args[0];
+    PyObject *x = (PyObject *)ct_node_tensor(n, 1);
+    if (a == NULL || x == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *d;
+    if (what[0] == 'z') {
+        d = NEG(MUL(a, FN("special_zeta", "(OO)", ADD(a, NUM(1.0)), x)));
+    } else {
+        PyObject *lg = SUB(SUB(MUL(SUB(a, NUM(1.0)), METH(x, "log", NULL)), x), METH(a, "lgamma", NULL));
+        d = METH(lg, "exp", NULL);
+        d = what[6] == 'c' ? NEG(d) : d;
+    }
+    int rc = set_fit(&gi[1], TAKE(MUL(g[0], d)), META(1));
+    arena_free(arena);
+    return rc;
+}
+static int bw_zeta(CtNodeObject *n, PyObject *const *g, PyObject **gi) { return bw_second_only(n, g, gi, "zeta"); }
+static int bw_igamma(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_second_only(n, g, gi, "igamma: input");
+}
+static int bw_igammac(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    return bw_second_only(n, g, gi, "igammac: input");
+}
+static const char *name_zeta(PyObject *const *a)
+{
+    return !is_tensor(a[0]) ? "SpecialZetaBackward1" : !is_tensor(a[1]) ? "SpecialZetaBackward2" : "SpecialZetaBackward0";
+}
+
 static const char *name_xlogy(PyObject *const *a)
 {
     return !is_tensor(a[0]) ? "XlogyBackward1" : !is_tensor(a[1]) ? "XlogyBackward2" : "XlogyBackward0";
@@ -3346,6 +3431,30 @@ const CtFormula ct_formulas[] = {
     {"special_xlog1py", "SpecialXlog1PyBackward0", SIG("input", "other"), 3, 0, bw_xlog1py, name_xlog1py},
     {"special_entr", "SpecialEntrBackward0", SIG("input"), 1, 0, bw_entr},
     {"special_i1", "SpecialI1Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_special_i1},
+    {"special_erfcx", "SpecialErfcxBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_special_erfcx},
+    {"special_log_ndtr", "SpecialLogNdtrBackward0", SIG("input"), 1, 0, bw_special_log_ndtr},
+    {"special_ndtri", "SpecialNdtriBackward0", SIG("input"), 1, CT_F_SAVE_OUT | NSV, bw_special_ndtri},
+    {"special_i0e", "SpecialI0EBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_special_i0e},
+    {"special_i1e", "SpecialI1EBackward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_special_i1e},
+    {"special_bessel_j0", "SpecialBesselJ0Backward0", SIG("input"), 1, 0, bw_special_bessel_j0},
+    {"special_bessel_j1", "SpecialBesselJ1Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_special_bessel_j1},
+    {"special_bessel_y0", "SpecialBesselY0Backward0", SIG("input"), 1, 0, bw_special_bessel_y0},
+    {"special_bessel_y1", "SpecialBesselY1Backward0", SIG("input"), 1, CT_F_SAVE_OUT, bw_special_bessel_y1},
+    {"special_modified_bessel_i0", "SpecialModifiedBesselI0Backward0", SIG("input"), 1, 0,
+     bw_special_modified_bessel_i0},
+    {"special_modified_bessel_i1", "SpecialModifiedBesselI1Backward0", SIG("input"), 1, CT_F_SAVE_OUT,
+     bw_special_modified_bessel_i1},
+    {"special_modified_bessel_k0", "SpecialModifiedBesselK0Backward0", SIG("input"), 1, 0,
+     bw_special_modified_bessel_k0},
+    {"special_modified_bessel_k1", "SpecialModifiedBesselK1Backward0", SIG("input"), 1, CT_F_SAVE_OUT,
+     bw_special_modified_bessel_k1},
+    /* not differentiable in PyTorch: the output does not require grad */
+    {"special_scaled_modified_bessel_k0", "SpecialScaledModifiedBesselK0Backward0", SIG("input"), 0, 0, NULL},
+    {"special_scaled_modified_bessel_k1", "SpecialScaledModifiedBesselK1Backward0", SIG("input"), 0, 0, NULL},
+    {"special_spherical_bessel_j0", "SpecialSphericalBesselJ0Backward0", SIG("input"), 0, 0, NULL},
+    {"special_zeta", "SpecialZetaBackward0", SIG("input", "other"), 3, 0, bw_zeta, name_zeta},
+    {"igamma", "IgammaBackward0", SIG("input", "other"), 3, 0, bw_igamma},
+    {"igammac", "IgammacBackward0", SIG("input", "other"), 3, 0, bw_igammac},
     {"deg2rad", "Deg2RadBackward0", SIG("input"), 1, NSV, bw_deg2rad},
     {"rad2deg", "Rad2DegBackward0", SIG("input"), 1, NSV, bw_rad2deg},
     {"nextafter", "NextafterBackward0", SIG("input", "other"), 3, CT_F_NO_DERIV, NULL},

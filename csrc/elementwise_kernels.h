@@ -16,7 +16,8 @@
  *   flags        CT_EW_INT_TO_FLOAT: bool/integer inputs are computed in the default float dtype
  *                (exp, /); CT_EW_OPMATH_SCALARS: host scalars go to the acc type unrounded
  *                (float16 * 0.3 multiplies by 0.3f, not by float16(0.3)), as PyTorch's CPU kernels
- *                for mul, div, lerp. The kind adds CT_EW_OUT_BOOL, CT_EW_COND or CT_EW_INT_DIV.
+ *                for mul, div, lerp; CT_EW_NO_HALF: float16/bfloat16 raise PyTorch's "not
+ *                implemented" (no kernels are built for them). The kind adds CT_EW_OUT_BOOL, CT_EW_COND or CT_EW_INT_DIV.
  *   kernel name  for PyTorch's "\"abs_cpu\" not implemented for 'Bool'"
  * Params (CtEwCall.params, p0..p2 below) used by: ADD_ALPHA/SUB_ALPHA (alpha), ADDCMUL/ADDCDIV
  * (value), ROUND_DECIMALS (10^|decimals|, decimals < 0), NAN_TO_NUM (nan, posinf, neginf),
@@ -42,6 +43,7 @@
 #define CT_EW_COND 4       /* input 0 is a bool condition, outside type promotion (where) */
 #define CT_EW_INT_DIV 8    /* integer kernels detect division by zero (the CPU raises) */
 #define CT_EW_OPMATH_SCALARS 16
+#define CT_EW_NO_HALF 32 /* no float16/bfloat16 kernel: PyTorch dispatches float and double only */
 
 /* --- kernel kinds ---------------------------------------------------------------------------------
  * How a kernel of type T calls f = ct_sm_<fn>_<T> on inputs a, b, c and the op's parameters
@@ -179,6 +181,26 @@
     X(XLOGY, B, xlogy, FLT, CT_EW_INT_TO_FLOAT, "xlogy_cpu")                       \
     X(XLOG1PY, B, xlog1py, FLT, CT_EW_INT_TO_FLOAT, "special_xlog1py_cpu")         \
     X(ENTR, U, entr, FLT, CT_EW_INT_TO_FLOAT, "entr_cpu")                          \
+    /* more of torch.special (csrc/special_math.h); NH: PyTorch has no float16/bfloat16 kernel */ \
+    X(ERFCX, U, erfcx, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "erfcx_cpu")      \
+    X(LOG_NDTR, U, log_ndtr, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "log_ndtr_cpu") \
+    X(NDTRI, U, ndtri, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "ndtri_cpu")      \
+    X(I0E, U, i0e, FLT, CT_EW_INT_TO_FLOAT, "i0e_cpu")                             \
+    X(I1E, U, i1e, FLT, CT_EW_INT_TO_FLOAT, "i1e_cpu")                             \
+    X(BESSEL_J0, U, bessel_j0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "bessel_j0_cpu") \
+    X(BESSEL_J1, U, bessel_j1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "bessel_j1_cpu") \
+    X(BESSEL_Y0, U, bessel_y0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "bessel_y0_cpu") \
+    X(BESSEL_Y1, U, bessel_y1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "bessel_y1_cpu") \
+    X(MODIFIED_BESSEL_I0, U, modified_bessel_i0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "modified_bessel_i0_cpu") \
+    X(MODIFIED_BESSEL_I1, U, modified_bessel_i1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "modified_bessel_i1_cpu") \
+    X(MODIFIED_BESSEL_K0, U, modified_bessel_k0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "modified_bessel_k0_cpu") \
+    X(MODIFIED_BESSEL_K1, U, modified_bessel_k1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "modified_bessel_k1_cpu") \
+    X(SCALED_MODIFIED_BESSEL_K0, U, scaled_modified_bessel_k0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "scaled_modified_bessel_k0_cpu") \
+    X(SCALED_MODIFIED_BESSEL_K1, U, scaled_modified_bessel_k1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "scaled_modified_bessel_k1_cpu") \
+    X(SPHERICAL_BESSEL_J0, U, spherical_bessel_j0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "spherical_bessel_j0_cpu") \
+    X(ZETA, B, zeta, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "zeta_cpu")         \
+    X(IGAMMA, B, igamma, FLT, 0, "igamma_cpu")                                     \
+    X(IGAMMAC, B, igammac, FLT, 0, "igammac_cpu")                                  \
     X(HEAVISIDE, B, heaviside, ALL, 0, "heaviside_cpu")                            \
     X(GCD, B, gcd, INT, 0, "gcd_cpu")                                              \
     X(LCM, B, lcm, INT, 0, "lcm_cpu")                                              \

@@ -291,7 +291,8 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
         return NULL;
     }
     int cls = compute == CT_BOOL ? CT_EW_DOM_BOOL : ct_is_floating(compute) ? CT_EW_DOM_FLOAT : CT_EW_DOM_INT;
-    if (!(info->domain & cls)) {
+    bool no_half = (info->flags & CT_EW_NO_HALF) && (compute == CT_F16 || compute == CT_BF16);
+    if (!(info->domain & cls) || no_half) {
         char name[64];
         PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
                      device_kernel_name(info->kernel_name, device, name, sizeof(name)), ct_scalar_type_name(compute));
@@ -776,8 +777,17 @@ UNARY_N(DEF_UNARY)
 
 /* torch.special's elementwise functions without a torch.<name> or Tensor method (ctorch.special maps
  * its names to these): functions only, with out= */
-#define SPECIAL_U(X) X(special_entr, ENTR) X(special_i1, I1)
-#define SPECIAL_B(X) X(special_xlog1py, XLOG1PY, NUM_OTHER | NUM_SELF)
+#define SPECIAL_U(X)                                                                                         \
+    X(special_entr, ENTR) X(special_i1, I1) X(special_erfcx, ERFCX) X(special_log_ndtr, LOG_NDTR)            \
+    X(special_ndtri, NDTRI) X(special_i0e, I0E) X(special_i1e, I1E) X(special_bessel_j0, BESSEL_J0)          \
+    X(special_bessel_j1, BESSEL_J1) X(special_bessel_y0, BESSEL_Y0) X(special_bessel_y1, BESSEL_Y1)          \
+    X(special_modified_bessel_i0, MODIFIED_BESSEL_I0) X(special_modified_bessel_i1, MODIFIED_BESSEL_I1)      \
+    X(special_modified_bessel_k0, MODIFIED_BESSEL_K0) X(special_modified_bessel_k1, MODIFIED_BESSEL_K1)      \
+    X(special_scaled_modified_bessel_k0, SCALED_MODIFIED_BESSEL_K0)                                          \
+    X(special_scaled_modified_bessel_k1, SCALED_MODIFIED_BESSEL_K1)                                          \
+    X(special_spherical_bessel_j0, SPHERICAL_BESSEL_J0)
+/* special_gammainc/gammaincc are ctorch.special's names of igamma/igammac (BINARY_M) */
+#define SPECIAL_B(X) X(special_xlog1py, XLOG1PY, NUM_OTHER | NUM_SELF) X(special_zeta, ZETA, NUM_OTHER | NUM_SELF)
 #define DEF_SPECIAL_U(pyname, OP)                                                                            \
     static PyObject *fn_##pyname(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *k)               \
     {                                                                                                        \
@@ -1043,7 +1053,8 @@ static PyObject *binary_entry(CtEwOp op, const char *name, int numflags, PyObjec
     X(bitwise_and, BITWISE_AND, NUM_OTHER | NUM_SELF) X(bitwise_or, BITWISE_OR, NUM_OTHER | NUM_SELF)         \
     X(bitwise_xor, BITWISE_XOR, NUM_OTHER | NUM_SELF) X(bitwise_left_shift, LSHIFT, NUM_OTHER | NUM_SELF)      \
     X(bitwise_right_shift, RSHIFT, NUM_OTHER | NUM_SELF) X(xlogy, XLOGY, NUM_OTHER | NUM_SELF)              \
-    X(heaviside, HEAVISIDE, 0) X(gcd, GCD, 0) X(lcm, LCM, 0) X(nextafter, NEXTAFTER, 0)
+    X(heaviside, HEAVISIDE, 0) X(gcd, GCD, 0) X(lcm, LCM, 0) X(nextafter, NEXTAFTER, 0)                       \
+    X(igamma, IGAMMA, 0) X(igammac, IGAMMAC, 0)
 #define BINARY_N(X)                                                                                           \
     X(logaddexp, LOGADDEXP, 0) X(logaddexp2, LOGADDEXP2, 0) X(maximum, MAXIMUM, 0) X(minimum, MINIMUM, 0)     \
     X(fmax, FMAX, 0) X(fmin, FMIN, 0)

@@ -334,9 +334,10 @@ CT_HOST_DEVICE double ct_sm_polygamma_d(double x, double n)
     return (fmod(n, 2.0) == 1.0 ? 1.0 : -1.0) * factorial * ct_sm_hurwitz_zeta(n + 1.0, x);
 }
 
-/* modified Bessel functions I_nu (nu = 0, 1): the power series below 30, the asymptotic
- * expansion e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (4 nu^2 - (2j - 1)^2) / (k! (8x)^k) above */
-CT_HOST_DEVICE double ct_sm_bessel_i(double x, int nu)
+/* modified Bessel functions I_nu (nu = 0, 1), times e^-|x| when scaled (torch.special.i0e/i1e): the
+ * power series below 30, the asymptotic expansion e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (4 nu^2 -
+ * (2j - 1)^2) / (k! (8x)^k) above */
+CT_HOST_DEVICE double ct_sm_bessel_ie(double x, int nu, bool scaled)
 {
     double ax = fabs(x), r;
     if (ax != ax) {
@@ -351,9 +352,9 @@ CT_HOST_DEVICE double ct_sm_bessel_i(double x, int nu)
                 break;
             }
         }
-        r = sum;
+        r = scaled ? sum * exp(-ax) : sum;
     } else if (ax == INFINITY) {
-        r = INFINITY;
+        r = scaled ? 0.0 : INFINITY;
     } else {
         double mu = 4.0 * nu * nu, term = 1.0, sum = 1.0;
         for (int k = 1; k < 60; k++) {
@@ -364,11 +365,12 @@ CT_HOST_DEVICE double ct_sm_bessel_i(double x, int nu)
             }
         }
         /* e^x split in two so that x up to ~1400 does not overflow before the division */
-        double e = exp(0.5 * ax);
+        double e = scaled ? 1.0 : exp(0.5 * ax);
         r = e * (sum / sqrt(2.0 * CT_SM_PI * ax)) * e;
     }
     return (nu == 1 && x < 0) ? -r : r;
 }
+CT_HOST_DEVICE double ct_sm_bessel_i(double x, int nu) { return ct_sm_bessel_ie(x, nu, false); }
 
 #define CT_SM_SPECIAL_FUNCS(T)                                                                            \
     CT_HOST_DEVICE T ct_sm_erfinv_##T(T a) { return (T)ct_erfinv((double)a); }                            \
@@ -425,6 +427,7 @@ CT_HOST_DEVICE double ct_sm_bessel_i(double x, int nu)
 
 CT_SM_SPECIAL_FUNCS(float)
 CT_SM_SPECIAL_FUNCS(double)
+#include "special_math.h" /* torch.special's Bessel, normal-distribution and incomplete gamma functions */
 
 /* ------------------------------------------------------------------------------------------
  * integers: T the type, U the unsigned type its arithmetic wraps in (at least unsigned int, so

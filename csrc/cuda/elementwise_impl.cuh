@@ -458,7 +458,9 @@ const EwDesc DescOf<OP, DC>::desc = {
 template <int OP, int DC>
 constexpr const EwDesc *desc_entry()
 {
-    if constexpr (EwFn<OP, kernel_dtype(DC)>::exists) {
+    /* CT_EW_NO_HALF: the front end refuses float16/bfloat16, so no kernels are built for them */
+    constexpr bool refused = (kFlags[OP] & CT_EW_NO_HALF) && (DC == CT_F16 || DC == CT_BF16);
+    if constexpr (EwFn<OP, kernel_dtype(DC)>::exists && !refused) {
         return &DescOf<OP, DC>::desc;
     } else {
         return nullptr;

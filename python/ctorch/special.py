@@ -1,10 +1,13 @@
-"""ctorch.special: torch.special's names. Most are other names of ctorch functions; entr, xlog1py and
-ndtr are ctorch._C.special_<name>."""
+"""ctorch.special: torch.special's names. Most are other names of ctorch functions; those without a
+torch.<name> (entr, xlog1py, ndtr, the Bessel functions, ...) are ctorch._C.special_<name>."""
 from ._forward import c_function as _alias
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i1", "log1p",
-           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "polygamma", "psi", "round", "sinc",
-           "softmax", "xlog1py", "xlogy"]
+__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv",
+           "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
+           "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+           "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
+           "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax", "spherical_bessel_j0",
+           "xlog1py", "xlogy", "zeta"]
 
 
 digamma = _alias("digamma", "digamma", "(input, *, out=None) -> Tensor")
@@ -32,3 +35,25 @@ softmax = _alias("softmax", "softmax", "(input, dim, *, dtype=None) -> Tensor")
 xlog1py = _alias("xlog1py", "special_xlog1py", "(input, other, *, out=None) -> Tensor: input * log1p(other)")
 xlogy = _alias("xlogy", "xlogy", "(input, other, *, out=None) -> Tensor")
 
+
+# csrc/special_math.h's functions
+_U = "(input, *, out=None) -> Tensor: "
+erfcx = _alias("erfcx", "special_erfcx", _U + "exp(x^2) erfc(x)")
+log_ndtr = _alias("log_ndtr", "special_log_ndtr", _U + "the log of the standard normal CDF")
+ndtri = _alias("ndtri", "special_ndtri", _U + "the inverse of the standard normal CDF")
+i0e = _alias("i0e", "special_i0e", _U + "exp(-|x|) i0(x)")
+i1e = _alias("i1e", "special_i1e", _U + "exp(-|x|) i1(x)")
+bessel_j0 = _alias("bessel_j0", "special_bessel_j0", _U + "the Bessel function of the first kind, order 0")
+bessel_j1 = _alias("bessel_j1", "special_bessel_j1", _U + "the Bessel function of the first kind, order 1")
+bessel_y0 = _alias("bessel_y0", "special_bessel_y0", _U + "the Bessel function of the second kind, order 0")
+bessel_y1 = _alias("bessel_y1", "special_bessel_y1", _U + "the Bessel function of the second kind, order 1")
+modified_bessel_i0 = _alias("modified_bessel_i0", "special_modified_bessel_i0", _U + "I0(x)")
+modified_bessel_i1 = _alias("modified_bessel_i1", "special_modified_bessel_i1", _U + "I1(x)")
+modified_bessel_k0 = _alias("modified_bessel_k0", "special_modified_bessel_k0", _U + "K0(x)")
+modified_bessel_k1 = _alias("modified_bessel_k1", "special_modified_bessel_k1", _U + "K1(x)")
+scaled_modified_bessel_k0 = _alias("scaled_modified_bessel_k0", "special_scaled_modified_bessel_k0", _U + "exp(x) K0(x)")
+scaled_modified_bessel_k1 = _alias("scaled_modified_bessel_k1", "special_scaled_modified_bessel_k1", _U + "exp(x) K1(x)")
+spherical_bessel_j0 = _alias("spherical_bessel_j0", "special_spherical_bessel_j0", _U + "sin(x) / x")
+zeta = _alias("zeta", "special_zeta", "(input, other, *, out=None) -> Tensor: the Hurwitz zeta function")
+gammainc = _alias("gammainc", "igamma", "(input, other, *, out=None) -> Tensor: the regularized lower incomplete gamma")
+gammaincc = _alias("gammaincc", "igammac", "(input, other, *, out=None) -> Tensor: the regularized upper incomplete gamma")
