@@ -768,7 +768,7 @@ int ct_linalg_bw_matrix_exp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     int64_t d = n->meta[0].sizes[n->meta[0].ndim - 1];
     PyObject *At = A ? MT(A) : NULL;
     PyObject *top = FN("cat", "((OO)i)", At, g[0], -1);
-    PyObject *bottom = FN("cat", "((OO)i)", METH(At, "zeros_like", NULL), At, -1);
+    PyObject *bottom = FN("cat", "((OO)i)", FN("zeros_like", "(O)", At), At, -1);
     PyObject *E = FN("_linalg_matrix_exp", "(O)", FN("cat", "((OO)i)", top, bottom, -2));
     PyObject *gA = METH(METH(E, "narrow", "(iLL)", -2, 0LL, (long long)d), "narrow", "(iLL)", -1, (long long)d,
                         (long long)d);
