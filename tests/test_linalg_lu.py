@@ -294,7 +294,7 @@ def test_matrix_exp_dtypes_errors_gradients(device, rng):
     A = T(rng.standard_normal((2, 3, 3)), device, grad=True)
     assert L.matrix_exp(A).grad_fn.name() == "LinalgMatrixExpBackward0"
     assert gradcheck(L.matrix_exp, (A,))
-    assert gradgradcheck(L.matrix_exp, (A[0].detach().requires_grad_(),))
+    assert gradgradcheck(L.matrix_exp, (A[0, :2, :2].detach().requires_grad_(),))
 
 
 # --- tensorinv / tensorsolve -------------------------------------------------------------------------
