@@ -724,32 +724,49 @@ static PyObject *tensor_orgqr(PyObject *self, PyObject *const *args, Py_ssize_t 
  * backward formulas (rows in autograd_formulas.c)
  * ============================================================================================ */
 
-/* lu_factor(_ex), square A = P L U: with gL = tril(g, -1), gU = triu(g),
- * gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T, the factors read with history. */
+/* The columns (dim -1) or rows (dim -2) [from, from + len) of x, held by the arena. */
+#define PART(x, dim, from, len) METH((x), "narrow", "(iLL)", (dim), (long long)(from), (long long)(len))
+
+/* lu_factor(_ex) of A = P L U (m x n, k = min(m, n)), the factors read with history; gL / gU the
+ * strict lower / upper parts of the packed gradient g.
+ *   m <= n, U = [U1 U2]: gZ = tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T),
+ *                        gA = P L^-T [gZ U1^-T, gU2]
+ *   m >  n, L = [L1; L2]: gZ = tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2),
+ *                        gA = P [L1^-T gZ; gL2] U^-T
+ * (square A: both are P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T). */
 int ct_linalg_bw_lu_factor(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     if (g[0] == NULL || n->edge_nodes[0] == NULL) {
         return 0;
     }
     const CtTensorMeta *m = &n->meta[0];
-    int64_t rows = m->sizes[m->ndim - 2], cols = m->sizes[m->ndim - 1];
-    if (rows != cols) {
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "lu_factor_ex backward: only square matrices are supported in ctorch");
-        return -1;
-    }
+    int64_t rows = m->sizes[m->ndim - 2], cols = m->sizes[m->ndim - 1], k = rows < cols ? rows : cols;
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *LU = KEEP(ct_node_output_ref(n, 0));
     PyObject *piv = LU ? (PyObject *)ct_node_output(n, 1) : NULL; /* borrowed */
     piv = piv ? KEEP(Py_NewRef(piv)) : KEEP(NULL);
-    PyObject *eye = LU ? KEEP((PyObject *)ct_eye(rows, rows, m->dtype, m->device)) : NULL;
-    PyObject *L = ADD(METH(LU, "tril", "(i)", -1), eye), *U = METH(LU, "triu", NULL);
-    PyObject *phi = ADD(METH(MATMUL(MT(L), METH(g[0], "tril", "(i)", -1)), "tril", "(i)", -1),
-                        METH(MATMUL(METH(g[0], "triu", NULL), MT(U)), "triu", NULL));
-    PyObject *Y = ct_linalg_solve_tri_op(arena, MT(LU), phi, true, true, true);
-    Y = ct_linalg_solve_tri_op(arena, MT(LU), Y, false, false, false);
+    PyObject *eye = LU ? KEEP((PyObject *)ct_eye(k, k, m->dtype, m->device)) : NULL;
+    PyObject *sq = rows <= cols ? PART(LU, -1, 0, k) : PART(LU, -2, 0, k); /* the k x k L\U */
+    PyObject *Lk = ADD(METH(sq, "tril", "(i)", -1), eye), *Uk = METH(sq, "triu", NULL);
+    PyObject *gsq = rows <= cols ? PART(g[0], -1, 0, k) : PART(g[0], -2, 0, k);
+    PyObject *gL = METH(gsq, "tril", "(i)", -1), *gU = METH(gsq, "triu", NULL), *gX;
+    if (rows <= cols) {
+        PyObject *U2 = PART(LU, -1, k, cols - k), *gU2 = PART(g[0], -1, k, cols - k);
+        PyObject *gZ = ADD(METH(SUB(MATMUL(MT(Lk), gL), MATMUL(gU2, MT(U2))), "tril", "(i)", -1),
+                           METH(MATMUL(gU, MT(Uk)), "triu", NULL));
+        PyObject *gX1 = ct_linalg_solve_tri_op(arena, MT(sq), gZ, false, false, false);
+        gX = FN("cat", "((OO)i)", gX1, gU2, -1);
+        gX = ct_linalg_solve_tri_op(arena, MT(sq), gX, true, true, true);
+    } else {
+        PyObject *L2 = PART(LU, -2, k, rows - k), *gL2 = PART(g[0], -2, k, rows - k);
+        PyObject *gZ = ADD(METH(MATMUL(MT(Lk), gL), "tril", "(i)", -1),
+                           METH(SUB(MATMUL(gU, MT(Uk)), MATMUL(MT(L2), gL2)), "triu", NULL));
+        PyObject *gX1 = ct_linalg_solve_tri_op(arena, MT(sq), gZ, true, true, true);
+        gX = FN("cat", "((OO)i)", gX1, gL2, -2);
+        gX = ct_linalg_solve_tri_op(arena, MT(sq), gX, false, false, false);
+    }
     PyObject *P = piv ? permutation_of(arena, CT_TENSOR(piv), rows, m->dtype) : NULL;
-    PyObject *gA = MATMUL(P, Y);
+    PyObject *gA = MATMUL(P, gX);
     int rc = -1;
     if (gA != NULL) {
         gi[0] = ct_fit_grad(gA, m);
