@@ -108,6 +108,20 @@ int ct_linalg_raise_batch(const CtTensorObject *A, int64_t b, const char *fname,
 PyObject *ct_linalg_pair(PyTypeObject **type, const char *name, const char *first, const char *second, PyObject *a,
                          PyObject *b);
 
+/* A torch.return_types.<name> of n (<= 4) fields made on first use into *type; steals items
+ * (linalg_eig.c). */
+PyObject *ct_linalg_named_result(PyTypeObject **type, const char *name, const char *const *fields, int n,
+                                 PyObject **items);
+/* A tuple result of n tensors (stolen) written to out=(t1, ..., tn), or returned as is without out. */
+PyObject *ct_linalg_write_outs(PyObject *result, PyObject *out_obj, const char *fname, int n);
+#ifdef CTORCH_AUTOGRAD_ARENA_H
+/* linalg.solve_triangular(A, B, upper=, left=, unitriangular=) through autograd, held by the arena
+ * (linalg_decomp.c). */
+PyObject *ct_linalg_solve_tri_op(CtArena *arena, PyObject *A, PyObject *B, bool upper, bool left, bool unit);
+#endif
+/* --- linalg_lu.c's backward formulas: lu_factor(_ex) and matrix_exp --- */
+int ct_linalg_bw_lu_factor(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_linalg_bw_matrix_exp(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 /* --- the decompositions' backward formulas (linalg_decomp.c; rows in autograd_formulas.c) --- */
 int ct_linalg_bw_cholesky(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_linalg_bw_solve_triangular(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);

@@ -819,6 +819,11 @@ static PyObject *solve_tri_op(CtArena *arena, PyObject *A, PyObject *B, bool upp
     return kw ? KEEP(ct_op("_linalg_solve_triangular", args, 2, kw)) : NULL;
 }
 
+PyObject *ct_linalg_solve_tri_op(CtArena *arena, PyObject *A, PyObject *B, bool upper, bool left, bool unit)
+{
+    return solve_tri_op(arena, A, B, upper, left, unit);
+}
+
 #define MT(x) METH((x), "transpose", "(ii)", -2, -1)
 
 /* A truthy saved argument (upper=, left=, ...); absent: dflt. */

@@ -112,12 +112,12 @@ int ct_cpu_svd(CtDevice device, CtDType dtype, void *W, void *S, void *U, void *
 
 #define MT(x) METH((x), "transpose", "(ii)", -2, -1)
 
-/* A torch.return_types.<name> of n fields made on first use into *type; steals items. */
+/* A torch.return_types.<name> of n (<= 4) fields made on first use into *type; steals items. */
 static PyObject *named_result(PyTypeObject **type, const char *name, const char *const *fields, int n,
                               PyObject **items)
 {
     if (*type == NULL) {
-        PyStructSequence_Field f[4] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+        PyStructSequence_Field f[5] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
         for (int i = 0; i < n; i++) {
             f[i].name = fields[i];
         }
@@ -163,6 +163,17 @@ static PyObject *write_outs(PyObject *result, PyObject *out_obj, const char *fna
     }
     Py_DECREF(result);
     return r;
+}
+
+PyObject *ct_linalg_named_result(PyTypeObject **type, const char *name, const char *const *fields, int n,
+                                 PyObject **items)
+{
+    return named_result(type, name, fields, n, items);
+}
+
+PyObject *ct_linalg_write_outs(PyObject *result, PyObject *out_obj, const char *fname, int n)
+{
+    return write_outs(result, out_obj, fname, n);
 }
 
 /* Whether autograd would record an op on t. */
@@ -794,8 +805,9 @@ static PyObject *py_linalg_cond(PyObject *mod, PyObject *const *args, Py_ssize_t
                      pname, (long long)m, (long long)n);
         r = KEEP(NULL);
     } else {
-        /* singular matrices (a zero pivot: det 0) are inverted as the identity, then given inf */
-        PyObject *singular = CMP(FN("_linalg_det", "(O)", METH(a[0], "detach", NULL)), NUM(0.0), Py_EQ);
+        /* singular matrices (inv_ex's info: a zero pivot) are inverted as the identity, then given inf */
+        PyObject *ex = FN("_linalg_inv_ex", "(O)", METH(a[0], "detach", NULL));
+        PyObject *singular = ex ? CMP(KEEP(PySequence_GetItem(ex, 1)), INT(0), Py_GT) : NULL;
         PyObject *mask = METH(METH(singular, "unsqueeze", "(i)", -1), "unsqueeze", "(i)", -1);
         PyObject *eye = METH(METH(a[0], "new_ones", "((L))", (long long)n), "diag_embed", NULL);
         PyObject *safe = WHERE(mask, eye, a[0]);

@@ -983,8 +983,10 @@ static int check_square_float(const CtTensorObject *A, const char *fname)
 
 /* The LU factors of A (checked square): *lu a contiguous copy overwritten with L\U, *pivots int32
  * (..., n); *singular the first batch element with a zero pivot (or -1) and *zero its 1-based
- * pivot index. 0 or -1 (nothing owned left on failure). */
-static int lu_run(CtTensorObject *A, CtTensorObject **lu, CtTensorObject **pivots, int64_t *singular, int32_t *zero)
+ * pivot index; *info_out (when not NULL) the per-matrix info, int32 (...) on A's device. 0 or -1
+ * (nothing owned left on failure). */
+static int lu_run(CtTensorObject *A, CtTensorObject **lu, CtTensorObject **pivots, int64_t *singular, int32_t *zero,
+                  CtTensorObject **info_out)
 {
     CtDevice dev = ct_device_of(A);
     CtDevice cpu = {CT_DEV_CPU, -1};
@@ -1007,7 +1009,7 @@ static int lu_run(CtTensorObject *A, CtTensorObject **lu, CtTensorObject **pivot
     }
     if ((*lu = ct_to(A, A->dtype, dev, true)) == NULL ||
         (*pivots = ct_empty(A->ndim - 1, A->sizes, CT_I32, dev)) == NULL ||
-        (info = ct_empty(A->ndim - 2, A->sizes, CT_I32, dev)) == NULL) {
+        (info = ct_zeros(A->ndim - 2, A->sizes, CT_I32, dev)) == NULL) {
         goto error;
     }
     if (n > 0 && batch > 0) {
@@ -1026,7 +1028,11 @@ static int lu_run(CtTensorObject *A, CtTensorObject **lu, CtTensorObject **pivot
         }
     }
     Py_XDECREF(host);
-    Py_DECREF(info);
+    if (info_out != NULL) {
+        *info_out = info;
+    } else {
+        Py_DECREF(info);
+    }
     return 0;
 error:
     Py_XDECREF(host);
@@ -1066,23 +1072,25 @@ static int lu_solve_into(CtTensorObject *lu, CtTensorObject *pivots, CtTensorObj
                                                       (const int32_t *)ct_data(pivots), ct_data(B), n, k, batch);
 }
 
-/* linalg.inv(A): identities solved against A's factors. A new reference. */
-static PyObject *inv_impl(CtTensorObject *A)
+/* linalg.inv(A) / inv_ex: identities solved against A's factors. check: raise LinAlgError (naming
+ * fname) for a singular matrix; otherwise its inverse is what the solve gives (inf / nan), as
+ * LAPACK's. *info (when not NULL): the per-matrix info. A new reference. */
+static PyObject *inv_impl(CtTensorObject *A, const char *fname, bool check, CtTensorObject **info)
 {
     CtTensorObject *lu = NULL, *pivots = NULL, *eye = NULL, *X = NULL;
     int64_t singular;
     int32_t zero;
-    if (check_square_float(A, "linalg.inv") < 0 || lu_run(A, &lu, &pivots, &singular, &zero) < 0) {
+    if (check_square_float(A, "linalg.inv") < 0 || lu_run(A, &lu, &pivots, &singular, &zero, info) < 0) {
         return NULL;
     }
     int64_t n = A->sizes[A->ndim - 1];
     char what[160];
-    if (singular >= 0) {
+    if (check && singular >= 0) {
         snprintf(what, sizeof what,
                  "The diagonal element %d is zero, the inversion could not be completed because the input matrix is "
                  "singular.",
                  (int)zero);
-        raise_singular(A, singular, "linalg.inv", what);
+        raise_singular(A, singular, fname, what);
         goto done;
     }
     if ((eye = ct_eye(n, n, A->dtype, ct_device_of(A))) == NULL || (X = ct_empty(A->ndim, A->sizes, A->dtype,
@@ -1091,6 +1099,9 @@ static PyObject *inv_impl(CtTensorObject *A)
         Py_CLEAR(X);
     }
 done:
+    if (X == NULL && info != NULL) {
+        Py_CLEAR(*info);
+    }
     Py_XDECREF(lu);
     Py_XDECREF(pivots);
     Py_XDECREF(eye);
@@ -1109,7 +1120,7 @@ static PyObject *py_linalg_inv(PyObject *mod, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     CtArena scratch = {0}, *arena = &scratch;
-    return finish(arena, KEEP(inv_impl(A)), a[1], "linalg_inv");
+    return finish(arena, KEEP(inv_impl(A, "linalg.inv", true, NULL)), a[1], "linalg_inv");
 }
 
 static PyObject *py_inverse(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1118,8 +1129,10 @@ static PyObject *py_inverse(PyObject *mod, PyObject *const *args, Py_ssize_t nar
 }
 
 /* linalg.solve(A, B): B is a batch of vectors when 1-d or shaped as A's batch of columns
- * (A.shape[:-1]); batch dims broadcast. A new reference. */
-static PyObject *solve_impl(CtTensorObject *A, CtTensorObject *B)
+ * (A.shape[:-1]); batch dims broadcast. check / info as inv_impl's (info over the broadcast batch).
+ * A new reference. */
+static PyObject *solve_impl(CtTensorObject *A, CtTensorObject *B, const char *fname, bool check,
+                            CtTensorObject **info)
 {
     if (check_square_float(A, "linalg.solve") < 0) {
         return NULL;
@@ -1159,10 +1172,9 @@ static PyObject *solve_impl(CtTensorObject *A, CtTensorObject *B)
     int64_t singular = -1;
     int32_t zero;
     PyObject *r = NULL;
-    if (Ae != NULL && X != NULL && lu_run(CT_TENSOR(Ae), &lu, &pivots, &singular, &zero) == 0) {
-        if (singular >= 0) {
-            raise_singular(CT_TENSOR(Ae), singular, "torch.linalg.solve",
-                           "The solver failed because the input matrix is singular.");
+    if (Ae != NULL && X != NULL && lu_run(CT_TENSOR(Ae), &lu, &pivots, &singular, &zero, info) == 0) {
+        if (check && singular >= 0) {
+            raise_singular(CT_TENSOR(Ae), singular, fname, "The solver failed because the input matrix is singular.");
         } else if (lu_solve_into(lu, pivots, CT_TENSOR(X), k) == 0) {
             r = vector ? METH(X, "squeeze", "(i)", -1) : X;
         }
@@ -1171,23 +1183,109 @@ static PyObject *solve_impl(CtTensorObject *A, CtTensorObject *B)
     Py_XDECREF(pivots);
     PyObject *owned = r ? TAKE(r) : NULL;
     arena_free(arena);
+    if (owned == NULL && info != NULL) {
+        Py_CLEAR(*info);
+    }
     return owned;
 }
 
-PyDoc_STRVAR(linalg_solve_doc, "_linalg_solve(A, B, *, out=None)\n\ntorch.linalg.solve: X with A X = B (B a batch "
-                               "of vectors or of matrices), batch dims broadcast.");
-static PyObject *py_linalg_solve(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* solve_impl for left=True; X A = B (B (..., k, n), never a vector) as (A^T X^T = B^T)^T. */
+static PyObject *solve_sided(CtTensorObject *A, CtTensorObject *B, bool left, const char *fname, bool check,
+                             CtTensorObject **info)
 {
-    static const char *const names[] = {"A", "B", "*out", NULL};
-    PyObject *a[3];
-    CtTensorObject *A, *B;
-    if (ct_parse_args("linalg_solve", args, nargs, kwnames, names, 2, a) < 0 ||
-        (A = tensor_param(a[0], "linalg_solve", "A")) == NULL ||
-        (B = tensor_param(a[1], "linalg_solve", "B")) == NULL) {
+    if (left) {
+        return solve_impl(A, B, fname, check, info);
+    }
+    if (check_square_float(A, "linalg.solve") < 0) {
+        return NULL;
+    }
+    int64_t n = A->sizes[A->ndim - 1];
+    bool vector =
+        B->ndim == 1 || (B->ndim == A->ndim - 1 && memcmp(B->sizes, A->sizes, sizeof(int64_t) * B->ndim) == 0);
+    if (vector || B->sizes[B->ndim - 1] != n) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "linalg.solve: Incompatible shapes of A and B for the equation XA = B (%lldx%lld and %lldx%lld)",
+                     (long long)n, (long long)n, (long long)(vector ? B->sizes[B->ndim - 1] : B->sizes[B->ndim - 2]),
+                     (long long)(vector ? 1 : B->sizes[B->ndim - 1]));
         return NULL;
     }
     CtArena scratch = {0}, *arena = &scratch;
-    return finish(arena, KEEP(solve_impl(A, B)), a[2], "linalg_solve");
+    PyObject *At = METH((PyObject *)A, "transpose", "(ii)", -2, -1);
+    PyObject *Bt = METH((PyObject *)B, "transpose", "(ii)", -2, -1);
+    PyObject *Xt = At && Bt ? KEEP(solve_impl(CT_TENSOR(At), CT_TENSOR(Bt), fname, check, info)) : NULL;
+    PyObject *r = TAKE(METH(Xt, "transpose", "(ii)", -2, -1));
+    arena_free(arena);
+    if (r == NULL && info != NULL) {
+        Py_CLEAR(*info);
+    }
+    return r;
+}
+
+PyDoc_STRVAR(linalg_solve_doc, "_linalg_solve(A, B, *, left=True, out=None)\n\ntorch.linalg.solve: X with A X = B "
+                               "(left=False: X A = B; B a batch of vectors or of matrices), batch dims broadcast.");
+static PyObject *py_linalg_solve(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "B", "*left", "*out", NULL};
+    PyObject *a[4];
+    CtTensorObject *A, *B;
+    bool left = true;
+    if (ct_parse_args("linalg_solve", args, nargs, kwnames, names, 2, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_solve", "A")) == NULL ||
+        (B = tensor_param(a[1], "linalg_solve", "B")) == NULL || ct_arg_bool(a[2], &left) < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    return finish(arena, KEEP(solve_sided(A, B, left, "torch.linalg.solve", true, NULL)), a[3], "linalg_solve");
+}
+
+/* (value, info) pairs of inv_ex / solve_ex as torch.return_types.<name>, handed to out=(v, info). */
+static PyObject *ex_result(PyTypeObject **type, const char *name, const char *first, PyObject *value,
+                           CtTensorObject *info, PyObject *out_obj, const char *fname)
+{
+    if (value == NULL) {
+        return NULL;
+    }
+    PyObject *items[2] = {value, (PyObject *)info};
+    static const char *const second = "info";
+    const char *fields[2] = {first, second};
+    PyObject *r = ct_linalg_named_result(type, name, fields, 2, items);
+    return ct_linalg_write_outs(r, out_obj, fname, 2);
+}
+
+PyDoc_STRVAR(linalg_inv_ex_doc, "_linalg_inv_ex(A, *, check_errors=False, out=None)\n\ntorch.linalg.inv_ex: "
+                                "(inverse, info), info the 1-based index of each matrix's first zero pivot or 0.");
+static PyObject *py_linalg_inv_ex(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "*check_errors", "*out", NULL};
+    static PyTypeObject *type = NULL;
+    PyObject *a[3];
+    CtTensorObject *A, *info = NULL;
+    bool check = false;
+    if (ct_parse_args("linalg_inv_ex", args, nargs, kwnames, names, 1, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_inv_ex", "A")) == NULL || ct_arg_bool(a[1], &check) < 0) {
+        return NULL;
+    }
+    PyObject *X = inv_impl(A, "linalg.inv_ex", check, &info);
+    return ex_result(&type, "torch.return_types.linalg_inv_ex", "inverse", X, info, a[2], "linalg_inv_ex");
+}
+
+PyDoc_STRVAR(linalg_solve_ex_doc, "_linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None)\n\n"
+                                  "torch.linalg.solve_ex: (result, info) of linalg.solve without raising.");
+static PyObject *py_linalg_solve_ex(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"A", "B", "*left", "*check_errors", "*out", NULL};
+    static PyTypeObject *type = NULL;
+    PyObject *a[5];
+    CtTensorObject *A, *B, *info = NULL;
+    bool left = true, check = false;
+    if (ct_parse_args("linalg_solve_ex", args, nargs, kwnames, names, 2, a) < 0 ||
+        (A = tensor_param(a[0], "linalg_solve_ex", "A")) == NULL ||
+        (B = tensor_param(a[1], "linalg_solve_ex", "B")) == NULL || ct_arg_bool(a[2], &left) < 0 ||
+        ct_arg_bool(a[3], &check) < 0) {
+        return NULL;
+    }
+    PyObject *X = solve_sided(A, B, left, "torch.linalg.solve_ex", check, &info);
+    return ex_result(&type, "torch.return_types.linalg_solve_ex", "result", X, info, a[4], "linalg_solve_ex");
 }
 
 /* det and slogdet from the factors: U's diagonal and the row swaps' sign (counted on the host,
@@ -1200,7 +1298,7 @@ static int det_parts(CtTensorObject *A, const char *fname, bool logabs, PyObject
     int64_t singular;
     int32_t zero;
     *sign = *value = NULL;
-    if (check_square_float(A, fname) < 0 || lu_run(A, &lu, &pivots, &singular, &zero) < 0) {
+    if (check_square_float(A, fname) < 0 || lu_run(A, &lu, &pivots, &singular, &zero, NULL) < 0) {
         return -1;
     }
     int64_t n = A->sizes[A->ndim - 1], batch = 1;
@@ -1321,41 +1419,150 @@ static PyObject *py_logdet(PyObject *mod, PyObject *const *args, Py_ssize_t narg
     return finish(arena, r, NULL, "logdet");
 }
 
-PyDoc_STRVAR(linalg_lu_factor_doc, "_linalg_lu_factor(A, *, pivot=True)\n\ntorch.linalg.lu_factor: (LU, pivots) of "
-                                   "square matrices, partial pivoting (pivots 1-based int32, LAPACK's).");
-static PyObject *py_linalg_lu_factor(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* The LU factors of an (..., m, n) A: square matrices directly; otherwise A padded with zeros to
+ * (..., p, p), p = max(m, n) (the zero rows or columns change none of the first min(m, n) steps,
+ * and the padded steps touch only padding), then cut back: *lu (..., m, n), *pivots (..., k) and
+ * *info (...) with the padded steps' zero pivots dropped. *singular / *zero as lu_run's. */
+static int lu_factor_rect(CtTensorObject *A, const char *fname, CtTensorObject **lu, CtTensorObject **pivots,
+                          CtTensorObject **info, int64_t *singular, int32_t *zero)
 {
-    static const char *const names[] = {"A", "*pivot", NULL};
-    static PyTypeObject *type = NULL;
-    PyObject *a[2];
-    CtTensorObject *A, *lu, *pivots;
-    bool pivot = true;
+    *lu = *pivots = *info = NULL;
+    if (A->ndim < 2) {
+        char shape[256];
+        ct_format_sizes(shape, sizeof shape, A->ndim, A->sizes);
+        PyErr_Format(PyExc_RuntimeError, "%s: Expected tensor with 2 or more dimensions. Got size: %s instead", fname,
+                     shape);
+        return -1;
+    }
+    if (ct_linalg_kernel_dtype(A, "lu") < 0) {
+        return -1;
+    }
+    int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = m < n ? m : n, p = m < n ? n : m;
+    if (m == n) {
+        return lu_run(A, lu, pivots, singular, zero, info);
+    }
+    CtDevice dev = ct_device_of(A), cpu = {CT_DEV_CPU, -1};
+    CtArena scratch = {0}, *arena = &scratch;
+    int64_t shape[CT_MAX_DIMS];
+    memcpy(shape, A->sizes, sizeof(int64_t) * (size_t)A->ndim);
+    shape[A->ndim - 2] = shape[A->ndim - 1] = p;
+    CtTensorObject *padded = (CtTensorObject *)KEEP((PyObject *)ct_zeros(A->ndim, shape, A->dtype, dev));
+    PyObject *corner = METH(METH((PyObject *)padded, "narrow", "(iLL)", -2, 0LL, (long long)m), "narrow", "(iLL)", -1,
+                            0LL, (long long)n);
+    CtTensorObject *full_lu = NULL, *full_piv = NULL, *full_info = NULL, *host = NULL;
+    int rc = -1;
+    if (corner == NULL || ct_copy_(CT_TENSOR(corner), A) < 0 ||
+        lu_run(padded, &full_lu, &full_piv, singular, zero, &full_info) < 0) {
+        goto done;
+    }
+    PyObject *cut = METH(METH((PyObject *)full_lu, "narrow", "(iLL)", -2, 0LL, (long long)m), "narrow", "(iLL)", -1,
+                         0LL, (long long)n);
+    PyObject *piv = METH((PyObject *)full_piv, "narrow", "(iLL)", -1, 0LL, (long long)k);
+    if (cut == NULL || piv == NULL || (*lu = ct_contiguous(CT_TENSOR(cut))) == NULL ||
+        (*pivots = ct_contiguous(CT_TENSOR(piv))) == NULL || (host = ct_to(full_info, CT_I32, cpu, true)) == NULL) {
+        goto done;
+    }
+    int32_t *flags = (int32_t *)ct_data(host);
+    *singular = -1;
+    for (int64_t b = 0; b < ct_numel(host); b++) {
+        flags[b] = flags[b] > k ? 0 : flags[b];
+        if (flags[b] > 0 && *singular < 0) {
+            *singular = b;
+            *zero = flags[b];
+        }
+    }
+    rc = (*info = ct_to(host, CT_I32, dev, false)) == NULL ? -1 : 0;
+done:
+    if (rc < 0) {
+        Py_CLEAR(*lu);
+        Py_CLEAR(*pivots);
+    }
+    Py_XDECREF(full_lu);
+    Py_XDECREF(full_piv);
+    Py_XDECREF(full_info);
+    Py_XDECREF(host);
+    arena_free(arena);
+    return rc;
+}
+
+/* lu_factor / lu_factor_ex's arguments and factors; check: LinAlgError (naming fname) for a zero
+ * pivot. 0 or -1. */
+static int lu_factor_call(const char *pyname, const char *fname, bool ex, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames, PyObject **a, CtTensorObject **lu, CtTensorObject **pivots,
+                          CtTensorObject **info)
+{
+    static const char *const names[] = {"A", "*pivot", "*out", NULL};
+    static const char *const names_ex[] = {"A", "*pivot", "*check_errors", "*out", NULL};
+    CtTensorObject *A;
+    bool pivot = true, check = !ex;
     int64_t singular;
     int32_t zero;
-    if (ct_parse_args("linalg_lu_factor", args, nargs, kwnames, names, 1, a) < 0 ||
-        (A = tensor_param(a[0], "linalg_lu_factor", "A")) == NULL || ct_arg_bool(a[1], &pivot) < 0) {
-        return NULL;
+    if (ct_parse_args(pyname, args, nargs, kwnames, ex ? names_ex : names, 1, a) < 0 ||
+        (A = tensor_param(a[0], pyname, "A")) == NULL || ct_arg_bool(a[1], &pivot) < 0 ||
+        (ex && ct_arg_bool(a[2], &check) < 0)) {
+        return -1;
     }
     if (!pivot) {
         PyErr_SetString(PyExc_RuntimeError, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
-        return NULL;
+        return -1;
     }
-    if (check_square_float(A, "torch.linalg.lu_factor") < 0 || lu_run(A, &lu, &pivots, &singular, &zero) < 0) {
-        return NULL;
+    if (lu_factor_rect(A, "torch.lu_factor", lu, pivots, info, &singular, &zero) < 0) {
+        return -1;
     }
-    if (singular >= 0) {
+    if (check && singular >= 0) {
         char what[256];
         snprintf(what, sizeof what,
                  "U[%d,%d] is zero and using it on lu_solve would result in a division by zero. If you still want to "
                  "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)",
                  (int)zero, (int)zero);
-        raise_singular(A, singular, "torch.linalg.lu_factor", what);
-        Py_DECREF(lu);
-        Py_DECREF(pivots);
+        if (ex) {
+            PyErr_Format(PyExc_RuntimeError, "%s: %s", fname, what);
+        } else {
+            raise_singular(A, singular, fname, what);
+        }
+        Py_CLEAR(*lu);
+        Py_CLEAR(*pivots);
+        Py_CLEAR(*info);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(linalg_lu_factor_doc, "_linalg_lu_factor(A, *, pivot=True, out=None)\n\ntorch.linalg.lu_factor: (LU, "
+                                   "pivots) of (..., m, n) matrices, partial pivoting (pivots 1-based int32, "
+                                   "LAPACK's).");
+static PyObject *py_linalg_lu_factor(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static PyTypeObject *type = NULL;
+    static const char *const fields[] = {"LU", "pivots"};
+    PyObject *a[3];
+    CtTensorObject *lu, *pivots, *info;
+    if (lu_factor_call("linalg_lu_factor", "torch.linalg.lu_factor", false, args, nargs, kwnames, a, &lu, &pivots,
+                       &info) < 0) {
         return NULL;
     }
-    return pair_result(&type, "torch.return_types.linalg_lu_factor", "LU", "pivots", (PyObject *)lu,
-                       (PyObject *)pivots);
+    Py_DECREF(info);
+    PyObject *items[2] = {(PyObject *)lu, (PyObject *)pivots};
+    PyObject *r = ct_linalg_named_result(&type, "torch.return_types.linalg_lu_factor", fields, 2, items);
+    return ct_linalg_write_outs(r, a[2], "linalg_lu_factor", 2);
+}
+
+PyDoc_STRVAR(linalg_lu_factor_ex_doc, "_linalg_lu_factor_ex(A, *, pivot=True, check_errors=False, out=None)\n\n"
+                                      "torch.linalg.lu_factor_ex: (LU, pivots, info), info each matrix's first zero "
+                                      "pivot (1-based) or 0.");
+static PyObject *py_linalg_lu_factor_ex(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static PyTypeObject *type = NULL;
+    static const char *const fields[] = {"LU", "pivots", "info"};
+    PyObject *a[4];
+    CtTensorObject *lu, *pivots, *info;
+    if (lu_factor_call("linalg_lu_factor_ex", "torch.linalg.lu_factor_ex", true, args, nargs, kwnames, a, &lu,
+                       &pivots, &info) < 0) {
+        return NULL;
+    }
+    PyObject *items[3] = {(PyObject *)lu, (PyObject *)pivots, (PyObject *)info};
+    PyObject *r = ct_linalg_named_result(&type, "torch.return_types.linalg_lu_factor_ex", fields, 3, items);
+    return ct_linalg_write_outs(r, a[3], "linalg_lu_factor_ex", 3);
 }
 
 /* Tensor.inverse / det / logdet / slogdet: the functions with self first. */
@@ -1427,19 +1634,24 @@ int ct_linalg_bw_slogdet(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return gi[0] == NULL ? -1 : 0;
 }
 
-/* solve: gB = solve(A^T, g), gA = -gB X^T (vectors: an outer product) */
+/* solve (and solve_ex): gB = solve(A^T, g), gA = -gB X^T (vectors: an outer product); left=False
+ * (X A = B): gB = solve(A^T, g, left=False), gA = -X^T gB */
 int ct_linalg_bw_solve(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *A = (PyObject *)ct_node_tensor(n, 0);
     PyObject *X = KEEP(ct_node_output_ref(n, 0));
-    PyObject *gB = A ? FN("_linalg_solve", "(OO)", METH(A, "transpose", "(ii)", -2, -1), g[0]) : NULL;
-    bool vector = X != NULL && CT_TENSOR(X)->ndim == n->meta[1].ndim && n->meta[1].ndim < n->meta[0].ndim;
+    bool left = n->args[2] == NULL || n->args[2] == Py_None || PyObject_IsTrue(n->args[2]) == 1;
+    PyObject *call[3] = {A ? METH(A, "transpose", "(ii)", -2, -1) : NULL, g[0], Py_False};
+    PyObject *kw = left ? NULL : KEEP(Py_BuildValue("(s)", "left"));
+    PyObject *gB = call[0] && (left || kw) ? KEEP(ct_op("_linalg_solve", call, 2, kw)) : NULL;
+    bool vector = left && X != NULL && CT_TENSOR(X)->ndim == n->meta[1].ndim && n->meta[1].ndim < n->meta[0].ndim;
     if (n->meta[1].ndim == 1) {
         vector = true;
     }
     PyObject *gA = vector ? NEG(MUL(METH(gB, "unsqueeze", "(i)", -1), METH(X, "unsqueeze", "(i)", -2)))
-                          : NEG(MATMUL(gB, METH(X, "transpose", "(ii)", -2, -1)));
+                  : left  ? NEG(MATMUL(gB, METH(X, "transpose", "(ii)", -2, -1)))
+                          : NEG(MATMUL(METH(X, "transpose", "(ii)", -2, -1), gB));
     int rc = -1;
     if (gA != NULL && gB != NULL) {
         gi[0] = (n->edge_nodes[0] != NULL) ? ct_fit_grad(gA, &n->meta[0]) : NULL;
@@ -1498,8 +1710,11 @@ PyMethodDef ct_linalg_more_module_methods[] = {
     CT_LINALG(matrix_power),
     CT_LINALG(diagonal),
     CT_LINALG(lu_factor),
+    CT_LINALG(lu_factor_ex),
     CT_LINALG(inv),
+    CT_LINALG(inv_ex),
     CT_LINALG(solve),
+    CT_LINALG(solve_ex),
     CT_LINALG(det),
     CT_LINALG(slogdet),
     {"inverse", CT_FASTCALL(py_inverse), CT_METH_FK, "inverse(input, *, out=None): linalg.inv"},

@@ -23,6 +23,7 @@
     X(linalg_more)        \
     X(linalg_decomp)      \
     X(linalg_eig)         \
+    X(linalg_lu)          \
     X(creation)           \
     X(random)             \
     X(interop)            \

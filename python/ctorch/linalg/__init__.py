@@ -2,9 +2,11 @@
 from .. import _C
 from .._forward import c_function
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "lu_factor", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+           "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
+           "vector_norm"]
 
 LinAlgError = _C._LinAlgError_type()
 
@@ -22,9 +24,19 @@ vecdot = _forward("vecdot", "(x, y, *, dim=-1, out=None) -> Tensor")
 multi_dot = _forward("multi_dot", "(tensors, *, out=None) -> Tensor")
 matrix_power = _forward("matrix_power", "(A, n, *, out=None) -> Tensor")
 diagonal = _forward("diagonal", "(A, *, offset=0, dim1=-2, dim2=-1) -> Tensor")
-lu_factor = _forward("lu_factor", "(A, *, pivot=True) -> (LU, pivots)")
+lu_factor = _forward("lu_factor", "(A, *, pivot=True, out=None) -> (LU, pivots)")
+lu_factor_ex = _forward("lu_factor_ex", "(A, *, pivot=True, check_errors=False, out=None) -> (LU, pivots, info)")
+lu = _forward("lu", "(A, *, pivot=True, out=None) -> (P, L, U)")
+lu_solve = _forward("lu_solve", "(LU, pivots, B, *, left=True, adjoint=False, out=None) -> Tensor")
 inv = _forward("inv", "(A, *, out=None) -> Tensor")
-solve = _forward("solve", "(A, B, *, out=None) -> Tensor")
+inv_ex = _forward("inv_ex", "(A, *, check_errors=False, out=None) -> (inverse, info)")
+solve = _forward("solve", "(A, B, *, left=True, out=None) -> Tensor")
+solve_ex = _forward("solve_ex", "(A, B, *, left=True, check_errors=False, out=None) -> (result, info)")
+lstsq = _forward("lstsq", "(A, B, rcond=None, *, driver=None) -> (solution, residuals, rank, singular_values)")
+matrix_exp = _forward("matrix_exp", "(A) -> Tensor")
+tensorinv = _forward("tensorinv", "(A, ind=2, *, out=None) -> Tensor")
+tensorsolve = _forward("tensorsolve", "(A, B, dims=None, *, out=None) -> Tensor")
+householder_product = _forward("householder_product", "(A, tau, *, out=None) -> Tensor")
 det = _forward("det", "(A, *, out=None) -> Tensor")
 slogdet = _forward("slogdet", "(A) -> (sign, logabsdet)")
 vander = _forward("vander", "(x, *, N=None) -> Tensor")
