@@ -7,8 +7,9 @@
  *       plus a filler row (0 for sum / mean, -inf for max), then sum / mean / amax over the bag dim
  *   bilinear(input1, input2, weight, bias): x1 W x2 as a GEMM and a reduction
  *   multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
- *   triplet_margin_with_distance_loss (the distance a Python callable), ctc_loss (the log-space alpha
- *       recursion over time, one step of recording ops per frame; the gradient is autograd's),
+ *   triplet_margin_with_distance_loss (the distance a Python callable), ctc_loss (PyTorch's ctc_loss_impl
+ *       over the primitive _ctc_loss: alpha / beta recursions in CtNNKernels.ctc_loss(_backward), the CPU's
+ *       here, one CtcLossBackward0 node whatever the length),
  *   gumbel_softmax;
  *   local_response_norm (an avg_pool2d over the squares), channel_shuffle (a view, a transpose and a
  *       reshape), rrelu, the alpha dropouts, the LP pools (average pools of input^p) and max_unpool

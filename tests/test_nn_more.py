@@ -362,7 +362,8 @@ def test_ctc_loss(device, dtype, rng):
     assert got.dtype == getattr(ctorch, dtype)
     # int32 targets and lengths, a target label equal to another blank
     tg32, il32 = T(np.array([[1, 2, 2], [3, 1, 0], [4, 4, 4]], np.int32), device), T(il.astype(np.int32), device)
-    assert_close(F.ctc_loss(lpt, tg32, il32, T(tl, device), blank=4, reduction="none"), np_ctc(lp, tg, il, tl, 4), dtype)
+    got = F.ctc_loss(lpt, tg32, il32, T(tl, device), blank=4, reduction="none")
+    assert_close(got, np_ctc(lp, tg, il, tl, 4), dtype)
 
 
 def test_ctc_loss_grad(device, rng):
@@ -438,8 +439,10 @@ def test_ctc_loss_errors():
     at = r" \(while checking arguments for ctc_loss_allocate_outputs\)"
     cases = [
         (lambda: F.ctc_loss(lp, tg, [7, 5], [2, 2]), "Expected input_lengths to have value at most 6, but got value 7"),
-        (lambda: F.ctc_loss(lp, tg, [6, -1], [2, 1]), "Expected input_lengths to have value at least 0, but got value -1"),
-        (lambda: F.ctc_loss(lp, tg, [6, 5], [2, -1]), "Expected target_lengths to have value at least 0, but got value -1"),
+        (lambda: F.ctc_loss(lp, tg, [6, -1], [2, 1]),
+         "Expected input_lengths to have value at least 0, but got value -1"),
+        (lambda: F.ctc_loss(lp, tg, [6, 5], [2, -1]),
+         "Expected target_lengths to have value at least 0, but got value -1"),
         (lambda: F.ctc_loss(lp, tg, [6, 5], [2, 3]),
          "Expected tensor to have size at least 3 at dimension 1, but got size 2 for argument #2 'targets'"),
         (lambda: F.ctc_loss(lp, tg[:1], [6, 5], [2, 2]),
