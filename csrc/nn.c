@@ -1892,6 +1892,8 @@ const struct CtNNKernels ct_cpu_nn_kernels = {
     .pool_backward = ct_cpu_pool_backward,
     .upsample = ct_cpu_upsample, /* upsample.c */
     .upsample_backward = ct_cpu_upsample_backward,
+    .ctc_loss = ct_cpu_ctc_loss, /* nn_misc.c */
+    .ctc_loss_backward = ct_cpu_ctc_loss_backward,
 };
 
 /* ====================================================================================================

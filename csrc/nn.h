@@ -169,6 +169,28 @@ typedef struct {
     const void *grad_out;
     void *grad_input, *grad_weight, *grad_bias;
 } CtChannelNormDesc;
+/* --- CTC loss (nn_misc.c; cuda/nn.cu) ----------------------------------------------------------------
+ * log_probs (T, N, C) dense of dtype (float32 / float64); ext (N, L) int64: each sample's extended label
+ * sequence (blank, l_1, blank, ..., l_S, blank, then blanks up to L = 2 max S + 1); lengths (N, 2) int64:
+ * (input length, target length) per sample; all on the kernel's device. Log-space recursions in double.
+ *   forward: log_alpha (N, T, L) of dtype (-inf where unreachable or past the input length) and nll (N)
+ *   of dtype, -log of the sum over the alignments (inf when there is none).
+ *   backward: grad_input (T, N, C) = (exp(lp) - exp(log sum_{s: ext[s] = c} alpha_t(s) beta_t(s) + nll - lp))
+ *   * grad_out[n] for t < input length, 0 after it (PyTorch's formula: the gradient of the loss through a
+ *   log_softmax); a whole sample is 0 when zero_infinity and its nll is inf. work: N * (T * L + C)
+ *   doubles of scratch (log beta, per-label sums). */
+typedef struct {
+    CtDType dtype;
+    CtDevice device;
+    int64_t T, N, C, L;
+    const void *log_probs;
+    const int64_t *ext, *lengths;
+    void *log_alpha, *nll;     /* written by the forward, read by the backward */
+    const void *grad_out;      /* (N) of dtype */
+    void *grad_input;
+    double *work;
+    bool zero_infinity;
+} CtCTCDesc;
 struct CtPoolDesc; /* pool.h */
 struct CtUpsampleDesc; /* upsample.h */
 
@@ -205,12 +227,18 @@ struct CtNNKernels {
      * grad_input element (a gather) */
     int (*upsample)(const struct CtUpsampleDesc *d);
     int (*upsample_backward)(const struct CtUpsampleDesc *d);
+    /* CTC loss (see CtCTCDesc): the forward writes log_alpha and nll, the backward grad_input */
+    int (*ctc_loss)(const CtCTCDesc *d);
+    int (*ctc_loss_backward)(const CtCTCDesc *d);
 };
 
 extern const struct CtNNKernels ct_cpu_nn_kernels;
 /* the CPU's channel_norm kernels (norm.c) */
 int ct_cpu_channel_norm(const CtChannelNormDesc *d);
 int ct_cpu_channel_norm_backward(const CtChannelNormDesc *d);
+/* the CPU's ctc_loss kernels (nn_misc.c) */
+int ct_cpu_ctc_loss(const CtCTCDesc *d);
+int ct_cpu_ctc_loss_backward(const CtCTCDesc *d);
 
 /* --- C entry points (new references; NULL with an exception set) ------------------------------ */
 /* input (*, K) @ weight (N, K)^T + bias (N) -> (*, N); weight may be 1-D (K) -> (*). One GEMM with
@@ -247,5 +275,6 @@ int ct_nn_bw_embedding(struct CtNodeObject *n, PyObject *const *g, PyObject **gi
 int ct_nn_bw_leaky_relu(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_norm_bw_batch_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_norm_bw_group_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_ctc_loss(struct CtNodeObject *n, PyObject *const *g, PyObject **gi); /* nn_misc.c */
 
 #endif /* CTORCH_NN_H */

@@ -115,4 +115,21 @@ CT_HOST_DEVICE double ct_trunc_normal_of(double u, double mean, double std, doub
     return x < a ? a : x > b ? b : x;
 }
 
+/* CTC (nn_misc.c, cuda/nn.cu): log(exp(a) + exp(b) + exp(c)), -inf when all three are -inf */
+CT_HOST_DEVICE double ct_ctc_lse3(double a, double b, double c)
+{
+    double m = fmax(a, fmax(b, c));
+    if (m == -INFINITY) {
+        return -INFINITY;
+    }
+    return m + log(exp(a - m) + exp(b - m) + exp(c - m));
+}
+
+/* The gradient of one log_probs element: lp its value, lcab the log of the sum of alpha * beta over the
+ * states of its label, nll the sample's loss, g the sample's incoming gradient. */
+CT_HOST_DEVICE double ct_ctc_grad(double lp, double lcab, double nll, double g)
+{
+    return (exp(lp) - exp(lcab + nll - lp)) * g;
+}
+
 #endif /* CTORCH_NN_MATH_H */

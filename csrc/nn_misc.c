@@ -7,8 +7,9 @@
  *       plus a filler row (0 for sum / mean, -inf for max), then sum / mean / amax over the bag dim
  *   bilinear(input1, input2, weight, bias): x1 W x2 as a GEMM and a reduction
  *   multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
- *   triplet_margin_with_distance_loss (the distance a Python callable), ctc_loss (the log-space alpha
- *       recursion over time, one step of recording ops per frame; the gradient is autograd's),
+ *   triplet_margin_with_distance_loss (the distance a Python callable), ctc_loss (PyTorch's ctc_loss_impl
+ *       over the primitive _ctc_loss: alpha / beta recursions in CtNNKernels.ctc_loss(_backward), the CPU's
+ *       here, one CtcLossBackward0 node whatever the length),
  *   gumbel_softmax;
  *   local_response_norm (an avg_pool2d over the squares), channel_shuffle (a view, a transpose and a
  *       reshape), rrelu, the alpha dropouts, the LP pools (average pools of input^p) and max_unpool
@@ -21,6 +22,9 @@
 #include "autograd_arena.h"
 #include "creation.h"
 #include "device.h"
+#include "nn.h"
+#include "nn_math.h"
+#include "parallel.h"
 #include "registry.h"
 #include "tensor.h"
 #include <math.h>
@@ -619,77 +623,444 @@ static PyObject *py_triplet_margin_with_distance_loss(PyObject *m, PyObject *con
 }
 
 /* ----------------------------------------------------------------------------------------------------
- * ctc_loss
+ * ctc_loss: the primitive _ctc_loss (CtcLossBackward0; kernels CtNNKernels.ctc_loss / ctc_loss_backward,
+ * the CPU's below, CUDA's in cuda/nn.cu) and the public ctc_loss composed of it as PyTorch composes it
  * ---------------------------------------------------------------------------------------------------- */
 
-/* A log-space stand-in for -inf: finite, so that unreachable states give zero (not NaN) gradients;
- * losses past CT_CTC_INF_LOSS are the impossible alignments, reported as inf. */
-#define CT_CTC_NEG (-1e30)
-#define CT_CTC_INF_LOSS 1e29
-
-/* log(exp(a) + exp(b) [+ exp(c)]) with the max taken out (no gradient through it; the terms are
- * finite). Arena-owned. */
-static PyObject *ctc_lse(CtArena *arena, PyObject *a, PyObject *b, PyObject *c)
+static double ctc_load(const void *p, bool f64, int64_t i)
 {
-    PyObject *mx = FN("maximum", "(OO)", a, b);
-    if (c != NULL) {
-        mx = FN("maximum", "(OO)", mx, c);
-    }
-    mx = METH(mx, "detach", NULL);
-    PyObject *s = ADD(METH(SUB(a, mx), "exp", NULL), METH(SUB(b, mx), "exp", NULL));
-    if (c != NULL) {
-        s = ADD(s, METH(SUB(c, mx), "exp", NULL));
-    }
-    return ADD(mx, METH(s, "log", NULL));
+    return f64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
-/* One frame of the recursion: alpha (N, L) -> the next alpha, frozen where t >= input_length. New reference. */
-static PyObject *ctc_step(PyObject *alpha, PyObject *lp_t, PyObject *allow2, PyObject *live, PyObject *negs, int64_t L)
+static void ctc_store(void *p, bool f64, int64_t i, double v)
 {
-    CtArena scratch = {0}, *arena = &scratch;
-    PyObject *a1 = FN("cat", "((OO)i)", METH(negs, "narrow", "(iLL)", 1, 0LL, 1LL),
-                      METH(alpha, "narrow", "(iLL)", 1, 0LL, (long long)(L - 1)), 1);
-    PyObject *a2 = L >= 2 ? FN("cat", "((OO)i)", METH(negs, "narrow", "(iLL)", 1, 0LL, 2LL),
-                               METH(alpha, "narrow", "(iLL)", 1, 0LL, (long long)(L - 2)), 1)
-                          : NULL;
-    PyObject *next;
-    if (L >= 2) {
-        next = ADD(ctc_lse(arena, alpha, a1, WHERE(allow2, a2, negs)), lp_t);
+    if (f64) {
+        ((double *)p)[i] = v;
     } else {
-        next = ADD(ctc_lse(arena, alpha, a1, NULL), lp_t);
+        ((float *)p)[i] = (float)v;
     }
-    PyObject *r = TAKE(WHERE(live, next, alpha));
-    arena_free(arena);
-    return r;
 }
 
-/* Host tables: extended labels (N, L) with blanks between and around the targets, the skip mask
- * (N, L) and the two end states (N, 2). Returns 0 or -1. */
-static int ctc_tables(const int64_t *tg, const int64_t *tlen, const int64_t *tstart, int64_t tstride, int64_t N,
-                      int64_t L, int64_t blank, int64_t C, int64_t *ext, int64_t *allow2, int64_t *ends)
+/* The alpha recursion of samples [begin, end) (CtCTCDesc). */
+static void ctc_forward_samples(int64_t begin, int64_t end, void *ctx)
 {
-    for (int64_t b = 0; b < N; b++) {
-        for (int64_t s = 0; s < L; s++) {
-            int64_t k = s / 2, lab = blank;
-            if (s % 2 == 1 && k < tlen[b]) {
-                lab = tg[tstart[b] + k * tstride];
-                if (lab < 0 || lab >= C || lab == blank) {
-                    PyErr_Format(PyExc_RuntimeError, "ctc_loss: target label %lld out of range [0, %lld) or the blank",
-                                 (long long)lab, (long long)C);
-                    return -1;
+    const CtCTCDesc *d = ctx;
+    bool f64 = d->dtype == CT_F64;
+    int64_t T = d->T, N = d->N, C = d->C, L = d->L;
+    for (int64_t b = begin; b < end; b++) {
+        int64_t Tb = d->lengths[2 * b], Lb = 2 * d->lengths[2 * b + 1] + 1;
+        const int64_t *ext = d->ext + b * L;
+        int64_t base = b * T * L;
+        for (int64_t i = 0; i < T * L; i++) {
+            ctc_store(d->log_alpha, f64, base + i, -INFINITY);
+        }
+        for (int64_t t = 0; t < Tb; t++) {
+            for (int64_t s = 0; s < Lb; s++) {
+                double v;
+                if (t == 0) {
+                    v = s < 2 ? 0.0 : -INFINITY;
+                } else {
+                    const int64_t prev = base + (t - 1) * L;
+                    double a1 = ctc_load(d->log_alpha, f64, prev + s);
+                    double a2 = s >= 1 ? ctc_load(d->log_alpha, f64, prev + s - 1) : -INFINITY;
+                    double a3 = s >= 2 && ext[s] != ext[s - 2] ? ctc_load(d->log_alpha, f64, prev + s - 2) : -INFINITY;
+                    v = ct_ctc_lse3(a1, a2, a3);
+                }
+                if (v != -INFINITY) {
+                    ctc_store(d->log_alpha, f64, base + t * L + s, v + ctc_load(d->log_probs, f64, (t * N + b) * C + ext[s]));
                 }
             }
-            ext[b * L + s] = lab;
-            allow2[b * L + s] = s >= 2 && lab != blank && lab != ext[b * L + s - 2];
         }
-        ends[b * 2] = 2 * tlen[b];
-        ends[b * 2 + 1] = tlen[b] > 0 ? 2 * tlen[b] - 1 : 0;
+        double lse = 0.0; /* no input: only an empty target has its (one, empty) alignment */
+        if (Tb > 0) {
+            int64_t last = base + (Tb - 1) * L;
+            lse = ct_ctc_lse3(ctc_load(d->log_alpha, f64, last + Lb - 1),
+                              Lb > 1 ? ctc_load(d->log_alpha, f64, last + Lb - 2) : -INFINITY, -INFINITY);
+        } else if (Lb > 1) {
+            lse = -INFINITY;
+        }
+        ctc_store(d->nll, f64, b, -lse);
+    }
+}
+
+/* The beta recursion and the gradient of samples [begin, end) (CtCTCDesc). */
+static void ctc_backward_samples(int64_t begin, int64_t end, void *ctx)
+{
+    const CtCTCDesc *d = ctx;
+    bool f64 = d->dtype == CT_F64;
+    int64_t T = d->T, N = d->N, C = d->C, L = d->L;
+    for (int64_t b = begin; b < end; b++) {
+        int64_t Tb = d->lengths[2 * b], Lb = 2 * d->lengths[2 * b + 1] + 1;
+        const int64_t *ext = d->ext + b * L;
+        double *beta = d->work + b * (T * L + C), *lcab = beta + T * L;
+        double nll = ctc_load(d->nll, f64, b), gr = ctc_load(d->grad_out, f64, b);
+        if (d->zero_infinity && nll == INFINITY) {
+            Tb = 0;
+        }
+        for (int64_t t = Tb - 1; t >= 0; t--) {
+            for (int64_t s = 0; s < Lb; s++) {
+                double v;
+                if (t == Tb - 1) {
+                    v = s >= Lb - 2 ? 0.0 : -INFINITY;
+                } else {
+                    const double *next = beta + (t + 1) * L;
+                    v = ct_ctc_lse3(next[s], s + 1 < Lb ? next[s + 1] : -INFINITY,
+                                    s + 2 < Lb && ext[s] != ext[s + 2] ? next[s + 2] : -INFINITY);
+                }
+                beta[t * L + s] = v == -INFINITY ? v : v + ctc_load(d->log_probs, f64, (t * N + b) * C + ext[s]);
+            }
+        }
+        for (int64_t t = 0; t < T; t++) {
+            int64_t row = (t * N + b) * C;
+            if (t >= Tb) {
+                for (int64_t c = 0; c < C; c++) {
+                    ctc_store(d->grad_input, f64, row + c, 0.0);
+                }
+                continue;
+            }
+            for (int64_t c = 0; c < C; c++) {
+                lcab[c] = -INFINITY;
+            }
+            for (int64_t s = 0; s < Lb; s++) {
+                double ab = ctc_load(d->log_alpha, f64, (b * T + t) * L + s) + beta[t * L + s];
+                lcab[ext[s]] = ct_ctc_lse3(lcab[ext[s]], ab, -INFINITY);
+            }
+            for (int64_t c = 0; c < C; c++) {
+                ctc_store(d->grad_input, f64, row + c, ct_ctc_grad(ctc_load(d->log_probs, f64, row + c), lcab[c], nll, gr));
+            }
+        }
+    }
+}
+
+static int64_t ctc_grain(const CtCTCDesc *d)
+{
+    int64_t per = d->T * (d->L + d->C) + 1;
+    return per >= 16384 ? 1 : 16384 / per + 1;
+}
+
+int ct_cpu_ctc_loss(const CtCTCDesc *d)
+{
+    ct_parallel_for(d->N, ctc_grain(d), ctc_forward_samples, (void *)d);
+    return 0;
+}
+
+int ct_cpu_ctc_loss_backward(const CtCTCDesc *d)
+{
+    ct_parallel_for(d->N, ctc_grain(d), ctc_backward_samples, (void *)d);
+    return 0;
+}
+
+/* What the kernels need of (log_probs, targets, input_lengths, target_lengths, blank), checked in PyTorch's
+ * order with its messages; owned tensors released by ctc_plan_free. */
+typedef struct {
+    CtCTCDesc d;
+    CtTensorObject *lp, *ext, *lengths;
+} CtcPlan;
+
+static void ctc_plan_free(CtcPlan *p)
+{
+    Py_CLEAR(p->lp);
+    Py_CLEAR(p->ext);
+    Py_CLEAR(p->lengths);
+}
+
+static int ctc_integral_lengths(PyObject *il, PyObject *tl)
+{
+    if (!ct_is_integral(CT_TENSOR(il)->dtype, false)) {
+        PyErr_SetString(PyExc_RuntimeError, "input_lengths must be integral");
+        return -1;
+    }
+    if (!ct_is_integral(CT_TENSOR(tl)->dtype, false)) {
+        PyErr_SetString(PyExc_RuntimeError, "target_lengths must be integral");
+        return -1;
     }
     return 0;
 }
 
-/* ctc_loss(log_probs (T, N, C) or (T, C), targets (N, S) or (sum S_n,) or (S,), input_lengths (N,),
- * target_lengths (N,), blank=0, reduction=mean, zero_infinity=False) */
+#define CTC_FROM " (while checking arguments for ctc_loss_allocate_outputs)"
+
+/* Checks the lengths against the shapes; fills ext (N, L) and lens (N, 2) on the host (L: *Lp). */
+static int ctc_host_tables(const CtTensorObject *tg, const int64_t *tgd, const int64_t *il, const int64_t *tl, int64_t T,
+                           int64_t N, int64_t C, int64_t blank, int64_t **ext_out, int64_t *Lp, int64_t *lens)
+{
+    int64_t smax = 0, pos = 0;
+    for (int64_t b = 0; b < N; b++) {
+        if (tl[b] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Expected target_lengths to have value at least 0, but got value %lld" CTC_FROM,
+                         (long long)tl[b]);
+            return -1;
+        }
+        pos += tl[b];
+        smax = tl[b] > smax ? tl[b] : smax;
+    }
+    bool concat = tg->ndim == 1;
+    int64_t want0 = concat ? pos : N;
+    if (tg->sizes[0] != want0) {
+        PyErr_Format(PyExc_RuntimeError, "Expected tensor to have size %lld at dimension 0, but got size %lld for "
+                     "argument #2 'targets'" CTC_FROM, (long long)want0, (long long)tg->sizes[0]);
+        return -1;
+    }
+    if (!concat && tg->sizes[1] < smax) {
+        PyErr_Format(PyExc_RuntimeError, "Expected tensor to have size at least %lld at dimension 1, but got size %lld "
+                     "for argument #2 'targets'" CTC_FROM, (long long)smax, (long long)tg->sizes[1]);
+        return -1;
+    }
+    for (int64_t b = 0; b < N; b++) {
+        if (il[b] < 0 || il[b] > T) {
+            PyErr_Format(PyExc_RuntimeError, "Expected input_lengths to have value at %s %lld, but got value %lld" CTC_FROM,
+                         il[b] < 0 ? "least" : "most", (long long)(il[b] < 0 ? 0 : T), (long long)il[b]);
+            return -1;
+        }
+    }
+    int64_t L = 2 * smax + 1;
+    int64_t *ext = PyMem_Malloc(sizeof(int64_t) * (size_t)(N * L + 1));
+    if (ext == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t b = 0, start = 0; b < N; b++) {
+        const int64_t *row = tgd + (concat ? start : b * (tg->ndim == 2 ? tg->sizes[1] : 0));
+        for (int64_t s = 0; s < L; s++) {
+            int64_t lab = s % 2 == 1 && s / 2 < tl[b] ? row[s / 2] : blank;
+            if (lab < 0 || lab >= C) {
+                PyErr_Format(PyExc_RuntimeError, "ctc_loss: target label %lld out of range [0, %lld)", (long long)lab,
+                             (long long)C);
+                PyMem_Free(ext);
+                return -1;
+            }
+            ext[b * L + s] = lab;
+        }
+        lens[2 * b] = il[b];
+        lens[2 * b + 1] = tl[b];
+        start += tl[b];
+    }
+    *ext_out = ext;
+    *Lp = L;
+    return 0;
+}
+
+/* Fills p from 3-d log_probs and the targets / lengths tensors. 0 or -1 (p is freed by the caller either way). */
+static int ctc_plan(CtcPlan *p, PyObject *log_probs, PyObject *targets, PyObject *input_lengths,
+                    PyObject *target_lengths, int64_t blank)
+{
+    CtTensorObject *lp = CT_TENSOR(log_probs), *tg = CT_TENSOR(targets);
+    CtDevice dev = ct_device_of(lp);
+    if (ctc_integral_lengths(input_lengths, target_lengths) < 0) {
+        return -1;
+    }
+    if (lp->dtype != CT_F32 && lp->dtype != CT_F64) {
+        PyErr_Format(PyExc_NotImplementedError, "\"ctc_loss_%s\" not implemented for '%s'",
+                     dev.type == CT_DEV_CUDA ? "cuda" : "cpu", ct_scalar_type_name(lp->dtype));
+        return -1;
+    }
+    if (lp->ndim != 3) {
+        PyErr_Format(PyExc_RuntimeError, "Expected 3-dimensional tensor, but got %d-dimensional tensor for argument #1 "
+                     "'log_probs'" CTC_FROM, lp->ndim);
+        return -1;
+    }
+    if (tg->ndim < 1 || tg->ndim > 2) {
+        PyErr_Format(PyExc_RuntimeError, "Expected 1 to 2 dimensions, but got %d-dimensional tensor for argument #2 "
+                     "'targets'" CTC_FROM, tg->ndim);
+        return -1;
+    }
+    int64_t T = lp->sizes[0], N = lp->sizes[1], C = lp->sizes[2];
+    if (blank < 0 || blank >= C) {
+        PyErr_SetString(PyExc_RuntimeError, "blank must be in label range");
+        return -1;
+    }
+    if (ct_numel(CT_TENSOR(input_lengths)) != N) {
+        PyErr_SetString(PyExc_RuntimeError, "input_lengths must be of size batch_size");
+        return -1;
+    }
+    if (ct_numel(CT_TENSOR(target_lengths)) != N) {
+        PyErr_SetString(PyExc_RuntimeError, "target_lengths must be of size batch_size");
+        return -1;
+    }
+    int rc = -1;
+    int64_t *ext = NULL, *lens = NULL, L = 1;
+    CtTensorObject *htg = host_int64(tg);
+    CtTensorObject *hil = htg ? host_int64(CT_TENSOR(input_lengths)) : NULL;
+    CtTensorObject *htl = hil ? host_int64(CT_TENSOR(target_lengths)) : NULL;
+    lens = htl ? PyMem_Malloc(sizeof(int64_t) * (size_t)(2 * N + 1)) : NULL;
+    if (htl != NULL && lens == NULL) {
+        PyErr_NoMemory();
+    }
+    if (lens == NULL || ctc_host_tables(tg, (int64_t *)ct_data(htg), (int64_t *)ct_data(hil), (int64_t *)ct_data(htl),
+                                        T, N, C, blank, &ext, &L, lens) < 0) {
+        goto done;
+    }
+    int64_t nl[2] = {N, L}, n2[2] = {N, 2};
+    p->ext = (CtTensorObject *)device_table(2, nl, ext, false, dev);
+    p->lengths = p->ext ? (CtTensorObject *)device_table(2, n2, lens, false, dev) : NULL;
+    p->lp = p->lengths ? ct_nn_dense(lp, lp->dtype) : NULL;
+    if (p->lp == NULL) {
+        goto done;
+    }
+    p->d = (CtCTCDesc){.dtype = lp->dtype, .device = dev, .T = T, .N = N, .C = C, .L = L,
+                       .log_probs = ct_data(p->lp), .ext = (const int64_t *)ct_data(p->ext),
+                       .lengths = (const int64_t *)ct_data(p->lengths)};
+    rc = 0;
+done:
+    PyMem_Free(ext);
+    PyMem_Free(lens);
+    Py_XDECREF(htg);
+    Py_XDECREF(hil);
+    Py_XDECREF(htl);
+    return rc;
+}
+
+static int ctc_tensor_args(const char *fname, const char *const *names, PyObject *const *a, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (need_tensor(fname, names[i], i + 1, a[i], false) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The device's kernel, or NULL with NotImplementedError set. */
+static const struct CtNNKernels *ctc_kernels(CtDevice dev, bool backward)
+{
+    const struct CtNNKernels *k = ct_nn_kernels(dev);
+    if (k != NULL && (backward ? k->ctc_loss_backward : k->ctc_loss) == NULL) {
+        PyErr_SetString(PyExc_NotImplementedError, "ctc_loss is not implemented on this device");
+        return NULL;
+    }
+    return k;
+}
+
+/* _ctc_loss(log_probs (T, N, C), targets, input_lengths, target_lengths, blank=0, zero_infinity=False)
+ *   -> (neg_log_likelihood (N), log_alpha (N, T, L)) */
+static PyObject *py__ctc_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"log_probs", "targets", "input_lengths", "target_lengths", "blank",
+                                        "zero_infinity", NULL};
+    PyObject *a[6];
+    int64_t blank = 0;
+    bool zero_inf = false;
+    if (ct_parse_args("_ctc_loss", args, nargs, kw, names, 4, a) < 0 || ctc_tensor_args("_ctc_loss", names, a, 4) < 0 ||
+        opt_int(a[4], &blank) < 0 || ct_arg_bool(a[5], &zero_inf) < 0) {
+        return NULL;
+    }
+    CtcPlan p = {0};
+    PyObject *result = NULL;
+    CtTensorObject *nll = NULL, *la = NULL;
+    const struct CtNNKernels *k = NULL;
+    if (ctc_plan(&p, a[0], a[1], a[2], a[3], blank) < 0 || (k = ctc_kernels(p.d.device, false)) == NULL) {
+        goto done;
+    }
+    int64_t las[3] = {p.d.N, p.d.T, p.d.L};
+    nll = ct_empty(1, &p.d.N, p.d.dtype, p.d.device);
+    la = nll ? ct_empty(3, las, p.d.dtype, p.d.device) : NULL;
+    if (la == NULL) {
+        goto done;
+    }
+    p.d.nll = ct_data(nll);
+    p.d.log_alpha = ct_data(la);
+    if (k->ctc_loss(&p.d) < 0) {
+        goto done;
+    }
+    result = PyTuple_Pack(2, (PyObject *)nll, (PyObject *)la);
+done:
+    Py_XDECREF(nll);
+    Py_XDECREF(la);
+    ctc_plan_free(&p);
+    return result;
+}
+
+/* _ctc_loss_backward(grad (N), log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha,
+ *   blank, zero_infinity) -> grad of log_probs (T, N, C) */
+static PyObject *py__ctc_loss_backward(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"grad", "log_probs", "targets", "input_lengths", "target_lengths",
+                                        "neg_log_likelihood", "log_alpha", "blank", "zero_infinity", NULL};
+    PyObject *a[9];
+    int64_t blank = 0;
+    bool zero_inf = false;
+    if (ct_parse_args("_ctc_loss_backward", args, nargs, kw, names, 9, a) < 0 ||
+        ctc_tensor_args("_ctc_loss_backward", names, a, 7) < 0 || ct_arg_int64(a[7], &blank) < 0 ||
+        ct_arg_bool(a[8], &zero_inf) < 0) {
+        return NULL;
+    }
+    CtcPlan p = {0};
+    CtTensorObject *g = NULL, *nll = NULL, *la = NULL, *out = NULL, *work = NULL;
+    const struct CtNNKernels *k = NULL;
+    PyObject *result = NULL;
+    if (ctc_plan(&p, a[1], a[2], a[3], a[4], blank) < 0 || (k = ctc_kernels(p.d.device, true)) == NULL) {
+        goto done;
+    }
+    int64_t las[3] = {p.d.N, p.d.T, p.d.L};
+    if (ct_numel(CT_TENSOR(a[0])) != p.d.N || ct_numel(CT_TENSOR(a[5])) != p.d.N ||
+        CT_TENSOR(a[6])->ndim != 3 || memcmp(CT_TENSOR(a[6])->sizes, las, sizeof(las)) != 0) {
+        PyErr_Format(PyExc_RuntimeError, "_ctc_loss_backward: expected grad and neg_log_likelihood of %lld elements "
+                     "and log_alpha of shape [%lld, %lld, %lld]", (long long)p.d.N, (long long)las[0],
+                     (long long)las[1], (long long)las[2]);
+        goto done;
+    }
+    int64_t wn = p.d.N * (p.d.T * p.d.L + p.d.C);
+    g = ct_nn_dense(CT_TENSOR(a[0]), p.d.dtype);
+    nll = g ? ct_nn_dense(CT_TENSOR(a[5]), p.d.dtype) : NULL;
+    la = nll ? ct_nn_dense(CT_TENSOR(a[6]), p.d.dtype) : NULL;
+    out = la ? ct_empty(3, p.lp->sizes, p.d.dtype, p.d.device) : NULL;
+    work = out ? ct_empty(1, &wn, CT_F64, p.d.device) : NULL;
+    if (work == NULL) {
+        goto done;
+    }
+    p.d.grad_out = ct_data(g);
+    p.d.nll = ct_data(nll);
+    p.d.log_alpha = ct_data(la);
+    p.d.grad_input = ct_data(out);
+    p.d.work = (double *)ct_data(work);
+    p.d.zero_infinity = zero_inf;
+    if (k->ctc_loss_backward(&p.d) < 0) {
+        goto done;
+    }
+    result = Py_NewRef((PyObject *)out);
+done:
+    Py_XDECREF(g);
+    Py_XDECREF(nll);
+    Py_XDECREF(la);
+    Py_XDECREF(out);
+    Py_XDECREF(work);
+    ctc_plan_free(&p);
+    return result;
+}
+
+/* CtcLossBackward0: (log_probs, targets, input_lengths, target_lengths, blank, zero_infinity), outputs
+ * (neg_log_likelihood, log_alpha); the gradient flows from the first output only. */
+int ct_nn_bw_ctc_loss(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    if (n->edge_nodes[0] == NULL || g[0] == NULL) {
+        return 0;
+    }
+    PyObject *lp = (PyObject *)ct_node_tensor(n, 0), *tg = (PyObject *)ct_node_tensor(n, 1);
+    PyObject *il = (PyObject *)ct_node_tensor(n, 2), *tl = (PyObject *)ct_node_tensor(n, 3);
+    if (lp == NULL || tg == NULL || il == NULL || tl == NULL) {
+        return -1;
+    }
+    PyObject *nll = ct_node_output_ref(n, 0);
+    PyObject *la = nll ? ct_node_output_ref(n, 1) : NULL;
+    PyObject *blank = n->args[4] != NULL && n->args[4] != Py_None ? Py_NewRef(n->args[4]) : PyLong_FromLong(0);
+    PyObject *zi = n->args[5] != NULL && n->args[5] != Py_None ? n->args[5] : Py_False;
+    PyObject *res = NULL;
+    if (la != NULL && blank != NULL) {
+        PyObject *args[9] = {g[0], lp, tg, il, tl, nll, la, blank, zi};
+        res = ct_op("_ctc_loss_backward", args, 9, NULL);
+    }
+    Py_XDECREF(nll);
+    Py_XDECREF(la);
+    Py_XDECREF(blank);
+    if (res == NULL) {
+        return -1;
+    }
+    gi[0] = ct_fit_grad(res, &n->meta[0]);
+    Py_DECREF(res);
+    return gi[0] == NULL ? -1 : 0;
+}
+
+/* ctc_loss(log_probs (T, N, C) or (T, C), targets (N, S) or (sum S_n,), input_lengths (N,), target_lengths (N,),
+ * blank=0, reduction=mean, zero_infinity=False): PyTorch's ctc_loss_impl over _ctc_loss. */
 static PyObject *py_ctc_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"log_probs", "targets", "input_lengths", "target_lengths", "blank",
@@ -697,150 +1068,35 @@ static PyObject *py_ctc_loss(PyObject *m, PyObject *const *args, Py_ssize_t narg
     PyObject *a[7];
     int64_t blank = 0, reduction = 1;
     bool zero_inf = false;
-    if (ct_parse_args("ctc_loss", args, nargs, kw, names, 4, a) < 0) {
+    if (ct_parse_args("ctc_loss", args, nargs, kw, names, 4, a) < 0 || ctc_tensor_args("ctc_loss", names, a, 4) < 0 ||
+        opt_int(a[4], &blank) < 0 || opt_int(a[5], &reduction) < 0 || ct_arg_bool(a[6], &zero_inf) < 0 ||
+        ctc_integral_lengths(a[2], a[3]) < 0) {
         return NULL;
     }
-    for (int i = 0; i < 4; i++) {
-        if (need_tensor("ctc_loss", names[i], i + 1, a[i], false) < 0) {
-            return NULL;
-        }
-    }
-    if (opt_int(a[4], &blank) < 0 || opt_int(a[5], &reduction) < 0 || ct_arg_bool(a[6], &zero_inf) < 0) {
-        return NULL;
-    }
-    CtTensorObject *lp = CT_TENSOR(a[0]), *tg = CT_TENSOR(a[1]);
-    if (lp->dtype != CT_F32 && lp->dtype != CT_F64) {
-        PyErr_Format(PyExc_NotImplementedError, "\"ctc_loss_cpu\" not implemented for '%s'", ct_scalar_type_name(lp->dtype));
-        return NULL;
-    }
-    if (lp->ndim != 2 && lp->ndim != 3) {
-        PyErr_Format(PyExc_RuntimeError, "ctc_loss: expected log_probs to be 2-D (T, C) or 3-D (T, N, C), got %d-D",
-                     lp->ndim);
-        return NULL;
-    }
+    CtTensorObject *lp = CT_TENSOR(a[0]);
     if (ct_numel(lp) == 0) {
         PyErr_SetString(PyExc_RuntimeError, "log_probs tensor must not be empty");
         return NULL;
     }
-    bool unbatched = lp->ndim == 2;
-    int64_t T = lp->sizes[0], N = unbatched ? 1 : lp->sizes[1], C = lp->sizes[lp->ndim - 1];
-    if (blank < 0 || blank >= C) {
-        PyErr_SetString(PyExc_RuntimeError, "blank must be in label range");
-        return NULL;
-    }
-    CtTensorObject *htg = NULL, *hil = NULL, *htl = NULL;
-    int64_t *buf = NULL;
-    PyObject *result = NULL, *alpha = NULL;
+    bool batched = lp->ndim == 3;
     CtArena scratch = {0}, *arena = &scratch;
-    htg = host_int64(tg);
-    hil = htg ? host_int64(CT_TENSOR(a[2])) : NULL;
-    htl = hil ? host_int64(CT_TENSOR(a[3])) : NULL;
-    if (htl == NULL) {
-        goto done;
+    PyObject *lp3 = batched ? a[0] : METH(a[0], "unsqueeze", "(i)", 1);
+    PyObject *pair = FN("_ctc_loss", "(OOOOLO)", lp3, a[1], a[2], a[3], (long long)blank, zero_inf ? Py_True : Py_False);
+    PyObject *loss = pair ? PyTuple_GetItem(pair, 0) : NULL;
+    if (loss != NULL && zero_inf) {
+        PyObject *zero = KEEP((PyObject *)ct_zeros(0, NULL, lp->dtype, ct_device_of(lp)));
+        loss = WHERE(CMP(loss, NUM(INFINITY), Py_EQ), zero, loss);
     }
-    if (ct_numel(hil) != N || ct_numel(htl) != N) {
-        PyErr_Format(PyExc_RuntimeError, "input_lengths and target_lengths must have %lld entries (the batch size), got "
-                     "%lld and %lld", (long long)N, (long long)ct_numel(hil), (long long)ct_numel(htl));
-        goto done;
-    }
-    const int64_t *il = (int64_t *)ct_data(hil), *tl = (int64_t *)ct_data(htl), *tgd = (int64_t *)ct_data(htg);
-    int64_t smax = 0, tstride = 1, total = 0;
-    bool padded = tg->ndim == 2 || (unbatched && tg->ndim == 1);
-    for (int64_t b = 0; b < N; b++) {
-        if (il[b] < 0 || il[b] > T) {
-            PyErr_Format(PyExc_RuntimeError, "Expected input_lengths to have value at most %lld, but got value %lld "
-                         "(while checking arguments for ctc_loss_allocate_outputs)", (long long)T, (long long)il[b]);
-            goto done;
-        }
-        int64_t avail = padded ? (tg->ndim == 2 ? tg->sizes[1] : ct_numel(tg)) : ct_numel(tg) - total;
-        if (tl[b] < 0 || tl[b] > avail) {
-            PyErr_Format(PyExc_RuntimeError, "Expected tensor to have size at least %lld at dimension 1, but got size "
-                         "%lld for argument #2 'targets' (while checking arguments for ctc_loss_cpu)",
-                         (long long)tl[b], (long long)avail);
-            goto done;
-        }
-        smax = tl[b] > smax ? tl[b] : smax;
-        total += tl[b];
-    }
-    int64_t L = 2 * smax + 1;
-    buf = PyMem_Malloc(sizeof(int64_t) * (size_t)(N * (2 * L + 3) + 1));
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    int64_t *ext = buf, *allow2 = buf + N * L, *ends = buf + 2 * N * L, *tstart = ends + 2 * N;
-    for (int64_t b = 0, acc = 0; b < N; b++) {
-        tstart[b] = padded ? b * (tg->ndim == 2 ? tg->sizes[1] : 0) : acc;
-        acc += tl[b];
-    }
-    if (ctc_tables(tgd, tl, tstart, tstride, N, L, blank, C, ext, allow2, ends) < 0) {
-        goto done;
-    }
-    CtDevice dev = ct_device_of(lp);
-    int64_t nl[2] = {N, L}, n2[2] = {N, 2}, n1[2] = {N, 1};
-    PyObject *ext_d = KEEP(device_table(2, nl, ext, false, dev));
-    PyObject *allow_d = KEEP(device_table(2, nl, allow2, true, dev));
-    PyObject *ends_d = KEEP(device_table(2, n2, ends, false, dev));
-    PyObject *il_d = KEEP(device_table(2, n1, il, false, dev));
-    PyObject *lp3 = unbatched ? METH(a[0], "unsqueeze", "(i)", 1) : a[0];
-    /* (T, N, L): the log probability of each extended label, the -inf entries made finite */
-    PyObject *lpe = METH(METH(lp3, "gather", "(iO)", 2,
-                              METH(METH(ext_d, "unsqueeze", "(i)", 0), "expand", "(LLL)", (long long)T, (long long)N,
-                                   (long long)L)),
-                         "clamp_min", "(d)", CT_CTC_NEG);
-    CtScalar negv = {.kind = CT_KIND_FLOAT, .v.d = CT_CTC_NEG};
-    PyObject *negs = arena->failed ? NULL : KEEP((PyObject *)ct_full(2, nl, &negv, lp->dtype, dev));
-    PyObject *states = arena->failed ? NULL : FN("arange", "(L)", (long long)L);
-    PyObject *first = CMP(METH(states, "to", "(O)", ATTR(a[0], "device")), INT(2), Py_LT);
-    PyObject *live0 = METH(CMP(il_d, INT(0), Py_GT), "expand", "(LL)", (long long)N, (long long)L);
-    if (arena->failed) {
-        goto done;
-    }
-    if (T > 0) {
-        alpha = TAKE(WHERE(METH(first, "logical_and", "(O)", live0), METH(lpe, "select", "(iL)", 0, 0LL), negs));
-        if (alpha == NULL) {
-            goto done;
-        }
-    } else {
-        alpha = Py_NewRef(negs);
-    }
-    for (int64_t t = 1; t < T; t++) {
-        CtArena step = {0}, *sa = &step;
-        PyObject *lp_t = arena_meth(sa, lpe, "select", "(iL)", 0, (long long)t);
-        PyObject *live = arena_cmp(sa, il_d, arena_int(sa, t), Py_GT);
-        PyObject *next = sa->failed ? NULL : ctc_step(alpha, lp_t, allow_d, live, negs, L);
-        arena_free(sa);
-        if (next == NULL) {
-            goto done;
-        }
-        Py_SETREF(alpha, next);
-    }
-    PyObject *fin = METH(alpha, "gather", "(iO)", 1, ends_d); /* (N, 2) */
-    PyObject *e0 = METH(fin, "select", "(ii)", 1, 0), *e1 = METH(fin, "select", "(ii)", 1, 1);
-    PyObject *tl_d = KEEP(device_table(1, &N, tl, false, dev));
-    /* an empty target ends in state 0 only */
-    PyObject *loss = NEG(ctc_lse(arena, e0, WHERE(CMP(tl_d, INT(0), Py_GT), e1, METH(negs, "select", "(ii)", 1, 0)), NULL));
-    /* a zero-length input has no path (unless the target is empty too: loss 0) */
-    PyObject *no_input = CMP(METH(il_d, "view", "(i)", -1), INT(0), Py_EQ);
-    loss = WHERE(METH(no_input, "logical_and", "(O)", CMP(tl_d, INT(0), Py_EQ)), NUM(0.0), loss);
-    PyObject *impossible = CMP(loss, NUM(CT_CTC_INF_LOSS), Py_GE);
-    loss = WHERE(impossible, zero_inf ? NUM(0.0) : NUM(INFINITY), loss);
     if (reduction == 1) {
-        loss = METH(DIV(loss, METH(METH(tl_d, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(lp->dtype))), "mean",
-                    NULL);
+        PyObject *tl = METH(METH(a[3], "to", "(OO)", ATTR(loss, "device"), ct_dtype_object(lp->dtype)), "view", "(i)", -1);
+        loss = METH(DIV(loss, METH(tl, "clamp_min", "(i)", 1)), "mean", NULL);
     } else if (reduction == 2) {
         loss = METH(loss, "sum", NULL);
-    } else if (unbatched) {
+    } else if (!batched) {
         loss = METH(loss, "squeeze", "(i)", 0);
     }
-    result = TAKE(loss);
-done:
+    PyObject *result = arena->failed || loss == NULL ? NULL : Py_NewRef(loss);
     arena_free(arena);
-    Py_XDECREF(alpha);
-    PyMem_Free(buf);
-    Py_XDECREF(htg);
-    Py_XDECREF(hil);
-    Py_XDECREF(htl);
     return result;
 }
 
@@ -1430,6 +1686,8 @@ PyMethodDef ct_nn_misc_module_methods[] = {
     CT_NN_MISC_FN(multilabel_soft_margin_loss, "multilabel_soft_margin_loss(input, target, weight=None, reduction=1) -> Tensor")
     CT_NN_MISC_FN(triplet_margin_with_distance_loss, "triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=None, margin=1.0, swap=False, reduction=1) -> Tensor")
     CT_NN_MISC_FN(ctc_loss, "ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False) -> Tensor")
+    CT_NN_MISC_FN(_ctc_loss, "_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False) -> (Tensor, Tensor)")
+    CT_NN_MISC_FN(_ctc_loss_backward, "_ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity) -> Tensor")
     CT_NN_MISC_FN(gumbel_softmax, "gumbel_softmax(logits, tau=1, hard=False, dim=-1) -> Tensor")
     CT_NN_MISC_FN(local_response_norm, "local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0) -> Tensor")
     CT_NN_MISC_FN(channel_shuffle, "channel_shuffle(input, groups) -> Tensor")

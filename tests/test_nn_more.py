@@ -88,7 +88,7 @@ def np_ctc(lp, targets, il, tl, blank):
             new = np.full(L, -np.inf)
             for s in range(L):
                 terms = [alpha[s]] + ([alpha[s - 1]] if s >= 1 else [])
-                if s >= 2 and ext[s] != blank and ext[s] != ext[s - 2]:
+                if s >= 2 and ext[s] != ext[s - 2]:
                     terms.append(alpha[s - 2])
                 new[s] = np.logaddexp.reduce(terms) + lp[t, b, ext[s]]
             alpha = new
@@ -353,6 +353,17 @@ def test_ctc_loss(device, dtype, rng):
     # unbatched
     got = F.ctc_loss(T(lp[:, 0], device, dtype), T(tg[0], device), [7], [3], reduction="none")
     assert got.shape == () and abs(float(got) - want[0]) < 1e-4
+    assert_close(F.ctc_loss(T(lp[:, 0], device, dtype), T(tg[0], device), [7], [3]), want[0] / 3, dtype)
+    # without zero_infinity the reductions carry the inf; a sample with no input frames: 0 for an empty target
+    assert np.isinf(float(F.ctc_loss(lpt, T(tg, device), il.tolist(), tl.tolist(), reduction="sum")))
+    assert np.isinf(float(F.ctc_loss(lpt, T(tg, device), il.tolist(), tl.tolist())))
+    got = F.ctc_loss(lpt, T(tg, device), [7, 0, 0], [3, 0, 1], reduction="none")
+    assert_close(got, [want[0], 0.0, np.inf], dtype)
+    assert got.dtype == getattr(ctorch, dtype)
+    # int32 targets and lengths, a target label equal to another blank
+    tg32, il32 = T(np.array([[1, 2, 2], [3, 1, 0], [4, 4, 4]], np.int32), device), T(il.astype(np.int32), device)
+    got = F.ctc_loss(lpt, tg32, il32, T(tl, device), blank=4, reduction="none")
+    assert_close(got, np_ctc(lp, tg, il, tl, 4), dtype)
 
 
 def test_ctc_loss_grad(device, rng):
@@ -362,10 +373,109 @@ def test_ctc_loss_grad(device, rng):
     bad = T([[1, 2], [3, 3]], device)
     assert gradcheck(lambda x: F.ctc_loss(x.log_softmax(2), bad, T([6, 2], device), tl, zero_infinity=True,
                                           reduction="sum"), (lg,))
-    with pytest.raises(RuntimeError, match="Expected input_lengths to have value at most 6, but got value 7"):
-        F.ctc_loss(lg.log_softmax(2), tg, [7, 5], [2, 2])
-    with pytest.raises(RuntimeError, match="blank must be in label range"):
-        F.ctc_loss(lg.log_softmax(2), tg, [6, 5], [2, 2], blank=4)
+    # concatenated targets, a label equal to the blank, unbatched, 'none'
+    flat = T([1, 0, 3], device)
+    assert gradcheck(lambda x: F.ctc_loss(x.log_softmax(2), flat, [6, 4], [2, 1], blank=3, reduction="none"), (lg,))
+    assert gradcheck(lambda x: F.ctc_loss(x[:, 0].log_softmax(1), T([2, 2], device), [5], [2], reduction="sum"), (lg,))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_ctc_loss_native_backward(device, dtype, rng):
+    """PyTorch's gradient of the log_probs themselves: exp(lp) - posterior of each label (rows sum to 0, so the
+    log_softmax's backward leaves it as is), 0 past the input length; an impossible sample gives NaN, or 0 with
+    zero_infinity."""
+    lp = T(np_log_softmax(rng.standard_normal((5, 3, 4)), 2), device, dtype, grad=True)
+    tg, il, tl = T([[1, 2], [3, 3], [1, 1]], device), [5, 4, 1], [2, 2, 2]
+    g, = ctorch.autograd.grad(F.ctc_loss(lp, tg, il, tl, reduction="sum"), lp)
+    g = to_numpy(g)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(g[:, :2].sum(2), np.zeros((5, 2)), atol=tol)
+    np.testing.assert_array_equal(g[4, 1], np.zeros(4))
+    assert np.isnan(g[0, 2]).all() and (g[1:, 2] == 0).all()
+    g0, = ctorch.autograd.grad(F.ctc_loss(lp, tg, il, tl, reduction="sum", zero_infinity=True), lp)
+    g0 = to_numpy(g0)
+    np.testing.assert_array_equal(g0[:, 2], np.zeros((5, 4)))
+    np.testing.assert_allclose(g0[:, :2], g[:, :2], rtol=1e-6)
+    # the posterior part of the gradient against finite differences of the NumPy oracle (float64)
+    lpn = to_numpy(lp).astype(np.float64)
+    tgn, eps = np.array([[1, 2], [3, 3], [1, 1]]), 1e-6
+    t, b, c = 2, 1, 3
+    up, dn = lpn.copy(), lpn.copy()
+    up[t, b, c] += eps
+    dn[t, b, c] -= eps
+    fd = (np_ctc(up, tgn, il, tl, 0)[b] - np_ctc(dn, tgn, il, tl, 0)[b]) / (2 * eps)
+    assert abs(g[t, b, c] - (np.exp(lpn[t, b, c]) + fd)) < (1e-4 if dtype == "float32" else 1e-7)
+
+
+def test_ctc_loss_graph(device, rng):
+    """One CtcLossBackward0 node over the whole sequence (T = 200), its only edge the leaf's AccumulateGrad;
+    PyTorch's graph around it for zero_infinity and the reductions; no double backward, as PyTorch."""
+    Tn = 200
+    lpn = np_log_softmax(rng.standard_normal((Tn, 2, 5)), 2)
+    tgn, il, tl = np.array([[1, 2, 3, 4], [2, 2, 1, 0]]), np.array([200, 150]), np.array([4, 3])
+    lp = T(lpn, device, grad=True)
+    loss = F.ctc_loss(lp, T(tgn, device), T(il, device), T(tl, device), reduction="none")
+    assert loss.grad_fn.name() == "CtcLossBackward0"
+    (nxt, nr), = loss.grad_fn.next_functions
+    assert nxt.name() == "torch::autograd::AccumulateGrad" and nxt.variable is lp and nr == 0
+    assert_close(loss, np_ctc(lpn, tgn, il, tl, 0), "float64")
+    names = {(r, z): F.ctc_loss(lp, T(tgn, device), il.tolist(), tl.tolist(), reduction=r, zero_infinity=z)
+             for r in ("none", "mean", "sum") for z in (False, True)}
+    assert names["none", True].grad_fn.name() == "WhereBackward0"
+    assert names["none", True].grad_fn.next_functions[1][0].name() == "CtcLossBackward0"
+    assert names["mean", False].grad_fn.name() == "MeanBackward0"
+    assert names["mean", False].grad_fn.next_functions[0][0].name() == "DivBackward0"
+    assert names["sum", False].grad_fn.next_functions[0][0].name() == "CtcLossBackward0"
+    assert names["sum", True].grad_fn.next_functions[0][0].name() == "WhereBackward0"
+    g, = ctorch.autograd.grad(names["sum", False], lp, create_graph=True)
+    assert g.grad_fn.name() == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::_ctc_loss_backward is not implemented"):
+        g.sum().backward()
+
+
+def test_ctc_loss_errors():
+    lp = ctorch.zeros(6, 2, 4).log_softmax(2)
+    tg = ctorch.tensor([[1, 2], [3, 3]])
+    at = r" \(while checking arguments for ctc_loss_allocate_outputs\)"
+    cases = [
+        (lambda: F.ctc_loss(lp, tg, [7, 5], [2, 2]), "Expected input_lengths to have value at most 6, but got value 7"),
+        (lambda: F.ctc_loss(lp, tg, [6, -1], [2, 1]),
+         "Expected input_lengths to have value at least 0, but got value -1"),
+        (lambda: F.ctc_loss(lp, tg, [6, 5], [2, -1]),
+         "Expected target_lengths to have value at least 0, but got value -1"),
+        (lambda: F.ctc_loss(lp, tg, [6, 5], [2, 3]),
+         "Expected tensor to have size at least 3 at dimension 1, but got size 2 for argument #2 'targets'"),
+        (lambda: F.ctc_loss(lp, tg[:1], [6, 5], [2, 2]),
+         "Expected tensor to have size 2 at dimension 0, but got size 1 for argument #2 'targets'"),
+        (lambda: F.ctc_loss(lp, ctorch.tensor([1, 2, 3]), [6, 5], [2, 2]),
+         "Expected tensor to have size 4 at dimension 0, but got size 3 for argument #2 'targets'"),
+        (lambda: F.ctc_loss(lp, tg[None], [6, 5], [2, 2]),
+         "Expected 1 to 2 dimensions, but got 3-dimensional tensor for argument #2 'targets'"),
+        (lambda: F.ctc_loss(lp[..., None], tg, [6, 5], [2, 2]),
+         "Expected 3-dimensional tensor, but got 5-dimensional tensor for argument #1 'log_probs'"),
+    ]
+    for fn, msg in cases:
+        with pytest.raises(RuntimeError, match=msg + at):
+            fn()
+    for kw, msg in [({"blank": 4}, "blank must be in label range"), ({"blank": -1}, "blank must be in label range")]:
+        with pytest.raises(RuntimeError, match=msg):
+            F.ctc_loss(lp, tg, [6, 5], [2, 2], **kw)
+    with pytest.raises(RuntimeError, match="input_lengths must be of size batch_size"):
+        F.ctc_loss(lp, tg, [6, 5, 4], [2, 2])
+    with pytest.raises(RuntimeError, match="target_lengths must be of size batch_size"):
+        F.ctc_loss(lp, tg, [6, 5], [2])
+    with pytest.raises(RuntimeError, match="input_lengths must be integral"):
+        F.ctc_loss(lp, tg, ctorch.tensor([6.0, 5.0]), ctorch.tensor([2, 2]))
+    with pytest.raises(RuntimeError, match="target_lengths must be integral"):
+        F.ctc_loss(lp, tg, ctorch.tensor([6, 5]), ctorch.tensor([2.0, 2.0]))
+    with pytest.raises(RuntimeError, match="log_probs tensor must not be empty"):
+        F.ctc_loss(lp[:0], tg, [6, 5], [2, 2])
+    with pytest.raises(NotImplementedError, match="\"ctc_loss_cpu\" not implemented for 'Int'"):
+        F.ctc_loss(lp.int(), tg, [6, 5], [2, 2])
+    with pytest.raises(RuntimeError, match=r"target label 5 out of range \[0, 4\)"):
+        F.ctc_loss(lp, ctorch.tensor([[1, 5], [3, 3]]), [6, 5], [2, 2])
+    with pytest.raises(ValueError, match="foo is not a valid value for reduction"):
+        F.ctc_loss(lp, tg, [6, 5], [2, 2], reduction="foo")
 
 
 # --- gumbel_softmax ------------------------------------------------------------------------------------------------

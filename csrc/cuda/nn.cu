@@ -17,7 +17,10 @@
  *   in the CPU's order (an ordered sum per 4096-element block, then over the blocks).
  * - layer_norm (+ backward): one block per row (32 to 256 threads, about one per column),
  *   statistics and math in double as the CPU, block sums in a fixed tree order; grad_weight / grad_bias by a column pass over the rows in order.
- * - trunc_normal_transform: elementwise, nn_math.h's ct_trunc_normal_of in double as the CPU. */
+ * - trunc_normal_transform: elementwise, nn_math.h's ct_trunc_normal_of in double as the CPU.
+ * - ctc_loss (+ backward): the alpha / beta recursions one block per sample (threads over the extended
+ *   label positions, a __syncthreads per frame), nn_math.h's log-sum-exp in double as the CPU; the gradient
+ *   one block per (frame, sample), threads over the classes, each summing its label's states. */
 #include "allocator.cuh"
 #include "blas.cuh"
 #include "common.cuh"
@@ -1059,6 +1062,137 @@ int loss_status(CtPointwiseLossDesc *d, bool backward)
     CT_NN_FLOAT_DISPATCH(d->dtype, loss_launch, d, backward, stream)
 }
 
+/* --- CTC loss: one block per sample, threads over the extended label positions, a __syncthreads per
+ * frame; the gradient one block per (frame, sample), threads over the classes ------------------------- */
+template <typename T>
+__global__ void ctc_alpha_kernel(CtCTCDesc d)
+{
+    int64_t b = blockIdx.x, T_all = d.T, L = d.L;
+    int64_t Tb = d.lengths[2 * b], Lb = 2 * d.lengths[2 * b + 1] + 1;
+    const int64_t *ext = d.ext + b * L;
+    const T *lp = (const T *)d.log_probs;
+    T *la = (T *)d.log_alpha + b * T_all * L;
+    for (int64_t i = threadIdx.x; i < T_all * L; i += blockDim.x) {
+        la[i] = (T)-INFINITY;
+    }
+    __syncthreads();
+    for (int64_t t = 0; t < Tb; t++) {
+        for (int64_t s = threadIdx.x; s < Lb; s += blockDim.x) {
+            double v;
+            if (t == 0) {
+                v = s < 2 ? 0.0 : -INFINITY;
+            } else {
+                const T *prev = la + (t - 1) * L;
+                v = ct_ctc_lse3((double)prev[s], s >= 1 ? (double)prev[s - 1] : -INFINITY,
+                                s >= 2 && ext[s] != ext[s - 2] ? (double)prev[s - 2] : -INFINITY);
+            }
+            if (v != -INFINITY) {
+                la[t * L + s] = (T)(v + (double)lp[(t * d.N + b) * d.C + ext[s]]);
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        double lse = 0.0;
+        if (Tb > 0) {
+            const T *last = la + (Tb - 1) * L;
+            lse = ct_ctc_lse3((double)last[Lb - 1], Lb > 1 ? (double)last[Lb - 2] : -INFINITY, -INFINITY);
+        } else if (Lb > 1) {
+            lse = -INFINITY;
+        }
+        ((T *)d.nll)[b] = (T)-lse;
+    }
+}
+
+/* The live frames of sample b in the backward (none when zero_infinity drops it). */
+template <typename T>
+__device__ int64_t ctc_live_frames(const CtCTCDesc &d, int64_t b)
+{
+    double nll = (double)((const T *)d.nll)[b];
+    return d.zero_infinity && nll == INFINITY ? 0 : d.lengths[2 * b];
+}
+
+template <typename T>
+__global__ void ctc_beta_kernel(CtCTCDesc d)
+{
+    int64_t b = blockIdx.x, L = d.L;
+    int64_t Tb = ctc_live_frames<T>(d, b), Lb = 2 * d.lengths[2 * b + 1] + 1;
+    const int64_t *ext = d.ext + b * L;
+    const T *lp = (const T *)d.log_probs;
+    double *beta = d.work + b * (d.T * L + d.C);
+    for (int64_t t = Tb - 1; t >= 0; t--) {
+        for (int64_t s = threadIdx.x; s < Lb; s += blockDim.x) {
+            double v;
+            if (t == Tb - 1) {
+                v = s >= Lb - 2 ? 0.0 : -INFINITY;
+            } else {
+                const double *next = beta + (t + 1) * L;
+                v = ct_ctc_lse3(next[s], s + 1 < Lb ? next[s + 1] : -INFINITY,
+                                s + 2 < Lb && ext[s] != ext[s + 2] ? next[s + 2] : -INFINITY);
+            }
+            beta[t * L + s] = v == -INFINITY ? v : v + (double)lp[(t * d.N + b) * d.C + ext[s]];
+        }
+        __syncthreads();
+    }
+}
+
+template <typename T>
+__global__ void ctc_grad_kernel(CtCTCDesc d)
+{
+    int64_t b = blockIdx.x / d.T, t = blockIdx.x % d.T, L = d.L;
+    int64_t Tb = ctc_live_frames<T>(d, b), Lb = 2 * d.lengths[2 * b + 1] + 1;
+    const int64_t *ext = d.ext + b * L;
+    const T *lp = (const T *)d.log_probs + (t * d.N + b) * d.C;
+    const T *la = (const T *)d.log_alpha + (b * d.T + t) * L;
+    const double *beta = d.work + b * (d.T * L + d.C) + t * L;
+    double nll = (double)((const T *)d.nll)[b], gr = (double)((const T *)d.grad_out)[b];
+    T *out = (T *)d.grad_input + (t * d.N + b) * d.C;
+    for (int64_t c = threadIdx.x; c < d.C; c += blockDim.x) {
+        if (t >= Tb) {
+            out[c] = (T)0;
+            continue;
+        }
+        double lcab = -INFINITY;
+        for (int64_t s = 0; s < Lb; s++) {
+            if (ext[s] == c) {
+                lcab = ct_ctc_lse3(lcab, (double)la[s] + beta[s], -INFINITY);
+            }
+        }
+        out[c] = (T)ct_ctc_grad((double)lp[c], lcab, nll, gr);
+    }
+}
+
+unsigned ctc_threads(int64_t n) { return n <= 32 ? 32 : n <= 64 ? 64 : n <= 128 ? 128 : 256; }
+
+template <typename T>
+int ctc_launch(const CtCTCDesc *d, bool backward, cudaStream_t stream)
+{
+    if (!backward) {
+        ctc_alpha_kernel<T><<<(unsigned)d->N, ctc_threads(d->L), 0, stream>>>(*d);
+        CT_CUDA_CHECK_LAUNCH();
+        return CT_CUDA_OK;
+    }
+    ctc_beta_kernel<T><<<(unsigned)d->N, ctc_threads(d->L), 0, stream>>>(*d);
+    CT_CUDA_CHECK_LAUNCH();
+    ctc_grad_kernel<T><<<(unsigned)(d->N * d->T), ctc_threads(d->C), 0, stream>>>(*d);
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
+int ctc_status(const CtCTCDesc *d, bool backward)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(d->device.index));
+    if (d->N == 0 || d->T == 0) {
+        return CT_CUDA_OK;
+    }
+    cudaStream_t stream = ct_cuda_stream(d->device.index);
+    switch (d->dtype) {
+    case CT_F32: return ctc_launch<float>(d, backward, stream);
+    case CT_F64: return ctc_launch<double>(d, backward, stream);
+    default: return ct_cuda_set_error(CT_CUDA_NOT_IMPLEMENTED, "ctc_loss: unsupported dtype on CUDA");
+    }
+}
+
 int finish(int status) { return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status); }
 
 } // namespace
@@ -1087,3 +1221,5 @@ int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n,
 {
     return finish(trunc_normal_status(dtype, device, n, data, mean, std, a, b));
 }
+int ct_cuda_nn_ctc_loss(const CtCTCDesc *d) { return finish(ctc_status(d, false)); }
+int ct_cuda_nn_ctc_loss_backward(const CtCTCDesc *d) { return finish(ctc_status(d, true)); }

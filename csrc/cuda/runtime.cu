@@ -441,6 +441,8 @@ int ct_cuda_nn_layer_norm(const CtLayerNormDesc *d);
 int ct_cuda_nn_layer_norm_backward(const CtLayerNormDesc *d);
 int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n, void *data, double mean, double std,
                                       double a, double b);
+int ct_cuda_nn_ctc_loss(const CtCTCDesc *d);
+int ct_cuda_nn_ctc_loss_backward(const CtCTCDesc *d);
 
 /* conv.cu */
 int ct_cuda_nn_im2col(const CtConvDesc *d);
@@ -521,6 +523,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     nn_kernels.pool_backward = ct_cuda_pool_backward;
     nn_kernels.upsample = ct_cuda_upsample;
     nn_kernels.upsample_backward = ct_cuda_upsample_backward;
+    nn_kernels.ctc_loss = ct_cuda_nn_ctc_loss;
+    nn_kernels.ctc_loss_backward = ct_cuda_nn_ctc_loss_backward;
     elementwise_kernels.unary = ct_cuda_elementwise;
     elementwise_kernels.binary = ct_cuda_elementwise;
     elementwise_kernels.ternary = ct_cuda_elementwise;
