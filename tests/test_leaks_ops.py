@@ -168,6 +168,24 @@ CASES = [
                               torch.linalg.cholesky_ex(x @ x.mT - 9), torch.linalg.qr(x, mode="r"))),
     ("decomp_errors", _raises(lambda x: torch.linalg.cholesky(-x @ x.mT) if x.sum() < 100 else
                               torch.cholesky_inverse(x[:, :4] * 0), RuntimeError)),
+    # this session's ops: eigh/svd and the LU family (linalg_eig.c, linalg_lu.c), as_strided, histogram,
+    # gradient, the special rows, 5-D interpolate, native ctc (its cases are above)
+    ("eig_svd_backward", _backward(lambda y: torch.linalg.eigh(y @ y.mT).eigenvectors.sum()
+                                   + sum(t.sum() for t in torch.linalg.svd(y, full_matrices=False))
+                                   + torch.linalg.pinv(y).sum() + torch.linalg.matrix_norm(y, "nuc"))),
+    ("lu_family_backward", _backward(lambda y: torch.linalg.lu_factor_ex(y[:, :4]).LU.sum()
+                                     + sum(t.sum() for t in torch.linalg.lu(y))
+                                     + torch.linalg.lstsq(y.mT, y[0]).solution.sum()
+                                     + torch.linalg.matrix_exp(y[:, :4] * 0.1).sum()
+                                     + torch.linalg.inv_ex(y[:, :4]).inverse.sum())),
+    ("linalg_ex_errors", _raises(lambda x: torch.linalg.inv_ex(x[:, :4] * 0, check_errors=True), RuntimeError)),
+    ("strided_gradient_backward", _backward(lambda y: y.as_strided((3, 2), (1, 1), 2).sum()
+                                            + torch.gradient(y, dim=1, edge_order=2)[0].sum()
+                                            + torch.special.i1e(y).sum() + torch.special.log_ndtr(y).sum()
+                                            + F.interpolate(y.reshape(1, 1, 2, 2, 6), scale_factor=2,
+                                                            mode="trilinear").sum())),
+    ("histogram", lambda x: (torch.histogram(x.cpu(), 4, weight=x.cpu().abs()), torch.histogramdd(x.cpu()[:, :2], 3))),
+    ("as_strided_error", _raises(lambda x: x.as_strided((9, 9), (3, 3)), RuntimeError)),
 ]
 
 
