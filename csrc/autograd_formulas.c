@@ -884,53 +884,119 @@ static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return rc;
 }
 
-/* norm(input, p='fro', dim=None, keepdim=False), g times:
- *   p = 0: none;  p = 1: sign(x);  p = +-inf: sign(x) shared evenly among the elements with
- *   |x| == norm (zero elsewhere, and where the norm is nan);
+/* g times d norm_p(x) / dx, owned by the arena (p != 0): ou and gu are the norm and g, broadcastable
+ * to x; dims the reduced dims (NULL: all).
+ *   p = 1: sign(x);  p = +-inf: sign(x) shared evenly among the elements with |x| == norm (zero
+ *   elsewhere, and where the norm is nan);
  *   p < 1: sign(x) |x|^(p-1) norm^(1-p), zero where x == 0;
  *   p > 1: sign(x) |x|^(p-1) / norm^(p-1), zero where the norm is 0. */
-static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+static PyObject *norm_grad(CtArena *arena, PyObject *x, PyObject *ou, PyObject *gu, double p, PyObject *dims)
 {
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
-    if (x == NULL) {
-        return -1;
+    PyObject *zero = NUM(0.0);
+    PyObject *sg = METH(x, "sign", NULL);
+    if (isinf(p)) {
+        PyObject *mask = CMP(METH(x, "abs", NULL), ou, Py_EQ);
+        PyObject *cnt = SUM_KEEP(MASK(mask, x), dims);
+        return WHERE(mask, DIV(MUL(gu, sg), cnt), zero);
     }
-    double p = 2.0;
-    PyObject *pobj = ARG(1);
-    if (pobj != NULL && !PyUnicode_Check(pobj)) {
-        p = PyFloat_AsDouble(pobj);
-        if (p == -1.0 && PyErr_Occurred()) {
+    if (p == 1.0) {
+        return MUL(gu, sg);
+    }
+    if (p == 2.0) {
+        return WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(x, ou)));
+    }
+    PyObject *s = MUL(sg, POW(METH(x, "abs", NULL), NUM(p - 1.0)));
+    if (p < 1.0) {
+        s = WHERE(CMP(x, zero, Py_EQ), zero, s);
+        return MUL(MUL(gu, s), POW(ou, NUM(1.0 - p)));
+    }
+    return WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(s, POW(ou, NUM(p - 1.0)))));
+}
+
+/* A p argument as a double (def when absent). 0 or -1. */
+static int arg_p(PyObject *obj, double def, double *p)
+{
+    *p = def;
+    if (obj != NULL && !PyUnicode_Check(obj)) {
+        *p = PyFloat_AsDouble(obj);
+        if (*p == -1.0 && PyErr_Occurred()) {
             return -1;
         }
     }
-    if (p == 0.0) { /* piecewise constant: no gradient at all (x.grad stays None, as in PyTorch) */
+    return 0;
+}
+
+/* norm(input, p='fro', dim=None, keepdim=False): norm_grad; p = 0 is piecewise constant: no
+ * gradient at all (x.grad stays None, as in PyTorch). */
+static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    double p;
+    if (x == NULL || arg_p(ARG(1), 2.0, &p) < 0) {
+        return -1;
+    }
+    if (p == 0.0) {
         return 0;
     }
     PyObject *dims = ARG(2);
     bool keepdim = arg_true(ARG(3));
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *zero = NUM(0.0);
     PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *ou = arena->failed ? NULL : KEEP(unreduce(out, META(0), dims, keepdim));
     PyObject *gu = arena->failed ? NULL : KEEP(unreduce(g[0], META(0), dims, keepdim));
-    PyObject *sg = METH(x, "sign", NULL);
-    PyObject *v = NULL;
-    if (isinf(p)) {
-        PyObject *mask = CMP(METH(x, "abs", NULL), ou, Py_EQ);
-        PyObject *cnt = SUM_KEEP(MASK(mask, x), dims);
-        v = WHERE(mask, DIV(MUL(gu, sg), cnt), zero);
-    } else if (p == 1.0) {
-        v = MUL(gu, sg);
-    } else if (p == 2.0) {
-        v = WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(x, ou)));
-    } else if (p < 1.0) {
-        PyObject *s = MUL(sg, POW(METH(x, "abs", NULL), NUM(p - 1.0)));
-        s = WHERE(CMP(x, zero, Py_EQ), zero, s);
-        v = MUL(MUL(gu, s), POW(ou, NUM(1.0 - p)));
-    } else {
-        PyObject *s = MUL(sg, POW(METH(x, "abs", NULL), NUM(p - 1.0)));
-        v = WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(s, POW(ou, NUM(p - 1.0)))));
+    int rc = set_fit(&gi[0], TAKE(norm_grad(arena, x, ou, gu, p, dims)), META(0));
+    arena_free(arena);
+    return rc;
+}
+
+/* dist(input, other, p=2): norm_grad of input - other, negated for other; p = 0 none (PyTorch
+ * raises there). */
+static int bw_dist(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *o = x ? (PyObject *)ct_node_tensor(n, 1) : NULL;
+    double p;
+    if (o == NULL || arg_p(ARG(2), 2.0, &p) < 0) {
+        return -1;
     }
+    if (p == 0.0) {
+        return 0;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
+    PyObject *v = norm_grad(arena, SUB(x, o), out, g[0], p, NULL);
+    int rc = NEEDS(0) ? set_fit(&gi[0], TAKE(v), META(0)) : 0;
+    if (rc == 0 && NEEDS(1)) {
+        rc = set_fit(&gi[1], TAKE(NEG(v)), META(1));
+    }
+    arena_free(arena);
+    return rc;
+}
+
+/* renorm(input, p, dim, maxnorm) = input * f, f = maxnorm / (norm + 1e-7) on the slices whose
+ * p-norm over the other dims exceeds maxnorm (1 elsewhere): g f - f / (norm + 1e-7) dnorm/dx sum(g x). */
+static int bw_renorm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    double p, maxnorm;
+    long long dim = PyLong_AsLongLong(ARG(2));
+    if (x == NULL || (dim == -1 && PyErr_Occurred()) || arg_p(ARG(1), 2.0, &p) < 0 || arg_p(ARG(3), 0.0, &maxnorm) < 0) {
+        return -1;
+    }
+    int nd = META(0)->ndim;
+    dim = dim < 0 ? dim + nd : dim;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *others = KEEP(PyTuple_New(nd - 1));
+    for (int i = 0, k = 0; others != NULL && i < nd; i++) {
+        if (i != dim) {
+            PyTuple_SET_ITEM(others, k++, PyLong_FromLong(i));
+        }
+    }
+    PyObject *norm = FN("_linalg_vector_norm", "(OOOO)", x, ARG(1), others, Py_True);
+    PyObject *limit = NUM(maxnorm);
+    PyObject *inv = POW(ADD(norm, NUM(1e-7)), NUM(-1.0));
+    PyObject *f = MUL(inv, limit);
+    PyObject *dn = norm_grad(arena, x, norm, SUM_KEEP(MUL(x, g[0]), others), p, others);
+    PyObject *v = WHERE(CMP(norm, limit, Py_GT), SUB(MUL(f, g[0]), MUL(MUL(f, inv), dn)), g[0]);
     int rc = set_fit(&gi[0], TAKE(v), META(0));
     arena_free(arena);
     return rc;
@@ -3372,6 +3438,8 @@ const CtFormula ct_formulas[] = {
     {"histc", "HistcBackward0", SIG("input", "bins", "min", "max", "*out"), 0, 0, NULL},
     {"logsumexp", "LogsumexpBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_logsumexp},
     {"norm", "LinalgVectorNormBackward0", SIG("input", "p", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_norm},
+    {"dist", "DistBackward0", SIG("input", "other", "p"), 3, CT_F_SAVE_OUT, bw_dist},
+    {"renorm", "RenormBackward0", SIG("input", "p", "dim", "maxnorm"), 1, 0, bw_renorm},
     {"softmax", "SoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_softmax},
     {"log_softmax", "LogSoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_log_softmax},
     {"cumsum", "CumsumBackward0", SIG("input", "dim", "*dtype"), 1, NSV, bw_cumsum},
