@@ -2225,6 +2225,50 @@ done:
     return rc;
 }
 
+/* put(input, index, source, accumulate=False): input g (zeroed at index unless accumulating),
+ * source g.take(index) (every duplicate index gets it, as PyTorch). */
+static int bw_put(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *index = (PyObject *)ct_node_tensor(n, 1);
+    if (index == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *gs = NEEDS(0) && !arg_true(ARG(3)) ? METH(g[0], "put", "(OO)", index, KEEP(zeros_for(META(2)))) : g[0];
+    int rc = put(n, gi, 0, gs, 0);
+    if (rc == 0 && NEEDS(1)) {
+        rc = put(n, gi, 1, METH(METH(g[0], "take", "(O)", index), "reshape", "(O)", KEEP(shape_of(META(2)))), 2);
+    }
+    arena_free(arena);
+    return rc;
+}
+
+/* masked_scatter(input, mask, source): input g where mask is false; source the masked g in order,
+ * zero-padded to source's numel. */
+static int bw_masked_scatter(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *mask = (PyObject *)ct_node_tensor(n, 1);
+    if (mask == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    int rc = NEEDS(0) ? put(n, gi, 0, METH(g[0], "masked_fill", "(Od)", mask, 0.0), 0) : 0;
+    if (rc == 0 && NEEDS(1)) {
+        int64_t numel = 1;
+        for (int i = 0; i < META(2)->ndim; i++) {
+            numel *= META(2)->sizes[i];
+        }
+        PyObject *sel = METH(g[0], "masked_select", "(O)", mask);
+        int64_t got = sel ? ct_numel(CT_TENSOR(sel)) : 0;
+        if (sel != NULL && got < numel) {
+            sel = FN("cat", "([OO])", sel, METH(sel, "new_zeros", "(L)", (long long)(numel - got)));
+        }
+        rc = put(n, gi, 1, METH(sel, "reshape", "(O)", KEEP(shape_of(META(2)))), 2);
+    }
+    arena_free(arena);
+    return rc;
+}
+
 /* index_add(input, dim, index, source, *, alpha=1) */
 static int bw_index_add(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
@@ -3561,6 +3605,8 @@ const CtFormula ct_formulas[] = {
     {"index_select", "IndexSelectBackward0", SIG("input", "dim", "index"), 1, NSV, bw_index_select},
     {"take", "TakeBackward0", SIG("input", "index"), 1, NSV, bw_take},
     {"masked_select", "MaskedSelectBackward0", SIG("input", "mask"), 1, NSV, bw_masked_select},
+    {"put", "PutBackward0", SIG("input", "index", "source", "accumulate"), 5, NSV, bw_put},
+    {"masked_scatter", "MaskedScatterBackward0", SIG("input", "mask", "source"), 5, NSV, bw_masked_scatter},
     {"scatter", "ScatterBackward0", SIG("input", "dim", "index", "src", "*value", "*reduce"), 9, NSV, bw_scatter_any,
      name_scatter},
     {"scatter_add", "ScatterAddBackward0", SIG("input", "dim", "index", "src"), 9, NSV, bw_scatter},
@@ -3632,6 +3678,7 @@ const CtFormula ct_formulas[] = {
     {"rot90", "Rot90Backward0", SIG("input", "k", "dims"), 1, NSV, ct_composite_bw_rot90},
     {"cdist", "CdistBackward0", SIG("x1", "x2", "p", "compute_mode"), 3, CT_F_SAVE_OUT, ct_composite_bw_cdist,
      ct_composite_name_cdist},
+    {"pdist", "PdistBackward0", SIG("input", "p"), 1, CT_F_SAVE_OUT, ct_composite_bw_pdist},
     /* nn (csrc/nn.c): linear's node name follows PyTorch's for 2-D input with a bias; the Python
      * layer calls the aliases for the other cases so that grad_fn names match PyTorch's */
     {"linear", "AddmmBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
@@ -3662,6 +3709,10 @@ const CtFormula ct_formulas[] = {
     {"embedding", "EmbeddingBackward0", SIG("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"), 1, 0,
      ct_nn_bw_embedding},
     {"_leaky_relu", "LeakyReluBackward0", SIG("input", "negative_slope"), 1, 0, ct_nn_bw_leaky_relu},
+    {"multi_margin_loss", "MultiMarginLossBackward0", SIG("input", "target", "p", "margin", "weight", "reduction"), 1, 0,
+     ct_nn_bw_multi_margin_loss},
+    {"multilabel_margin_loss", "MultilabelMarginLossBackward0", SIG("input", "target", "reduction"), 1, 0,
+     ct_nn_bw_multilabel_margin_loss},
     /* batch norm / group norm (csrc/norm.c); edges input, weight, bias */
     {"batch_norm", "NativeBatchNormBackward0",
      SIG("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps", "cudnn_enabled"), 7,

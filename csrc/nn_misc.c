@@ -21,6 +21,7 @@
 #include "autograd_arena.h"
 #include "creation.h"
 #include "device.h"
+#include "nn.h"
 #include "registry.h"
 #include "tensor.h"
 #include <math.h>
@@ -428,6 +429,26 @@ static int check_margin_input(const char *fname, CtTensorObject *x, CtTensorObje
     return 0;
 }
 
+/* multi_margin_loss's hinge terms (N, C): max(0, margin - x[y] + x[j]), 0 at j == y; *y the
+ * target as (N, 1) (both arena-owned). */
+static PyObject *multi_margin_terms(CtArena *arena, PyObject *x, PyObject *target, int64_t C, double margin,
+                                    PyObject **y)
+{
+    PyObject *x2 = METH(x, "reshape", "(LL)", -1LL, (long long)C);               /* (N, C) */
+    *y = METH(METH(target, "reshape", "(LL)", -1LL, 1LL), "long", NULL); /* (N, 1) */
+    PyObject *xy = METH(x2, "gather", "(iO)", 1, *y);
+    PyObject *z = METH(ADD(SUB(NUM(margin), xy), x2), "clamp_min", "(i)", 0);
+    PyObject *cls = arena->failed ? NULL : FN("arange", "(L)", (long long)C);
+    cls = METH(cls, "to", "(O)", ATTR(x, "device"));
+    return WHERE(CMP(cls, *y, Py_EQ), NUM(0.0), z);
+}
+
+/* weight[y] as (N, 1) (arena-owned) */
+static PyObject *margin_class_weight(CtArena *arena, PyObject *weight, PyObject *y)
+{
+    return METH(METH(weight, "index_select", "(iO)", 0, METH(y, "view", "(i)", -1)), "unsqueeze", "(i)", 1);
+}
+
 /* multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=mean):
  * sum over j != y of max(0, margin - x[y] + x[j])^p (times weight[y]) / C */
 static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -467,19 +488,14 @@ static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssi
         arena_free(arena);
         return NULL;
     }
-    PyObject *x2 = METH(a[0], "reshape", "(LL)", -1LL, (long long)C);             /* (N, C) */
-    PyObject *y = METH(METH(a[1], "reshape", "(LL)", -1LL, 1LL), "long", NULL); /* (N, 1) */
-    PyObject *xy = METH(x2, "gather", "(iO)", 1, y);
-    PyObject *z = METH(ADD(SUB(NUM(margin), xy), x2), "clamp_min", "(i)", 0);
+    PyObject *y;
+    PyObject *z = multi_margin_terms(arena, a[0], a[1], C, margin, &y);
     if (p == 2) {
         z = MUL(z, z);
     }
     if (a[4] != NULL && a[4] != Py_None) {
-        z = MUL(z, METH(METH(a[4], "index_select", "(iO)", 0, METH(y, "view", "(i)", -1)), "unsqueeze", "(i)", 1));
+        z = MUL(z, margin_class_weight(arena, a[4], y));
     }
-    PyObject *cls = arena->failed ? NULL : FN("arange", "(L)", (long long)C);
-    cls = METH(cls, "to", "(O)", ATTR(a[0], "device"));
-    z = WHERE(CMP(cls, y, Py_EQ), NUM(0.0), z);
     PyObject *loss = DIV(METH(z, "sum", "(i)", 1), NUM((double)C));
     if (x->ndim <= 1) {
         loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
@@ -487,6 +503,25 @@ static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssi
     PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
     arena_free(arena);
     return result;
+}
+
+/* multilabel_margin_loss's hinge terms (N, j, k): max(0, 1 - x[target j] + x[k]), and *pair the
+ * (N, j, k) pairs that count (j listed, before the first -1; k not a target) as 0/1 in dtype;
+ * *tidx the target clamped at 0 (N, C). All arena-owned. */
+static PyObject *multilabel_margin_terms(CtArena *arena, PyObject *x, PyObject *target, int64_t C, CtDType dtype,
+                                         PyObject **pair, PyObject **tidx)
+{
+    PyObject *x2 = METH(x, "reshape", "(LL)", -1LL, (long long)C);
+    PyObject *t2 = METH(target, "reshape", "(LL)", -1LL, (long long)C);
+    /* listed: the entries before the first -1 (a running product of target != -1) */
+    PyObject *listed = METH(METH(CMP(t2, INT(-1), Py_NE), "long", NULL), "cumprod", "(i)", 1);
+    *tidx = METH(t2, "clamp_min", "(i)", 0);
+    PyObject *is_target = CMP(METH(FN("zeros_like", "(O)", t2), "scatter_add", "(iOO)", 1, *tidx, listed), INT(0), Py_GT);
+    PyObject *xt = METH(x2, "gather", "(iO)", 1, *tidx); /* (N, C): x[target j] */
+    *pair = METH(MUL(METH(listed, "unsqueeze", "(i)", 2), METH(METH(is_target, "logical_not", NULL), "unsqueeze", "(i)", 1)),
+                 "to", "(O)", ct_dtype_object(dtype));
+    return METH(ADD(SUB(NUM(1.0), METH(xt, "unsqueeze", "(i)", 2)), METH(x2, "unsqueeze", "(i)", 1)), "clamp_min", "(i)",
+                0);
 }
 
 /* multilabel_margin_loss(input, target, reduction=mean): target holds class indices up to the
@@ -516,17 +551,8 @@ static PyObject *py_multilabel_margin_loss(PyObject *m, PyObject *const *args, P
         PyErr_SetString(PyExc_RuntimeError, "multilabel_margin_loss: target out of range");
         goto done;
     }
-    PyObject *x2 = METH(a[0], "reshape", "(LL)", -1LL, (long long)C);
-    PyObject *t2 = METH(a[1], "reshape", "(LL)", -1LL, (long long)C);
-    /* listed: the entries before the first -1 (a running product of target != -1) */
-    PyObject *listed = METH(METH(CMP(t2, INT(-1), Py_NE), "long", NULL), "cumprod", "(i)", 1);
-    PyObject *tidx = METH(t2, "clamp_min", "(i)", 0);
-    PyObject *is_target = CMP(METH(FN("zeros_like", "(O)", t2), "scatter_add", "(iOO)", 1, tidx, listed), INT(0), Py_GT);
-    PyObject *xt = METH(x2, "gather", "(iO)", 1, tidx);                                 /* (N, C): x[target j] */
-    PyObject *d = METH(ADD(SUB(NUM(1.0), METH(xt, "unsqueeze", "(i)", 2)), METH(x2, "unsqueeze", "(i)", 1)), "clamp_min",
-                       "(i)", 0);                                                       /* (N, j, k) */
-    PyObject *pair = METH(MUL(METH(listed, "unsqueeze", "(i)", 2), METH(METH(is_target, "logical_not", NULL), "unsqueeze", "(i)", 1)),
-                          "to", "(O)", ct_dtype_object(x->dtype));
+    PyObject *pair, *tidx;
+    PyObject *d = multilabel_margin_terms(arena, a[0], a[1], C, x->dtype, &pair, &tidx);
     PyObject *loss = DIV(METH(MUL(d, pair), "sum", "((ii))", 1, 2), NUM((double)C));
     if (x->ndim == 1) {
         loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
@@ -536,6 +562,83 @@ done:
     arena_free(arena);
     return result;
 }
+
+/* ----- the margin losses' backward formulas (one node each, as PyTorch) ----- */
+#define BW_ARG(i) (n->args[(i)] != NULL && n->args[(i)] != Py_None ? n->args[(i)] : NULL)
+
+/* A loss's gradient per sample as (N, 1) over C classes, divided by C: g itself for reduction
+ * none, else g (over N for mean) for every sample. */
+static PyObject *margin_sample_grad(CtArena *arena, PyObject *g, int64_t reduction, int64_t N, int64_t C)
+{
+    PyObject *gs = METH(g, "reshape", "(LL)", -1LL, 1LL);
+    return DIV(gs, NUM((double)C * (reduction == 1 && N > 0 ? (double)N : 1.0)));
+}
+
+/* input's gradient v (N, C) as input's shape and dtype into gi[0]. 0 or -1. */
+static int margin_put_grad(CtArena *arena, CtNodeObject *n, PyObject *v, PyObject **gi)
+{
+    PyObject *shape = KEEP(ct_size_object(n->meta[0].ndim, n->meta[0].sizes));
+    v = METH(v, "reshape", "(O)", shape);
+    gi[0] = v != NULL ? ct_fit_grad(v, &n->meta[0]) : NULL;
+    return gi[0] == NULL ? -1 : 0;
+}
+
+static int64_t meta_numel(const CtTensorMeta *m)
+{
+    int64_t k = 1;
+    for (int i = 0; i < m->ndim; i++) {
+        k *= m->sizes[i];
+    }
+    return k;
+}
+
+/* multi_margin_loss: each active term (hinge > 0) gives x[j] w[y] p hinge^(p-1) / C, and x[y]
+ * minus their sum. */
+int ct_nn_bw_multi_margin_loss(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *t = x ? (PyObject *)ct_node_tensor(n, 1) : NULL;
+    int64_t p = 1, reduction = 1;
+    double margin = 1.0;
+    if (t == NULL || opt_int(BW_ARG(2), &p) < 0 || opt_double(BW_ARG(3), &margin) < 0 || opt_int(BW_ARG(5), &reduction) < 0) {
+        return -1;
+    }
+    const CtTensorMeta *m = &n->meta[0];
+    int64_t C = m->ndim == 0 ? 1 : m->sizes[m->ndim - 1], N = C > 0 ? meta_numel(m) / C : 0;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *y;
+    PyObject *z = multi_margin_terms(arena, x, t, C, margin, &y);
+    PyObject *coef = p == 2 ? MUL(z, NUM(2.0)) : MASK(CMP(z, NUM(0.0), Py_GT), x);
+    if (BW_ARG(4) != NULL) {
+        coef = MUL(coef, margin_class_weight(arena, BW_ARG(4), y));
+    }
+    PyObject *G = MUL(coef, margin_sample_grad(arena, g[0], reduction, N, C)); /* (N, C), 0 at y */
+    PyObject *v = METH(G, "scatter_add", "(iOO)", 1, y, NEG(METH(G, "sum", "(iO)", 1, Py_True)));
+    int rc = margin_put_grad(arena, n, v, gi);
+    arena_free(arena);
+    return rc;
+}
+
+/* multilabel_margin_loss: each active (j, k) pair (hinge > 0) gives x[k] 1/C and x[target j] -1/C. */
+int ct_nn_bw_multilabel_margin_loss(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *t = x ? (PyObject *)ct_node_tensor(n, 1) : NULL;
+    int64_t reduction = 1;
+    if (t == NULL || opt_int(BW_ARG(2), &reduction) < 0) {
+        return -1;
+    }
+    const CtTensorMeta *m = &n->meta[0];
+    int64_t C = m->sizes[m->ndim - 1], N = C > 0 ? meta_numel(m) / C : 0;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *pair, *tidx;
+    PyObject *d = multilabel_margin_terms(arena, x, t, C, m->dtype, &pair, &tidx);
+    PyObject *gs = METH(margin_sample_grad(arena, g[0], reduction, N, C), "unsqueeze", "(i)", 2); /* (N, 1, 1) */
+    PyObject *G = MUL(MUL(pair, CMPF(d, NUM(0.0), Py_GT, d)), gs);                             /* (N, j, k) */
+    PyObject *v = METH(METH(G, "sum", "(i)", 1), "scatter_add", "(iOO)", 1, tidx, NEG(METH(G, "sum", "(i)", 2)));
+    int rc = margin_put_grad(arena, n, v, gi);
+    arena_free(arena);
+    return rc;
+}
+#undef BW_ARG
 
 /* multilabel_soft_margin_loss(input, target, weight=None, reduction=mean):
  * -(t log sigmoid(x) + (1 - t) log sigmoid(-x)) [* weight], averaged over the class dim */

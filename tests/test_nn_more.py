@@ -282,6 +282,31 @@ def test_multilabel_margin_loss(device, rng):
         F.multilabel_margin_loss(T(x, device), T(t[:, :3], device))
 
 
+def test_margin_loss_nodes(device, rng):
+    """multi_margin_loss / multilabel_margin_loss are one node each with PyTorch's gradient (a hinge of
+    exactly 0 gives none), for every reduction, p, weight and margin; second derivatives too."""
+    from ctorch.autograd import gradgradcheck
+    x = T(rng.standard_normal((3, 4)), device, "float64", grad=True)
+    y, w = T(np.array([0, 1, 3]), device), T(rng.random(4), device, "float64")
+    t = T(np.array([[0, 1, -1, 0], [2, -1, 0, 0], [-1, 0, 0, 0]]), device)
+    for reduction in ("none", "mean", "sum"):
+        for p, wt in ((1, None), (2, w)):
+            f = lambda a: F.multi_margin_loss(a, y, p=p, margin=0.7, weight=wt, reduction=reduction)  # noqa: E731
+            assert f(x).grad_fn.name() == "MultiMarginLossBackward0"
+            assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))
+        g = lambda a: F.multilabel_margin_loss(a, t, reduction=reduction)  # noqa: E731
+        assert g(x).grad_fn.name() == "MultilabelMarginLossBackward0"
+        assert gradcheck(g, (x,))
+    v = T(np.array([4.0, 0.0, -1.0, 2.0]), device, "float64", grad=True)
+    assert gradcheck(lambda a: F.multi_margin_loss(a, T(np.array(2), device)), (v,))
+    u = T(np.array([[1.0, 0.0, 2.0]]), device, "float64", grad=True)
+    F.multi_margin_loss(u, T(np.array([0]), device)).backward()
+    assert_close(u.grad, [[-1 / 3, 0, 1 / 3]])
+    u.grad = None
+    F.multilabel_margin_loss(u, T(np.array([[0, -1, 0]]), device)).backward()
+    assert_close(u.grad, [[-1 / 3, 0, 1 / 3]])
+
+
 def test_multilabel_soft_margin_loss(device, rng):
     x, t, w = rng.standard_normal((4, 6)), (rng.random((4, 6)) > 0.5) * 1.0, rng.random(6)
     ls = lambda v: -np.log1p(np.exp(-v))  # noqa: E731
