@@ -3713,6 +3713,10 @@ const CtFormula ct_formulas[] = {
      ct_nn_bw_multi_margin_loss},
     {"multilabel_margin_loss", "MultilabelMarginLossBackward0", SIG("input", "target", "reduction"), 1, 0,
      ct_nn_bw_multilabel_margin_loss},
+    {"_embedding_bag_dense", "EmbeddingBagBackward0",
+     SIG("input", "weight", "offsets", "mode", "per_sample_weights", "include_last_offset", "padding_idx",
+         "scale_grad_by_freq"),
+     18, 0, ct_nn_bw_embedding_bag},
     /* batch norm / group norm (csrc/norm.c); edges input, weight, bias */
     {"batch_norm", "NativeBatchNormBackward0",
      SIG("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps", "cudnn_enabled"), 7,

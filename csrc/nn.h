@@ -248,6 +248,7 @@ int ct_nn_bw_leaky_relu(struct CtNodeObject *n, PyObject *const *g, PyObject **g
 /* nn_misc.c's margin losses */
 int ct_nn_bw_multi_margin_loss(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_nn_bw_multilabel_margin_loss(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_embedding_bag(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_norm_bw_batch_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_norm_bw_group_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 

@@ -4,7 +4,8 @@
  *   rms_norm(input, normalized_shape, weight, eps): input * rsqrt(mean(input^2) + eps) [* weight]
  *   _embedding_bag(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx):
  *       the bags laid out densely as (B, longest bag, D) by one index_select over the looked-up rows
- *       plus a filler row (0 for sum / mean, -inf for max), then sum / mean / amax over the bag dim
+ *       plus a filler row (0 for sum / mean, -inf for max), then sum / mean / amax over the bag dim;
+ *       one EmbeddingBagBackward0 node (its formula rebuilds the layout and adds the bags' gradient back)
  *   bilinear(input1, input2, weight, bias): x1 W x2 as a GEMM and a reduction
  *   multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
  *   triplet_margin_with_distance_loss (the distance a Python callable), ctc_loss (the log-space alpha
@@ -233,10 +234,45 @@ static int bag_layout(const int64_t *idx, int64_t n, const int64_t *offs, int64_
     return 0;
 }
 
+/* The bags' dense layout on dev (arena-owned): *gidx (B * w,) row numbers into the looked-up rows
+ * (n: the filler row), *cnt (B,) the non-padding entries per bag, from one host copy of input and
+ * offsets. 0 or -1. */
+static int bag_tables(CtArena *arena, CtTensorObject *input, CtTensorObject *offsets, bool include_last,
+                      int64_t padding_idx, int64_t num_weights, CtDevice dev, int64_t *B, int64_t *w, PyObject **gidx,
+                      PyObject **cnt)
+{
+    CtTensorObject *hidx = host_int64(input), *hoff = hidx ? host_int64(offsets) : NULL;
+    int64_t *gather = NULL, *count = NULL;
+    int rc = -1;
+    if (hoff != NULL && bag_layout((int64_t *)ct_data(hidx), ct_numel(input), (int64_t *)ct_data(hoff), ct_numel(hoff),
+                                   include_last, padding_idx, num_weights, B, w, &gather, &count) == 0) {
+        int64_t gsize = *B * *w;
+        *gidx = KEEP(device_table(1, &gsize, gather, false, dev));
+        *cnt = KEEP(device_table(1, B, count, false, dev));
+        rc = arena->failed ? -1 : 0;
+    }
+    PyMem_Free(gather);
+    PyMem_Free(count);
+    Py_XDECREF(hidx);
+    Py_XDECREF(hoff);
+    return rc;
+}
+
+/* rows (n, D) laid out as the bags (B, w, D), the filler (0, or -inf for max) past each bag's end */
+static PyObject *bag_dense(CtArena *arena, PyObject *rows, PyObject *gidx, int64_t B, int64_t w, int64_t mode,
+                           CtDType dtype, CtDevice dev)
+{
+    int64_t D = arena->failed ? 0 : CT_TENSOR(rows)->sizes[1], fill_sizes[2] = {1, D};
+    CtScalar fill = {.kind = CT_KIND_FLOAT, .v.d = mode == 2 ? -INFINITY : 0.0};
+    PyObject *filler = arena->failed ? NULL : KEEP((PyObject *)ct_full(2, fill_sizes, &fill, dtype, dev));
+    PyObject *both = arena->failed ? NULL : KEEP(PyTuple_Pack(2, rows, filler));
+    return METH(METH(FN("cat", "(Oi)", both, 0), "index_select", "(iO)", 0, gidx), "view", "(LLL)", (long long)B,
+                (long long)w, (long long)D);
+}
+
 /* _embedding_bag(input (n,), weight (V, D), offsets (B or B + 1,), mode 0 sum / 1 mean / 2 max,
  * per_sample_weights (n,) or None, include_last_offset, padding_idx (-1: none), scale_grad_by_freq)
- * -> (B, D). scale_grad_by_freq: the rows are looked up by embedding(scale_grad_by_freq=True), whose
- * backward divides each index's gradient by its count in input, as PyTorch's bag backward does. */
+ * -> (B, D), recorded as one EmbeddingBagBackward0 node (ct_nn_bw_embedding_bag). */
 static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"input", "weight", "offsets", "mode", "per_sample_weights",
@@ -271,38 +307,23 @@ static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t
                      input->ndim);
         return NULL;
     }
-    CtTensorObject *hidx = NULL, *hoff = NULL;
-    int64_t *gather = NULL, *count = NULL;
-    PyObject *result = NULL;
     CtArena scratch = {0}, *arena = &scratch;
-    hidx = host_int64(input);
-    hoff = hidx ? host_int64(offsets) : NULL;
-    int64_t B = 0, w = 0, n = ct_numel(input), D = weight->sizes[1];
-    if (hoff == NULL || bag_layout((int64_t *)ct_data(hidx), n, (int64_t *)ct_data(hoff), ct_numel(hoff), include_last,
-                                   padding_idx, weight->sizes[0], &B, &w, &gather, &count) < 0) {
+    CtDevice dev = ct_device_of(weight);
+    int64_t B = 0, w = 0;
+    PyObject *gidx, *cnt, *result = NULL;
+    if (bag_tables(arena, input, offsets, include_last, padding_idx, weight->sizes[0], dev, &B, &w, &gidx, &cnt) < 0) {
         goto done;
     }
-    CtDevice dev = ct_device_of(weight);
-    int64_t gsize = B * w, fill_sizes[2] = {1, D};
-    PyObject *gidx = KEEP(device_table(1, &gsize, gather, false, dev));
-    PyObject *rows = scale_grad ? FN("embedding", "(OOiOO)", a[1], a[0], -1, Py_True, Py_False)
-                                : METH(a[1], "index_select", "(iO)", 0, a[0]);
+    PyObject *rows = METH(a[1], "index_select", "(iO)", 0, a[0]);
     if (a[4] != NULL && a[4] != Py_None) {
         rows = MUL(rows, METH(a[4], "unsqueeze", "(i)", 1));
     }
-    CtScalar fill = {.kind = CT_KIND_FLOAT, .v.d = mode == 2 ? -INFINITY : 0.0};
-    PyObject *filler = arena->failed ? NULL : KEEP((PyObject *)ct_full(2, fill_sizes, &fill, weight->dtype, dev));
-    PyObject *both = arena->failed ? NULL : KEEP(PyTuple_Pack(2, rows, filler));
-    PyObject *dense = METH(METH(FN("cat", "(Oi)", both, 0), "index_select", "(iO)", 0, gidx), "view", "(LLL)",
-                           (long long)B, (long long)w, (long long)D);
-    PyObject *out;
+    PyObject *dense = bag_dense(arena, rows, gidx, B, w, mode, weight->dtype, dev), *out;
     if (mode == 2) {
-        PyObject *cnt = KEEP(device_table(1, &B, count, false, dev));
         out = METH(METH(dense, "amax", "(i)", 1), "masked_fill", "(Oi)", METH(CMP(cnt, INT(0), Py_EQ), "unsqueeze", "(i)", 1), 0);
     } else {
         out = METH(dense, "sum", "(i)", 1);
         if (mode == 1) {
-            PyObject *cnt = KEEP(device_table(1, &B, count, false, dev));
             out = DIV(out, METH(METH(METH(cnt, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(weight->dtype)),
                                 "unsqueeze", "(i)", 1));
         }
@@ -310,11 +331,64 @@ static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t
     result = TAKE(out);
 done:
     arena_free(arena);
-    PyMem_Free(gather);
-    PyMem_Free(count);
-    Py_XDECREF(hidx);
-    Py_XDECREF(hoff);
     return result;
+}
+
+/* EmbeddingBagBackward0: the bags' gradient (B, w, D) (g for sum, g / count for mean, g at the
+ * first maximum for max) added back to the looked-up rows; weight's gradient adds those (times
+ * per_sample_weights, over each index's count in input for scale_grad_by_freq) at their indices;
+ * per_sample_weights' the rows' gradient dotted with their weight rows. */
+int ct_nn_bw_embedding_bag(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtTensorObject *input = ct_node_tensor(n, 0), *weight = input ? ct_node_tensor(n, 1) : NULL;
+    CtTensorObject *offsets = weight ? ct_node_tensor(n, 2) : NULL;
+    int64_t mode = 1, padding_idx = -1;
+    PyObject *psw = n->args[4] != NULL && n->args[4] != Py_None ? n->args[4] : NULL;
+    if (offsets == NULL || opt_int(n->args[3], &mode) < 0 || opt_int(n->args[6], &padding_idx) < 0) {
+        return -1;
+    }
+    bool include_last = n->args[5] != NULL && PyObject_IsTrue(n->args[5]) == 1;
+    bool scale_grad = n->args[7] != NULL && PyObject_IsTrue(n->args[7]) == 1;
+    CtArena scratch = {0}, *arena = &scratch;
+    CtDevice dev = ct_device_of(weight);
+    int64_t B = 0, w = 0, N = ct_numel(input), V = weight->sizes[0], D = weight->sizes[1];
+    PyObject *gidx, *cnt, *x = (PyObject *)input, *wt = (PyObject *)weight;
+    int rc = -1;
+    if (bag_tables(arena, input, offsets, include_last, padding_idx, V, dev, &B, &w, &gidx, &cnt) < 0) {
+        goto done;
+    }
+    PyObject *rows = METH(wt, "index_select", "(iO)", 0, x);
+    PyObject *gd = METH(METH(g[0], "unsqueeze", "(i)", 1), "expand", "(LLL)", (long long)B, (long long)w, (long long)D);
+    if (mode == 1) {
+        gd = DIV(gd, METH(METH(METH(cnt, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(weight->dtype)), "view",
+                          "(LLL)", (long long)B, 1LL, 1LL));
+    } else if (mode == 2) {
+        PyObject *first = METH(bag_dense(arena, rows, gidx, B, w, mode, weight->dtype, dev), "argmax", "(iO)", 1, Py_True);
+        PyObject *pos = METH(METH(FN("arange", "(L)", (long long)w), "to", "(O)", ATTR(x, "device")), "view", "(LLL)", 1LL,
+                             (long long)w, 1LL);
+        gd = MUL(gd, MASK(CMP(pos, first, Py_EQ), g[0]));
+    }
+    PyObject *grow_all = arena->failed ? NULL : KEEP(PyObject_CallMethod(wt, "new_zeros", "(LL)", (long long)(N + 1), (long long)D));
+    PyObject *grow = METH(METH(grow_all, "index_add", "(iOO)", 0, gidx, METH(gd, "reshape", "(LL)", (long long)(B * w), (long long)D)),
+                          "narrow", "(iLL)", 0, 0LL, (long long)N); /* (N, D): each looked-up row's gradient */
+    rc = 0;
+    if (n->edge_nodes[0] != NULL) {
+        PyObject *v = psw ? MUL(grow, METH(psw, "unsqueeze", "(i)", 1)) : grow;
+        if (scale_grad) {
+            PyObject *freq = METH(METH(x, "new_zeros", "(L)", (long long)V), "index_add", "(iOO)", 0, x, FN("ones_like", "(O)", x));
+            v = DIV(v, METH(METH(METH(freq, "index_select", "(iO)", 0, x), "to", "(O)", ct_dtype_object(weight->dtype)),
+                            "unsqueeze", "(i)", 1));
+        }
+        v = METH(METH(wt, "new_zeros", "(LL)", (long long)V, (long long)D), "index_add", "(iOO)", 0, x, v);
+        rc = (gi[0] = v ? ct_fit_grad(v, &n->meta[1]) : NULL) == NULL ? -1 : 0;
+    }
+    if (rc == 0 && psw != NULL && n->num_edges > 1 && n->edge_nodes[1] != NULL) {
+        PyObject *v = METH(MUL(grow, rows), "sum", "(i)", 1);
+        rc = (gi[1] = v ? ct_fit_grad(v, &n->meta[4]) : NULL) == NULL ? -1 : 0;
+    }
+done:
+    arena_free(arena);
+    return rc;
 }
 
 /* ====================================================================================================

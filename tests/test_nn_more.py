@@ -169,6 +169,25 @@ def test_embedding_bag_weights_grad(device, rng):
         assert gradcheck(lambda w: F.embedding_bag(T(IDX, device), w, off, mode=mode, padding_idx=2), (W,))
 
 
+def test_embedding_bag_node(device, rng):
+    """One EmbeddingBagBackward0 node for every mode and input layout; max's gradient goes to the first
+    maximum of each bag and column (an empty bag's to none); second derivatives."""
+    from ctorch.autograd import gradgradcheck
+    W = T(rng.standard_normal((10, 3)), device, grad=True)
+    psw = T(rng.standard_normal(10), device, grad=True)
+    off = T([0, 3, 3, 7], device)
+    for kw in ({"mode": "sum", "per_sample_weights": psw}, {"mode": "mean", "scale_grad_by_freq": True},
+               {"mode": "max", "include_last_offset": True}):
+        assert F.embedding_bag(T(IDX, device), W, off, **kw).grad_fn.name() == "EmbeddingBagBackward0"
+    assert F.embedding_bag(T(IDX.reshape(2, 5), device), W).grad_fn.name() == "EmbeddingBagBackward0"
+    assert gradgradcheck(lambda w, p: F.embedding_bag(T(IDX, device), w, off, mode="sum", per_sample_weights=p),
+                         (W, psw))
+    w = T([[1.0, 2.0], [1.0, 0.0], [0.0, 5.0]], device, grad=True)
+    F.embedding_bag(T([0, 1, 2, 1], device), w, T([0, 2, 2], device), mode="max").backward(
+        T([[1.0, 10.0], [100.0, 1000.0], [7.0, 7.0]], device))
+    assert_close(w.grad, [[1, 10], [7, 0], [0, 7]])
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean"])
 def test_embedding_bag_scale_grad_by_freq(device, mode, rng):
     # each index's gradient divided by its count in the whole input (the padding entries add nothing)
