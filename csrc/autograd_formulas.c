@@ -979,7 +979,8 @@ static int bw_renorm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *x = (PyObject *)ct_node_tensor(n, 0);
     double p, maxnorm;
     long long dim = PyLong_AsLongLong(ARG(2));
-    if (x == NULL || (dim == -1 && PyErr_Occurred()) || arg_p(ARG(1), 2.0, &p) < 0 || arg_p(ARG(3), 0.0, &maxnorm) < 0) {
+    if (x == NULL || (dim == -1 && PyErr_Occurred()) || arg_p(ARG(1), 2.0, &p) < 0 ||
+        arg_p(ARG(3), 0.0, &maxnorm) < 0) {
         return -1;
     }
     int nd = META(0)->ndim;
@@ -2888,6 +2889,13 @@ static const char *name_masked_fill(PyObject *const *a)
 {
     return is_tensor(a[2]) ? "MaskedFillBackward1" : "MaskedFillBackward0";
 }
+/* PyTorch's l1_loss is composite: (input - target).abs(), then mean / sum by the reduction */
+static const char *name_l1_loss(PyObject *const *a)
+{
+    long r = a[4] != NULL && PyLong_Check(a[4]) ? PyLong_AsLong(a[4]) : 1;
+    PyErr_Clear();
+    return r == 0 ? "AbsBackward0" : r == 2 ? "SumBackward0" : "MeanBackward0";
+}
 static const char *name_index_fill(PyObject *const *a) { return is_tensor(a[3]) ? "IndexFillBackward1" : "IndexFillBackward0"; }
 static const char *name_round(PyObject *const *a) { return is_given(a[1]) ? "RoundBackward1" : "RoundBackward0"; }
 /* 2 / x is computed as 2 * x.reciprocal() by PyTorch; a rounding mode is another overload.
@@ -3685,7 +3693,7 @@ const CtFormula ct_formulas[] = {
     {"_linear_mm", "MmBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
     {"_linear_nd", "UnsafeViewBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
     {"_cross_entropy", "NllLossBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
-     3, 0, ct_nn_bw_cross_entropy},
+     3, 0, ct_nn_bw_cross_entropy, NULL, 4, "nll_loss_forward"},
     {"_cross_entropy_ls", "AddBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
      3, 0, ct_nn_bw_cross_entropy},
     {"_cross_entropy_soft", "NegBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
@@ -3693,24 +3701,26 @@ const CtFormula ct_formulas[] = {
     {"_cross_entropy_soft_mean", "DivBackward1",
      SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"), 3, 0, ct_nn_bw_cross_entropy},
     {"_nll_loss", "NllLossBackward0", SIG("input", "target", "weight", "reduction", "ignore_index"), 1, 0,
-     ct_nn_bw_nll_loss},
+     ct_nn_bw_nll_loss, NULL, 4, "nll_loss_forward"},
     {"_mse_loss", "MseLossBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0,
      ct_nn_bw_pointwise_loss},
-    {"_l1_loss", "L1LossBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0,
-     ct_nn_bw_pointwise_loss},
+    {"_l1_loss", "MeanBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0,
+     ct_nn_bw_pointwise_loss, name_l1_loss},
     {"_smooth_l1_loss", "SmoothL1LossBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3,
      0, ct_nn_bw_pointwise_loss},
     {"_binary_cross_entropy", "BinaryCrossEntropyBackward0",
-     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss},
+     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss, NULL, 4,
+     "binary_cross_entropy"},
     {"_binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
-     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss},
+     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss, NULL, 12,
+     "binary_cross_entropy_with_logits"},
     {"layer_norm", "NativeLayerNormBackward0", SIG("input", "normalized_shape", "weight", "bias", "eps", "cudnn_enable"),
      13, 0, ct_nn_bw_layer_norm},
     {"embedding", "EmbeddingBackward0", SIG("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"), 1, 0,
      ct_nn_bw_embedding},
     {"_leaky_relu", "LeakyReluBackward0", SIG("input", "negative_slope"), 1, 0, ct_nn_bw_leaky_relu},
     {"multi_margin_loss", "MultiMarginLossBackward0", SIG("input", "target", "p", "margin", "weight", "reduction"), 1, 0,
-     ct_nn_bw_multi_margin_loss},
+     ct_nn_bw_multi_margin_loss, NULL, 16, "multi_margin_loss"},
     {"multilabel_margin_loss", "MultilabelMarginLossBackward0", SIG("input", "target", "reduction"), 1, 0,
      ct_nn_bw_multilabel_margin_loss},
     {"_embedding_bag_dense", "EmbeddingBagBackward0",
@@ -3770,7 +3780,7 @@ const CtFormula ct_formulas[] = {
      ct_act_name_pad_gather},
     {"huber_loss", "HuberLossBackward0", SIG("input", "target", "reduction", "delta"), 3, 0, ct_act_bw_huber_loss},
     {"soft_margin_loss", "SoftMarginLossBackward0", SIG("input", "target", "reduction"), 3, 0,
-     ct_act_bw_soft_margin_loss},
+     ct_act_bw_soft_margin_loss, NULL, 2, "soft_margin_loss"},
     /* pooling (csrc/pool.c); the 1-d poolings, max_pool2d and adaptive_avg_pool2d are composites of these */
     {"max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0",
      SIG("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"), 1, CT_F_SAVE_OUT, ct_pool_bw_max_pool2d},

@@ -363,19 +363,22 @@ int ct_nn_bw_embedding_bag(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         gd = DIV(gd, METH(METH(METH(cnt, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(weight->dtype)), "view",
                           "(LLL)", (long long)B, 1LL, 1LL));
     } else if (mode == 2) {
-        PyObject *first = METH(bag_dense(arena, rows, gidx, B, w, mode, weight->dtype, dev), "argmax", "(iO)", 1, Py_True);
+        PyObject *dense = bag_dense(arena, rows, gidx, B, w, mode, weight->dtype, dev);
+        PyObject *first = METH(dense, "argmax", "(iO)", 1, Py_True);
         PyObject *pos = METH(METH(FN("arange", "(L)", (long long)w), "to", "(O)", ATTR(x, "device")), "view", "(LLL)", 1LL,
                              (long long)w, 1LL);
         gd = MUL(gd, MASK(CMP(pos, first, Py_EQ), g[0]));
     }
-    PyObject *grow_all = arena->failed ? NULL : KEEP(PyObject_CallMethod(wt, "new_zeros", "(LL)", (long long)(N + 1), (long long)D));
-    PyObject *grow = METH(METH(grow_all, "index_add", "(iOO)", 0, gidx, METH(gd, "reshape", "(LL)", (long long)(B * w), (long long)D)),
-                          "narrow", "(iLL)", 0, 0LL, (long long)N); /* (N, D): each looked-up row's gradient */
+    PyObject *grow_all = METH(wt, "new_zeros", "(LL)", (long long)(N + 1), (long long)D);
+    PyObject *flat = METH(gd, "reshape", "(LL)", (long long)(B * w), (long long)D);
+    /* (N, D): each looked-up row's gradient (the filler row N dropped) */
+    PyObject *grow = METH(METH(grow_all, "index_add", "(iOO)", 0, gidx, flat), "narrow", "(iLL)", 0, 0LL, (long long)N);
     rc = 0;
     if (n->edge_nodes[0] != NULL) {
         PyObject *v = psw ? MUL(grow, METH(psw, "unsqueeze", "(i)", 1)) : grow;
         if (scale_grad) {
-            PyObject *freq = METH(METH(x, "new_zeros", "(L)", (long long)V), "index_add", "(iOO)", 0, x, FN("ones_like", "(O)", x));
+            PyObject *freq = METH(METH(x, "new_zeros", "(L)", (long long)V), "index_add", "(iOO)", 0, x,
+                                  FN("ones_like", "(O)", x));
             v = DIV(v, METH(METH(METH(freq, "index_select", "(iO)", 0, x), "to", "(O)", ct_dtype_object(weight->dtype)),
                             "unsqueeze", "(i)", 1));
         }
