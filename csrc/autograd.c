@@ -1008,6 +1008,22 @@ static bool many_positional_sizes(const CtFormula *f, Py_ssize_t nargs, PyObject
     return nargs - 1 > slots;
 }
 
+/* PyTorch's check_no_requires_grad: the arguments f has no derivative for may not require grad. 0 or -1. */
+static int refuse_grad_arguments(const CtFormula *f, PyObject *const *norm)
+{
+    for (int i = 0; f->no_grad != 0 && f->sig[i] != NULL; i++) {
+        if ((f->no_grad & (1u << i)) && norm[i] != NULL && CtTensor_Check(norm[i]) &&
+            tensor_requires_grad(CT_TENSOR(norm[i]))) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "The function '%s' is not differentiable with respect to argument '%s'. This input cannot "
+                         "have requires_grad True.",
+                         f->aten_name != NULL ? f->aten_name : f->op, f->sig[i] + (f->sig[i][0] == '*'));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Runs thunk(ctx) and, when needed, records a node for formula f over the call's arguments. */
 static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
@@ -1055,7 +1071,7 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
         return thunk(ctx); /* x.view(dtype) reinterprets bytes: no gradient flows (as PyTorch) */
     }
     PyErr_Clear();
-    if (refresh_arguments(norm, n) < 0) {
+    if (refresh_arguments(norm, n) < 0 || refuse_grad_arguments(f, norm) < 0) {
         return NULL;
     }
     bool needed;

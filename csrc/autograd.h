@@ -39,6 +39,10 @@ typedef struct {
     /* optional: the node name for this call's normalised arguments (PyTorch names overloads
      * differently, e.g. SumBackward0 for a full sum, SumBackward1 with dim); NULL: node_name */
     const char *(*name_for)(PyObject *const *norm);
+    /* optional: bit i: argument i may not require grad (PyTorch has no derivative for it and says
+     * "The function '<aten_name>' is not differentiable with respect to argument ..." at the call) */
+    unsigned no_grad;
+    const char *aten_name;
 } CtFormula;
 
 struct CtNodeObject {

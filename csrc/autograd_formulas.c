@@ -884,53 +884,120 @@ static int bw_logsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return rc;
 }
 
-/* norm(input, p='fro', dim=None, keepdim=False), g times:
- *   p = 0: none;  p = 1: sign(x);  p = +-inf: sign(x) shared evenly among the elements with
- *   |x| == norm (zero elsewhere, and where the norm is nan);
+/* g times d norm_p(x) / dx, owned by the arena (p != 0): ou and gu are the norm and g, broadcastable
+ * to x; dims the reduced dims (NULL: all).
+ *   p = 1: sign(x);  p = +-inf: sign(x) shared evenly among the elements with |x| == norm (zero
+ *   elsewhere, and where the norm is nan);
  *   p < 1: sign(x) |x|^(p-1) norm^(1-p), zero where x == 0;
  *   p > 1: sign(x) |x|^(p-1) / norm^(p-1), zero where the norm is 0. */
-static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+static PyObject *norm_grad(CtArena *arena, PyObject *x, PyObject *ou, PyObject *gu, double p, PyObject *dims)
 {
-    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
-    if (x == NULL) {
-        return -1;
+    PyObject *zero = NUM(0.0);
+    PyObject *sg = METH(x, "sign", NULL);
+    if (isinf(p)) {
+        PyObject *mask = CMP(METH(x, "abs", NULL), ou, Py_EQ);
+        PyObject *cnt = SUM_KEEP(MASK(mask, x), dims);
+        return WHERE(mask, DIV(MUL(gu, sg), cnt), zero);
     }
-    double p = 2.0;
-    PyObject *pobj = ARG(1);
-    if (pobj != NULL && !PyUnicode_Check(pobj)) {
-        p = PyFloat_AsDouble(pobj);
-        if (p == -1.0 && PyErr_Occurred()) {
+    if (p == 1.0) {
+        return MUL(gu, sg);
+    }
+    if (p == 2.0) {
+        return WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(x, ou)));
+    }
+    PyObject *s = MUL(sg, POW(METH(x, "abs", NULL), NUM(p - 1.0)));
+    if (p < 1.0) {
+        s = WHERE(CMP(x, zero, Py_EQ), zero, s);
+        return MUL(MUL(gu, s), POW(ou, NUM(1.0 - p)));
+    }
+    return WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(s, POW(ou, NUM(p - 1.0)))));
+}
+
+/* A p argument as a double (def when absent). 0 or -1. */
+static int arg_p(PyObject *obj, double def, double *p)
+{
+    *p = def;
+    if (obj != NULL && !PyUnicode_Check(obj)) {
+        *p = PyFloat_AsDouble(obj);
+        if (*p == -1.0 && PyErr_Occurred()) {
             return -1;
         }
     }
-    if (p == 0.0) { /* piecewise constant: no gradient at all (x.grad stays None, as in PyTorch) */
+    return 0;
+}
+
+/* norm(input, p='fro', dim=None, keepdim=False): norm_grad; p = 0 is piecewise constant: no
+ * gradient at all (x.grad stays None, as in PyTorch). */
+static int bw_norm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    double p;
+    if (x == NULL || arg_p(ARG(1), 2.0, &p) < 0) {
+        return -1;
+    }
+    if (p == 0.0) {
         return 0;
     }
     PyObject *dims = ARG(2);
     bool keepdim = arg_true(ARG(3));
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *zero = NUM(0.0);
     PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *ou = arena->failed ? NULL : KEEP(unreduce(out, META(0), dims, keepdim));
     PyObject *gu = arena->failed ? NULL : KEEP(unreduce(g[0], META(0), dims, keepdim));
-    PyObject *sg = METH(x, "sign", NULL);
-    PyObject *v = NULL;
-    if (isinf(p)) {
-        PyObject *mask = CMP(METH(x, "abs", NULL), ou, Py_EQ);
-        PyObject *cnt = SUM_KEEP(MASK(mask, x), dims);
-        v = WHERE(mask, DIV(MUL(gu, sg), cnt), zero);
-    } else if (p == 1.0) {
-        v = MUL(gu, sg);
-    } else if (p == 2.0) {
-        v = WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(x, ou)));
-    } else if (p < 1.0) {
-        PyObject *s = MUL(sg, POW(METH(x, "abs", NULL), NUM(p - 1.0)));
-        s = WHERE(CMP(x, zero, Py_EQ), zero, s);
-        v = MUL(MUL(gu, s), POW(ou, NUM(1.0 - p)));
-    } else {
-        PyObject *s = MUL(sg, POW(METH(x, "abs", NULL), NUM(p - 1.0)));
-        v = WHERE(CMP(ou, zero, Py_EQ), zero, MUL(gu, DIV(s, POW(ou, NUM(p - 1.0)))));
+    int rc = set_fit(&gi[0], TAKE(norm_grad(arena, x, ou, gu, p, dims)), META(0));
+    arena_free(arena);
+    return rc;
+}
+
+/* dist(input, other, p=2): norm_grad of input - other, negated for other; p = 0 none (PyTorch
+ * raises there). */
+static int bw_dist(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *o = x ? (PyObject *)ct_node_tensor(n, 1) : NULL;
+    double p;
+    if (o == NULL || arg_p(ARG(2), 2.0, &p) < 0) {
+        return -1;
     }
+    if (p == 0.0) {
+        return 0;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *out = KEEP(ct_node_output_ref(n, 0));
+    PyObject *v = norm_grad(arena, SUB(x, o), out, g[0], p, NULL);
+    int rc = NEEDS(0) ? set_fit(&gi[0], TAKE(v), META(0)) : 0;
+    if (rc == 0 && NEEDS(1)) {
+        rc = set_fit(&gi[1], TAKE(NEG(v)), META(1));
+    }
+    arena_free(arena);
+    return rc;
+}
+
+/* renorm(input, p, dim, maxnorm) = input * f, f = maxnorm / (norm + 1e-7) on the slices whose
+ * p-norm over the other dims exceeds maxnorm (1 elsewhere): g f - f / (norm + 1e-7) dnorm/dx sum(g x). */
+static int bw_renorm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    double p, maxnorm;
+    long long dim = PyLong_AsLongLong(ARG(2));
+    if (x == NULL || (dim == -1 && PyErr_Occurred()) || arg_p(ARG(1), 2.0, &p) < 0 ||
+        arg_p(ARG(3), 0.0, &maxnorm) < 0) {
+        return -1;
+    }
+    int nd = META(0)->ndim;
+    dim = dim < 0 ? dim + nd : dim;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *others = KEEP(PyTuple_New(nd - 1));
+    for (int i = 0, k = 0; others != NULL && i < nd; i++) {
+        if (i != dim) {
+            PyTuple_SET_ITEM(others, k++, PyLong_FromLong(i));
+        }
+    }
+    PyObject *norm = FN("_linalg_vector_norm", "(OOOO)", x, ARG(1), others, Py_True);
+    PyObject *limit = NUM(maxnorm);
+    PyObject *inv = POW(ADD(norm, NUM(1e-7)), NUM(-1.0));
+    PyObject *f = MUL(inv, limit);
+    PyObject *dn = norm_grad(arena, x, norm, SUM_KEEP(MUL(x, g[0]), others), p, others);
+    PyObject *v = WHERE(CMP(norm, limit, Py_GT), SUB(MUL(f, g[0]), MUL(MUL(f, inv), dn)), g[0]);
     int rc = set_fit(&gi[0], TAKE(v), META(0));
     arena_free(arena);
     return rc;
@@ -2159,6 +2226,50 @@ done:
     return rc;
 }
 
+/* put(input, index, source, accumulate=False): input g (zeroed at index unless accumulating),
+ * source g.take(index) (every duplicate index gets it, as PyTorch). */
+static int bw_put(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *index = (PyObject *)ct_node_tensor(n, 1);
+    if (index == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *gs = NEEDS(0) && !arg_true(ARG(3)) ? METH(g[0], "put", "(OO)", index, KEEP(zeros_for(META(2)))) : g[0];
+    int rc = put(n, gi, 0, gs, 0);
+    if (rc == 0 && NEEDS(1)) {
+        rc = put(n, gi, 1, METH(METH(g[0], "take", "(O)", index), "reshape", "(O)", KEEP(shape_of(META(2)))), 2);
+    }
+    arena_free(arena);
+    return rc;
+}
+
+/* masked_scatter(input, mask, source): input g where mask is false; source the masked g in order,
+ * zero-padded to source's numel. */
+static int bw_masked_scatter(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *mask = (PyObject *)ct_node_tensor(n, 1);
+    if (mask == NULL) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    int rc = NEEDS(0) ? put(n, gi, 0, METH(g[0], "masked_fill", "(Od)", mask, 0.0), 0) : 0;
+    if (rc == 0 && NEEDS(1)) {
+        int64_t numel = 1;
+        for (int i = 0; i < META(2)->ndim; i++) {
+            numel *= META(2)->sizes[i];
+        }
+        PyObject *sel = METH(g[0], "masked_select", "(O)", mask);
+        int64_t got = sel ? ct_numel(CT_TENSOR(sel)) : 0;
+        if (sel != NULL && got < numel) {
+            sel = FN("cat", "([OO])", sel, METH(sel, "new_zeros", "(L)", (long long)(numel - got)));
+        }
+        rc = put(n, gi, 1, METH(sel, "reshape", "(O)", KEEP(shape_of(META(2)))), 2);
+    }
+    arena_free(arena);
+    return rc;
+}
+
 /* index_add(input, dim, index, source, *, alpha=1) */
 static int bw_index_add(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
@@ -2778,6 +2889,13 @@ static const char *name_masked_fill(PyObject *const *a)
 {
     return is_tensor(a[2]) ? "MaskedFillBackward1" : "MaskedFillBackward0";
 }
+/* PyTorch's l1_loss is composite: (input - target).abs(), then mean / sum by the reduction */
+static const char *name_l1_loss(PyObject *const *a)
+{
+    long r = a[4] != NULL && PyLong_Check(a[4]) ? PyLong_AsLong(a[4]) : 1;
+    PyErr_Clear();
+    return r == 0 ? "AbsBackward0" : r == 2 ? "SumBackward0" : "MeanBackward0";
+}
 static const char *name_index_fill(PyObject *const *a) { return is_tensor(a[3]) ? "IndexFillBackward1" : "IndexFillBackward0"; }
 static const char *name_round(PyObject *const *a) { return is_given(a[1]) ? "RoundBackward1" : "RoundBackward0"; }
 /* 2 / x is computed as 2 * x.reciprocal() by PyTorch; a rounding mode is another overload.
@@ -3372,6 +3490,8 @@ const CtFormula ct_formulas[] = {
     {"histc", "HistcBackward0", SIG("input", "bins", "min", "max", "*out"), 0, 0, NULL},
     {"logsumexp", "LogsumexpBackward0", SIG("input", "dim", "keepdim"), 1, CT_F_SAVE_OUT, bw_logsumexp},
     {"norm", "LinalgVectorNormBackward0", SIG("input", "p", "dim", "keepdim", "*dtype"), 1, CT_F_SAVE_OUT, bw_norm},
+    {"dist", "DistBackward0", SIG("input", "other", "p"), 3, CT_F_SAVE_OUT, bw_dist},
+    {"renorm", "RenormBackward0", SIG("input", "p", "dim", "maxnorm"), 1, 0, bw_renorm},
     {"softmax", "SoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_softmax},
     {"log_softmax", "LogSoftmaxBackward0", SIG("input", "dim", "*dtype"), 1, CT_F_SAVE_OUT | NSV, bw_log_softmax},
     {"cumsum", "CumsumBackward0", SIG("input", "dim", "*dtype"), 1, NSV, bw_cumsum},
@@ -3493,6 +3613,8 @@ const CtFormula ct_formulas[] = {
     {"index_select", "IndexSelectBackward0", SIG("input", "dim", "index"), 1, NSV, bw_index_select},
     {"take", "TakeBackward0", SIG("input", "index"), 1, NSV, bw_take},
     {"masked_select", "MaskedSelectBackward0", SIG("input", "mask"), 1, NSV, bw_masked_select},
+    {"put", "PutBackward0", SIG("input", "index", "source", "accumulate"), 5, NSV, bw_put},
+    {"masked_scatter", "MaskedScatterBackward0", SIG("input", "mask", "source"), 5, NSV, bw_masked_scatter},
     {"scatter", "ScatterBackward0", SIG("input", "dim", "index", "src", "*value", "*reduce"), 9, NSV, bw_scatter_any,
      name_scatter},
     {"scatter_add", "ScatterAddBackward0", SIG("input", "dim", "index", "src"), 9, NSV, bw_scatter},
@@ -3572,13 +3694,14 @@ const CtFormula ct_formulas[] = {
     {"rot90", "Rot90Backward0", SIG("input", "k", "dims"), 1, NSV, ct_composite_bw_rot90},
     {"cdist", "CdistBackward0", SIG("x1", "x2", "p", "compute_mode"), 3, CT_F_SAVE_OUT, ct_composite_bw_cdist,
      ct_composite_name_cdist},
+    {"pdist", "PdistBackward0", SIG("input", "p"), 1, CT_F_SAVE_OUT, ct_composite_bw_pdist},
     /* nn (csrc/nn.c): linear's node name follows PyTorch's for 2-D input with a bias; the Python
      * layer calls the aliases for the other cases so that grad_fn names match PyTorch's */
     {"linear", "AddmmBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
     {"_linear_mm", "MmBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
     {"_linear_nd", "UnsafeViewBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
     {"_cross_entropy", "NllLossBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
-     3, 0, ct_nn_bw_cross_entropy},
+     3, 0, ct_nn_bw_cross_entropy, NULL, 4, "nll_loss_forward"},
     {"_cross_entropy_ls", "AddBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
      3, 0, ct_nn_bw_cross_entropy},
     {"_cross_entropy_soft", "NegBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
@@ -3586,7 +3709,7 @@ const CtFormula ct_formulas[] = {
     {"_cross_entropy_soft_mean", "DivBackward1",
      SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"), 3, 0, ct_nn_bw_cross_entropy},
     {"_nll_loss", "NllLossBackward0", SIG("input", "target", "weight", "reduction", "ignore_index"), 1, 0,
-     ct_nn_bw_nll_loss},
+     ct_nn_bw_nll_loss, NULL, 4, "nll_loss_forward"},
     /* csrc/nn_misc.c: CTC; its backward has no derivative, as PyTorch's */
     {"_ctc_loss", "CtcLossBackward0",
      SIG("log_probs", "targets", "input_lengths", "target_lengths", "blank", "zero_infinity"), 1, CT_F_SAVE_OUT,
@@ -3597,19 +3720,29 @@ const CtFormula ct_formulas[] = {
      99, CT_F_NO_DERIV, NULL},
     {"_mse_loss", "MseLossBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0,
      ct_nn_bw_pointwise_loss},
-    {"_l1_loss", "L1LossBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0,
-     ct_nn_bw_pointwise_loss},
+    {"_l1_loss", "MeanBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0,
+     ct_nn_bw_pointwise_loss, name_l1_loss},
     {"_smooth_l1_loss", "SmoothL1LossBackward0", SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3,
      0, ct_nn_bw_pointwise_loss},
     {"_binary_cross_entropy", "BinaryCrossEntropyBackward0",
-     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss},
+     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss, NULL, 4,
+     "binary_cross_entropy"},
     {"_binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
-     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss},
+     SIG("input", "target", "weight", "pos_weight", "reduction", "beta"), 3, 0, ct_nn_bw_pointwise_loss, NULL, 12,
+     "binary_cross_entropy_with_logits"},
     {"layer_norm", "NativeLayerNormBackward0", SIG("input", "normalized_shape", "weight", "bias", "eps", "cudnn_enable"),
      13, 0, ct_nn_bw_layer_norm},
     {"embedding", "EmbeddingBackward0", SIG("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"), 1, 0,
      ct_nn_bw_embedding},
     {"_leaky_relu", "LeakyReluBackward0", SIG("input", "negative_slope"), 1, 0, ct_nn_bw_leaky_relu},
+    {"multi_margin_loss", "MultiMarginLossBackward0", SIG("input", "target", "p", "margin", "weight", "reduction"), 1, 0,
+     ct_nn_bw_multi_margin_loss, NULL, 16, "multi_margin_loss"},
+    {"multilabel_margin_loss", "MultilabelMarginLossBackward0", SIG("input", "target", "reduction"), 1, 0,
+     ct_nn_bw_multilabel_margin_loss},
+    {"_embedding_bag_dense", "EmbeddingBagBackward0",
+     SIG("input", "weight", "offsets", "mode", "per_sample_weights", "include_last_offset", "padding_idx",
+         "scale_grad_by_freq"),
+     18, 0, ct_nn_bw_embedding_bag},
     /* batch norm / group norm (csrc/norm.c); edges input, weight, bias */
     {"batch_norm", "NativeBatchNormBackward0",
      SIG("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps", "cudnn_enabled"), 7,
@@ -3663,7 +3796,7 @@ const CtFormula ct_formulas[] = {
      ct_act_name_pad_gather},
     {"huber_loss", "HuberLossBackward0", SIG("input", "target", "reduction", "delta"), 3, 0, ct_act_bw_huber_loss},
     {"soft_margin_loss", "SoftMarginLossBackward0", SIG("input", "target", "reduction"), 3, 0,
-     ct_act_bw_soft_margin_loss},
+     ct_act_bw_soft_margin_loss, NULL, 2, "soft_margin_loss"},
     /* pooling (csrc/pool.c); the 1-d poolings, max_pool2d and adaptive_avg_pool2d are composites of these */
     {"max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0",
      SIG("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"), 1, CT_F_SAVE_OUT, ct_pool_bw_max_pool2d},

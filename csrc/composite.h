@@ -12,6 +12,7 @@ int ct_composite_bw_cross(CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_composite_bw_block_diag(CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_composite_bw_rot90(CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_composite_bw_cdist(CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_composite_bw_pdist(CtNodeObject *n, PyObject *const *g, PyObject **gi);
 /* cdist's node name: ViewBackward0 where PyTorch takes the matrix-product path for p = 2 */
 const char *ct_composite_name_cdist(PyObject *const *norm);
 

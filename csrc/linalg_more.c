@@ -401,8 +401,8 @@ static PyObject *tensor_inner(PyObject *self, PyObject *const *args, Py_ssize_t 
     return finish(arena, r, a[1], "inner");
 }
 
-/* torch.dist: the p-norm of input - other (broadcast); PyTorch's node is DistBackward0, here the
- * difference's LinalgVectorNormBackward0 (the same gradient). */
+/* torch.dist: the p-norm of input - other (broadcast); recorded as one DistBackward0 node
+ * (autograd_formulas.c's bw_dist). */
 static PyObject *tensor_dist(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"other", "p", NULL};

@@ -273,6 +273,10 @@ int ct_nn_bw_pointwise_loss(struct CtNodeObject *n, PyObject *const *g, PyObject
 int ct_nn_bw_layer_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_nn_bw_embedding(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_nn_bw_leaky_relu(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+/* nn_misc.c's margin losses */
+int ct_nn_bw_multi_margin_loss(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_multilabel_margin_loss(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
+int ct_nn_bw_embedding_bag(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_norm_bw_batch_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_norm_bw_group_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_nn_bw_ctc_loss(struct CtNodeObject *n, PyObject *const *g, PyObject **gi); /* nn_misc.c */

@@ -4,7 +4,8 @@
  *   rms_norm(input, normalized_shape, weight, eps): input * rsqrt(mean(input^2) + eps) [* weight]
  *   _embedding_bag(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx):
  *       the bags laid out densely as (B, longest bag, D) by one index_select over the looked-up rows
- *       plus a filler row (0 for sum / mean, -inf for max), then sum / mean / amax over the bag dim
+ *       plus a filler row (0 for sum / mean, -inf for max), then sum / mean / amax over the bag dim;
+ *       one EmbeddingBagBackward0 node (its formula rebuilds the layout and adds the bags' gradient back)
  *   bilinear(input1, input2, weight, bias): x1 W x2 as a GEMM and a reduction
  *   multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
  *   triplet_margin_with_distance_loss (the distance a Python callable), ctc_loss (PyTorch's ctc_loss_impl
@@ -236,10 +237,45 @@ static int bag_layout(const int64_t *idx, int64_t n, const int64_t *offs, int64_
     return 0;
 }
 
+/* The bags' dense layout on dev (arena-owned): *gidx (B * w,) row numbers into the looked-up rows
+ * (n: the filler row), *cnt (B,) the non-padding entries per bag, from one host copy of input and
+ * offsets. 0 or -1. */
+static int bag_tables(CtArena *arena, CtTensorObject *input, CtTensorObject *offsets, bool include_last,
+                      int64_t padding_idx, int64_t num_weights, CtDevice dev, int64_t *B, int64_t *w, PyObject **gidx,
+                      PyObject **cnt)
+{
+    CtTensorObject *hidx = host_int64(input), *hoff = hidx ? host_int64(offsets) : NULL;
+    int64_t *gather = NULL, *count = NULL;
+    int rc = -1;
+    if (hoff != NULL && bag_layout((int64_t *)ct_data(hidx), ct_numel(input), (int64_t *)ct_data(hoff), ct_numel(hoff),
+                                   include_last, padding_idx, num_weights, B, w, &gather, &count) == 0) {
+        int64_t gsize = *B * *w;
+        *gidx = KEEP(device_table(1, &gsize, gather, false, dev));
+        *cnt = KEEP(device_table(1, B, count, false, dev));
+        rc = arena->failed ? -1 : 0;
+    }
+    PyMem_Free(gather);
+    PyMem_Free(count);
+    Py_XDECREF(hidx);
+    Py_XDECREF(hoff);
+    return rc;
+}
+
+/* rows (n, D) laid out as the bags (B, w, D), the filler (0, or -inf for max) past each bag's end */
+static PyObject *bag_dense(CtArena *arena, PyObject *rows, PyObject *gidx, int64_t B, int64_t w, int64_t mode,
+                           CtDType dtype, CtDevice dev)
+{
+    int64_t D = arena->failed ? 0 : CT_TENSOR(rows)->sizes[1], fill_sizes[2] = {1, D};
+    CtScalar fill = {.kind = CT_KIND_FLOAT, .v.d = mode == 2 ? -INFINITY : 0.0};
+    PyObject *filler = arena->failed ? NULL : KEEP((PyObject *)ct_full(2, fill_sizes, &fill, dtype, dev));
+    PyObject *both = arena->failed ? NULL : KEEP(PyTuple_Pack(2, rows, filler));
+    return METH(METH(FN("cat", "(Oi)", both, 0), "index_select", "(iO)", 0, gidx), "view", "(LLL)", (long long)B,
+                (long long)w, (long long)D);
+}
+
 /* _embedding_bag(input (n,), weight (V, D), offsets (B or B + 1,), mode 0 sum / 1 mean / 2 max,
  * per_sample_weights (n,) or None, include_last_offset, padding_idx (-1: none), scale_grad_by_freq)
- * -> (B, D). scale_grad_by_freq: the rows are looked up by embedding(scale_grad_by_freq=True), whose
- * backward divides each index's gradient by its count in input, as PyTorch's bag backward does. */
+ * -> (B, D), recorded as one EmbeddingBagBackward0 node (ct_nn_bw_embedding_bag). */
 static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"input", "weight", "offsets", "mode", "per_sample_weights",
@@ -274,38 +310,23 @@ static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t
                      input->ndim);
         return NULL;
     }
-    CtTensorObject *hidx = NULL, *hoff = NULL;
-    int64_t *gather = NULL, *count = NULL;
-    PyObject *result = NULL;
     CtArena scratch = {0}, *arena = &scratch;
-    hidx = host_int64(input);
-    hoff = hidx ? host_int64(offsets) : NULL;
-    int64_t B = 0, w = 0, n = ct_numel(input), D = weight->sizes[1];
-    if (hoff == NULL || bag_layout((int64_t *)ct_data(hidx), n, (int64_t *)ct_data(hoff), ct_numel(hoff), include_last,
-                                   padding_idx, weight->sizes[0], &B, &w, &gather, &count) < 0) {
+    CtDevice dev = ct_device_of(weight);
+    int64_t B = 0, w = 0;
+    PyObject *gidx, *cnt, *result = NULL;
+    if (bag_tables(arena, input, offsets, include_last, padding_idx, weight->sizes[0], dev, &B, &w, &gidx, &cnt) < 0) {
         goto done;
     }
-    CtDevice dev = ct_device_of(weight);
-    int64_t gsize = B * w, fill_sizes[2] = {1, D};
-    PyObject *gidx = KEEP(device_table(1, &gsize, gather, false, dev));
-    PyObject *rows = scale_grad ? FN("embedding", "(OOiOO)", a[1], a[0], -1, Py_True, Py_False)
-                                : METH(a[1], "index_select", "(iO)", 0, a[0]);
+    PyObject *rows = METH(a[1], "index_select", "(iO)", 0, a[0]);
     if (a[4] != NULL && a[4] != Py_None) {
         rows = MUL(rows, METH(a[4], "unsqueeze", "(i)", 1));
     }
-    CtScalar fill = {.kind = CT_KIND_FLOAT, .v.d = mode == 2 ? -INFINITY : 0.0};
-    PyObject *filler = arena->failed ? NULL : KEEP((PyObject *)ct_full(2, fill_sizes, &fill, weight->dtype, dev));
-    PyObject *both = arena->failed ? NULL : KEEP(PyTuple_Pack(2, rows, filler));
-    PyObject *dense = METH(METH(FN("cat", "(Oi)", both, 0), "index_select", "(iO)", 0, gidx), "view", "(LLL)",
-                           (long long)B, (long long)w, (long long)D);
-    PyObject *out;
+    PyObject *dense = bag_dense(arena, rows, gidx, B, w, mode, weight->dtype, dev), *out;
     if (mode == 2) {
-        PyObject *cnt = KEEP(device_table(1, &B, count, false, dev));
         out = METH(METH(dense, "amax", "(i)", 1), "masked_fill", "(Oi)", METH(CMP(cnt, INT(0), Py_EQ), "unsqueeze", "(i)", 1), 0);
     } else {
         out = METH(dense, "sum", "(i)", 1);
         if (mode == 1) {
-            PyObject *cnt = KEEP(device_table(1, &B, count, false, dev));
             out = DIV(out, METH(METH(METH(cnt, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(weight->dtype)),
                                 "unsqueeze", "(i)", 1));
         }
@@ -313,11 +334,67 @@ static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t
     result = TAKE(out);
 done:
     arena_free(arena);
-    PyMem_Free(gather);
-    PyMem_Free(count);
-    Py_XDECREF(hidx);
-    Py_XDECREF(hoff);
     return result;
+}
+
+/* EmbeddingBagBackward0: the bags' gradient (B, w, D) (g for sum, g / count for mean, g at the
+ * first maximum for max) added back to the looked-up rows; weight's gradient adds those (times
+ * per_sample_weights, over each index's count in input for scale_grad_by_freq) at their indices;
+ * per_sample_weights' the rows' gradient dotted with their weight rows. */
+int ct_nn_bw_embedding_bag(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    CtTensorObject *input = ct_node_tensor(n, 0), *weight = input ? ct_node_tensor(n, 1) : NULL;
+    CtTensorObject *offsets = weight ? ct_node_tensor(n, 2) : NULL;
+    int64_t mode = 1, padding_idx = -1;
+    PyObject *psw = n->args[4] != NULL && n->args[4] != Py_None ? n->args[4] : NULL;
+    if (offsets == NULL || opt_int(n->args[3], &mode) < 0 || opt_int(n->args[6], &padding_idx) < 0) {
+        return -1;
+    }
+    bool include_last = n->args[5] != NULL && PyObject_IsTrue(n->args[5]) == 1;
+    bool scale_grad = n->args[7] != NULL && PyObject_IsTrue(n->args[7]) == 1;
+    CtArena scratch = {0}, *arena = &scratch;
+    CtDevice dev = ct_device_of(weight);
+    int64_t B = 0, w = 0, N = ct_numel(input), V = weight->sizes[0], D = weight->sizes[1];
+    PyObject *gidx, *cnt, *x = (PyObject *)input, *wt = (PyObject *)weight;
+    int rc = -1;
+    if (bag_tables(arena, input, offsets, include_last, padding_idx, V, dev, &B, &w, &gidx, &cnt) < 0) {
+        goto done;
+    }
+    PyObject *rows = METH(wt, "index_select", "(iO)", 0, x);
+    PyObject *gd = METH(METH(g[0], "unsqueeze", "(i)", 1), "expand", "(LLL)", (long long)B, (long long)w, (long long)D);
+    if (mode == 1) {
+        gd = DIV(gd, METH(METH(METH(cnt, "clamp_min", "(i)", 1), "to", "(O)", ct_dtype_object(weight->dtype)), "view",
+                          "(LLL)", (long long)B, 1LL, 1LL));
+    } else if (mode == 2) {
+        PyObject *dense = bag_dense(arena, rows, gidx, B, w, mode, weight->dtype, dev);
+        PyObject *first = METH(dense, "argmax", "(iO)", 1, Py_True);
+        PyObject *pos = METH(METH(FN("arange", "(L)", (long long)w), "to", "(O)", ATTR(x, "device")), "view", "(LLL)", 1LL,
+                             (long long)w, 1LL);
+        gd = MUL(gd, MASK(CMP(pos, first, Py_EQ), g[0]));
+    }
+    PyObject *grow_all = METH(wt, "new_zeros", "(LL)", (long long)(N + 1), (long long)D);
+    PyObject *flat = METH(gd, "reshape", "(LL)", (long long)(B * w), (long long)D);
+    /* (N, D): each looked-up row's gradient (the filler row N dropped) */
+    PyObject *grow = METH(METH(grow_all, "index_add", "(iOO)", 0, gidx, flat), "narrow", "(iLL)", 0, 0LL, (long long)N);
+    rc = 0;
+    if (n->edge_nodes[0] != NULL) {
+        PyObject *v = psw ? MUL(grow, METH(psw, "unsqueeze", "(i)", 1)) : grow;
+        if (scale_grad) {
+            PyObject *freq = METH(METH(x, "new_zeros", "(L)", (long long)V), "index_add", "(iOO)", 0, x,
+                                  FN("ones_like", "(O)", x));
+            v = DIV(v, METH(METH(METH(freq, "index_select", "(iO)", 0, x), "to", "(O)", ct_dtype_object(weight->dtype)),
+                            "unsqueeze", "(i)", 1));
+        }
+        v = METH(METH(wt, "new_zeros", "(LL)", (long long)V, (long long)D), "index_add", "(iOO)", 0, x, v);
+        rc = (gi[0] = v ? ct_fit_grad(v, &n->meta[1]) : NULL) == NULL ? -1 : 0;
+    }
+    if (rc == 0 && psw != NULL && n->num_edges > 1 && n->edge_nodes[1] != NULL) {
+        PyObject *v = METH(MUL(grow, rows), "sum", "(i)", 1);
+        rc = (gi[1] = v ? ct_fit_grad(v, &n->meta[4]) : NULL) == NULL ? -1 : 0;
+    }
+done:
+    arena_free(arena);
+    return rc;
 }
 
 /* ====================================================================================================
@@ -432,6 +509,26 @@ static int check_margin_input(const char *fname, CtTensorObject *x, CtTensorObje
     return 0;
 }
 
+/* multi_margin_loss's hinge terms (N, C): max(0, margin - x[y] + x[j]), 0 at j == y; *y the
+ * target as (N, 1) (both arena-owned). */
+static PyObject *multi_margin_terms(CtArena *arena, PyObject *x, PyObject *target, int64_t C, double margin,
+                                    PyObject **y)
+{
+    PyObject *x2 = METH(x, "reshape", "(LL)", -1LL, (long long)C);               /* (N, C) */
+    *y = METH(METH(target, "reshape", "(LL)", -1LL, 1LL), "long", NULL); /* (N, 1) */
+    PyObject *xy = METH(x2, "gather", "(iO)", 1, *y);
+    PyObject *z = METH(ADD(SUB(NUM(margin), xy), x2), "clamp_min", "(i)", 0);
+    PyObject *cls = arena->failed ? NULL : FN("arange", "(L)", (long long)C);
+    cls = METH(cls, "to", "(O)", ATTR(x, "device"));
+    return WHERE(CMP(cls, *y, Py_EQ), NUM(0.0), z);
+}
+
+/* weight[y] as (N, 1) (arena-owned) */
+static PyObject *margin_class_weight(CtArena *arena, PyObject *weight, PyObject *y)
+{
+    return METH(METH(weight, "index_select", "(iO)", 0, METH(y, "view", "(i)", -1)), "unsqueeze", "(i)", 1);
+}
+
 /* multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=mean):
  * sum over j != y of max(0, margin - x[y] + x[j])^p (times weight[y]) / C */
 static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -471,19 +568,14 @@ static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssi
         arena_free(arena);
         return NULL;
     }
-    PyObject *x2 = METH(a[0], "reshape", "(LL)", -1LL, (long long)C);             /* (N, C) */
-    PyObject *y = METH(METH(a[1], "reshape", "(LL)", -1LL, 1LL), "long", NULL); /* (N, 1) */
-    PyObject *xy = METH(x2, "gather", "(iO)", 1, y);
-    PyObject *z = METH(ADD(SUB(NUM(margin), xy), x2), "clamp_min", "(i)", 0);
+    PyObject *y;
+    PyObject *z = multi_margin_terms(arena, a[0], a[1], C, margin, &y);
     if (p == 2) {
         z = MUL(z, z);
     }
     if (a[4] != NULL && a[4] != Py_None) {
-        z = MUL(z, METH(METH(a[4], "index_select", "(iO)", 0, METH(y, "view", "(i)", -1)), "unsqueeze", "(i)", 1));
+        z = MUL(z, margin_class_weight(arena, a[4], y));
     }
-    PyObject *cls = arena->failed ? NULL : FN("arange", "(L)", (long long)C);
-    cls = METH(cls, "to", "(O)", ATTR(a[0], "device"));
-    z = WHERE(CMP(cls, y, Py_EQ), NUM(0.0), z);
     PyObject *loss = DIV(METH(z, "sum", "(i)", 1), NUM((double)C));
     if (x->ndim <= 1) {
         loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
@@ -491,6 +583,25 @@ static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssi
     PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
     arena_free(arena);
     return result;
+}
+
+/* multilabel_margin_loss's hinge terms (N, j, k): max(0, 1 - x[target j] + x[k]), and *pair the
+ * (N, j, k) pairs that count (j listed, before the first -1; k not a target) as 0/1 in dtype;
+ * *tidx the target clamped at 0 (N, C). All arena-owned. */
+static PyObject *multilabel_margin_terms(CtArena *arena, PyObject *x, PyObject *target, int64_t C, CtDType dtype,
+                                         PyObject **pair, PyObject **tidx)
+{
+    PyObject *x2 = METH(x, "reshape", "(LL)", -1LL, (long long)C);
+    PyObject *t2 = METH(target, "reshape", "(LL)", -1LL, (long long)C);
+    /* listed: the entries before the first -1 (a running product of target != -1) */
+    PyObject *listed = METH(METH(CMP(t2, INT(-1), Py_NE), "long", NULL), "cumprod", "(i)", 1);
+    *tidx = METH(t2, "clamp_min", "(i)", 0);
+    PyObject *is_target = CMP(METH(FN("zeros_like", "(O)", t2), "scatter_add", "(iOO)", 1, *tidx, listed), INT(0), Py_GT);
+    PyObject *xt = METH(x2, "gather", "(iO)", 1, *tidx); /* (N, C): x[target j] */
+    *pair = METH(MUL(METH(listed, "unsqueeze", "(i)", 2), METH(METH(is_target, "logical_not", NULL), "unsqueeze", "(i)", 1)),
+                 "to", "(O)", ct_dtype_object(dtype));
+    return METH(ADD(SUB(NUM(1.0), METH(xt, "unsqueeze", "(i)", 2)), METH(x2, "unsqueeze", "(i)", 1)), "clamp_min", "(i)",
+                0);
 }
 
 /* multilabel_margin_loss(input, target, reduction=mean): target holds class indices up to the
@@ -520,17 +631,8 @@ static PyObject *py_multilabel_margin_loss(PyObject *m, PyObject *const *args, P
         PyErr_SetString(PyExc_RuntimeError, "multilabel_margin_loss: target out of range");
         goto done;
     }
-    PyObject *x2 = METH(a[0], "reshape", "(LL)", -1LL, (long long)C);
-    PyObject *t2 = METH(a[1], "reshape", "(LL)", -1LL, (long long)C);
-    /* listed: the entries before the first -1 (a running product of target != -1) */
-    PyObject *listed = METH(METH(CMP(t2, INT(-1), Py_NE), "long", NULL), "cumprod", "(i)", 1);
-    PyObject *tidx = METH(t2, "clamp_min", "(i)", 0);
-    PyObject *is_target = CMP(METH(FN("zeros_like", "(O)", t2), "scatter_add", "(iOO)", 1, tidx, listed), INT(0), Py_GT);
-    PyObject *xt = METH(x2, "gather", "(iO)", 1, tidx);                                 /* (N, C): x[target j] */
-    PyObject *d = METH(ADD(SUB(NUM(1.0), METH(xt, "unsqueeze", "(i)", 2)), METH(x2, "unsqueeze", "(i)", 1)), "clamp_min",
-                       "(i)", 0);                                                       /* (N, j, k) */
-    PyObject *pair = METH(MUL(METH(listed, "unsqueeze", "(i)", 2), METH(METH(is_target, "logical_not", NULL), "unsqueeze", "(i)", 1)),
-                          "to", "(O)", ct_dtype_object(x->dtype));
+    PyObject *pair, *tidx;
+    PyObject *d = multilabel_margin_terms(arena, a[0], a[1], C, x->dtype, &pair, &tidx);
     PyObject *loss = DIV(METH(MUL(d, pair), "sum", "((ii))", 1, 2), NUM((double)C));
     if (x->ndim == 1) {
         loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
@@ -540,6 +642,83 @@ done:
     arena_free(arena);
     return result;
 }
+
+/* ----- the margin losses' backward formulas (one node each, as PyTorch) ----- */
+#define BW_ARG(i) (n->args[(i)] != NULL && n->args[(i)] != Py_None ? n->args[(i)] : NULL)
+
+/* A loss's gradient per sample as (N, 1) over C classes, divided by C: g itself for reduction
+ * none, else g (over N for mean) for every sample. */
+static PyObject *margin_sample_grad(CtArena *arena, PyObject *g, int64_t reduction, int64_t N, int64_t C)
+{
+    PyObject *gs = METH(g, "reshape", "(LL)", -1LL, 1LL);
+    return DIV(gs, NUM((double)C * (reduction == 1 && N > 0 ? (double)N : 1.0)));
+}
+
+/* input's gradient v (N, C) as input's shape and dtype into gi[0]. 0 or -1. */
+static int margin_put_grad(CtArena *arena, CtNodeObject *n, PyObject *v, PyObject **gi)
+{
+    PyObject *shape = KEEP(ct_size_object(n->meta[0].ndim, n->meta[0].sizes));
+    v = METH(v, "reshape", "(O)", shape);
+    gi[0] = v != NULL ? ct_fit_grad(v, &n->meta[0]) : NULL;
+    return gi[0] == NULL ? -1 : 0;
+}
+
+static int64_t meta_numel(const CtTensorMeta *m)
+{
+    int64_t k = 1;
+    for (int i = 0; i < m->ndim; i++) {
+        k *= m->sizes[i];
+    }
+    return k;
+}
+
+/* multi_margin_loss: each active term (hinge > 0) gives x[j] w[y] p hinge^(p-1) / C, and x[y]
+ * minus their sum. */
+int ct_nn_bw_multi_margin_loss(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *t = x ? (PyObject *)ct_node_tensor(n, 1) : NULL;
+    int64_t p = 1, reduction = 1;
+    double margin = 1.0;
+    if (t == NULL || opt_int(BW_ARG(2), &p) < 0 || opt_double(BW_ARG(3), &margin) < 0 || opt_int(BW_ARG(5), &reduction) < 0) {
+        return -1;
+    }
+    const CtTensorMeta *m = &n->meta[0];
+    int64_t C = m->ndim == 0 ? 1 : m->sizes[m->ndim - 1], N = C > 0 ? meta_numel(m) / C : 0;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *y;
+    PyObject *z = multi_margin_terms(arena, x, t, C, margin, &y);
+    PyObject *coef = p == 2 ? MUL(z, NUM(2.0)) : MASK(CMP(z, NUM(0.0), Py_GT), x);
+    if (BW_ARG(4) != NULL) {
+        coef = MUL(coef, margin_class_weight(arena, BW_ARG(4), y));
+    }
+    PyObject *G = MUL(coef, margin_sample_grad(arena, g[0], reduction, N, C)); /* (N, C), 0 at y */
+    PyObject *v = METH(G, "scatter_add", "(iOO)", 1, y, NEG(METH(G, "sum", "(iO)", 1, Py_True)));
+    int rc = margin_put_grad(arena, n, v, gi);
+    arena_free(arena);
+    return rc;
+}
+
+/* multilabel_margin_loss: each active (j, k) pair (hinge > 0) gives x[k] 1/C and x[target j] -1/C. */
+int ct_nn_bw_multilabel_margin_loss(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *t = x ? (PyObject *)ct_node_tensor(n, 1) : NULL;
+    int64_t reduction = 1;
+    if (t == NULL || opt_int(BW_ARG(2), &reduction) < 0) {
+        return -1;
+    }
+    const CtTensorMeta *m = &n->meta[0];
+    int64_t C = m->sizes[m->ndim - 1], N = C > 0 ? meta_numel(m) / C : 0;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *pair, *tidx;
+    PyObject *d = multilabel_margin_terms(arena, x, t, C, m->dtype, &pair, &tidx);
+    PyObject *gs = METH(margin_sample_grad(arena, g[0], reduction, N, C), "unsqueeze", "(i)", 2); /* (N, 1, 1) */
+    PyObject *G = MUL(MUL(pair, CMPF(d, NUM(0.0), Py_GT, d)), gs);                             /* (N, j, k) */
+    PyObject *v = METH(METH(G, "sum", "(i)", 1), "scatter_add", "(iOO)", 1, tidx, NEG(METH(G, "sum", "(i)", 2)));
+    int rc = margin_put_grad(arena, n, v, gi);
+    arena_free(arena);
+    return rc;
+}
+#undef BW_ARG
 
 /* multilabel_soft_margin_loss(input, target, weight=None, reduction=mean):
  * -(t log sigmoid(x) + (1 - t) log sigmoid(-x)) [* weight], averaged over the class dim */

@@ -4,7 +4,7 @@
  *
  *   meshgrid, cartesian_prod, atleast_1d/2d/3d, column_stack, diff, tensordot, take_along_dim,
  *   cov, corrcoef, tril_indices/triu_indices (a host-built index table), and
- *   trace, kron, cross/linalg.cross, block_diag, rot90, cdist, which PyTorch gives a backward node
+ *   trace, kron, cross/linalg.cross, block_diag, rot90, cdist, pdist, which PyTorch gives a backward node
  *   of their own: those are listed in autograd_formulas.c's table (their forward then runs with
  *   grad mode off) with the formulas at the end of this file (composite.h).
  *
@@ -829,6 +829,39 @@ static int check_cdist_input(const CtTensorObject *t, const char *which)
     return 0;
 }
 
+/* The p-norm (p >= 0) over the last dim of diff, a non-empty dim (arena-owned): cdist's and
+ * pdist's distances. */
+static PyObject *pnorm_last(CtArena *arena, PyObject *diff, double p, CtDType dtype)
+{
+    if (p == 0.0) {
+        return METH(METH(CMP(diff, NUM(0.0), Py_NE), "to", "(O)", ct_dtype_object(dtype)), "sum", "(i)", -1);
+    }
+    if (p == 1.0) {
+        return METH(METH(diff, "abs", NULL), "sum", "(i)", -1);
+    }
+    if (p == 2.0) {
+        return METH(METH(MUL(diff, diff), "sum", "(i)", -1), "sqrt", NULL);
+    }
+    if (isinf(p)) {
+        return METH(METH(diff, "abs", NULL), "amax", "(i)", -1);
+    }
+    return POW(METH(POW(METH(diff, "abs", NULL), NUM(p)), "sum", "(i)", -1), NUM(1.0 / p));
+}
+
+/* cdist's and pdist's p (>= 0) and their floating dtype (not the half ones). 0 or -1. */
+static int check_dist_p_dtype(const char *op, double p, CtDType dtype)
+{
+    if (!(p >= 0)) {
+        PyErr_Format(PyExc_RuntimeError, "%s only supports non-negative p values", op);
+        return -1;
+    }
+    if (dtype == CT_F16 || dtype == CT_BF16) {
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", op, ct_scalar_type_name(dtype));
+        return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(cdist_doc, "cdist(x1, x2, p=2.0, compute_mode=None) -> Tensor\n\n"
                         "p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R), the "
                         "batch dims broadcast.");
@@ -850,12 +883,7 @@ static PyObject *py_cdist(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
                      (long long)m1, (long long)m2);
         return NULL;
     }
-    if (!(p >= 0)) {
-        PyErr_SetString(PyExc_RuntimeError, "cdist only supports non-negative p values");
-        return NULL;
-    }
-    if (x1->dtype == CT_F16 || x1->dtype == CT_BF16) {
-        PyErr_Format(PyExc_NotImplementedError, "\"cdist\" not implemented for '%s'", ct_scalar_type_name(x1->dtype));
+    if (check_dist_p_dtype("cdist", p, x1->dtype) < 0) {
         return NULL;
     }
     if (x1->dtype != x2->dtype) {
@@ -886,22 +914,59 @@ static PyObject *py_cdist(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
         r = METH(METH(ADD(SUB(n1, MUL(xy, NUM(2.0))), n2), "clamp_min", "(d)", 0.0), "sqrt", NULL);
     } else {
         PyObject *diff = SUB(METH(s1, "unsqueeze", "(i)", -2), METH(s2, "unsqueeze", "(i)", -3)); /* (..., P, R, M) */
-        if (p == 0.0) {
-            r = METH(METH(CMP(diff, NUM(0.0), Py_NE), "to", "(O)", ct_dtype_object(x1->dtype)), "sum", "(i)", -1);
-        } else if (p == 1.0) {
-            r = METH(METH(diff, "abs", NULL), "sum", "(i)", -1);
-        } else if (p == 2.0) {
-            r = METH(METH(MUL(diff, diff), "sum", "(i)", -1), "sqrt", NULL);
-        } else if (isinf(p)) {
-            r = METH(METH(diff, "abs", NULL), "amax", "(i)", -1);
-        } else {
-            r = POW(METH(POW(METH(diff, "abs", NULL), NUM(p)), "sum", "(i)", -1), NUM(1.0 / p));
-        }
+        r = pnorm_last(arena, diff, p, x1->dtype);
     }
     /* the batch dims of the result are the broadcast ones even where x1/x2 lack them */
     PyObject *full = KEEP(ct_size_object(nb + 2, shape));
     r = METH(r, "expand", "(O)", full);
     r = TAKE(METH(r, "contiguous", NULL));
+    arena_free(arena);
+    return r;
+}
+
+/* pdist's pairs (i < j, row-major) as two index tensors on x's device (arena-owned). 0 or -1. */
+static int pdist_pairs(CtArena *arena, PyObject *x, int64_t N, PyObject **i, PyObject **j)
+{
+    PyObject *pairs = METH(FN("triu_indices", "(LLi)", (long long)N, (long long)N, 1), "to", "(O)", ATTR(x, "device"));
+    *i = METH(pairs, "select", "(ii)", 0, 0);
+    *j = METH(pairs, "select", "(ii)", 0, 1);
+    return arena->failed ? -1 : 0;
+}
+
+PyDoc_STRVAR(pdist_doc, "pdist(input, p=2) -> Tensor\n\n"
+                        "p-norm distances between the rows of input (N, M) for each pair i < j, in row-major "
+                        "order: (N (N - 1) / 2,).");
+static PyObject *py_pdist(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "p", NULL};
+    PyObject *a[2];
+    CtTensorObject *x;
+    double p = 2.0;
+    if (ct_parse_args("pdist", args, nargs, kwnames, names, 1, a) < 0 || (x = tensor_arg(a[0], "pdist", "input")) == NULL ||
+        ct_arg_double(a[1], &p) < 0) {
+        return NULL;
+    }
+    if (x->ndim != 2) {
+        PyErr_Format(PyExc_RuntimeError, "pdist only supports 2D tensors, got: %dD", x->ndim);
+        return NULL;
+    }
+    if (!ct_is_floating(x->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError, "pdist only supports floating-point dtypes");
+        return NULL;
+    }
+    if (check_dist_p_dtype("pdist", p, x->dtype) < 0) {
+        return NULL;
+    }
+    int64_t N = x->sizes[0], P = N > 1 ? N * (N - 1) / 2 : 0;
+    if (P == 0 || x->sizes[1] == 0) {
+        return (PyObject *)ct_zeros(1, &P, x->dtype, ct_device_of(x));
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *i, *j, *r = NULL;
+    if (pdist_pairs(arena, a[0], N, &i, &j) == 0) {
+        PyObject *diff = SUB(METH(a[0], "index_select", "(iO)", 0, i), METH(a[0], "index_select", "(iO)", 0, j));
+        r = TAKE(METH(pnorm_last(arena, diff, p, x->dtype), "contiguous", NULL));
+    }
     arena_free(arena);
     return r;
 }
@@ -1537,8 +1602,29 @@ const char *ct_composite_name_cdist(PyObject *const *norm)
     return tensors && cdist_uses_mm(p, mode, CT_TENSOR(norm[0]), CT_TENSOR(norm[1])) ? "ViewBackward0" : "CdistBackward0";
 }
 
-/* d dist_ij / d x1_i = w(diff) with diff = x1_i - x2_j: sign(diff) |diff|^(p-1) / dist^(p-1) (0 where
- * dist is 0); p = 1: sign; p = 2: diff / dist; inf: sign where |diff| is the max; p = 0: 0. */
+/* d dist / d diff for dist = pnorm_last(diff) (dist with a trailing dim of 1; arena-owned):
+ * sign(diff) |diff|^(p-1) / dist^(p-1) (0 where dist is 0); p = 1: sign; p = 2: diff / dist;
+ * inf: sign where |diff| is the max (ties each get it, as PyTorch's cdist and pdist); p = 0: 0. */
+static PyObject *pnorm_last_weight(CtArena *arena, PyObject *diff, PyObject *dist, double p)
+{
+    PyObject *zero = NUM(0.0);
+    if (p == 0.0) {
+        return MUL(diff, zero);
+    }
+    if (p == 1.0) {
+        return METH(diff, "sign", NULL);
+    }
+    if (isinf(p)) {
+        return MUL(METH(diff, "sign", NULL), CMPF(METH(diff, "abs", NULL), dist, Py_EQ, diff));
+    }
+    PyObject *mag = p == 2.0 ? diff
+                             : MUL(METH(diff, "sign", NULL),
+                                   WHERE(CMP(diff, zero, Py_EQ), MUL(diff, zero), POW(METH(diff, "abs", NULL), NUM(p - 1))));
+    PyObject *den = p == 2.0 ? dist : POW(dist, NUM(p - 1));
+    return WHERE(CMP(dist, zero, Py_EQ), MUL(mag, zero), DIV(mag, den));
+}
+
+/* d dist_ij / d x1_i = pnorm_last_weight(x1_i - x2_j), and its negation for x2_j. */
 int ct_composite_bw_cdist(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     double p;
@@ -1552,21 +1638,7 @@ int ct_composite_bw_cdist(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     PyObject *out = KEEP(ct_node_output_ref(n, 0));
     PyObject *dist = out ? METH(out, "unsqueeze", "(i)", -1) : NULL;
     PyObject *diff = SUB(METH(x1, "unsqueeze", "(i)", -2), METH(x2, "unsqueeze", "(i)", -3));
-    PyObject *zero = NUM(0.0), *w;
-    if (p == 0.0) {
-        w = MUL(diff, zero);
-    } else if (p == 1.0) {
-        w = METH(diff, "sign", NULL);
-    } else if (isinf(p)) {
-        w = MUL(METH(diff, "sign", NULL), CMPF(METH(diff, "abs", NULL), dist, Py_EQ, diff));
-    } else {
-        PyObject *mag = p == 2.0 ? diff
-                                 : MUL(METH(diff, "sign", NULL),
-                                       WHERE(CMP(diff, zero, Py_EQ), MUL(diff, zero), POW(METH(diff, "abs", NULL), NUM(p - 1))));
-        PyObject *den = p == 2.0 ? dist : POW(dist, NUM(p - 1));
-        w = WHERE(CMP(dist, zero, Py_EQ), MUL(mag, zero), DIV(mag, den));
-    }
-    PyObject *gw = MUL(METH(g[0], "unsqueeze", "(i)", -1), w); /* (..., P, R, M) */
+    PyObject *gw = MUL(METH(g[0], "unsqueeze", "(i)", -1), pnorm_last_weight(arena, diff, dist, p)); /* (..., P, R, M) */
     int rc = 0;
     if (NEEDS(0)) {
         rc = put_grad(arena, gi, 0, METH(gw, "sum", "(i)", -2), 0, n);
@@ -1574,6 +1646,31 @@ int ct_composite_bw_cdist(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (rc == 0 && NEEDS(1)) {
         rc = put_grad(arena, gi, 1, NEG(METH(gw, "sum", "(i)", -3)), 1, n);
     }
+    if (arena->failed && rc == 0) {
+        rc = -1;
+    }
+    arena_free(arena);
+    return rc;
+}
+
+/* pdist: each pair's pnorm_last_weight(x_i - x_j) times g, added to row i and subtracted from row j. */
+int ct_composite_bw_pdist(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    double p = ARG(1) ? PyFloat_AsDouble(ARG(1)) : 2.0;
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0);
+    if (x == NULL || (p == -1.0 && PyErr_Occurred())) {
+        return -1;
+    }
+    int64_t N = META(0)->sizes[0];
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *zeros = MUL(x, NUM(0.0)), *v = zeros, *i, *j;
+    if (N > 1 && META(0)->sizes[1] > 0 && pdist_pairs(arena, x, N, &i, &j) == 0) {
+        PyObject *dist = METH(KEEP(ct_node_output_ref(n, 0)), "unsqueeze", "(i)", -1);
+        PyObject *diff = SUB(METH(x, "index_select", "(iO)", 0, i), METH(x, "index_select", "(iO)", 0, j));
+        PyObject *gw = MUL(METH(g[0], "unsqueeze", "(i)", -1), pnorm_last_weight(arena, diff, dist, p)); /* (P, M) */
+        v = METH(METH(zeros, "index_add", "(iOO)", 0, i, gw), "index_add", "(iOO)", 0, j, NEG(gw));
+    }
+    int rc = put_grad(arena, gi, 0, v, 0, n);
     if (arena->failed && rc == 0) {
         rc = -1;
     }
@@ -1617,6 +1714,7 @@ PyMethodDef ct_composite_module_methods[] = {
     CT_PY(column_stack),
     CT_PY(tensordot),
     CT_PY(cdist),
+    CT_PY(pdist),
     CT_PY(tril_indices),
     CT_PY(triu_indices),
     {"_linalg_cross", CT_FASTCALL(py_linalg_cross), CT_METH_FK, linalg_cross_doc},

@@ -521,6 +521,40 @@ def test_cdist_errors_grad(rng):
     assert gradcheck(lambda u, v: ctorch.cdist(u, v, compute_mode="use_mm_for_euclid_dist"), (x1, x2))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pdist(device, dtype, rng):
+    from ctorch.autograd import gradgradcheck
+    import ctorch.nn.functional as F
+    x = rng.standard_normal((5, 3)).astype(dtype)
+    x[3] = x[1]  # a zero distance
+    iu = np.triu_indices(5, 1)
+    for p in (0.0, 1.0, 2.0, 0.5, 3.0, float("inf")):
+        r = F.pdist(make(x, device, dtype), p)
+        assert r.shape == (10,) and r.dtype == getattr(ctorch, dtype)
+        np.testing.assert_allclose(to_numpy(r), np_cdist(x, x, p)[iu], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(ctorch.pdist(make(x, device, dtype, transposed=True))),
+                               np_cdist(x, x, 2.0)[iu], rtol=1e-4, atol=1e-5)
+    assert ctorch.pdist(ctorch.ones(1, 3, device=device)).shape == (0,)
+    assert to_numpy(ctorch.pdist(ctorch.ones(3, 0, device=device))).tolist() == [0, 0, 0]
+    if dtype == "float32":
+        return
+    u = ctorch.tensor([[0.0, 0], [1, -1], [0, 0], [2, 1]], dtype=ctorch.float64, device=device, requires_grad=True)
+    ctorch.pdist(u, float("inf")).sum().backward()  # each tie gets the gradient (PyTorch's pdist)
+    assert_close(u.grad, [[-2, 1], [2, -3], [-2, 1], [2, 1]])
+    xt = leaf(rng, 4, 3, device=device)
+    for p in (1.0, 2.0, 0.5, 3.0, float("inf"), 0.0):
+        assert ctorch.pdist(xt, p).grad_fn.name() == "PdistBackward0"
+        assert gradcheck(lambda u: F.pdist(u, p), (xt,))
+    assert gradgradcheck(lambda u: ctorch.pdist(u, 1.5), (xt,))
+
+
+def test_pdist_errors():
+    raises(RuntimeError, "pdist only supports 2D tensors, got: 1D", lambda: ctorch.pdist(ctorch.ones(3)))
+    raises(RuntimeError, "pdist only supports floating-point dtypes", lambda: ctorch.pdist(ctorch.ones(3, 2).long()))
+    raises(RuntimeError, "pdist only supports non-negative p values", lambda: ctorch.pdist(ctorch.ones(3, 2), -1))
+    raises(NotImplementedError, "\"pdist\" not implemented for 'Half'", lambda: ctorch.pdist(ctorch.ones(3, 2).half()))
+
+
 # ---------------------------------------------------------------------------------------------
 # cov / corrcoef
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])

@@ -261,6 +261,37 @@ def test_gradients(device, rng):
     assert_close(m.grad, np.zeros((3, 3)))
 
 
+def test_dist_renorm_nodes(device, rng):
+    """dist and renorm are one node each (DistBackward0, RenormBackward0), with PyTorch's gradients:
+    zero where input == other, ties of p = inf sharing the gradient, second derivatives."""
+    from ctorch.autograd import gradgradcheck
+    a = T(rng.standard_normal((2, 3)), device, grad=True)
+    v = T(rng.standard_normal(3), device, grad=True)
+    for p in (1, 2, 0.5, 3, INF):
+        d = ctorch.dist(a, v, p)
+        assert type(d.grad_fn).__name__ == "DistBackward0" and d.grad_fn.name() == "DistBackward0"
+        assert gradcheck(lambda x, y: x.dist(y, p), (a, v))
+    assert gradgradcheck(lambda x, y: ctorch.dist(x, y, 1.5), (a, v))
+    x = T([1.0, -3.0, 3.0], device, grad=True)
+    ctorch.dist(x, ctorch.zeros_like(x), INF).backward()
+    assert_close(x.grad, [0.0, -0.5, 0.5])
+    for p in (1, 2, 0.5, 3, INF):  # at input == other the gradient is 0
+        x.grad = None
+        ctorch.dist(x, x.detach(), p).backward()
+        assert_close(x.grad, np.zeros(3))
+    x.grad = None
+    ctorch.dist(x, x.detach() + 1, 0).backward()  # piecewise constant: no gradient
+    assert x.grad is None
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, -1, 0.5), (INF, 1, 0.3)):
+        r = a.renorm(p, dim, maxnorm)
+        assert type(r.grad_fn).__name__ == "RenormBackward0"
+        assert gradcheck(lambda x: ctorch.renorm(x, p, dim, maxnorm), (a,))
+    assert gradgradcheck(lambda x: x.renorm(3, 0, 0.5), (a,))
+    c = a.clone()
+    c.renorm_(2, 0, 0.5)
+    assert type(c.grad_fn).__name__ == "RenormBackward0"
+
+
 # --- LU: lu_factor, inv, solve, det, slogdet, logdet ------------------------------------------------
 def _well_conditioned(rng, shape):
     return rng.standard_normal(shape) + 3 * np.eye(shape[-1])

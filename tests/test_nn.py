@@ -542,6 +542,29 @@ def test_pointwise_losses(device, name, fn, ref, reduction):
     assert gradcheck(lambda a, b: fn(a, b, reduction=reduction), (X, Y))
 
 
+def test_loss_nodes_and_non_differentiable_arguments():
+    """l1_loss's node is PyTorch's composite's (abs, then mean / sum); the arguments PyTorch has no
+    derivative for refuse requires_grad at the call, with PyTorch's message."""
+    x, y = t(RNG.standard_normal((3, 4)), "cpu", requires_grad=True), t(RNG.random((3, 4)), "cpu", requires_grad=True)
+    for reduction, name in (("none", "AbsBackward0"), ("mean", "MeanBackward0"), ("sum", "SumBackward0")):
+        assert F.l1_loss(x, y, reduction=reduction).grad_fn.name() == name
+    w, lab = t(RNG.random(4), "cpu", requires_grad=True), ctorch.tensor([0, 1, 3])
+    cases = [("soft_margin_loss", "target", lambda: F.soft_margin_loss(x, y)),
+             ("multi_margin_loss", "weight", lambda: F.multi_margin_loss(x, lab, weight=w)),
+             ("nll_loss_forward", "weight", lambda: F.nll_loss(x, lab, weight=w)),
+             ("nll_loss_forward", "weight", lambda: F.cross_entropy(x.detach(), lab, weight=w)),
+             ("binary_cross_entropy", "weight", lambda: F.binary_cross_entropy(x.sigmoid(), y.detach(), weight=y)),
+             ("binary_cross_entropy_with_logits", "pos_weight",
+              lambda: F.binary_cross_entropy_with_logits(x, y, pos_weight=w))]
+    for fn, arg, call in cases:
+        with pytest.raises(RuntimeError) as info:
+            call()
+        assert str(info.value) == (f"The function '{fn}' is not differentiable with respect to argument '{arg}'. "
+                                   "This input cannot have requires_grad True.")
+    with ctorch.no_grad():
+        F.soft_margin_loss(x, y)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_pointwise_losses_dtypes(device, dtype):
     x, y = RNG.standard_normal(10), RNG.standard_normal(10)

@@ -169,6 +169,26 @@ def test_embedding_bag_weights_grad(device, rng):
         assert gradcheck(lambda w: F.embedding_bag(T(IDX, device), w, off, mode=mode, padding_idx=2), (W,))
 
 
+def test_embedding_bag_node(device, rng):
+    """One EmbeddingBagBackward0 node for every mode and input layout; max's gradient goes to the first
+    maximum of each bag and column (an empty bag's to none); second derivatives."""
+    from ctorch.autograd import gradgradcheck
+    W = T(rng.standard_normal((10, 3)), device, grad=True)
+    psw = T(rng.standard_normal(10), device, grad=True)
+    off = T([0, 3, 3, 7], device)
+    for kw in ({"mode": "sum", "per_sample_weights": psw}, {"mode": "mean", "scale_grad_by_freq": True},
+               {"mode": "max", "include_last_offset": True}):
+        assert F.embedding_bag(T(IDX, device), W, off, **kw).grad_fn.name() == "EmbeddingBagBackward0"
+    assert F.embedding_bag(T(IDX.reshape(2, 5), device), W).grad_fn.name() == "EmbeddingBagBackward0"
+    w, p = T(rng.standard_normal((5, 2)), device, grad=True), T(rng.standard_normal(4), device, grad=True)
+    assert gradgradcheck(lambda a, b: F.embedding_bag(T([1, 4, 0, 1], device), a, T([0, 1], device), mode="sum",
+                                                      per_sample_weights=b), (w, p))
+    w = T([[1.0, 2.0], [1.0, 0.0], [0.0, 5.0]], device, grad=True)
+    F.embedding_bag(T([0, 1, 2, 1], device), w, T([0, 2, 2], device), mode="max").backward(
+        T([[1.0, 10.0], [100.0, 1000.0], [7.0, 7.0]], device))
+    assert_close(w.grad, [[1, 10], [7, 0], [0, 7]])
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean"])
 def test_embedding_bag_scale_grad_by_freq(device, mode, rng):
     # each index's gradient divided by its count in the whole input (the padding entries add nothing)
@@ -280,6 +300,31 @@ def test_multilabel_margin_loss(device, rng):
     assert gradcheck(lambda a: F.multilabel_margin_loss(a, T(t, device)), (T(x, device, grad=True),))
     with pytest.raises(RuntimeError, match=r"inconsistent target size: \[4, 3\] for input of size: \[4, 6\]"):
         F.multilabel_margin_loss(T(x, device), T(t[:, :3], device))
+
+
+def test_margin_loss_nodes(device, rng):
+    """multi_margin_loss / multilabel_margin_loss are one node each with PyTorch's gradient (a hinge of
+    exactly 0 gives none), for every reduction, p, weight and margin; second derivatives too."""
+    from ctorch.autograd import gradgradcheck
+    x = T(rng.standard_normal((3, 4)), device, "float64", grad=True)
+    y, w = T(np.array([0, 1, 3]), device), T(rng.random(4), device, "float64")
+    t = T(np.array([[0, 1, -1, 0], [2, -1, 0, 0], [-1, 0, 0, 0]]), device)
+    for reduction, p, wt in (("none", 1, None), ("mean", 2, w), ("sum", 1, w)):
+        f = lambda a: F.multi_margin_loss(a, y, p=p, margin=0.7, weight=wt, reduction=reduction)  # noqa: E731
+        assert f(x).grad_fn.name() == "MultiMarginLossBackward0"
+        assert gradcheck(f, (x,))
+        g = lambda a: F.multilabel_margin_loss(a, t, reduction=reduction)  # noqa: E731
+        assert g(x).grad_fn.name() == "MultilabelMarginLossBackward0"
+        assert gradcheck(g, (x,))
+    assert gradgradcheck(lambda a: F.multi_margin_loss(a, y, p=2, weight=w), (x,))
+    v = T(np.array([4.0, 0.0, -1.0, 2.0]), device, "float64", grad=True)
+    assert gradcheck(lambda a: F.multi_margin_loss(a, T(np.array(2), device)), (v,))
+    u = T(np.array([[1.0, 0.0, 2.0]]), device, "float64", grad=True)
+    F.multi_margin_loss(u, T(np.array([0]), device)).backward()
+    assert_close(u.grad, [[-1 / 3, 0, 1 / 3]])
+    u.grad = None
+    F.multilabel_margin_loss(u, T(np.array([[0, -1, 0]]), device)).backward()
+    assert_close(u.grad, [[-1 / 3, 0, 1 / 3]])
 
 
 def test_multilabel_soft_margin_loss(device, rng):

@@ -785,3 +785,34 @@ def test_masked_scatter_put_grad(device):
     v = leaf([1.0, 2.0], device)
     assert gradcheck(lambda a, b: a.put(ctorch.tensor([4, 0], device=device), b), (x, v))
     assert gradcheck(lambda a, b: a.put(ctorch.tensor([1, 1], device=device), b, accumulate=True), (x, v))
+
+
+def test_masked_scatter_put_nodes(device):
+    """One PutBackward0 / MaskedScatterBackward0 node each (in place too), PyTorch's formulas: source's
+    gradient is g at its indices (every duplicate of a plain put gets it), or g where the broadcast mask is
+    true, zero-padded to source's numel; second derivatives."""
+    from ctorch.autograd import gradgradcheck
+    x, v = leaf(np.arange(6.0).reshape(2, 3), device), leaf([1.0, 2.0, 3.0], device)
+    idx = ctorch.tensor([4, -1, 4], device=device)
+    for acc in (False, True):
+        assert ctorch.put(x, idx, v, acc).grad_fn.name() == "PutBackward0"
+    c = x.clone()
+    c.put_(idx, v)
+    assert type(c.grad_fn).__name__ == "PutBackward0"
+    c.backward(ctorch.arange(6.0, device=device).reshape(2, 3).double())
+    assert_close(x.grad, [[0, 1, 2], [3, 0, 0]])
+    assert_close(v.grad, [4, 5, 4])
+    assert gradgradcheck(lambda a, b: a.put(idx, b, accumulate=True), (x, v))
+    m = ctorch.tensor([True, False, True], device=device)  # broadcast over x's rows
+    s = leaf(np.arange(7.0), device)
+    assert x.masked_scatter(m, s).grad_fn.name() == "MaskedScatterBackward0"
+    x.grad = None
+    c = x.clone()
+    c.masked_scatter_(m, s)
+    assert type(c.grad_fn).__name__ == "MaskedScatterBackward0"
+    c.backward(ctorch.arange(1.0, 7.0, device=device).reshape(2, 3).double())
+    assert_close(x.grad, [[0, 2, 0], [0, 5, 0]])
+    assert_close(s.grad, [1, 3, 4, 6, 0, 0, 0])
+    b = leaf([1.0, 2.0, 3.0], device)
+    assert gradcheck(lambda a, u: a.masked_scatter(m.reshape(1, 3).expand(2, 3), u), (b, s))
+    assert gradgradcheck(lambda a, u: ctorch.masked_scatter(a, m, u), (x, s))

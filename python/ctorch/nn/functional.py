@@ -659,6 +659,10 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return _C.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
+def pdist(input, p=2):
+    return _C.pdist(input, p)
+
+
 # --- losses --------------------------------------------------------------------------------------------------
 def _warn_size(input, target):
     if target.size() != input.size():
