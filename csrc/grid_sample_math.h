@@ -102,7 +102,9 @@ CT_HOST_DEVICE void ct_gs_store(void *p, bool f64, int64_t i, double v)
     }
 }
 
-#ifdef __CUDACC__
+/* __CUDA_ARCH__: atomics on the device only (nvcc also compiles these functions for the host; the emulator
+ * runs one thread at a time) */
+#ifdef __CUDA_ARCH__
 #define CT_GS_ACCUMULATE(p, f64, i, v)                                                                        \
     ((f64) ? (void)atomicAdd((double *)(p) + (i), (v)) : (void)atomicAdd((float *)(p) + (i), (float)(v)))
 #else
