@@ -1502,14 +1502,11 @@ static PyObject *py_affine_grid(PyObject *m, PyObject *const *args, Py_ssize_t n
     return result;
 }
 
-/* Coordinate `axis` of grid (in [-1, 1]) as a source pixel coordinate of an axis of `size`, with the
- * padding mode applied (1 border: clamped; 2 reflection: mirrored, then clamped). New reference. */
-static PyObject *grid_source(PyObject *grid, int axis, int64_t size, bool align, int64_t padding)
+/* Source pixel coordinates x of an axis of `size` with the padding mode applied (1 border: clamped; 2
+ * reflection: mirrored, then clamped). New reference. */
+static PyObject *grid_pad(PyObject *x, int64_t size, bool align, int64_t padding)
 {
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *c = METH(grid, "select", "(ii)", -1, axis);
-    PyObject *x = align ? MUL(ADD(c, NUM(1.0)), NUM((double)(size - 1) / 2.0))
-                        : DIV(SUB(MUL(ADD(c, NUM(1.0)), NUM((double)size)), NUM(1.0)), NUM(2.0));
     if (padding == 2) {
         double lo2 = align ? 0.0 : -1.0, hi2 = align ? 2.0 * (double)(size - 1) : 2.0 * (double)size - 1.0;
         if (lo2 == hi2) {
@@ -1526,6 +1523,19 @@ static PyObject *grid_source(PyObject *grid, int axis, int64_t size, bool align,
         x = METH(x, "clamp", "(dd)", 0.0, (double)(size - 1));
     }
     PyObject *r = TAKE(x);
+    arena_free(arena);
+    return r;
+}
+
+/* Coordinate `axis` of grid (in [-1, 1]) as a source pixel coordinate of an axis of `size`, with the
+ * padding mode applied. New reference. */
+static PyObject *grid_source(PyObject *grid, int axis, int64_t size, bool align, int64_t padding)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *c = METH(grid, "select", "(ii)", -1, axis);
+    PyObject *x = align ? MUL(ADD(c, NUM(1.0)), NUM((double)(size - 1) / 2.0))
+                        : DIV(SUB(MUL(ADD(c, NUM(1.0)), NUM((double)size)), NUM(1.0)), NUM(2.0));
+    PyObject *r = arena->failed ? NULL : grid_pad(x, size, align, padding);
     arena_free(arena);
     return r;
 }
@@ -1557,6 +1567,44 @@ static PyObject *grid_tap(PyObject *flat, int nd, PyObject *const *c, PyObject *
         Py_XDECREF(cl);
     }
     PyObject *r = TAKE(MUL(METH(vals, "view", "(O)", out_shape), METH(w, "unsqueeze", "(i)", 1)));
+    arena_free(arena);
+    return r;
+}
+
+/* PyTorch's cubic convolution weights (A = -0.75) of the taps at -1, 0, 1, 2 from floor(x), of the fraction t,
+ * as four new references in w. 0 or -1. */
+static int grid_cubic_weights(PyObject *t, PyObject **w)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    const double A = CT_GS_CUBIC_A;
+    PyObject *u[4] = {ADD(t, NUM(1.0)), t, SUB(NUM(1.0), t), SUB(NUM(2.0), t)};
+    for (int j = 0; j < 4; j++) {
+        PyObject *v = u[j];
+        w[j] = j == 0 || j == 3 ? TAKE(SUB(MUL(ADD(MUL(SUB(MUL(v, NUM(A)), NUM(5.0 * A)), v), NUM(8.0 * A)), v), NUM(4.0 * A)))
+                                : TAKE(ADD(MUL(MUL(SUB(MUL(v, NUM(A + 2.0)), NUM(A + 3.0)), v), v), NUM(1.0)));
+    }
+    const bool failed = arena->failed;
+    arena_free(arena);
+    for (int j = 0; j < 4 && failed; j++) {
+        Py_CLEAR(w[j]);
+    }
+    return failed ? -1 : 0;
+}
+
+/* Row i (y = floor - 1 + i) of the bicubic taps: sum_j wx[j] wy[i] input[y, x = floor - 1 + j], each tap's
+ * position padded on its own. New reference. */
+static PyObject *grid_cubic_row(PyObject *flat, PyObject *const *lo, PyObject *const *wx, PyObject *wy, int i,
+                                int64_t C, const int64_t *sizes, bool align, int64_t padding)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *corner[2] = {NULL, arena->failed ? NULL : KEEP(grid_pad(ADD(lo[1], NUM(i - 1.0)), sizes[1], align, padding))};
+    PyObject *sum = NULL;
+    for (int j = 0; j < 4 && !arena->failed; j++) {
+        corner[0] = KEEP(grid_pad(ADD(lo[0], NUM(j - 1.0)), sizes[0], align, padding));
+        PyObject *tap = arena->failed ? NULL : KEEP(grid_tap(flat, 2, corner, MUL(wx[j], wy), C, sizes));
+        sum = sum == NULL ? tap : ADD(sum, tap);
+    }
+    PyObject *r = TAKE(sum);
     arena_free(arena);
     return r;
 }
@@ -1610,8 +1658,9 @@ static int grid_sample_check(const CtTensorObject *x, const CtTensorObject *g)
 
 /* grid_sample of checked input (N, C, [D,] H, W) and grid (N, [D_out,] H_out, W_out, 2 or 3) composed of
  * recording ops, mode 0 bilinear (trilinear on 5-d input) / 1 nearest, padding 0 zeros / 1 border / 2
- * reflection: the sum of the 2^nd corner taps in PyTorch's order (x fastest), each weighted by the product
- * of its per-axis weights. Only the native op's double backward uses it (differentiating it twice). */
+ * reflection, 2 bicubic (2-d): the sum of the 2^nd corner taps (or 4 x 4 cubic taps) in PyTorch's order (x
+ * fastest), each weighted by the product of its per-axis weights. Only the native op's double backward uses
+ * it (differentiating it twice). */
 static PyObject *grid_sample_composite(PyObject *input, PyObject *grid, int64_t mode, int64_t padding, bool align)
 {
     PyObject *a[2] = {input, grid};
@@ -1625,8 +1674,8 @@ static PyObject *grid_sample_composite(PyObject *input, PyObject *grid, int64_t 
     const int64_t C = x->sizes[1];
     PyObject *result = NULL, *src[3] = {NULL, NULL, NULL}, *corner[3], *axis_w[2][3];
     CtArena scratch = {0}, *arena = &scratch;
-    for (int k = 0; k < nd && !arena->failed; k++) {
-        src[k] = KEEP(grid_source(a[1], k, sizes[k], align, padding));
+    for (int k = 0; k < nd && !arena->failed; k++) { /* bicubic pads each tap, not the source */
+        src[k] = KEEP(grid_source(a[1], k, sizes[k], align, mode == 2 ? 0 : padding));
     }
     PyObject *flat = METH(a[0], "reshape", "(LLL)", (long long)x->sizes[0], (long long)C, (long long)numel);
     if (arena->failed) {
@@ -1641,6 +1690,26 @@ static PyObject *grid_sample_composite(PyObject *input, PyObject *grid, int64_t 
         goto done;
     }
     PyObject *lo[3], *hi[3];
+    if (mode == 2) { /* 2-d: the 4 x 4 taps about the floor */
+        PyObject *w[2][4] = {{NULL}};
+        PyObject *sum = NULL;
+        for (int k = 0; k < 2 && !arena->failed; k++) {
+            lo[k] = METH(src[k], "floor", NULL);
+            if (arena->failed || grid_cubic_weights(SUB(src[k], lo[k]), w[k]) < 0) {
+                arena->failed = true;
+                break;
+            }
+            for (int j = 0; j < 4; j++) {
+                KEEP(w[k][j]);
+            }
+        }
+        for (int i = 0; i < 4 && !arena->failed; i++) {
+            PyObject *row = KEEP(grid_cubic_row(flat, lo, w[0], w[1][i], i, C, sizes, align, padding));
+            sum = sum == NULL ? row : ADD(sum, row);
+        }
+        result = TAKE(sum);
+        goto done;
+    }
     for (int k = 0; k < nd; k++) { /* corner 0 / 1 along axis k: floor / floor + 1, weighted 1 - frac / frac */
         lo[k] = METH(src[k], "floor", NULL);
         hi[k] = ADD(lo[k], NUM(1.0));
@@ -1926,11 +1995,6 @@ int ct_nn_bw_grid_sampler_backward(CtNodeObject *n, PyObject *const *g, PyObject
     bool align = false;
     if (ct_arg_int64(n->args[3], &mode) < 0 || ct_arg_int64(n->args[4], &padding) < 0 ||
         ct_arg_bool(n->args[5], &align) < 0) {
-        return -1;
-    }
-    if (mode == 2) {
-        PyErr_SetString(PyExc_NotImplementedError, "ctorch: the double backward of bicubic grid_sampler_2d is not "
-                        "supported");
         return -1;
     }
     CtArena scratch = {0}, *arena = &scratch;

@@ -795,6 +795,11 @@ def test_grid_sample_bicubic(device, padding, rng):
         assert F.grid_sample(xt, gt, mode="bicubic", align_corners=True).grad_fn.name() == "GridSampler2DBackward0"
         assert gradcheck(lambda a, g: F.grid_sample(a, g, mode="bicubic", padding_mode=padding, align_corners=True),
                          (xt, gt))
+        gx, gg = ctorch.autograd.grad(F.grid_sample(xt, gt, mode="bicubic", align_corners=False).sum(), (xt, gt),
+                                      create_graph=True)
+        assert gx.grad_fn.name() == "GridSampler2DBackwardBackward0"
+        assert ctorch.autograd.gradgradcheck(
+            lambda a, g: F.grid_sample(a, g, mode="bicubic", padding_mode=padding, align_corners=False), (xt, gt))
 
 
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
