@@ -1580,8 +1580,9 @@ static int grid_cubic_weights(PyObject *t, PyObject **w)
     PyObject *u[4] = {ADD(t, NUM(1.0)), t, SUB(NUM(1.0), t), SUB(NUM(2.0), t)};
     for (int j = 0; j < 4; j++) {
         PyObject *v = u[j];
-        w[j] = j == 0 || j == 3 ? TAKE(SUB(MUL(ADD(MUL(SUB(MUL(v, NUM(A)), NUM(5.0 * A)), v), NUM(8.0 * A)), v), NUM(4.0 * A)))
-                                : TAKE(ADD(MUL(MUL(SUB(MUL(v, NUM(A + 2.0)), NUM(A + 3.0)), v), v), NUM(1.0)));
+        w[j] = j == 0 || j == 3
+                   ? TAKE(SUB(MUL(ADD(MUL(SUB(MUL(v, NUM(A)), NUM(5.0 * A)), v), NUM(8.0 * A)), v), NUM(4.0 * A)))
+                   : TAKE(ADD(MUL(MUL(SUB(MUL(v, NUM(A + 2.0)), NUM(A + 3.0)), v), v), NUM(1.0)));
     }
     const bool failed = arena->failed;
     arena_free(arena);
@@ -1597,7 +1598,8 @@ static PyObject *grid_cubic_row(PyObject *flat, PyObject *const *lo, PyObject *c
                                 int64_t C, const int64_t *sizes, bool align, int64_t padding)
 {
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *corner[2] = {NULL, arena->failed ? NULL : KEEP(grid_pad(ADD(lo[1], NUM(i - 1.0)), sizes[1], align, padding))};
+    PyObject *y = ADD(lo[1], NUM(i - 1.0));
+    PyObject *corner[2] = {NULL, arena->failed ? NULL : KEEP(grid_pad(y, sizes[1], align, padding))};
     PyObject *sum = NULL;
     for (int j = 0; j < 4 && !arena->failed; j++) {
         corner[0] = KEEP(grid_pad(ADD(lo[0], NUM(j - 1.0)), sizes[0], align, padding));
@@ -1903,8 +1905,8 @@ static PyObject *grid_sampler_backward(const char *fname, int nd, PyObject *cons
         !ct_device_equal(ct_device_of(g), p.d.device)) {
         char s1[128];
         ct_format_sizes(s1, sizeof(s1), g->ndim, g->sizes);
-        PyErr_Format(PyExc_RuntimeError, "%s(): expected grad_output of the output's shape and device, but got sizes %s",
-                     fname, s1);
+        PyErr_Format(PyExc_RuntimeError, "%s(): expected grad_output of the output's shape and device, but got "
+                     "sizes %s", fname, s1);
         goto done;
     }
     go = ct_nn_dense(g, p.d.dtype);
@@ -2011,7 +2013,8 @@ int ct_nn_bw_grid_sampler_backward(CtNodeObject *n, PyObject *const *g, PyObject
     PyObject *kw = arena->failed ? NULL : KEEP(Py_BuildValue("{sOsOsO}", "create_graph", Py_True, "allow_unused",
                                                              Py_True, "materialize_grads", Py_True));
     PyObject *grad = arena->failed ? NULL : ATTR(autograd, "grad");
-    PyObject *first = arena->failed ? NULL : KEEP(PyObject_Call(grad, KEEP(Py_BuildValue("(OOO)", y, xg, leaf[0])), kw));
+    PyObject *args1 = arena->failed ? NULL : KEEP(Py_BuildValue("(OOO)", y, xg, leaf[0]));
+    PyObject *first = arena->failed ? NULL : KEEP(PyObject_Call(grad, args1, kw));
     PyObject *s = NULL;
     for (int k = 0; k < 2 && !arena->failed; k++) {
         if (g[k] != NULL) {
@@ -2024,7 +2027,8 @@ int ct_nn_bw_grid_sampler_backward(CtNodeObject *n, PyObject *const *g, PyObject
     if (all != NULL && PyDict_SetItemString(kw, "create_graph", Py_False) < 0) {
         arena->failed = true;
     }
-    PyObject *second = arena->failed || all == NULL ? NULL : KEEP(PyObject_Call(grad, KEEP(PyTuple_Pack(2, s, all)), kw));
+    PyObject *args2 = arena->failed || all == NULL ? NULL : KEEP(PyTuple_Pack(2, s, all));
+    PyObject *second = arena->failed || args2 == NULL ? NULL : KEEP(PyObject_Call(grad, args2, kw));
     for (int i = 0; i < 3 && second != NULL; i++) {
         if (n->edge_nodes[i] != NULL && (gi[i] = ct_fit_grad(PyTuple_GET_ITEM(second, i), &n->meta[i])) == NULL) {
             arena->failed = true;
@@ -2075,8 +2079,10 @@ PyMethodDef ct_nn_misc_module_methods[] = {
     {"_max_unpool", CT_FASTCALL(py_max_unpool), CT_METH_FK, "_max_unpool(input, indices, output_size) -> Tensor"},
     {"_affine_grid", CT_FASTCALL(py_affine_grid), CT_METH_FK, "_affine_grid(theta, size, align_corners) -> Tensor"},
     {"_grid_sample", CT_FASTCALL(py_grid_sample), CT_METH_FK, "_grid_sample(input, grid, mode, padding_mode, align_corners) -> Tensor"},
-    CT_NN_MISC_FN(grid_sampler_2d, "grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners) -> Tensor")
-    CT_NN_MISC_FN(grid_sampler_3d, "grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners) -> Tensor")
+    CT_NN_MISC_FN(grid_sampler_2d, "grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners) "
+                  "-> Tensor")
+    CT_NN_MISC_FN(grid_sampler_3d, "grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners) "
+                  "-> Tensor")
     CT_NN_MISC_FN(grid_sampler_2d_backward, "grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, "
                   "padding_mode, align_corners, output_mask) -> (Tensor, Tensor)")
     CT_NN_MISC_FN(grid_sampler_3d_backward, "grid_sampler_3d_backward(grad_output, input, grid, interpolation_mode, "

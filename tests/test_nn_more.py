@@ -807,7 +807,8 @@ def test_grid_sample_native_backward(padding, rng):
     """one GridSampler2DBackward0 / 3DBackward0 node; gradcheck through the native backward of input and grid
     (nearest: grid's gradient is 0), gradgradcheck through GridSampler2DBackwardBackward0"""
     from ctorch.autograd import gradgradcheck
-    x, grid = T(rng.standard_normal((1, 2, 3, 4)), "cpu", grad=True), T(rng.uniform(-1.2, 1.2, (1, 2, 2, 2)), "cpu", grad=True)
+    x = T(rng.standard_normal((1, 2, 3, 4)), "cpu", grad=True)
+    grid = T(rng.uniform(-1.2, 1.2, (1, 2, 2, 2)), "cpu", grad=True)
     x3 = T(rng.standard_normal((1, 1, 2, 3, 2)), "cpu", grad=True)
     grid3 = T(rng.uniform(-1.2, 1.2, (1, 1, 2, 2, 3)), "cpu", grad=True)
     for mode in ("bilinear", "nearest"):
