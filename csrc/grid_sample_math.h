@@ -15,7 +15,8 @@
  * the weights and sums in double. bilinear / trilinear: the 2^nd corners, x fastest, weighted by the
  * fractional offsets; nearest: the corner nearest (ties to even); bicubic: the 4 x 4 taps about the
  * floor of the unpadded source, PyTorch's cubic convolution (A = -0.75), each tap's integer position
- * padded on its own. Taps outside the input read 0 (and receive nothing). */
+ * padded on its own. Taps outside the input read 0 (and receive nothing); as in PyTorch, a NaN source
+ * clips to 0 under border / reflection padding and a non-finite one gives NaN weights (a NaN output). */
 #ifndef CTORCH_GRID_SAMPLE_MATH_H
 #define CTORCH_GRID_SAMPLE_MATH_H
 
@@ -40,9 +41,9 @@ typedef struct {
     CT_HOST_DEVICE T ct_gs_clip_##SUF(T x, int64_t size, T *g)                                                \
     {                                                                                                         \
         const T hi = (T)(size - 1);                                                                           \
-        if (x <= (T)0 || x >= hi) {                                                                           \
+        if (!(x > (T)0) || x >= hi) { /* NaN clips to 0, as PyTorch's */                                      \
             *g = (T)0;                                                                                        \
-            return x <= (T)0 ? (T)0 : hi;                                                                     \
+            return x >= hi ? hi : (T)0;                                                                       \
         }                                                                                                     \
         return x;                                                                                             \
     }                                                                                                         \
@@ -231,10 +232,8 @@ CT_HOST_DEVICE void ct_gs_point_forward(const CtGridSampleDesc *d, int64_t p)
     for (int64_t c = 0; c < d->C; c++) {
         const int64_t base = (n * d->C + c) * plane;
         double acc = 0.0;
-        for (int q = 0; q < t.n; q++) {
-            if (t.off[q] >= 0) {
-                acc += t.w[q] * ct_gs_load(d->input, f64, base + t.off[q]);
-            }
+        for (int q = 0; q < t.n; q++) { /* a tap outside reads 0, times its weight: a NaN weight spreads */
+            acc += t.w[q] * (t.off[q] >= 0 ? ct_gs_load(d->input, f64, base + t.off[q]) : 0.0);
         }
         ct_gs_store(d->output, f64, (n * d->C + c) * P + o, acc);
     }

@@ -849,6 +849,21 @@ def test_grid_sample_half_and_empty(device, rng):
     assert (ctorch.autograd.grad(empty.sum(), xt)[0] == 0).all()
 
 
+def test_grid_sample_nonfinite_grid(device):
+    """PyTorch's: a NaN source clips to 0 under border / reflection (inf reflects to NaN, then 0); a non-finite
+    one with zeros padding (or bicubic) has NaN weights, a NaN output; nearest reads 0 outside"""
+    nan, inf = float("nan"), float("inf")
+    x = ctorch.arange(12.0, device=device).reshape(1, 1, 3, 4)
+    g = ctorch.tensor([[[[nan, 0.0], [inf, 0.0], [-inf, 0.5], [1e30, 0.2]]]], device=device)
+    expect = {("bilinear", "zeros"): [nan, nan, nan, 0], ("bilinear", "border"): [4, 7, 7, 8.2],
+              ("bilinear", "reflection"): [4, 4, 7, 5.2], ("nearest", "zeros"): [0, 0, 0, 0],
+              ("nearest", "border"): [4, 7, 8, 7], ("nearest", "reflection"): [4, 4, 8, 4],
+              ("bicubic", "zeros"): [nan, nan, nan, 0], ("bicubic", "border"): [nan, nan, nan, 8.557]}
+    for (mode, padding), want in expect.items():
+        got = F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=False)
+        np.testing.assert_allclose(to_numpy(got).ravel(), want, rtol=1e-5)
+
+
 def test_grid_sample_cuda_matches_cpu(rng):
     if not ctorch.cuda.is_available():
         pytest.skip("CUDA not available")
