@@ -1894,6 +1894,8 @@ const struct CtNNKernels ct_cpu_nn_kernels = {
     .upsample_backward = ct_cpu_upsample_backward,
     .ctc_loss = ct_cpu_ctc_loss, /* nn_misc.c */
     .ctc_loss_backward = ct_cpu_ctc_loss_backward,
+    .grid_sample = ct_cpu_grid_sample, /* nn_misc.c */
+    .grid_sample_backward = ct_cpu_grid_sample_backward,
 };
 
 /* ====================================================================================================

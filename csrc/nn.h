@@ -191,6 +191,24 @@ typedef struct {
     double *work;
     bool zero_infinity;
 } CtCTCDesc;
+/* --- grid_sampler_2d / grid_sampler_3d (nn_misc.c; cuda/nn.cu; per-point math in grid_sample_math.h) ---
+ * input (N, C, D, H, W) dense of dtype (float32 / float64; D = 1 for the 2-d op), grid (N, Do, Ho, Wo, nd)
+ * dense (Do = 1 for 2-d; nd coordinates x, y[, z] in [-1, 1]), out (N, C, Do, Ho, Wo). mode 0 bilinear
+ * (trilinear for nd 3), 1 nearest, 2 bicubic (nd 2); padding 0 zeros, 1 border, 2 reflection.
+ *   forward: out.
+ *   backward: grad_out (N, C, Do, Ho, Wo) -> grad_input (same shape as input, zeroed by the caller: an
+ *   accumulation, serial per sample on the CPU, atomic on CUDA) and grad_grid (same shape as grid). */
+typedef struct {
+    CtDType dtype;
+    CtDevice device;
+    int nd, mode, padding;
+    bool align_corners;
+    int64_t N, C, in[3], out[3]; /* in / out: (D, H, W) */
+    const void *input, *grid;
+    void *output;
+    const void *grad_out;
+    void *grad_input, *grad_grid;
+} CtGridSampleDesc;
 struct CtPoolDesc; /* pool.h */
 struct CtUpsampleDesc; /* upsample.h */
 
@@ -230,6 +248,9 @@ struct CtNNKernels {
     /* CTC loss (see CtCTCDesc): the forward writes log_alpha and nll, the backward grad_input */
     int (*ctc_loss)(const CtCTCDesc *d);
     int (*ctc_loss_backward)(const CtCTCDesc *d);
+    /* grid_sampler_2d / 3d (see CtGridSampleDesc) */
+    int (*grid_sample)(const CtGridSampleDesc *d);
+    int (*grid_sample_backward)(const CtGridSampleDesc *d);
 };
 
 extern const struct CtNNKernels ct_cpu_nn_kernels;
@@ -239,6 +260,9 @@ int ct_cpu_channel_norm_backward(const CtChannelNormDesc *d);
 /* the CPU's ctc_loss kernels (nn_misc.c) */
 int ct_cpu_ctc_loss(const CtCTCDesc *d);
 int ct_cpu_ctc_loss_backward(const CtCTCDesc *d);
+/* the CPU's grid_sampler kernels (nn_misc.c) */
+int ct_cpu_grid_sample(const CtGridSampleDesc *d);
+int ct_cpu_grid_sample_backward(const CtGridSampleDesc *d);
 
 /* --- C entry points (new references; NULL with an exception set) ------------------------------ */
 /* input (*, K) @ weight (N, K)^T + bias (N) -> (*, N); weight may be 1-D (K) -> (*). One GEMM with
@@ -280,5 +304,7 @@ int ct_nn_bw_embedding_bag(struct CtNodeObject *n, PyObject *const *g, PyObject 
 int ct_norm_bw_batch_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_norm_bw_group_norm(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 int ct_nn_bw_ctc_loss(struct CtNodeObject *n, PyObject *const *g, PyObject **gi); /* nn_misc.c */
+int ct_nn_bw_grid_sampler(struct CtNodeObject *n, PyObject *const *g, PyObject **gi); /* nn_misc.c */
+int ct_nn_bw_grid_sampler_backward(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 
 #endif /* CTORCH_NN_H */

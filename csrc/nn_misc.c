@@ -14,8 +14,11 @@
  *   gumbel_softmax;
  *   local_response_norm (an avg_pool2d over the squares), channel_shuffle (a view, a transpose and a
  *       reshape), rrelu, the alpha dropouts, the LP pools (average pools of input^p) and max_unpool
- *       (a scatter into zeros); affine_grid and 2-d / 3-d grid_sample (bilinear / trilinear / nearest, zeros /
- *       border / reflection padding: four or eight gathers weighted by the fractional offsets).
+ *       (a scatter into zeros); affine_grid; grid_sample over the native grid_sampler_2d / grid_sampler_3d
+ *       (bilinear / trilinear / nearest / bicubic (2-d), zeros / border / reflection padding; kernels through
+ *       CtNNKernels, the CPU's here, per-point math in grid_sample_math.h; one GridSampler2DBackward0 /
+ *       GridSampler3DBackward0 node; the double backward differentiates a composite of four or eight gathers
+ *       weighted by the fractional offsets).
  *
  * Each composition runs in arenas of autograd_arena.h; host-side index tables (embedding bags, CTC's
  * extended labels) are built from one host copy of the integer inputs. */
@@ -23,6 +26,7 @@
 #include "autograd_arena.h"
 #include "creation.h"
 #include "device.h"
+#include "grid_sample_math.h"
 #include "nn.h"
 #include "nn_math.h"
 #include "parallel.h"
@@ -1677,14 +1681,11 @@ static PyObject *py_affine_grid(PyObject *m, PyObject *const *args, Py_ssize_t n
     return result;
 }
 
-/* Coordinate `axis` of grid (in [-1, 1]) as a source pixel coordinate of an axis of `size`, with the
- * padding mode applied (1 border: clamped; 2 reflection: mirrored, then clamped). New reference. */
-static PyObject *grid_source(PyObject *grid, int axis, int64_t size, bool align, int64_t padding)
+/* Source pixel coordinates x of an axis of `size` with the padding mode applied (1 border: clamped; 2
+ * reflection: mirrored, then clamped). New reference. */
+static PyObject *grid_pad(PyObject *x, int64_t size, bool align, int64_t padding)
 {
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *c = METH(grid, "select", "(ii)", -1, axis);
-    PyObject *x = align ? MUL(ADD(c, NUM(1.0)), NUM((double)(size - 1) / 2.0))
-                        : DIV(SUB(MUL(ADD(c, NUM(1.0)), NUM((double)size)), NUM(1.0)), NUM(2.0));
     if (padding == 2) {
         double lo2 = align ? 0.0 : -1.0, hi2 = align ? 2.0 * (double)(size - 1) : 2.0 * (double)size - 1.0;
         if (lo2 == hi2) {
@@ -1701,6 +1702,19 @@ static PyObject *grid_source(PyObject *grid, int axis, int64_t size, bool align,
         x = METH(x, "clamp", "(dd)", 0.0, (double)(size - 1));
     }
     PyObject *r = TAKE(x);
+    arena_free(arena);
+    return r;
+}
+
+/* Coordinate `axis` of grid (in [-1, 1]) as a source pixel coordinate of an axis of `size`, with the
+ * padding mode applied. New reference. */
+static PyObject *grid_source(PyObject *grid, int axis, int64_t size, bool align, int64_t padding)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *c = METH(grid, "select", "(ii)", -1, axis);
+    PyObject *x = align ? MUL(ADD(c, NUM(1.0)), NUM((double)(size - 1) / 2.0))
+                        : DIV(SUB(MUL(ADD(c, NUM(1.0)), NUM((double)size)), NUM(1.0)), NUM(2.0));
+    PyObject *r = arena->failed ? NULL : grid_pad(x, size, align, padding);
     arena_free(arena);
     return r;
 }
@@ -1732,6 +1746,46 @@ static PyObject *grid_tap(PyObject *flat, int nd, PyObject *const *c, PyObject *
         Py_XDECREF(cl);
     }
     PyObject *r = TAKE(MUL(METH(vals, "view", "(O)", out_shape), METH(w, "unsqueeze", "(i)", 1)));
+    arena_free(arena);
+    return r;
+}
+
+/* PyTorch's cubic convolution weights (A = -0.75) of the taps at -1, 0, 1, 2 from floor(x), of the fraction t,
+ * as four new references in w. 0 or -1. */
+static int grid_cubic_weights(PyObject *t, PyObject **w)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    const double A = CT_GS_CUBIC_A;
+    PyObject *u[4] = {ADD(t, NUM(1.0)), t, SUB(NUM(1.0), t), SUB(NUM(2.0), t)};
+    for (int j = 0; j < 4; j++) {
+        PyObject *v = u[j];
+        w[j] = j == 0 || j == 3
+                   ? TAKE(SUB(MUL(ADD(MUL(SUB(MUL(v, NUM(A)), NUM(5.0 * A)), v), NUM(8.0 * A)), v), NUM(4.0 * A)))
+                   : TAKE(ADD(MUL(MUL(SUB(MUL(v, NUM(A + 2.0)), NUM(A + 3.0)), v), v), NUM(1.0)));
+    }
+    const bool failed = arena->failed;
+    arena_free(arena);
+    for (int j = 0; j < 4 && failed; j++) {
+        Py_CLEAR(w[j]);
+    }
+    return failed ? -1 : 0;
+}
+
+/* Row i (y = floor - 1 + i) of the bicubic taps: sum_j wx[j] wy[i] input[y, x = floor - 1 + j], each tap's
+ * position padded on its own. New reference. */
+static PyObject *grid_cubic_row(PyObject *flat, PyObject *const *lo, PyObject *const *wx, PyObject *wy, int i,
+                                int64_t C, const int64_t *sizes, bool align, int64_t padding)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *y = ADD(lo[1], NUM(i - 1.0));
+    PyObject *corner[2] = {NULL, arena->failed ? NULL : KEEP(grid_pad(y, sizes[1], align, padding))};
+    PyObject *sum = NULL;
+    for (int j = 0; j < 4 && !arena->failed; j++) {
+        corner[0] = KEEP(grid_pad(ADD(lo[0], NUM(j - 1.0)), sizes[0], align, padding));
+        PyObject *tap = arena->failed ? NULL : KEEP(grid_tap(flat, 2, corner, MUL(wx[j], wy), C, sizes));
+        sum = sum == NULL ? tap : ADD(sum, tap);
+    }
+    PyObject *r = TAKE(sum);
     arena_free(arena);
     return r;
 }
@@ -1783,25 +1837,15 @@ static int grid_sample_check(const CtTensorObject *x, const CtTensorObject *g)
     return 0;
 }
 
-/* _grid_sample(input (N, C, [D,] H, W), grid (N, [D_out,] H_out, W_out, 2 or 3), mode 0 bilinear (trilinear on
- * 5-d input) / 1 nearest, padding 0 zeros / 1 border / 2 reflection, align_corners) -> (N, C, [D_out,] H_out,
- * W_out): the sum of the 2^nd corner taps in PyTorch's order (x fastest), each weighted by the product of its
- * per-axis weights */
-static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+/* grid_sample of checked input (N, C, [D,] H, W) and grid (N, [D_out,] H_out, W_out, 2 or 3) composed of
+ * recording ops, mode 0 bilinear (trilinear on 5-d input) / 1 nearest, padding 0 zeros / 1 border / 2
+ * reflection, 2 bicubic (2-d): the sum of the 2^nd corner taps (or 4 x 4 cubic taps) in PyTorch's order (x
+ * fastest), each weighted by the product of its per-axis weights. Only the native op's double backward uses
+ * it (differentiating it twice). */
+static PyObject *grid_sample_composite(PyObject *input, PyObject *grid, int64_t mode, int64_t padding, bool align)
 {
-    static const char *const names[] = {"input", "grid", "mode", "padding_mode", "align_corners", NULL};
-    PyObject *a[5];
-    int64_t mode = 0, padding = 0;
-    bool align = false;
-    if (ct_parse_args("_grid_sample", args, nargs, kw, names, 5, a) < 0 ||
-        need_tensor("_grid_sample", "input", 1, a[0], false) < 0 || need_tensor("_grid_sample", "grid", 2, a[1], false) < 0 ||
-        ct_arg_int64(a[2], &mode) < 0 || ct_arg_int64(a[3], &padding) < 0 || ct_arg_bool(a[4], &align) < 0) {
-        return NULL;
-    }
+    PyObject *a[2] = {input, grid};
     CtTensorObject *x = CT_TENSOR(a[0]);
-    if (grid_sample_check(x, CT_TENSOR(a[1])) < 0) {
-        return NULL;
-    }
     const int nd = x->ndim - 2;
     int64_t sizes[3], numel = 1; /* the input's size along grid coordinate k: W, H[, D] */
     for (int k = 0; k < nd; k++) {
@@ -1811,8 +1855,8 @@ static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t n
     const int64_t C = x->sizes[1];
     PyObject *result = NULL, *src[3] = {NULL, NULL, NULL}, *corner[3], *axis_w[2][3];
     CtArena scratch = {0}, *arena = &scratch;
-    for (int k = 0; k < nd && !arena->failed; k++) {
-        src[k] = KEEP(grid_source(a[1], k, sizes[k], align, padding));
+    for (int k = 0; k < nd && !arena->failed; k++) { /* bicubic pads each tap, not the source */
+        src[k] = KEEP(grid_source(a[1], k, sizes[k], align, mode == 2 ? 0 : padding));
     }
     PyObject *flat = METH(a[0], "reshape", "(LLL)", (long long)x->sizes[0], (long long)C, (long long)numel);
     if (arena->failed) {
@@ -1827,6 +1871,26 @@ static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t n
         goto done;
     }
     PyObject *lo[3], *hi[3];
+    if (mode == 2) { /* 2-d: the 4 x 4 taps about the floor */
+        PyObject *w[2][4] = {{NULL}};
+        PyObject *sum = NULL;
+        for (int k = 0; k < 2 && !arena->failed; k++) {
+            lo[k] = METH(src[k], "floor", NULL);
+            if (arena->failed || grid_cubic_weights(SUB(src[k], lo[k]), w[k]) < 0) {
+                arena->failed = true;
+                break;
+            }
+            for (int j = 0; j < 4; j++) {
+                KEEP(w[k][j]);
+            }
+        }
+        for (int i = 0; i < 4 && !arena->failed; i++) {
+            PyObject *row = KEEP(grid_cubic_row(flat, lo, w[0], w[1][i], i, C, sizes, align, padding));
+            sum = sum == NULL ? row : ADD(sum, row);
+        }
+        result = TAKE(sum);
+        goto done;
+    }
     for (int k = 0; k < nd; k++) { /* corner 0 / 1 along axis k: floor / floor + 1, weighted 1 - frac / frac */
         lo[k] = METH(src[k], "floor", NULL);
         hi[k] = ADD(lo[k], NUM(1.0));
@@ -1848,6 +1912,324 @@ static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t n
 done:
     arena_free(arena);
     return result;
+}
+
+
+/* --- the native grid_sampler_2d / grid_sampler_3d (CtGridSampleDesc; per-point math in grid_sample_math.h) --- */
+
+static void grid_sample_points(int64_t begin, int64_t end, void *ctx)
+{
+    for (int64_t p = begin; p < end; p++) {
+        ct_gs_point_forward((const CtGridSampleDesc *)ctx, p);
+    }
+}
+
+/* Samples [begin, end), each serially: grad_input's sums run in one fixed order whatever the threads. */
+static void grid_sample_backward_samples(int64_t begin, int64_t end, void *ctx)
+{
+    const CtGridSampleDesc *d = ctx;
+    const int64_t P = ct_gs_points(d);
+    for (int64_t p = begin * P; p < end * P; p++) {
+        ct_gs_point_backward(d, p);
+    }
+}
+
+int ct_cpu_grid_sample(const CtGridSampleDesc *d)
+{
+    const int64_t per = d->C * (d->mode == 2 ? 16 : 1 << d->nd) + 1;
+    ct_parallel_for(d->N * ct_gs_points(d), per >= 4096 ? 1 : 4096 / per + 1, grid_sample_points, (void *)d);
+    return 0;
+}
+
+int ct_cpu_grid_sample_backward(const CtGridSampleDesc *d)
+{
+    ct_parallel_for(d->N, 1, grid_sample_backward_samples, (void *)d);
+    return 0;
+}
+
+/* The checked arguments of grid_sampler_{2,3}d[_backward] as dense float32 / float64 tensors (float16 and
+ * bfloat16 computed in float32) and the descriptor over them. */
+typedef struct {
+    CtGridSampleDesc d;
+    CtTensorObject *x, *grid;
+    const struct CtNNKernels *k;
+} GridPlan;
+
+static void grid_plan_free(GridPlan *p)
+{
+    Py_CLEAR(p->x);
+    Py_CLEAR(p->grid);
+}
+
+/* a[0] input, a[1] grid, a[2..4] interpolation_mode, padding_mode, align_corners. 0 or -1. */
+static int grid_plan(GridPlan *p, const char *fname, int nd, PyObject *const *a)
+{
+    int64_t mode = 0, padding = 0;
+    bool align = false;
+    if (need_tensor(fname, "input", 1, a[0], false) < 0 || need_tensor(fname, "grid", 2, a[1], false) < 0 ||
+        ct_arg_int64(a[2], &mode) < 0 || ct_arg_int64(a[3], &padding) < 0 || ct_arg_bool(a[4], &align) < 0) {
+        return -1;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]), *g = CT_TENSOR(a[1]);
+    if (x->ndim != nd + 2) {
+        char s1[128], s2[128];
+        ct_format_sizes(s1, sizeof(s1), x->ndim, x->sizes);
+        ct_format_sizes(s2, sizeof(s2), g->ndim, g->sizes);
+        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected %dD input and grid with same number of dimensions, "
+                     "but got input with sizes %s and grid with sizes %s", nd + 2, s1, s2);
+        return -1;
+    }
+    if (grid_sample_check(x, g) < 0) {
+        return -1;
+    }
+    if (!ct_device_equal(ct_device_of(x), ct_device_of(g))) {
+        char d1[32], d2[32];
+        ct_device_str(ct_device_of(x), d1, sizeof(d1));
+        ct_device_str(ct_device_of(g), d2, sizeof(d2));
+        PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected input and grid to be on same device, but input "
+                     "is on %s and grid is on %s", d1, d2);
+        return -1;
+    }
+    if (mode < 0 || mode > 2 || padding < 0 || padding > 2) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): expected interpolation_mode in [0, 2] and padding_mode in [0, 2], "
+                     "but got %lld and %lld", fname, (long long)mode, (long long)padding);
+        return -1;
+    }
+    if (mode == 2 && nd == 3) {
+        PyErr_SetString(PyExc_NotImplementedError, "grid_sampler(): bicubic interpolation only supports 4D input");
+        return -1;
+    }
+    CtDevice dev = ct_device_of(x);
+    p->k = ct_nn_kernels(dev);
+    if (p->k != NULL && (p->k->grid_sample == NULL || p->k->grid_sample_backward == NULL)) {
+        PyErr_SetString(PyExc_NotImplementedError, "grid_sampler is not implemented on this device");
+        return -1;
+    }
+    if (p->k == NULL) {
+        return -1;
+    }
+    CtDType work = x->dtype == CT_F64 ? CT_F64 : CT_F32;
+    p->x = ct_nn_dense(x, work);
+    p->grid = p->x ? ct_nn_dense(g, work) : NULL;
+    if (p->grid == NULL) {
+        return -1;
+    }
+    p->d = (CtGridSampleDesc){.dtype = work, .device = dev, .nd = nd, .mode = (int)mode, .padding = (int)padding,
+                              .align_corners = align, .N = x->sizes[0], .C = x->sizes[1],
+                              .input = ct_data(p->x), .grid = ct_data(p->grid)};
+    for (int i = 0; i < 3; i++) { /* (D, H, W) and (D_out, H_out, W_out), D = 1 for 2-d */
+        p->d.in[i] = i < 3 - nd ? 1 : x->sizes[2 + i - (3 - nd)];
+        p->d.out[i] = i < 3 - nd ? 1 : g->sizes[1 + i - (3 - nd)];
+    }
+    return 0;
+}
+
+/* t (of the work dtype) as dtype, stealing t; new reference. */
+static PyObject *grid_as(CtTensorObject *t, CtDType dtype)
+{
+    if (t == NULL || t->dtype == dtype) {
+        return (PyObject *)t;
+    }
+    CtTensorObject *r = ct_to(t, dtype, ct_device_of(t), false);
+    Py_DECREF(t);
+    return (PyObject *)r;
+}
+
+/* grid_sampler_{2,3}d(input (N, C, [D,] H, W), grid (N, [D_out,] H_out, W_out, nd), interpolation_mode,
+ * padding_mode, align_corners) -> (N, C, [D_out,] H_out, W_out) */
+static PyObject *grid_sampler_forward(const char *fname, int nd, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "grid", "interpolation_mode", "padding_mode", "align_corners", NULL};
+    PyObject *a[5];
+    GridPlan p = {0};
+    CtTensorObject *out = NULL;
+    if (ct_parse_args(fname, args, nargs, kw, names, 5, a) < 0 || grid_plan(&p, fname, nd, a) < 0) {
+        goto done;
+    }
+    int64_t sizes[5] = {p.d.N, p.d.C, p.d.out[0], p.d.out[1], p.d.out[2]};
+    if (nd == 2) {
+        sizes[2] = sizes[3];
+        sizes[3] = sizes[4];
+    }
+    out = ct_empty(nd + 2, sizes, p.d.dtype, p.d.device);
+    if (out == NULL) {
+        goto done;
+    }
+    p.d.output = ct_data(out);
+    if (ct_numel(out) > 0 && p.k->grid_sample(&p.d) < 0) {
+        Py_CLEAR(out);
+    }
+done:
+    grid_plan_free(&p);
+    return out != NULL ? grid_as(out, CT_TENSOR(a[0])->dtype) : NULL;
+}
+
+/* grid_sampler_{2,3}d_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
+ * output_mask) -> (grad_input, grad_grid); both are computed whatever output_mask asks. */
+static PyObject *grid_sampler_backward(const char *fname, int nd, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"grad_output", "input", "grid", "interpolation_mode", "padding_mode",
+                                        "align_corners", "output_mask", NULL};
+    PyObject *a[7], *result = NULL;
+    GridPlan p = {0};
+    CtTensorObject *go = NULL, *gin = NULL, *ggrid = NULL;
+    if (ct_parse_args(fname, args, nargs, kw, names, 6, a) < 0 ||
+        need_tensor(fname, "grad_output", 1, a[0], false) < 0 || grid_plan(&p, fname, nd, a + 1) < 0) {
+        goto done;
+    }
+    const int64_t want[5] = {p.d.N, p.d.C, p.d.out[0], p.d.out[1], p.d.out[2]};
+    CtTensorObject *g = CT_TENSOR(a[0]);
+    if (g->ndim != nd + 2 || g->sizes[0] != want[0] || g->sizes[1] != want[1] ||
+        memcmp(g->sizes + 2, want + 5 - nd, sizeof(int64_t) * (size_t)nd) != 0 ||
+        !ct_device_equal(ct_device_of(g), p.d.device)) {
+        char s1[128];
+        ct_format_sizes(s1, sizeof(s1), g->ndim, g->sizes);
+        PyErr_Format(PyExc_RuntimeError, "%s(): expected grad_output of the output's shape and device, but got "
+                     "sizes %s", fname, s1);
+        goto done;
+    }
+    go = ct_nn_dense(g, p.d.dtype);
+    gin = go ? ct_zeros(p.x->ndim, p.x->sizes, p.d.dtype, p.d.device) : NULL;
+    ggrid = gin ? ct_empty(p.grid->ndim, p.grid->sizes, p.d.dtype, p.d.device) : NULL;
+    if (ggrid == NULL) {
+        goto done;
+    }
+    p.d.grad_out = ct_data(go);
+    p.d.grad_input = ct_data(gin);
+    p.d.grad_grid = ct_data(ggrid);
+    if (ct_numel(ggrid) > 0 && p.k->grid_sample_backward(&p.d) < 0) {
+        goto done;
+    }
+    CtDType dt = CT_TENSOR(a[1])->dtype;
+    PyObject *r0 = grid_as(gin, dt), *r1 = grid_as(ggrid, dt); /* each steals its tensor */
+    gin = ggrid = NULL;
+    result = r0 != NULL && r1 != NULL ? PyTuple_Pack(2, r0, r1) : NULL;
+    Py_XDECREF(r0);
+    Py_XDECREF(r1);
+done:
+    Py_XDECREF(go);
+    Py_XDECREF(gin);
+    Py_XDECREF(ggrid);
+    grid_plan_free(&p);
+    return result;
+}
+
+static PyObject *py_grid_sampler_2d(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    return grid_sampler_forward("grid_sampler_2d", 2, args, nargs, kw);
+}
+
+static PyObject *py_grid_sampler_3d(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    return grid_sampler_forward("grid_sampler_3d", 3, args, nargs, kw);
+}
+
+static PyObject *py_grid_sampler_2d_backward(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    return grid_sampler_backward("grid_sampler_2d_backward", 2, args, nargs, kw);
+}
+
+static PyObject *py_grid_sampler_3d_backward(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    return grid_sampler_backward("grid_sampler_3d_backward", 3, args, nargs, kw);
+}
+
+/* GridSampler{2,3}DBackward0: (input, grid, interpolation_mode, padding_mode, align_corners) -> one
+ * grid_sampler_{2,3}d_backward (recorded under create_graph as GridSampler{2,3}DBackwardBackward0). */
+int ct_nn_bw_grid_sampler(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    PyObject *x = (PyObject *)ct_node_tensor(n, 0), *grid = (PyObject *)ct_node_tensor(n, 1);
+    if (x == NULL || grid == NULL) {
+        return -1;
+    }
+    PyObject *mask = Py_BuildValue("(OO)", n->edge_nodes[0] != NULL ? Py_True : Py_False,
+                                   n->edge_nodes[1] != NULL ? Py_True : Py_False);
+    if (mask == NULL) {
+        return -1;
+    }
+    PyObject *args[7] = {g[0], x, grid, n->args[2], n->args[3], n->args[4], mask};
+    PyObject *res = ct_op(CT_TENSOR(x)->ndim == 5 ? "grid_sampler_3d_backward" : "grid_sampler_2d_backward", args, 7,
+                          NULL);
+    Py_DECREF(mask);
+    if (res == NULL) {
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        if (n->edge_nodes[i] != NULL) {
+            gi[i] = ct_fit_grad(PyTuple_GET_ITEM(res, i), &n->meta[i]);
+            rc = gi[i] == NULL ? -1 : 0;
+        }
+    }
+    Py_DECREF(res);
+    return rc;
+}
+
+/* GridSampler{2,3}DBackwardBackward0: (grad_output, input, grid, interpolation_mode, padding_mode,
+ * align_corners, output_mask), outputs (grad_input, grad_grid). Differentiates the recording composite twice
+ * on detached copies of the saved tensors: with y = grid_sample(x', grid') and (gx, gg) its vector-Jacobian
+ * product with grad_output' (create_graph), the gradients of <g[0], gx> + <g[1], gg> by (grad_output', x',
+ * grid'). The results carry no history (no third derivative). */
+int ct_nn_bw_grid_sampler_backward(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    int64_t mode = 0, padding = 0;
+    bool align = false;
+    if (ct_arg_int64(n->args[3], &mode) < 0 || ct_arg_int64(n->args[4], &padding) < 0 ||
+        ct_arg_bool(n->args[5], &align) < 0) {
+        return -1;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    const bool prev = ct_grad_enabled;
+    ct_grad_enabled = true;
+    PyObject *leaf[3];
+    for (int i = 0; i < 3; i++) {
+        CtTensorObject *t = ct_node_tensor(n, i);
+        leaf[i] = t == NULL ? KEEP(NULL) : METH(METH((PyObject *)t, "detach", NULL), "requires_grad_", "(O)", Py_True);
+    }
+    PyObject *autograd = arena->failed ? NULL : KEEP(PyImport_ImportModule("ctorch.autograd"));
+    PyObject *y = arena->failed ? NULL : KEEP(grid_sample_composite(leaf[1], leaf[2], mode, padding, align));
+    PyObject *xg = arena->failed ? NULL : KEEP(PyTuple_Pack(2, leaf[1], leaf[2]));
+    PyObject *kw = arena->failed ? NULL : KEEP(Py_BuildValue("{sOsOsO}", "create_graph", Py_True, "allow_unused",
+                                                             Py_True, "materialize_grads", Py_True));
+    PyObject *grad = arena->failed ? NULL : ATTR(autograd, "grad");
+    PyObject *args1 = arena->failed ? NULL : KEEP(Py_BuildValue("(OOO)", y, xg, leaf[0]));
+    PyObject *first = arena->failed ? NULL : KEEP(PyObject_Call(grad, args1, kw));
+    PyObject *s = NULL;
+    for (int k = 0; k < 2 && !arena->failed; k++) {
+        if (g[k] != NULL) {
+            PyObject *term = METH(MUL(PyTuple_GET_ITEM(first, k), METH(g[k], "detach", NULL)), "sum", NULL);
+            s = s == NULL ? term : ADD(s, term);
+        }
+    }
+    ct_grad_enabled = prev;
+    PyObject *all = arena->failed || s == NULL ? NULL : KEEP(PyTuple_Pack(3, leaf[0], leaf[1], leaf[2]));
+    if (all != NULL && PyDict_SetItemString(kw, "create_graph", Py_False) < 0) {
+        arena->failed = true;
+    }
+    PyObject *args2 = arena->failed || all == NULL ? NULL : KEEP(PyTuple_Pack(2, s, all));
+    PyObject *second = arena->failed || args2 == NULL ? NULL : KEEP(PyObject_Call(grad, args2, kw));
+    for (int i = 0; i < 3 && second != NULL; i++) {
+        if (n->edge_nodes[i] != NULL && (gi[i] = ct_fit_grad(PyTuple_GET_ITEM(second, i), &n->meta[i])) == NULL) {
+            arena->failed = true;
+        }
+    }
+    const bool failed = arena->failed;
+    arena_free(arena);
+    return failed ? -1 : 0;
+}
+
+/* _grid_sample(input, grid, mode, padding_mode, align_corners): F.grid_sample's checks, then one
+ * grid_sampler_2d / grid_sampler_3d (recorded as GridSampler2DBackward0 / GridSampler3DBackward0). */
+static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "grid", "mode", "padding_mode", "align_corners", NULL};
+    PyObject *a[5];
+    if (ct_parse_args("_grid_sample", args, nargs, kw, names, 5, a) < 0 ||
+        need_tensor("_grid_sample", "input", 1, a[0], false) < 0 || need_tensor("_grid_sample", "grid", 2, a[1], false) < 0 ||
+        grid_sample_check(CT_TENSOR(a[0]), CT_TENSOR(a[1])) < 0) {
+        return NULL;
+    }
+    return ct_op(CT_TENSOR(a[0])->ndim == 5 ? "grid_sampler_3d" : "grid_sampler_2d", a, 5, NULL);
 }
 
 /* ====================================================================================================
@@ -1876,6 +2258,14 @@ PyMethodDef ct_nn_misc_module_methods[] = {
     {"_max_unpool", CT_FASTCALL(py_max_unpool), CT_METH_FK, "_max_unpool(input, indices, output_size) -> Tensor"},
     {"_affine_grid", CT_FASTCALL(py_affine_grid), CT_METH_FK, "_affine_grid(theta, size, align_corners) -> Tensor"},
     {"_grid_sample", CT_FASTCALL(py_grid_sample), CT_METH_FK, "_grid_sample(input, grid, mode, padding_mode, align_corners) -> Tensor"},
+    CT_NN_MISC_FN(grid_sampler_2d, "grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners) "
+                  "-> Tensor")
+    CT_NN_MISC_FN(grid_sampler_3d, "grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners) "
+                  "-> Tensor")
+    CT_NN_MISC_FN(grid_sampler_2d_backward, "grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, "
+                  "padding_mode, align_corners, output_mask) -> (Tensor, Tensor)")
+    CT_NN_MISC_FN(grid_sampler_3d_backward, "grid_sampler_3d_backward(grad_output, input, grid, interpolation_mode, "
+                  "padding_mode, align_corners, output_mask) -> (Tensor, Tensor)")
     {NULL},
 };
 

@@ -29,6 +29,17 @@ def _backward(fn):
     return call
 
 
+def _grid_double_backward(x):
+    """grid_sampler_2d's native backward recorded under create_graph, then differentiated (the composite twice,
+    in a nested autograd.grad)"""
+    y = x.detach().requires_grad_(True)
+    g = (x[:2, :4].reshape(1, 2, 2, 2) / 4).detach().requires_grad_(True)
+    out = F.grid_sample(y[None, None], g, padding_mode="border", align_corners=False)
+    gx, gg = torch.autograd.grad(out.sum(), (y, g), create_graph=True)
+    (gx.sum() + gg.sum()).backward()
+    return y.grad
+
+
 def _out(fn, shape, dtype=None):
     def call(x):
         o = torch.empty(shape, dtype=dtype or x.dtype, device=x.device)
@@ -137,6 +148,7 @@ CASES = [
                                                       [4], [2])
                                  + F.multilabel_margin_loss(y, torch.tensor([[1, 0, -1, 2, 2, 0]] * 4, device=y.device))
                                  + F.grid_sample(y[None, None], y[:2, :4].reshape(1, 2, 2, 2) / 4, align_corners=False).sum())),
+    ("grid_sample_double_backward", lambda x: _grid_double_backward(x)),
     ("nn_misc_errors", _raises(lambda x: (F.ctc_loss(x[:, None], torch.tensor([[1]]), [9], [1]) if x.sum() < 100 else
                                           F.multi_margin_loss(x, torch.tensor([1]))), RuntimeError)),
     # ops_more.c, views.c's unfold and in-place metadata ops, the special-function rows

@@ -720,7 +720,10 @@ def test_softmax2d(device, rng):
 
 # --- affine_grid / grid_sample ----------------------------------------------------------------------------------
 def np_source(c, size, align, padding):
-    x = (c + 1) / 2 * (size - 1) if align else ((c + 1) * size - 1) / 2
+    return np_pad((c + 1) / 2 * (size - 1) if align else ((c + 1) * size - 1) / 2, size, align, padding)
+
+
+def np_pad(x, size, align, padding):
     if padding == "reflection":
         lo2, hi2 = (0, 2 * (size - 1)) if align else (-1, 2 * size - 1)
         if lo2 == hi2:
@@ -802,6 +805,139 @@ def test_grid_sample_errors():
         F.grid_sample(x, g, padding_mode="wrap", align_corners=False)
     with pytest.raises(RuntimeError, match="expected input and grid to have same dtype"):
         F.grid_sample(x, g.double(), align_corners=False)
+
+
+def np_grid_sample_bicubic(x, grid, padding, align, a=-0.75):
+    def cubic(t):
+        c1, c2 = lambda u: ((a + 2) * u - (a + 3)) * u * u + 1, lambda u: ((a * u - 5 * a) * u + 8 * a) * u - 4 * a
+        return [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+
+    N, C, H, W = x.shape
+    out = np.zeros((N, C) + grid.shape[1:3])
+    for n, i, j in np.ndindex(N, *grid.shape[1:3]):
+        sx, sy = np_source(grid[n, i, j, 0], W, align, "zeros"), np_source(grid[n, i, j, 1], H, align, "zeros")
+        x0, y0 = math.floor(sx), math.floor(sy)
+        wx, wy = cubic(sx - x0), cubic(sy - y0)
+        for r, c in np.ndindex(4, 4):
+            ty, tx = np_pad(y0 - 1 + r, H, align, padding), np_pad(x0 - 1 + c, W, align, padding)
+            if 0 <= tx <= W - 1 and 0 <= ty <= H - 1:
+                out[n, :, i, j] += wx[c] * wy[r] * x[n, :, int(ty), int(tx)]
+    return out
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_bicubic(device, padding, rng):
+    x = rng.standard_normal((2, 2, 4, 5))
+    grid = rng.uniform(-1.3, 1.3, (2, 3, 2, 2))
+    for dtype in FLOATS:
+        for align in (False, True):
+            got = F.grid_sample(T(x, device, dtype), T(grid, device, dtype), mode="bicubic", padding_mode=padding,
+                                align_corners=align)
+            assert got.grad_fn is None
+            assert_close(got, np_grid_sample_bicubic(x, grid, padding, align), dtype)
+    if device == "cpu":
+        xt, gt = T(x[:1, :1], device, grad=True), T(grid[:1, :2], device, grad=True)
+        assert F.grid_sample(xt, gt, mode="bicubic", align_corners=True).grad_fn.name() == "GridSampler2DBackward0"
+        assert gradcheck(lambda a, g: F.grid_sample(a, g, mode="bicubic", padding_mode=padding, align_corners=True),
+                         (xt, gt))
+        gx, gg = ctorch.autograd.grad(F.grid_sample(xt, gt, mode="bicubic", align_corners=False).sum(), (xt, gt),
+                                      create_graph=True)
+        assert gx.grad_fn.name() == "GridSampler2DBackwardBackward0"
+        assert ctorch.autograd.gradgradcheck(
+            lambda a, g: F.grid_sample(a, g, mode="bicubic", padding_mode=padding, align_corners=False), (xt, gt))
+
+
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_native_backward(padding, rng):
+    """one GridSampler2DBackward0 / 3DBackward0 node; gradcheck through the native backward of input and grid
+    (nearest: grid's gradient is 0), gradgradcheck through GridSampler2DBackwardBackward0"""
+    from ctorch.autograd import gradgradcheck
+    x = T(rng.standard_normal((1, 2, 3, 4)), "cpu", grad=True)
+    grid = T(rng.uniform(-1.2, 1.2, (1, 2, 2, 2)), "cpu", grad=True)
+    x3 = T(rng.standard_normal((1, 1, 2, 3, 2)), "cpu", grad=True)
+    grid3 = T(rng.uniform(-1.2, 1.2, (1, 1, 2, 2, 3)), "cpu", grad=True)
+    for mode in ("bilinear", "nearest"):
+        y = F.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=True)
+        assert y.grad_fn.name() == "GridSampler2DBackward0"
+        gx, gg = ctorch.autograd.grad(y.sum(), (x, grid), create_graph=True)
+        assert gx.grad_fn.name() == "GridSampler2DBackwardBackward0" and gg.grad_fn is gx.grad_fn
+        y3 = F.grid_sample(x3, grid3, mode=mode, padding_mode=padding, align_corners=False)
+        assert y3.grad_fn.name() == "GridSampler3DBackward0"
+        assert gradcheck(lambda a, g: F.grid_sample(a, g, mode=mode, padding_mode=padding, align_corners=False),
+                         (x, grid))
+        assert gradcheck(lambda a, g: F.grid_sample(a, g, mode=mode, padding_mode=padding, align_corners=False),
+                         (x3, grid3))
+        if mode == "nearest":
+            assert (ctorch.autograd.grad(y.sum(), grid)[0] == 0).all()
+    assert gradgradcheck(lambda a, g: F.grid_sample(a, g, padding_mode=padding, align_corners=False), (x, grid))
+    assert gradgradcheck(lambda a, g: F.grid_sample(a, g, padding_mode=padding, align_corners=True), (x3, grid3))
+    # grid alone requiring grad, and a deterministic scatter (many points on one pixel)
+    many = T(rng.uniform(-0.1, 0.1, (1, 64, 8, 2)), "cpu")
+    gx = [ctorch.autograd.grad(F.grid_sample(x, many, padding_mode=padding, align_corners=False).sum(), x)[0]
+          for _ in range(2)]
+    assert (gx[0] == gx[1]).all()
+    assert_close(gx[0].sum(), np.array(2 * 64 * 8.0))
+
+
+def test_grid_sample_half_and_empty(device, rng):
+    x, grid = rng.standard_normal((1, 2, 3, 4)), rng.uniform(-1, 1, (1, 2, 3, 2))
+    ref = np_grid_sample(x.astype(np.float16).astype(np.float64), grid.astype(np.float16).astype(np.float64),
+                         "bilinear", "zeros", False)
+    for dtype in ("float16", "bfloat16"):
+        got = F.grid_sample(T(x, device, dtype), T(grid, device, dtype), align_corners=False)
+        assert got.dtype == getattr(ctorch, dtype) and got.shape == (1, 2, 2, 3)
+        assert np.allclose(to_numpy(got.float()), ref, atol=0.05)
+    xt = T(x, device, grad=True)
+    assert F.grid_sample(xt[:, :0], T(grid, device), align_corners=False).shape == (1, 0, 2, 3)
+    empty = F.grid_sample(xt, T(grid[:, :0], device), align_corners=False)
+    assert empty.shape == (1, 2, 0, 3)
+    assert (ctorch.autograd.grad(empty.sum(), xt)[0] == 0).all()
+
+
+def test_grid_sample_nonfinite_grid(device):
+    """PyTorch's: a NaN source clips to 0 under border / reflection (inf reflects to NaN, then 0); a non-finite
+    one with zeros padding (or bicubic) has NaN weights, a NaN output; nearest reads 0 outside"""
+    nan, inf = float("nan"), float("inf")
+    x = ctorch.arange(12.0, device=device).reshape(1, 1, 3, 4)
+    g = ctorch.tensor([[[[nan, 0.0], [inf, 0.0], [-inf, 0.5], [1e30, 0.2]]]], device=device)
+    expect = {("bilinear", "zeros"): [nan, nan, nan, 0], ("bilinear", "border"): [4, 7, 7, 8.2],
+              ("bilinear", "reflection"): [4, 4, 7, 5.2], ("nearest", "zeros"): [0, 0, 0, 0],
+              ("nearest", "border"): [4, 7, 8, 7], ("nearest", "reflection"): [4, 4, 8, 4],
+              ("bicubic", "zeros"): [nan, nan, nan, 0], ("bicubic", "border"): [nan, nan, nan, 8.557]}
+    for (mode, padding), want in expect.items():
+        got = F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=False)
+        np.testing.assert_allclose(to_numpy(got).ravel(), want, rtol=1e-5)
+
+
+def test_grid_sample_cuda_matches_cpu(rng):
+    if not ctorch.cuda.is_available():
+        pytest.skip("CUDA not available")
+    cases = [((2, 3, 4, 5), (2, 3, 2, 2), ("bilinear", "nearest", "bicubic")),
+             ((1, 2, 2, 3, 4), (1, 2, 2, 2, 3), ("bilinear", "nearest"))]
+    for xs, gs, modes in cases:
+        x, grid = rng.standard_normal(xs), rng.uniform(-1.3, 1.3, gs)
+        for mode in modes:
+            for padding in ("zeros", "border", "reflection"):
+                align = padding == "border"
+                res = []
+                for dev in ("cpu", "cuda"):
+                    xt, gt = T(x, dev, grad=True), T(grid, dev, grad=True)
+                    y = F.grid_sample(xt, gt, mode=mode, padding_mode=padding, align_corners=align)
+                    res.append([to_numpy(t) for t in (y, *ctorch.autograd.grad((y * y).sum(), (xt, gt)))])
+                for a, b in zip(*res):
+                    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_grid_sampler_errors():
+    x, g = ctorch.zeros(1, 1, 2, 2, 2), ctorch.zeros(1, 1, 1, 1, 3)
+    with pytest.raises(NotImplementedError, match="bicubic interpolation only supports 4D input"):
+        ctorch._C.grid_sampler_3d(x, g, 2, 0, False)
+    with pytest.raises(NotImplementedError, match="grid_sample\\(mode='bicubic'\\) of 5-D input"):
+        F.grid_sample(x, g, mode="bicubic", align_corners=False)
+    with pytest.raises(RuntimeError, match="expected 4D input and grid with same number of dimensions"):
+        ctorch._C.grid_sampler_2d(x, g, 0, 0, False)
+    with pytest.raises(RuntimeError, match="expected interpolation_mode in"):
+        ctorch._C.grid_sampler_2d(ctorch.zeros(1, 1, 2, 2), ctorch.zeros(1, 1, 1, 2), 5, 0, False)
 
 
 def test_dtype_errors():

@@ -24,6 +24,7 @@
 #include "allocator.cuh"
 #include "blas.cuh"
 #include "common.cuh"
+#include "grid_sample_math.h"
 #include "nn.h"
 #include "nn_math.h"
 
@@ -1193,6 +1194,36 @@ int ctc_status(const CtCTCDesc *d, bool backward)
     }
 }
 
+/* grid_sampler_2d / 3d: one thread per output point (all channels); the backward scatters into grad_input
+ * with atomicAdd (float32 / float64) and writes grad_grid. */
+__global__ void grid_sample_kernel(CtGridSampleDesc d, int64_t n, bool backward)
+{
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n; p += (int64_t)gridDim.x * blockDim.x) {
+        if (backward) {
+            ct_gs_point_backward(&d, p);
+        } else {
+            ct_gs_point_forward(&d, p);
+        }
+    }
+}
+
+int grid_sample_status(const CtGridSampleDesc *d, bool backward)
+{
+    CT_CUDA_TRY(ct_cuda_device_guard(d->device.index));
+    const int64_t n = d->N * ct_gs_points(d);
+    if (n == 0) {
+        return CT_CUDA_OK;
+    }
+    if (d->dtype != CT_F32 && d->dtype != CT_F64) {
+        return ct_cuda_set_error(CT_CUDA_NOT_IMPLEMENTED, "grid_sampler: unsupported dtype on CUDA");
+    }
+    const int64_t blocks = (n + 255) / 256;
+    grid_sample_kernel<<<(unsigned)(blocks < 65535 ? blocks : 65535), 256, 0, ct_cuda_stream(d->device.index)>>>(
+        *d, n, backward);
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
 int finish(int status) { return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status); }
 
 } // namespace
@@ -1223,3 +1254,5 @@ int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n,
 }
 int ct_cuda_nn_ctc_loss(const CtCTCDesc *d) { return finish(ctc_status(d, false)); }
 int ct_cuda_nn_ctc_loss_backward(const CtCTCDesc *d) { return finish(ctc_status(d, true)); }
+int ct_cuda_nn_grid_sample(const CtGridSampleDesc *d) { return finish(grid_sample_status(d, false)); }
+int ct_cuda_nn_grid_sample_backward(const CtGridSampleDesc *d) { return finish(grid_sample_status(d, true)); }

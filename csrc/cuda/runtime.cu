@@ -443,6 +443,8 @@ int ct_cuda_nn_trunc_normal_transform(CtDType dtype, CtDevice device, int64_t n,
                                       double a, double b);
 int ct_cuda_nn_ctc_loss(const CtCTCDesc *d);
 int ct_cuda_nn_ctc_loss_backward(const CtCTCDesc *d);
+int ct_cuda_nn_grid_sample(const CtGridSampleDesc *d);
+int ct_cuda_nn_grid_sample_backward(const CtGridSampleDesc *d);
 
 /* conv.cu */
 int ct_cuda_nn_im2col(const CtConvDesc *d);
@@ -525,6 +527,8 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     nn_kernels.upsample_backward = ct_cuda_upsample_backward;
     nn_kernels.ctc_loss = ct_cuda_nn_ctc_loss;
     nn_kernels.ctc_loss_backward = ct_cuda_nn_ctc_loss_backward;
+    nn_kernels.grid_sample = ct_cuda_nn_grid_sample;
+    nn_kernels.grid_sample_backward = ct_cuda_nn_grid_sample_backward;
     elementwise_kernels.unary = ct_cuda_elementwise;
     elementwise_kernels.binary = ct_cuda_elementwise;
     elementwise_kernels.ternary = ct_cuda_elementwise;

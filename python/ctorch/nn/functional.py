@@ -1015,7 +1015,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
-_GRID_MODES = {"bilinear": 0, "nearest": 1}
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 _GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
 
 
@@ -1065,6 +1065,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         _warn_align_corners()
         align_corners = False
-    if mode == "bicubic":
+    if mode == "bicubic" and input.dim() == 5:
         raise NotImplementedError(f"ctorch: grid_sample(mode='{mode}') of {input.dim()}-D input is not supported")
     return _C._grid_sample(input, grid, _GRID_MODES[mode], _GRID_PADDING[padding_mode], align_corners)
