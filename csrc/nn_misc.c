@@ -2202,6 +2202,22 @@ int ct_nn_bw_grid_sampler_backward(CtNodeObject *n, PyObject *const *g, PyObject
         }
     }
     ct_grad_enabled = prev;
+    /* nothing depends on the leaves (nearest's grid gradient is zeros): every gradient is zero */
+    PyObject *requires = arena->failed || s == NULL ? NULL : ATTR(s, "requires_grad");
+    int live = requires == NULL ? 0 : PyObject_IsTrue(requires);
+    if (live == 0 && !arena->failed && s != NULL) {
+        for (int i = 0; i < 3; i++) {
+            const CtTensorMeta *m = &n->meta[i];
+            if (n->edge_nodes[i] != NULL &&
+                (gi[i] = (PyObject *)ct_zeros(m->ndim, m->sizes, m->dtype, m->device)) == NULL) {
+                arena->failed = true;
+            }
+        }
+        const bool failed = arena->failed;
+        arena_free(arena);
+        return failed ? -1 : 0;
+    }
+    arena->failed |= live < 0;
     PyObject *all = arena->failed || s == NULL ? NULL : KEEP(PyTuple_Pack(3, leaf[0], leaf[1], leaf[2]));
     if (all != NULL && PyDict_SetItemString(kw, "create_graph", Py_False) < 0) {
         arena->failed = true;

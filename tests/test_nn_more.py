@@ -871,6 +871,9 @@ def test_grid_sample_native_backward(padding, rng):
             assert (ctorch.autograd.grad(y.sum(), grid)[0] == 0).all()
     assert gradgradcheck(lambda a, g: F.grid_sample(a, g, padding_mode=padding, align_corners=False), (x, grid))
     assert gradgradcheck(lambda a, g: F.grid_sample(a, g, padding_mode=padding, align_corners=True), (x3, grid3))
+    # nearest: the second derivative has nothing to differentiate through the grid (all zeros)
+    assert gradgradcheck(lambda a, g: F.grid_sample(a, g, mode="nearest", padding_mode=padding, align_corners=True),
+                         (x, (grid.detach() * 0.7).requires_grad_()))
     # grid alone requiring grad, and a deterministic scatter (many points on one pixel)
     many = T(rng.uniform(-0.1, 0.1, (1, 64, 8, 2)), "cpu")
     gx = [ctorch.autograd.grad(F.grid_sample(x, many, padding_mode=padding, align_corners=False).sum(), x)[0]
