@@ -109,7 +109,7 @@ PyObject *ct_linalg_pair(PyTypeObject **type, const char *name, const char *firs
                          PyObject *b);
 
 /* A torch.return_types.<name> of n (<= 4) fields made on first use into *type; steals items
- * (linalg_eig.c). */
+ * (linalg_more.c). */
 PyObject *ct_linalg_named_result(PyTypeObject **type, const char *name, const char *const *fields, int n,
                                  PyObject **items);
 /* A tuple result of n tensors (stolen) written to out=(t1, ..., tn), or returned as is without out. */

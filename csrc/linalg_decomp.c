@@ -260,37 +260,6 @@ static int check_positive_definite(const CtTensorObject *A, CtTensorObject *info
     return ct_linalg_raise_batch(A, b, fname, what);
 }
 
-/* A pair result (steals pair) handed to out=(a, b) as PyTorch does, or returned as is when out
- * is absent. A new reference. */
-static PyObject *write_pair_out(PyObject *pair, PyObject *out_obj, const char *fname)
-{
-    if (pair == NULL || out_obj == NULL || out_obj == Py_None) {
-        return pair;
-    }
-    if (!(PyTuple_Check(out_obj) || PyList_Check(out_obj)) || PySequence_Fast_GET_SIZE(out_obj) != 2) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", fname,
-                     ct_type_name(out_obj));
-        Py_DECREF(pair);
-        return NULL;
-    }
-    PyObject *written[2] = {NULL, NULL};
-    for (int i = 0; i < 2; i++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(out_obj, i);
-        CtTensorObject *t;
-        if (ct_arg_out(o, fname, &t) < 0 ||
-            (written[i] = ct_write_out(CT_TENSOR(Py_NewRef(PyTuple_GET_ITEM(pair, i))), o, fname, CT_OUT_EXACT, 0,
-                                       NULL)) == NULL) {
-            Py_XDECREF(written[0]);
-            Py_DECREF(pair);
-            return NULL;
-        }
-    }
-    PyObject *r = PyTuple_Pack(2, written[0], written[1]);
-    Py_DECREF(written[0]);
-    Py_DECREF(written[1]);
-    Py_DECREF(pair);
-    return r;
-}
 
 /* ============================================================================================
  * cholesky
@@ -356,9 +325,9 @@ static PyObject *py_linalg_cholesky_ex(PyObject *mod, PyObject *const *args, Py_
         Py_DECREF(info);
         return NULL;
     }
-    return write_pair_out(ct_linalg_pair(&type, "torch.return_types.linalg_cholesky_ex", "L", "info", (PyObject *)L,
-                                         (PyObject *)info),
-                          a[3], "linalg_cholesky_ex");
+    PyObject *pair = ct_linalg_pair(&type, "torch.return_types.linalg_cholesky_ex", "L", "info", (PyObject *)L,
+                                    (PyObject *)info);
+    return ct_linalg_write_outs(pair, a[3], "linalg_cholesky_ex", 2);
 }
 
 /* _linalg_cholesky_ex(A, upper=upper) through autograd (a new reference to the pair). */
@@ -799,7 +768,7 @@ done:
     Py_XDECREF(R);
     Py_XDECREF(tau);
     Py_XDECREF(Q);
-    return write_pair_out(result, a[2], "linalg_qr");
+    return ct_linalg_write_outs(result, a[2], "linalg_qr", 2);
 }
 
 /* ============================================================================================

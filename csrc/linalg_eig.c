@@ -112,69 +112,6 @@ int ct_cpu_svd(CtDevice device, CtDType dtype, void *W, void *S, void *U, void *
 
 #define MT(x) METH((x), "transpose", "(ii)", -2, -1)
 
-/* A torch.return_types.<name> of n (<= 4) fields made on first use into *type; steals items. */
-static PyObject *named_result(PyTypeObject **type, const char *name, const char *const *fields, int n,
-                              PyObject **items)
-{
-    if (*type == NULL) {
-        PyStructSequence_Field f[5] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
-        for (int i = 0; i < n; i++) {
-            f[i].name = fields[i];
-        }
-        PyStructSequence_Desc desc = {name, NULL, f, n};
-        *type = PyStructSequence_NewType(&desc);
-    }
-    PyObject *r = *type ? PyStructSequence_New(*type) : NULL;
-    for (int i = 0; i < n; i++) {
-        if (r == NULL) {
-            Py_XDECREF(items[i]);
-        } else {
-            PyStructSequence_SET_ITEM(r, i, items[i]);
-        }
-    }
-    return r;
-}
-
-/* A tuple result of n tensors (stolen) handed to out=(t1, ..., tn) as PyTorch does, or returned
- * as is when out is absent. A new reference. */
-static PyObject *write_outs(PyObject *result, PyObject *out_obj, const char *fname, int n)
-{
-    if (result == NULL || out_obj == NULL || out_obj == Py_None) {
-        return result;
-    }
-    if (!(PyTuple_Check(out_obj) || PyList_Check(out_obj)) || PySequence_Fast_GET_SIZE(out_obj) != n) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", fname,
-                     ct_type_name(out_obj));
-        Py_DECREF(result);
-        return NULL;
-    }
-    PyObject *r = PyTuple_New(n);
-    for (int i = 0; r != NULL && i < n; i++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(out_obj, i), *w = NULL;
-        CtTensorObject *t;
-        if (ct_arg_out(o, fname, &t) == 0) {
-            w = ct_write_out(CT_TENSOR(Py_NewRef(PyTuple_GET_ITEM(result, i))), o, fname, CT_OUT_EXACT, 0, NULL);
-        }
-        if (w == NULL) {
-            Py_CLEAR(r);
-        } else {
-            PyTuple_SET_ITEM(r, i, w);
-        }
-    }
-    Py_DECREF(result);
-    return r;
-}
-
-PyObject *ct_linalg_named_result(PyTypeObject **type, const char *name, const char *const *fields, int n,
-                                 PyObject **items)
-{
-    return named_result(type, name, fields, n, items);
-}
-
-PyObject *ct_linalg_write_outs(PyObject *result, PyObject *out_obj, const char *fname, int n)
-{
-    return write_outs(result, out_obj, fname, n);
-}
 
 /* Whether autograd would record an op on t. */
 static bool wants_grad(const CtTensorObject *t)
@@ -309,8 +246,8 @@ static PyObject *py_linalg_eigh(PyObject *mod, PyObject *const *args, Py_ssize_t
     }
     PyObject *items[2] = {Py_NewRef(PyTuple_GET_ITEM(pair, 0)), Py_NewRef(PyTuple_GET_ITEM(pair, 1))};
     Py_DECREF(pair);
-    return write_outs(named_result(&type, "torch.return_types.linalg_eigh", fields, 2, items), a[2], "linalg_eigh",
-                      2);
+    PyObject *r = ct_linalg_named_result(&type, "torch.return_types.linalg_eigh", fields, 2, items);
+    return ct_linalg_write_outs(r, a[2], "linalg_eigh", 2);
 }
 
 /* The k-th item of ctorch._C.name(*args) through autograd: a new reference. */
@@ -461,7 +398,8 @@ static PyObject *py_linalg_svd(PyObject *mod, PyObject *const *args, Py_ssize_t 
         items[i] = Py_NewRef(PyTuple_GET_ITEM(t, i));
     }
     Py_DECREF(t);
-    return write_outs(named_result(&type, "torch.return_types.linalg_svd", fields, 3, items), a[4], "linalg_svd", 3);
+    PyObject *r = ct_linalg_named_result(&type, "torch.return_types.linalg_svd", fields, 3, items);
+    return ct_linalg_write_outs(r, a[4], "linalg_svd", 3);
 }
 
 /* The singular values of A (a tensor, checked by the caller) through _linalg_svd, U and V
@@ -531,7 +469,8 @@ static PyObject *svd_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
         }
         return NULL;
     }
-    return write_outs(named_result(&type, "torch.return_types.svd", fields, 3, items), a[3], "svd", 3);
+    PyObject *r = ct_linalg_named_result(&type, "torch.return_types.svd", fields, 3, items);
+    return ct_linalg_write_outs(r, a[3], "svd", 3);
 }
 
 static PyObject *py_svd(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)

@@ -1365,25 +1365,59 @@ static PyObject *py_det(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, 
     return det_call(args, nargs, kwnames, "det", "linalg.det");
 }
 
-/* torch.return_types.linalg_slogdet / linalg_lu_factor, made on first use. */
-static PyObject *pair_result(PyTypeObject **type, const char *name, const char *first, const char *second,
-                             PyObject *a, PyObject *b)
+/* A torch.return_types.<name> of n (<= 4) fields made on first use into *type; steals items. */
+PyObject *ct_linalg_named_result(PyTypeObject **type, const char *name, const char *const *fields, int n,
+                                 PyObject **items)
 {
     if (*type == NULL) {
-        PyStructSequence_Field fields[3] = {{first, NULL}, {second, NULL}, {NULL, NULL}};
-        PyStructSequence_Desc desc = {name, NULL, fields, 2};
+        PyStructSequence_Field f[5] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+        for (int i = 0; i < n; i++) {
+            f[i].name = fields[i];
+        }
+        PyStructSequence_Desc desc = {name, NULL, f, n};
         *type = PyStructSequence_NewType(&desc);
     }
     PyObject *r = *type ? PyStructSequence_New(*type) : NULL;
-    if (r == NULL) {
-        Py_DECREF(a);
-        Py_DECREF(b);
-        return NULL;
+    for (int i = 0; i < n; i++) {
+        if (r == NULL) {
+            Py_XDECREF(items[i]);
+        } else {
+            PyStructSequence_SET_ITEM(r, i, items[i]);
+        }
     }
-    PyStructSequence_SET_ITEM(r, 0, a);
-    PyStructSequence_SET_ITEM(r, 1, b);
     return r;
 }
+
+/* A tuple result of n tensors (stolen) handed to out=(t1, ..., tn) as PyTorch does, or returned
+ * as is when out is absent. A new reference. */
+PyObject *ct_linalg_write_outs(PyObject *result, PyObject *out_obj, const char *fname, int n)
+{
+    if (result == NULL || out_obj == NULL || out_obj == Py_None) {
+        return result;
+    }
+    if (!(PyTuple_Check(out_obj) || PyList_Check(out_obj)) || PySequence_Fast_GET_SIZE(out_obj) != n) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'out' must be tuple of Tensors, not %s", fname,
+                     ct_type_name(out_obj));
+        Py_DECREF(result);
+        return NULL;
+    }
+    PyObject *r = PyTuple_New(n);
+    for (int i = 0; r != NULL && i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(out_obj, i), *w = NULL;
+        CtTensorObject *t;
+        if (ct_arg_out(o, fname, &t) == 0) {
+            w = ct_write_out(CT_TENSOR(Py_NewRef(PyTuple_GET_ITEM(result, i))), o, fname, CT_OUT_EXACT, 0, NULL);
+        }
+        if (w == NULL) {
+            Py_CLEAR(r);
+        } else {
+            PyTuple_SET_ITEM(r, i, w);
+        }
+    }
+    Py_DECREF(result);
+    return r;
+}
+
 
 PyDoc_STRVAR(linalg_slogdet_doc, "_linalg_slogdet(A)\n\ntorch.linalg.slogdet: (sign, logabsdet) of the "
                                  "determinants (sign 0 and logabsdet -inf for a singular matrix).");
@@ -1398,7 +1432,7 @@ static PyObject *py_linalg_slogdet(PyObject *mod, PyObject *const *args, Py_ssiz
         det_parts(A, "linalg.slogdet", true, &sign, &value) < 0) {
         return NULL;
     }
-    return pair_result(&type, "torch.return_types.linalg_slogdet", "sign", "logabsdet", sign, value);
+    return ct_linalg_pair(&type, "torch.return_types.linalg_slogdet", "sign", "logabsdet", sign, value);
 }
 
 /* torch.logdet: log|det| where det > 0, NaN where it is negative, -inf where 0 (through the
@@ -1673,7 +1707,9 @@ int ct_linalg_raise_batch(const CtTensorObject *A, int64_t b, const char *fname,
 PyObject *ct_linalg_pair(PyTypeObject **type, const char *name, const char *first, const char *second, PyObject *a,
                          PyObject *b)
 {
-    return pair_result(type, name, first, second, a, b);
+    const char *const fields[2] = {first, second};
+    PyObject *items[2] = {a, b};
+    return ct_linalg_named_result(type, name, fields, 2, items);
 }
 
 /* ============================================================================================
