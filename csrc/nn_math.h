@@ -125,6 +125,18 @@ CT_HOST_DEVICE double ct_ctc_lse3(double a, double b, double c)
     return m + log(exp(a - m) + exp(b - m) + exp(c - m));
 }
 
+/* CTC's beta recursion for state s (of Lb) at a frame, before its own log_prob is added: from next, the
+ * frame after's betas (states s, s + 1 and, unless the labels repeat, s + 2), or NULL at the sample's
+ * last frame, where only the last two states end an alignment. */
+CT_HOST_DEVICE double ct_ctc_beta_in(const double *next, const int64_t *ext, int64_t s, int64_t Lb)
+{
+    if (next == NULL) {
+        return s >= Lb - 2 ? 0.0 : -INFINITY;
+    }
+    return ct_ctc_lse3(next[s], s + 1 < Lb ? next[s + 1] : -INFINITY,
+                       s + 2 < Lb && ext[s] != ext[s + 2] ? next[s + 2] : -INFINITY);
+}
+
 /* The gradient of one log_probs element: lp its value, lcab the log of the sum of alpha * beta over the
  * states of its label, nll the sample's loss, g the sample's incoming gradient. */
 CT_HOST_DEVICE double ct_ctc_grad(double lp, double lcab, double nll, double g)

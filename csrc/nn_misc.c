@@ -882,14 +882,7 @@ static void ctc_backward_samples(int64_t begin, int64_t end, void *ctx)
         }
         for (int64_t t = Tb - 1; t >= 0; t--) {
             for (int64_t s = 0; s < Lb; s++) {
-                double v;
-                if (t == Tb - 1) {
-                    v = s >= Lb - 2 ? 0.0 : -INFINITY;
-                } else {
-                    const double *next = beta + (t + 1) * L;
-                    v = ct_ctc_lse3(next[s], s + 1 < Lb ? next[s + 1] : -INFINITY,
-                                    s + 2 < Lb && ext[s] != ext[s + 2] ? next[s + 2] : -INFINITY);
-                }
+                double v = ct_ctc_beta_in(t == Tb - 1 ? NULL : beta + (t + 1) * L, ext, s, Lb);
                 beta[t * L + s] = v == -INFINITY ? v : v + ctc_load(d->log_probs, f64, (t * N + b) * C + ext[s]);
             }
         }

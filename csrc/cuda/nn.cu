@@ -1123,14 +1123,7 @@ __global__ void ctc_beta_kernel(CtCTCDesc d)
     double *beta = d.work + b * (d.T * L + d.C);
     for (int64_t t = Tb - 1; t >= 0; t--) {
         for (int64_t s = threadIdx.x; s < Lb; s += blockDim.x) {
-            double v;
-            if (t == Tb - 1) {
-                v = s >= Lb - 2 ? 0.0 : -INFINITY;
-            } else {
-                const double *next = beta + (t + 1) * L;
-                v = ct_ctc_lse3(next[s], s + 1 < Lb ? next[s + 1] : -INFINITY,
-                                s + 2 < Lb && ext[s] != ext[s + 2] ? next[s + 2] : -INFINITY);
-            }
+            double v = ct_ctc_beta_in(t == Tb - 1 ? NULL : beta + (t + 1) * L, ext, s, Lb);
             beta[t * L + s] = v == -INFINITY ? v : v + (double)lp[(t * d.N + b) * d.C + ext[s]];
         }
         __syncthreads();
