@@ -2203,6 +2203,20 @@ static void scatter_oob(const CtTensorObject *self, int dim, int64_t bad_value)
                  (long long)bad_value, dim, (long long)(self->ndim > 0 ? self->sizes[dim] : 1));
 }
 
+/* The end of an in-place scatter into self along dim that returned r (0, -1, or 1 with bad_value out
+ * of range): PyTorch's error for 1, else self's new version. 0 or -1. */
+static int scatter_done(CtTensorObject *self, int dim, int r, int64_t bad_value)
+{
+    if (r > 0) {
+        scatter_oob(self, dim, bad_value);
+    }
+    if (r != 0) {
+        return -1;
+    }
+    ct_bump_version(self);
+    return 0;
+}
+
 /* self.scatter_ family: src (or the scalar value) lands in self at index along dim. */
 static int scatter_impl(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *src,
                         const CtScalar *value, CtIndexReduce reduce)
@@ -2213,14 +2227,7 @@ static int scatter_impl(CtTensorObject *self, int64_t dim_arg, CtTensorObject *i
         return -1;
     }
     int r = scatter_put(self, dim, index, src, value, reduce, &bad_value);
-    if (r > 0) {
-        scatter_oob(self, dim, bad_value);
-    }
-    if (r != 0) {
-        return -1;
-    }
-    ct_bump_version(self);
-    return 0;
+    return scatter_done(self, dim, r, bad_value);
 }
 
 int ct_scatter_(CtTensorObject *self, int64_t dim, CtTensorObject *index, CtTensorObject *src, const CtScalar *value,
@@ -2645,14 +2652,7 @@ int ct_scatter_reduce_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *in
     }
     ReducePlan p = {false, dim, index};
     int r = reduce_impl(self, &p, src, kind, include_self, &bad_value);
-    if (r > 0) {
-        scatter_oob(self, dim, bad_value);
-    }
-    if (r != 0) {
-        return -1;
-    }
-    ct_bump_version(self);
-    return 0;
+    return scatter_done(self, dim, r, bad_value);
 }
 
 int ct_index_reduce_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *source,
