@@ -8,12 +8,9 @@ import pytest
 import ctorch
 from ctorch.autograd import gradcheck
 
+from linalg_testing import FLOATS, T, mT, raises
+
 L = ctorch.linalg
-FLOATS = ["float32", "float64"]
-
-
-def T(arr, device, dtype="float64", grad=False):
-    return ctorch.tensor(np.asarray(arr), dtype=getattr(ctorch, dtype), device=device, requires_grad=grad)
 
 
 def transposed(arr, device, dtype):
@@ -29,16 +26,6 @@ def close(t, expect, dtype):
 def spd(rng, shape):
     a = rng.standard_normal(shape)
     return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
-
-
-def mT(a):
-    return np.swapaxes(a, -1, -2)
-
-
-def raises(exc, msg, fn):
-    with pytest.raises(exc) as info:
-        fn()
-    assert msg in str(info.value), (msg, str(info.value))
 
 
 # --- cholesky ------------------------------------------------------------------------------------

@@ -12,30 +12,13 @@ import pytest
 import ctorch
 from ctorch.autograd import gradcheck, gradgradcheck
 
+from linalg_testing import FLOATS, T, N, mT, raises
+
 L = ctorch.linalg
-FLOATS = ["float32", "float64"]
-
-
-def T(arr, device, dtype="float64", grad=False):
-    return ctorch.tensor(np.asarray(arr), dtype=getattr(ctorch, dtype), device=device, requires_grad=grad)
-
-
-def N(t):
-    return t.detach().cpu().numpy()
-
-
-def mT(a):
-    return np.swapaxes(a, -1, -2)
 
 
 def tol(dtype):
     return dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
-
-
-def raises(exc, msg, fn):
-    with pytest.raises(exc) as info:
-        fn()
-    assert msg in str(info.value), (msg, str(info.value))
 
 
 def well_conditioned(rng, *shape):
