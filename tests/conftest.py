@@ -77,3 +77,40 @@ def make_layouts(arr, device, dtype=None):
     if arr.ndim >= 2:
         big = ctorch.tensor(np.ascontiguousarray(arr.T), **kw)
         yield "transposed", big.T, arr
+
+
+# --- the slow modules run beside the rest ------------------------------------------------------
+# A test module may define start_background(): long work (builds with nvcc or g++, child pytest
+# runs) that it starts in threads of its own and whose results its tests wait for. Once the tests
+# are collected, every selected module's start_background() is called and those modules are moved
+# to the end of the run, so that on a machine with a few cores the rest of the suite runs while
+# they build.
+# --ctorch-shard I/N keeps every N-th selected test from the I-th (1-based): test_cuda_emulated
+# splits its biggest files this way over several child runs.
+
+def pytest_addoption(parser):
+    parser.addoption("--ctorch-shard", default=None, metavar="I/N",
+                     help="run only every N-th selected test, from the I-th (1-based)")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    shard = config.getoption("--ctorch-shard")
+    if shard:
+        i, n = (int(x) for x in shard.split("/"))
+        if not 1 <= i <= n:
+            raise pytest.UsageError(f"--ctorch-shard {shard}: expected I/N with 1 <= I <= N")
+        config.hook.pytest_deselected(items=[it for k, it in enumerate(items) if k % n != i - 1])
+        items[:] = items[i - 1::n]
+    items.sort(key=lambda it: hasattr(getattr(it, "module", None), "start_background"))  # stable
+
+
+def pytest_collection_finish(session):
+    if session.config.option.collectonly:
+        return
+    started = []
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if hasattr(module, "start_background") and module not in started:
+            started.append(module)
+            module.start_background()

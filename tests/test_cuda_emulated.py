@@ -2,17 +2,21 @@
 
 The emulated build (csrc/cuda compiled by g++, every block's threads run as fibers, the runtime
 and cuBLAS emulated; see tests/cuda_emu/README.md) is made once per session; then each test
-file's `cuda` tests run against it in a child pytest (several at a time), one test here per file,
-and so do the GPU benchmark scripts at toy sizes (--smoke). Skipped where a
+file's `cuda` tests run against it in a child pytest (several at a time), one test here per file
+(or per shard of a big file), and so do the GPU benchmark scripts at toy sizes (--smoke). All of
+it starts in the background as soon as the suite is collected (start_background, called by
+conftest.py), while the rest of the suite runs. Skipped where a
 real GPU is present (the suite's own `cuda` parameters run there), where g++ or the CUDA headers
 are missing, or with CTORCH_NO_EMULATOR=1.
 """
+import atexit
 import concurrent.futures
 import glob
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -48,9 +52,17 @@ pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 # what runs on the emulator: each test file's cuda tests, and the GPU benchmarks at toy sizes
 # (scripts/gpu_check.sh runs them for real; here, that they run at all, numbers unused)
 # (test_cross_device_*.py and test_cuda.py are about CUDA through and through: all their tests;
-# elsewhere the tests whose id names cuda, i.e. the cuda value of the device parameter)
-JOBS = {f: ["-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(HERE, f)]
-        + ([] if f.startswith("test_cross_device_") or f == "test_cuda.py" else ["-k", "cuda"]) for f in FILES}
+# elsewhere the tests whose id names cuda, i.e. the cuda value of the device parameter).
+# The files that take minutes on the emulator are split into shards (conftest's --ctorch-shard),
+# so that no one child run is most of the wall time.
+SHARDS = {"test_cross_device_reduce.py": 6, "test_cross_device_elementwise.py": 2}
+JOBS = {}
+for f in FILES:
+    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(HERE, f)] \
+        + ([] if f.startswith("test_cross_device_") or f == "test_cuda.py" else ["-k", "cuda"])
+    n = SHARDS.get(f, 1)
+    for i in range(1, n + 1):
+        JOBS[f if n == 1 else f"{f} {i}/{n}"] = args + ([] if n == 1 else ["--ctorch-shard", f"{i}/{n}"])
 JOBS["bench_cuda.py --smoke"] = [os.path.join(ROOT, "benchmarks", "bench_cuda.py"), "--smoke"]
 JOBS["bench_train.py --smoke"] = [os.path.join(ROOT, "benchmarks", "bench_train.py"), "--smoke", "--device", "cuda"]
 
@@ -60,11 +72,11 @@ def _run(out, job):
     return subprocess.run([sys.executable] + JOBS[job], capture_output=True, text=True, env=env, cwd=out)
 
 
-@pytest.fixture(scope="session")
-def emulated(tmp_path_factory):
+def _build_and_run():
     """Builds the emulated package, then runs every job on it, as many at a time as there are
-    cores (the biggest test files first); the tests below report one job each."""
-    out = str(tmp_path_factory.mktemp("cuda_emu"))
+    cores (the biggest first): {job: its CompletedProcess}."""
+    out = tempfile.mkdtemp(prefix="ctorch_emu_")
+    atexit.register(shutil.rmtree, out, True)
     cmd = [sys.executable, os.path.join(EMU, "build.py"), out, "-j", str(os.cpu_count() or 1)]
     if getattr(ctorch.version, "cuda", None) is not None:
         cmd += ["--c-extension", ctorch._C.__file__]  # a CUDA build already: no need to compile _C again
@@ -74,18 +86,35 @@ def emulated(tmp_path_factory):
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=out),
                        cwd=out)
     assert r.stdout.startswith(os.path.join(out, "ctorch")) and " True ctorch CUDA emulator" in r.stdout, r.stdout + r.stderr
-    size = {f: os.path.getsize(os.path.join(HERE, f)) for f in FILES}
+    size = {j: os.path.getsize(os.path.join(HERE, j.split()[0])) / SHARDS.get(j.split()[0], 1)
+            for j in JOBS if j.split()[0] in FILES}
     order = sorted(JOBS, key=lambda j: -size.get(j, 0))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         runs = {j: pool.submit(_run, out, j) for j in order}
         return {j: runs[j].result() for j in JOBS}
 
 
+_work = []  # the background run's future, once started
+
+
+def start_background():
+    """Called by conftest once the tests are collected: the build and the runs go on in a thread
+    while the rest of the suite runs."""
+    if not _work and _why_not() is None:
+        _work.append(concurrent.futures.ThreadPoolExecutor(max_workers=1).submit(_build_and_run))
+
+
+@pytest.fixture(scope="session")
+def emulated():
+    start_background()
+    return _work[0].result()
+
+
 @pytest.mark.parametrize("job", list(JOBS))
 def test_on_emulator(emulated, job):
     r = emulated[job]
     # 5: pytest found no test with a cuda parameter in the file (one of CPU-only tests)
-    assert r.returncode in ((0, 5) if job in FILES else (0,)), r.stdout[-6000:] + r.stderr[-3000:]
+    assert r.returncode in ((0, 5) if job.split()[0] in FILES else (0,)), r.stdout[-6000:] + r.stderr[-3000:]
     if job.startswith("bench_cuda"):
         assert "ctorch CUDA emulator" in r.stdout and "h2d" in r.stdout, r.stdout
         assert "INVALID" not in r.stdout and "n/a" not in r.stdout, r.stdout

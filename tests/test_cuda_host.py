@@ -11,15 +11,18 @@ of reduce.cu and sort.cu with their per-thread bodies (reductions, arg-reduction
 softmax, sorts, launch plans) against naive references; elementwise_harness.cu builds the
 elementwise kernels with CT_EW_HOST_EMULATION into a shared object that the last tests drive
 with ctypes, comparing every op x compute dtype x layout with ctorch's CPU kernels. The programs
-are built in parallel (harness_runs). Skipped where nvcc is missing. The fake runtime refuses (and fails the program on) any launch a GPU would
-refuse: an empty grid, gridDim.y/z > 65535, more than 1024 threads per block, more than 48 KiB
+are built in parallel, in the background from the moment the suite is collected (start_background,
+called by conftest.py). Skipped where nvcc is missing. The fake runtime refuses (and fails the
+program on) any launch a GPU would refuse: an empty grid, gridDim.y/z > 65535, more than 1024 threads per block, more than 48 KiB
 of dynamic shared memory.
 """
+import atexit
 import concurrent.futures
 import os
 import shutil
 import subprocess
 import sysconfig
+import tempfile
 
 import pytest
 
@@ -57,7 +60,9 @@ HARNESSES = {
 def build_and_run(out, obj, sources):
     """Builds one harness with the fake runtime and runs it: (ok, its output)."""
     exe = os.path.join(out, os.path.basename(sources[0]).replace(".cu", ""))
-    cmd = [NVCC, "-std=c++17", "-cudart", "none", "-arch=compute_75", "-code=compute_75", "-O1",
+    # the programs run the kernels' bodies on the host: their device code (PTX) is never used, so
+    # cicc, which must still compile it, does so without optimisation (half its time)
+    cmd = [NVCC, "-std=c++17", "-cudart", "none", "-arch=compute_75", "-code=compute_75", "-O1", "-Xcicc", "-O0",
            "--expt-relaxed-constexpr", "-I" + os.path.join(ROOT, "csrc"), "-I" + os.path.join(ROOT, "csrc", "cuda"),
            "-I" + HERE, "-I" + sysconfig.get_paths()["include"]] + sources + [obj, "-o", exe]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -67,19 +72,38 @@ def build_and_run(out, obj, sources):
     return r.returncode == 0, r.stdout + r.stderr
 
 
-@pytest.fixture(scope="module")
-def harness_runs(tmp_path_factory):
-    """Every harness built (nvcc, a minute or so each) and run, as many at a time as there are cores."""
-    out = str(tmp_path_factory.mktemp("cuda_host"))
+def _build_all():
+    """Every harness built (nvcc, a minute or so each) and run, the elementwise library built and
+    the PTX of the files that may hold no FMA made, as many at a time as there are cores:
+    {name: (ok, output)}."""
+    out = tempfile.mkdtemp(prefix="ctorch_cuda_host_")
+    atexit.register(shutil.rmtree, out, True)
     obj = os.path.join(out, "fake_cudart.o")
     include = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include")
     subprocess.run(["g++", "-c", "-std=c++17", "-I" + include, os.path.join(HERE, "fake_cudart.cpp"), "-o", obj],
                    check=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        runs = {name: pool.submit(build_and_run, out, obj, [os.path.normpath(os.path.join(HERE, f)) for f in files])
-                for name, (files, _) in HARNESSES.items()}
-        runs["elementwise library"] = pool.submit(build_ew_library, out)  # for the tests at the end
+        runs = {"elementwise library": pool.submit(build_ew_library, out)}  # the longest first
+        runs.update({name: pool.submit(build_and_run, out, obj, [os.path.normpath(os.path.join(HERE, f)) for f in files])
+                     for name, (files, _) in HARNESSES.items()})
+        runs.update({"ptx " + src: pool.submit(build_ptx, out, src) for src in NO_FMA_SOURCES})
         return {name: run.result() for name, run in runs.items()}
+
+
+_work = []  # the background build's future, once started
+
+
+def start_background():
+    """Called by conftest once the tests are collected: the builds go on in a thread while the
+    rest of the suite runs."""
+    if not _work and NVCC is not None and shutil.which("g++") is not None:
+        _work.append(concurrent.futures.ThreadPoolExecutor(max_workers=1).submit(_build_all))
+
+
+@pytest.fixture(scope="module")
+def harness_runs():
+    start_background()
+    return _work[0].result()
 
 
 @pytest.mark.parametrize("name", list(HARNESSES))
@@ -112,22 +136,32 @@ def test_backend_exports_what_the_loader_looks_up():
     assert not any(lib.startswith(("libpython", "libcudart")) for lib in libs), libs
 
 
-@pytest.mark.parametrize("source", ["random.cu", "index.cu"])
-def test_no_fused_multiply_add(tmp_path, source):
-    """Random samples (and accumulated index_put sums) must be the CPU's bits: the GPU code of
-    these files may contain no fma, which nvcc would otherwise form from a * b + c (philox.h and
-    index.cu spell every such operation with round-to-nearest intrinsics)."""
-    ptx = str(tmp_path / (source + ".ptx"))
-    subprocess.run([NVCC, "-ptx", "-std=c++17", "-O3", "--expt-relaxed-constexpr", "-arch=compute_75",
-                    "-I" + os.path.join(ROOT, "csrc"), "-I" + os.path.join(ROOT, "csrc", "cuda"),
-                    "-I" + sysconfig.get_paths()["include"], os.path.join(ROOT, "csrc", "cuda", source), "-o", ptx],
-                   check=True)
-    text = open(ptx).read()
-    assert ".entry" in text
+# Random samples (and accumulated index_put sums) must be the CPU's bits: the GPU code of these
+# files may contain no fma, which nvcc would otherwise form from a * b + c (philox.h and index.cu
+# spell every such operation with round-to-nearest intrinsics).
+NO_FMA_SOURCES = ["random.cu", "index.cu"]
+
+
+def build_ptx(out, source):
+    """source's PTX as the build makes it (-O3): (ok, the PTX or nvcc's errors)."""
+    ptx = os.path.join(out, source + ".ptx")
+    r = subprocess.run([NVCC, "-ptx", "-std=c++17", "-O3", "--expt-relaxed-constexpr", "-arch=compute_75",
+                        "-I" + os.path.join(ROOT, "csrc"), "-I" + os.path.join(ROOT, "csrc", "cuda"),
+                        "-I" + sysconfig.get_paths()["include"], os.path.join(ROOT, "csrc", "cuda", source), "-o", ptx],
+                       capture_output=True, text=True)
+    return (True, open(ptx).read()) if r.returncode == 0 else (False, r.stdout + r.stderr)
+
+
+@pytest.mark.parametrize("source", NO_FMA_SOURCES)
+def test_no_fused_multiply_add(harness_runs, source):
+    ok, text = harness_runs["ptx " + source]
+    assert ok and ".entry" in text, text[-4000:]
     fused = [line.strip() for line in text.splitlines() if line.strip().startswith("fma.")]
     assert not fused, fused[:5]
     # log/cos are philox.h's own; sqrt must be the correctly rounded one
     assert "sqrt.approx" not in text and ".ftz" not in text
+
+
 # --- the elementwise kernels, emulated on the host against the CPU kernels ---------------------
 # tests/cuda_host/elementwise_harness.cu builds csrc/cuda/elementwise*.cu with CT_EW_HOST_EMULATION
 # (the launches run the same thread bodies on the host, over host memory) into a shared object.
@@ -353,7 +387,7 @@ def build_ew_library(out):
     sources = sorted(os.path.join(cuda, f) for f in os.listdir(cuda) if f.startswith("elementwise") and f.endswith(".cu"))
     lib = os.path.join(out, "libct_ew_emulation.so")
     cmd = [NVCC, "-shared", "-Xcompiler", "-fPIC,-Wall", "-std=c++17", "-cudart", "none", "-arch=compute_75",
-           "-code=compute_75", "-O1", "--expt-relaxed-constexpr", "-DCT_EW_HOST_EMULATION",
+           "-code=compute_75", "-O1", "-Xcicc", "-O0", "--expt-relaxed-constexpr", "-DCT_EW_HOST_EMULATION",
            "-I" + os.path.join(ROOT, "csrc"), "-I" + cuda, "-I" + HERE, "-I" + sysconfig.get_paths()["include"]] \
         + sources + [os.path.join(HERE, "elementwise_harness.cu"), fake, "-o", lib]
     r = subprocess.run(cmd, capture_output=True, text=True)
