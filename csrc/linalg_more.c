@@ -18,6 +18,7 @@
 #include "device.h"
 #include "linalg.h"
 #include "lu_math.h"
+#include "reduce.h" /* ct_return_type_new */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1375,7 +1376,7 @@ PyObject *ct_linalg_named_result(PyTypeObject **type, const char *name, const ch
             f[i].name = fields[i];
         }
         PyStructSequence_Desc desc = {name, NULL, f, n};
-        *type = PyStructSequence_NewType(&desc);
+        *type = ct_return_type_new(&desc);
     }
     PyObject *r = *type ? PyStructSequence_New(*type) : NULL;
     for (int i = 0; i < n; i++) {

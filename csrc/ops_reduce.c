@@ -6,6 +6,7 @@
  * Named-tuple results (torch.return_types.max, sort, topk, ...) are struct sequences created
  * on first use, with PyTorch's multi-line repr. */
 #include "reduce.h"
+#include <structmember.h> /* PyMemberDef */
 #include "args.h"
 #include "autograd_arena.h"
 #include "creation.h"
@@ -1119,28 +1120,36 @@ static PyStructSequence_Desc return_type_descs[RT_COUNT] = {
 };
 static PyTypeObject *return_types[RT_COUNT];
 
-/* PyTorch's repr: "torch.return_types.max(\nvalues=tensor(...),\nindices=tensor(...))". */
+/* PyTorch's repr of its named tuples: "torch.return_types.max(\nvalues=tensor(...),\nindices=tensor(...))",
+ * one field a line. */
 static PyObject *return_type_repr(PyObject *self, PyObject *unused)
 {
-    const PyStructSequence_Field *fields = values_indices_fields;
-    for (int i = 0; i < RT_COUNT; i++) {
-        if (Py_TYPE(self) == return_types[i]) {
-            fields = return_type_descs[i].fields;
+    PyObject *parts = PyList_New(0), *sep = NULL, *body = NULL, *r = NULL;
+    const PyMemberDef *members = Py_TYPE(self)->tp_members;
+    for (Py_ssize_t i = 0; parts != NULL && i < PyTuple_GET_SIZE(self); i++) {
+        PyObject *item = PyUnicode_FromFormat("%s=%R", members[i].name, PyTuple_GET_ITEM(self, i));
+        if (item == NULL || PyList_Append(parts, item) < 0) {
+            Py_CLEAR(parts);
         }
+        Py_XDECREF(item);
     }
-    return PyUnicode_FromFormat("%s(\n%s=%R,\n%s=%R)", Py_TYPE(self)->tp_name, fields[0].name,
-                                PyTuple_GET_ITEM(self, 0), fields[1].name, PyTuple_GET_ITEM(self, 1));
+    sep = parts ? PyUnicode_FromString(",\n") : NULL;
+    body = sep ? PyUnicode_Join(sep, parts) : NULL;
+    if (body != NULL) {
+        r = PyUnicode_FromFormat("%s(\n%U)", Py_TYPE(self)->tp_name, body);
+    }
+    Py_XDECREF(parts);
+    Py_XDECREF(sep);
+    Py_XDECREF(body);
+    return r;
 }
 
 static PyMethodDef return_type_repr_def = {"__repr__", return_type_repr, METH_NOARGS, NULL};
 
-/* The struct-sequence type (borrowed), created on first use. */
-static PyTypeObject *return_type(int which)
+/* A new struct-sequence type named as PyTorch's torch.return_types.*, with its repr. */
+PyTypeObject *ct_return_type_new(PyStructSequence_Desc *desc)
 {
-    if (return_types[which] != NULL) {
-        return return_types[which];
-    }
-    PyTypeObject *tp = PyStructSequence_NewType(&return_type_descs[which]);
+    PyTypeObject *tp = PyStructSequence_NewType(desc);
     if (tp == NULL) {
         return NULL;
     }
@@ -1151,8 +1160,16 @@ static PyTypeObject *return_type(int which)
         return NULL;
     }
     Py_DECREF(descr);
-    return_types[which] = tp;
     return tp;
+}
+
+/* The struct-sequence type (borrowed), created on first use. */
+static PyTypeObject *return_type(int which)
+{
+    if (return_types[which] == NULL) {
+        return_types[which] = ct_return_type_new(&return_type_descs[which]);
+    }
+    return return_types[which];
 }
 
 /* A named tuple of two tensors; steals a and b (either may be NULL after a failure). */

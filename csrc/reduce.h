@@ -185,5 +185,7 @@ CtTensorObject *ct_sum_to_size(CtTensorObject *t, int ndim, const int64_t *sizes
 /* torch.return_types.frexp(mantissa, exponent) (ops_more.c's frexp); steals both (either may be
  * NULL after a failure). New reference or NULL. */
 PyObject *ct_frexp_result(CtTensorObject *mantissa, CtTensorObject *exponent);
+/* A new torch.return_types.* struct-sequence type with PyTorch's repr (one field a line). */
+PyTypeObject *ct_return_type_new(PyStructSequence_Desc *desc);
 
 #endif /* CTORCH_REDUCE_H */

@@ -1468,6 +1468,17 @@ def test_named_tuples(device):
         assert type(res).__name__ == name
         assert repr(res).startswith(f"torch.return_types.{name}(\nvalues=tensor(")
         assert "\nindices=tensor(" in repr(res)
+
+
+def test_named_tuples_of_other_families_print_one_field_a_line():
+    """linalg's and histogram's named tuples (made elsewhere) print as PyTorch's do too."""
+    a = ctorch.tensor([[2.0, 0.0], [0.0, 3.0]], dtype=ctorch.float64)
+    assert repr(ctorch.linalg.eigh(a)) == ("torch.return_types.linalg_eigh(\neigenvalues=tensor([2., 3.], dtype=torch.float64),"
+                                          "\neigenvectors=tensor([[1., 0.],\n        [0., 1.]], dtype=torch.float64))")
+    r = ctorch.histogram(ctorch.tensor([1.0, 2.0, 1.0]), bins=2)
+    assert repr(r) == "torch.return_types.histogram(\nhist=tensor([2., 1.]),\nbin_edges=tensor([1.0000, 1.5000, 2.0000]))"
+    svd = repr(ctorch.linalg.svd(a))
+    assert svd.startswith("torch.return_types.linalg_svd(\nU=tensor(") and ",\nS=tensor(" in svd and ",\nVh=tensor(" in svd
     assert str(r) == repr(r)
 
 
