@@ -72,6 +72,8 @@ _export_c_names()
 
 from . import accelerator, backends, cpu, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
 from . import amp, linalg, nn, optim, special  # noqa: E402,F401
+from . import compiler  # noqa: E402,F401
+from .compiler import compile  # noqa: E402,F401,A001
 from .amp import autocast  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 

@@ -374,6 +374,12 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    def compile(self, *args, **kwargs):
+        """In place, as PyTorch's: checks torch.compile's arguments; the module runs eagerly (see
+        ctorch.compiler)."""
+        from ... import compiler
+        compiler.compile(self, *args, **kwargs)
+
     def zero_grad(self, set_to_none=True):
         for p in self.parameters():
             if p.grad is None:
