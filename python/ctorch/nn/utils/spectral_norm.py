@@ -8,6 +8,7 @@ from ... import _C, contiguous_format, linalg
 from ..functional import normalize
 from ..parameter import Parameter
 from ...autograd.grad_mode import no_grad
+from .weight_norm import _remove_hook
 
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "spectral_norm",
            "remove_spectral_norm"]
@@ -163,13 +164,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 def remove_spectral_norm(module, name="weight"):
     """Folds <name>_orig / sigma back into one parameter <name> and removes the hooks. Returns module."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            break
-    else:
-        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    _remove_hook(module, SpectralNorm, name, "spectral_norm")
     for hooks, kind in ((module._state_dict_hooks, SpectralNormStateDictHook),
                         (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook)):
         for key, hook in hooks.items():

@@ -7,7 +7,6 @@ composed of recording ops (so the weight's grad_fn is MulBackward0 where PyTorch
 kernel gives WeightNormInterfaceBackward0; the values and gradients are the same)."""
 import warnings
 
-from ... import _C
 from ..parameter import Parameter
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
@@ -79,11 +78,18 @@ def weight_norm(module, name="weight", dim=0):
     return module
 
 
-def remove_weight_norm(module, name="weight"):
-    """Folds <name>_g and <name>_v back into one parameter <name>. Returns module."""
+def _remove_hook(module, kind, name, label):
+    """Removes module's forward pre-hook of class kind on name (folding its tensors back into one
+    parameter); PyTorch's ValueError when there is none."""
     for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+            return
+    raise ValueError(f"{label} of '{name}' not found in {module}")
+
+
+def remove_weight_norm(module, name="weight"):
+    """Folds <name>_g and <name>_v back into one parameter <name>. Returns module."""
+    _remove_hook(module, WeightNorm, name, "weight_norm")
+    return module
