@@ -3,7 +3,7 @@ Each fills its tensor in place under no_grad with ctorch's random ops and return
 import math
 import warnings
 
-from .. import _C
+from .. import _C, linalg
 from ..autograd.grad_mode import no_grad
 
 
@@ -129,11 +129,92 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return normal_(tensor, 0.0, std, generator)
 
 
-# the deprecated non-underscore names
-uniform = uniform_
-normal = normal_
-constant = constant_
-xavier_uniform = xavier_uniform_
-xavier_normal = xavier_normal_
-kaiming_uniform = kaiming_uniform_
-kaiming_normal = kaiming_normal_
+def eye_(tensor):
+    """Fills a 2-d tensor with the identity matrix (ones on the main diagonal, zeros elsewhere)."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with no_grad():
+        return tensor.copy_(_C.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def dirac_(tensor, groups=1):
+    """Fills a 3-, 4- or 5-d convolution weight with the Dirac delta: each group's output channel d
+    copies input channel d at the kernel's centre, for as many channels as both sides have."""
+    dimensions = tensor.ndimension()
+    if dimensions not in [3, 4, 5]:
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.size()
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    centre = tuple(s // 2 for s in sizes[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(out_chans_per_grp, sizes[1])):
+                tensor[(g * out_chans_per_grp + d, d) + centre] = 1
+    return tensor
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fills tensor (trailing dims flattened) with a (semi-)orthogonal matrix times gain: the Q factor
+    of a standard normal matrix, its columns' signs those of R's diagonal (Haar-distributed)."""
+    if tensor.ndimension() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    with no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, **_gen_kw(generator))
+        if rows < cols:
+            flattened = flattened.t()
+        q, r = linalg.qr(flattened)
+        q = q * _C.diag(r, 0).sign()
+        if rows < cols:
+            q = q.t()
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fills a 2-d tensor with Normal(0, std) values, then zeros ceil(sparsity * rows) random rows in
+    each column."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, **_gen_kw(generator))
+        for col_idx in range(cols):
+            tensor[_C.randperm(rows)[:num_zeros], col_idx] = 0
+    return tensor
+
+
+def _make_deprecate(meth):
+    """The old non-underscore name of an initialiser: warns (FutureWarning), then calls it."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+                      FutureWarning, stacklevel=2)
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"{old_name}(...): deprecated in favor of nn.init.{new_name}."
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

@@ -1,6 +1,7 @@
 """nn.Module: the bookkeeping of parameters, buffers and submodules (registration by attribute
 assignment, traversal, device/dtype moves, train/eval, state_dict and its loading, repr), with
 PyTorch's behaviour and messages. No numerics: every tensor operation is a ctorch op."""
+import functools
 from collections import OrderedDict, namedtuple
 
 from ... import _C
@@ -297,6 +298,20 @@ class Module:
         """hook(module, args, output) -> None or a new output, called after forward."""
         handle = _DictHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) -> None or a new state_dict, called at the
+        end of state_dict() (nn.utils.spectral_norm records its version this way)."""
+        handle = _DictHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook([module,] state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs), called before this module loads its entries (renaming old keys, ...)."""
+        handle = _DictHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self) if with_module else hook
         return handle
 
     # --- traversal ----------------------------------------------------------------------------------------

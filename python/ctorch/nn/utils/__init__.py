@@ -1,5 +1,8 @@
-"""ctorch.nn.utils: gradient clipping and parameter/vector conversion, as torch.nn.utils."""
-from . import clip_grad, convert_parameters, rnn  # noqa: F401
+"""ctorch.nn.utils: gradient clipping, parameter/vector conversion, parametrizations and the weight /
+spectral norm hooks, as torch.nn.utils."""
+from . import clip_grad, convert_parameters, parametrizations, parametrize, rnn  # noqa: F401
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,  # noqa: F401
                         get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
