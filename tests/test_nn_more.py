@@ -515,6 +515,11 @@ def test_ctc_loss_errors():
         F.ctc_loss(lp, tg, ctorch.tensor([6, 5]), ctorch.tensor([2.0, 2.0]))
     with pytest.raises(RuntimeError, match="log_probs tensor must not be empty"):
         F.ctc_loss(lp[:0], tg, [6, 5], [2, 2])
+    # both lengths lists or both tensors, as PyTorch's two overloads
+    for il, tl, got in [([6, 5], ctorch.tensor([2, 2]), "list, Tensor"), (ctorch.tensor([6, 5]), (2, 2), "Tensor, tuple")]:
+        with pytest.raises(TypeError, match=r"ctc_loss\(\) received an invalid combination of arguments - got "
+                                            rf"\(Tensor, Tensor, {got}, int, int, bool\), but expected one of:"):
+            F.ctc_loss(lp, tg, il, tl)
     with pytest.raises(NotImplementedError, match="\"ctc_loss_cpu\" not implemented for 'Int'"):
         F.ctc_loss(lp.int(), tg, [6, 5], [2, 2])
     with pytest.raises(RuntimeError, match=r"target label 5 out of range \[0, 4\)"):

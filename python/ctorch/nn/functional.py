@@ -909,6 +909,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     """Connectionist Temporal Classification loss: -log of the total probability of the alignments of each
     target, by the log-space forward recursion (csrc/nn_misc.c); 'mean' divides by the target lengths first."""
     r = _reduction_enum(reduction)
+    if isinstance(input_lengths, _C.Tensor) != isinstance(target_lengths, _C.Tensor):
+        # PyTorch has two overloads, both lengths tensors or both int sequences, and no mix
+        got = ", ".join(type(x).__name__ for x in (log_probs, targets, input_lengths, target_lengths, blank, r,
+                                                    zero_infinity))
+        raise TypeError(f"ctc_loss() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints "
+                        "target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)\n"
+                        " * (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "
+                        "int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)\n")
     return _C.ctc_loss(log_probs, targets, _lengths(input_lengths), _lengths(target_lengths), blank, r,
                        zero_infinity)
 
