@@ -411,6 +411,12 @@ static CtTensorObject *nll_forward(CtTensorObject *input, CtTensorObject *target
             PyErr_Format(PyExc_RuntimeError, "size mismatch (got input: %s, target: %s)", sa, sb);
             return NULL;
         }
+        if (input->ndim == 4 && target->ndim != 3) { /* PyTorch's nll_loss2d, with its messages */
+            PyErr_Format(PyExc_RuntimeError,
+                         "only batches of spatial targets supported (3D tensors) but got targets of dimension: %d",
+                         target->ndim);
+            return NULL;
+        }
         if (input->ndim > 2) {
             int64_t want[CT_MAX_DIMS];
             want[0] = input->sizes[0];
@@ -420,7 +426,12 @@ static CtTensorObject *nll_forward(CtTensorObject *input, CtTensorObject *target
             if (target->ndim != input->ndim - 1 || memcmp(want, target->sizes, sizeof(int64_t) * target->ndim) != 0) {
                 ct_format_sizes(sa, sizeof(sa), input->ndim - 1, want);
                 format_shape(sb, sizeof(sb), target);
-                PyErr_Format(PyExc_RuntimeError, "Expected target size %s, got %s", sa, sb);
+                if (input->ndim == 4) {
+                    format_shape(sa, sizeof(sa), input);
+                    PyErr_Format(PyExc_RuntimeError, "size mismatch (got input: %s , target: %s", sa, sb);
+                } else {
+                    PyErr_Format(PyExc_RuntimeError, "Expected target size %s, got %s", sa, sb);
+                }
                 return NULL;
             }
         }

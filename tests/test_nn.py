@@ -472,6 +472,14 @@ def test_cross_entropy_errors(device):
         F.cross_entropy(x, ctorch.zeros((4, 2), dtype=ctorch.int64, device=device))
     with pytest.raises(RuntimeError, match=r"^Expected target size \[2, 4\], got \[2, 5\]$"):
         F.cross_entropy(t(np.zeros((2, 3, 4)), device), ctorch.zeros((2, 5), dtype=ctorch.int64, device=device))
+    # 4-d input: PyTorch's nll_loss2d and its own messages
+    with pytest.raises(RuntimeError, match=r"^size mismatch \(got input: \[2, 3, 4, 4\] , target: \[2, 4, 5\]$"):
+        F.nll_loss(t(np.zeros((2, 3, 4, 4)), device), ctorch.zeros((2, 4, 5), dtype=ctorch.int64, device=device))
+    with pytest.raises(RuntimeError, match=r"^only batches of spatial targets supported \(3D tensors\) but got targets "
+                                           r"of dimension: 4$"):
+        F.cross_entropy(t(np.zeros((2, 3, 4, 4)), device), ctorch.zeros((2, 4, 4, 1), dtype=ctorch.int64, device=device))
+    with pytest.raises(RuntimeError, match=r"^Expected target size \[2, 4, 4, 4\], got \[2, 4, 4, 5\]$"):
+        F.nll_loss(t(np.zeros((2, 3, 4, 4, 4)), device), ctorch.zeros((2, 4, 4, 5), dtype=ctorch.int64, device=device))
     with pytest.raises(NotImplementedError, match="\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'"):
         F.cross_entropy(ctorch.zeros((4, 5), dtype=ctorch.int64, device=device), ctorch.zeros(4, dtype=ctorch.int64,
                                                                                             device=device))
