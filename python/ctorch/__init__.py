@@ -74,6 +74,7 @@ from . import accelerator, backends, cpu, cuda, version  # noqa: E402,F401  (CUD
 from . import amp, linalg, nn, optim, special  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
+from . import distributions  # noqa: E402,F401  (torch.distributions, Python over ctorch ops)
 
 
 # GradScaler's kernels under PyTorch's names
