@@ -513,6 +513,10 @@ def test_device(device):
           _mvn_ref(np.array([0.0, 1.0]), cov, np.array([[1.0, 1.0], [0.0, 0.0]])), rtol=1e-9)
     assert m.rsample((4,)).device.type == device
     close(D.kl_divergence(D.Bernoulli(t([0.3], device)), D.Bernoulli(t([0.0], device))), [np.inf])
+    pos = t([1.5, 0.5], device, requires_grad=True)
+    assert torch.autograd.gradcheck(_seeded(lambda l, s: D.Laplace(l, s)), (loc, pos))
+    assert torch.autograd.gradcheck(_seeded(lambda r: D.Exponential(r)), (pos,))
+    assert torch.autograd.gradcheck(lambda lg: D.Categorical(logits=lg).entropy(), (loc,))
     for d in (D.Uniform(t(0.0, device), 1.0), D.Exponential(t(1.0, device)), D.Laplace(t(0.0, device), 1.0),
               D.Bernoulli(t(0.5, device)), D.OneHotCategorical(t([0.5, 0.5], device))):
         assert d.sample((2,)).device.type == device

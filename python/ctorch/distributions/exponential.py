@@ -3,7 +3,7 @@ import ctorch as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _Number, broadcast_all
+from .utils import _broadcast_params
 
 __all__ = ["Exponential"]
 
@@ -15,8 +15,7 @@ class Exponential(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = torch.Size() if isinstance(rate, _Number) else self.rate.size()
+        (self.rate,), batch_shape = _broadcast_params(rate)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

@@ -3,7 +3,7 @@ import ctorch as torch
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _Number, _finfo, broadcast_all
+from .utils import _broadcast_params, _finfo
 
 __all__ = ["Laplace"]
 
@@ -14,11 +14,7 @@ class Laplace(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, _Number) and isinstance(scale, _Number):
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self.loc.size()
+        (self.loc, self.scale), batch_shape = _broadcast_params(loc, scale)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

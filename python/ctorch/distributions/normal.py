@@ -5,7 +5,7 @@ import ctorch as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _Number, _standard_normal, broadcast_all
+from .utils import _broadcast_params, _standard_normal
 
 __all__ = ["Normal"]
 
@@ -17,11 +17,7 @@ class Normal(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, _Number) and isinstance(scale, _Number):
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self.loc.size()
+        (self.loc, self.scale), batch_shape = _broadcast_params(loc, scale)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -57,7 +53,7 @@ class Normal(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         var = self.scale ** 2
-        log_scale = math.log(self.scale) if isinstance(self.scale, _Number) else self.scale.log()
+        log_scale = self.scale.log()
         return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):

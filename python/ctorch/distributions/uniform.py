@@ -3,7 +3,7 @@ import ctorch as torch
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _Number, broadcast_all
+from .utils import _broadcast_params
 
 __all__ = ["Uniform"]
 
@@ -16,11 +16,7 @@ class Uniform(Distribution):
         return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        if isinstance(low, _Number) and isinstance(high, _Number):
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self.low.size()
+        (self.low, self.high), batch_shape = _broadcast_params(low, high)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

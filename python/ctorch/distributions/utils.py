@@ -42,6 +42,14 @@ def broadcast_all(*values):
     return torch.broadcast_tensors(*values)
 
 
+def _broadcast_params(*values):
+    """broadcast_all of a distribution's parameters, and its batch shape: () when every
+    parameter is a Python number, else the broadcast shape."""
+    tensors = broadcast_all(*values)
+    batch_shape = torch.Size() if all(isinstance(v, _Number) for v in values) else tensors[0].size()
+    return tensors, batch_shape
+
+
 def _standard_normal(shape, dtype, device):
     return torch.empty(shape, dtype=dtype, device=device).normal_()
 
