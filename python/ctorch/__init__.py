@@ -76,6 +76,7 @@ from . import compiler  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401,A001
 from .amp import autocast  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
+from . import distributions  # noqa: E402,F401  (torch.distributions, Python over ctorch ops)
 
 
 # GradScaler's kernels under PyTorch's names

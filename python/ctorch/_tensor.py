@@ -27,6 +27,18 @@ Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
 
 
+def _format_spec(self, format_spec):
+    # as PyTorch: a 0-d tensor formats as its Python number (f"{t}" -> "0.5"), others as str()
+    if self.dim() == 0:
+        return self.item().__format__(format_spec)
+    if format_spec:
+        raise TypeError("unsupported format string passed to Tensor.__format__")
+    return str(self)
+
+
+Tensor.__format__ = _format_spec
+
+
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Computes the gradient of this tensor with respect to graph leaves (accumulated in .grad)."""
     from . import autograd
