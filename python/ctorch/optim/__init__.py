@@ -1,10 +1,11 @@
 """ctorch.optim: optimizers (update rules in C, csrc/optim.c) and learning-rate schedulers."""
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from .adamax import Adamax  # noqa: F401
 from .asgd import ASGD  # noqa: F401
+from .lbfgs import LBFGS  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 from .radam import RAdam  # noqa: F401

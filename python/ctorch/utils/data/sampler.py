@@ -26,6 +26,8 @@ class RandomSampler(Sampler):
         self.replacement = replacement
         self._num_samples = num_samples
         self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
 
@@ -42,6 +44,48 @@ class RandomSampler(Sampler):
         while len(order) < self.num_samples:
             order.extend(_C.randperm(n, **kw).tolist())
         return iter(order[:self.num_samples])
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a random order (a fresh permutation each epoch)."""
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        kw = {} if self.generator is None else {"generator": self.generator}
+        for i in _C.randperm(len(self.indices), **kw).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples indices into weights, drawn with probabilities proportional to the weights (multinomial,
+    with or without replacement)."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights_tensor = _C.as_tensor(weights, dtype=_C.double)
+        if weights_tensor.dim() != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        kw = {} if self.generator is None else {"generator": self.generator}
+        yield from _C.multinomial(self.weights, self.num_samples, self.replacement, **kw).tolist()
 
     def __len__(self):
         return self.num_samples
