@@ -103,7 +103,7 @@ PyDoc_STRVAR(use_deterministic_algorithms_doc,
              "Sets whether operations must use deterministic algorithms. ctorch's kernels are deterministic "
              "(fixed-order reductions, sort-based accumulating scatters); with mode=True the few that are "
              "not (the CUDA backward of grid_sampler_2d/3d) raise RuntimeError, or warn with warn_only=True, "
-             "and empty() / empty_like() / new_empty() / empty_strided() fill their memory (NaN for floats, "
+             "and empty() / empty_like() / new_empty() fill their memory (NaN for floats, "
              "the maximum for integers) while ctorch.utils.deterministic.fill_uninitialized_memory is True.");
 
 static PyObject *py_use_deterministic_algorithms(PyObject *self, PyObject *const *args, Py_ssize_t nargs,

@@ -20,9 +20,9 @@ extern bool ct_deterministic_fill_uninitialized;
  * (also when the warning was turned into an error). */
 int ct_alert_not_deterministic(const char *caller);
 
-/* empty()/empty_like()/new_empty()/empty_strided()'s fresh memory under determinism with
+/* empty()/empty_like()/new_empty()'s fresh memory under determinism with
  * fill_uninitialized_memory: floats filled with NaN, integers with their maximum, bool with True
- * (the whole storage, as PyTorch does). A no-op otherwise. 0 or -1. */
+ * (the whole storage, as PyTorch does; ctorch has no empty_strided yet). A no-op otherwise. 0 or -1. */
 int ct_deterministic_fill_empty(CtTensorObject *t);
 
 #endif /* CTORCH_DETERMINISM_H */
