@@ -8,6 +8,7 @@
 #include "creation.h"
 #include "args.h"
 #include "autograd.h"
+#include "determinism.h"
 #include "device.h"
 #include "iter.h"
 #include "parallel.h"
@@ -830,7 +831,8 @@ static PyObject *sized_factory(const char *fname, FillKind kind, PyObject *const
     CtTensorObject *t = kind == FILL_ZEROS  ? ct_zeros(nd, sizes, opt.dtype, opt.device)
                         : kind == FILL_ONES ? ct_ones(nd, sizes, opt.dtype, opt.device)
                                             : ct_empty(nd, sizes, opt.dtype, opt.device);
-    if (t == NULL) {
+    if (t == NULL || (kind == FILL_EMPTY && ct_deterministic_fill_empty(t) < 0)) {
+        Py_XDECREF(t);
         return NULL;
     }
     return ct_factory_finish(fname, t, &opt);
@@ -1048,6 +1050,8 @@ static PyObject *like_factory(const char *fname, FillKind kind, PyObject *const 
     } else if (kind == FILL_ONES && ct_numel(t) > 0) {
         CtScalar one = {CT_KIND_INT, {.i = 1}};
         r = ct_fill_(t, &one);
+    } else if (kind == FILL_EMPTY) {
+        r = ct_deterministic_fill_empty(t);
     }
     if (r < 0) {
         Py_DECREF(t);
@@ -1109,7 +1113,8 @@ static PyObject *new_factory(PyObject *self, const char *fname, FillKind kind, P
     CtTensorObject *r = kind == FILL_ZEROS  ? ct_zeros(nd, sizes, dtype, device)
                         : kind == FILL_ONES ? ct_ones(nd, sizes, dtype, device)
                                             : ct_empty(nd, sizes, dtype, device);
-    if (r == NULL) {
+    if (r == NULL || (kind == FILL_EMPTY && ct_deterministic_fill_empty(r) < 0)) {
+        Py_XDECREF(r);
         return NULL;
     }
     return ct_factory_finish(fname, r, &opt);

@@ -25,6 +25,8 @@ CtDType ct_promote_types(CtDType a, CtDType b);
 /* The default float dtype (torch.get_default_dtype()). */
 extern CtDType ct_default_float_dtype;
 int ct_dtype_init(PyObject *module);
+/* Adds the types finfo and iinfo (finfo.c) to the module. 0 or -1. */
+int ct_finfo_init(PyObject *module);
 
 static inline bool ct_is_floating(CtDType d) { return ct_dtype_info[d].kind == CT_KIND_FLOAT; }
 /* PyTorch's names of a dtype in its messages: ScalarType ("Long") and C++ type ("long int"). */

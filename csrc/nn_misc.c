@@ -25,6 +25,7 @@
 #include "args.h"
 #include "autograd_arena.h"
 #include "creation.h"
+#include "determinism.h"
 #include "device.h"
 #include "grid_sample_math.h"
 #include "nn.h"
@@ -2079,6 +2080,11 @@ static PyObject *grid_sampler_backward(const char *fname, int nd, PyObject *cons
         ct_format_sizes(s1, sizeof(s1), g->ndim, g->sizes);
         PyErr_Format(PyExc_RuntimeError, "%s(): expected grad_output of the output's shape and device, but got "
                      "sizes %s", fname, s1);
+        goto done;
+    }
+    /* CUDA adds into grad_input with atomicAdd (grid_sample_math.h), in no fixed order */
+    if (p.d.device.type == CT_DEV_CUDA &&
+        ct_alert_not_deterministic(nd == 2 ? "grid_sampler_2d_backward_cuda" : "grid_sampler_3d_backward_cuda") < 0) {
         goto done;
     }
     go = ct_nn_dense(g, p.d.dtype);

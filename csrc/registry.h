@@ -42,6 +42,7 @@
     X(amp)                \
     X(serialization)      \
     X(rnn)                \
+    X(determinism)        \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \

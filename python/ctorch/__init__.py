@@ -68,6 +68,22 @@ def block_diag(*tensors):
     return _C._block_diag(tensors)
 
 
+def typename(obj, /):
+    """typename(obj) -> str: the fully qualified name of obj's type ('torch.FloatTensor' for a tensor:
+    Tensor.type(); 'int' for a builtin; 'module.QualName' for a class or an object without one)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 _export_c_names()
 
 from . import accelerator, backends, cpu, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)

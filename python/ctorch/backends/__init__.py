@@ -1,2 +1,2 @@
 """ctorch.backends: switches of the compute backends (as torch.backends)."""
-from . import cuda  # noqa: F401
+from . import cuda, cudnn  # noqa: F401
