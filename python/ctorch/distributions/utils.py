@@ -9,21 +9,10 @@ euler_constant = 0.57721566490153286060  # Euler-Mascheroni
 
 _Number = (bool, int, float)
 
-# (eps, tiny, min) of the floating dtypes, for the clamps below; torch.finfo when ctorch has it
-_FINFO = {
-    "float16": (2.0 ** -10, 2.0 ** -14, -65504.0),
-    "bfloat16": (2.0 ** -7, 2.0 ** -126, -3.3895313892515355e38),
-    "float32": (2.0 ** -23, 2.0 ** -126, -3.4028234663852886e38),
-    "float64": (2.0 ** -52, 2.0 ** -1022, -1.7976931348623157e308),
-}
-
-
 def _finfo(dtype):
     """(eps, tiny, min) of a floating dtype."""
-    if hasattr(torch, "finfo"):
-        f = torch.finfo(dtype)
-        return f.eps, f.tiny, f.min
-    return _FINFO[str(dtype).replace("torch.", "")]
+    f = torch.finfo(dtype)
+    return f.eps, f.tiny, f.min
 
 
 def broadcast_all(*values):
