@@ -72,6 +72,7 @@ _export_c_names()
 
 from . import accelerator, backends, cpu, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
 from . import amp, linalg, nn, optim, special  # noqa: E402,F401
+from . import testing  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 
