@@ -203,3 +203,20 @@ def test_nested_grad_inside_function_backward():
     (Inner.apply(x).sum() + pre).backward()
     np.testing.assert_allclose(x.grad.numpy(), [4.0, 1.0])
     np.testing.assert_allclose(w.grad.numpy(), [5.0, 5.0])
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_autocast_region_recomputed(use_reentrant):
+    # the backward runs outside the autocast region: the recomputation re-enters the forward's
+    x = ctorch.tensor(X, dtype=ctorch.float32, requires_grad=True)
+    w = ctorch.tensor(W1, dtype=ctorch.float32, requires_grad=True)
+    grads = []
+    for wrap in (lambda f, a: f(a), lambda f, a: checkpoint(f, a, use_reentrant=use_reentrant)):
+        x.grad = w.grad = None
+        with ctorch.autocast("cpu", dtype=ctorch.bfloat16):
+            out = wrap(lambda a: ctorch.tanh(a @ w), x)
+        assert out.dtype == ctorch.bfloat16
+        out.float().sum().backward()
+        grads.append((x.grad.numpy().copy(), w.grad.numpy().copy()))
+    np.testing.assert_array_equal(grads[1][0], grads[0][0])
+    np.testing.assert_array_equal(grads[1][1], grads[0][1])

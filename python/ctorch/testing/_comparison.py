@@ -57,7 +57,10 @@ def _diff_lines(abs_diff, rel_diff, rtol, atol, abs_idx=None, rel_idx=None):
     exact = rtol == 0 and atol == 0
     lines = []
     for kind, diff, idx, tol in (("absolute", abs_diff, abs_idx, atol), ("relative", rel_diff, rel_idx, rtol)):
-        line = f"{kind.title()} difference: {diff}" if idx is None else f"Greatest {kind} difference: {diff} at index {idx}"
+        if idx is None:
+            line = f"{kind.title()} difference: {diff}"
+        else:
+            line = f"Greatest {kind} difference: {diff} at index {idx}"
         lines.append(line if exact else f"{line} (up to {tol} allowed)")
     return lines
 
@@ -131,8 +134,8 @@ class _NumberPair:
             raise _Unsupported
         self.actual, self.expected = (x.item() if isinstance(x, np.number) else x for x in (actual, expected))
         self.item, self.equal_nan, self.check_dtype = item, opts["equal_nan"], opts["check_dtype"]
-        self.rtol, self.atol = _tolerances([_NUMBER_PRECISIONS[int if type(x) is bool else type(x)] for x in (self.actual, self.expected)],
-                                           opts["rtol"], opts["atol"], item)
+        precisions = [_NUMBER_PRECISIONS[int if type(x) is bool else type(x)] for x in (self.actual, self.expected)]
+        self.rtol, self.atol = _tolerances(precisions, opts["rtol"], opts["atol"], item)
 
     def compare(self):
         a, e = self.actual, self.expected
@@ -153,7 +156,8 @@ class _TensorPair:
         if not opts["allow_subclasses"] and type(actual) is not type(expected):
             raise _Unsupported
         try:
-            self.actual, self.expected = (x if isinstance(x, _C.Tensor) else _C.as_tensor(x) for x in (actual, expected))
+            self.actual, self.expected = (x if isinstance(x, _C.Tensor) else _C.as_tensor(x)
+                                          for x in (actual, expected))
         except Exception:
             raise _Unsupported from None
         self.item, self.opts = item, opts

@@ -10,6 +10,7 @@ use_reentrant=False also takes keyword arguments and works with autograd.grad: c
 hooks, so the forward runs once with the graph recorded, walks it to find the leaves the function captures,
 and drops it; the node's inputs are the arguments plus those leaves, and the backward returns their
 gradients from autograd.grad on the recomputation."""
+import contextlib
 import warnings
 
 from .. import _C
@@ -27,11 +28,14 @@ _USE_REENTRANT_WARNING = (
 
 
 class _Recompute:
-    """The function, its arguments and the RNG states of the forward: runs it again for the backward."""
+    """The function, its arguments, the RNG states and autocast settings of the forward: runs it again
+    for the backward as the forward ran."""
 
     def __init__(self, function, args, kwargs, preserve_rng_state):
         self.function, self.args, self.kwargs = function, args, kwargs
         self.preserve = preserve_rng_state
+        self.autocast = [(d, _C.get_autocast_dtype(d), _C.is_autocast_cache_enabled())
+                         for d in ("cpu", "cuda") if _C.is_autocast_enabled(d)]
         if preserve_rng_state:
             self.cpu_state = _C.get_rng_state()
             devices = sorted({str(a.device) for a in args if isinstance(a, _C.Tensor) and a.device.type != "cpu"})
@@ -44,13 +48,17 @@ class _Recompute:
 
     def run(self):
         """(detached args, outputs as a tuple) of a run under grad mode with the forward's RNG states."""
+        from ..amp import autocast  # ctorch.utils is imported before ctorch.amp
+
         with fork_rng(devices=[d for d, _ in self.device_states] if self.preserve else None, enabled=self.preserve):
             if self.preserve:
                 _C.set_rng_state(self.cpu_state)
                 for d, state in self.device_states:
                     _C._default_generator(d).set_state(state)
             args = self.detached_args()
-            with enable_grad():
+            with enable_grad(), contextlib.ExitStack() as regions:
+                for device_type, dtype, cache in self.autocast:
+                    regions.enter_context(autocast(device_type, dtype=dtype, cache_enabled=cache))
                 outputs = self.function(*args, **self.kwargs)
         return args, outputs if isinstance(outputs, tuple) else (outputs,)
 
