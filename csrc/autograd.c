@@ -2139,6 +2139,66 @@ static int formula_backward_filtered(CtNodeObject *n, PyObject **outs, PyObject 
     return rc;
 }
 
+/* --- nested runs ---------------------------------------------------------------------------------- */
+/* A backward run inside another (a custom Function's backward calling autograd.grad / backward, as
+ * torch.utils.checkpoint does) may reach nodes of the outer run, e.g. a parameter's AccumulateGrad. Their
+ * engine scratch (dependencies, buffer, mark) belongs to the outer run: it is set aside when the inner
+ * run claims the node and put back when the inner run ends, as PyTorch keeps it per graph task. */
+typedef struct {
+    CtNodeObject *node; /* strong reference */
+    uint64_t run;
+    int64_t dependencies;
+    int mark;
+    PyObject *buffer; /* owned */
+} OuterScratch;
+
+typedef struct {
+    OuterScratch *items;
+    Py_ssize_t size, cap;
+} OuterScratchList;
+
+/* Makes n part of run (fresh scratch) and appends it to stack and all; an outer run's scratch is kept
+ * in outer. 0 or -1. */
+static int claim_node(CtNodeObject *n, uint64_t run, PyObject *stack, PyObject *all, OuterScratchList *outer)
+{
+    if (n->engine_run != 0) { /* an unfinished outer run's node */
+        if (outer->size == outer->cap) {
+            Py_ssize_t cap = outer->cap ? 2 * outer->cap : 8;
+            OuterScratch *items = PyMem_Realloc(outer->items, (size_t)cap * sizeof(OuterScratch));
+            if (items == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            outer->items = items;
+            outer->cap = cap;
+        }
+        outer->items[outer->size++] = (OuterScratch){(CtNodeObject *)Py_NewRef(n), n->engine_run, n->dependencies,
+                                                      n->engine_mark, n->buffer};
+        n->buffer = NULL;
+    }
+    n->engine_run = run;
+    n->dependencies = 0;
+    Py_CLEAR(n->buffer);
+    if (PyList_Append(stack, (PyObject *)n) < 0 || PyList_Append(all, (PyObject *)n) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Gives the outer runs their nodes' scratch back (last claimed first) and empties outer. */
+static void restore_outer(OuterScratchList *outer)
+{
+    for (Py_ssize_t i = outer->size - 1; i >= 0; i--) {
+        OuterScratch *o = &outer->items[i];
+        o->node->engine_run = o->run;
+        o->node->dependencies = o->dependencies;
+        o->node->engine_mark = o->mark;
+        Py_XSETREF(o->node->buffer, o->buffer);
+        Py_DECREF(o->node);
+    }
+    PyMem_Free(outer->items);
+}
+
 /* Runs backward from roots (tensors) seeded with grads. With captures (autograd.grad) the
  * gradients reaching those edges are returned there and leaves' .grad are left untouched. */
 static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool create_graph, Capture *captures,
@@ -2149,6 +2209,7 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
     PyObject *stack = PyList_New(0), *all = PyList_New(0); /* all: strong refs to every visited node */
     PyObject **grad_inputs = NULL;
     PyObject **outs = NULL;
+    OuterScratchList outer = {NULL, 0, 0};
     int rc = -1;
     bool prev_mode = ct_grad_enabled;
     if (stack == NULL || all == NULL) {
@@ -2169,14 +2230,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             goto done;
         }
         CtNodeObject *n = (CtNodeObject *)node;
-        if (n->engine_run != run) {
-            n->engine_run = run;
-            n->dependencies = 0;
-            Py_CLEAR(n->buffer);
-            if (PyList_Append(stack, node) < 0 || PyList_Append(all, node) < 0) {
-                Py_DECREF(node);
-                goto done;
-            }
+        if (n->engine_run != run && claim_node(n, run, stack, all, &outer) < 0) {
+            Py_DECREF(node);
+            goto done;
         }
         Py_DECREF(node);
     }
@@ -2194,14 +2250,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             if (next == NULL) {
                 continue;
             }
-            if (next->engine_run != run) {
-                next->engine_run = run;
-                next->dependencies = 0;
-                Py_CLEAR(next->buffer);
-                if (PyList_Append(stack, (PyObject *)next) < 0 || PyList_Append(all, (PyObject *)next) < 0) {
-                    Py_DECREF(n);
-                    goto done;
-                }
+            if (next->engine_run != run && claim_node(next, run, stack, all, &outer) < 0) {
+                Py_DECREF(n);
+                goto done;
             }
             next->dependencies++;
         }
@@ -2361,6 +2412,7 @@ done:
             n->engine_run = 0;
         }
     }
+    restore_outer(&outer);
     Py_XDECREF(stack);
     Py_XDECREF(all);
     return rc;

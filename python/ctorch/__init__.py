@@ -90,6 +90,7 @@ from . import accelerator, backends, cpu, cuda, version  # noqa: E402,F401  (CUD
 from . import amp, linalg, nn, optim, special  # noqa: E402,F401
 from . import compiler  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401,A001
+from . import testing  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 from . import distributions  # noqa: E402,F401  (torch.distributions, Python over ctorch ops)

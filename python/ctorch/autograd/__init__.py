@@ -47,3 +47,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if materialize_grads:
         result = tuple(g if g is not None else _C.zeros_like(i) for g, i in zip(result, inputs))
     return result
+
+
+from . import functional  # noqa: E402,F401  (uses grad, defined above)
