@@ -54,14 +54,15 @@ static const PolicyRow policy_rows[] = {
     {"tan", N, F}, {"pow", N, F}, {"softplus", N, F}, {"layer_norm", N, F}, {"group_norm", N, F},
     {"norm", N, F}, {"cosine_similarity", N, F}, {"logsumexp", N, F}, {"prod", F, F}, {"softmax", N, F},
     {"log_softmax", N, F}, {"softmin", N, F}, {"cumprod", N, F}, {"cumsum", N, F}, {"sum", N, F},
-    {"_upsample", N, F}, {"cdist", F, F}, {"trace", F, N}, {"quantile", F, N}, {"nanquantile", F, N},
+    {"_upsample", N, F}, {"cdist", F, F}, {"dist", N, F}, {"pdist", N, F}, {"renorm", N, F}, {"trace", F, N}, {"quantile", F, N}, {"nanquantile", F, N},
     /* losses: float32 everywhere; cross_entropy is log_softmax + nll_loss in PyTorch, both float32 */
     {"_mse_loss", F, F}, {"_l1_loss", F, F}, {"_smooth_l1_loss", F, F}, {"huber_loss", F, F},
     {"_nll_loss", F, F}, {"_cross_entropy", F, F}, {"_cross_entropy_ls", F, F}, {"_cross_entropy_soft", F, F},
     {"_cross_entropy_soft_mean", F, F}, {"_binary_cross_entropy_with_logits", F, F},
     {"_binary_cross_entropy", F, CT_AC_BANNED}, {"kl_div", F, F}, {"poisson_nll_loss", F, F},
     {"cosine_embedding_loss", F, F}, {"hinge_embedding_loss", F, F}, {"margin_ranking_loss", F, F},
-    {"soft_margin_loss", F, F}, {"triplet_margin_loss", F, F},
+    {"soft_margin_loss", F, F}, {"triplet_margin_loss", F, F}, {"multi_margin_loss", N, F},
+    {"multilabel_margin_loss", N, F},
     /* the widest of the arguments' floating dtypes */
     {"addcdiv", N, P}, {"addcmul", N, P}, {"atan2", N, P}, {"arctan2", N, P}, {"cross", N, P},
     {"_linalg_cross", N, P}, {"dot", N, P}, {"vdot", N, P}, {"index_put", N, P}, {"scatter_add", N, P},

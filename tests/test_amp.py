@@ -86,6 +86,12 @@ WIDENED = {
     "bce_with_logits": (lambda b: F.binary_cross_entropy_with_logits(b, b.sigmoid()), "float32", "float32"),
     "prod": (lambda b: b.prod(), "float32", "float32"),
     "cdist": (lambda b: ctorch.cdist(b, b), "float32", "float32"),
+    "dist": (lambda b: ctorch.dist(b, b * 2), None, "float32"),
+    "pdist": (lambda b: F.pdist(b), None, "float32"),
+    "renorm": (lambda b: b.renorm(2, 0, 1.0), None, "float32"),
+    "multi_margin_loss": (lambda b: F.multi_margin_loss(b, ctorch.tensor([0, 2, 1, 3], device=b.device)), None, "float32"),
+    "multilabel_margin_loss": (lambda b: F.multilabel_margin_loss(b, ctorch.tensor([[0, 2, -1, 0]] * 4, device=b.device)),
+                               None, "float32"),
     "interpolate": (lambda b: F.interpolate(b[None], scale_factor=2.0, mode="linear"), None, "float32"),
     "cat mixed": (lambda b: ctorch.cat([b, b.float()]), "float32", "float32"),
     "addcmul mixed": (lambda b: ctorch.addcmul(b.float(), b, b), "float32", "float32"),
@@ -96,6 +102,8 @@ WIDENED = {
 @pytest.mark.parametrize("name", list(WIDENED))
 def test_low_precision_inputs(device, name):
     fn, cpu, cuda = WIDENED[name]
+    if name == "pdist" and device == "cpu":
+        pytest.skip("pdist has no bfloat16 kernel on the CPU, in PyTorch either")
     want = cpu if device == "cpu" else cuda
     (x,) = tensors(device, (4, 4))
     b = x.to(LOW[device])
