@@ -79,6 +79,10 @@ from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 # GradScaler's kernels under PyTorch's names
 _amp_foreach_non_finite_check_and_unscale_ = _C._amp_foreach_non_finite_check_and_unscale_
 _amp_update_scale_ = _C._amp_update_scale_
+# the samplers torch.distributions builds on (csrc/random.c, sampling_math.h)
+_standard_gamma = _C._standard_gamma
+_standard_gamma_grad = _C._standard_gamma_grad
+_sample_dirichlet = _C._sample_dirichlet
 
 
 # autocast's older per-device spellings
