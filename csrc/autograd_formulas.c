@@ -3466,6 +3466,8 @@ const CtFormula ct_formulas[] = {
     {"_standard_gamma", "StandardGammaBackward0", SIG("input", "generator"), 1, CT_F_SAVE_OUT, bw_standard_gamma},
     {"poisson", "PoissonBackward0", SIG("input", "generator"), 1, NSV, bw_random},
     {"_standard_gamma_grad", NOT_IMPLEMENTED, SIG("input", "output"), 3, CT_F_NO_DERIV, NULL},
+    {"_sample_dirichlet", NOT_IMPLEMENTED, SIG("input", "generator"), 1, CT_F_NO_DERIV, NULL},
+    {"binomial", NOT_IMPLEMENTED, SIG("count", "prob", "generator"), 3, CT_F_NO_DERIV, NULL},
     /* reductions */
     {"sum", "SumBackward1", SIG("input", "dim", "keepdim", "*dtype"), 1, NSV, bw_sum, name_sum},
     {"nansum", "NansumBackward0", SIG("input", "dim", "keepdim", "*dtype"), 1, 0, bw_nansum},

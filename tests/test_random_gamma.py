@@ -280,4 +280,6 @@ def test_standard_gamma_backward(device):
         g.sum().backward()
     p = ctorch.poisson(ctorch.tensor([1.0, 4.0], device=device, requires_grad=True))
     assert p.grad_fn.name() == "PoissonBackward0"
-    assert ctorch._sample_dirichlet(ctorch.ones(2, device=device, requires_grad=True)).grad_fn.name() == "NotImplemented"
+    assert ctorch._sample_dirichlet(ctorch.ones(2, device=device, requires_grad=True)).grad_fn.name() == "torch::autograd::NotImplemented"
+    c = ctorch.ones(2, device=device, requires_grad=True)
+    assert ctorch.binomial(c, c.detach() / 2).grad_fn.name() == "torch::autograd::NotImplemented"
