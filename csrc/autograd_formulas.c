@@ -1878,6 +1878,11 @@ static int bw_random(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return 0;
 }
 
+/* _standard_gamma: grad * _standard_gamma_grad(alpha, sample), the implicit reparameterisation
+ * gradient (its own derivative is not implemented, as in PyTorch) */
+CT_LOCAL(standard_gamma, FN("_standard_gamma_grad", "(OO)", x, o))
+CT_UNARY_BW(standard_gamma, lg_standard_gamma, true, true)
+
 /* --- more reductions ------------------------------------------------------------------------------------ */
 /* nansum: as sum, with zeros where the input is nan */
 static int bw_nansum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
@@ -3458,6 +3463,11 @@ const CtFormula ct_formulas[] = {
     /* random draws: zero gradients for their tensor parameters */
     {"bernoulli", "BernoulliBackward0", SIG("input", "p", "*generator"), 1, NSV, bw_random},
     {"normal", "NormalBackward3", SIG("mean", "std", "size", "*generator"), 3, NSV, bw_random, name_normal},
+    {"_standard_gamma", "StandardGammaBackward0", SIG("input", "generator"), 1, CT_F_SAVE_OUT, bw_standard_gamma},
+    {"poisson", "PoissonBackward0", SIG("input", "generator"), 1, NSV, bw_random},
+    {"_standard_gamma_grad", NOT_IMPLEMENTED, SIG("input", "output"), 3, CT_F_NO_DERIV, NULL},
+    {"_sample_dirichlet", NOT_IMPLEMENTED, SIG("input", "generator"), 1, CT_F_NO_DERIV, NULL},
+    {"binomial", NOT_IMPLEMENTED, SIG("count", "prob", "generator"), 3, CT_F_NO_DERIV, NULL},
     /* reductions */
     {"sum", "SumBackward1", SIG("input", "dim", "keepdim", "*dtype"), 1, NSV, bw_sum, name_sum},
     {"nansum", "NansumBackward0", SIG("input", "dim", "keepdim", "*dtype"), 1, 0, bw_nansum},

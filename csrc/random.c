@@ -210,11 +210,134 @@ static int cpu_randperm(void *out, CtDType dtype, int64_t n, uint64_t seed, uint
     return 0;
 }
 
+/* --- the rejection samplers (sampling_math.h): element i reads its parameters as double and
+ * draws from its own sub-stream of counter offset + i */
+typedef struct {
+    char *out;
+    const void *a, *b; /* alpha / rate / count, and prob (binomial) */
+    CtDType dtype;
+    int64_t cols; /* dirichlet */
+    uint64_t seed, offset;
+} SamplerCtx;
+
+static void gamma_chunk(int64_t begin, int64_t end, void *vctx)
+{
+    const SamplerCtx *c = vctx;
+    size_t isz = ct_dtype_info[c->dtype].itemsize;
+    double tiny = ct_float_tiny(c->dtype);
+    for (int64_t i = begin; i < end; i++) {
+        double v = ct_gamma_element(c->seed, c->offset, i, load_double(c->a, c->dtype, i), tiny);
+        ct_store_double(c->dtype, c->out + i * isz, v);
+    }
+}
+
+static int cpu_gamma(void *out, const void *alpha, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset,
+                     CtDevice device)
+{
+    SamplerCtx ctx = {.out = out, .a = alpha, .dtype = dtype, .seed = seed, .offset = offset};
+    ct_parallel_for(n, 1 << 10, gamma_chunk, &ctx);
+    return 0;
+}
+
+/* rows [begin, end): the row's gammas summed in order, then drawn again (the same sub-streams)
+ * and divided, so no scratch is needed */
+static void dirichlet_chunk(int64_t begin, int64_t end, void *vctx)
+{
+    const SamplerCtx *c = vctx;
+    size_t isz = ct_dtype_info[c->dtype].itemsize;
+    double tiny = ct_float_tiny(c->dtype);
+    for (int64_t r = begin; r < end; r++) {
+        int64_t first = r * c->cols;
+        double sum = 0.0;
+        for (int64_t i = first; i < first + c->cols; i++) {
+            sum += ct_dirichlet_gamma(c->seed, c->offset, i, load_double(c->a, c->dtype, i));
+        }
+        for (int64_t i = first; i < first + c->cols; i++) {
+            double g = ct_dirichlet_gamma(c->seed, c->offset, i, load_double(c->a, c->dtype, i));
+            ct_store_double(c->dtype, c->out + i * isz, ct_clamp_tiny(g / sum, tiny));
+        }
+    }
+}
+
+static int cpu_dirichlet(void *out, const void *alpha, CtDType dtype, int64_t rows, int64_t cols, uint64_t seed,
+                         uint64_t offset, CtDevice device)
+{
+    SamplerCtx ctx = {.out = out, .a = alpha, .dtype = dtype, .cols = cols, .seed = seed, .offset = offset};
+    ct_parallel_for(rows, 1 + (1 << 10) / (cols > 0 ? cols : 1), dirichlet_chunk, &ctx);
+    return 0;
+}
+
+static void poisson_chunk(int64_t begin, int64_t end, void *vctx)
+{
+    const SamplerCtx *c = vctx;
+    size_t isz = ct_dtype_info[c->dtype].itemsize;
+    for (int64_t i = begin; i < end; i++) {
+        double v = ct_poisson_element(c->seed, c->offset, i, load_double(c->a, c->dtype, i));
+        ct_store_double(c->dtype, c->out + i * isz, v);
+    }
+}
+
+static int cpu_poisson(void *out, const void *rate, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset,
+                       CtDevice device)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (!(load_double(rate, dtype, i) >= 0.0)) {
+            PyErr_SetString(PyExc_RuntimeError, "invalid Poisson rate, expected rate to be non-negative");
+            return -1;
+        }
+    }
+    SamplerCtx ctx = {.out = out, .a = rate, .dtype = dtype, .seed = seed, .offset = offset};
+    ct_parallel_for(n, 1 << 10, poisson_chunk, &ctx);
+    return 0;
+}
+
+static void binomial_chunk(int64_t begin, int64_t end, void *vctx)
+{
+    const SamplerCtx *c = vctx;
+    size_t isz = ct_dtype_info[c->dtype].itemsize;
+    for (int64_t i = begin; i < end; i++) {
+        double v = ct_binomial_element(c->seed, c->offset, i, load_double(c->a, c->dtype, i),
+                                       load_double(c->b, c->dtype, i));
+        ct_store_double(c->dtype, c->out + i * isz, v);
+    }
+}
+
+static int cpu_binomial(void *out, const void *count, const void *prob, CtDType dtype, int64_t n, uint64_t seed,
+                        uint64_t offset, CtDevice device)
+{
+    SamplerCtx ctx = {.out = out, .a = count, .b = prob, .dtype = dtype, .seed = seed, .offset = offset};
+    ct_parallel_for(n, 1 << 10, binomial_chunk, &ctx);
+    return 0;
+}
+
+static void gamma_grad_chunk(int64_t begin, int64_t end, void *vctx)
+{
+    const SamplerCtx *c = vctx;
+    size_t isz = ct_dtype_info[c->dtype].itemsize;
+    for (int64_t i = begin; i < end; i++) {
+        double v = ct_standard_gamma_grad(load_double(c->a, c->dtype, i), load_double(c->b, c->dtype, i));
+        ct_store_double(c->dtype, c->out + i * isz, v);
+    }
+}
+
+static int cpu_standard_gamma_grad(void *out, const void *alpha, const void *x, CtDType dtype, int64_t n,
+                                   CtDevice device)
+{
+    SamplerCtx ctx = {.out = out, .a = alpha, .b = x, .dtype = dtype};
+    ct_parallel_for(n, 1 << 10, gamma_grad_chunk, &ctx);
+    return 0;
+}
+
 const struct CtRandomKernels ct_cpu_random_kernels = {
     .fill = cpu_fill,
     .bernoulli_tensor = cpu_bernoulli_tensor,
     .normal_tensor = cpu_normal_tensor,
     .randperm = cpu_randperm,
+    .gamma = cpu_gamma,
+    .dirichlet = cpu_dirichlet,
+    .poisson = cpu_poisson,
+    .binomial = cpu_binomial,
+    .standard_gamma_grad = cpu_standard_gamma_grad,
 };
 
 /* ------------------------------------------------------------------------------------------
@@ -1258,6 +1381,146 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *const *args, Py_ssize_t 
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Python: the rejection samplers (_standard_gamma, _sample_dirichlet, poisson, binomial) and
+ * _standard_gamma_grad. Outputs are new contiguous tensors of the inputs' (broadcast) shape and
+ * float dtype; float16/bfloat16 only where PyTorch's kernel takes them (poisson on the CPU,
+ * everything on CUDA). */
+typedef enum { SAMPLE_GAMMA, SAMPLE_DIRICHLET, SAMPLE_POISSON, SAMPLE_BINOMIAL, SAMPLE_GAMMA_GRAD } SamplerOp;
+
+/* PyTorch's dtype checks of each op (x: alpha / rate / count / self, y: prob / output). */
+static int sampler_dtypes(SamplerOp op, CtTensorObject *x, CtTensorObject *y, CtDevice device)
+{
+    static const char *const kernels[] = {"gamma_cpu", "dirichlet", "poisson_cpu", "binomial_cpu",
+                                          "_standard_gamma_grad_cpu"};
+    CtDType d = x->dtype;
+    if (op == SAMPLE_BINOMIAL) {
+        const char *which = !ct_is_floating(d) ? "count" : !ct_is_floating(y->dtype) ? "prob" : NULL;
+        if (which != NULL) {
+            PyErr_Format(PyExc_ValueError, "binomial only supports floating-point dtypes for %s, got: %s", which,
+                         ct_scalar_type_name(which[0] == 'c' ? d : y->dtype));
+            return -1;
+        }
+    }
+    if (require_float_on(d, kernels[op], device) < 0) {
+        return -1;
+    }
+    if (y != NULL && y->dtype != d) {
+        PyErr_Format(PyExc_RuntimeError, "Found dtype %s but expected %s", ct_scalar_type_name(y->dtype),
+                     ct_scalar_type_name(d));
+        return -1;
+    }
+    bool half = d == CT_F16 || d == CT_BF16;
+    if (half && device.type == CT_DEV_CPU && op != SAMPLE_POISSON) {
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernels[op], ct_scalar_type_name(d));
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *sampler_call(SamplerOp op, const char *fname, CtTensorObject *x, CtTensorObject *y,
+                              PyObject *gen_obj)
+{
+    CtTensorObject *xc = NULL, *yc = NULL, *out = NULL;
+    PyObject *result = NULL;
+    CtDevice device = ct_device_of(x);
+    int64_t shape[CT_MAX_DIMS];
+    int nd = x->ndim;
+    memcpy(shape, x->sizes, sizeof(int64_t) * (size_t)nd);
+    if (y != NULL) {
+        CtTensorObject *pair[2] = {x, y};
+        if (ct_check_same_device(2, pair, false, &device) < 0 ||
+            (nd = ct_broadcast_shapes(x->ndim, x->sizes, y->ndim, y->sizes, shape)) < 0) {
+            return NULL;
+        }
+    }
+    if (sampler_dtypes(op, x, y, device) < 0) {
+        return NULL;
+    }
+    const struct CtRandomKernels *k = random_kernels(device);
+    CtGeneratorObject *g = NULL;
+    if (k == NULL || (op != SAMPLE_GAMMA_GRAD && (g = ct_generator_arg(gen_obj, device, fname)) == NULL)) {
+        return NULL;
+    }
+    CtDType dtype = x->dtype;
+    xc = materialize((PyObject *)x, 0.0, nd, shape, dtype, device);
+    yc = xc != NULL && y != NULL ? materialize((PyObject *)y, 0.0, nd, shape, dtype, device) : NULL;
+    out = xc != NULL && (y == NULL || yc != NULL) ? ct_empty(nd, shape, dtype, device) : NULL;
+    if (out == NULL) {
+        goto done;
+    }
+    int64_t n = ct_numel(out);
+    if (n > 0) {
+        uint64_t offset = g != NULL ? ct_generator_take(g, (uint64_t)n) : 0;
+        uint64_t seed = g != NULL ? g->seed : 0;
+        void *o = ct_data(out), *a = ct_data(xc), *b = yc != NULL ? ct_data(yc) : NULL;
+        int64_t cols = nd > 0 ? shape[nd - 1] : 1;
+        int rc = op == SAMPLE_GAMMA       ? k->gamma(o, a, dtype, n, seed, offset, device)
+                 : op == SAMPLE_DIRICHLET ? k->dirichlet(o, a, dtype, n / cols, cols, seed, offset, device)
+                 : op == SAMPLE_POISSON   ? k->poisson(o, a, dtype, n, seed, offset, device)
+                 : op == SAMPLE_BINOMIAL  ? k->binomial(o, a, b, dtype, n, seed, offset, device)
+                                          : k->standard_gamma_grad(o, a, b, dtype, n, device);
+        if (rc < 0) {
+            goto done;
+        }
+    }
+    result = (PyObject *)out;
+    out = NULL;
+done:
+    Py_XDECREF(xc);
+    Py_XDECREF(yc);
+    Py_XDECREF(out);
+    return result;
+}
+
+/* fname(input[, other], *, generator=None): parses and runs op (names[0..1] the tensors). */
+static PyObject *sampler_entry(SamplerOp op, const char *fname, const char *const *names, int ntensors,
+                               PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *a[3] = {NULL, NULL, NULL};
+    if (ct_parse_args(fname, args, nargs, kwnames, names, ntensors, a) < 0) {
+        return NULL;
+    }
+    for (int i = 0; i < ntensors; i++) {
+        if (!CtTensor_Check(a[i])) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, names[i],
+                         i + 1, ct_type_name(a[i]));
+            return NULL;
+        }
+    }
+    return sampler_call(op, fname, CT_TENSOR(a[0]), ntensors > 1 ? CT_TENSOR(a[1]) : NULL, a[ntensors]);
+}
+
+static PyObject *py_standard_gamma(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "generator", NULL};
+    return sampler_entry(SAMPLE_GAMMA, "_standard_gamma", names, 1, args, nargs, kwnames);
+}
+
+static PyObject *py_sample_dirichlet(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "generator", NULL};
+    return sampler_entry(SAMPLE_DIRICHLET, "_sample_dirichlet", names, 1, args, nargs, kwnames);
+}
+
+static PyObject *py_poisson(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "generator", NULL};
+    return sampler_entry(SAMPLE_POISSON, "poisson", names, 1, args, nargs, kwnames);
+}
+
+static PyObject *py_binomial(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"count", "prob", "generator", NULL};
+    return sampler_entry(SAMPLE_BINOMIAL, "binomial", names, 2, args, nargs, kwnames);
+}
+
+static PyObject *py_standard_gamma_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "output", NULL};
+    return sampler_entry(SAMPLE_GAMMA_GRAD, "_standard_gamma_grad", names, 2, args, nargs, kwnames);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Python: in-place Tensor methods */
 /* The generator of an in-place method, after PyTorch's leaf check on self. */
 static CtGeneratorObject *method_generator(PyObject *obj, CtTensorObject *t, const char *fname)
@@ -1537,6 +1800,15 @@ PyMethodDef ct_random_module_methods[] = {
     {"randint_like", CT_FASTCALL(py_randint_like), CT_METH_FK, "randint_like(input, low=0, high, dtype=None)"},
     {"normal", CT_FASTCALL(py_normal), CT_METH_FK, "normal(mean, std, size=None, generator=None)"},
     {"bernoulli", CT_FASTCALL(py_bernoulli), CT_METH_FK, "bernoulli(input, p=None, generator=None)"},
+    {"_standard_gamma", CT_FASTCALL(py_standard_gamma), CT_METH_FK,
+     "_standard_gamma(input, *, generator=None): Gamma(input, 1) samples (Marsaglia-Tsang)"},
+    {"_sample_dirichlet", CT_FASTCALL(py_sample_dirichlet), CT_METH_FK,
+     "_sample_dirichlet(input, *, generator=None): Dirichlet samples over the last dimension"},
+    {"poisson", CT_FASTCALL(py_poisson), CT_METH_FK, "poisson(input, *, generator=None): Poisson(input) samples"},
+    {"binomial", CT_FASTCALL(py_binomial), CT_METH_FK,
+     "binomial(count, prob, *, generator=None): Binomial(count, prob) samples"},
+    {"_standard_gamma_grad", CT_FASTCALL(py_standard_gamma_grad), CT_METH_FK,
+     "_standard_gamma_grad(input, output): d output / d input of Gamma(input) samples output"},
     {"manual_seed", py_manual_seed, METH_O, "manual_seed(seed): seeds every default generator"},
     {"seed", py_seed, METH_NOARGS, "seed(): seeds every default generator from the OS; returns the seed"},
     {"initial_seed", py_initial_seed, METH_NOARGS, "initial_seed(): the seed of the default CPU generator"},

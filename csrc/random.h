@@ -11,6 +11,7 @@
 #include "ctorch.h"
 #include "dtype.h"
 #include "philox.h"
+#include "sampling_math.h"
 
 /* The default seed of every default generator (PyTorch's value). */
 #define CT_DEFAULT_SEED 67280421310721ULL
@@ -55,6 +56,23 @@ struct CtRandomKernels {
                          uint64_t offset, CtDevice device);
     /* out = 0..n-1 ordered by (U64 of block offset + i, i). */
     int (*randperm)(void *out, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset, CtDevice device);
+    /* --- the rejection samplers of sampling_math.h (element i: the sub-stream of offset + i);
+     * out, alpha, rate, count, prob, x: n contiguous elements of the float dtype. */
+    /* out = max(Gamma(alpha[i], 1), smallest normal of dtype) */
+    int (*gamma)(void *out, const void *alpha, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset,
+                 CtDevice device);
+    /* each row of `cols` elements: gammas (clamped in double) over their sum, clamped */
+    int (*dirichlet)(void *out, const void *alpha, CtDType dtype, int64_t rows, int64_t cols, uint64_t seed,
+                     uint64_t offset, CtDevice device);
+    /* out = Poisson(rate[i]); a negative or NaN rate raises PyTorch's RuntimeError first */
+    int (*poisson)(void *out, const void *rate, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset,
+                   CtDevice device);
+    /* out = Binomial(count[i], prob[i]) */
+    int (*binomial)(void *out, const void *count, const void *prob, CtDType dtype, int64_t n, uint64_t seed,
+                    uint64_t offset, CtDevice device);
+    /* out = d x / d alpha of Gamma(alpha[i]) samples x[i] (no randomness; here beside gamma) */
+    int (*standard_gamma_grad)(void *out, const void *alpha, const void *x, CtDType dtype, int64_t n,
+                               CtDevice device);
 };
 
 extern const struct CtRandomKernels ct_cpu_random_kernels;
@@ -118,6 +136,12 @@ CT_HOST_DEVICE void ct_random_store(const CtRandomSpec *s, CtDType dtype, CtPhil
         ct_store_double(dtype, p, ct_philox_exponential(b, s->a));
         break;
     }
+}
+
+/* The smallest normal number of a float dtype (the floor of gamma and Dirichlet samples). */
+CT_HOST_DEVICE double ct_float_tiny(CtDType dtype)
+{
+    return dtype == CT_F64 ? 2.2250738585072014e-308 : dtype == CT_F16 ? 6.103515625e-05 : 1.1754943508222875e-38;
 }
 
 /* --- generators ------------------------------------------------------------------------------ */

@@ -10,6 +10,8 @@
  * - bernoulli_tensor / normal_tensor: per-element parameters; their arguments are checked on the
  *   GPU first (a flag read back by the host), so that a bad p or std raises the CPU's
  *   RuntimeError before anything is written, as on the CPU;
+ * - gamma, dirichlet, poisson, binomial: sampling_math.h's rejection samplers, one thread per element
+ *   (per Dirichlet row) drawing from its own sub-stream; _standard_gamma_grad beside them;
  * - randperm: Philox keys and a stable radix sort of (key, index) pairs (cub), the CPU's order:
  *   ascending keys, ties by index. */
 #include "allocator.cuh"
@@ -323,6 +325,114 @@ int run_randperm(void *out, CtDType dtype, int64_t n, uint64_t seed, uint64_t of
     return CT_CUDA_OK;
 }
 
+/* --- the rejection samplers (sampling_math.h): one thread per element (per row for dirichlet),
+ * each with its own sub-stream, so the launch shape does not matter ----------------------------- */
+enum SamplerKind { kGamma, kPoisson, kBinomial, kGammaGrad };
+
+template <int D>
+__global__ void sampler_kernel(char *out, const char *a, const char *b, int64_t n, uint64_t seed, uint64_t offset,
+                               SamplerKind kind)
+{
+    const double tiny = ct_float_tiny((CtDType)D);
+    CT_GRID_STRIDE(i, n)
+    {
+        double x = load_double<D>(a, i), v;
+        if (kind == kGamma) {
+            v = ct_gamma_element(seed, offset, i, x, tiny);
+        } else if (kind == kPoisson) {
+            v = ct_poisson_element(seed, offset, i, x);
+        } else if (kind == kBinomial) {
+            v = ct_binomial_element(seed, offset, i, x, load_double<D>(b, i));
+        } else {
+            v = ct_standard_gamma_grad(x, load_double<D>(b, i));
+        }
+        ct_store_double((CtDType)D, out + i * (int64_t)sizeof(typename CtCudaType<D>::T), v);
+    }
+}
+
+/* row r: the gammas summed in order, drawn again and divided (the CPU's dirichlet_chunk) */
+template <int D>
+__global__ void dirichlet_kernel(char *out, const char *alpha, int64_t rows, int64_t cols, uint64_t seed,
+                                 uint64_t offset)
+{
+    const double tiny = ct_float_tiny((CtDType)D);
+    CT_GRID_STRIDE(r, rows)
+    {
+        int64_t first = r * cols;
+        double sum = 0.0;
+        for (int64_t i = first; i < first + cols; i++) {
+            sum = CT_DADD(sum, ct_dirichlet_gamma(seed, offset, i, load_double<D>(alpha, i)));
+        }
+        for (int64_t i = first; i < first + cols; i++) {
+            double g = ct_dirichlet_gamma(seed, offset, i, load_double<D>(alpha, i));
+            ct_store_double((CtDType)D, out + i * (int64_t)sizeof(typename CtCudaType<D>::T),
+                            ct_clamp_tiny(CT_DDIV(g, sum), tiny));
+        }
+    }
+}
+
+/* bad = 1 when some rate is negative or NaN. */
+template <int D>
+__global__ void rate_check_kernel(const char *rate, int64_t n, int *bad)
+{
+    CT_GRID_STRIDE(i, n)
+    {
+        if (!(load_double<D>(rate, i) >= 0.0)) {
+            *bad = 1;
+        }
+    }
+}
+
+template <int D>
+int launch_sampler(char *out, const char *a, const char *b, int64_t n, int64_t cols, uint64_t seed, uint64_t offset,
+                   int kind, int device, cudaStream_t stream)
+{
+    if (kind == kPoisson) {
+        Scratch flag;
+        int bad = 0;
+        CT_CUDA_TRY(check_flag_init(&flag, device, stream));
+        rate_check_kernel<D><<<grid_for(n, device), kThreads, 0, stream>>>(a, n, (int *)flag.ptr);
+        CT_CUDA_CHECK_LAUNCH();
+        CT_CUDA_TRY(check_flag_read(flag, stream, &bad));
+        if (bad) {
+            return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "invalid Poisson rate, expected rate to be non-negative");
+        }
+    }
+    if (cols > 0) { /* dirichlet: n / cols rows */
+        dirichlet_kernel<D><<<grid_for(n / cols, device), kThreads, 0, stream>>>(out, a, n / cols, cols, seed, offset);
+    } else {
+        sampler_kernel<D><<<grid_for(n, device), kThreads, 0, stream>>>(out, a, b, n, seed, offset, (SamplerKind)kind);
+    }
+    CT_CUDA_CHECK_LAUNCH();
+    return CT_CUDA_OK;
+}
+
+/* kind: a SamplerKind, or cols > 0 for dirichlet */
+int run_sampler(void *out, const void *a, const void *b, CtDType dtype, int64_t n, int64_t cols, uint64_t seed,
+                uint64_t offset, int kind, int device)
+{
+    if (n <= 0) {
+        return CT_CUDA_OK;
+    }
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    cudaStream_t stream = ct_cuda_stream(device);
+    char *o = (char *)out;
+    const char *x = (const char *)a, *y = (const char *)b;
+    switch (dtype) {
+    case CT_F16:
+        return launch_sampler<CT_F16>(o, x, y, n, cols, seed, offset, kind, device, stream);
+    case CT_BF16:
+        return launch_sampler<CT_BF16>(o, x, y, n, cols, seed, offset, kind, device, stream);
+    case CT_F32:
+        return launch_sampler<CT_F32>(o, x, y, n, cols, seed, offset, kind, device, stream);
+    case CT_F64:
+        return launch_sampler<CT_F64>(o, x, y, n, cols, seed, offset, kind, device, stream);
+    default:
+        break;
+    }
+    return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "random sampler: unsupported dtype %d", (int)dtype);
+}
+
 int finish(int status) { return status == CT_CUDA_OK ? 0 : ct_cuda_raise(status); }
 
 } /* namespace */
@@ -348,4 +458,35 @@ int ct_cuda_normal_tensor(void *out, const void *mean, const void *std, CtDType 
 int ct_cuda_randperm(void *out, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset, CtDevice device)
 {
     return finish(run_randperm(out, dtype, n, seed, offset, device.index));
+}
+
+
+int ct_cuda_gamma(void *out, const void *alpha, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset,
+                  CtDevice device)
+{
+    return finish(run_sampler(out, alpha, nullptr, dtype, n, 0, seed, offset, kGamma, device.index));
+}
+
+int ct_cuda_dirichlet(void *out, const void *alpha, CtDType dtype, int64_t rows, int64_t cols, uint64_t seed,
+                      uint64_t offset, CtDevice device)
+{
+    return finish(run_sampler(out, alpha, nullptr, dtype, rows * cols, cols, seed, offset, kGamma, device.index));
+}
+
+int ct_cuda_poisson(void *out, const void *rate, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset,
+                    CtDevice device)
+{
+    return finish(run_sampler(out, rate, nullptr, dtype, n, 0, seed, offset, kPoisson, device.index));
+}
+
+int ct_cuda_binomial(void *out, const void *count, const void *prob, CtDType dtype, int64_t n, uint64_t seed,
+                     uint64_t offset, CtDevice device)
+{
+    return finish(run_sampler(out, count, prob, dtype, n, 0, seed, offset, kBinomial, device.index));
+}
+
+int ct_cuda_standard_gamma_grad(void *out, const void *alpha, const void *x, CtDType dtype, int64_t n,
+                                CtDevice device)
+{
+    return finish(run_sampler(out, alpha, x, dtype, n, 0, 0, 0, kGammaGrad, device.index));
 }

@@ -14,5 +14,16 @@ int ct_cuda_bernoulli_tensor(void *out, CtDType out_dtype, const void *p, CtDTyp
 int ct_cuda_normal_tensor(void *out, const void *mean, const void *std, CtDType dtype, int64_t n, uint64_t seed,
                           uint64_t offset, CtDevice device);
 int ct_cuda_randperm(void *out, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset, CtDevice device);
+/* the rejection samplers and _standard_gamma_grad (sampling_math.h) */
+int ct_cuda_gamma(void *out, const void *alpha, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset,
+                  CtDevice device);
+int ct_cuda_dirichlet(void *out, const void *alpha, CtDType dtype, int64_t rows, int64_t cols, uint64_t seed,
+                      uint64_t offset, CtDevice device);
+int ct_cuda_poisson(void *out, const void *rate, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset,
+                    CtDevice device);
+int ct_cuda_binomial(void *out, const void *count, const void *prob, CtDType dtype, int64_t n, uint64_t seed,
+                     uint64_t offset, CtDevice device);
+int ct_cuda_standard_gamma_grad(void *out, const void *alpha, const void *x, CtDType dtype, int64_t n,
+                                CtDevice device);
 
 #endif /* CTORCH_CUDA_RANDOM_CUH */

@@ -492,6 +492,11 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     random_kernels.bernoulli_tensor = ct_cuda_bernoulli_tensor;
     random_kernels.normal_tensor = ct_cuda_normal_tensor;
     random_kernels.randperm = ct_cuda_randperm;
+    random_kernels.gamma = ct_cuda_gamma;
+    random_kernels.dirichlet = ct_cuda_dirichlet;
+    random_kernels.poisson = ct_cuda_poisson;
+    random_kernels.binomial = ct_cuda_binomial;
+    random_kernels.standard_gamma_grad = ct_cuda_standard_gamma_grad;
     memset(&blas_kernels, 0, sizeof(blas_kernels));
     blas_kernels.gemm_batched = ct_cuda_gemm_batched;
     blas_kernels.lu_factor = ct_cuda_lu_factor;

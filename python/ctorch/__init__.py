@@ -99,6 +99,10 @@ from . import distributions  # noqa: E402,F401  (torch.distributions, Python ove
 # GradScaler's kernels under PyTorch's names
 _amp_foreach_non_finite_check_and_unscale_ = _C._amp_foreach_non_finite_check_and_unscale_
 _amp_update_scale_ = _C._amp_update_scale_
+# the samplers torch.distributions builds on (csrc/random.c, sampling_math.h)
+_standard_gamma = _C._standard_gamma
+_standard_gamma_grad = _C._standard_gamma_grad
+_sample_dirichlet = _C._sample_dirichlet
 
 
 # autocast's older per-device spellings
