@@ -30,9 +30,11 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 
 # --- levels ----------------------------------------------------------------------------------------
 
-def _reaches_outside(tensors, own):
+def _reaches_outside(tensors, own, clean=None):
     """True when the history of one of `tensors` reaches a leaf requiring grad that is not in
-    `own` (a dict id -> tensor of the level's own leaves)."""
+    `own` (a dict id -> tensor of the level's own leaves). `clean` (dict id -> node, optional):
+    nodes already known not to reach outside, skipped, and extended by a walk that finds nothing."""
+    clean = {} if clean is None else clean
     stack = []
     for t in tensors:
         if not isinstance(t, Tensor) or not t.requires_grad:
@@ -45,7 +47,7 @@ def _reaches_outside(tensors, own):
     seen = {}  # id -> node, holding the nodes so that ids stay unique
     while stack:
         node = stack.pop()
-        if id(node) in seen:
+        if id(node) in seen or id(node) in clean:
             continue
         seen[id(node)] = node
         variable = getattr(node, "variable", None)  # AccumulateGrad of a leaf
@@ -54,6 +56,7 @@ def _reaches_outside(tensors, own):
                 return True
             continue
         stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+    clean.update(seen)
     return False
 
 
@@ -77,26 +80,29 @@ class _Level:
         self.own[id(inner)] = inner
         return inner
 
-    def reaches_outside(self, tensors):
-        return self.outer_grad and _reaches_outside(tensors, self.own)
+    def reaches_outside(self, tensors, clean=None):
+        return self.outer_grad and _reaches_outside(tensors, self.own, clean)
 
     def unwrap(self, tree):
         """`tree` with every tensor that does not reach outside the level detached."""
+        clean = {}  # shared by the tree's tensors, whose histories overlap
+
         def unwrap_one(t):
-            if isinstance(t, Tensor) and t.requires_grad and not self.reaches_outside([t]):
+            if isinstance(t, Tensor) and t.requires_grad and not self.reaches_outside([t], clean):
                 return t.detach()
             return t
 
         return tree_map(unwrap_one, tree)
 
 
-def _vjp_grads(outputs, inputs, cotangents, create_graph):
+def _vjp_grads(outputs, inputs, cotangents, create_graph, retain_graph=True):
     """Gradients of `outputs` (weighted by `cotangents`) with respect to each of `inputs`, zeros
-    for an input they do not depend on; the graph is kept for further calls."""
+    for an input they do not depend on; the graph is kept for further calls unless retain_graph
+    is False."""
     live = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
     grads = [None] * len(inputs)
     if live:
-        grads = _autograd_grad([o for o, _ in live], inputs, [c for _, c in live], retain_graph=True,
+        grads = _autograd_grad([o for o, _ in live], inputs, [c for _, c in live], retain_graph=retain_graph,
                                create_graph=create_graph, allow_unused=True)
     return [_C.zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
 
@@ -167,6 +173,18 @@ def _check_tensor_outputs(flat_output, api):
             raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type {type(o)}")
 
 
+def _traced_call(level, func, args, argnums, has_aux, api, random_guard=None):
+    """func run at `level` on args (argnums: which to differentiate, None: all) and checked to return
+    tensors: (output, aux, flat output, its spec, flat stand-ins, their spec)."""
+    output, flat_inner, spec = _call_at_level(level, func, args, argnums, {})
+    if random_guard is not None:
+        random_guard.after_sample()
+    output, aux = _split_aux(output, has_aux, api)
+    flat_output, output_spec = tree_flatten(output)
+    _check_tensor_outputs(flat_output, api)
+    return output, aux, flat_output, output_spec, flat_inner, spec
+
+
 def _check_float_outputs(flat_output):
     for o in flat_output:
         if not (o.is_floating_point() or o.dtype.is_complex):
@@ -232,14 +250,14 @@ def grad(func, argnums=0, has_aux=False):
 def vjp(func, *primals, has_aux=False):
     """vjp(func, *primals, has_aux=False): (func(*primals), vjp_fn[, aux]); vjp_fn(cotangents)
     returns the vector-Jacobian products with respect to each primal, as a tuple. vjp_fn may be
-    called many times (the graph is kept while it lives)."""
+    called many times (the graph is kept while it lives, unless retain_graph=False); its
+    create_graph=None makes the result differentiable when it can reach a tensor outside that
+    requires grad."""
     api = "vjp(f, *primals)"
     level = _Level()
     with enable_grad():
-        output, flat_inner, spec = _call_at_level(level, func, primals, None, {})
-        output, aux = _split_aux(output, has_aux, api)
-        flat_output, output_spec = tree_flatten(output)
-        _check_tensor_outputs(flat_output, api)
+        output, aux, flat_output, output_spec, flat_inner, spec = _traced_call(level, func, primals, None, has_aux,
+                                                                               api)
         _check_float_outputs(flat_output)
     outside = []  # computed on the first call of vjp_fn
 
@@ -252,12 +270,13 @@ def vjp(func, *primals, has_aux=False):
         for c in flat_cotangents:
             if not isinstance(c, Tensor):
                 raise TypeError(f"gradients can be either Tensors or None, but got {type(c).__name__}")
-        if not outside:
-            outside.append(level.reaches_outside(flat_output))
-        create = _C.is_grad_enabled() and level.outer_grad and (
-            outside[0] or any(c.requires_grad for c in flat_cotangents))
+        if create_graph is None:  # differentiable when something outside the level may want it
+            if not outside:
+                outside.append(level.reaches_outside(flat_output))
+            create_graph = _C.is_grad_enabled() and level.outer_grad and (
+                outside[0] or any(c.requires_grad for c in flat_cotangents))
         with enable_grad():
-            grads = _vjp_grads(flat_output, flat_inner, flat_cotangents, create)
+            grads = _vjp_grads(flat_output, flat_inner, flat_cotangents, create_graph, retain_graph)
         return level.unwrap(tree_unflatten(grads, spec))
 
     output = level.unwrap(output)
@@ -319,10 +338,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                f"the given forward gradient is of size {list(t.shape)}.")
     level = _Level()
     with enable_grad():
-        output, flat_inner, _ = _call_at_level(level, func, primals, None, {})
-        output, aux = _split_aux(output, has_aux, api)
-        flat_output, output_spec = tree_flatten(output)
-        _check_tensor_outputs(flat_output, api)
+        output, aux, flat_output, output_spec, flat_inner, _ = _traced_call(level, func, primals, None, has_aux, api)
         flat_jvps = _double_vjp_jvp(level, flat_output, flat_inner, flat_tangents, strict, api[:-1])
     output = level.unwrap(output)
     jvps = level.unwrap(tree_unflatten(flat_jvps, output_spec))
@@ -341,12 +357,8 @@ def _jacobian(func, args, argnums, has_aux, forward, random_guard):
     name = "jacfwd" if forward else "jacrev"
     level = _Level()
     with enable_grad():
-        output, flat_inner, spec = _call_at_level(level, func, args, argnums, {})
-        if random_guard is not None:
-            random_guard.after_sample()
-        output, aux = _split_aux(output, has_aux, api)
-        flat_output, output_spec = tree_flatten(output)
-        _check_tensor_outputs(flat_output, api)
+        output, aux, flat_output, output_spec, flat_inner, spec = _traced_call(level, func, args, argnums, has_aux,
+                                                                               api, random_guard)
         if not forward:
             _check_float_outputs(flat_output)
         _error_if_complex(name, flat_output, "outputs")

@@ -12,7 +12,8 @@ Where the loop differs from batching rules:
 - an output with out_dim None must not depend on the mapped inputs: PyTorch knows whether it is
   batched, the loop compares the per-sample results and raises PyTorch's error when they differ;
 - a mapped dimension of size 0 runs `func` once on zero-filled samples to learn the output's
-  shape, and returns an empty result of that shape;
+  shape, and returns an empty result of that shape (an out_dim None output is then returned as
+  that call gave it: with no samples to compare, the loop cannot tell that it is batched);
 - randomness is watched through the default generators (CPU, and CUDA once initialised): a
   random op drawing from a Generator object of its own is not seen. 'same' restores the
   generators before each sample, so every sample draws the same numbers; 'different' lets the
