@@ -94,6 +94,8 @@ from . import testing  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 from . import distributions  # noqa: E402,F401  (torch.distributions, Python over ctorch ops)
+from . import func  # noqa: E402,F401  (torch.func: vmap as a loop, transforms over autograd)
+from .func import vmap  # noqa: E402,F401
 
 
 # GradScaler's kernels under PyTorch's names
