@@ -10,6 +10,7 @@
  * from a max-heap on sequence number (newest first, as PyTorch), accumulating gradients per
  * node output. Saved tensors are released as soon as a node has run unless retain_graph. */
 #include "autograd.h"
+#include "namespace.h"
 #include "amp.h"
 #include "args.h"
 #include "creation.h"
@@ -2139,6 +2140,31 @@ static int formula_backward_filtered(CtNodeObject *n, PyObject **outs, PyObject 
     return rc;
 }
 
+/* Anomaly mode (torch.autograd.detect_anomaly): a NaN in a node's gradients raises PyTorch's
+ * "Function 'XBackward0' returned nan values in its 0th output." 0 or -1. */
+static int check_anomaly(CtNodeObject *n, PyObject *const *grad_inputs)
+{
+    for (int e = 0; e < n->num_edges; e++) {
+        PyObject *g = grad_inputs[e];
+        if (g == NULL || !CtTensor_Check(g) || !ct_is_floating(CT_TENSOR(g)->dtype)) {
+            continue;
+        }
+        PyObject *nan = ct_op("isnan", &g, 1, NULL);
+        PyObject *any = nan != NULL ? PyObject_CallMethod(nan, "any", NULL) : NULL;
+        int found = any != NULL ? PyObject_IsTrue(any) : -1;
+        Py_XDECREF(any);
+        Py_XDECREF(nan);
+        if (found != 0) {
+            if (found > 0) {
+                PyErr_Format(PyExc_RuntimeError, "Function '%s' returned nan values in its %dth output.",
+                             _PyType_Name(Py_TYPE(n)), e);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Runs backward from roots (tensors) seeded with grads. With captures (autograd.grad) the
  * gradients reaching those edges are returned there and leaves' .grad are left untouched. */
 static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool create_graph, Capture *captures,
@@ -2319,6 +2345,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             }
             if (!retain_graph) {
                 node_release_saved(n);
+            }
+            if (ct_anomaly_enabled && ct_anomaly_check_nan && check_anomaly(n, grad_inputs) < 0) {
+                goto done;
             }
         }
         for (int i = 0; i < n->num_outputs; i++) {
