@@ -220,8 +220,8 @@ static PyObject *tensor_is_nonzero(PyObject *self, PyObject *const *args, Py_ssi
     }
     int64_t numel = ct_numel(CT_TENSOR(self));
     if (numel != 1) {
-        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s values is ambiguous",
-                     numel == 0 ? "no" : "more than one");
+        PyErr_SetString(PyExc_RuntimeError, numel == 0 ? "Boolean value of Tensor with no values is ambiguous"
+                                                       : "Boolean value of Tensor with more than one value is ambiguous");
         return NULL;
     }
     PyObject *v = PyObject_CallMethod(self, "item", NULL);
@@ -323,7 +323,7 @@ static PyObject *tensor_angle(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (res == NULL) {
         return NULL;
     }
-    return ct_write_out(CT_TENSOR(res), a[0], "angle", CT_OUT_EXACT, 0, NULL);
+    return ct_write_out(CT_TENSOR(res), a[0], "angle", CT_OUT_CAST, 0, NULL);
 }
 
 /* adjoint / mH: the last two dims swapped (the conjugate is the identity on real tensors) */

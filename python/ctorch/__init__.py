@@ -117,29 +117,36 @@ from .amp import autocast  # noqa: E402,F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: E402,F401
 
 
-# torch.dropout & co.: torch's spellings of nn.functional's (train= for training=)
+# torch.dropout & co.: torch's spellings of nn.functional's (train= for training=; a bad p is the
+# ATen op's RuntimeError, not F's ValueError)
+def _dropout_call(fn, input, p, train, inplace):
+    if p < 0.0 or p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return fn(input, p, train, inplace=inplace)
+
+
 def dropout(input, p, train):
-    return nn.functional.dropout(input, p, train)
+    return _dropout_call(nn.functional.dropout, input, p, train, False)
 
 
 def dropout_(input, p, train):
-    return nn.functional.dropout(input, p, train, inplace=True)
+    return _dropout_call(nn.functional.dropout, input, p, train, True)
 
 
 def alpha_dropout(input, p, train):
-    return nn.functional.alpha_dropout(input, p, train)
+    return _dropout_call(nn.functional.alpha_dropout, input, p, train, False)
 
 
 def alpha_dropout_(input, p, train):
-    return nn.functional.alpha_dropout(input, p, train, inplace=True)
+    return _dropout_call(nn.functional.alpha_dropout, input, p, train, True)
 
 
 def feature_alpha_dropout(input, p, train):
-    return nn.functional.feature_alpha_dropout(input, p, train)
+    return _dropout_call(nn.functional.feature_alpha_dropout, input, p, train, False)
 
 
 def feature_alpha_dropout_(input, p, train):
-    return nn.functional.feature_alpha_dropout(input, p, train, inplace=True)
+    return _dropout_call(nn.functional.feature_alpha_dropout, input, p, train, True)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
