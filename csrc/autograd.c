@@ -10,6 +10,7 @@
  * from a max-heap on sequence number (newest first, as PyTorch), accumulating gradients per
  * node output. Saved tensors are released as soon as a node has run unless retain_graph. */
 #include "autograd.h"
+#include "namespace.h"
 #include "amp.h"
 #include "args.h"
 #include "creation.h"
@@ -2185,6 +2186,31 @@ static int claim_node(CtNodeObject *n, uint64_t run, PyObject *stack, PyObject *
     return 0;
 }
 
+/* Anomaly mode (torch.autograd.detect_anomaly): a NaN in a node's gradients raises PyTorch's
+ * "Function 'XBackward0' returned nan values in its 0th output." 0 or -1. */
+static int check_anomaly(CtNodeObject *n, PyObject *const *grad_inputs)
+{
+    for (int e = 0; e < n->num_edges; e++) {
+        PyObject *g = grad_inputs[e];
+        if (g == NULL || !CtTensor_Check(g) || !ct_is_floating(CT_TENSOR(g)->dtype)) {
+            continue;
+        }
+        PyObject *nan = ct_op("isnan", &g, 1, NULL);
+        PyObject *any = nan != NULL ? PyObject_CallMethod(nan, "any", NULL) : NULL;
+        int found = any != NULL ? PyObject_IsTrue(any) : -1;
+        Py_XDECREF(any);
+        Py_XDECREF(nan);
+        if (found != 0) {
+            if (found > 0) {
+                PyErr_Format(PyExc_RuntimeError, "Function '%s' returned nan values in its %dth output.",
+                             _PyType_Name(Py_TYPE(n)), e);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Gives the outer runs their nodes' scratch back (last claimed first) and empties outer. */
 static void restore_outer(OuterScratchList *outer)
 {
@@ -2370,6 +2396,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             }
             if (!retain_graph) {
                 node_release_saved(n);
+            }
+            if (ct_anomaly_enabled && ct_anomaly_check_nan && check_anomaly(n, grad_inputs) < 0) {
+                goto done;
             }
         }
         for (int i = 0; i < n->num_outputs; i++) {

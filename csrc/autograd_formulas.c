@@ -3361,6 +3361,7 @@ const CtFormula ct_formulas[] = {
     {"copy_", "torch::autograd::CopyBackwards", SIG("input", "src", "*non_blocking"), 3, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_copy},
     {"zero_", "ZeroBackward0", SIG("input"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
     {"fill_", "FillBackward2", SIG("input", "value"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
+    {"angle", "AngleBackward0", SIG("input"), 1, NSV, bw_zero}, /* namespace.c: real input, piecewise constant */
     {"normal_", "NormalBackward0", SIG("input", "mean", "std", "*generator"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES,
      bw_zero},
     {"uniform_", "UniformBackward0", SIG("input", "from", "to", "*generator"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES,

@@ -11,6 +11,7 @@
 #include "determinism.h"
 #include "device.h"
 #include "iter.h"
+#include "namespace.h"
 #include "parallel.h"
 #include "random.h"
 #include "registry.h"
@@ -289,7 +290,9 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
         }
         opt->has_dtype = true;
     }
-    /* kw[2] layout: only strided exists, anything is accepted */
+    if (ct_layout_arg(fname, kw[2]) < 0) { /* only torch.strided (or None) */
+        return -1;
+    }
     if (kw[3] != NULL && kw[3] != Py_None) {
         if (device_arg(fname, kw[3], &opt->device) < 0) {
             return -1;

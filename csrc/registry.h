@@ -43,6 +43,7 @@
     X(serialization)      \
     X(rnn)                \
     X(determinism)        \
+    X(namespace)          \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \

@@ -9,6 +9,7 @@
 #include "device.h"
 #include "elementwise.h" /* ct_can_cast */
 #include "iter.h"
+#include "namespace.h"
 #include "registry.h"
 #include "storage.h"
 #include "views.h"
@@ -794,6 +795,12 @@ static PyGetSetDef tensor_getset[] = {
     {"data", tensor_get_data, tensor_set_data, "the tensor without autograd history", NULL},
     {"T", ct_views_get_T, NULL, "all dims reversed", NULL},
     {"mT", ct_views_get_mT, NULL, "the last two dims swapped", NULL},
+    /* namespace.c: real-dtype complex helpers and the layout */
+    {"mH", ct_namespace_get_mH, NULL, "the last two dims swapped (conjugated: a no-op on real tensors)", NULL},
+    {"H", ct_namespace_get_H, NULL, "a matrix transposed (conjugated: a no-op on real tensors)", NULL},
+    {"real", ct_namespace_get_real, NULL, "the tensor itself (a real tensor)", NULL},
+    {"imag", ct_namespace_get_imag, NULL, "TypeError on real tensors", NULL},
+    {"layout", ct_namespace_get_layout, NULL, "torch.strided", NULL},
     {NULL},
 };
 

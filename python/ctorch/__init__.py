@@ -5,6 +5,8 @@
 The tensor type, dtypes, devices and every op live in the C extension ``ctorch._C``; this
 package re-exports them under PyTorch's names and adds the parts that are naturally Python.
 """
+import math
+
 from . import _C
 from ._C import Tensor, device, dtype  # noqa: F401
 
@@ -46,6 +48,43 @@ contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")  # (N, C, H, W) stored as N, H, W, C
 channels_last_3d = memory_format("channels_last_3d")  # (N, C, D, H, W) stored as N, D, H, W, C
+
+
+class layout:
+    """torch.layout: how a tensor's elements are stored. ctorch has only torch.strided (dense); the sparse
+    layouts exist as names, and factories refuse them."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+_C._set_layouts(layout, strided)
+
+# constants of the torch namespace
+pi = math.pi
+e = math.e
+inf = math.inf
+nan = math.nan
+newaxis = None
+
+# build facts: linalg runs on ctorch's own decompositions (OpenBLAS when found); no MKL, no OpenMP
+has_lapack = True
+has_mkl = False
+has_openmp = False
 
 
 def _export_c_names():
@@ -92,6 +131,43 @@ from . import compiler  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401,A001
 from . import testing  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
+from .autograd.grad_mode import is_inference_mode_enabled  # noqa: E402,F401
+
+
+# torch.dropout & co.: torch's spellings of nn.functional's (train= for training=; a bad p is the
+# ATen op's RuntimeError, not F's ValueError)
+def _dropout_call(fn, input, p, train, inplace):
+    if p < 0.0 or p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return fn(input, p, train, inplace=inplace)
+
+
+def dropout(input, p, train):
+    return _dropout_call(nn.functional.dropout, input, p, train, False)
+
+
+def dropout_(input, p, train):
+    return _dropout_call(nn.functional.dropout, input, p, train, True)
+
+
+def alpha_dropout(input, p, train):
+    return _dropout_call(nn.functional.alpha_dropout, input, p, train, False)
+
+
+def alpha_dropout_(input, p, train):
+    return _dropout_call(nn.functional.alpha_dropout, input, p, train, True)
+
+
+def feature_alpha_dropout(input, p, train):
+    return _dropout_call(nn.functional.feature_alpha_dropout, input, p, train, False)
+
+
+def feature_alpha_dropout_(input, p, train):
+    return _dropout_call(nn.functional.feature_alpha_dropout, input, p, train, True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    return nn.functional.rrelu(input, lower, upper, training, inplace=True)
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 from . import distributions  # noqa: E402,F401  (torch.distributions, Python over ctorch ops)
 from . import func  # noqa: E402,F401  (torch.func: vmap as a loop, transforms over autograd)

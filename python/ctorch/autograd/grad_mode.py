@@ -70,3 +70,22 @@ class inference_mode(_GradModeBase):
 
     def _args(self):
         return (not self._mode,)
+
+    def __enter__(self):
+        global _inference_mode_enabled
+        self._prev_inference = _inference_mode_enabled
+        _inference_mode_enabled = not self._mode
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        global _inference_mode_enabled
+        _inference_mode_enabled = self._prev_inference
+        return super().__exit__(*exc)
+
+
+_inference_mode_enabled = False
+
+
+def is_inference_mode_enabled():
+    """torch.is_inference_mode_enabled(): whether an inference_mode(True) block is active."""
+    return _inference_mode_enabled
