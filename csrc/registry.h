@@ -42,6 +42,7 @@
     X(amp)                \
     X(serialization)      \
     X(rnn)                \
+    X(legacy)             \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \

@@ -1,2 +1,2 @@
 """ctorch.utils: hooks and data loading helpers."""
-from . import data, hooks  # noqa: E402,F401
+from . import data, dlpack, hooks  # noqa: E402,F401
