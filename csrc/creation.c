@@ -277,7 +277,7 @@ CtTensorObject *ct_as_memory_format(CtTensorObject *t, CtMemoryFormat format)
 int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions *opt)
 {
     memset(opt, 0, sizeof(*opt));
-    opt->device = ct_cpu();
+    opt->default_device = ct_default_device(&opt->device); /* the *_like / new_* callers take their input's */
     opt->dtype = ct_default_float_dtype;
     CtTensorObject *out;
     if (ct_arg_out(kw[0], fname, &out) < 0) {
@@ -298,6 +298,7 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
             return -1;
         }
         opt->has_device = true;
+        opt->default_device = false;
     }
     bool pin = false;
     if (ct_bool_arg(fname, "pin_memory", kw[4], &pin) < 0 ||
@@ -854,6 +855,128 @@ static PyObject *py_empty(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return sized_factory("empty", FILL_EMPTY, args, nargs, kwnames);
 }
 
+/* --- empty_strided / empty_permuted ------------------------------------------------------------ */
+#define STRIDED_FACTORY_KW "*dtype", "*layout", "*device", "*pin_memory", "*requires_grad"
+
+/* The factory options of empty_strided / empty_permuted: a[0..4] as STRIDED_FACTORY_KW. */
+static int strided_factory_options(const char *fname, PyObject *const *a, CtFactoryOptions *opt)
+{
+    PyObject *kw[CT_FACTORY_NKW] = {NULL, a[0], a[1], a[2], a[3], a[4], NULL};
+    return ct_factory_options(fname, kw, opt);
+}
+
+/* empty_strided(size, stride, *, dtype, layout, device, pin_memory, requires_grad): uninitialised, with
+ * exactly these strides over a storage just large enough for the furthest element. */
+static PyObject *py_empty_strided(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"size", "stride", STRIDED_FACTORY_KW, NULL};
+    PyObject *a[7];
+    int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    CtFactoryOptions opt;
+    if (ct_parse_args("empty_strided", args, nargs, kwnames, names, 2, a) < 0) {
+        return NULL;
+    }
+    int nd = ct_parse_size_arg("empty_strided", "size", 1, a[0], sizes);
+    int ns = nd < 0 ? -1 : ct_parse_size_arg("empty_strided", "stride", 2, a[1], strides);
+    if (ns < 0 || strided_factory_options("empty_strided", a + 2, &opt) < 0) {
+        return NULL;
+    }
+    if (nd != ns) {
+        PyErr_Format(PyExc_RuntimeError, "dimensionality of sizes (%d) must match dimensionality of strides (%d)", nd,
+                     ns);
+        return NULL;
+    }
+    char sbuf[256], tbuf[256];
+    ct_format_sizes(sbuf, sizeof(sbuf), nd, sizes);
+    int64_t extent = 1; /* elements up to the furthest one */
+    bool overflow = false, no_elements = false;
+    for (int i = 0; i < nd; i++) {
+        no_elements = no_elements || sizes[i] == 0;
+        if (sizes[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
+                         (long long)sizes[i], sbuf);
+            return NULL;
+        }
+        int64_t span;
+        overflow = overflow || strides[i] < 0 || __builtin_mul_overflow(sizes[i] ? sizes[i] - 1 : 0, strides[i], &span) ||
+                   __builtin_add_overflow(extent, span, &extent);
+    }
+    int64_t nbytes = 0;
+    overflow = overflow || __builtin_mul_overflow(extent, (int64_t)ct_dtype_info[opt.dtype].itemsize, &nbytes);
+    if (overflow) {
+        ct_format_sizes(tbuf, sizeof(tbuf), nd, strides);
+        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s", sbuf, tbuf);
+        return NULL;
+    }
+    CtStorageObject *storage = ct_storage_new(no_elements ? 0 : (size_t)nbytes, opt.device);
+    if (storage == NULL) {
+        return NULL;
+    }
+    CtTensorObject *t = ct_tensor_new(storage, 0, nd, sizes, strides, opt.dtype);
+    Py_DECREF(storage);
+    if (t == NULL || ct_deterministic_fill_empty(t) < 0) {
+        Py_XDECREF(t);
+        return NULL;
+    }
+    return ct_factory_finish("empty_strided", t, &opt);
+}
+
+/* empty_permuted(size, physical_layout, *, ...): dense and uninitialised, its dims laid out in memory in
+ * the order physical_layout gives (outermost first): empty_permuted(s, (0, 2, 3, 1)) is channels_last. */
+static PyObject *py_empty_permuted(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"size", "physical_layout", STRIDED_FACTORY_KW, NULL};
+    PyObject *a[7];
+    int64_t sizes[CT_MAX_DIMS], layout[CT_MAX_DIMS], physical[CT_MAX_DIMS];
+    CtFactoryOptions opt;
+    if (ct_parse_args("empty_permuted", args, nargs, kwnames, names, 2, a) < 0) {
+        return NULL;
+    }
+    int nd = ct_parse_size_arg("empty_permuted", "size", 1, a[0], sizes);
+    int nl = nd < 0 ? -1 : ct_parse_size_arg("empty_permuted", "physical_layout", 2, a[1], layout);
+    if (nl < 0 || strided_factory_options("empty_permuted", a + 2, &opt) < 0) {
+        return NULL;
+    }
+    if (nd != nl) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Number of dimensions in size does not match the length of the physical_layout; i.e. len(size) = "
+                     "%d is not equal to len(physical_layout) = %d",
+                     nd, nl);
+        return NULL;
+    }
+    bool seen[CT_MAX_DIMS] = {false};
+    for (int i = 0; i < nd; i++) {
+        if (layout[i] < 0 || layout[i] >= nd) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "Dimension out of range (expected to be between 0 and %d, but got %lld at index %d).  NB: "
+                         "negative dims not currently supported; file an issue if you want it.",
+                         nd - 1, (long long)layout[i], i);
+            return NULL;
+        }
+        if (seen[layout[i]]) {
+            PyErr_SetString(PyExc_RuntimeError, "Duplicate dim not allowed");
+            return NULL;
+        }
+        seen[layout[i]] = true;
+        physical[i] = sizes[layout[i]];
+    }
+    CtTensorObject *t = ct_empty(nd, physical, opt.dtype, opt.device); /* row-major in the physical order */
+    if (t == NULL) {
+        return NULL;
+    }
+    int64_t physical_strides[CT_MAX_DIMS];
+    memcpy(physical_strides, t->strides, sizeof(int64_t) * (size_t)nd);
+    for (int i = 0; i < nd; i++) {
+        t->sizes[layout[i]] = physical[i];
+        t->strides[layout[i]] = physical_strides[i];
+    }
+    if (ct_deterministic_fill_empty(t) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    return ct_factory_finish("empty_permuted", t, &opt);
+}
+
 /* full(size, fill_value, *, out, dtype, layout, device, pin_memory, requires_grad) */
 static PyObject *py_full(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -1221,6 +1344,11 @@ PyMethodDef ct_creation_module_methods[] = {
     {"zeros", CT_FASTCALL(py_zeros), CT_METH_FK, "zeros(*size, dtype=None, device=None, requires_grad=False)"},
     {"ones", CT_FASTCALL(py_ones), CT_METH_FK, "ones(*size, dtype=None, device=None, requires_grad=False)"},
     {"empty", CT_FASTCALL(py_empty), CT_METH_FK, "empty(*size, dtype=None, device=None, requires_grad=False)"},
+    {"empty_strided", CT_FASTCALL(py_empty_strided), CT_METH_FK,
+     "empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False)"},
+    {"empty_permuted", CT_FASTCALL(py_empty_permuted), CT_METH_FK,
+     "empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, pin_memory=False, "
+     "requires_grad=False)"},
     {"full", CT_FASTCALL(py_full), CT_METH_FK, "full(size, fill_value, dtype=None, device=None)"},
     {"scalar_tensor", CT_FASTCALL(py_scalar_tensor), CT_METH_FK, "scalar_tensor(s, dtype=None, device=None)"},
     {"arange", CT_FASTCALL(py_arange), CT_METH_FK, "arange(start=0, end, step=1, dtype=None, device=None)"},

@@ -67,7 +67,8 @@ typedef struct {
     bool has_dtype;
     CtDType dtype;
     bool has_device;
-    CtDevice device;
+    CtDevice device;        /* device=, else ct_default_device's */
+    bool default_device;    /* device= absent and torch.set_default_device's in force */
     bool requires_grad;
     bool contiguous_format; /* memory_format=torch.contiguous_format */
     CtMemoryFormat memory_format;

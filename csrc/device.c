@@ -201,6 +201,130 @@ int ct_device_converter(PyObject *obj, void *out)
     return ct_device_from_object(obj, (CtDevice *)out) == 0 ? 1 : 0;
 }
 
+/* --- the default device: torch.set_default_device and `with torch.device(...)` --------------- */
+/* Per thread, as PyTorch's (a thread-local context plus the thread's mode stack). The index stays
+ * -1 for a bare 'cuda', which follows torch.cuda.set_device. */
+static _Thread_local bool default_device_set;
+static _Thread_local CtDevice default_device;
+bool ct_legacy_default_cuda;
+
+bool ct_default_device(CtDevice *out)
+{
+    if (default_device_set) {
+        *out = default_device;
+        if (out->type == CT_DEV_CUDA && out->index < 0) {
+            out->index = ct_cuda_current_device;
+        }
+        return true;
+    }
+    *out = ct_legacy_default_cuda ? (CtDevice){CT_DEV_CUDA, ct_cuda_current_device} : ct_cpu();
+    return false;
+}
+
+/* The default in force as a device object with its raw index, or None: new reference. */
+static PyObject *default_device_state(void)
+{
+    return default_device_set ? device_new_object(default_device.type, default_device.index) : Py_NewRef(Py_None);
+}
+
+/* Puts `state` (None, or anything torch.device() accepts) in force. 0 or -1. */
+static int set_default_device_state(PyObject *state)
+{
+    if (state == Py_None) {
+        default_device_set = false;
+        return 0;
+    }
+    PyObject *d = PyObject_CallOneArg((PyObject *)CtDeviceObj_Type, state); /* torch.device()'s errors */
+    if (d == NULL) {
+        return -1;
+    }
+    default_device.type = ((CtDeviceObject *)d)->type;
+    default_device.index = ((CtDeviceObject *)d)->index;
+    default_device_set = true;
+    Py_DECREF(d);
+    return 0;
+}
+
+/* set_default_device(device): device (torch.device, str, int) or None to clear. */
+static PyObject *py_set_default_device(PyObject *self, PyObject *device)
+{
+    return set_default_device_state(device) < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+/* get_default_device(): with the index of the current device for a bare 'cuda' (which needs CUDA). */
+static PyObject *py_get_default_device(PyObject *self, PyObject *unused)
+{
+    CtDevice d;
+    if (!ct_default_device(&d)) {
+        return ct_device_object(ct_cpu());
+    }
+    if (d.type == CT_DEV_CUDA && default_device.index < 0 && ct_device_ops(d) == NULL) {
+        return NULL;
+    }
+    return ct_device_object(d);
+}
+
+/* The thread's stack of defaults saved by `with torch.device(...)` (borrowed), created on first use. */
+static PyObject *device_context_stack(void)
+{
+    PyObject *dict = PyThreadState_GetDict();
+    if (dict == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "torch.device: no thread state");
+        return NULL;
+    }
+    PyObject *stack = PyDict_GetItemString(dict, "ctorch.device_context_stack");
+    if (stack != NULL) {
+        return stack;
+    }
+    stack = PyList_New(0);
+    if (stack == NULL || PyDict_SetItemString(dict, "ctorch.device_context_stack", stack) < 0) {
+        Py_XDECREF(stack);
+        return NULL;
+    }
+    Py_DECREF(stack); /* the thread's dict keeps it */
+    return stack;
+}
+
+/* with torch.device(d): d is the default device inside the block, the previous one after it. */
+static PyObject *device_enter(PyObject *self, PyObject *unused)
+{
+    PyObject *stack = device_context_stack();
+    PyObject *saved = stack != NULL ? default_device_state() : NULL;
+    if (saved == NULL) {
+        return NULL;
+    }
+    int rc = PyList_Append(stack, saved);
+    Py_DECREF(saved);
+    if (rc < 0 || set_default_device_state(self) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(self);
+}
+
+static PyObject *device_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *stack = device_context_stack();
+    if (stack == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(stack);
+    if (n == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "trying to pop from empty mode stack");
+        return NULL;
+    }
+    PyObject *saved = Py_NewRef(PyList_GET_ITEM(stack, n - 1));
+    int rc = PyList_SetSlice(stack, n - 1, n, NULL) < 0 ? -1 : set_default_device_state(saved);
+    Py_DECREF(saved);
+    return rc < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+static PyMethodDef device_module_methods[] = {
+    {"set_default_device", py_set_default_device, METH_O,
+     "set_default_device(device): the device factories create on when device= is not given (None: the CPU)"},
+    {"get_default_device", py_get_default_device, METH_NOARGS, "get_default_device() -> torch.device"},
+    {NULL},
+};
+
 /* --- the ctorch.device type ---------------------------------------------------------------- */
 static PyObject *device_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -327,6 +451,8 @@ static PyGetSetDef device_getset[] = {
 
 static PyMethodDef device_methods[] = {
     {"__reduce__", device_reduce, METH_NOARGS, NULL},
+    {"__enter__", device_enter, METH_NOARGS, "makes this device the default one for factories"},
+    {"__exit__", (PyCFunction)(void (*)(void))device_exit, METH_FASTCALL, "restores the previous default device"},
     {NULL},
 };
 
@@ -352,5 +478,8 @@ int ct_device_init(PyObject *module)
     if (CtDeviceObj_Type == NULL) {
         return -1;
     }
-    return PyModule_AddObjectRef(module, "device", (PyObject *)CtDeviceObj_Type);
+    if (PyModule_AddObjectRef(module, "device", (PyObject *)CtDeviceObj_Type) < 0) {
+        return -1;
+    }
+    return PyModule_AddFunctions(module, device_module_methods);
 }

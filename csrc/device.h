@@ -31,6 +31,15 @@ extern const CtDeviceOps *ct_cuda_ops;
 /* Current CUDA device index used to resolve a bare 'cuda' (0 until set_device). */
 extern int ct_cuda_current_device;
 
+/* The device a factory (zeros, rand, tensor, ...) creates on when device= is absent: the one
+ * torch.set_default_device or the innermost `with torch.device(...)` put in force in this thread (a
+ * bare 'cuda' read as the current CUDA device at each call), else the legacy default tensor type's
+ * (CUDA after set_default_tensor_type(torch.cuda.FloatTensor)), else the CPU. Returns whether a
+ * default device is in force: PyTorch's factories then behave as if passed device= explicitly. */
+bool ct_default_device(CtDevice *out);
+/* set_default_tensor_type(torch.cuda.*Tensor) sets it, a CPU type clears it. */
+extern bool ct_legacy_default_cuda;
+
 int ct_device_init(PyObject *module);
 
 #endif /* CTORCH_DEVICE_H */

@@ -7,6 +7,7 @@
 #include "cuda_loader.h"
 #include "device.h"
 #include "dtype.h"
+#include "legacy_types.h"
 #include "parallel.h"
 #include "random.h"
 #include "registry.h"
@@ -54,7 +55,7 @@ PyMODINIT_FUNC PyInit__C(void)
     }
     if (ct_dtype_init(m) < 0 || ct_device_init(m) < 0 || ct_storage_init(m) < 0 || ct_tensor_init(m) < 0 ||
         ct_cuda_loader_init(m) < 0 || ct_random_init(m) < 0 || ct_autograd_init(m) < 0 ||
-        ct_finfo_init(m) < 0) {
+        ct_finfo_init(m) < 0 || ct_legacy_types_init(m) < 0) {
         goto error;
     }
     CT_FAMILY_LIST(CT_FAMILY_ADD)

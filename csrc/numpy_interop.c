@@ -513,7 +513,7 @@ static CtTensorObject *tensor_from_data(PyObject *data, bool has_dtype, CtDType 
         return NULL;
     } else {
         out = tensor_from_sequence(data, has_dtype, dtype);
-        if (out == NULL || !has_device || device.type == CT_DEV_CPU) {
+        if (out == NULL || device.type == CT_DEV_CPU) { /* without device=: ct_default_device's */
             return out;
         }
         CtTensorObject *moved = ct_to(out, out->dtype, device, false);
@@ -545,6 +545,17 @@ static int dtype_device_args(const char *fname, PyObject *dtype_obj, PyObject *d
     return ct_factory_options(fname, kw, opt);
 }
 
+/* The same for tensor / as_tensor / asarray, which torch.set_default_device's device reaches as if
+ * passed as device= (so a tensor argument moves there too). */
+static int data_factory_args(const char *fname, PyObject *dtype_obj, PyObject *device_obj, CtFactoryOptions *opt)
+{
+    if (dtype_device_args(fname, dtype_obj, device_obj, opt) < 0) {
+        return -1;
+    }
+    opt->has_device = opt->has_device || opt->default_device;
+    return 0;
+}
+
 /* tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) */
 static PyObject *py_tensor(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -553,7 +564,7 @@ static PyObject *py_tensor(PyObject *self, PyObject *const *args, Py_ssize_t nar
     CtFactoryOptions opt;
     bool requires_grad = false;
     if (ct_parse_args("tensor", args, nargs, kwnames, names, 1, a) < 0 ||
-        dtype_device_args("tensor", a[1], a[2], &opt) < 0 || ct_bool_arg("tensor", "requires_grad", a[3], &requires_grad) < 0) {
+        data_factory_args("tensor", a[1], a[2], &opt) < 0 || ct_bool_arg("tensor", "requires_grad", a[3], &requires_grad) < 0) {
         return NULL;
     }
     CtTensorObject *t = tensor_from_data(a[0], opt.has_dtype, opt.dtype, opt.has_device, opt.device);
@@ -608,7 +619,7 @@ static PyObject *py_as_tensor(PyObject *self, PyObject *const *args, Py_ssize_t 
     PyObject *a[3];
     CtFactoryOptions opt;
     if (ct_parse_args("as_tensor", args, nargs, kwnames, names, 1, a) < 0 ||
-        dtype_device_args("as_tensor", a[1], a[2], &opt) < 0) {
+        data_factory_args("as_tensor", a[1], a[2], &opt) < 0) {
         return NULL;
     }
     return (PyObject *)as_tensor_impl(a[0], &opt);
@@ -622,7 +633,7 @@ static PyObject *py_asarray(PyObject *self, PyObject *const *args, Py_ssize_t na
     CtFactoryOptions opt;
     bool requires_grad = false;
     if (ct_parse_args("asarray", args, nargs, kwnames, names, 1, a) < 0 ||
-        dtype_device_args("asarray", a[1], a[2], &opt) < 0 ||
+        data_factory_args("asarray", a[1], a[2], &opt) < 0 ||
         ct_bool_arg("asarray", "requires_grad", a[4], &requires_grad) < 0) {
         return NULL;
     }

@@ -1448,7 +1448,7 @@ static PyObject *triangle_indices(const char *fname, bool upper, PyObject *const
             cols[k] = c;
         }
     }
-    CtTensorObject *t = ct_to(host, dtype, opt.has_device ? opt.device : cpu, false);
+    CtTensorObject *t = ct_to(host, dtype, opt.device, false);
     Py_DECREF(host);
     return t == NULL ? NULL : ct_factory_finish(fname, t, &opt);
 }

@@ -1458,7 +1458,7 @@ static PyObject *window(const char *fname, int kind, PyObject *const *args, Py_s
             w[i] = 1.0;
         }
     }
-    CtTensorObject *t = ct_to(host, dtype, opt.has_device ? opt.device : ct_cpu(), false);
+    CtTensorObject *t = ct_to(host, dtype, opt.device, false);
     Py_DECREF(host);
     return t == NULL ? NULL : ct_factory_finish(fname, t, &opt);
 }

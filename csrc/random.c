@@ -1255,6 +1255,9 @@ static PyObject *py_normal(PyObject *self, PyObject *const *args, Py_ssize_t nar
         ct_factory_options("normal", a + 4, &opt) < 0) {
         return NULL;
     }
+    if (!opt.has_device) {
+        opt.device = ct_cpu(); /* not one of PyTorch's default-device factories (it has no device of its own) */
+    }
     PyObject *mean_obj = a[0], *std_obj = a[1];
     bool mean_is_t = CtTensor_Check(mean_obj), std_is_t = std_obj != NULL && CtTensor_Check(std_obj);
     double mean = 0.0, std = 1.0;

@@ -44,6 +44,7 @@
     X(rnn)                \
     X(determinism)        \
     X(namespace)          \
+    X(legacy)             \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \

@@ -9,6 +9,7 @@
 #include "device.h"
 #include "elementwise.h" /* ct_can_cast */
 #include "iter.h"
+#include "legacy_types.h"
 #include "namespace.h"
 #include "registry.h"
 #include "storage.h"
@@ -407,6 +408,8 @@ PyObject *ct_size_object(int ndim, const int64_t *sizes)
     return r;
 }
 
+bool ct_size_check(PyObject *obj) { return size_class != NULL && PyObject_TypeCheck(obj, (PyTypeObject *)size_class); }
+
 int ct_check_same_device(int n, CtTensorObject *const *ts, bool allow_cpu_scalars, CtDevice *out)
 {
     /* The first non-scalar tensor decides; 0-d CPU tensors follow any device. */
@@ -639,31 +642,11 @@ static void tensor_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
-/* Tensor(*sizes) / Tensor(sequence): the legacy constructor, float32 by default. */
+/* Tensor(*sizes) / Tensor(data) / Tensor(tensor) / Tensor(storage): the legacy constructor of the
+ * default tensor type (the default dtype; on CUDA after set_default_tensor_type(torch.cuda.*Tensor)). */
 static PyObject *tensor_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    if (n == 1 && !PyLong_Check(PyTuple_GET_ITEM(args, 0))) {
-        PyObject *fn = PyObject_GetAttrString(PyImport_AddModule("ctorch._C"), "tensor");
-        if (fn == NULL) {
-            return NULL;
-        }
-        PyObject *kw = Py_BuildValue("{sO}", "dtype", ct_dtype_object(ct_default_float_dtype));
-        PyObject *r = kw ? PyObject_Call(fn, args, kw) : NULL;
-        Py_XDECREF(kw);
-        Py_DECREF(fn);
-        return r;
-    }
-    int64_t sizes[CT_MAX_DIMS];
-    int nd = ct_parse_sizes(&PyTuple_GET_ITEM(args, 0), n, sizes, false);
-    if (nd < 0) {
-        return NULL;
-    }
-    if (n == 0) {
-        int64_t zero = 0;
-        return (PyObject *)ct_empty(1, &zero, ct_default_float_dtype, ct_cpu());
-    }
-    return (PyObject *)ct_empty(nd, sizes, ct_default_float_dtype, ct_cpu());
+    return ct_legacy_new(ct_default_float_dtype, ct_legacy_default_cuda, false, args, kwargs);
 }
 
 /* --- attributes -------------------------------------------------------------------------------- */
@@ -1058,10 +1041,23 @@ static PyObject *tensor_type(PyObject *self, PyObject *const *args, Py_ssize_t n
         return PyUnicode_FromFormat("torch.%s%sTensor", ct_device_of(t).type == CT_DEV_CUDA ? "cuda." : "",
                                     ct_scalar_type_name(t->dtype)); /* the legacy type: LongTensor */
     }
+    CtDType legacy_dtype;
+    bool legacy_cuda;
+    if (ct_legacy_type_of(a[0], &legacy_dtype, &legacy_cuda) || a[0] == (PyObject *)CtTensor_Type) {
+        if (a[0] == (PyObject *)CtTensor_Type) { /* t.type(torch.Tensor): the default type */
+            legacy_dtype = ct_default_float_dtype;
+            legacy_cuda = ct_legacy_default_cuda;
+        }
+        CtDevice device = legacy_cuda ? (CtDevice){CT_DEV_CUDA, ct_cuda_current_device} : ct_cpu();
+        return (PyObject *)ct_to_format(t, legacy_dtype, device, false, false, false);
+    }
     if (PyUnicode_Check(a[0])) { /* t.type("torch.DoubleTensor") / "torch.cuda.FloatTensor" */
         const char *name = PyUnicode_AsUTF8(a[0]);
         if (name == NULL) {
             return NULL;
+        }
+        if (strcmp(name, "torch.Tensor") == 0) {
+            return tensor_type(self, (PyObject *const[]){(PyObject *)CtTensor_Type}, 1, NULL);
         }
         const char *rest = strncmp(name, "torch.", 6) == 0 ? name + 6 : NULL;
         bool cuda = rest != NULL && strncmp(rest, "cuda.", 5) == 0;
@@ -1077,10 +1073,18 @@ static PyObject *tensor_type(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     CtDType d;
-    if (ct_dtype_from_object(a[0], &d) < 0) {
+    if (PyObject_TypeCheck(a[0], Py_TYPE(ct_dtype_object(CT_F32)))) {
+        if (ct_dtype_from_object(a[0], &d) < 0) {
+            return NULL;
+        }
+        return convert_dtype(self, d);
+    }
+    if (PyType_Check(a[0])) { /* a class that is no tensor type: t.type(int) */
+        PyErr_Format(PyExc_ValueError, "invalid type: '%s'", ((PyTypeObject *)a[0])->tp_name);
         return NULL;
     }
-    return convert_dtype(self, d);
+    PyErr_SetString(PyExc_TypeError, "dtype must be a type, str, or dtype object");
+    return NULL;
 }
 
 static PyObject *tensor_cpu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)

@@ -58,6 +58,8 @@ int ct_parse_sizes(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes, bool
 int ct_parse_size_seq(PyObject *seq, int64_t *sizes, bool allow_minus_one);
 /* Formats sizes as "[2, 3]" into buf. */
 void ct_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes);
+/* Whether obj is a torch.Size. */
+bool ct_size_check(PyObject *obj);
 /* torch.Size(...) for sizes: new reference. */
 PyObject *ct_size_object(int ndim, const int64_t *sizes);
 /* Gives an out= tensor of the wrong shape fresh contiguous storage of `shape`, with PyTorch's

@@ -117,7 +117,8 @@ def test_empty_filled_under_determinism(dtype):
     ctorch.use_deterministic_algorithms(True)
     base = ctorch.zeros(2, 3, dtype=dt)
     for t in (ctorch.empty(2, 3, dtype=dt), ctorch.empty_like(base), base.new_empty((4,)),
-              ctorch.empty_like(base.T), ctorch.empty(0, dtype=dt), ctorch.empty((), dtype=dt)):
+              ctorch.empty_like(base.T), ctorch.empty(0, dtype=dt), ctorch.empty((), dtype=dt),
+              ctorch.empty_strided((2, 3), (1, 2), dtype=dt), ctorch.empty_permuted((2, 3, 4), (2, 0, 1), dtype=dt)):
         assert t.dtype == dt
         a = (t.float() if dtype == "bfloat16" else t).numpy()
         np.testing.assert_array_equal(a, np.full(a.shape, _FILL[dtype], a.dtype))

@@ -125,6 +125,32 @@ def typename(obj, /):
 
 _export_c_names()
 
+from . import storage  # noqa: E402  (Tensor.storage(): TypedStorage)
+from .storage import TypedStorage  # noqa: E402,F401
+from .utils.dlpack import to_dlpack  # noqa: E402,F401
+
+Tensor.storage = storage._tensor_storage
+
+
+def _import_dotted_name(name):
+    """The object a dotted name names ('torch.DoubleTensor': torch is ctorch here)."""
+    import importlib
+
+    parts = name.split(".")
+    obj = importlib.import_module(__name__ if parts[0] == "torch" else parts[0])
+    for part in parts[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def set_default_tensor_type(t, /):
+    """Deprecated as in PyTorch 2.1 (use set_default_dtype and set_default_device): makes the legacy
+    floating type t (torch.DoubleTensor, torch.cuda.FloatTensor, or its name) the default: its dtype
+    becomes the default dtype and, for a CUDA type, factories create on CUDA."""
+    if isinstance(t, str):
+        t = _import_dotted_name(t)
+    _C._set_default_tensor_type(t)
+
 from . import accelerator, backends, cpu, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
 from . import amp, linalg, nn, optim, special  # noqa: E402,F401
 from . import compiler  # noqa: E402,F401

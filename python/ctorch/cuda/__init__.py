@@ -15,6 +15,8 @@ from .memory import (OutOfMemoryError, empty_cache, host_memory_stats, max_memor
 from .streams import Event, Stream  # noqa: F401
 from . import memory  # noqa: F401
 
+globals().update(_C._cuda_legacy_types)  # torch.cuda.FloatTensor, ...: the legacy types of CUDA tensors
+
 
 def is_available():
     """True when ctorch was built with CUDA and at least one GPU can run its kernels. Never raises."""
