@@ -94,7 +94,7 @@ def test_cuda_legacy_type_without_cuda():
     # a CPU-only build: AssertionError, as PyTorch's; a CUDA build without a usable GPU: RuntimeError
     err = AssertionError if torch.version.cuda is None else RuntimeError
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the constructors' deprecation warning (tested above, once a process)
+        warnings.simplefilter("ignore")  # the constructors' deprecation warning, emitted once a process
         with pytest.raises(err):
             torch.cuda.FloatTensor(2)
     with pytest.raises(err):
