@@ -858,10 +858,19 @@ static PyObject *py_empty(PyObject *self, PyObject *const *args, Py_ssize_t narg
 /* --- empty_strided / empty_permuted ------------------------------------------------------------ */
 #define STRIDED_FACTORY_KW "*dtype", "*layout", "*device", "*pin_memory", "*requires_grad"
 
-/* The factory options of empty_strided / empty_permuted: a[0..4] as STRIDED_FACTORY_KW. */
-static int strided_factory_options(const char *fname, PyObject *const *a, CtFactoryOptions *opt)
+/* The arguments of empty_strided / empty_permuted: (size, <names[1]>, *, STRIDED_FACTORY_KW). Fills sizes and
+ * second with their lengths in *nd and *n2 and the factory options; 0 or -1. */
+static int strided_factory_args(const char *fname, const char *const *names, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames, int64_t *sizes, int *nd, int64_t *second, int *n2,
+                                CtFactoryOptions *opt)
 {
-    PyObject *kw[CT_FACTORY_NKW] = {NULL, a[0], a[1], a[2], a[3], a[4], NULL};
+    PyObject *a[7];
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 2, a) < 0 ||
+        (*nd = ct_parse_size_arg(fname, "size", 1, a[0], sizes)) < 0 ||
+        (*n2 = ct_parse_size_arg(fname, names[1], 2, a[1], second)) < 0) {
+        return -1;
+    }
+    PyObject *kw[CT_FACTORY_NKW] = {NULL, a[2], a[3], a[4], a[5], a[6], NULL};
     return ct_factory_options(fname, kw, opt);
 }
 
@@ -870,15 +879,10 @@ static int strided_factory_options(const char *fname, PyObject *const *a, CtFact
 static PyObject *py_empty_strided(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"size", "stride", STRIDED_FACTORY_KW, NULL};
-    PyObject *a[7];
     int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    int nd, ns;
     CtFactoryOptions opt;
-    if (ct_parse_args("empty_strided", args, nargs, kwnames, names, 2, a) < 0) {
-        return NULL;
-    }
-    int nd = ct_parse_size_arg("empty_strided", "size", 1, a[0], sizes);
-    int ns = nd < 0 ? -1 : ct_parse_size_arg("empty_strided", "stride", 2, a[1], strides);
-    if (ns < 0 || strided_factory_options("empty_strided", a + 2, &opt) < 0) {
+    if (strided_factory_args("empty_strided", names, args, nargs, kwnames, sizes, &nd, strides, &ns, &opt) < 0) {
         return NULL;
     }
     if (nd != ns) {
@@ -926,15 +930,10 @@ static PyObject *py_empty_strided(PyObject *self, PyObject *const *args, Py_ssiz
 static PyObject *py_empty_permuted(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"size", "physical_layout", STRIDED_FACTORY_KW, NULL};
-    PyObject *a[7];
     int64_t sizes[CT_MAX_DIMS], layout[CT_MAX_DIMS], physical[CT_MAX_DIMS];
+    int nd, nl;
     CtFactoryOptions opt;
-    if (ct_parse_args("empty_permuted", args, nargs, kwnames, names, 2, a) < 0) {
-        return NULL;
-    }
-    int nd = ct_parse_size_arg("empty_permuted", "size", 1, a[0], sizes);
-    int nl = nd < 0 ? -1 : ct_parse_size_arg("empty_permuted", "physical_layout", 2, a[1], layout);
-    if (nl < 0 || strided_factory_options("empty_permuted", a + 2, &opt) < 0) {
+    if (strided_factory_args("empty_permuted", names, args, nargs, kwnames, sizes, &nd, layout, &nl, &opt) < 0) {
         return NULL;
     }
     if (nd != nl) {

@@ -27,10 +27,8 @@ _blas.load()
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
 
 
-class memory_format:
-    """torch.memory_format: the layout asked of a new tensor (memory_format= of clone, to, contiguous,
-    is_contiguous, empty and the *_like factories). preserve_format keeps the source's dim order,
-    contiguous_format is row-major, channels_last / channels_last_3d put the channels last in memory."""
+class _Named:
+    """A torch.<name> constant (a memory format, a layout): prints and pickles as its name."""
 
     __slots__ = ("_name",)
 
@@ -42,6 +40,14 @@ class memory_format:
 
     def __reduce__(self):
         return self._name
+
+
+class memory_format(_Named):
+    """torch.memory_format: the layout asked of a new tensor (memory_format= of clone, to, contiguous,
+    is_contiguous, empty and the *_like factories). preserve_format keeps the source's dim order,
+    contiguous_format is row-major, channels_last / channels_last_3d put the channels last in memory."""
+
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")
@@ -50,20 +56,11 @@ channels_last = memory_format("channels_last")  # (N, C, H, W) stored as N, H, W
 channels_last_3d = memory_format("channels_last_3d")  # (N, C, D, H, W) stored as N, D, H, W, C
 
 
-class layout:
+class layout(_Named):
     """torch.layout: how a tensor's elements are stored. ctorch has only torch.strided (dense); the sparse
     layouts exist as names, and factories refuse them."""
 
-    __slots__ = ("_name",)
-
-    def __init__(self, name):
-        self._name = name
-
-    def __repr__(self):
-        return "torch." + self._name
-
-    def __reduce__(self):
-        return self._name
+    __slots__ = ()
 
 
 strided = layout("strided")
