@@ -437,17 +437,7 @@ static PyObject *function_alias_copy_entry(PyObject *mod, PyObject *const *args,
 /* narrow_copy as a method (Tensor.narrow_copy(dim, start, length)) */
 static PyObject *tensor_narrow_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *all[8];
-    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
-    if (n > 7) {
-        PyErr_SetString(PyExc_TypeError, "narrow_copy(): too many arguments");
-        return NULL;
-    }
-    all[0] = self;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        all[i + 1] = args[i];
-    }
-    return function_narrow_copy(NULL, all, nargs + 1, kwnames);
+    return ct_function_as_method("narrow_copy", function_narrow_copy, self, args, nargs, kwnames);
 }
 
 /* slice_copy(input, dim=0, start=None, end=None, step=1) = input[..., start:end:step] (at dim), copied */
@@ -501,27 +491,10 @@ static PyObject *tensor_split_with_sizes(PyObject *self, PyObject *const *args, 
 }
 
 /* method forms of the ops above: Tensor.name(*args) = torch.name(self, *args) */
-typedef PyObject *(*CtModuleFn)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
-static PyObject *as_method(CtModuleFn fn, const char *fname, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *kwnames)
-{
-    PyObject *all[10];
-    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
-    if (n > 9) {
-        PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
-        return NULL;
-    }
-    all[0] = self;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        all[i + 1] = args[i];
-    }
-    return fn(NULL, all, nargs + 1, kwnames);
-}
-
 #define CT_METHOD_OF_FUNCTION(name)                                                                               \
     static PyObject *tensor_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)     \
     {                                                                                                             \
-        return as_method(function_##name, #name, self, args, nargs, kwnames);                                     \
+        return ct_function_as_method(#name, function_##name, self, args, nargs, kwnames);                         \
     }
 CT_METHOD_OF_FUNCTION(unsafe_split)
 CT_METHOD_OF_FUNCTION(unsafe_split_with_sizes)
@@ -664,19 +637,14 @@ CT_FUNCTION_FROM_METHOD(as_strided_scatter, tensor_as_strided_scatter)
 
 /* --- the old linalg spellings ------------------------------------------------------------------------------ */
 /* matrix_power(input, n) = linalg.matrix_power */
+static PyObject *matrix_power_op(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return ct_op("_linalg_matrix_power", args, (size_t)nargs, kwnames);
+}
+
 static PyObject *tensor_matrix_power(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *all[4];
-    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
-    if (n > 3) {
-        PyErr_SetString(PyExc_TypeError, "matrix_power(): too many arguments");
-        return NULL;
-    }
-    all[0] = self;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        all[i + 1] = args[i];
-    }
-    return ct_op("_linalg_matrix_power", all, (size_t)nargs + 1, kwnames);
+    return ct_function_as_method("matrix_power", matrix_power_op, self, args, nargs, kwnames);
 }
 
 /* pinverse(input, rcond=1e-15) = linalg.pinv(input, rcond) */

@@ -125,6 +125,9 @@ CtTensorObject *ct_as_tensor_arg(PyObject *obj, CtDevice device, bool *is_wrappe
 typedef PyObject *(*CtFastMethod)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
 PyObject *ct_method_as_function(const char *fname, CtFastMethod method, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames);
+/* Its twin: Tensor.name(*args, **kwargs) as fn(self, *args, **kwargs) for a module function fn. */
+PyObject *ct_function_as_method(const char *fname, CtFastMethod fn, PyObject *self, PyObject *const *args,
+                                Py_ssize_t nargs, PyObject *kwnames);
 #define CT_FUNCTION_FROM_METHOD(name, method)                                                                     \
     static PyObject *function_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
     {                                                                                                             \
