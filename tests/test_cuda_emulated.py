@@ -54,15 +54,29 @@ pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 # (test_cross_device_*.py and test_cuda.py are about CUDA through and through: all their tests;
 # elsewhere the tests whose id names cuda, i.e. the cuda value of the device parameter).
 # The files that take minutes on the emulator are split into shards (conftest's --ctorch-shard),
-# so that no one child run is most of the wall time.
-SHARDS = {"test_cross_device_reduce.py": 6, "test_cross_device_elementwise.py": 2}
+# so that no one child run is most of the wall time; the files that take seconds share child runs
+# (a child's start-up, about a second, would otherwise be most of their cost).
+SHARDS = {"test_cross_device_reduce.py": 4, "test_cross_device_elementwise.py": 2}
+OWN_RUN = {"test_reduce.py", "test_train.py", "test_elementwise.py", "test_leaks_ops.py", "test_linalg.py"}
+SMALL_GROUPS = 2
 JOBS = {}
+JOB_FILES = {}  # job -> the test files it runs
+small = []
 for f in FILES:
+    if not (f.startswith("test_cross_device_") or f == "test_cuda.py" or f in OWN_RUN):
+        small.append(f)
+        continue
     args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(HERE, f)] \
         + ([] if f.startswith("test_cross_device_") or f == "test_cuda.py" else ["-k", "cuda"])
     n = SHARDS.get(f, 1)
     for i in range(1, n + 1):
-        JOBS[f if n == 1 else f"{f} {i}/{n}"] = args + ([] if n == 1 else ["--ctorch-shard", f"{i}/{n}"])
+        job = f if n == 1 else f"{f} {i}/{n}"
+        JOBS[job], JOB_FILES[job] = args + ([] if n == 1 else ["--ctorch-shard", f"{i}/{n}"]), [f]
+for i in range(SMALL_GROUPS):
+    group = small[i::SMALL_GROUPS]
+    job = f"{len(group)} smaller files ({group[0]}, ...)"
+    JOBS[job] = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "cuda"] + [os.path.join(HERE, f) for f in group]
+    JOB_FILES[job] = group
 JOBS["bench_cuda.py --smoke"] = [os.path.join(ROOT, "benchmarks", "bench_cuda.py"), "--smoke"]
 JOBS["bench_train.py --smoke"] = [os.path.join(ROOT, "benchmarks", "bench_train.py"), "--smoke", "--device", "cuda"]
 
@@ -86,8 +100,8 @@ def _build_and_run():
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=out),
                        cwd=out)
     assert r.stdout.startswith(os.path.join(out, "ctorch")) and " True ctorch CUDA emulator" in r.stdout, r.stdout + r.stderr
-    size = {j: os.path.getsize(os.path.join(HERE, j.split()[0])) / SHARDS.get(j.split()[0], 1)
-            for j in JOBS if j.split()[0] in FILES}
+    size = {j: sum(os.path.getsize(os.path.join(HERE, f)) / SHARDS.get(f, 1) for f in files)
+            for j, files in JOB_FILES.items()}
     order = sorted(JOBS, key=lambda j: -size.get(j, 0))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         runs = {j: pool.submit(_run, out, j) for j in order}
@@ -114,7 +128,7 @@ def emulated():
 def test_on_emulator(emulated, job):
     r = emulated[job]
     # 5: pytest found no test with a cuda parameter in the file (one of CPU-only tests)
-    assert r.returncode in ((0, 5) if job.split()[0] in FILES else (0,)), r.stdout[-6000:] + r.stderr[-3000:]
+    assert r.returncode in ((0, 5) if len(JOB_FILES.get(job, ())) == 1 else (0,)), r.stdout[-6000:] + r.stderr[-3000:]
     if job.startswith("bench_cuda"):
         assert "ctorch CUDA emulator" in r.stdout and "h2d" in r.stdout, r.stdout
         assert "INVALID" not in r.stdout and "n/a" not in r.stdout, r.stdout
