@@ -607,19 +607,14 @@ done:
     return (PyObject *)X;
 }
 
-/* cholesky_solve(input, input2, upper=False, *, out=None); method: Tensor.cholesky_solve with
- * self first in args (no out=). */
-static PyObject *cholesky_solve_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool method)
+/* cholesky_solve(input, input2, upper=False, *, out=None) */
+static PyObject *function_cholesky_solve(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"input", "input2", "upper", "*out", NULL};
     PyObject *a[4];
     CtTensorObject *B, *L, *out;
     bool upper = false;
     if (ct_parse_args("cholesky_solve", args, nargs, kwnames, names, 2, a) < 0) {
-        return NULL;
-    }
-    if (method && a[3] != NULL) {
-        PyErr_SetString(PyExc_TypeError, "cholesky_solve() got an unexpected keyword argument 'out'");
         return NULL;
     }
     if ((B = ct_linalg_tensor_arg(a[0], "cholesky_solve", "input")) == NULL ||
@@ -631,18 +626,14 @@ static PyObject *cholesky_solve_call(PyObject *const *args, Py_ssize_t nargs, Py
     return X == NULL || out == NULL ? X : ct_write_out(CT_TENSOR(X), a[3], "cholesky_solve", CT_OUT_EXACT, 0, NULL);
 }
 
-/* cholesky_inverse(input, upper=False, *, out=None); method: the Tensor method, self first. */
-static PyObject *cholesky_inverse_call(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool method)
+/* cholesky_inverse(input, upper=False, *, out=None) */
+static PyObject *function_cholesky_inverse(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"input", "upper", "*out", NULL};
     PyObject *a[3];
     CtTensorObject *L, *out;
     bool upper = false;
     if (ct_parse_args("cholesky_inverse", args, nargs, kwnames, names, 1, a) < 0) {
-        return NULL;
-    }
-    if (method && a[2] != NULL) {
-        PyErr_SetString(PyExc_TypeError, "cholesky_inverse() got an unexpected keyword argument 'out'");
         return NULL;
     }
     if ((L = ct_linalg_tensor_arg(a[0], "cholesky_inverse", "input")) == NULL || ct_arg_bool(a[1], &upper) < 0 ||
@@ -653,29 +644,11 @@ static PyObject *cholesky_inverse_call(PyObject *const *args, Py_ssize_t nargs, 
     return X == NULL || out == NULL ? X : ct_write_out(CT_TENSOR(X), a[2], "cholesky_inverse", CT_OUT_EXACT, 0, NULL);
 }
 
-static PyObject *function_cholesky_solve(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return cholesky_solve_call(args, nargs, kwnames, false);
-}
-
-static PyObject *function_cholesky_inverse(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    return cholesky_inverse_call(args, nargs, kwnames, false);
-}
-
 /* The methods: self put before the arguments. */
 #define CT_SELF_FIRST(name)                                                                                  \
     static PyObject *tensor_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
     {                                                                                                        \
-        Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;                                            \
-        PyObject *stack[8];                                                                                  \
-        if (nargs + nkw >= 8) {                                                                              \
-            PyErr_SetString(PyExc_TypeError, #name "(): too many arguments");                                \
-            return NULL;                                                                                     \
-        }                                                                                                    \
-        stack[0] = self;                                                                                     \
-        memcpy(stack + 1, args, sizeof(PyObject *) * (size_t)(nargs + nkw));                                 \
-        return name##_call(stack, nargs + 1, kwnames, true);                                                 \
+        return ct_function_as_method(#name, function_##name, self, args, nargs, kwnames);                    \
     }
 CT_SELF_FIRST(cholesky_solve)
 CT_SELF_FIRST(cholesky_inverse)

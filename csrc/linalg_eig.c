@@ -480,15 +480,7 @@ static PyObject *py_svd(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, 
 
 static PyObject *tensor_svd(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    PyObject *stack[8];
-    if (nargs + nkw >= 8) {
-        PyErr_SetString(PyExc_TypeError, "svd(): too many arguments");
-        return NULL;
-    }
-    stack[0] = self;
-    memcpy(stack + 1, args, sizeof(PyObject *) * (size_t)(nargs + nkw));
-    return svd_call(stack, nargs + 1, kwnames);
+    return ct_function_as_method("svd", py_svd, self, args, nargs, kwnames);
 }
 
 /* ============================================================================================

@@ -1601,26 +1601,10 @@ static PyObject *py_linalg_lu_factor_ex(PyObject *mod, PyObject *const *args, Py
 }
 
 /* Tensor.inverse / det / logdet / slogdet: the functions with self first. */
-static PyObject *self_first(CtFastMethod fn, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kwnames)
-{
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    PyObject *stack[8];
-    if (nargs + nkw + 1 > 8) {
-        PyErr_SetString(PyExc_TypeError, "too many arguments");
-        return NULL;
-    }
-    stack[0] = self;
-    for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
-        stack[i + 1] = args[i];
-    }
-    return fn(NULL, stack, nargs + 1, kwnames);
-}
-
 #define CT_SELF_FIRST(name, fn)                                                                              \
     static PyObject *tensor_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
     {                                                                                                        \
-        return self_first((fn), self, args, nargs, kwnames);                                                 \
+        return ct_function_as_method(#name, (fn), self, args, nargs, kwnames);                               \
     }
 CT_SELF_FIRST(inverse, py_inverse)
 CT_SELF_FIRST(det, py_det)

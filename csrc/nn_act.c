@@ -320,26 +320,9 @@ CT_ACT_INPLACE(CT_DEF_ACT_)
 CT_ACT_OUT_OF_PLACE(CT_DEF_ACT)
 
 
-/* Calls a function entry as the method self.name(*args, **kw). */
-static PyObject *as_method(PyObject *(*fn)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *), PyObject *self,
-                           PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
-{
-    PyObject *stack[8];
-    Py_ssize_t nkw = kw != NULL ? PyTuple_GET_SIZE(kw) : 0;
-    if (nargs + nkw + 1 > (Py_ssize_t)(sizeof(stack) / sizeof(stack[0]))) {
-        PyErr_SetString(PyExc_TypeError, "too many arguments");
-        return NULL;
-    }
-    stack[0] = self;
-    for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
-        stack[i + 1] = args[i];
-    }
-    return fn(NULL, stack, nargs + 1, kw);
-}
-
 static PyObject *tensor_hardshrink(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
-    return as_method(py_hardshrink, self, args, nargs, kw);
+    return ct_function_as_method("hardshrink", py_hardshrink, self, args, nargs, kw);
 }
 
 /* --- prelu ---------------------------------------------------------------------------------------
@@ -392,7 +375,7 @@ static PyObject *py_prelu(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
 
 static PyObject *tensor_prelu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
-    return as_method(py_prelu, self, args, nargs, kw);
+    return ct_function_as_method("prelu", py_prelu, self, args, nargs, kw);
 }
 
 /* --- the activations' backward rows: PyTorch's aten threshold_backward(grad, input, threshold) (relu's

@@ -1223,29 +1223,6 @@ static PyObject *py_return_types(PyObject *self, PyObject *unused)
 /* --- argument helpers ------------------------------------------------------------------------------ */
 typedef PyObject *(*FastFn)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
 
-/* Tensor methods call the module function with self as `input`; as in PyTorch, they take no
- * out=. */
-static PyObject *call_as_method(FastFn fn, const char *name, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
-{
-    PyObject *stack[16];
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-        if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "out") == 0) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'out'", name);
-            return NULL;
-        }
-    }
-    if (nargs + nkw + 1 > 16) {
-        PyErr_SetString(PyExc_TypeError, "too many arguments");
-        return NULL;
-    }
-    stack[0] = self;
-    memcpy(stack + 1, args, sizeof(PyObject *) * (size_t)(nargs + nkw));
-    return fn(NULL, stack, nargs + 1, kwnames);
-}
-
 static CtTensorObject *input_arg(PyObject *obj, const char *fname)
 {
     if (!CtTensor_Check(obj)) {
@@ -2620,7 +2597,7 @@ static PyObject *method_sum_to_size(PyObject *self, PyObject *const *args, Py_ss
 #define CT_RED_METHOD(name, doc)                                                                          \
     static PyObject *method_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \
     {                                                                                                     \
-        return call_as_method(py_##name, #name, self, args, nargs, kw);                                   \
+        return ct_function_as_method(#name, py_##name, self, args, nargs, kw);                                   \
     }
 CT_RED_OPS(CT_RED_METHOD)
 

@@ -1264,9 +1264,15 @@ PyObject *ct_method_as_function(const char *fname, CtFastMethod method, PyObject
 PyObject *ct_function_as_method(const char *fname, CtFastMethod fn, PyObject *self, PyObject *const *args,
                                 Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *all[10];
-    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
-    if (n > 9) {
+    PyObject *all[16];
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0, n = nargs + nkw;
+    for (Py_ssize_t i = 0; i < nkw; i++) { /* as in PyTorch, methods take no out= */
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), "out") == 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'out'", fname);
+            return NULL;
+        }
+    }
+    if (n > 15) {
         PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
         return NULL;
     }

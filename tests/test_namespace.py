@@ -267,3 +267,18 @@ def test_anomaly_mode(device):
         assert ctorch.is_anomaly_enabled() and not ctorch.is_anomaly_check_nan_enabled()
         (x.sqrt() * 0).sum().backward()
     assert not ctorch.is_anomaly_enabled() and ctorch.is_anomaly_check_nan_enabled()
+
+
+@pytest.mark.parametrize("name,args", [("inverse", ()), ("svd", ()), ("hardshrink", ()), ("matrix_power", (2,)),
+                                       ("narrow_copy", (0, 0, 1)), ("cholesky_inverse", ()), ("amax", (0,)),
+                                       ("prelu", (ctorch.tensor([0.25]),))])
+def test_methods_written_as_functions_take_no_out(name, args):
+    """Tensor methods that call their function with self first refuse out=, as PyTorch's methods do,
+    and otherwise give the function's result."""
+    x = ctorch.tensor([[2.0, 0.0], [0.0, 4.0]])
+    with pytest.raises(TypeError, match=f"^{name}\\(\\) got an unexpected keyword argument 'out'$"):
+        getattr(x, name)(*args, out=ctorch.empty(0))
+    fn = getattr(ctorch, name, None) or getattr(ctorch.nn.functional, name)
+    method, function = getattr(x, name)(*args), fn(x, *args)
+    pairs = zip(method, function) if isinstance(method, tuple) else [(method, function)]
+    assert all(m.tolist() == f.tolist() for m, f in pairs)
