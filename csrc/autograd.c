@@ -1714,6 +1714,9 @@ static const char *const never_recorded[] = {
     "size", "dim", "ndimension", "stride", "numel", "nelement", "element_size", "data_ptr", "storage_offset",
     "is_contiguous", "is_floating_point", "is_complex", "is_signed", "is_pinned", "get_device", "share_memory_",
     "is_nonzero", "equal", "allclose", "is_same_size", "is_set_to", "untyped_storage",
+    /* tensor_more.c: storage resizes and Python callbacks refuse tensors that require grad themselves */
+    "resize_", "resize_as_", "apply_", "map_", "map2_", "new", "new_empty_strided", "const_data_ptr", "is_shared",
+    "dim_order",
     /* composites whose parts record themselves */
     "broadcast_tensors", "broadcast_to", "combinations", NULL,
 };
