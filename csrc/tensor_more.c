@@ -8,6 +8,7 @@
  *   is_storage / nonzero_static.
  * Numerics are compositions of existing recording ops, so every device runs them. */
 #include "args.h"
+#include "autograd_arena.h"
 #include "autograd.h"
 #include "device.h"
 #include "dtype.h"
@@ -850,6 +851,385 @@ static PyObject *tensor_nonzero_static(PyObject *self, PyObject *const *args, Py
 }
 CT_FUNCTION_FROM_METHOD(nonzero_static, tensor_nonzero_static)
 
+/* --- functional forms of nn layers ----------------------------------------------------------------------- */
+/* torch.lstm / gru / rnn_tanh / rnn_relu: nn.LSTM/GRU/RNN's functional core (rnn.c's _rnn) in PyTorch's two
+ * overloads: (input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first) and,
+ * for packed sequences, (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional).
+ * The packed form is told by a tensor where the other has hx (LSTM: a pair) or params (a list). */
+static PyObject *rnn_function(const char *mode, const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    static const char *const plain[] = {"input", "hx", "params", "has_biases", "num_layers", "dropout", "train",
+                                        "bidirectional", "batch_first", NULL};
+    static const char *const packed[] = {"data", "batch_sizes", "hx", "params", "has_biases", "num_layers",
+                                         "dropout", "train", "bidirectional", NULL};
+    bool lstm = strcmp(mode, "LSTM") == 0;
+    bool is_packed = lstm ? nargs >= 2 && CtTensor_Check(args[1]) : nargs >= 3 && CtTensor_Check(args[2]);
+    PyObject *a[9];
+    if (ct_parse_args(fname, args, nargs, kwnames, is_packed ? packed : plain, 9, a) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyUnicode_FromString(mode);
+    if (m == NULL) {
+        return NULL;
+    }
+    PyObject *call[11] = {m, a[0], is_packed ? a[1] : Py_None};
+    for (int i = 0; i < 7; i++) { /* hx ... bidirectional */
+        call[3 + i] = a[(is_packed ? 2 : 1) + i];
+    }
+    call[10] = is_packed ? Py_False : a[8];
+    PyObject *r = ct_op("_rnn", call, 11, NULL);
+    Py_DECREF(m);
+    return r;
+}
+
+#define CT_RNN_FUNCTION(name, mode)                                                                               \
+    static PyObject *function_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)    \
+    {                                                                                                             \
+        return rnn_function(mode, #name, args, nargs, kwnames);                                                   \
+    }
+CT_RNN_FUNCTION(lstm, "LSTM")
+CT_RNN_FUNCTION(gru, "GRU")
+CT_RNN_FUNCTION(rnn_tanh, "RNN_TANH")
+CT_RNN_FUNCTION(rnn_relu, "RNN_RELU")
+#undef CT_RNN_FUNCTION
+
+/* convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups): the
+ * 1-, 2- or 3-d convolution or transposed convolution that weight's dims name */
+static PyObject *function_convolution(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "weight", "bias", "stride", "padding", "dilation", "transposed",
+                                        "output_padding", "groups", NULL};
+    PyObject *a[9];
+    bool transposed = false;
+    if (ct_parse_args("convolution", args, nargs, kwnames, names, 9, a) < 0 || ct_arg_bool(a[6], &transposed) < 0) {
+        return NULL;
+    }
+    if (!CtTensor_Check(a[1])) {
+        PyErr_Format(PyExc_TypeError, "convolution(): argument 'weight' (position 2) must be Tensor, not %s",
+                     Py_TYPE(a[1])->tp_name);
+        return NULL;
+    }
+    int dims = CT_TENSOR(a[1])->ndim - 2;
+    if (dims < 1 || dims > 3) {
+        PyErr_Format(PyExc_RuntimeError, "convolution(): weight should have 3, 4 or 5 dimensions, but got %d",
+                     dims + 2);
+        return NULL;
+    }
+    char op[24];
+    snprintf(op, sizeof(op), transposed ? "conv_transpose%dd" : "conv%dd", dims);
+    PyObject *call[8] = {a[0], a[1], a[2], a[3], a[4]};
+    if (transposed) { /* conv_transposeNd(input, weight, bias, stride, padding, output_padding, groups, dilation) */
+        call[5] = a[7];
+        call[6] = a[8];
+        call[7] = a[5];
+        return ct_op(op, call, 8, NULL);
+    }
+    call[5] = a[5]; /* convNd(input, weight, bias, stride, padding, dilation, groups) */
+    call[6] = a[8];
+    return ct_op(op, call, 7, NULL);
+}
+
+/* conv_tbc(input, weight, bias, pad=0): a 1-d convolution of time-batch-channel input (T, B, C_in) with weight
+ * (K, C_in, C_out): output (T + 2 pad - K + 1, B, C_out) */
+static PyObject *function_conv_tbc(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "weight", "bias", "pad", NULL};
+    PyObject *a[4];
+    int64_t pad = 0;
+    if (ct_parse_args("conv_tbc", args, nargs, kwnames, names, 3, a) < 0 || ct_arg_int64(a[3], &pad) < 0) {
+        return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!CtTensor_Check(a[i])) {
+            PyErr_Format(PyExc_TypeError, "conv_tbc(): argument '%s' (position %d) must be Tensor, not %s", names[i],
+                         i + 1, Py_TYPE(a[i])->tp_name);
+            return NULL;
+        }
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]), *w = CT_TENSOR(a[1]), *b = CT_TENSOR(a[2]);
+    const char *bad = x->ndim != 3                    ? "Input must have 3 dims: time, batch, in_channel"
+                      : w->ndim != 3                  ? "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels."
+                      : b->ndim != 1                  ? "Bias must be 1-D"
+                      : x->sizes[2] != w->sizes[1]    ? "Input dim 2 (input channels) is not == dim 1 in the weight tensor"
+                      : w->sizes[2] != b->sizes[0]    ? "Bias size must equal dim 2 in the weight tensor (output channels)."
+                                                      : NULL;
+    if (bad != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, bad);
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *xin = METH(a[0], "permute", "(iii)", 1, 2, 0), *win = METH(a[1], "permute", "(iii)", 2, 1, 0);
+    PyObject *y = FN("conv1d", "(OOOiL)", xin, win, a[2], 1, (long long)pad);
+    PyObject *r = TAKE(METH(METH(y, "permute", "(iii)", 2, 0, 1), "contiguous", NULL));
+    arena_free(arena);
+    return r;
+}
+
+/* batch_norm_update_stats(input, running_mean, running_var, momentum): the batch's per-channel mean and biased
+ * variance (in the running statistics' dtype when given), and the running statistics moved toward the mean and
+ * the unbiased variance */
+static PyObject *function_batch_norm_update_stats(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,
+                                                  PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "running_mean", "running_var", "momentum", NULL};
+    PyObject *a[4];
+    double momentum = 0.1;
+    if (ct_parse_args("batch_norm_update_stats", args, nargs, kwnames, names, 4, a) < 0 ||
+        ct_arg_double(a[3], &momentum) < 0) {
+        return NULL;
+    }
+    if (!CtTensor_Check(a[0])) {
+        PyErr_Format(PyExc_TypeError, "batch_norm_update_stats(): argument 'input' (position 1) must be Tensor, not %s",
+                     Py_TYPE(a[0])->tp_name);
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    int channel;
+    if (ct_wrap_dim(1, x->ndim, &channel) < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *rm = a[1] != Py_None ? a[1] : NULL, *rv = a[2] != Py_None ? a[2] : NULL, *r = NULL;
+    CtDType dtype = rm != NULL && CtTensor_Check(rm) ? CT_TENSOR(rm)->dtype : x->dtype;
+    PyObject *dims = KEEP(PyList_New(0));
+    for (int d = 0; dims != NULL && d < x->ndim; d++) {
+        PyObject *v = d != 1 ? PyLong_FromLong(d) : NULL;
+        if (d != 1 && (v == NULL || PyList_Append(dims, v) < 0)) {
+            Py_XDECREF(v);
+            arena->failed = true;
+            break;
+        }
+        Py_XDECREF(v);
+    }
+    int64_t n = ct_numel(x) / (x->sizes[1] > 0 ? x->sizes[1] : 1);
+    PyObject *xf = METH(a[0], "to", "(O)", ct_dtype_object(dtype));
+    PyObject *mean = METH(xf, "mean", "(O)", dims);
+    PyObject *kw = KEEP(Py_BuildValue("{si}", "correction", 0));
+    PyObject *var = NULL;
+    if (xf != NULL && kw != NULL) {
+        PyObject *m = KEEP(PyObject_GetAttrString(xf, "var")), *pa = KEEP(PyTuple_Pack(1, dims));
+        var = m && pa ? KEEP(PyObject_Call(m, pa, kw)) : NULL;
+    }
+    bool was = ct_grad_enabled;
+    ct_grad_enabled = false; /* the running statistics are buffers */
+    if (rm != NULL && mean != NULL) {
+        METH(METH(rm, "mul_", "(d)", 1.0 - momentum), "add_", "(O)", MUL(mean, NUM(momentum)));
+    }
+    if (rv != NULL && var != NULL) {
+        double unbias = n > 1 ? (double)n / (double)(n - 1) : INFINITY;
+        METH(METH(rv, "mul_", "(d)", 1.0 - momentum), "add_", "(O)", MUL(var, NUM(momentum * unbias)));
+    }
+    ct_grad_enabled = was;
+    if (!arena->failed && mean != NULL && var != NULL) {
+        r = PyTuple_Pack(2, mean, var);
+    }
+    arena_free(arena);
+    return r;
+}
+
+/* --- segment_reduce -------------------------------------------------------------------------------------- */
+typedef enum { SEG_SUM, SEG_MEAN, SEG_MAX, SEG_MIN, SEG_PROD } SegReduce;
+
+/* segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+ * reductions of consecutive segments of data along axis, segment lengths given per leading index (lengths'
+ * last dim is axis) or as offsets. Each output row gathers its segment by a host-free index: the segment id
+ * of every position (repeat_interleave of the lengths), then index_add / index_reduce into rows filled with
+ * initial or the reduction's empty value (0, NaN for mean, -inf / inf, 1). */
+static PyObject *function_segment_reduce(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"data", "reduce", "*lengths", "*indices", "*offsets", "*axis", "*unsafe",
+                                        "*initial", NULL};
+    static const char *const reduce_names[] = {"sum", "mean", "max", "min", "prod"};
+    PyObject *a[8];
+    int64_t axis = 0;
+    bool unsafe = false;
+    if (ct_parse_args("segment_reduce", args, nargs, kwnames, names, 2, a) < 0 || ct_arg_int64(a[5], &axis) < 0 ||
+        ct_arg_bool(a[6], &unsafe) < 0) {
+        return NULL;
+    }
+    if (!CtTensor_Check(a[0])) {
+        PyErr_Format(PyExc_TypeError, "segment_reduce(): argument 'data' (position 1) must be Tensor, not %s",
+                     Py_TYPE(a[0])->tp_name);
+        return NULL;
+    }
+    const char *rname = PyUnicode_Check(a[1]) ? PyUnicode_AsUTF8(a[1]) : NULL;
+    if (rname == NULL) {
+        PyErr_Format(PyExc_TypeError, "segment_reduce(): argument 'reduce' (position 2) must be str, not %s",
+                     Py_TYPE(a[1])->tp_name);
+        return NULL;
+    }
+    int reduce = -1;
+    for (int i = 0; i < 5; i++) {
+        reduce = strcmp(rname, reduce_names[i]) == 0 ? i : reduce;
+    }
+    reduce = strcmp(rname, "amax") == 0 ? SEG_MAX : strcmp(rname, "amin") == 0 ? SEG_MIN : reduce;
+    if (reduce < 0) {
+        PyErr_Format(PyExc_RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got %s", rname);
+        return NULL;
+    }
+    CtTensorObject *data = CT_TENSOR(a[0]);
+    if (!ct_is_floating(data->dtype)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"_segment_reduce_%s\" not implemented for '%s'",
+                     ct_device_of(data).type == CT_DEV_CPU ? "cpu" : "cuda", ct_scalar_type_name(data->dtype));
+        return NULL;
+    }
+    if (a[3] != NULL && a[3] != Py_None) {
+        PyErr_SetString(PyExc_RuntimeError, "segment_reduce(): indices based reduction is not supported yet.");
+        return NULL;
+    }
+    PyObject *lengths = a[2] != NULL && a[2] != Py_None ? a[2] : NULL;
+    PyObject *offsets = a[4] != NULL && a[4] != Py_None ? a[4] : NULL;
+    if (lengths == NULL && offsets == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "segment_reduce(): Either lengths or offsets must be defined.");
+        return NULL;
+    }
+    PyObject *given = lengths != NULL ? lengths : offsets;
+    if (!CtTensor_Check(given)) {
+        PyErr_Format(PyExc_TypeError, "segment_reduce(): argument '%s' must be Tensor, not %s",
+                     lengths != NULL ? "lengths" : "offsets", Py_TYPE(given)->tp_name);
+        return NULL;
+    }
+    CtTensorObject *g = CT_TENSOR(given);
+    if (!ct_is_integral(g->dtype, false)) {
+        PyErr_Format(PyExc_NotImplementedError, "\"_segment_reduce_%s_%s_kernel1\" not implemented for '%s'",
+                     lengths != NULL ? "lengths" : "offsets", ct_device_of(data).type == CT_DEV_CPU ? "cpu" : "cuda",
+                     ct_scalar_type_name(g->dtype));
+        return NULL;
+    }
+    if (data->ndim < g->ndim || g->ndim < 1) {
+        PyErr_Format(PyExc_RuntimeError, "Expected data.dim() >= %s_value.dim() to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",
+                     lengths != NULL ? "lengths" : "offsets");
+        return NULL;
+    }
+    int ax;
+    if (ct_wrap_dim(axis, data->ndim, &ax) < 0) {
+        return NULL;
+    }
+    if (ax != g->ndim - 1) {
+        PyErr_Format(PyExc_RuntimeError, "segment_reduce(): Expected axis to be the last dimension of lengths but got %d.",
+                     ax);
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *r = NULL;
+    int64_t positions = data->sizes[ax], batch = 1;
+    for (int d = 0; d < ax; d++) {
+        batch *= data->sizes[d];
+    }
+    PyObject *len = lengths != NULL ? METH(given, "to", "(O)", ct_dtype_object(CT_I64))
+                                    : SUB(METH(METH(given, "narrow", "(iii)", -1, 1, (int)(g->sizes[ax] - 1)), "long", NULL),
+                                          METH(METH(given, "narrow", "(iii)", -1, 0, (int)(g->sizes[ax] - 1)), "long", NULL));
+    if (len == NULL) {
+        goto done;
+    }
+    int64_t segments = CT_TENSOR(len)->sizes[ax];
+    /* the checks (one host read each): no negative length, each row's lengths summing to the axis */
+    PyObject *neg = METH(METH(CMP(len, INT(0), Py_LT), "any", NULL), "item", NULL);
+    if (neg == NULL) {
+        goto done;
+    }
+    if (neg == Py_True) {
+        PyErr_SetString(PyExc_RuntimeError, "lengths contains negative value!");
+        goto done;
+    }
+    PyObject *row_sums = METH(len, "sum", "(i)", -1);
+    if (!unsafe) {
+        PyObject *ok = METH(METH(CMP(row_sums, INT(positions), Py_EQ), "all", NULL), "item", NULL);
+        if (ok == NULL) {
+            goto done;
+        }
+        if (ok != Py_True) {
+            PyErr_SetString(PyExc_RuntimeError, "segment_reduce(): Expected all rows of lengths along axis to sum to "
+                            "data.size(lengths.dim()-1) when !unsafe.");
+            goto done;
+        }
+    }
+    /* rows: data as (batch * positions, rest...), segment id of each position among batch * segments */
+    PyObject *flat_shape = KEEP(PyList_New(0)), *out_shape = KEEP(PyList_New(0));
+    if (flat_shape == NULL || out_shape == NULL) {
+        goto done;
+    }
+    PyObject *used = a[0];
+    int64_t covered = positions;
+    if (unsafe && batch == 1) { /* PyTorch reads only the positions the lengths cover */
+        PyObject *total = METH(row_sums, "item", NULL);
+        if (total == NULL || ct_arg_int64(total, &covered) < 0) {
+            goto done;
+        }
+        covered = covered < positions ? covered : positions;
+        used = METH(a[0], "narrow", "(iLL)", ax, 0LL, (long long)covered);
+    }
+    PyObject *batch_obj = KEEP(PyLong_FromLongLong(batch * covered)), *seg_obj = KEEP(PyLong_FromLongLong(batch * segments));
+    if (batch_obj == NULL || seg_obj == NULL || PyList_Append(flat_shape, batch_obj) < 0 ||
+        PyList_Append(out_shape, seg_obj) < 0) {
+        goto done;
+    }
+    for (int d = ax + 1; d < data->ndim; d++) {
+        PyObject *v = KEEP(PyLong_FromLongLong(data->sizes[d]));
+        if (v == NULL || PyList_Append(flat_shape, v) < 0 || PyList_Append(out_shape, v) < 0) {
+            goto done;
+        }
+    }
+    PyObject *rows = METH(used, "reshape", "(O)", flat_shape);
+    PyObject *ids = FN("repeat_interleave", "(OO)", FN("arange", "(L)", (long long)(batch * segments)),
+                       METH(METH(len, "reshape", "(i)", -1), "to", "(O)", ATTR(a[0], "device")));
+    if (ids == NULL) {
+        goto done;
+    }
+    if (CT_TENSOR(ids)->sizes[0] > CT_TENSOR(rows)->sizes[0]) { /* unsafe lengths past the data */
+        ids = METH(ids, "narrow", "(iiL)", 0, 0, (long long)CT_TENSOR(rows)->sizes[0]);
+    }
+    rows = METH(rows, "narrow", "(iiL)", 0, 0, (long long)(ids ? CT_TENSOR(ids)->sizes[0] : 0));
+    bool has_initial = a[7] != NULL && a[7] != Py_None;
+    static const double empty_value[] = {0.0, NAN, -INFINITY, INFINITY, 1.0};
+    PyObject *init = has_initial ? a[7] : NUM(empty_value[reduce]);
+    PyObject *out = METH(rows, "new_full", "(OO)", out_shape, init);
+    PyObject *result;
+    if (reduce == SEG_SUM || reduce == SEG_MEAN) {
+        if (reduce == SEG_MEAN && !has_initial) {
+            out = METH(rows, "new_zeros", "(O)", out_shape);
+        }
+        result = METH(out, "index_add", "(iOO)", 0, ids, rows);
+        if (reduce == SEG_MEAN) { /* (initial + sum) / count; an empty segment: initial, or 0 / 0 */
+            PyObject *ones = METH(rows, "new_ones", "((L))", (long long)(ids ? CT_TENSOR(ids)->sizes[0] : 0));
+            PyObject *count = METH(METH(rows, "new_zeros", "((L))", (long long)(batch * segments)), "index_add",
+                                   "(iOO)", 0, ids, ones);
+            if (has_initial) {
+                count = METH(count, "clamp", "(i)", 1);
+            }
+            PyObject *shape = KEEP(PyList_New(0));
+            for (int d = 0; shape != NULL && d < CT_TENSOR(rows)->ndim; d++) {
+                PyObject *v = KEEP(PyLong_FromLongLong(d == 0 ? batch * segments : 1));
+                if (v == NULL || PyList_Append(shape, v) < 0) {
+                    arena->failed = true;
+                    break;
+                }
+            }
+            result = DIV(result, METH(count, "reshape", "(O)", shape));
+        }
+    } else {
+        static const char *const how[] = {"", "", "amax", "amin", "prod"};
+        PyObject *kw = KEEP(Py_BuildValue("{sO}", "include_self", has_initial ? Py_True : Py_False));
+        PyObject *fn = KEEP(out ? PyObject_GetAttrString(out, "index_reduce") : NULL);
+        PyObject *pa = fn && ids && rows ? KEEP(Py_BuildValue("(iOOs)", 0, ids, rows, how[reduce])) : NULL;
+        result = pa && kw ? KEEP(PyObject_Call(fn, pa, kw)) : NULL;
+    }
+    /* back to data's layout: (leading..., segments, rest...) */
+    PyObject *final_shape = KEEP(PyList_New(0));
+    for (int d = 0; final_shape != NULL && d < data->ndim; d++) {
+        PyObject *v = KEEP(PyLong_FromLongLong(d == ax ? segments : data->sizes[d]));
+        if (v == NULL || PyList_Append(final_shape, v) < 0) {
+            arena->failed = true;
+            break;
+        }
+    }
+    r = TAKE(METH(result, "reshape", "(O)", final_shape));
+done:
+    arena_free(arena);
+    return r;
+}
+
 /* --- tables ------------------------------------------------------------------------------------------------ */
 #define CT_M(name, doc) {#name, CT_FASTCALL(tensor_##name), CT_METH_FK, doc}
 PyMethodDef ct_tensor_more_tensor_methods[] = {
@@ -887,6 +1267,15 @@ PyMethodDef ct_tensor_more_module_methods[] = {
     CT_FN(get_device, "get_device(input): CUDA ordinal, or -1 on the CPU"),
     CT_FN(nonzero_static, "nonzero_static(input, *, size, fill_value=-1)"),
     {"is_storage", function_is_storage, METH_O, "is_storage(obj)"},
+    CT_FN(lstm, "lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)"),
+    CT_FN(gru, "gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)"),
+    CT_FN(rnn_tanh, "rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)"),
+    CT_FN(rnn_relu, "rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)"),
+    CT_FN(convolution, "convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)"),
+    CT_FN(conv_tbc, "conv_tbc(input, weight, bias, pad=0)"),
+    CT_FN(batch_norm_update_stats, "batch_norm_update_stats(input, running_mean, running_var, momentum)"),
+    CT_FN(segment_reduce, "segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, "
+                          "unsafe=False, initial=None)"),
     {NULL},
 };
 #undef CT_FN

@@ -342,3 +342,154 @@ def test_removed_linalg(name):
         assert str(method_info.value) == str(info.value)
     with pytest.raises(TypeError):
         getattr(ctorch, name)()
+
+
+# --- segment_reduce ------------------------------------------------------------------------------------
+def _segments_ref(a, lengths, reduce, initial=None):
+    out, start = [], 0
+    empty = {"sum": 0.0, "mean": np.nan, "max": -np.inf, "min": np.inf, "prod": 1.0}[reduce]
+    for n in lengths:
+        seg = a[start:start + n]
+        start += n
+        if initial is not None:
+            seg_i = np.concatenate([seg, [initial]])
+        if n == 0:
+            out.append(empty if initial is None else initial)
+        elif reduce == "mean":
+            out.append((seg.sum() + (initial or 0)) / n)
+        else:
+            f = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}[reduce]
+            out.append(f(seg if initial is None else seg_i))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+def test_segment_reduce(device, reduce):
+    a = np.array([0.5, -1.0, 2.0, 3.0, -0.25, 1.5])
+    lengths = [2, 0, 4]
+    for dtype in ("float32", "float64"):
+        d = ctorch.tensor(a.astype(dtype), device=device)
+        ln = ctorch.tensor(lengths, device=device)
+        r = ctorch.segment_reduce(d, reduce, lengths=ln)
+        assert r.dtype == d.dtype
+        assert_close(r, _segments_ref(a, lengths, reduce))
+        off = ctorch.tensor([0, 2, 2, 6], dtype=ctorch.int32, device=device)
+        assert_close(ctorch.segment_reduce(d, reduce, offsets=off, initial=2.0), _segments_ref(a, lengths, reduce, 2.0))
+    # 2-d lengths: a segmentation per leading row, along axis 1; rows of trailing features reduced alike
+    x = np.arange(24.0).reshape(2, 6, 2)
+    ln2 = [[1, 5], [3, 3]]
+    r2 = ctorch.segment_reduce(ctorch.tensor(x, device=device), reduce, lengths=ctorch.tensor(ln2, device=device),
+                               axis=1)
+    ref = np.stack([np.stack([_segments_ref(x[b, :, f], ln2[b], reduce) for f in range(2)], -1) for b in range(2)])
+    assert_close(r2, ref)
+
+
+def test_segment_reduce_grad_and_errors():
+    x = ctorch.tensor([0.5, -1.0, 2.0, 3.0, -0.25, 1.5], dtype=ctorch.float64, requires_grad=True)
+    ln = ctorch.tensor([2, 0, 4])
+    for reduce in ("sum", "max", "prod"):
+        assert gradcheck(lambda v: ctorch.segment_reduce(v, reduce, lengths=ln, initial=1.0), (x,))
+    assert gradcheck(lambda v: ctorch.segment_reduce(v, "mean", lengths=ctorch.tensor([2, 4])), (x,))
+    r = ctorch.segment_reduce(ctorch.arange(6.0), "sum", lengths=ctorch.tensor([2, 0, 3]), unsafe=True)
+    np.testing.assert_array_equal(to_numpy(r), [1, 0, 9])
+    d = ctorch.arange(6.0)
+    cases = [
+        (dict(lengths=ctorch.tensor([2, 0, 3])), RuntimeError, "Expected all rows of lengths along axis to sum"),
+        (dict(), RuntimeError, "Either lengths or offsets must be defined"),
+        (dict(lengths=ctorch.tensor([2, -1, 5])), RuntimeError, "lengths contains negative value!"),
+        (dict(lengths=ctorch.tensor([2.0, 4.0])), NotImplementedError, "not implemented for 'Float'"),
+        (dict(lengths=ctorch.tensor([[2, 4]])), RuntimeError, "Expected data.dim\\(\\) >= lengths_value.dim\\(\\)"),
+        (dict(lengths=ctorch.tensor([6]), axis=1), IndexError, "Dimension out of range"),
+        (dict(indices=ctorch.tensor([0, 0, 1, 1, 1, 1])), RuntimeError, "indices based reduction is not supported"),
+    ]
+    for kw, exc, msg in cases:
+        with pytest.raises(exc, match=msg):
+            ctorch.segment_reduce(d, "sum", **kw)
+    with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod, mean, amax or amin, got foo"):
+        ctorch.segment_reduce(d, "foo", lengths=ctorch.tensor([6]))
+    with pytest.raises(NotImplementedError, match="\"_segment_reduce_cpu\" not implemented for 'Long'"):
+        ctorch.segment_reduce(ctorch.arange(6), "sum", lengths=ctorch.tensor([6]))
+    with pytest.raises(RuntimeError, match="Expected axis to be the last dimension of lengths but got 1."):
+        ctorch.segment_reduce(ctorch.ones(6, 2), "sum", lengths=ctorch.tensor([2, 4]), axis=1)
+
+
+# --- functional forms of nn layers ---------------------------------------------------------------------
+def test_rnn_functions(device):
+    rng = np.random.default_rng(1)
+    x, h0 = rng.standard_normal((3, 2, 2)), rng.standard_normal((1, 2, 3))
+    w_ih, w_hh, b_ih, b_hh = (rng.standard_normal(s) for s in ((3, 2), (3, 3), (3,), (3,)))
+    t = lambda a: ctorch.tensor(a, device=device)  # noqa: E731
+    for name, act in (("rnn_tanh", np.tanh), ("rnn_relu", lambda v: np.maximum(v, 0))):
+        out, hn = getattr(ctorch, name)(t(x), t(h0), [t(w_ih), t(w_hh), t(b_ih), t(b_hh)], True, 1, 0.0, False,
+                                        False, False)
+        h, ref = h0[0], []
+        for step in range(3):
+            h = act(x[step] @ w_ih.T + b_ih + h @ w_hh.T + b_hh)
+            ref.append(h)
+        assert_close(out, np.stack(ref))
+        assert_close(hn, h[None])
+    # batch_first and the packed overload agree with the plain one
+    out_bf, _ = ctorch.rnn_tanh(t(x.transpose(1, 0, 2)), t(h0), [t(w_ih), t(w_hh)], False, 1, 0.0, False, False, True)
+    out_p, _ = ctorch.rnn_tanh(t(x), t(h0), [t(w_ih), t(w_hh)], False, 1, 0.0, False, False, False)
+    assert_close(out_bf, to_numpy(out_p).transpose(1, 0, 2))
+    g_ih, g_hh = rng.standard_normal((12, 2)), rng.standard_normal((12, 4))
+    out_g, h_g = ctorch.gru(t(x), t(np.zeros((1, 2, 4))), [t(g_ih), t(g_hh)], False, 1, 0.0, False, False, False)
+    assert out_g.shape == (3, 2, 4) and h_g.shape == (1, 2, 4)
+    l_ih, l_hh = rng.standard_normal((8, 2)), rng.standard_normal((8, 2))
+    z = t(np.zeros((1, 1, 2)))
+    seq = t(x[:, :1])
+    out_l, h_l, c_l = ctorch.lstm(seq, (z, z), [t(l_ih), t(l_hh)], False, 1, 0.0, False, False, False)
+    out_pk, h_pk, c_pk = ctorch.lstm(seq.reshape(3, 2), ctorch.tensor([1, 1, 1]), (z, z), [t(l_ih), t(l_hh)], False,
+                                     1, 0.0, False, False)
+    assert_close(out_pk, to_numpy(out_l).reshape(3, 2))
+    assert_close(c_pk, c_l)
+    with pytest.raises(TypeError, match="gru\\(\\) missing required argument 'batch_first'"):
+        ctorch.gru(t(x), t(np.zeros((1, 2, 4))), [t(g_ih), t(g_hh)], False, 1, 0.0, False, False)
+
+
+def test_convolution_and_conv_tbc(device):
+    rng = np.random.default_rng(2)
+    x, w, b = rng.standard_normal((1, 2, 5)), rng.standard_normal((3, 2, 2)), rng.standard_normal(3)
+    t = lambda a: ctorch.tensor(a, device=device)  # noqa: E731
+    r = ctorch.convolution(t(x), t(w), t(b), [2], [1], [1], False, [0], 1)
+    xp = np.pad(x[0], ((0, 0), (1, 1)))
+    ref = np.stack([[(xp[:, 2 * i:2 * i + 2] * w[o]).sum() + b[o] for i in range(3)] for o in range(3)])
+    assert_close(r, ref[None])
+    xt = rng.standard_normal((1, 3, 2))
+    rt = ctorch.convolution(t(xt), t(w), None, [2], [0], [1], True, [1], 1)
+    assert_close(rt, ctorch.conv_transpose1d(t(xt), t(w), None, 2, 0, 1))
+    x2 = ctorch.tensor(rng.standard_normal((1, 2, 4, 4)), device=device, requires_grad=True)
+    r2 = ctorch.convolution(x2, t(rng.standard_normal((1, 2, 2, 2))), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    assert r2.shape == (1, 1, 3, 3) and r2.grad_fn.name() == "ConvolutionBackward0"
+    with pytest.raises(RuntimeError, match="weight should have 3, 4 or 5 dimensions"):
+        ctorch.convolution(t(x), t(w[0]), None, [1], [0], [1], False, [0], 1)
+    # conv_tbc: (T, B, C_in) * (K, C_in, C_out)
+    xi, wi, bi = rng.standard_normal((5, 2, 3)), rng.standard_normal((2, 3, 4)), rng.standard_normal(4)
+    out = ctorch.conv_tbc(t(xi), t(wi), t(bi), 1)
+    xpad = np.pad(xi, ((1, 1), (0, 0), (0, 0)))
+    ref = np.stack([np.einsum("kbc,kco->bo", xpad[s:s + 2], wi) + bi for s in range(6)])
+    assert out.is_contiguous()
+    assert_close(out, ref)
+    for bad, msg in (((5, 2), (2, 3, 4), (4,)), "Input must have 3 dims"), (((5, 2, 3), (2, 4, 4), (4,)),
+                                                                             "Input dim 2 \\(input channels\\)"), \
+                    (((5, 2, 3), (2, 3, 4), (5,)), "Bias size must equal dim 2"):
+        with pytest.raises(RuntimeError, match=msg):
+            ctorch.conv_tbc(*(ctorch.ones(*s) for s in bad))
+    xg = ctorch.tensor(xi, dtype=ctorch.float64, requires_grad=True)
+    assert gradcheck(lambda v: ctorch.conv_tbc(v, ctorch.tensor(wi), ctorch.tensor(bi), 1), (xg,))
+
+
+def test_batch_norm_update_stats(device):
+    x = np.arange(24.0).reshape(2, 3, 4) / 10
+    rm, rv = ctorch.zeros(3, device=device), ctorch.ones(3, device=device)
+    mean, var = ctorch.batch_norm_update_stats(ctorch.tensor(x, dtype=ctorch.float32, device=device), rm, rv, 0.1)
+    m_ref, v_ref = x.mean(axis=(0, 2)), x.var(axis=(0, 2))
+    assert_close(mean, m_ref)
+    assert_close(var, v_ref)
+    assert_close(rm, 0.1 * m_ref)
+    assert_close(rv, 0.9 + 0.1 * x.var(axis=(0, 2), ddof=1))
+    m16, _ = ctorch.batch_norm_update_stats(ctorch.ones(3, 2, dtype=ctorch.float16, device=device),
+                                            ctorch.zeros(2, device=device), None, 0.1)
+    assert m16.dtype == ctorch.float32
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        ctorch.batch_norm_update_stats(ctorch.ones(3), None, None, 0.1)
