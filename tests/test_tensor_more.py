@@ -493,3 +493,20 @@ def test_batch_norm_update_stats(device):
     assert m16.dtype == ctorch.float32
     with pytest.raises(IndexError, match="Dimension out of range"):
         ctorch.batch_norm_update_stats(ctorch.ones(3), None, None, 0.1)
+
+
+def test_cond(device):
+    x = ctorch.ones(2, device=device)
+    inc, dec = (lambda a: a + 1), (lambda a: a - 1)
+    np.testing.assert_array_equal(to_numpy(ctorch.cond(True, inc, dec, (x,))), [2, 2])
+    np.testing.assert_array_equal(to_numpy(ctorch.cond(ctorch.tensor(False, device=device), inc, dec, [x])), [0, 0])
+    np.testing.assert_array_equal(to_numpy(ctorch.cond(ctorch.tensor([1.0]), inc, dec, (x,))), [2, 2])
+    assert ctorch.cond(0, lambda: 1, lambda: 2) == 2
+    with pytest.raises(RuntimeError, match="Expected pred to be bool or single-element tensor, but got tensor"):
+        ctorch.cond(ctorch.tensor([True, False]), inc, dec, (x,))
+    with pytest.raises(RuntimeError, match="Expected pred to be bool or tensor, but got None."):
+        ctorch.cond(None, inc, dec, (x,))
+    with pytest.raises(RuntimeError, match="Expect both branches to be callable."):
+        ctorch.cond(ctorch.tensor(True), 3, dec, (x,))
+    with pytest.raises(RuntimeError, match="only consists of tensor leaves, but got"):
+        ctorch.cond(ctorch.tensor(True), inc, dec, (x, {"a": [2]}))

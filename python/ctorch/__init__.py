@@ -152,6 +152,8 @@ def _tensor_eig(self, eigenvectors=False):
 
 Tensor.solve, Tensor.lstsq, Tensor.symeig, Tensor.eig = _tensor_solve, _tensor_lstsq, _tensor_symeig, _tensor_eig
 
+from ._higher_order_ops import cond  # noqa: E402,F401  (torch.cond, eager)
+
 
 def _import_dotted_name(name):
     """The object a dotted name names ('torch.DoubleTensor': torch is ctorch here)."""
