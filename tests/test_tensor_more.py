@@ -510,3 +510,36 @@ def test_cond(device):
         ctorch.cond(ctorch.tensor(True), 3, dec, (x,))
     with pytest.raises(RuntimeError, match="only consists of tensor leaves, but got"):
         ctorch.cond(ctorch.tensor(True), inc, dec, (x, {"a": [2]}))
+
+
+def test_post_accumulate_grad_hook():
+    x = ctorch.ones(2, requires_grad=True)
+    seen = []
+    h = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.clone()))
+    (x * 3).sum().backward()
+    (x * 3).sum().backward()
+    assert [s.tolist() for s in seen] == [[3.0, 3.0], [6.0, 6.0]]  # after each accumulation
+    h.remove()
+    (x * 3).sum().backward()
+    assert len(seen) == 2
+    y = ctorch.ones(2, requires_grad=True)
+    y.register_hook(lambda g: g * 10)  # grad hooks run first, then the accumulation, then the post hook
+    y.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.clone()))
+    (y * 1).sum().backward()
+    assert seen[-1].tolist() == [10.0, 10.0]
+    z = ctorch.ones(2, requires_grad=True)
+
+    def step(t):  # e.g. an optimizer step in the hook
+        t.grad.zero_()
+
+    z.register_post_accumulate_grad_hook(step)
+    (z * 2).sum().backward()
+    assert z.grad.tolist() == [0.0, 0.0]
+    w = ctorch.ones(2, requires_grad=True)
+    w.register_post_accumulate_grad_hook(lambda t: 5)
+    with pytest.raises(RuntimeError, match="Tensor post accumulate grad hooks should return None."):
+        (w * 2).sum().backward()
+    with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf tensors"):
+        x.clone().register_post_accumulate_grad_hook(lambda t: None)
+    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+        ctorch.ones(2).register_post_accumulate_grad_hook(lambda t: None)
