@@ -1172,8 +1172,9 @@ static PyObject *function_segment_reduce(PyObject *mod, PyObject *const *args, P
         }
     }
     PyObject *rows = METH(used, "reshape", "(O)", flat_shape);
-    PyObject *ids = FN("repeat_interleave", "(OO)", FN("arange", "(L)", (long long)(batch * segments)),
-                       METH(METH(len, "reshape", "(i)", -1), "to", "(O)", ATTR(a[0], "device")));
+    PyObject *device = ATTR(a[0], "device");
+    PyObject *ids = FN("repeat_interleave", "(OO)", METH(FN("arange", "(L)", (long long)(batch * segments)), "to", "(O)", device),
+                       METH(METH(len, "reshape", "(i)", -1), "to", "(O)", device));
     if (ids == NULL) {
         goto done;
     }
