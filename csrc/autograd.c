@@ -1714,6 +1714,9 @@ static const char *const never_recorded[] = {
     "size", "dim", "ndimension", "stride", "numel", "nelement", "element_size", "data_ptr", "storage_offset",
     "is_contiguous", "is_floating_point", "is_complex", "is_signed", "is_pinned", "get_device", "share_memory_",
     "is_nonzero", "equal", "allclose", "is_same_size", "is_set_to", "untyped_storage",
+    /* tensor_more.c: storage resizes and Python callbacks refuse tensors that require grad themselves */
+    "resize_", "resize_as_", "apply_", "map_", "map2_", "new", "new_empty_strided", "const_data_ptr", "is_shared",
+    "dim_order", "register_post_accumulate_grad_hook",
     /* composites whose parts record themselves */
     "broadcast_tensors", "broadcast_to", "combinations", NULL,
 };
@@ -1893,6 +1896,9 @@ static PyObject *run_hooks(PyObject *hooks, PyObject *grad)
     Py_INCREF(grad);
     for (Py_ssize_t i = 0; hooks != NULL && i < PyList_GET_SIZE(hooks); i++) {
         PyObject *h = PyList_GET_ITEM(hooks, i);
+        if (PyTuple_Check(h)) { /* (hook,): a post-accumulate-grad hook, run after .grad is stored */
+            continue;
+        }
         if (PyWeakref_CheckRef(h)) {
             PyObject *t = PyWeakref_GetObject(h);
             if (t != Py_None && CtTensor_Check(t)) {
@@ -2002,6 +2008,20 @@ static int accumulate_leaf(CtNodeObject *node, PyObject *grad, bool create_graph
         }
     }
     Py_DECREF(g);
+    for (Py_ssize_t i = 0; rc == 0 && leaf->hooks != NULL && i < PyList_GET_SIZE(leaf->hooks); i++) {
+        PyObject *h = PyList_GET_ITEM(leaf->hooks, i);
+        if (!PyTuple_Check(h)) {
+            continue;
+        }
+        Py_INCREF(h); /* the hook may remove itself */
+        PyObject *r = PyObject_CallOneArg(PyTuple_GET_ITEM(h, 0), node->variable);
+        Py_DECREF(h);
+        if (r != NULL && r != Py_None) {
+            PyErr_SetString(PyExc_RuntimeError, "Tensor post accumulate grad hooks should return None.");
+        }
+        rc = r == Py_None ? 0 : -1;
+        Py_XDECREF(r);
+    }
     return rc;
 }
 
@@ -2695,6 +2715,31 @@ static PyObject *tensor_register_hook(PyObject *self, PyObject *hook)
     return r;
 }
 
+/* register_post_accumulate_grad_hook(hook): hook(tensor) after backward stores a leaf's .grad; kept in the
+ * leaf's hook list as (hook,) so run_hooks passes over it */
+static PyObject *tensor_register_post_accumulate_grad_hook(PyObject *self, PyObject *hook)
+{
+    CtTensorObject *t = CT_TENSOR(self);
+    if (!tensor_requires_grad(t)) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot register a hook on a tensor that doesn't require gradient");
+        return NULL;
+    }
+    if (t->grad_fn != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "post accumulate grad hooks cannot be registered on non-leaf tensors");
+        return NULL;
+    }
+    PyObject *entry = NULL, *mod = NULL, *r = NULL;
+    if ((t->hooks == NULL && (t->hooks = PyList_New(0)) == NULL) || (entry = PyTuple_Pack(1, hook)) == NULL ||
+        PyList_Append(t->hooks, entry) < 0 || (mod = PyImport_ImportModule("ctorch.utils.hooks")) == NULL) {
+        goto done;
+    }
+    r = PyObject_CallMethod(mod, "_handle_for", "OOi", t->hooks, entry, -1);
+done:
+    Py_XDECREF(entry);
+    Py_XDECREF(mod);
+    return r;
+}
+
 static PyObject *tensor_retain_grad(PyObject *self, PyObject *unused)
 {
     CtTensorObject *t = CT_TENSOR(self);
@@ -2741,6 +2786,8 @@ static PyObject *py_is_grad_enabled(PyObject *self, PyObject *unused) { return P
 
 PyMethodDef ct_autograd_tensor_methods[] = {
     {"register_hook", tensor_register_hook, METH_O, "register_hook(hook): hook(grad) may return a new grad"},
+    {"register_post_accumulate_grad_hook", tensor_register_post_accumulate_grad_hook, METH_O,
+     "register_post_accumulate_grad_hook(hook): hook(tensor) once backward has accumulated a leaf's .grad"},
     {"retain_grad", tensor_retain_grad, METH_NOARGS, "keep .grad for this non-leaf tensor"},
     {"requires_grad_", CT_FASTCALL(tensor_requires_grad_), CT_METH_FK, "requires_grad_(requires_grad=True)"},
     {NULL},

@@ -3372,6 +3372,13 @@ const CtFormula ct_formulas[] = {
      bw_zero},
     {"exponential_", "ExponentialBackward0", SIG("input", "lambd", "*generator"), 1,
      CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
+    /* tensor_more.c: the other in-place samplers */
+    {"cauchy_", "CauchyBackward0", SIG("input", "median", "sigma", "*generator"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES,
+     bw_zero},
+    {"log_normal_", "LogNormalBackward0", SIG("input", "mean", "std", "*generator"), 1,
+     CT_F_INPLACE | CT_F_NO_SELF_VALUES, bw_zero},
+    {"geometric_", "GeometricBackward0", SIG("input", "p", "*generator"), 1, CT_F_INPLACE | CT_F_NO_SELF_VALUES,
+     bw_zero},
     /* elementwise */
     {"add", "AddBackward0", BIN, 3, NSV, bw_add},
     {"add_", "AddBackward0", BIN, 3, CT_F_INPLACE | NSV, bw_add},

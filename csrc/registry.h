@@ -44,6 +44,7 @@
     X(rnn)                \
     X(determinism)        \
     X(namespace)          \
+    X(tensor_more)        \
     X(legacy)             \
     X(autograd)
 

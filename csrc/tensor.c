@@ -1261,26 +1261,33 @@ PyObject *ct_method_as_function(const char *fname, CtFastMethod method, PyObject
     return method(args[0], args + 1, nargs - 1, kwnames);
 }
 
+int ct_prepend_self(PyObject **all, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                    const char *fname)
+{
+    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    if (n > 15) {
+        PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
+        return -1;
+    }
+    all[0] = self;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        all[i + 1] = args[i];
+    }
+    return 0;
+}
+
 PyObject *ct_function_as_method(const char *fname, CtFastMethod fn, PyObject *self, PyObject *const *args,
                                 Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *all[16];
-    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0, n = nargs + nkw;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t i = 0; i < nkw; i++) { /* as in PyTorch, methods take no out= */
         if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), "out") == 0) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument 'out'", fname);
             return NULL;
         }
     }
-    if (n > 15) {
-        PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
-        return NULL;
-    }
-    all[0] = self;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        all[i + 1] = args[i];
-    }
-    return fn(NULL, all, nargs + 1, kwnames);
+    return ct_prepend_self(all, self, args, nargs, kwnames, fname) < 0 ? NULL : fn(NULL, all, nargs + 1, kwnames);
 }
 
 CT_FUNCTION_FROM_METHOD(clone, tensor_clone)

@@ -128,6 +128,11 @@ PyObject *ct_method_as_function(const char *fname, CtFastMethod method, PyObject
 /* Its twin: Tensor.name(*args, **kwargs) as fn(self, *args, **kwargs) for a module function fn. */
 PyObject *ct_function_as_method(const char *fname, CtFastMethod fn, PyObject *self, PyObject *const *args,
                                 Py_ssize_t nargs, PyObject *kwnames);
+/* all[0] = self, then a vectorcall's arguments (positional, then keyword values): the argument vector
+ * of the same call with self first. all has room for 16; TypeError "fname(): too many arguments"
+ * beyond. 0 or -1. */
+int ct_prepend_self(PyObject **all, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                    const char *fname);
 #define CT_FUNCTION_FROM_METHOD(name, method)                                                                     \
     static PyObject *function_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
     {                                                                                                             \

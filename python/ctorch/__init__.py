@@ -128,6 +128,32 @@ from .utils.dlpack import to_dlpack  # noqa: E402,F401
 
 Tensor.storage = storage._tensor_storage
 
+# the removed linear-algebra functions: each raises PyTorch's RuntimeError naming its replacement
+from . import _linalg_utils  # noqa: E402
+from ._linalg_utils import eig, lstsq, matrix_rank, solve  # noqa: E402,F401
+from ._linalg_utils import _symeig as symeig  # noqa: E402,F401
+
+
+def _tensor_solve(self, other):
+    return _linalg_utils.solve(self, other)
+
+
+def _tensor_lstsq(self, other):
+    return _linalg_utils.lstsq(self, other)
+
+
+def _tensor_symeig(self, eigenvectors=False):
+    return _linalg_utils._symeig(self, eigenvectors=eigenvectors)
+
+
+def _tensor_eig(self, eigenvectors=False):
+    return _linalg_utils.eig(self, eigenvectors=eigenvectors)
+
+
+Tensor.solve, Tensor.lstsq, Tensor.symeig, Tensor.eig = _tensor_solve, _tensor_lstsq, _tensor_symeig, _tensor_eig
+
+from ._higher_order_ops import cond  # noqa: E402,F401  (torch.cond, eager)
+
 
 def _import_dotted_name(name):
     """The object a dotted name names ('torch.DoubleTensor': torch is ctorch here)."""
