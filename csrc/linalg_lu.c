@@ -883,6 +883,14 @@ static PyObject *py_ormqr(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
         ct_arg_bool(a[3], &left) < 0 || ct_arg_bool(a[4], &transpose) < 0) {
         return NULL;
     }
+    CtDType dtype = CT_TENSOR(a[0])->dtype;
+    if (a[5] != NULL && CtTensor_Check(a[5]) && CT_TENSOR(a[5])->dtype != dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "torch.ormqr: Expected input and result to have the same dtype, but input has dtype%s and result "
+                     "has dtype %s",
+                     ct_scalar_type_name(dtype), ct_scalar_type_name(CT_TENSOR(a[5])->dtype));
+        return NULL;
+    }
     CtArena scratch = {0}, *arena = &scratch;
     return finish_out(arena, KEEP(ormqr_impl(a[0], a[1], a[2], left, transpose)), a[5], "ormqr");
 }
