@@ -192,3 +192,70 @@ def test_ldl_errors():
            lambda: L.ldl_solve(ctorch.eye(3), ctorch.tensor([1, 2, -3], dtype=ctorch.int32), ctorch.ones(3, 1)))
     x = L.ldl_solve(ctorch.eye(3), piv.long(), ctorch.ones(3, 0))
     assert x.shape == (3, 0)
+
+
+# --- svd_lowrank / pca_lowrank / lobpcg ------------------------------------------------------------
+@pytest.mark.parametrize("tall", [True, False], ids=["tall", "wide"])
+def test_svd_pca_lowrank(device, tall, rng):
+    a = rng.standard_normal((2, 20, 4)) @ rng.standard_normal((2, 4, 12))  # rank 4
+    a = a if tall else mT(a)
+    ctorch.manual_seed(0)
+    U, S, V = ctorch.svd_lowrank(T(a, device), q=6)
+    m, n = a.shape[-2:]
+    assert U.shape == (2, m, 6) and S.shape == (2, 6) and V.shape == (2, n, 6)
+    np.testing.assert_allclose(N(U.mT @ U), np.broadcast_to(np.eye(6), (2, 6, 6)), atol=1e-10)
+    np.testing.assert_allclose(N(U @ ctorch.diag_embed(S) @ V.mT), a, atol=1e-9)
+    np.testing.assert_allclose(N(S)[:, :4], np.linalg.svd(a, compute_uv=False)[:, :4], rtol=1e-10)
+    U, S, V = ctorch.svd_lowrank(T(a, device), q=4, M=T(a.mean(-2, keepdims=True), device))
+    centred = a - a.mean(-2, keepdims=True)
+    np.testing.assert_allclose(N(S), np.linalg.svd(centred, compute_uv=False)[:, :4], rtol=1e-9)
+    U, S, V = ctorch.pca_lowrank(T(a, device), q=4)  # exact: the centred matrix has rank <= 4
+    np.testing.assert_allclose(N(S), np.linalg.svd(centred, compute_uv=False)[:, :4], rtol=1e-9)
+    _, S, _ = ctorch.pca_lowrank(T(a, device), center=False)
+    np.testing.assert_allclose(N(S)[:, :4], np.linalg.svd(a, compute_uv=False)[:, :4], rtol=1e-9)
+
+
+def test_lowrank_gradients_and_errors(rng):
+    a = T(rng.standard_normal((6, 3)) @ rng.standard_normal((3, 5)), "cpu", grad=True)
+    ctorch.manual_seed(0)
+    S = ctorch.svd_lowrank(a, q=3, niter=2)[1]
+    S.sum().backward()  # rank 3, so exact: the nuclear norm, whose gradient is U V^T
+    U, _, Vh = np.linalg.svd(N(a))
+    np.testing.assert_allclose(N(a.grad), U[:, :3] @ Vh[:3], atol=1e-8)
+    with pytest.raises(ValueError, match=r"^q\(=7\) must be non-negative integer and not greater than min\(m, n\)=5$"):
+        ctorch.pca_lowrank(a, q=7)
+    with pytest.raises(ValueError, match=r"^niter\(=-1\) must be non-negative integer$"):
+        ctorch.pca_lowrank(a, niter=-1)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("largest", [True, False])
+def test_lobpcg(device, dtype, largest, rng):
+    m = rng.standard_normal((2, 24, 24))
+    a = m @ mT(m) + np.eye(24)
+    w = np.linalg.eigvalsh(a)
+    ctorch.manual_seed(0)
+    E, X = ctorch.lobpcg(T(a, device, dtype), k=3, largest=largest)
+    assert E.shape == (2, 3) and X.shape == (2, 24, 3)
+    expect = w[:, ::-1][:, :3] if largest else w[:, :3]
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == "float32" else dict(rtol=1e-7)  # relative to ||A|| ~ 100
+    np.testing.assert_allclose(N(E), expect, **tol)
+    np.testing.assert_allclose(N(X.mT @ X), np.broadcast_to(np.eye(3), (2, 3, 3)), atol=1e-4)
+    np.testing.assert_allclose(N(T(a, device, dtype) @ X), N(X * E.unsqueeze(-2)), atol=0.2 if dtype == "float32" else 1e-5)  # tol sqrt(eps) relative to ||A|| ~ 100
+
+
+def test_lobpcg_generalized_and_errors(rng):
+    m = rng.standard_normal((15, 15))
+    a = m @ m.T + np.eye(15)
+    b = np.diag(rng.uniform(1.0, 2.0, 15))
+    ctorch.manual_seed(0)
+    E, X = ctorch.lobpcg(T(a, "cpu"), k=2, B=T(b, "cpu"), X=T(rng.standard_normal((15, 2)), "cpu"))
+    s = np.diag(np.diag(b) ** -0.5)
+    np.testing.assert_allclose(N(E), np.linalg.eigvalsh(s @ a @ s)[::-1][:2], rtol=1e-7)
+    np.testing.assert_allclose(N(X.mT @ T(b, "cpu") @ X), np.eye(2), atol=1e-8)  # B-orthonormal
+    with pytest.raises(ValueError, match=r"smaller than 3 x the number of requested eigenpairs \(=6\)"):
+        ctorch.lobpcg(T(a, "cpu"), k=6)
+    with pytest.raises(AssertionError, match="A must be square"):
+        ctorch.lobpcg(ctorch.ones(3, 4))
+    with pytest.raises(NotImplementedError, match="gradients"):
+        ctorch.lobpcg(T(a, "cpu", grad=True), k=1)
