@@ -769,7 +769,8 @@ static PyObject *py_geqrf(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
     static const char *const names[] = {"input", "*out", NULL};
     PyObject *a[2];
     CtTensorObject *A;
-    if (ct_parse_args("geqrf", args, nargs, kwnames, names, 1, a) < 0 || (A = tensor_arg(a[0], "geqrf", "input")) == NULL) {
+    if (ct_parse_args("geqrf", args, nargs, kwnames, names, 1, a) < 0 ||
+        (A = tensor_arg(a[0], "geqrf", "input")) == NULL) {
         return NULL;
     }
     return geqrf_impl(A, a[1]);
