@@ -3157,6 +3157,21 @@ static int bw_bincount(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     return -1;
 }
 
+/* geqrf and the LDL ops (linalg_lu.c, linalg_ldl.c) have no derivative in PyTorch, which raises at
+ * backward: geqrf in its formula's words, the LDL ops (ldl_factor is ldl_factor_ex there) as
+ * nodes without a formula. */
+static int bw_linalg_no_derivative(CtNodeObject *n, PyObject *const *g, PyObject **gi)
+{
+    const char *op = n->formula->op;
+    if (strcmp(op, "geqrf") == 0) {
+        PyErr_SetString(PyExc_NotImplementedError, "the derivative for 'geqrf' is not implemented.");
+    } else {
+        PyErr_Format(PyExc_RuntimeError, "derivative for aten::%s%s is not implemented", op + 1,
+                     strcmp(op, "_linalg_ldl_factor") == 0 ? "_ex" : "");
+    }
+    return -1;
+}
+
 /* --- special functions (scalar_math.h's erfinv, lgamma, digamma, polygamma, i0, sinc, logit, xlogy,
  * deg2rad / rad2deg) ------------------------------------------------------------------------------------ */
 CT_LOCAL(erfinv, MUL(METH(MUL(o, o), "exp", NULL), NUM(0.88622692545275801365))) /* sqrt(pi)/2 e^(o^2) */
@@ -3692,6 +3707,10 @@ const CtFormula ct_formulas[] = {
     {"cholesky_inverse", "CholeskyInverseBackward0", SIG("input", "upper"), 1, CT_F_SAVE_OUT,
      ct_linalg_bw_cholesky_inverse},
     {"_linalg_qr", "LinalgQrBackward0", SIG("A", "mode"), 1, CT_F_SAVE_OUT, ct_linalg_bw_qr},
+    {"geqrf", "GeqrfBackward0", SIG("input"), 1, NSV, bw_linalg_no_derivative},
+    {"_linalg_ldl_factor_ex", NOT_IMPLEMENTED, SIG("A", "*hermitian", "*check_errors"), 1, NSV, bw_linalg_no_derivative},
+    {"_linalg_ldl_factor", NOT_IMPLEMENTED, SIG("A", "*hermitian"), 1, NSV, bw_linalg_no_derivative},
+    {"_linalg_ldl_solve", NOT_IMPLEMENTED, SIG("LD", "pivots", "B", "*hermitian"), 5, NSV, bw_linalg_no_derivative},
     /* linalg_eig.c's eigh and SVD */
     {"_linalg_eigh", "LinalgEighBackward0", SIG("A", "UPLO"), 1, CT_F_SAVE_OUT, ct_linalg_bw_eigh},
     {"_linalg_svd", "LinalgSvdBackward0", SIG("A", "full_matrices", "*compute_uv", "*driver"), 1, CT_F_SAVE_OUT,

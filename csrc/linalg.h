@@ -132,6 +132,11 @@ int ct_linalg_bw_qr(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 CtTensorObject *ct_linalg_tensor_arg(PyObject *obj, const char *fname, const char *name);
 /* NotImplementedError '"<kernel>_cpu" not implemented for 'Half'' unless float32/float64. 0 or -1. */
 int ct_linalg_kernel_dtype(const CtTensorObject *t, const char *kernel);
+/* A (..., n, n) for <fname> (named <name>), PyTorch's checks in its order: rank, floating dtype,
+ * square, then <kernel>'s dtypes (linalg_decomp.c). 0 or -1. */
+int ct_linalg_check_square(const CtTensorObject *A, const char *fname, const char *name, const char *kernel);
+/* The broadcast of a's and b's batch dims (all but the last two) into *ndim / sizes. 0 or -1. */
+int ct_linalg_broadcast_batch(const CtTensorObject *a, const CtTensorObject *b, int *ndim, int64_t *sizes);
 
 /* --- eigh and the SVD (linalg_eig.c; rows in autograd_formulas.c) --------------------------- */
 int ct_linalg_bw_eigh(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);

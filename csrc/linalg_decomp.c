@@ -215,6 +215,16 @@ static int broadcast_batch(const CtTensorObject *a, const CtTensorObject *b, int
     return 0;
 }
 
+int ct_linalg_check_square(const CtTensorObject *A, const char *fname, const char *name, const char *kernel)
+{
+    return check_square(A, fname, name, true, kernel);
+}
+
+int ct_linalg_broadcast_batch(const CtTensorObject *a, const CtTensorObject *b, int *ndim, int64_t *sizes)
+{
+    return broadcast_batch(a, b, ndim, sizes);
+}
+
 /* The first batch element whose info is nonzero, or -1; *value its info. Waits for the device. */
 static int first_failure(CtTensorObject *info, int64_t *batch_index, int32_t *value)
 {

@@ -623,13 +623,15 @@ static PyObject *py_linalg_tensorsolve(PyObject *mod, PyObject *const *args, Py_
  * householder_product / orgqr
  * ============================================================================================ */
 
-/* H_i Q = Q - tau_i v_i (v_i^T Q), v_i column i of V: a new reference */
-static PyObject *reflect(PyObject *V, PyObject *tau, PyObject *Q, int64_t i)
+/* left: H_i Q = Q - tau_i v_i (v_i^T Q); right: Q H_i = Q - tau_i (Q v_i) v_i^T; v_i column i of
+ * V: a new reference */
+static PyObject *reflect(PyObject *V, PyObject *tau, PyObject *Q, int64_t i, bool left)
 {
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *v = METH(V, "narrow", "(iLL)", -1, (long long)i, 1LL);
     PyObject *t = METH(METH(tau, "narrow", "(iLL)", -1, (long long)i, 1LL), "unsqueeze", "(i)", -1);
-    PyObject *r = TAKE(SUB(Q, MATMUL(MUL(v, t), MATMUL(MT(v), Q))));
+    PyObject *r = left ? TAKE(SUB(Q, MATMUL(MUL(v, t), MATMUL(MT(v), Q))))
+                       : TAKE(SUB(Q, MATMUL(MUL(MATMUL(Q, v), t), MT(v))));
     arena_free(arena);
     return r;
 }
@@ -675,7 +677,7 @@ static PyObject *householder_impl(PyObject *Aobj, PyObject *tauobj, const char *
     PyObject *V = ADD(METH(Aobj, "tril", "(i)", -1), eye);
     PyObject *Q = arena->failed ? NULL : TAKE(METH(METH(eye, "expand", "(O)", ATTR(Aobj, "shape")), "clone", NULL));
     for (int64_t i = k - 1; Q != NULL && i >= 0; i--) {
-        Py_SETREF(Q, reflect(V, tauobj, Q, i));
+        Py_SETREF(Q, reflect(V, tauobj, Q, i, true));
     }
     arena_free(arena);
     return Q;
@@ -718,6 +720,193 @@ static PyObject *tensor_orgqr(PyObject *self, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     return householder_impl(self, a[0], "orgqr");
+}
+
+/* ============================================================================================
+ * geqrf / ormqr
+ * ============================================================================================ */
+
+/* torch.geqrf: LAPACK's (a, tau), the reflectors below a's diagonal and R on and above it, from
+ * the device's qr entry without Q. Not differentiable (GeqrfBackward0 raises, as PyTorch's). */
+static PyObject *geqrf_impl(CtTensorObject *A, PyObject *out)
+{
+    static PyTypeObject *type = NULL;
+    if (A->ndim < 2) {
+        PyErr_SetString(PyExc_RuntimeError, "torch.geqrf: input must have at least 2 dimensions.");
+        return NULL;
+    }
+    if (ct_linalg_kernel_dtype(A, "geqrf") < 0) {
+        return NULL;
+    }
+    CtDevice dev = ct_device_of(A);
+    const CtDeviceOps *ops = ct_device_ops(dev);
+    if (ops == NULL) {
+        return NULL;
+    }
+    if (ops->blas == NULL || ops->blas->qr == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "torch.geqrf is not implemented on this device");
+        return NULL;
+    }
+    int nb = A->ndim - 2;
+    int64_t m = A->sizes[nb], n = A->sizes[nb + 1], batch = prod_dims(A, 0, nb), shape[CT_MAX_DIMS];
+    memcpy(shape, A->sizes, sizeof(int64_t) * (size_t)nb);
+    shape[nb] = m < n ? m : n;
+    CtTensorObject *a = ct_empty(A->ndim, A->sizes, A->dtype, dev), *tau = NULL;
+    if (a == NULL || ct_copy_(a, A) < 0 || (tau = ct_empty(nb + 1, shape, A->dtype, dev)) == NULL ||
+        (batch > 0 && m > 0 && n > 0 &&
+         ops->blas->qr(dev, A->dtype, ct_data(a), ct_data(tau), NULL, m, n, 0, batch) < 0)) {
+        Py_XDECREF(a);
+        Py_XDECREF(tau);
+        return NULL;
+    }
+    PyObject *r = ct_linalg_pair(&type, "torch.return_types.geqrf", "a", "tau", (PyObject *)a, (PyObject *)tau);
+    return ct_linalg_write_outs(r, out, "geqrf", 2);
+}
+
+PyDoc_STRVAR(geqrf_doc, "geqrf(input, *, out=None)\n\ntorch.geqrf: (a, tau), LAPACK's geqrf QR in Householder form.");
+static PyObject *py_geqrf(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "*out", NULL};
+    PyObject *a[2];
+    CtTensorObject *A;
+    if (ct_parse_args("geqrf", args, nargs, kwnames, names, 1, a) < 0 ||
+        (A = tensor_arg(a[0], "geqrf", "input")) == NULL) {
+        return NULL;
+    }
+    return geqrf_impl(A, a[1]);
+}
+
+static PyObject *tensor_geqrf(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {NULL};
+    PyObject *a[1];
+    if (ct_parse_args("geqrf", args, nargs, kwnames, names, 0, a) < 0) {
+        return NULL;
+    }
+    return geqrf_impl(CT_TENSOR(self), NULL);
+}
+
+/* ormqr's shapes and dtypes, PyTorch's checks in its order. 0 or -1. */
+static int check_ormqr(const CtTensorObject *A, const CtTensorObject *tau, const CtTensorObject *C, bool left)
+{
+    if (A->ndim < 2 || C->ndim < 2) {
+        PyErr_Format(PyExc_RuntimeError, "torch.ormqr: %s must have at least 2 dimensions.",
+                     A->ndim < 2 ? "input" : "other");
+        return -1;
+    }
+    int nd = A->ndim;
+    int64_t mn = left ? C->sizes[C->ndim - 2] : C->sizes[C->ndim - 1], kk = A->sizes[nd - 1];
+    if (mn != A->sizes[nd - 2]) {
+        PyErr_Format(PyExc_RuntimeError, "torch.ormqr: other.shape[%d] must be equal to input.shape[-2]",
+                     left ? -2 : -1);
+        return -1;
+    }
+    if (tau->ndim != nd - 1) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim equal to %d "
+                     "and input.ndim is equal to %d",
+                     tau->ndim, nd);
+        return -1;
+    }
+    if (tau->sizes[nd - 2] != (mn < kk ? mn : kk)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "torch.ormqr: tau.shape[-1] must be equal to min(other.shape[%d], input.shape[-1])",
+                     left ? -2 : -1);
+        return -1;
+    }
+    if (C->ndim != nd) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "torch.ormqr: Expected other to have the same number of dimensions as input, but got other.ndim "
+                     "equal to %d and input.ndim is equal to %d",
+                     C->ndim, nd);
+        return -1;
+    }
+    for (int which = 0; which < 2; which++) {
+        const CtTensorObject *t = which == 0 ? tau : C;
+        if (memcmp(t->sizes, A->sizes, sizeof(int64_t) * (size_t)(nd - 2)) != 0) {
+            PyObject *batch = ct_size_object(nd - 2, t->sizes), *list = batch ? PySequence_List(batch) : NULL;
+            if (list != NULL) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "torch.ormqr: Expected batch dimensions of %s to be equal to input.shape[:-2], but got %S",
+                             which == 0 ? "tau" : "other", list);
+            }
+            Py_XDECREF(batch);
+            Py_XDECREF(list);
+            return -1;
+        }
+    }
+    for (int which = 0; which < 2; which++) {
+        const CtTensorObject *t = which == 0 ? tau : C;
+        if (t->dtype != A->dtype) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "torch.ormqr: Expected input and %s to have the same dtype, but input has dtype%s and %s has "
+                         "dtype %s",
+                         which == 0 ? "tau" : "other", ct_scalar_type_name(A->dtype), which == 0 ? "tau" : "other",
+                         ct_scalar_type_name(t->dtype));
+            return -1;
+        }
+    }
+    return ct_linalg_kernel_dtype(A, "ormqr");
+}
+
+/* op(Q) C (left) or C op(Q), Q = H_0 ... H_{k-1} of input's reflectors and tau, op(Q) = Q^T when
+ * transpose: the reflectors applied one by one, each a recording op, so gradients flow to all
+ * three. A new reference. */
+static PyObject *ormqr_impl(PyObject *Aobj, PyObject *tauobj, PyObject *Cobj, bool left, bool transpose)
+{
+    CtTensorObject *A = CT_TENSOR(Aobj), *tau = CT_TENSOR(tauobj), *C = CT_TENSOR(Cobj);
+    if (check_ormqr(A, tau, C, left) < 0) {
+        return NULL;
+    }
+    int64_t k = tau->sizes[tau->ndim - 1];
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *eye = KEEP((PyObject *)ct_eye(A->sizes[A->ndim - 2], A->sizes[A->ndim - 1], A->dtype, ct_device_of(A)));
+    PyObject *V = ADD(METH(Aobj, "tril", "(i)", -1), eye);
+    PyObject *R = arena->failed ? NULL : TAKE(METH(Cobj, "clone", NULL));
+    /* Q C = H_0 (... (H_{k-1} C)), Q^T C = H_{k-1} (... (H_0 C)); C Q = (C H_0) ... H_{k-1} */
+    bool backward = left != transpose;
+    for (int64_t s = 0; R != NULL && s < k; s++) {
+        Py_SETREF(R, reflect(V, tauobj, R, backward ? k - 1 - s : s, left));
+    }
+    arena_free(arena);
+    return R;
+}
+
+PyDoc_STRVAR(ormqr_doc, "ormqr(input, input2, input3, left=True, transpose=False, *, out=None)\n\n"
+                        "torch.ormqr: op(Q) @ input3 (or input3 @ op(Q)), Q from geqrf's (input, input2).");
+static PyObject *py_ormqr(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "input2", "input3", "left", "transpose", "*out", NULL};
+    PyObject *a[6];
+    bool left = true, transpose = false;
+    if (ct_parse_args("ormqr", args, nargs, kwnames, names, 3, a) < 0 || tensor_arg(a[0], "ormqr", "input") == NULL ||
+        tensor_arg(a[1], "ormqr", "input2") == NULL || tensor_arg(a[2], "ormqr", "input3") == NULL ||
+        ct_arg_bool(a[3], &left) < 0 || ct_arg_bool(a[4], &transpose) < 0) {
+        return NULL;
+    }
+    CtDType dtype = CT_TENSOR(a[0])->dtype;
+    if (a[5] != NULL && CtTensor_Check(a[5]) && CT_TENSOR(a[5])->dtype != dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "torch.ormqr: Expected input and result to have the same dtype, but input has dtype%s and result "
+                     "has dtype %s",
+                     ct_scalar_type_name(dtype), ct_scalar_type_name(CT_TENSOR(a[5])->dtype));
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    return finish_out(arena, KEEP(ormqr_impl(a[0], a[1], a[2], left, transpose)), a[5], "ormqr");
+}
+
+static PyObject *tensor_ormqr(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input2", "input3", "left", "transpose", NULL};
+    PyObject *a[4];
+    bool left = true, transpose = false;
+    if (ct_parse_args("ormqr", args, nargs, kwnames, names, 2, a) < 0 || tensor_arg(a[0], "ormqr", "input2") == NULL ||
+        tensor_arg(a[1], "ormqr", "input3") == NULL || ct_arg_bool(a[2], &left) < 0 ||
+        ct_arg_bool(a[3], &transpose) < 0) {
+        return NULL;
+    }
+    return ormqr_impl(self, a[0], a[1], left, transpose);
 }
 
 /* ============================================================================================
@@ -805,6 +994,8 @@ int ct_linalg_bw_matrix_exp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 PyMethodDef ct_linalg_lu_tensor_methods[] = {
     {"matrix_exp", CT_FASTCALL(tensor_matrix_exp), CT_METH_FK, "matrix_exp(): linalg.matrix_exp(self)"},
     {"orgqr", CT_FASTCALL(tensor_orgqr), CT_METH_FK, "orgqr(input2): linalg.householder_product(self, input2)"},
+    {"geqrf", CT_FASTCALL(tensor_geqrf), CT_METH_FK, "geqrf(): torch.geqrf(self)"},
+    {"ormqr", CT_FASTCALL(tensor_ormqr), CT_METH_FK, "ormqr(input2, input3, left=True, transpose=False)"},
     {NULL},
 };
 
@@ -820,6 +1011,8 @@ PyMethodDef ct_linalg_lu_module_methods[] = {
     {"lu_unpack", CT_FASTCALL(py_lu_unpack), CT_METH_FK, lu_unpack_doc},
     {"matrix_exp", CT_FASTCALL(py_matrix_exp), CT_METH_FK, "matrix_exp(input): linalg.matrix_exp"},
     {"orgqr", CT_FASTCALL(py_orgqr), CT_METH_FK, "orgqr(input, input2, *, out=None): linalg.householder_product"},
+    {"geqrf", CT_FASTCALL(py_geqrf), CT_METH_FK, geqrf_doc},
+    {"ormqr", CT_FASTCALL(py_ormqr), CT_METH_FK, ormqr_doc},
     {NULL},
 };
 #undef CT_LINALG

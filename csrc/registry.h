@@ -24,6 +24,7 @@
     X(linalg_decomp)      \
     X(linalg_eig)         \
     X(linalg_lu)          \
+    X(linalg_ldl)         \
     X(creation)           \
     X(random)             \
     X(interop)            \

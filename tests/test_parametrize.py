@@ -346,8 +346,13 @@ def test_orthogonal_errors_and_no_trivialization():
     with pytest.raises(ValueError, match='^orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
                                          "Got: foo$"):
         P.orthogonal(nn.Linear(3, 3), orthogonal_map="foo")
-    with pytest.raises(NotImplementedError, match="geqrf"):
-        P.orthogonal(nn.Linear(3, 4), use_trivialization=False)
+    for features in [(3, 4), (5, 3)]:  # householder without a base: the reflectors of geqrf, as PyTorch
+        m = nn.Linear(*features).double()
+        w = to_numpy(m.weight)
+        P.orthogonal(m, use_trivialization=False)
+        assert list(m.state_dict()) == ["bias", "parametrizations.weight.original"]
+        expected = _np_q(w.T).T if features[1] < features[0] else _np_q(w)
+        np.testing.assert_allclose(to_numpy(m.weight), expected, atol=1e-10)
     m = nn.Linear(3, 3).double()
     P.orthogonal(m, use_trivialization=False)  # exp of the original's skew part, no base
     assert list(m.state_dict()) == ["bias", "parametrizations.weight.original"]

@@ -221,6 +221,8 @@ from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 from . import distributions  # noqa: E402,F401  (torch.distributions, Python over ctorch ops)
 from . import func  # noqa: E402,F401  (torch.func: vmap as a loop, transforms over autograd)
 from .func import vmap  # noqa: E402,F401
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401  (Python in PyTorch too)
+from ._lobpcg import lobpcg  # noqa: E402,F401
 
 
 # GradScaler's kernels under PyTorch's names

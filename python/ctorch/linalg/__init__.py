@@ -3,8 +3,8 @@ from .. import _C
 from .._forward import c_function
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
-           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu",
+           "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
            "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
            "vector_norm"]
 
@@ -37,6 +37,9 @@ matrix_exp = _forward("matrix_exp", "(A) -> Tensor")
 tensorinv = _forward("tensorinv", "(A, ind=2, *, out=None) -> Tensor")
 tensorsolve = _forward("tensorsolve", "(A, B, dims=None, *, out=None) -> Tensor")
 householder_product = _forward("householder_product", "(A, tau, *, out=None) -> Tensor")
+ldl_factor_ex = _forward("ldl_factor_ex", "(A, *, hermitian=False, check_errors=False, out=None) -> (LD, pivots, info)")
+ldl_factor = _forward("ldl_factor", "(A, *, hermitian=False, out=None) -> (LD, pivots)")
+ldl_solve = _forward("ldl_solve", "(LD, pivots, B, *, hermitian=False, out=None) -> Tensor")
 det = _forward("det", "(A, *, out=None) -> Tensor")
 slogdet = _forward("slogdet", "(A) -> (sign, logabsdet)")
 vander = _forward("vander", "(x, *, N=None) -> Tensor")

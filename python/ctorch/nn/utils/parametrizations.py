@@ -3,9 +3,7 @@
 dict keys are PyTorch's (parametrizations.weight.original0/original1 for weight_norm, .original plus
 the buffers _u/_v for spectral_norm, .original plus base for orthogonal).
 
-Not supported: orthogonal(..., orthogonal_map="householder", use_trivialization=False), whose
-initial value needs torch.geqrf's Householder reflectors (ctorch has linalg.qr but no geqrf); it
-raises NotImplementedError. ctorch has no complex dtypes, so the unitary case does not arise."""
+ctorch has no complex dtypes, so the unitary case does not arise."""
 from enum import Enum, auto
 
 from ... import _C, contiguous_format, linalg
@@ -94,8 +92,13 @@ class _Orthogonal(Module):
                 if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
                     raise NotImplementedError("It is not possible to assign to the matrix exponential "
                                               "or the Cayley parametrizations when use_trivialization=False.")
-                raise NotImplementedError("orthogonal_map='householder' with use_trivialization=False needs "
-                                          "torch.geqrf, which ctorch does not implement.")
+                # householder: the reflectors of q's QR, R's diagonal signs (+-1, flipped where a
+                # reflector is the identity, tau == 0) on the diagonal
+                a, tau = _C.geqrf(q)
+                diagonal = a.diagonal(dim1=-2, dim2=-1)
+                diagonal.sign_()
+                diagonal[tau == 0.0] *= -1
+                return a.mT if q_init.size(-2) < q_init.size(-1) else a
             # dynamic trivialization: base holds the orthogonal matrix and the original the point
             # whose image is the identity (-Id for exp/Cayley of zero, and for the reflectors)
             if n == k:
@@ -125,9 +128,6 @@ def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization
     if orth_enum is None:
         raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
                          f"Got: {orthogonal_map}")
-    if orth_enum == _OrthMaps.householder and not use_trivialization:
-        raise NotImplementedError("orthogonal_map='householder' with use_trivialization=False needs "
-                                  "torch.geqrf, which ctorch does not implement.")
     orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
