@@ -464,6 +464,55 @@ def test_transformed_families_moments_and_shapes():
     close(ro.log_prob(t(yv)), math.log(dens), rtol=1e-9)
 
 
+def test_continuous_bernoulli_lowrank_mixture_von_mises():
+    # ContinuousBernoulli: a density on [0, 1] (normalised; the Taylor branch near 1/2 too)
+    u = np.linspace(0.0, 1.0, 20001)
+    cb = D.ContinuousBernoulli(t([0.2, 0.4995, 0.9]))
+    dens = np.exp(to_numpy(cb.log_prob(t(u)[:, None])))
+    np.testing.assert_allclose(np.trapezoid(dens, u, axis=0), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(np.trapezoid(dens * u[:, None], u, axis=0), to_numpy(cb.mean), rtol=1e-6)
+    close(cb.cdf(cb.icdf(t([0.3, 0.3, 0.3]))), [0.3, 0.3, 0.3], rtol=1e-9)
+    with pytest.raises(ValueError, match="The parameter probs has invalid values"):
+        D.ContinuousBernoulli(t([1.5]), validate_args=True)
+    # LowRankMultivariateNormal against the dense covariance
+    W = np.array([[1.0, 0.5], [-0.3, 0.2], [0.1, 0.4]])
+    dg = np.array([0.5, 1.0, 2.0])
+    loc, x = np.array([0.1, 0.2, 0.3]), np.array([0.5, -0.2, 1.0])
+    lr = D.LowRankMultivariateNormal(t(loc), t(W), t(dg))
+    cov = W @ W.T + np.diag(dg)
+    diff = x - loc
+    logdet = np.linalg.slogdet(cov)[1]
+    close(lr.log_prob(t(x)), -0.5 * (3 * math.log(2 * math.pi) + logdet + diff @ np.linalg.solve(cov, diff)))
+    close(lr.entropy(), 0.5 * (3 * (1 + math.log(2 * math.pi)) + logdet))
+    close(lr.covariance_matrix, cov)
+    close(lr.precision_matrix, np.linalg.inv(cov))
+    close(lr.scale_tril, np.linalg.cholesky(cov))
+    assert lr.expand((2,)).rsample((4,)).shape == torch.Size([4, 2, 3])
+    # MixtureSameFamily of normals
+    w, m, sd = np.array([0.3, 0.7]), np.array([-1.0, 2.0]), np.array([0.5, 1.5])
+    mix = D.MixtureSameFamily(D.Categorical(t(w)), D.Normal(t(m), t(sd)))
+    v = np.array([0.3, 1.0])
+    pdf = (w * np.exp(-0.5 * ((v[:, None] - m) / sd) ** 2) / (sd * math.sqrt(2 * math.pi))).sum(-1)
+    close(mix.log_prob(t(v)), np.log(pdf))
+    close(mix.mean, (w * m).sum())
+    close(mix.variance, (w * (sd ** 2 + m ** 2)).sum() - (w * m).sum() ** 2)
+    torch.manual_seed(4)
+    s = to_numpy(mix.sample((4000,)))
+    np.testing.assert_allclose(s.mean(), (w * m).sum(), rtol=0.05)
+    with pytest.raises(ValueError, match="does not equal `component_distribution.batch_shape"):
+        D.MixtureSameFamily(D.Categorical(t([0.3, 0.3, 0.4])), D.Normal(t(m), t(sd)))
+    # VonMises: I0 by its series; the sample's circular mean and variance
+    kappa = [0.5, 4.0]
+    i0 = [sum((k / 2) ** (2 * j) / math.factorial(j) ** 2 for j in range(40)) for k in kappa]
+    vm = D.VonMises(t([0.1, 1.0]), t(kappa))
+    close(vm.log_prob(t([0.3, 2.0])), [k * math.cos(a - b) - math.log(2 * math.pi * c)
+                                       for k, a, b, c in zip(kappa, (0.3, 2.0), (0.1, 1.0), i0)])
+    s = to_numpy(vm.sample((4000,)))
+    assert s.shape == (4000, 2) and (np.abs(s) <= math.pi).all()
+    np.testing.assert_allclose(np.angle(np.exp(1j * s).mean(0)), [0.1, 1.0], atol=0.1)
+    np.testing.assert_allclose(1 - np.abs(np.exp(1j * s).mean(0)), to_numpy(vm.variance), rtol=0.1)
+
+
 # --- KL divergences ----------------------------------------------------------------------------------
 
 def test_kl_closed_forms():
@@ -522,6 +571,7 @@ def test_device(device):
     assert s.device.type == device and s.shape == torch.Size([5, 1])
     ln = D.LogNormal(t([0.1], device), t([0.5], device))
     close(ln.log_prob(t([1.3], device)), to_numpy(D.LogNormal(t([0.1]), t([0.5])).log_prob(t([1.3]))))
+    assert D.VonMises(t([0.5], device), t([2.0], device)).sample((3,)).device.type == device
     y = D.biject_to(constraints.simplex)(t([0.3, -0.2], device))
     assert y.device.type == device
     close(y.sum(), 1.0)

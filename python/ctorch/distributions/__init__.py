@@ -11,6 +11,7 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -28,6 +29,8 @@ from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
@@ -42,6 +45,7 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F403
 from . import transforms
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = [
@@ -52,4 +56,5 @@ __all__ = [
     "Cauchy", "FisherSnedecor", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "LogNormal",
     "LogisticNormal", "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
     "TransformedDistribution", "Weibull", "biject_to", "transform_to",
+    "ContinuousBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "VonMises",
 ] + transforms.__all__
