@@ -551,6 +551,32 @@ def test_kl_closed_forms():
         D.kl_divergence(D.Binomial(2, t([0.5])), D.Binomial(3, t([0.5])))
 
 
+def _quad_kl(p, q, x):
+    lp = to_numpy(p.log_prob(t(x)[:, None]))
+    lq = to_numpy(q.log_prob(t(x)[:, None]))
+    return np.trapezoid(np.exp(lp) * (lp - lq), x, axis=0)
+
+
+def test_kl_more_families():
+    g1, g2 = D.Gumbel(t([0.2, 0.7]), t([1.0, 2.0])), D.Gumbel(t([0.6, 0.3]), t([0.5, 3.0]))
+    close(D.kl_divergence(g1, g2), _quad_kl(g1, g2, np.linspace(-12.0, 100.0, 200001)), rtol=1e-7)
+    p1, p2 = D.Pareto(t([1.0, 2.0]), t([3.0, 4.0])), D.Pareto(t([0.5, 1.5]), t([2.0, 2.0]))
+    u = np.linspace(math.log(2.0), 40.0, 200001)  # over log x, from the larger scale
+    x = np.exp(u)
+    lp = to_numpy(p1.log_prob(t(x)[:, None]))
+    lq = to_numpy(p2.log_prob(t(x)[:, None]))
+    close(D.kl_divergence(p1, p2)[1], np.trapezoid(np.exp(lp[:, 1]) * (lp[:, 1] - lq[:, 1]) * x, u), rtol=1e-6)
+    assert math.isinf(float(D.kl_divergence(p2, p1)[0]))
+    c1, c2 = D.ContinuousBernoulli(t([0.2, 0.7, 0.4999])), D.ContinuousBernoulli(t([0.6, 0.3, 0.9]))
+    close(D.kl_divergence(c1, c2), _quad_kl(c1, c2, np.linspace(0.0, 1.0, 20001)), rtol=1e-7)
+    h1, h2 = D.HalfNormal(t([1.0, 2.0])), D.HalfNormal(t([0.5, 3.0]))
+    r = np.array([2.0, 2 / 3]) ** 2
+    close(D.kl_divergence(h1, h2), 0.5 * (r - 1 - np.log(r)))
+    # transformed distributions with the same transforms: the bases' divergence
+    ln1, ln2 = D.LogNormal(t([1.0]), t([3.0])), D.LogNormal(t([0.5]), t([2.0]))
+    close(D.kl_divergence(ln1, ln2), to_numpy(D.kl_divergence(ln1.base_dist, ln2.base_dist)))
+
+
 # --- devices -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)
