@@ -3489,6 +3489,7 @@ const CtFormula ct_formulas[] = {
     {"_standard_gamma", "StandardGammaBackward0", SIG("input", "generator"), 1, CT_F_SAVE_OUT, bw_standard_gamma},
     {"poisson", "PoissonBackward0", SIG("input", "generator"), 1, NSV, bw_random},
     {"_standard_gamma_grad", NOT_IMPLEMENTED, SIG("input", "output"), 3, CT_F_NO_DERIV, NULL},
+    {"_dirichlet_grad", NOT_IMPLEMENTED, SIG("x", "alpha", "total"), 7, CT_F_NO_DERIV, NULL},
     {"_sample_dirichlet", NOT_IMPLEMENTED, SIG("input", "generator"), 1, CT_F_NO_DERIV, NULL},
     {"binomial", NOT_IMPLEMENTED, SIG("count", "prob", "generator"), 3, CT_F_NO_DERIV, NULL},
     /* reductions */

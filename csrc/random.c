@@ -215,6 +215,7 @@ static int cpu_randperm(void *out, CtDType dtype, int64_t n, uint64_t seed, uint
 typedef struct {
     char *out;
     const void *a, *b; /* alpha / rate / count, and prob (binomial) */
+    const void *c;     /* total (dirichlet_grad, whose a, b are x, alpha) */
     CtDType dtype;
     int64_t cols; /* dirichlet */
     uint64_t seed, offset;
@@ -328,6 +329,25 @@ static int cpu_standard_gamma_grad(void *out, const void *alpha, const void *x, 
     return 0;
 }
 
+static void dirichlet_grad_chunk(int64_t begin, int64_t end, void *vctx)
+{
+    const SamplerCtx *c = vctx;
+    size_t isz = ct_dtype_info[c->dtype].itemsize;
+    for (int64_t i = begin; i < end; i++) {
+        double v = ct_dirichlet_grad(load_double(c->a, c->dtype, i), load_double(c->b, c->dtype, i),
+                                     load_double(c->c, c->dtype, i));
+        ct_store_double(c->dtype, c->out + i * isz, v);
+    }
+}
+
+static int cpu_dirichlet_grad(void *out, const void *x, const void *alpha, const void *total, CtDType dtype,
+                              int64_t n, CtDevice device)
+{
+    SamplerCtx ctx = {.out = out, .a = x, .b = alpha, .c = total, .dtype = dtype};
+    ct_parallel_for(n, 1 << 8, dirichlet_grad_chunk, &ctx);
+    return 0;
+}
+
 const struct CtRandomKernels ct_cpu_random_kernels = {
     .fill = cpu_fill,
     .bernoulli_tensor = cpu_bernoulli_tensor,
@@ -338,6 +358,7 @@ const struct CtRandomKernels ct_cpu_random_kernels = {
     .poisson = cpu_poisson,
     .binomial = cpu_binomial,
     .standard_gamma_grad = cpu_standard_gamma_grad,
+    .dirichlet_grad = cpu_dirichlet_grad,
 };
 
 /* ------------------------------------------------------------------------------------------
@@ -1384,17 +1405,26 @@ static PyObject *py_bernoulli(PyObject *self, PyObject *const *args, Py_ssize_t 
 }
 
 /* ------------------------------------------------------------------------------------------
- * Python: the rejection samplers (_standard_gamma, _sample_dirichlet, poisson, binomial) and
- * _standard_gamma_grad. Outputs are new contiguous tensors of the inputs' (broadcast) shape and
+ * Python: the rejection samplers (_standard_gamma, _sample_dirichlet, poisson, binomial),
+ * _standard_gamma_grad and _dirichlet_grad. Outputs are new contiguous tensors of the inputs' (broadcast) shape and
  * float dtype; float16/bfloat16 only where PyTorch's kernel takes them (poisson on the CPU,
- * everything on CUDA). */
-typedef enum { SAMPLE_GAMMA, SAMPLE_DIRICHLET, SAMPLE_POISSON, SAMPLE_BINOMIAL, SAMPLE_GAMMA_GRAD } SamplerOp;
+ * everything on CUDA but _dirichlet_grad). */
+typedef enum {
+    SAMPLE_GAMMA,
+    SAMPLE_DIRICHLET,
+    SAMPLE_POISSON,
+    SAMPLE_BINOMIAL,
+    SAMPLE_GAMMA_GRAD,
+    SAMPLE_DIRICHLET_GRAD
+} SamplerOp;
 
-/* PyTorch's dtype checks of each op (x: alpha / rate / count / self, y: prob / output). */
-static int sampler_dtypes(SamplerOp op, CtTensorObject *x, CtTensorObject *y, CtDevice device)
+/* PyTorch's dtype checks of each op (x: alpha / rate / count / self / x, y: prob / output / alpha,
+ * z: total). */
+static int sampler_dtypes(SamplerOp op, CtTensorObject *x, CtTensorObject *y, CtTensorObject *z, CtDevice device)
 {
-    static const char *const kernels[] = {"gamma_cpu", "dirichlet", "poisson_cpu", "binomial_cpu",
-                                          "_standard_gamma_grad_cpu"};
+    static const char *const kernels[] = {"gamma_cpu",    "dirichlet",
+                                          "poisson_cpu",  "binomial_cpu",
+                                          "_standard_gamma_grad_cpu", "_dirichlet_grad_cpu"};
     CtDType d = x->dtype;
     if (op == SAMPLE_BINOMIAL) {
         const char *which = !ct_is_floating(d) ? "count" : !ct_is_floating(y->dtype) ? "prob" : NULL;
@@ -1407,13 +1437,16 @@ static int sampler_dtypes(SamplerOp op, CtTensorObject *x, CtTensorObject *y, Ct
     if (require_float_on(d, kernels[op], device) < 0) {
         return -1;
     }
-    if (y != NULL && y->dtype != d) {
-        PyErr_Format(PyExc_RuntimeError, "Found dtype %s but expected %s", ct_scalar_type_name(y->dtype),
-                     ct_scalar_type_name(d));
-        return -1;
+    CtTensorObject *other[2] = {y, z};
+    for (int k = 0; k < 2; k++) {
+        if (other[k] != NULL && other[k]->dtype != d) {
+            PyErr_Format(PyExc_RuntimeError, "Found dtype %s but expected %s", ct_scalar_type_name(other[k]->dtype),
+                         ct_scalar_type_name(d));
+            return -1;
+        }
     }
     bool half = d == CT_F16 || d == CT_BF16;
-    if (half && device.type == CT_DEV_CPU && op != SAMPLE_POISSON) {
+    if (half && (device.type == CT_DEV_CPU || op == SAMPLE_DIRICHLET_GRAD) && op != SAMPLE_POISSON) {
         PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", kernels[op], ct_scalar_type_name(d));
         return -1;
     }
@@ -1421,33 +1454,37 @@ static int sampler_dtypes(SamplerOp op, CtTensorObject *x, CtTensorObject *y, Ct
 }
 
 static PyObject *sampler_call(SamplerOp op, const char *fname, CtTensorObject *x, CtTensorObject *y,
-                              PyObject *gen_obj)
+                              CtTensorObject *z, PyObject *gen_obj)
 {
-    CtTensorObject *xc = NULL, *yc = NULL, *out = NULL;
+    CtTensorObject *xc = NULL, *yc = NULL, *zc = NULL, *out = NULL;
     PyObject *result = NULL;
     CtDevice device = ct_device_of(x);
     int64_t shape[CT_MAX_DIMS];
     int nd = x->ndim;
     memcpy(shape, x->sizes, sizeof(int64_t) * (size_t)nd);
     if (y != NULL) {
-        CtTensorObject *pair[2] = {x, y};
-        if (ct_check_same_device(2, pair, false, &device) < 0 ||
-            (nd = ct_broadcast_shapes(x->ndim, x->sizes, y->ndim, y->sizes, shape)) < 0) {
+        CtTensorObject *all[3] = {x, y, z};
+        if (ct_check_same_device(z != NULL ? 3 : 2, all, false, &device) < 0 ||
+            (nd = ct_broadcast_shapes(x->ndim, x->sizes, y->ndim, y->sizes, shape)) < 0 ||
+            (z != NULL && (nd = ct_broadcast_shapes(nd, shape, z->ndim, z->sizes, shape)) < 0)) {
             return NULL;
         }
     }
-    if (sampler_dtypes(op, x, y, device) < 0) {
+    if (sampler_dtypes(op, x, y, z, device) < 0) {
         return NULL;
     }
     const struct CtRandomKernels *k = random_kernels(device);
     CtGeneratorObject *g = NULL;
-    if (k == NULL || (op != SAMPLE_GAMMA_GRAD && (g = ct_generator_arg(gen_obj, device, fname)) == NULL)) {
+    bool random = op != SAMPLE_GAMMA_GRAD && op != SAMPLE_DIRICHLET_GRAD;
+    if (k == NULL || (random && (g = ct_generator_arg(gen_obj, device, fname)) == NULL)) {
         return NULL;
     }
     CtDType dtype = x->dtype;
     xc = materialize((PyObject *)x, 0.0, nd, shape, dtype, device);
     yc = xc != NULL && y != NULL ? materialize((PyObject *)y, 0.0, nd, shape, dtype, device) : NULL;
-    out = xc != NULL && (y == NULL || yc != NULL) ? ct_empty(nd, shape, dtype, device) : NULL;
+    zc = yc != NULL && z != NULL ? materialize((PyObject *)z, 0.0, nd, shape, dtype, device) : NULL;
+    out = xc != NULL && (y == NULL || yc != NULL) && (z == NULL || zc != NULL) ? ct_empty(nd, shape, dtype, device)
+                                                                              : NULL;
     if (out == NULL) {
         goto done;
     }
@@ -1456,12 +1493,14 @@ static PyObject *sampler_call(SamplerOp op, const char *fname, CtTensorObject *x
         uint64_t offset = g != NULL ? ct_generator_take(g, (uint64_t)n) : 0;
         uint64_t seed = g != NULL ? g->seed : 0;
         void *o = ct_data(out), *a = ct_data(xc), *b = yc != NULL ? ct_data(yc) : NULL;
+        void *c = zc != NULL ? ct_data(zc) : NULL;
         int64_t cols = nd > 0 ? shape[nd - 1] : 1;
         int rc = op == SAMPLE_GAMMA       ? k->gamma(o, a, dtype, n, seed, offset, device)
                  : op == SAMPLE_DIRICHLET ? k->dirichlet(o, a, dtype, n / cols, cols, seed, offset, device)
                  : op == SAMPLE_POISSON   ? k->poisson(o, a, dtype, n, seed, offset, device)
                  : op == SAMPLE_BINOMIAL  ? k->binomial(o, a, b, dtype, n, seed, offset, device)
-                                          : k->standard_gamma_grad(o, a, b, dtype, n, device);
+                 : op == SAMPLE_GAMMA_GRAD ? k->standard_gamma_grad(o, a, b, dtype, n, device)
+                                           : k->dirichlet_grad(o, a, b, c, dtype, n, device);
         if (rc < 0) {
             goto done;
         }
@@ -1471,15 +1510,16 @@ static PyObject *sampler_call(SamplerOp op, const char *fname, CtTensorObject *x
 done:
     Py_XDECREF(xc);
     Py_XDECREF(yc);
+    Py_XDECREF(zc);
     Py_XDECREF(out);
     return result;
 }
 
-/* fname(input[, other], *, generator=None): parses and runs op (names[0..1] the tensors). */
+/* fname(input[, other[, third]], *, generator=None): parses and runs op (names[0..2] the tensors). */
 static PyObject *sampler_entry(SamplerOp op, const char *fname, const char *const *names, int ntensors,
                                PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *a[3] = {NULL, NULL, NULL};
+    PyObject *a[4] = {NULL, NULL, NULL, NULL};
     if (ct_parse_args(fname, args, nargs, kwnames, names, ntensors, a) < 0) {
         return NULL;
     }
@@ -1490,7 +1530,8 @@ static PyObject *sampler_entry(SamplerOp op, const char *fname, const char *cons
             return NULL;
         }
     }
-    return sampler_call(op, fname, CT_TENSOR(a[0]), ntensors > 1 ? CT_TENSOR(a[1]) : NULL, a[ntensors]);
+    return sampler_call(op, fname, CT_TENSOR(a[0]), ntensors > 1 ? CT_TENSOR(a[1]) : NULL,
+                        ntensors > 2 ? CT_TENSOR(a[2]) : NULL, a[ntensors]);
 }
 
 static PyObject *py_standard_gamma(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -1521,6 +1562,12 @@ static PyObject *py_standard_gamma_grad(PyObject *self, PyObject *const *args, P
 {
     static const char *const names[] = {"input", "output", NULL};
     return sampler_entry(SAMPLE_GAMMA_GRAD, "_standard_gamma_grad", names, 2, args, nargs, kwnames);
+}
+
+static PyObject *py_dirichlet_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"x", "alpha", "total", NULL};
+    return sampler_entry(SAMPLE_DIRICHLET_GRAD, "_dirichlet_grad", names, 3, args, nargs, kwnames);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1812,6 +1859,9 @@ PyMethodDef ct_random_module_methods[] = {
      "binomial(count, prob, *, generator=None): Binomial(count, prob) samples"},
     {"_standard_gamma_grad", CT_FASTCALL(py_standard_gamma_grad), CT_METH_FK,
      "_standard_gamma_grad(input, output): d output / d input of Gamma(input) samples output"},
+    {"_dirichlet_grad", CT_FASTCALL(py_dirichlet_grad), CT_METH_FK,
+     "_dirichlet_grad(x, alpha, total): d x / d alpha of Dirichlet(alpha) components x (total = alpha's sum), "
+     "over 1 - x"},
     {"manual_seed", py_manual_seed, METH_O, "manual_seed(seed): seeds every default generator"},
     {"seed", py_seed, METH_NOARGS, "seed(): seeds every default generator from the OS; returns the seed"},
     {"initial_seed", py_initial_seed, METH_NOARGS, "initial_seed(): the seed of the default CPU generator"},

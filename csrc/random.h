@@ -73,6 +73,10 @@ struct CtRandomKernels {
     /* out = d x / d alpha of Gamma(alpha[i]) samples x[i] (no randomness; here beside gamma) */
     int (*standard_gamma_grad)(void *out, const void *alpha, const void *x, CtDType dtype, int64_t n,
                                CtDevice device);
+    /* out = d x / d alpha of Dirichlet components x[i] ~ Beta(alpha[i], total[i] - alpha[i]), over
+     * 1 - x[i] (ct_dirichlet_grad; no randomness) */
+    int (*dirichlet_grad)(void *out, const void *x, const void *alpha, const void *total, CtDType dtype, int64_t n,
+                          CtDevice device);
 };
 
 extern const struct CtRandomKernels ct_cpu_random_kernels;

@@ -1,6 +1,6 @@
 /* sampling_math.h: the rejection samplers behind torch._standard_gamma, _sample_dirichlet,
- * poisson and binomial, and _standard_gamma_grad's reparameterisation derivative. Everything is
- * CT_HOST_DEVICE scalar code in double, included by the CPU kernels (random.c) and the CUDA
+ * poisson and binomial, and _standard_gamma_grad's and _dirichlet_grad's reparameterisation
+ * derivatives. Everything is CT_HOST_DEVICE scalar code in double, included by the CPU kernels (random.c) and the CUDA
  * ones (cuda/random.cu), so that a seed gives the same samples on both devices, bit for bit.
  *
  * --- Sub-streams ---------------------------------------------------------------------------
@@ -381,6 +381,49 @@ CT_HOST_DEVICE double ct_standard_gamma_grad(double alpha, double x)
         }
     }
     return CT_DMUL(x, CT_DADD(CT_DMUL(h, CT_DSUB(log_x, ct_det_digamma(alpha))), h_d));
+}
+
+/* --- _dirichlet_grad: d x / d alpha of a Dirichlet component -----------------------------------
+ * x ~ Beta(alpha, beta), beta = total - alpha (the component's marginal); with u = I_x(alpha, beta)
+ * held fixed and beta fixed, dx/dalpha = -(dI/dalpha) / pdf(x), returned over 1 - x (the Dirichlet
+ * backward multiplies it by (grad - sum x grad)). I is written as the power series
+ *     I_v(p, q) = v^p (1-v)^q / (p B(p, q)) * F,  F = sum t_n,  t_n = t_{n-1} v (p+q+n-1) / (p+n)
+ * taken at (v, p, q) = (x, alpha, beta) when x < (alpha + 1) / (total + 2), otherwise at
+ * (1 - x, beta, alpha) through I_x(a, b) = 1 - I_{1-x}(b, a), so that the terms shrink. The
+ * prefactor over the pdf is v (1 - v) / p, and with dp = 1 (first form) or 0 (second) its log's
+ * alpha-derivative is log x - dp / p - digamma(alpha) + digamma(total) in both forms; F's is
+ * F_a = sum t_n sum_{k<n} (1 / (total + k) - dp / (p + k + 1)).
+ * NaN arguments give NaN; x outside (0, 1), alpha or beta <= 0 and an infinite total give 0
+ * (the degenerate cases, where the sample does not move). */
+CT_HOST_DEVICE double ct_dirichlet_grad(double x, double alpha, double total)
+{
+    if (x != x || alpha != alpha || total != total) {
+        return ct_det_nan();
+    }
+    double beta = CT_DSUB(total, alpha);
+    if (!(x > 0.0) || !(x < 1.0) || !(alpha > 0.0) || !(beta > 0.0) || total == ct_det_inf()) {
+        return 0.0;
+    }
+    bool direct = x < CT_DDIV(CT_DADD(alpha, 1.0), CT_DADD(total, 2.0));
+    double v = direct ? x : CT_DSUB(1.0, x);
+    double p = direct ? alpha : beta;
+    double dp = direct ? 1.0 : 0.0;
+    double t = 1.0, F = 1.0, Fa = 0.0, dlt = 0.0;
+    for (int n = 1; n < 1000000; n++) {
+        double k = (double)(n - 1);
+        double pk = CT_DADD(p, CT_DADD(k, 1.0)), tk = CT_DADD(total, k);
+        dlt = CT_DADD(dlt, CT_DSUB(CT_DDIV(1.0, tk), CT_DDIV(dp, pk)));
+        t = CT_DMUL(t, CT_DDIV(CT_DMUL(v, tk), pk));
+        F = CT_DADD(F, t);
+        Fa = CT_DADD(Fa, CT_DMUL(t, dlt));
+        if (CT_DMUL(t, CT_DADD(1.0, fabs(dlt))) < CT_DMUL(1e-17, CT_DADD(F, fabs(Fa)))) {
+            break;
+        }
+    }
+    double L = CT_DADD(CT_DSUB(CT_DSUB(ct_det_log(x), CT_DDIV(dp, p)), ct_det_digamma(alpha)),
+                       ct_det_digamma(total));
+    double r = CT_DMUL(CT_DDIV(CT_DMUL(v, CT_DSUB(1.0, v)), p), CT_DADD(CT_DMUL(F, L), Fa));
+    return CT_DDIV(direct ? -r : r, CT_DSUB(1.0, x));
 }
 
 /* --- element i of each op (the CPU loops and the CUDA kernels call these) --------------------- */

@@ -11,7 +11,7 @@
  *   GPU first (a flag read back by the host), so that a bad p or std raises the CPU's
  *   RuntimeError before anything is written, as on the CPU;
  * - gamma, dirichlet, poisson, binomial: sampling_math.h's rejection samplers, one thread per element
- *   (per Dirichlet row) drawing from its own sub-stream; _standard_gamma_grad beside them;
+ *   (per Dirichlet row) drawing from its own sub-stream; _standard_gamma_grad and _dirichlet_grad beside them;
  * - randperm: Philox keys and a stable radix sort of (key, index) pairs (cub), the CPU's order:
  *   ascending keys, ties by index. */
 #include "allocator.cuh"
@@ -327,11 +327,11 @@ int run_randperm(void *out, CtDType dtype, int64_t n, uint64_t seed, uint64_t of
 
 /* --- the rejection samplers (sampling_math.h): one thread per element (per row for dirichlet),
  * each with its own sub-stream, so the launch shape does not matter ----------------------------- */
-enum SamplerKind { kGamma, kPoisson, kBinomial, kGammaGrad };
+enum SamplerKind { kGamma, kPoisson, kBinomial, kGammaGrad, kDirichletGrad };
 
 template <int D>
-__global__ void sampler_kernel(char *out, const char *a, const char *b, int64_t n, uint64_t seed, uint64_t offset,
-                               SamplerKind kind)
+__global__ void sampler_kernel(char *out, const char *a, const char *b, const char *c, int64_t n, uint64_t seed,
+                               uint64_t offset, SamplerKind kind)
 {
     const double tiny = ct_float_tiny((CtDType)D);
     CT_GRID_STRIDE(i, n)
@@ -343,8 +343,10 @@ __global__ void sampler_kernel(char *out, const char *a, const char *b, int64_t 
             v = ct_poisson_element(seed, offset, i, x);
         } else if (kind == kBinomial) {
             v = ct_binomial_element(seed, offset, i, x, load_double<D>(b, i));
-        } else {
+        } else if (kind == kGammaGrad) {
             v = ct_standard_gamma_grad(x, load_double<D>(b, i));
+        } else {
+            v = ct_dirichlet_grad(x, load_double<D>(b, i), load_double<D>(c, i));
         }
         ct_store_double((CtDType)D, out + i * (int64_t)sizeof(typename CtCudaType<D>::T), v);
     }
@@ -384,8 +386,8 @@ __global__ void rate_check_kernel(const char *rate, int64_t n, int *bad)
 }
 
 template <int D>
-int launch_sampler(char *out, const char *a, const char *b, int64_t n, int64_t cols, uint64_t seed, uint64_t offset,
-                   int kind, int device, cudaStream_t stream)
+int launch_sampler(char *out, const char *a, const char *b, const char *c, int64_t n, int64_t cols, uint64_t seed,
+                   uint64_t offset, int kind, int device, cudaStream_t stream)
 {
     if (kind == kPoisson) {
         Scratch flag;
@@ -401,15 +403,16 @@ int launch_sampler(char *out, const char *a, const char *b, int64_t n, int64_t c
     if (cols > 0) { /* dirichlet: n / cols rows */
         dirichlet_kernel<D><<<grid_for(n / cols, device), kThreads, 0, stream>>>(out, a, n / cols, cols, seed, offset);
     } else {
-        sampler_kernel<D><<<grid_for(n, device), kThreads, 0, stream>>>(out, a, b, n, seed, offset, (SamplerKind)kind);
+        sampler_kernel<D><<<grid_for(n, device), kThreads, 0, stream>>>(out, a, b, c, n, seed, offset,
+                                                                        (SamplerKind)kind);
     }
     CT_CUDA_CHECK_LAUNCH();
     return CT_CUDA_OK;
 }
 
-/* kind: a SamplerKind, or cols > 0 for dirichlet */
+/* kind: a SamplerKind, or cols > 0 for dirichlet; c: dirichlet_grad's total */
 int run_sampler(void *out, const void *a, const void *b, CtDType dtype, int64_t n, int64_t cols, uint64_t seed,
-                uint64_t offset, int kind, int device)
+                uint64_t offset, int kind, int device, const void *c = nullptr)
 {
     if (n <= 0) {
         return CT_CUDA_OK;
@@ -417,16 +420,16 @@ int run_sampler(void *out, const void *a, const void *b, CtDType dtype, int64_t 
     CT_CUDA_TRY(ct_cuda_device_guard(device));
     cudaStream_t stream = ct_cuda_stream(device);
     char *o = (char *)out;
-    const char *x = (const char *)a, *y = (const char *)b;
+    const char *x = (const char *)a, *y = (const char *)b, *z = (const char *)c;
     switch (dtype) {
     case CT_F16:
-        return launch_sampler<CT_F16>(o, x, y, n, cols, seed, offset, kind, device, stream);
+        return launch_sampler<CT_F16>(o, x, y, z, n, cols, seed, offset, kind, device, stream);
     case CT_BF16:
-        return launch_sampler<CT_BF16>(o, x, y, n, cols, seed, offset, kind, device, stream);
+        return launch_sampler<CT_BF16>(o, x, y, z, n, cols, seed, offset, kind, device, stream);
     case CT_F32:
-        return launch_sampler<CT_F32>(o, x, y, n, cols, seed, offset, kind, device, stream);
+        return launch_sampler<CT_F32>(o, x, y, z, n, cols, seed, offset, kind, device, stream);
     case CT_F64:
-        return launch_sampler<CT_F64>(o, x, y, n, cols, seed, offset, kind, device, stream);
+        return launch_sampler<CT_F64>(o, x, y, z, n, cols, seed, offset, kind, device, stream);
     default:
         break;
     }
@@ -489,4 +492,10 @@ int ct_cuda_standard_gamma_grad(void *out, const void *alpha, const void *x, CtD
                                 CtDevice device)
 {
     return finish(run_sampler(out, alpha, x, dtype, n, 0, 0, 0, kGammaGrad, device.index));
+}
+
+int ct_cuda_dirichlet_grad(void *out, const void *x, const void *alpha, const void *total, CtDType dtype, int64_t n,
+                           CtDevice device)
+{
+    return finish(run_sampler(out, x, alpha, dtype, n, 0, 0, 0, kDirichletGrad, device.index, total));
 }

@@ -14,7 +14,7 @@ int ct_cuda_bernoulli_tensor(void *out, CtDType out_dtype, const void *p, CtDTyp
 int ct_cuda_normal_tensor(void *out, const void *mean, const void *std, CtDType dtype, int64_t n, uint64_t seed,
                           uint64_t offset, CtDevice device);
 int ct_cuda_randperm(void *out, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset, CtDevice device);
-/* the rejection samplers and _standard_gamma_grad (sampling_math.h) */
+/* the rejection samplers, _standard_gamma_grad and _dirichlet_grad (sampling_math.h) */
 int ct_cuda_gamma(void *out, const void *alpha, CtDType dtype, int64_t n, uint64_t seed, uint64_t offset,
                   CtDevice device);
 int ct_cuda_dirichlet(void *out, const void *alpha, CtDType dtype, int64_t rows, int64_t cols, uint64_t seed,
@@ -25,5 +25,7 @@ int ct_cuda_binomial(void *out, const void *count, const void *prob, CtDType dty
                      uint64_t offset, CtDevice device);
 int ct_cuda_standard_gamma_grad(void *out, const void *alpha, const void *x, CtDType dtype, int64_t n,
                                 CtDevice device);
+int ct_cuda_dirichlet_grad(void *out, const void *x, const void *alpha, const void *total, CtDType dtype, int64_t n,
+                           CtDevice device);
 
 #endif /* CTORCH_CUDA_RANDOM_CUH */

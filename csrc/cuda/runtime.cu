@@ -497,6 +497,7 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     random_kernels.poisson = ct_cuda_poisson;
     random_kernels.binomial = ct_cuda_binomial;
     random_kernels.standard_gamma_grad = ct_cuda_standard_gamma_grad;
+    random_kernels.dirichlet_grad = ct_cuda_dirichlet_grad;
     memset(&blas_kernels, 0, sizeof(blas_kernels));
     blas_kernels.gemm_batched = ct_cuda_gemm_batched;
     blas_kernels.lu_factor = ct_cuda_lu_factor;

@@ -231,6 +231,7 @@ _amp_update_scale_ = _C._amp_update_scale_
 # the samplers torch.distributions builds on (csrc/random.c, sampling_math.h)
 _standard_gamma = _C._standard_gamma
 _standard_gamma_grad = _C._standard_gamma_grad
+_dirichlet_grad = _C._dirichlet_grad
 _sample_dirichlet = _C._sample_dirichlet
 
 
