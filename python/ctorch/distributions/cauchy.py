@@ -36,8 +36,8 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
-        u = torch.rand(shape, dtype=self.loc.dtype, device=self.loc.device)
-        return self.loc + torch.tan(math.pi * (u - 0.5)) * self.scale  # the standard Cauchy's icdf
+        eps = torch.empty(shape, dtype=self.loc.dtype, device=self.loc.device).cauchy_()
+        return self.loc + eps * self.scale
 
     def log_prob(self, value):
         if self._validate_args:
