@@ -1,5 +1,6 @@
 """Modules over csrc/nn_misc.c's ops: LocalResponseNorm, ChannelShuffle, RReLU, AlphaDropout,
-FeatureAlphaDropout, LPPool1d / 2d, MaxUnpool1d / 2d and Softmax2d (in PyTorch's own files, gathered
+FeatureAlphaDropout, LPPool1d / 2d / 3d, MaxUnpool1d / 2d / 3d and Softmax2d; FractionalMaxPool2d / 3d over
+csrc/nn_frac_pool.c (in PyTorch's own files, gathered
 here so that they merge apart from the other modules)."""
 from .. import functional as F
 from .dropout import Dropout
@@ -89,6 +90,11 @@ class LPPool2d(_LPPoolNd):
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
+class LPPool3d(_LPPoolNd):
+    def forward(self, input):
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
 class _MaxUnpoolNd(Module):
     _n = 0
 
@@ -114,6 +120,48 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     def forward(self, input, indices, output_size=None):
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _n = 3
+
+    def forward(self, input, indices, output_size=None):
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class _FractionalMaxPoolNd(Module):
+    """kernel_size and output_size / output_ratio as n-tuples; _random_samples a (None) buffer."""
+
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _n = 0
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        n = self._n
+        self.kernel_size = F._tuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = F._tuple(output_size, n) if output_size is not None else None
+        self.output_ratio = F._tuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        pool = F.fractional_max_pool2d if self._n == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _n = 3
 
 
 class Softmax2d(Module):
