@@ -37,4 +37,5 @@ from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 from .nn_misc import (AlphaDropout, ChannelShuffle, FeatureAlphaDropout, LocalResponseNorm, LPPool1d,  # noqa: F401
                       LPPool2d, MaxUnpool1d, MaxUnpool2d, RReLU, Softmax2d)
-from .nn_misc import FractionalMaxPool2d, FractionalMaxPool3d, LPPool3d, MaxUnpool3d  # noqa: F401
+from .nn_misc import CrossMapLRN2d, FractionalMaxPool2d, FractionalMaxPool3d, LPPool3d, MaxUnpool3d  # noqa: F401
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401

@@ -2,6 +2,7 @@
 FeatureAlphaDropout, LPPool1d / 2d / 3d, MaxUnpool1d / 2d / 3d and Softmax2d; FractionalMaxPool2d / 3d over
 csrc/nn_frac_pool.c (in PyTorch's own files, gathered
 here so that they merge apart from the other modules)."""
+from ... import _C
 from .. import functional as F
 from .dropout import Dropout
 from .module import Module
@@ -19,6 +20,39 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class CrossMapLRN2d(Module):
+    """The legacy (Lua Torch) cross-channel LRN of (N, C, H, W) input: x * (k + alpha / size * s)^-beta, s
+    the sum of squares over channels [c - pre + 1, c + pre - 1] (pre = (size - 1) // 2 + 1), plus channel
+    0's for c >= pre as the legacy running sum keeps it (PyTorch's forward, reproduced)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        channels = input.size(1)
+        pre = int((self.size - 1) / 2 + 1)
+        square = input * input
+        # window sums from a running sum with a leading zero: csum[hi + 1] - csum[lo]
+        csum = _C.cat([_C.zeros_like(square[:, :1]), square.cumsum(1)], 1)
+        lo = [max(c - pre + 1, 0) for c in range(channels)]
+        hi = [min(c + pre - 1, channels - 1) + 1 for c in range(channels)]
+        device = input.device
+        scale = (csum.index_select(1, _C.tensor(hi, device=device)) -
+                 csum.index_select(1, _C.tensor(lo, device=device)))
+        keep_first = _C.tensor([float(c >= pre) for c in range(channels)], dtype=input.dtype, device=device)
+        scale = scale + square[:, :1] * keep_first.reshape(1, -1, 1, 1)
+        return input * (scale * (self.alpha / self.size) + self.k).pow(-self.beta)
 
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
