@@ -73,9 +73,10 @@ static PyObject *dim_positions(PyObject *samples, int k, int d, const int64_t *n
         PyObject *alpha = DIV(METH(u, "new_full", "(()L)", (long long)(in - kernel)), INT(out - 1));
         PyObject *i = METH(FN("arange", "(L)", (long long)(out - 1)), "to", "(O)", u);
         PyObject *first = SUB(METH(MUL(ADD(i, u), alpha), "trunc", NULL), METH(MUL(u, alpha), "trunc", NULL));
+        first = METH(first, "long", NULL);
         PyObject *parts = arena->failed ? NULL : KEEP(PyList_New(2));
         if (parts != NULL) {
-            PyList_SET_ITEM(parts, 0, Py_NewRef(METH(first, "long", NULL)));
+            PyList_SET_ITEM(parts, 0, Py_NewRef(first));
             PyList_SET_ITEM(parts, 1, Py_NewRef(starts));
             starts = FN("cat", "(Oi)", parts, -1);
         }
@@ -147,10 +148,10 @@ static PyObject *fractional_max_pool(int k, const char *fname, PyObject *const *
             }
             return NULL;
         }
-        if (out[d] <= 0 || out[d] + kernel[d] - 1 > in[d]) {
+        if (out[d] < 0 || out[d] + kernel[d] - 1 > in[d]) {
             const char *dn = frac_dim_names[k - 2][d];
-            PyErr_Format(PyExc_RuntimeError, "%s(): pool %s %lld too large relative to input %s %lld", fname, dn,
-                         (long long)kernel[d], dn, (long long)in[d]);
+            PyErr_Format(PyExc_RuntimeError, "%s%s(): pool %s %lld too large relative to input %s %lld", fname,
+                         k == 3 ? "_out" : "", dn, (long long)kernel[d], dn, (long long)in[d]);
             return NULL;
         }
         plane *= in[d];
@@ -177,7 +178,7 @@ static PyObject *fractional_max_pool(int k, const char *fname, PyObject *const *
             return NULL;
         }
         if (s->ndim != 3) {
-            PyErr_Format(PyExc_RuntimeError, "Expect _random_samples to be 3D tensor, got: %dD", s->ndim);
+            PyErr_Format(PyExc_RuntimeError, "Expect _random_samples to have 3 dimensions, got %d", s->ndim);
             return NULL;
         }
         if (s->sizes[2] != k) {
@@ -185,17 +186,26 @@ static PyObject *fractional_max_pool(int k, const char *fname, PyObject *const *
                          (long long)s->sizes[2]);
             return NULL;
         }
-        if (s->sizes[0] < nc[0] || s->sizes[1] < nc[1]) {
-            PyErr_Format(PyExc_RuntimeError, "Expect _random_samples.size(0) no less then input batch size (%lld) "
-                         "and size(1) no less than the channels (%lld).", (long long)nc[0], (long long)nc[1]);
+        if (s->sizes[0] < nc[0]) {
+            PyErr_SetString(PyExc_RuntimeError, "Expect _random_samples.size(0) no less then input batch size.");
             return NULL;
         }
-        samples = METH(METH(samples, "narrow", "(iiL)", 0, 0, (long long)nc[0]), "narrow", "(iiL)", 1, 0,
-                       (long long)nc[1]);
+        if (s->sizes[1] != nc[1]) {
+            PyErr_SetString(PyExc_RuntimeError, "Expect _random_samples.size(1) equals to input channel size.");
+            return NULL;
+        }
+        samples = METH(samples, "narrow", "(iiL)", 0, 0, (long long)nc[0]);
     }
     PyObject *result = NULL;
     PyObject *xb = batched ? a[0] : METH(a[0], "unsqueeze", "(i)", 0);
     PyObject *flat = METH(xb, "reshape", "(LLL)", (long long)nc[0], (long long)nc[1], (long long)plane);
+    int64_t shape[5] = {nc[0], nc[1], out[0], out[1], out[2]};
+    PyObject *st = KEEP(size_tuple(2 + k, shape)), *value, *best;
+    if (outs == 0) { /* an empty output (still on the graph) */
+        value = METH(METH(flat, "narrow", "(iii)", 2, 0, 0), "reshape", "(O)", st);
+        best = METH(METH(xb, "new_zeros", "(O)", st), "long", NULL);
+        goto shaped;
+    }
     PyObject *idx = window_indices(arena, samples, k, nc, in, kernel, out);
     /* (N, C, prod(O), prod(K)): each output's window */
     idx = METH(idx, "reshape", "(LLLL)", (long long)nc[0], (long long)nc[1], (long long)outs, (long long)window);
@@ -203,12 +213,10 @@ static PyObject *fractional_max_pool(int k, const char *fname, PyObject *const *
                           METH(idx, "reshape", "(LLL)", (long long)nc[0], (long long)nc[1], (long long)(outs * window)));
     PyObject *arg = METH(METH(METH(vals, "reshape", "(LLLL)", (long long)nc[0], (long long)nc[1], (long long)outs,
                                    (long long)window), "max", "(i)", -1), "__getitem__", "(i)", 1);
-    PyObject *best = METH(METH(idx, "gather", "(iO)", -1, METH(arg, "unsqueeze", "(i)", -1)), "squeeze", "(i)", -1);
-    PyObject *value = METH(flat, "gather", "(iO)", 2, best);
-    int64_t shape[5] = {nc[0], nc[1], out[0], out[1], out[2]};
-    PyObject *st = KEEP(size_tuple(2 + k, shape));
-    value = METH(value, "reshape", "(O)", st);
+    best = METH(METH(idx, "gather", "(iO)", -1, METH(arg, "unsqueeze", "(i)", -1)), "squeeze", "(i)", -1);
+    value = METH(METH(flat, "gather", "(iO)", 2, best), "reshape", "(O)", st);
     best = METH(best, "reshape", "(O)", st);
+shaped:
     if (!batched) {
         value = METH(value, "squeeze", "(i)", 0);
         best = METH(best, "squeeze", "(i)", 0);

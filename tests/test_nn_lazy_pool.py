@@ -186,6 +186,8 @@ def test_fractional_max_pool_modules_shapes_and_ratio():
     y, i = m3(torch.randn(2, 6, 6, 5))
     assert y.shape == i.shape == (2, 3, 3, 3)
     assert F.fractional_max_pool2d(torch.zeros(0, 2, 5, 5), 2, output_size=3).shape == (0, 2, 3, 3)
+    y, i = F.fractional_max_pool2d(torch.zeros(1, 2, 5, 5), 2, output_size=(2, 0), return_indices=True)
+    assert y.shape == i.shape == (1, 2, 2, 0) and i.dtype == torch.int64
     assert F.fractional_max_pool2d(torch.randn(1, 1, 5, 9), (2, 3), output_ratio=(0.5, 0.7)).shape == (1, 1, 2, 6)
     assert list(m.state_dict()) == []
 
@@ -198,7 +200,15 @@ def test_fractional_max_pool_modules_shapes_and_ratio():
     (lambda: F.fractional_max_pool2d(torch.randn(1, 1, 11, 13), 12, output_size=4), RuntimeError,
      r"fractional_max_pool2d\(\): pool height 12 too large relative to input height 11"),
     (lambda: F.fractional_max_pool3d(torch.randn(1, 1, 11, 13), 2, output_size=3), RuntimeError,
-     "pool time 2 too large relative to input time 1"),
+     r"fractional_max_pool3d_out\(\): pool time 2 too large relative to input time 1"),
+    (lambda: F.fractional_max_pool2d(torch.randn(1, 1, 5, 5), 2, output_size=(2, 6)), RuntimeError,
+     "pool width 2 too large relative to input width 5"),
+    (lambda: F.fractional_max_pool2d(torch.randn(2, 3, 5, 5), 2, output_size=2, _random_samples=torch.rand(1, 3, 2)),
+     RuntimeError, r"Expect _random_samples.size\(0\) no less then input batch size."),
+    (lambda: F.fractional_max_pool2d(torch.randn(2, 3, 5, 5), 2, output_size=2, _random_samples=torch.rand(2, 4, 2)),
+     RuntimeError, r"Expect _random_samples.size\(1\) equals to input channel size."),
+    (lambda: F.fractional_max_pool2d(torch.randn(2, 3, 5, 5), 2, output_size=2, _random_samples=torch.rand(2, 2)),
+     RuntimeError, "Expect _random_samples to have 3 dimensions, got 2"),
     (lambda: F.fractional_max_pool2d(torch.randn(11, 13), 2, output_size=3), RuntimeError, "Expected 3D or 4D tensor"),
     (lambda: F.fractional_max_pool2d(torch.randn(1, 1, 9, 9), 2, output_size=3, _random_samples=torch.rand(1, 1, 3)),
      RuntimeError, r"Expect _random_samples.size\(2\) equals to 2; got 3."),
