@@ -130,7 +130,8 @@ static PyObject *fractional_max_pool(int k, const char *fname, PyObject *const *
         return NULL;
     }
     if (!ct_is_floating(x->dtype)) {
-        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", fname, ct_scalar_type_name(x->dtype));
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", fname,
+                     ct_scalar_type_name(x->dtype));
         return NULL;
     }
     bool batched = x->ndim == k + 2;
@@ -143,8 +144,9 @@ static PyObject *fractional_max_pool(int k, const char *fname, PyObject *const *
                 PyErr_Format(PyExc_RuntimeError, "%s(): kernel size should be greater than zero, but got %lldx%lld",
                              fname, (long long)kernel[0], (long long)kernel[1]);
             } else {
-                PyErr_Format(PyExc_RuntimeError, "%s(): kernel size should be greater than zero, but got %lldx%lldx%lld",
-                             fname, (long long)kernel[0], (long long)kernel[1], (long long)kernel[2]);
+                PyErr_Format(PyExc_RuntimeError,
+                             "%s(): kernel size should be greater than zero, but got %lldx%lldx%lld", fname,
+                             (long long)kernel[0], (long long)kernel[1], (long long)kernel[2]);
             }
             return NULL;
         }
@@ -209,8 +211,8 @@ static PyObject *fractional_max_pool(int k, const char *fname, PyObject *const *
     PyObject *idx = window_indices(arena, samples, k, nc, in, kernel, out);
     /* (N, C, prod(O), prod(K)): each output's window */
     idx = METH(idx, "reshape", "(LLLL)", (long long)nc[0], (long long)nc[1], (long long)outs, (long long)window);
-    PyObject *vals = METH(METH(flat, "detach", NULL), "gather", "(iO)", 2,
-                          METH(idx, "reshape", "(LLL)", (long long)nc[0], (long long)nc[1], (long long)(outs * window)));
+    PyObject *all = METH(idx, "reshape", "(LLL)", (long long)nc[0], (long long)nc[1], (long long)(outs * window));
+    PyObject *vals = METH(METH(flat, "detach", NULL), "gather", "(iO)", 2, all);
     PyObject *arg = METH(METH(METH(vals, "reshape", "(LLLL)", (long long)nc[0], (long long)nc[1], (long long)outs,
                                    (long long)window), "max", "(i)", -1), "__getitem__", "(i)", 1);
     best = METH(METH(idx, "gather", "(iO)", -1, METH(arg, "unsqueeze", "(i)", -1)), "squeeze", "(i)", -1);

@@ -172,9 +172,11 @@ def test_fractional_max_pool_values(k, shape, kernel, out, dtype, device, rng):
 def test_fractional_max_pool_sample_order():
     x = torch.arange(11 * 13, dtype=torch.float32).reshape(1, 1, 11, 13)
     # sample 1 drives the rows (H), sample 0 the columns (W), as PyTorch's
-    _, i = F.fractional_max_pool2d(x, 2, output_size=3, return_indices=True, _random_samples=torch.tensor([[[0.2, 0.0]]]))
+    _, i = F.fractional_max_pool2d(x, 2, output_size=3, return_indices=True,
+                                   _random_samples=torch.tensor([[[0.2, 0.0]]]))
     assert i.tolist() == [[[[14, 19, 25], [66, 71, 77], [131, 136, 142]]]]
-    _, i = F.fractional_max_pool2d(x, 2, output_size=3, return_indices=True, _random_samples=torch.tensor([[[0.0, 0.2]]]))
+    _, i = F.fractional_max_pool2d(x, 2, output_size=3, return_indices=True,
+                                   _random_samples=torch.tensor([[[0.0, 0.2]]]))
     assert i.tolist() == [[[[14, 19, 25], [79, 84, 90], [131, 136, 142]]]]
 
 
@@ -195,8 +197,10 @@ def test_fractional_max_pool_modules_shapes_and_ratio():
 @pytest.mark.parametrize("call,exc,msg", [
     (lambda: nn.FractionalMaxPool2d(2), ValueError, "requires specifying either an output size, or a pooling ratio"),
     (lambda: nn.FractionalMaxPool2d(2, output_size=3, output_ratio=0.5), ValueError, "only one of output_size"),
-    (lambda: nn.FractionalMaxPool2d(2, output_ratio=1.5), ValueError, r"output_ratio must be between 0 and 1 \(got 1.5\)"),
-    (lambda: F.fractional_max_pool2d(torch.randn(1, 1, 11, 13), 2), ValueError, "either an output_size or an output_ratio"),
+    (lambda: nn.FractionalMaxPool2d(2, output_ratio=1.5), ValueError,
+     r"output_ratio must be between 0 and 1 \(got 1.5\)"),
+    (lambda: F.fractional_max_pool2d(torch.randn(1, 1, 11, 13), 2), ValueError,
+     "either an output_size or an output_ratio"),
     (lambda: F.fractional_max_pool2d(torch.randn(1, 1, 11, 13), 12, output_size=4), RuntimeError,
      r"fractional_max_pool2d\(\): pool height 12 too large relative to input height 11"),
     (lambda: F.fractional_max_pool3d(torch.randn(1, 1, 11, 13), 2, output_size=3), RuntimeError,
