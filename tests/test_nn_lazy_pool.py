@@ -267,29 +267,46 @@ def test_max_unpool3d(device):
 
 
 # --- CrossMapLRN2d, AdaptiveLogSoftmaxWithLoss --------------------------------------------------------------
-def _cross_map_ref(x, size, alpha, beta, k):
+def _cross_map_scale(x, size, alpha, k):
     sq, channels, pre = x ** 2, x.shape[1], int((size - 1) / 2 + 1)
     s = np.zeros_like(x)
     for c in range(channels):
         lo, hi = max(c - pre + 1, 0), min(c + pre - 1, channels - 1)
         # the legacy running sum never drops channel 0 once past it
         s[:, c] = sq[:, lo:hi + 1].sum(1) + (sq[:, 0] if c >= pre else 0)
-    return x * (k + alpha / size * s) ** -beta
+    return k + alpha / size * s
+
+
+def _cross_map_legacy_grad(x, g, size, alpha, beta, k):
+    """PyTorch's legacy backward: a window shifted by size - (size - 1) // 2, without the channel-0 term."""
+    scale = _cross_map_scale(x, size, alpha, k)
+    ratio = g * x * scale ** -beta / scale
+    shift, acc = int(size - (size - 1) / 2), np.zeros_like(x)
+    for c in range(x.shape[1]):
+        acc[:, c] = ratio[:, max(c - shift, 0):c + size - shift].sum(1)
+    return scale ** -beta * g - 2 * alpha * beta / size * x * acc
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 5])
 def test_cross_map_lrn2d(size, rng):
     x = rng.standard_normal((2, 6, 3, 2))
+    g = rng.standard_normal((2, 6, 3, 2))
     m = nn.CrossMapLRN2d(size, alpha=0.5, beta=0.75, k=2.0)
-    np.testing.assert_allclose(m(torch.tensor(x)).numpy(), _cross_map_ref(x, size, 0.5, 0.75, 2.0), rtol=1e-12)
+    xt = torch.tensor(x, requires_grad=True)
+    y = m(xt)
+    np.testing.assert_allclose(y.detach().numpy(), x * _cross_map_scale(x, size, 0.5, 2.0) ** -0.75, rtol=1e-12)
     assert repr(m) == f"CrossMapLRN2d({size}, alpha=0.5, beta=0.75, k=2.0)"
+    if size == 1:
+        with pytest.raises(RuntimeError, match=r"start \(1\) \+ length \(6\) exceeds dimension size \(6\)"):
+            y.backward(torch.tensor(g))
+    else:
+        y.backward(torch.tensor(g))
+        np.testing.assert_allclose(xt.grad.numpy(), _cross_map_legacy_grad(x, g, size, 0.5, 0.75, 2.0), rtol=1e-10)
 
 
-def test_cross_map_lrn2d_errors_and_grad():
+def test_cross_map_lrn2d_errors():
     with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 3D instead."):
         nn.CrossMapLRN2d(3)(torch.randn(3, 4, 5))
-    x = torch.randn(1, 4, 2, 2, dtype=torch.float64, requires_grad=True)
-    assert gradcheck(nn.CrossMapLRN2d(3, 0.5, 0.75, 2.0), (x,))
 
 
 def test_adaptive_log_softmax():

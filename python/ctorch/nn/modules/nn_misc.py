@@ -3,6 +3,7 @@ FeatureAlphaDropout, LPPool1d / 2d / 3d, MaxUnpool1d / 2d / 3d and Softmax2d; Fr
 csrc/nn_frac_pool.c (in PyTorch's own files, gathered
 here so that they merge apart from the other modules)."""
 from ... import _C
+from ...autograd.function import Function
 from .. import functional as F
 from .dropout import Dropout
 from .module import Module
@@ -25,10 +26,53 @@ class LocalResponseNorm(Module):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
+def _channel_window_sums(t, lo, hi):
+    """(N, C, H, W): channel c's sum of t over channels lo[c] .. hi[c] (inclusive), from a running sum."""
+    csum = _C.cat([_C.zeros_like(t[:, :1]), t.cumsum(1)], 1)
+    first = _C.tensor(lo, device=t.device)
+    last = _C.tensor([h + 1 for h in hi], device=t.device)
+    return csum.index_select(1, last) - csum.index_select(1, first)
+
+
+class _CrossMapLRN2dFunction(Function):
+    """The legacy forward and PyTorch's legacy backward, which is not this forward's exact gradient
+    (its window is shifted and drops channel 0's extra term): kept as PyTorch computes it."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        channels = input.size(1)
+        pre = int((size - 1) / 2 + 1)
+        square = input * input
+        lo = [max(c - pre + 1, 0) for c in range(channels)]
+        hi = [min(c + pre - 1, channels - 1) for c in range(channels)]
+        # the legacy running sum never drops channel 0 once past it
+        keep_first = _C.tensor([float(c >= pre) for c in range(channels)], dtype=input.dtype, device=input.device)
+        scale = _channel_window_sums(square, lo, hi) + square[:, :1] * keep_first.reshape(1, -1, 1, 1)
+        scale = scale * (alpha / size) + k
+        output = input * scale.pow(-beta)
+        ctx.save_for_backward(input, output, scale)
+        ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output, scale = ctx.saved_tensors
+        size, channels = ctx.size, input.size(1)
+        shift = int(size - (size - 1) / 2)
+        if shift > size - 1:  # the legacy code's padded ratio is too short for size 1
+            raise RuntimeError(f"start ({shift}) + length ({channels}) exceeds dimension size ({channels + size - 1}).")
+        ratio = grad_output * output / scale
+        lo = [max(c - shift, 0) for c in range(channels)]
+        hi = [min(c + size - 1 - shift, channels - 1) for c in range(channels)]
+        accum = _channel_window_sums(ratio, lo, hi)
+        grad = scale.pow(-ctx.beta) * grad_output - (2 * ctx.alpha * ctx.beta / size) * input * accum
+        return grad, None, None, None, None
+
+
 class CrossMapLRN2d(Module):
     """The legacy (Lua Torch) cross-channel LRN of (N, C, H, W) input: x * (k + alpha / size * s)^-beta, s
     the sum of squares over channels [c - pre + 1, c + pre - 1] (pre = (size - 1) // 2 + 1), plus channel
-    0's for c >= pre as the legacy running sum keeps it (PyTorch's forward, reproduced)."""
+    0's for c >= pre; forward and backward as PyTorch's legacy function computes them."""
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
         super().__init__()
@@ -40,19 +84,7 @@ class CrossMapLRN2d(Module):
     def forward(self, input):
         if input.dim() != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
-        channels = input.size(1)
-        pre = int((self.size - 1) / 2 + 1)
-        square = input * input
-        # window sums from a running sum with a leading zero: csum[hi + 1] - csum[lo]
-        csum = _C.cat([_C.zeros_like(square[:, :1]), square.cumsum(1)], 1)
-        lo = [max(c - pre + 1, 0) for c in range(channels)]
-        hi = [min(c + pre - 1, channels - 1) + 1 for c in range(channels)]
-        device = input.device
-        scale = (csum.index_select(1, _C.tensor(hi, device=device)) -
-                 csum.index_select(1, _C.tensor(lo, device=device)))
-        keep_first = _C.tensor([float(c >= pre) for c in range(channels)], dtype=input.dtype, device=device)
-        scale = scale + square[:, :1] * keep_first.reshape(1, -1, 1, 1)
-        return input * (scale * (self.alpha / self.size) + self.k).pow(-self.beta)
+        return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
