@@ -55,6 +55,9 @@ def test_lazy_load_state_dict():
     np.testing.assert_array_equal(m.weight.detach().numpy(), src.weight.detach().numpy())
     m(torch.randn(1, 5))
     assert repr(m) == "Linear(in_features=5, out_features=3, bias=True)"
+    assert repr(nn.LazyLinear(3).load_state_dict(nn.LazyLinear(3).state_dict())) == "<All keys matched successfully>"
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
+        nn.Linear(4, 3).load_state_dict(nn.LazyLinear(3).state_dict())
     bn = nn.LazyBatchNorm1d()
     ref = nn.BatchNorm1d(4)
     ref.running_mean.fill_(2.0)

@@ -540,7 +540,7 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
                                   f"Tensor-like object from checkpoint but received {type(input_param)}")
                 continue
-            lazy = is_lazy(param) or is_lazy(input_param)  # no shape to compare yet
+            lazy = is_lazy(param)  # no shape to compare yet (a lazy input_param's .shape raises, as PyTorch)
             if not lazy and len(param.shape) == 0 and len(input_param.shape) == 1 and input_param.shape[0] == 1:
                 input_param = input_param[0]
             if not lazy and input_param.shape != param.shape:
