@@ -1484,7 +1484,7 @@ static PyObject *py_alpha_dropout(PyObject *m, PyObject *const *args, Py_ssize_t
     return result;
 }
 
-/* _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims 1 or 2):
+/* _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims 1, 2 or 3):
  * (sign(s) relu(|s|) * prod(kernel))^(1 / p), s the average pool of input^p */
 static PyObject *py_lp_pool(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
@@ -1516,12 +1516,12 @@ static PyObject *py_lp_pool(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         if (ct_arg_int64(a[2], &v) < 0) {
             return NULL;
         }
-        kernel = dims == 2 ? v * v : v;
+        kernel = dims == 3 ? v * v * v : dims == 2 ? v * v : v;
     }
     PyObject *stride = a[3] == NULL || a[3] == Py_None ? NULL : a[3];
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *empty = stride == NULL ? KEEP(PyTuple_New(0)) : stride;
-    PyObject *s = FN(dims == 2 ? "avg_pool2d" : "avg_pool1d", "(OOOiO)", POW(a[0], NUM(p)), a[2], empty, 0,
+    PyObject *s = FN(dims == 3 ? "avg_pool3d" : dims == 2 ? "avg_pool2d" : "avg_pool1d", "(OOOiO)", POW(a[0], NUM(p)), a[2], empty, 0,
                      ceil_mode ? Py_True : Py_False);
     PyObject *r = POW(MUL(MUL(METH(s, "sign", NULL), METH(METH(s, "abs", NULL), "relu", NULL)), NUM((double)kernel)),
                       NUM(1.0 / p));

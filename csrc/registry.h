@@ -38,6 +38,7 @@
     X(upsample)           \
     X(spatial)            \
     X(nn_misc)            \
+    X(nn_frac_pool)       \
     X(optim)              \
     X(clip)               \
     X(amp)                \

@@ -198,6 +198,14 @@ CASES = [
                                                             mode="trilinear").sum())),
     ("histogram", lambda x: (torch.histogram(x.cpu(), 4, weight=x.cpu().abs()), torch.histogramdd(x.cpu()[:, :2], 3))),
     ("as_strided_error", _raises(lambda x: x.as_strided((9, 9), (3, 3)), RuntimeError)),
+    # fractional max pooling (nn_frac_pool.c): drawn and given samples, its backward, an error
+    ("fractional_max_pool_backward", _backward(
+        lambda y: F.fractional_max_pool2d(y[None, None], 2, output_size=(2, 3), return_indices=True)[0].sum()
+        + F.fractional_max_pool3d(y.reshape(1, 2, 2, 6), (1, 1, 2), output_size=2,
+                                  _random_samples=y[:1, None, :3].detach().abs() / 5).sum())),
+    ("fractional_max_pool_error", _raises(lambda x: F.fractional_max_pool2d(x[None, None], 2, output_size=2,
+                                                                            _random_samples=x[:1, :1, None]),
+                                          RuntimeError)),
 ]
 
 

@@ -983,6 +983,11 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _C._lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 2)
 
 
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p) of (N, C, D, H, W) input."""
+    return _C._lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 3)
+
+
 def _tuple(x, n):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
 
@@ -1022,6 +1027,51 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of max_pool2d: the maxima put back at their indices, zeros elsewhere."""
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d: the maxima put back at their indices, zeros elsewhere."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _fractional_max_pool(n, input, kernel_size, output_size, output_ratio, _random_samples):
+    """(output, indices) of _C.fractional_max_pool{n}d (csrc/nn_frac_pool.c), the output size given or
+    int(input size * ratio)."""
+    name = f"fractional_max_pool{n}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if len(output_ratio) > n:
+            raise ValueError(f"{name} must have {n} or fewer elements in output_ratio")
+        ratio = _tuple(output_ratio, n) if len(output_ratio) == n else (output_ratio[0],) * n
+        output_size = [int(input.size(d - n) * ratio[d]) for d in range(n)]
+    return getattr(_C, name)(input, kernel_size, output_size, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """Max over kh x kw windows at pseudo-random fractional strides (Graham, 2014): (output, indices)."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling of (N, C, H, W) or (C, H, W) input; (output, indices) when return_indices."""
+    out = _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """Max over kt x kh x kw windows at pseudo-random fractional strides: (output, indices)."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling of (N, C, T, H, W) or (C, T, H, W) input; (output, indices) when return_indices."""
+    out = _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
 
 
 _GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}

@@ -12,6 +12,9 @@ from .flatten import Flatten, Unflatten  # noqa: F401
 from .fold import Fold, Unfold  # noqa: F401
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from .linear import Bilinear, Identity, Linear  # noqa: F401
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d,  # noqa: F401
+                   LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
+                   LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss,  # noqa: F401
                    SmoothL1Loss)
 from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss,  # noqa: F401
@@ -34,3 +37,5 @@ from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 from .nn_misc import (AlphaDropout, ChannelShuffle, FeatureAlphaDropout, LocalResponseNorm, LPPool1d,  # noqa: F401
                       LPPool2d, MaxUnpool1d, MaxUnpool2d, RReLU, Softmax2d)
+from .nn_misc import CrossMapLRN2d, FractionalMaxPool2d, FractionalMaxPool3d, LPPool3d, MaxUnpool3d  # noqa: F401
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
