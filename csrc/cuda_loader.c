@@ -1066,18 +1066,42 @@ static PyObject *py_cuda_host_empty_cache(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* _cuda_host_memory_stats() -> the pinned cache's statistics with PyTorch's flat keys
+ * ("allocated_bytes.peak", "num_host_alloc", ...; {} before CUDA is initialised). */
 static PyObject *py_cuda_host_memory_stats(PyObject *self, PyObject *unused)
 {
-    CtCudaHostStats s;
-    memset(&s, 0, sizeof(s));
+    PyObject *dict = PyDict_New();
 #ifdef CT_HAVE_CUDA
-    if (initialized) {
-        CT_CUDA_CALL(backend->host_stats(&s));
+    if (dict == NULL || !initialized) {
+        return dict;
+    }
+    CtCudaHostStats s;
+    int st = backend->host_stats(&s);
+    if (st != CT_CUDA_OK) {
+        Py_DECREF(dict);
+        raise_status(st);
+        return NULL;
+    }
+    if (put_stat(dict, "allocations", &s.allocations) < 0 || put_stat(dict, "allocated_bytes", &s.allocated_bytes) < 0 ||
+        put_stat(dict, "active_requests", &s.active_requests) < 0 ||
+        put_stat(dict, "active_bytes", &s.active_bytes) < 0 || put_int(dict, "num_host_alloc", s.num_host_alloc) < 0 ||
+        put_int(dict, "num_host_free", s.num_host_free) < 0) {
+        Py_CLEAR(dict);
     }
 #endif
-    return Py_BuildValue("{s:L,s:L,s:L,s:L}", "allocated_bytes", (long long)s.allocated_bytes, "reserved_bytes",
-                         (long long)s.reserved_bytes, "num_host_alloc", (long long)s.num_host_alloc, "num_host_free",
-                         (long long)s.num_host_free);
+    return dict;
+}
+
+/* _cuda_host_reset_stats(peak): resets the pinned cache's peaks (True) or sums (False) */
+static PyObject *py_cuda_host_reset_stats(PyObject *self, PyObject *peak)
+{
+#ifdef CT_HAVE_CUDA
+    if (initialized) {
+        CT_CUDA_CALL(PyObject_IsTrue(peak) ? backend->host_reset_peak_stats()
+                                           : backend->host_reset_accumulated_stats());
+    }
+#endif
+    Py_RETURN_NONE;
 }
 
 /* --- allocator controls and device queries (memory fraction, snapshot, raw blocks, peers) --- */
@@ -1529,6 +1553,7 @@ PyMethodDef ct_cuda_module_methods[] = {
     {"_cuda_empty_cache", py_cuda_empty_cache, METH_NOARGS, "releases unused cached device memory"},
     {"_cuda_host_empty_cache", py_cuda_host_empty_cache, METH_NOARGS, "releases unused cached pinned memory"},
     {"_cuda_host_memory_stats", py_cuda_host_memory_stats, METH_NOARGS, "pinned-memory cache statistics"},
+    {"_cuda_host_reset_stats", py_cuda_host_reset_stats, METH_O, "resets the pinned cache's peaks or sums"},
     {"_cuda_set_memory_fraction", py_cuda_set_memory_fraction, METH_VARARGS, "caps a device's reserved memory"},
     {"_cuda_get_memory_fraction", py_cuda_get_memory_fraction, METH_O, "a device's memory fraction (1.0: no cap)"},
     {"_cuda_memory_snapshot", py_cuda_memory_snapshot, METH_NOARGS, "every block of every segment (tuples)"},

@@ -72,6 +72,8 @@ def test_answers_without_cuda():
     assert c.is_tf32_supported() is False
     assert c.has_half is True
     assert c.caching_allocator_delete(0) is None  # the address of a 0-byte block
+    assert c.host_memory_stats() == {} and c.host_memory_stats_as_nested_dict() == {}
+    assert c.reset_peak_host_memory_stats() is None and c.reset_accumulated_host_memory_stats() is None
     for name, new in (("memory_cached", "memory_reserved"), ("max_memory_cached", "max_memory_reserved")):
         with pytest.warns(FutureWarning, match=f"`torch.cuda.{name}` has been renamed to `torch.cuda.{new}`"):
             assert getattr(c, name)() == 0
@@ -115,6 +117,7 @@ int nvmlInit_v2(void) { inits++; return 0; }
 const char *nvmlErrorString(int r) { return r == 2 ? "Invalid Argument" : "Unknown Error"; }
 int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **h) { if (i > 3) return 2; *h = (void *)(long)(i + 1); return 0; }
 int nvmlDeviceGetHandleByUUID(const char *u, void **h) { if (strcmp(u, "GPU-b") != 0) return 2; *h = (void *)3L; return 0; }
+int nvmlDeviceGetIndex(void *h, unsigned int *i) { *i = (unsigned int)((long)h - 1); return 0; }
 static long dev(void *h) { return (long)h - 1; }
 int nvmlDeviceGetMemoryInfo(void *h, Mem *m) { m->total = 100; m->used = 40 + dev(h); m->free = 60 - dev(h); return 0; }
 int nvmlDeviceGetUtilizationRates(void *h, Util *u) { u->gpu = 70 + dev(h); u->memory = 30; return 0; }
@@ -153,9 +156,12 @@ def test_nvml_readings(fake_nvml, monkeypatch):
     with pytest.raises(RuntimeError, match="NVML error: Invalid Argument"):
         c.temperature(7)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,GPU-b")
-    assert (c.utilization(0), c.utilization(1)) == (72, 72)  # cuda:0 is NVML's 2, GPU-b its handle 3
+    assert (c.utilization(0), c.utilization(1)) == (72, 72)  # cuda:0 is NVML's 2, GPU-b NVML's 2 too
+    assert c.list_gpu_processes(0) == "GPU:2\nno processes are running"
     with pytest.raises(RuntimeError, match=r"device 2 is not visible \(CUDA_VISIBLE_DEVICES=\['2', 'GPU-b'\]\)"):
         c.utilization(2)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
+    assert c.list_gpu_processes(1).startswith("GPU:0\nprocess        100 uses")
 
 
 def test_nvml_missing(monkeypatch):
@@ -282,6 +288,32 @@ def test_cuda_nested_and_deprecated_stats():
         assert c.max_memory_cached() == c.max_memory_reserved()
     assert c.get_allocator_backend() == "native"
     del x
+
+
+@gpu
+def test_cuda_host_memory_stats():
+    c = ctorch.cuda
+    a = ctorch.ones(1000).pin_memory()  # a 4096-byte block
+    s0 = c.host_memory_stats()
+    assert list(s0) == sorted(s0)
+    assert s0["active_bytes.current"] >= 4096 and s0["active_requests.current"] >= 1
+    assert s0["allocated_bytes.current"] >= s0["active_bytes.current"]
+    assert s0["allocations.current"] >= s0["active_requests.current"]
+    nested = c.host_memory_stats_as_nested_dict()
+    assert nested["active_bytes"]["peak"] == s0["active_bytes.peak"] and nested["num_host_alloc"] == s0["num_host_alloc"]
+    b = ctorch.ones(2000).pin_memory()  # 8192 bytes
+    del a, b
+    s1 = c.host_memory_stats()
+    assert s1["active_bytes.current"] == s0["active_bytes.current"] - 4096
+    assert s1["active_bytes.peak"] >= s0["active_bytes.current"] + 8192
+    assert s1["active_bytes.freed"] - s0["active_bytes.freed"] == 4096 + 8192
+    c.reset_peak_host_memory_stats()
+    s2 = c.host_memory_stats()
+    assert all(s2[k.replace("current", "peak")] == v for k, v in s2.items() if k.endswith(".current"))
+    c.reset_accumulated_host_memory_stats()
+    s3 = c.host_memory_stats()
+    assert all(v == 0 for k, v in s3.items() if k.endswith((".allocated", ".freed")) or k.startswith("num_"))
+    assert s3["allocated_bytes.current"] == s2["allocated_bytes.current"]
 
 
 @gpu

@@ -324,6 +324,22 @@ struct HostAllocator {
 
 HostAllocator *host_allocator = new HostAllocator();
 
+/* A block handed out (+1) or reusable again (-1). Lock held. */
+void host_stat_active(HostAllocator *h, const HostBlock *b, int sign)
+{
+    stat_add(h->stats.active_requests, sign);
+    stat_add(h->stats.active_bytes, sign * (int64_t)b->size);
+}
+
+template <typename F>
+void for_each_host_stat(CtCudaHostStats &s, F f)
+{
+    f(s.allocations);
+    f(s.allocated_bytes);
+    f(s.active_requests);
+    f(s.active_bytes);
+}
+
 /* Drops the events of b that have completed; true when none is left. Lock held. */
 bool host_block_idle(HostAllocator *h, HostBlock *b)
 {
@@ -350,6 +366,7 @@ void host_process_pending(HostAllocator *h)
     for (size_t i = 0; i < h->pending.size(); i++) {
         HostBlock *b = h->pending[i];
         if (host_block_idle(h, b)) {
+            host_stat_active(h, b, -1);
             h->free_list[b->size].push_back(b);
         } else {
             h->pending[kept++] = b;
@@ -367,7 +384,8 @@ int host_release_free(HostAllocator *h)
             if (err != cudaSuccess && status == CT_CUDA_OK) {
                 status = ct_cuda_record_error(err, "cudaFreeHost(block)", __func__, __FILE__, __LINE__);
             }
-            h->stats.reserved_bytes -= (int64_t)b->size;
+            stat_add(h->stats.allocations, -1);
+            stat_add(h->stats.allocated_bytes, -(int64_t)b->size);
             h->stats.num_host_free++;
             h->blocks.erase((uintptr_t)b->ptr);
             delete b;
@@ -714,7 +732,7 @@ int ct_cuda_host_malloc(int device, size_t nbytes, void **ptr)
         HostBlock *b = fl->second.back();
         fl->second.pop_back();
         b->allocated = true;
-        h->stats.allocated_bytes += (int64_t)b->size;
+        host_stat_active(h, b, 1);
         *ptr = b->ptr;
         return CT_CUDA_OK;
     }
@@ -743,8 +761,9 @@ int ct_cuda_host_malloc(int device, size_t nbytes, void **ptr)
     b->size = size;
     b->allocated = true;
     h->blocks[(uintptr_t)p] = b;
-    h->stats.allocated_bytes += (int64_t)size;
-    h->stats.reserved_bytes += (int64_t)size;
+    stat_add(h->stats.allocations, 1);
+    stat_add(h->stats.allocated_bytes, (int64_t)size);
+    host_stat_active(h, b, 1);
     h->stats.num_host_alloc++;
     *ptr = p;
     return CT_CUDA_OK;
@@ -760,8 +779,8 @@ int ct_cuda_host_free(void *ptr)
     }
     HostBlock *b = it->second;
     b->allocated = false;
-    h->stats.allocated_bytes -= (int64_t)b->size;
     if (host_block_idle(h, b)) {
+        host_stat_active(h, b, -1);
         h->free_list[b->size].push_back(b);
     } else {
         h->pending.push_back(b);
@@ -813,5 +832,23 @@ int ct_cuda_host_stats(CtCudaHostStats *out)
     HostAllocator *h = host_allocator;
     std::lock_guard<std::mutex> lock(h->mutex);
     *out = h->stats;
+    return CT_CUDA_OK;
+}
+
+int ct_cuda_host_reset_peak_stats(void)
+{
+    HostAllocator *h = host_allocator;
+    std::lock_guard<std::mutex> lock(h->mutex);
+    for_each_host_stat(h->stats, [](CtCudaStat &s) { s.peak = s.current; });
+    return CT_CUDA_OK;
+}
+
+int ct_cuda_host_reset_accumulated_stats(void)
+{
+    HostAllocator *h = host_allocator;
+    std::lock_guard<std::mutex> lock(h->mutex);
+    for_each_host_stat(h->stats, [](CtCudaStat &s) { s.allocated = s.freed = 0; });
+    h->stats.num_host_alloc = 0;
+    h->stats.num_host_free = 0;
     return CT_CUDA_OK;
 }

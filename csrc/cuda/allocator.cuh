@@ -20,5 +20,7 @@ int ct_cuda_host_malloc(int device, size_t nbytes, void **ptr);
 int ct_cuda_host_free(void *ptr);
 int ct_cuda_host_empty_cache(void);
 int ct_cuda_host_stats(CtCudaHostStats *out);
+int ct_cuda_host_reset_peak_stats(void);
+int ct_cuda_host_reset_accumulated_stats(void);
 
 #endif /* CTORCH_CUDA_ALLOCATOR_CUH */

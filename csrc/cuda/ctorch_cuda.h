@@ -96,12 +96,14 @@ typedef struct {
     int64_t max_split_size;   /* -1: no limit */
 } CtCudaMemoryStats;
 
-/* The pinned host allocator's statistics. */
+/* The pinned host allocator's statistics, PyTorch's host_memory_stats() families. */
 typedef struct {
-    int64_t allocated_bytes;  /* in blocks handed out (rounded sizes) */
-    int64_t reserved_bytes;   /* cudaHostAlloc'd in total */
-    int64_t num_host_alloc;   /* cudaHostAlloc calls */
-    int64_t num_host_free;    /* cudaFreeHost calls */
+    CtCudaStat allocations;     /* cudaHostAlloc'd blocks the cache owns (handed out + cached) */
+    CtCudaStat allocated_bytes; /* their bytes (rounded sizes) */
+    CtCudaStat active_requests; /* blocks handed out (until reusable: their copies ended) */
+    CtCudaStat active_bytes;    /* their bytes */
+    int64_t num_host_alloc;     /* cudaHostAlloc calls */
+    int64_t num_host_free;      /* cudaFreeHost calls */
 } CtCudaHostStats;
 
 /* Settings that live in _C (set from Python) and are read by the .so at run time. */
@@ -243,6 +245,9 @@ typedef struct CtCudaBackend {
     int (*can_access_peer)(int device, int peer, int *can);
     /* The device's cuBLAS handle, bound to its current stream. */
     int (*blas_handle)(int device, uintptr_t *handle);
+    /* The pinned cache's peaks := current values; its allocated/freed sums := 0. */
+    int (*host_reset_peak_stats)(void);
+    int (*host_reset_accumulated_stats)(void);
 } CtCudaBackend;
 
 /* The one symbol _C_cuda.so exports. Makes no CUDA call. NULL when host's ABI differs. */

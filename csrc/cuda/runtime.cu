@@ -625,5 +625,7 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     b->pointer_device = ct_cuda_caching_pointer_device;
     b->can_access_peer = rt_can_access_peer;
     b->blas_handle = rt_blas_handle;
+    b->host_reset_peak_stats = ct_cuda_host_reset_peak_stats;
+    b->host_reset_accumulated_stats = ct_cuda_host_reset_accumulated_stats;
     return b;
 }

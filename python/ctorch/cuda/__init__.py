@@ -14,8 +14,10 @@ from .memory import (OutOfMemoryError, empty_cache, host_memory_stats, max_memor
                      memory_summary, reset_accumulated_memory_stats, reset_max_memory_allocated,
                      reset_max_memory_cached, reset_peak_memory_stats)
 from .memory import (caching_allocator_alloc, caching_allocator_delete, get_allocator_backend,  # noqa: F401
-                     get_per_process_memory_fraction, list_gpu_processes, max_memory_cached, memory_cached,
-                     memory_snapshot, memory_stats_as_nested_dict, set_per_process_memory_fraction)
+                     get_per_process_memory_fraction, host_memory_stats_as_nested_dict, list_gpu_processes,
+                     max_memory_cached, memory_cached, memory_snapshot, memory_stats_as_nested_dict,
+                     reset_accumulated_host_memory_stats, reset_peak_host_memory_stats,
+                     set_per_process_memory_fraction)
 from .streams import Event, ExternalStream, Stream  # noqa: F401
 from . import memory, nvtx  # noqa: F401
 

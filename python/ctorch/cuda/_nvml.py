@@ -64,27 +64,29 @@ def _library():
 
 
 def device_index(device):
-    """The CUDA index of ``device`` (current device for None)."""
-    return _resolve(device)
-
-
-def handle(device):
-    """The NVML handle of CUDA device ``device``, through CUDA_VISIBLE_DEVICES (indices or UUIDs)."""
+    """NVML's index of CUDA device ``device`` (the current one for None): CUDA_VISIBLE_DEVICES
+    (indices or UUIDs) renumbers the devices CUDA sees, NVML sees them all."""
     lib = _library()
-    index = device_index(device)
-    out = ctypes.c_void_p()
+    index = _resolve(device)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is None:
-        _check(lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(index), ctypes.byref(out)))
-        return out
+        return index
     entries = [e.strip() for e in visible.split(",") if e.strip()]
     if index < 0 or index >= len(entries):
         raise RuntimeError(f"device {index} is not visible (CUDA_VISIBLE_DEVICES={entries})")
     entry = entries[index]
     if entry.isdigit():
-        _check(lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(int(entry)), ctypes.byref(out)))
-    else:
-        _check(lib.nvmlDeviceGetHandleByUUID(entry.encode(), ctypes.byref(out)))
+        return int(entry)
+    h, out = ctypes.c_void_p(), ctypes.c_uint()
+    _check(lib.nvmlDeviceGetHandleByUUID(entry.encode(), ctypes.byref(h)))
+    _check(lib.nvmlDeviceGetIndex(h, ctypes.byref(out)))
+    return out.value
+
+
+def handle(device):
+    """The NVML handle of CUDA device ``device``."""
+    out = ctypes.c_void_p()
+    _check(_library().nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(device_index(device)), ctypes.byref(out)))
     return out
 
 

@@ -62,8 +62,27 @@ def empty_cache():
 
 
 def host_memory_stats():
-    """Statistics of the pinned host memory cache."""
-    return _C._cuda_host_memory_stats()
+    """Statistics of the pinned host memory cache, sorted by key, with PyTorch's names:
+    "allocations" / "allocated_bytes" (blocks the cache owns, handed out or cached),
+    "active_requests" / "active_bytes" (handed out), each ".current/.peak/.allocated/.freed",
+    and "num_host_alloc" / "num_host_free" (cudaHostAlloc / cudaFreeHost calls). Empty before
+    CUDA is initialised. (No timings are kept: there are no "host_alloc_time" entries.)"""
+    return dict(sorted(_C._cuda_host_memory_stats().items()))
+
+
+def host_memory_stats_as_nested_dict():
+    """host_memory_stats() nested at its dots."""
+    return _nest(_C._cuda_host_memory_stats())
+
+
+def reset_peak_host_memory_stats():
+    """Sets the pinned cache's peak statistics to their current values."""
+    _C._cuda_host_reset_stats(True)
+
+
+def reset_accumulated_host_memory_stats():
+    """Zeroes the pinned cache's ".allocated"/".freed" sums and its alloc/free counts."""
+    _C._cuda_host_reset_stats(False)
 
 
 def mem_get_info(device=None):
@@ -204,8 +223,13 @@ def memory_stats_as_nested_dict(device=None):
     """memory_stats() nested at its dots: {"allocated_bytes": {"all": {"current": ...}}, ...}."""
     if not _C._cuda_is_initialized():
         return {}
+    return _nest(_C._cuda_memory_stats(_get_device_index(device)))
+
+
+def _nest(flat):
+    """{"a.b.c": v} -> {"a": {"b": {"c": v}}}."""
     nested = {}
-    for key, value in _C._cuda_memory_stats(_get_device_index(device)).items():
+    for key, value in flat.items():
         *path, last = key.split(".")
         node = nested
         for part in path:
@@ -242,7 +266,7 @@ def list_gpu_processes(device=None):
         handle = _nvml.handle(device)
     except _nvml.DriverNotLoaded:
         return "cuda driver can't be loaded, is cuda enabled?"
-    lines = [f"GPU:{_nvml.device_index(device)}"]
+    lines = [f"GPU:{_nvml.device_index(device)}"]  # NVML's numbering, as PyTorch prints it
     procs = _nvml.compute_processes(handle)
     if not procs:
         lines.append("no processes are running")
