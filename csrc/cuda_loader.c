@@ -104,12 +104,24 @@ static void *host_empty(int ndim, const int64_t *sizes, int dtype, int device, v
 
 static void host_release(void *tensor) { Py_XDECREF((PyObject *)tensor); }
 
+static int host_warn(const char *message)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int r = PyErr_WarnEx(PyExc_UserWarning, message, 1);
+    if (r < 0) {
+        PyErr_Clear();
+    }
+    PyGILState_Release(gil);
+    return r;
+}
+
 static const CtCudaHost host = {
     .abi_version = CT_CUDA_ABI_VERSION,
     .raise = host_raise,
     .settings = &ct_cuda_settings,
     .empty = host_empty,
     .release = host_release,
+    .warn = host_warn,
 };
 
 /* Raises the backend's last error for status; returns -1. */
@@ -1054,18 +1066,187 @@ static PyObject *py_cuda_host_empty_cache(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* _cuda_host_memory_stats() -> the pinned cache's statistics with PyTorch's flat keys
+ * ("allocated_bytes.peak", "num_host_alloc", ...; {} before CUDA is initialised). */
 static PyObject *py_cuda_host_memory_stats(PyObject *self, PyObject *unused)
 {
-    CtCudaHostStats s;
-    memset(&s, 0, sizeof(s));
+    PyObject *dict = PyDict_New();
 #ifdef CT_HAVE_CUDA
-    if (initialized) {
-        CT_CUDA_CALL(backend->host_stats(&s));
+    if (dict == NULL || !initialized) {
+        return dict;
+    }
+    CtCudaHostStats s;
+    int st = backend->host_stats(&s);
+    if (st != CT_CUDA_OK) {
+        Py_DECREF(dict);
+        raise_status(st);
+        return NULL;
+    }
+    if (put_stat(dict, "allocations", &s.allocations) < 0 || put_stat(dict, "allocated_bytes", &s.allocated_bytes) < 0 ||
+        put_stat(dict, "active_requests", &s.active_requests) < 0 ||
+        put_stat(dict, "active_bytes", &s.active_bytes) < 0 || put_int(dict, "num_host_alloc", s.num_host_alloc) < 0 ||
+        put_int(dict, "num_host_free", s.num_host_free) < 0) {
+        Py_CLEAR(dict);
     }
 #endif
-    return Py_BuildValue("{s:L,s:L,s:L,s:L}", "allocated_bytes", (long long)s.allocated_bytes, "reserved_bytes",
-                         (long long)s.reserved_bytes, "num_host_alloc", (long long)s.num_host_alloc, "num_host_free",
-                         (long long)s.num_host_free);
+    return dict;
+}
+
+/* _cuda_host_reset_stats(peak): resets the pinned cache's peaks (True) or sums (False) */
+static PyObject *py_cuda_host_reset_stats(PyObject *self, PyObject *peak)
+{
+#ifdef CT_HAVE_CUDA
+    if (initialized) {
+        CT_CUDA_CALL(PyObject_IsTrue(peak) ? backend->host_reset_peak_stats()
+                                           : backend->host_reset_accumulated_stats());
+    }
+#endif
+    Py_RETURN_NONE;
+}
+
+/* --- allocator controls and device queries (memory fraction, snapshot, raw blocks, peers) --- */
+/* _cuda_set_memory_fraction(fraction, device) */
+static PyObject *py_cuda_set_memory_fraction(PyObject *self, PyObject *args)
+{
+    PyObject *dev;
+    double fraction;
+    int d;
+    if (!PyArg_ParseTuple(args, "dO:_cuda_set_memory_fraction", &fraction, &dev) || ready_device(dev, &d) < 0) {
+        return NULL;
+    }
+    CT_CUDA_CALL(backend->set_memory_fraction(d, fraction));
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_cuda_get_memory_fraction(PyObject *self, PyObject *arg)
+{
+    int d;
+    double fraction = 1.0;
+    if (ready_device(arg, &d) < 0) {
+        return NULL;
+    }
+    CT_CUDA_CALL(backend->get_memory_fraction(d, &fraction));
+    return PyFloat_FromDouble(fraction);
+}
+
+/* _cuda_memory_snapshot() -> [(device, address, size, requested, stream, small_pool, allocated,
+ * segment_head), ...] in segment order ([] before CUDA is initialised). */
+static PyObject *py_cuda_memory_snapshot(PyObject *self, PyObject *unused)
+{
+    PyObject *list = PyList_New(0);
+#ifdef CT_HAVE_CUDA
+    if (list == NULL || !initialized) {
+        return list;
+    }
+    CtCudaBlockInfo *blocks = NULL;
+    size_t n = 0;
+    int st = backend->memory_snapshot(&blocks, &n);
+    if (st != CT_CUDA_OK) {
+        Py_DECREF(list);
+        raise_status(st);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const CtCudaBlockInfo *b = &blocks[i];
+        PyObject *item = Py_BuildValue("(iKKKKNNN)", b->device, (unsigned long long)b->address,
+                                       (unsigned long long)b->size, (unsigned long long)b->requested,
+                                       (unsigned long long)b->stream, PyBool_FromLong(b->small_pool),
+                                       PyBool_FromLong(b->allocated), PyBool_FromLong(b->segment_head));
+        if (item == NULL || PyList_Append(list, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(item);
+    }
+    free(blocks);
+#endif
+    return list;
+}
+
+/* _cuda_raw_alloc(nbytes, device) -> address: a block of the caching allocator on the device's
+ * current stream (caching_allocator_alloc). */
+static PyObject *py_cuda_raw_alloc(PyObject *self, PyObject *args)
+{
+    PyObject *dev;
+    long long nbytes;
+    int d;
+    if (!PyArg_ParseTuple(args, "LO:_cuda_raw_alloc", &nbytes, &dev) || ready_device(dev, &d) < 0) {
+        return NULL;
+    }
+    if (nbytes < 0) {
+        PyErr_Format(PyExc_RuntimeError, "caching_allocator_alloc: size must be non-negative, got %lld", nbytes);
+        return NULL;
+    }
+    void *ptr = NULL;
+    CT_CUDA_CALL(backend->malloc(d, (size_t)nbytes, &ptr));
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)ptr);
+}
+
+/* _cuda_raw_delete(address): frees a block of _cuda_raw_alloc on whichever device owns it. */
+static PyObject *py_cuda_raw_delete(PyObject *self, PyObject *arg)
+{
+    uintptr_t p;
+    if (handle_arg(arg, &p) < 0) {
+        return NULL;
+    }
+    if (p == 0) { /* a 0-byte block */
+        Py_RETURN_NONE;
+    }
+#ifdef CT_HAVE_CUDA
+    if (!initialized) {
+        PyErr_Format(PyExc_RuntimeError, "invalid device pointer: %p", (void *)p);
+        return NULL;
+    }
+    int d = 0;
+    CT_CUDA_CALL(backend->pointer_device((const void *)p, &d));
+    CT_CUDA_CALL(backend->free(d, (void *)p));
+    Py_RETURN_NONE;
+#else
+    return not_compiled();
+#endif
+}
+
+static PyObject *py_cuda_can_access_peer(PyObject *self, PyObject *args)
+{
+    PyObject *dev, *peer_dev;
+    int d, peer, can = 0;
+    if (!PyArg_ParseTuple(args, "OO:_cuda_can_access_peer", &dev, &peer_dev) || ready_device(dev, &d) < 0 ||
+        ready_device(peer_dev, &peer) < 0) {
+        return NULL;
+    }
+    CT_CUDA_CALL(backend->can_access_peer(d, peer, &can));
+    return PyBool_FromLong(can);
+}
+
+static PyObject *py_cuda_current_blas_handle(PyObject *self, PyObject *unused)
+{
+    uintptr_t handle = 0;
+    if (ct_cuda_get_ops(ct_cuda_current_device) == NULL) {
+        return NULL;
+    }
+    CT_CUDA_CALL(backend->blas_handle(ct_cuda_current_device, &handle));
+    return PyLong_FromUnsignedLongLong((unsigned long long)handle);
+}
+
+/* _cuda_sync_debug_mode(mode or None) -> the mode (0 default, 1 warn, 2 error), set first if given */
+static PyObject *py_cuda_sync_debug_mode(PyObject *self, PyObject *arg)
+{
+    if (ct_cuda_get_ops(ct_cuda_current_device) == NULL) {
+        return NULL;
+    }
+    if (arg != Py_None) {
+        long mode = PyLong_AsLong(arg);
+        if (mode == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (mode < 0 || mode > 2) {
+            PyErr_SetString(PyExc_RuntimeError, "invalid value of debug_mode, expected one of 0,1,2");
+            return NULL;
+        }
+        ct_cuda_settings.sync_debug_mode = (int)mode;
+    }
+    return PyLong_FromLong(ct_cuda_settings.sync_debug_mode);
 }
 
 /* --- generator seeds (stored without touching the GPU, as PyTorch's lazy seeding) -------------- */
@@ -1372,6 +1553,15 @@ PyMethodDef ct_cuda_module_methods[] = {
     {"_cuda_empty_cache", py_cuda_empty_cache, METH_NOARGS, "releases unused cached device memory"},
     {"_cuda_host_empty_cache", py_cuda_host_empty_cache, METH_NOARGS, "releases unused cached pinned memory"},
     {"_cuda_host_memory_stats", py_cuda_host_memory_stats, METH_NOARGS, "pinned-memory cache statistics"},
+    {"_cuda_host_reset_stats", py_cuda_host_reset_stats, METH_O, "resets the pinned cache's peaks or sums"},
+    {"_cuda_set_memory_fraction", py_cuda_set_memory_fraction, METH_VARARGS, "caps a device's reserved memory"},
+    {"_cuda_get_memory_fraction", py_cuda_get_memory_fraction, METH_O, "a device's memory fraction (1.0: no cap)"},
+    {"_cuda_memory_snapshot", py_cuda_memory_snapshot, METH_NOARGS, "every block of every segment (tuples)"},
+    {"_cuda_raw_alloc", py_cuda_raw_alloc, METH_VARARGS, "a caching-allocator block: its address"},
+    {"_cuda_raw_delete", py_cuda_raw_delete, METH_O, "frees a block of _cuda_raw_alloc"},
+    {"_cuda_can_access_peer", py_cuda_can_access_peer, METH_VARARGS, "True when device can access peer's memory"},
+    {"_cuda_current_blas_handle", py_cuda_current_blas_handle, METH_NOARGS, "the cuBLAS handle (int)"},
+    {"_cuda_sync_debug_mode", py_cuda_sync_debug_mode, METH_O, "reads (and sets) the sync debug mode"},
     {"_cuda_manual_seed", py_cuda_manual_seed, METH_VARARGS, "seeds one device's generator"},
     {"_cuda_manual_seed_all", py_cuda_manual_seed_all, METH_O, "seeds every device's generator"},
     {"_cuda_initial_seed", py_cuda_initial_seed, METH_O, "a device generator's seed"},

@@ -27,6 +27,8 @@
  * shutdown, after static destructors would have run. */
 #include "allocator.cuh"
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -81,6 +83,9 @@ struct DeviceAllocator {
     BlockPool small_pool, large_pool;
     std::unordered_map<void *, Block *> live; /* allocated blocks by address */
     CtCudaMemoryStats stats;
+    bool set_fraction;       /* set_per_process_memory_fraction was called */
+    double fraction;         /* 1.0 until then */
+    size_t allowed_maximum;  /* fraction * total memory: reserved bytes may not pass it */
 };
 
 std::atomic<DeviceAllocator *> allocators[CT_CUDA_MAX_DEVICES];
@@ -106,6 +111,9 @@ DeviceAllocator *get_allocator(int device, bool create)
         a->large_pool.small = false;
         memset(&a->stats, 0, sizeof(a->stats));
         a->stats.max_split_size = -1;
+        a->set_fraction = false;
+        a->fraction = 1.0;
+        a->allowed_maximum = 0;
         allocators[device].store(a, std::memory_order_release);
     }
     return a;
@@ -222,6 +230,17 @@ int release_cached(DeviceAllocator *a)
     return s1 != CT_CUDA_OK ? s1 : s2;
 }
 
+/* cudaMalloc of a segment, refused as out of memory where it would take the reserved bytes
+ * past the memory fraction's cap (as PyTorch's allocator does). Lock held, device current. */
+cudaError_t segment_malloc(DeviceAllocator *a, void **p, size_t size)
+{
+    if (a->set_fraction &&
+        (size_t)a->stats.reserved_bytes[CT_CUDA_STAT_ALL].current + size > a->allowed_maximum) {
+        return cudaErrorMemoryAllocation;
+    }
+    return cudaMalloc(p, size);
+}
+
 /* Writes PyTorch's out-of-memory message, plus the largest live allocations, as the error. */
 int out_of_memory(DeviceAllocator *a, size_t requested)
 {
@@ -252,7 +271,11 @@ int out_of_memory(DeviceAllocator *a, size_t requested)
             largest[i - 1] = t;
         }
     }
-    char req[32], total[32], freeb[32], used[32], alloc[32], unalloc[32];
+    char req[32], total[32], freeb[32], used[32], alloc[32], unalloc[32], allowed[64] = "";
+    if (a->set_fraction) {
+        format_size(allowed, sizeof(allowed) - 10, a->allowed_maximum);
+        strcat(allowed, " allowed; ");
+    }
     format_size(req, sizeof(req), requested);
     format_size(total, sizeof(total), total_bytes);
     format_size(freeb, sizeof(freeb), free_bytes);
@@ -276,10 +299,10 @@ int out_of_memory(DeviceAllocator *a, size_t requested)
     return ct_cuda_set_error(
         CT_CUDA_OUT_OF_MEMORY,
         "CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of which %s is free. "
-        "Including non-ctorch memory, %s is in use on this GPU. Of the allocated memory %s is allocated by ctorch, "
+        "Including non-ctorch memory, %s is in use on this GPU. %sOf the allocated memory %s is allocated by ctorch, "
         "and %s is reserved by ctorch but unallocated.%s Free tensors that are no longer needed (del), or use "
         "smaller sizes.",
-        req, a->device, total, freeb, used, alloc, unalloc, live);
+        req, a->device, total, freeb, used, allowed, alloc, unalloc, live);
 }
 
 /* --- pinned host memory ------------------------------------------------------------------------ */
@@ -300,6 +323,22 @@ struct HostAllocator {
 };
 
 HostAllocator *host_allocator = new HostAllocator();
+
+/* A block handed out (+1) or reusable again (-1). Lock held. */
+void host_stat_active(HostAllocator *h, const HostBlock *b, int sign)
+{
+    stat_add(h->stats.active_requests, sign);
+    stat_add(h->stats.active_bytes, sign * (int64_t)b->size);
+}
+
+template <typename F>
+void for_each_host_stat(CtCudaHostStats &s, F f)
+{
+    f(s.allocations);
+    f(s.allocated_bytes);
+    f(s.active_requests);
+    f(s.active_bytes);
+}
 
 /* Drops the events of b that have completed; true when none is left. Lock held. */
 bool host_block_idle(HostAllocator *h, HostBlock *b)
@@ -327,6 +366,7 @@ void host_process_pending(HostAllocator *h)
     for (size_t i = 0; i < h->pending.size(); i++) {
         HostBlock *b = h->pending[i];
         if (host_block_idle(h, b)) {
+            host_stat_active(h, b, -1);
             h->free_list[b->size].push_back(b);
         } else {
             h->pending[kept++] = b;
@@ -344,7 +384,8 @@ int host_release_free(HostAllocator *h)
             if (err != cudaSuccess && status == CT_CUDA_OK) {
                 status = ct_cuda_record_error(err, "cudaFreeHost(block)", __func__, __FILE__, __LINE__);
             }
-            h->stats.reserved_bytes -= (int64_t)b->size;
+            stat_add(h->stats.allocations, -1);
+            stat_add(h->stats.allocated_bytes, -(int64_t)b->size);
             h->stats.num_host_free++;
             h->blocks.erase((uintptr_t)b->ptr);
             delete b;
@@ -404,12 +445,12 @@ int ct_cuda_caching_malloc(int device, size_t nbytes, void **ptr)
          * past the end of a tensor (inside a cached segment it could not). */
         size_t seg = a->caching ? segment_size(size) : nbytes;
         void *p = nullptr;
-        cudaError_t err = cudaMalloc(&p, seg);
+        cudaError_t err = segment_malloc(a, &p, seg);
         if (err == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
             a->stats.num_alloc_retries++;
             release_cached(a); /* a failure here leaves the error text, which OOM overwrites */
-            err = cudaMalloc(&p, seg);
+            err = segment_malloc(a, &p, seg);
         }
         if (err == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
@@ -585,6 +626,100 @@ int ct_cuda_caching_reset_accumulated_stats(int device)
     return CT_CUDA_OK;
 }
 
+/* --- memory fraction, snapshot, owners ------------------------------------------------------- */
+int ct_cuda_caching_set_memory_fraction(int device, double fraction)
+{
+    DeviceAllocator *a = get_allocator(device, true);
+    if (a == nullptr) {
+        return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "CUDA error: invalid device ordinal %d", device);
+    }
+    CT_CUDA_TRY(ct_cuda_device_guard(device));
+    size_t free_bytes = 0, total_bytes = 0;
+    CT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    std::lock_guard<std::mutex> lock(a->mutex);
+    a->set_fraction = true;
+    a->fraction = fraction;
+    a->allowed_maximum = (size_t)(fraction * (double)total_bytes);
+    return CT_CUDA_OK;
+}
+
+int ct_cuda_caching_get_memory_fraction(int device, double *fraction)
+{
+    DeviceAllocator *a = get_allocator(device, false);
+    *fraction = 1.0;
+    if (a != nullptr) {
+        std::lock_guard<std::mutex> lock(a->mutex);
+        *fraction = a->fraction;
+    }
+    return CT_CUDA_OK;
+}
+
+int ct_cuda_caching_snapshot(CtCudaBlockInfo **out, size_t *count)
+{
+    std::vector<CtCudaBlockInfo> blocks;
+    for (int d = 0; d < CT_CUDA_MAX_DEVICES; d++) {
+        DeviceAllocator *a = get_allocator(d, false);
+        if (a == nullptr) {
+            continue;
+        }
+        std::lock_guard<std::mutex> lock(a->mutex);
+        std::map<uintptr_t, const Block *> heads; /* segments by address */
+        for (const BlockPool *pool : {&a->small_pool, &a->large_pool}) {
+            for (const Block *b : pool->blocks) {
+                if (b->prev == nullptr) {
+                    heads[(uintptr_t)b->ptr] = b;
+                }
+            }
+        }
+        for (const auto &kv : a->live) {
+            if (kv.second->prev == nullptr) {
+                heads[(uintptr_t)kv.second->ptr] = kv.second;
+            }
+        }
+        for (const auto &kv : heads) {
+            for (const Block *b = kv.second; b != nullptr; b = b->next) {
+                CtCudaBlockInfo info;
+                info.address = (uintptr_t)b->ptr;
+                info.size = b->size;
+                info.requested = b->requested;
+                info.stream = (uintptr_t)b->stream;
+                info.device = d;
+                info.small_pool = b->pool->small ? 1 : 0;
+                info.allocated = b->allocated ? 1 : 0;
+                info.segment_head = b == kv.second ? 1 : 0;
+                blocks.push_back(info);
+            }
+        }
+    }
+    *count = blocks.size();
+    *out = nullptr;
+    if (blocks.empty()) {
+        return CT_CUDA_OK;
+    }
+    *out = (CtCudaBlockInfo *)malloc(blocks.size() * sizeof(CtCudaBlockInfo));
+    if (*out == nullptr) {
+        return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "memory_snapshot: out of host memory");
+    }
+    memcpy(*out, blocks.data(), blocks.size() * sizeof(CtCudaBlockInfo));
+    return CT_CUDA_OK;
+}
+
+int ct_cuda_caching_pointer_device(const void *ptr, int *device)
+{
+    for (int d = 0; d < CT_CUDA_MAX_DEVICES; d++) {
+        DeviceAllocator *a = get_allocator(d, false);
+        if (a == nullptr) {
+            continue;
+        }
+        std::lock_guard<std::mutex> lock(a->mutex);
+        if (a->live.count(const_cast<void *>(ptr)) != 0) {
+            *device = d;
+            return CT_CUDA_OK;
+        }
+    }
+    return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "invalid device pointer: %p", ptr);
+}
+
 /* --- pinned host memory: the backend entries --------------------------------------------------- */
 int ct_cuda_host_malloc(int device, size_t nbytes, void **ptr)
 {
@@ -597,7 +732,7 @@ int ct_cuda_host_malloc(int device, size_t nbytes, void **ptr)
         HostBlock *b = fl->second.back();
         fl->second.pop_back();
         b->allocated = true;
-        h->stats.allocated_bytes += (int64_t)b->size;
+        host_stat_active(h, b, 1);
         *ptr = b->ptr;
         return CT_CUDA_OK;
     }
@@ -626,8 +761,9 @@ int ct_cuda_host_malloc(int device, size_t nbytes, void **ptr)
     b->size = size;
     b->allocated = true;
     h->blocks[(uintptr_t)p] = b;
-    h->stats.allocated_bytes += (int64_t)size;
-    h->stats.reserved_bytes += (int64_t)size;
+    stat_add(h->stats.allocations, 1);
+    stat_add(h->stats.allocated_bytes, (int64_t)size);
+    host_stat_active(h, b, 1);
     h->stats.num_host_alloc++;
     *ptr = p;
     return CT_CUDA_OK;
@@ -643,8 +779,8 @@ int ct_cuda_host_free(void *ptr)
     }
     HostBlock *b = it->second;
     b->allocated = false;
-    h->stats.allocated_bytes -= (int64_t)b->size;
     if (host_block_idle(h, b)) {
+        host_stat_active(h, b, -1);
         h->free_list[b->size].push_back(b);
     } else {
         h->pending.push_back(b);
@@ -696,5 +832,23 @@ int ct_cuda_host_stats(CtCudaHostStats *out)
     HostAllocator *h = host_allocator;
     std::lock_guard<std::mutex> lock(h->mutex);
     *out = h->stats;
+    return CT_CUDA_OK;
+}
+
+int ct_cuda_host_reset_peak_stats(void)
+{
+    HostAllocator *h = host_allocator;
+    std::lock_guard<std::mutex> lock(h->mutex);
+    for_each_host_stat(h->stats, [](CtCudaStat &s) { s.peak = s.current; });
+    return CT_CUDA_OK;
+}
+
+int ct_cuda_host_reset_accumulated_stats(void)
+{
+    HostAllocator *h = host_allocator;
+    std::lock_guard<std::mutex> lock(h->mutex);
+    for_each_host_stat(h->stats, [](CtCudaStat &s) { s.allocated = s.freed = 0; });
+    h->stats.num_host_alloc = 0;
+    h->stats.num_host_free = 0;
     return CT_CUDA_OK;
 }

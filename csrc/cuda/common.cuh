@@ -71,6 +71,11 @@ int ct_cuda_raise(int status);
 /* The host services given to ct_cuda_backend_init (never NULL afterwards). */
 extern const CtCudaHost *ct_cuda_host;
 
+/* Called before each wait of the host for the GPU that the user did not ask for (a result read
+ * back: a blocking copy, nonzero's size, an index check): under set_sync_debug_mode('warn') it
+ * warns and under 'error' it fails with PyTorch's message, before anything waits. */
+int ct_cuda_sync_debug_check(void);
+
 /* --- devices and streams ------------------------------------------------------------------------ */
 /* Makes device current for this thread when it is not already. */
 static inline int ct_cuda_device_guard(int device)

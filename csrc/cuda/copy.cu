@@ -211,6 +211,9 @@ int ct_cuda_memcpy(void *dst, const void *src, size_t nbytes, int kind, int devi
     cudaMemcpyKind k = kind == CT_CUDA_H2D   ? cudaMemcpyHostToDevice
                        : kind == CT_CUDA_D2H ? cudaMemcpyDeviceToHost
                                              : cudaMemcpyDeviceToDevice;
+    if (kind != CT_CUDA_D2D && !non_blocking) {
+        CT_CUDA_TRY(ct_cuda_sync_debug_check());
+    }
     CT_CUDA_TRY(ct_cuda_device_guard(device));
     cudaStream_t stream = ct_cuda_stream(device);
     CT_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, k, stream));

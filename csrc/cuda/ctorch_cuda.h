@@ -96,12 +96,14 @@ typedef struct {
     int64_t max_split_size;   /* -1: no limit */
 } CtCudaMemoryStats;
 
-/* The pinned host allocator's statistics. */
+/* The pinned host allocator's statistics, PyTorch's host_memory_stats() families. */
 typedef struct {
-    int64_t allocated_bytes;  /* in blocks handed out (rounded sizes) */
-    int64_t reserved_bytes;   /* cudaHostAlloc'd in total */
-    int64_t num_host_alloc;   /* cudaHostAlloc calls */
-    int64_t num_host_free;    /* cudaFreeHost calls */
+    CtCudaStat allocations;     /* cudaHostAlloc'd blocks the cache owns (handed out + cached) */
+    CtCudaStat allocated_bytes; /* their bytes (rounded sizes) */
+    CtCudaStat active_requests; /* blocks handed out (until reusable: their copies ended) */
+    CtCudaStat active_bytes;    /* their bytes */
+    int64_t num_host_alloc;     /* cudaHostAlloc calls */
+    int64_t num_host_free;      /* cudaFreeHost calls */
 } CtCudaHostStats;
 
 /* Settings that live in _C (set from Python) and are read by the .so at run time. */
@@ -111,7 +113,20 @@ typedef struct {
     int allow_bf16_reduced_precision_reduction;    /* default 1 */
     uint64_t seed[CT_CUDA_MAX_DEVICES];            /* each device's default generator */
     uint64_t offset[CT_CUDA_MAX_DEVICES];          /* counter-based generator position */
+    int sync_debug_mode;                           /* set_sync_debug_mode: 0 default, 1 warn, 2 error */
 } CtCudaSettings;
+
+/* One block of the device caching allocator, for memory_snapshot(). */
+typedef struct {
+    uintptr_t address;
+    uint64_t size;      /* rounded */
+    uint64_t requested; /* as asked for; 0 when free */
+    uintptr_t stream;   /* the stream the segment was allocated on */
+    int device;
+    int small_pool;
+    int allocated;
+    int segment_head; /* 1 for the first block of a segment (its address is the segment's) */
+} CtCudaBlockInfo;
 
 /* The services _C gives the backend. */
 typedef struct {
@@ -128,6 +143,9 @@ typedef struct {
     void *(*empty)(int ndim, const int64_t *sizes, int dtype, int device, void **data);
     /* Drops a tensor from empty() (when a later step fails). */
     void (*release)(void *tensor);
+    /* Issues a UserWarning with message (takes the GIL itself); -1 when the warning was turned
+     * into an exception (that exception is cleared). */
+    int (*warn)(const char *message);
 } CtCudaHost;
 
 struct CtElementwiseKernels;
@@ -213,6 +231,23 @@ typedef struct CtCudaBackend {
     const struct CtRandomKernels *random;
     const struct CtNNKernels *nn;
     const struct CtOptimKernels *optim;
+
+    /* --- more of torch.cuda: allocator controls and device queries ------------------------- */
+    /* Caps the device's reserved memory at fraction * its total memory (cudaMalloc past it is
+     * an out-of-memory error); 1.0 and never set mean no cap. */
+    int (*set_memory_fraction)(int device, double fraction);
+    int (*get_memory_fraction)(int device, double *fraction);
+    /* Every block of every device's segments, segments by (device, address), blocks in address
+     * order within each; *out is malloc()ed (free() it), NULL when there are none. */
+    int (*memory_snapshot)(CtCudaBlockInfo **out, size_t *count);
+    /* The device of a live allocation (CT_CUDA_RUNTIME_ERROR when ptr is not one). */
+    int (*pointer_device)(const void *ptr, int *device);
+    int (*can_access_peer)(int device, int peer, int *can);
+    /* The device's cuBLAS handle, bound to its current stream. */
+    int (*blas_handle)(int device, uintptr_t *handle);
+    /* The pinned cache's peaks := current values; its allocated/freed sums := 0. */
+    int (*host_reset_peak_stats)(void);
+    int (*host_reset_accumulated_stats)(void);
 } CtCudaBackend;
 
 /* The one symbol _C_cuda.so exports. Makes no CUDA call. NULL when host's ABI differs. */

@@ -231,6 +231,7 @@ int flag_init(Scratch *flag, int device, cudaStream_t stream)
 int flag_read(const Scratch &flag, cudaStream_t stream, CtIndexArgs *args)
 {
     IndexFlag h;
+    CT_CUDA_TRY(ct_cuda_sync_debug_check());
     CT_CUDA_CHECK(cudaMemcpyAsync(&h, flag.ptr, sizeof(h), cudaMemcpyDeviceToHost, stream));
     CT_CUDA_CHECK(cudaStreamSynchronize(stream));
     args->bad = h.bad;
@@ -871,6 +872,7 @@ int compaction_count(const CtIter *it, const Flag &flag, int device, cudaStream_
     CT_CUDA_TRY(temp.alloc(device, temp_bytes));
     CT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.ptr, temp_bytes, cnt, offsets, nscan, stream));
     int64_t total = 0;
+    CT_CUDA_TRY(ct_cuda_sync_debug_check());
     CT_CUDA_CHECK(cudaMemcpyAsync(&total, offsets + c->ntiles, sizeof(total), cudaMemcpyDeviceToHost, stream));
     CT_CUDA_CHECK(cudaStreamSynchronize(stream));
     c->total = total;
@@ -1301,6 +1303,7 @@ int run_int_minmax(CtTensorObject *t, int64_t *min, int64_t *max)
         return CT_CUDA_OK;
     }));
     long long h[2];
+    CT_CUDA_TRY(ct_cuda_sync_debug_check());
     CT_CUDA_CHECK(cudaMemcpyAsync(h, result.ptr, sizeof(h), cudaMemcpyDeviceToHost, stream));
     CT_CUDA_CHECK(cudaStreamSynchronize(stream));
     *min = h[0];

@@ -199,6 +199,7 @@ int embedding_check(CtEmbeddingDesc *d, cudaStream_t stream, bool *ok)
     const int device = d->device.index;
     const bool is32 = d->index_dtype == CT_I32;
     void *flag = nullptr;
+    CT_CUDA_TRY(ct_cuda_sync_debug_check());
     CT_CUDA_TRY(ct_cuda_caching_malloc(device, sizeof(unsigned long long), &flag));
     unsigned long long first = ~0ULL;
     int status = CT_CUDA_OK;
@@ -877,6 +878,7 @@ int nll_run(CtNLLDesc *d, bool backward, NLLScratch *sc, double *losses, cudaStr
     CT_CUDA_CHECK_LAUNCH();
     /* the one wait: a bad target is reported as the CPU reports it (its output is discarded) */
     NLLScratch host;
+    CT_CUDA_TRY(ct_cuda_sync_debug_check());
     CT_CUDA_CHECK(cudaMemcpyAsync(&host, sc, sizeof(host), cudaMemcpyDeviceToHost, stream));
     CT_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (host.first_bad != ~0ull) {
@@ -1015,6 +1017,9 @@ int loss_launch(CtPointwiseLossDesc *d, bool backward, cudaStream_t stream)
     const int64_t nblocks = (d->n + kLossBlock - 1) / kLossBlock;
     const size_t bytes = sizeof(double) * (size_t)(nblocks + 2) + sizeof(unsigned int);
     void *scratch = nullptr;
+    if (!backward && d->kind == CT_LOSS_BCE) { /* its target check waits */
+        CT_CUDA_TRY(ct_cuda_sync_debug_check());
+    }
     CT_CUDA_TRY(ct_cuda_caching_malloc(device, bytes, &scratch));
     double *div = (double *)scratch, *partial = div + 1;
     unsigned int *bad = (unsigned int *)(partial + nblocks + 1);

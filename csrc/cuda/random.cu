@@ -174,6 +174,7 @@ int check_flag_init(Scratch *flag, int device, cudaStream_t stream)
 
 int check_flag_read(const Scratch &flag, cudaStream_t stream, int *bad)
 {
+    CT_CUDA_TRY(ct_cuda_sync_debug_check());
     CT_CUDA_CHECK(cudaMemcpyAsync(bad, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost, stream));
     CT_CUDA_CHECK(cudaStreamSynchronize(stream));
     return CT_CUDA_OK;

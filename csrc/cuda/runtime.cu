@@ -96,6 +96,16 @@ int ct_cuda_raise(int status)
     return ct_cuda_host->raise(status, tl_error);
 }
 
+int ct_cuda_sync_debug_check(void)
+{
+    static const char message[] = "called a synchronizing CUDA operation";
+    int mode = ct_cuda_host->settings->sync_debug_mode;
+    if (mode == 2 || (mode == 1 && ct_cuda_host->warn(message) < 0)) {
+        return ct_cuda_set_error(CT_CUDA_RUNTIME_ERROR, "%s", message);
+    }
+    return CT_CUDA_OK;
+}
+
 /* --- devices ------------------------------------------------------------------------------- */
 static int rt_driver_version(int *version)
 {
@@ -219,6 +229,20 @@ static int rt_synchronize(int device)
 {
     CT_CUDA_TRY(ct_cuda_device_guard(device));
     CT_CUDA_CHECK(cudaDeviceSynchronize());
+    return CT_CUDA_OK;
+}
+
+static int rt_can_access_peer(int device, int peer, int *can)
+{
+    CT_CUDA_CHECK(cudaDeviceCanAccessPeer(can, device, peer));
+    return CT_CUDA_OK;
+}
+
+static int rt_blas_handle(int device, uintptr_t *handle)
+{
+    cublasHandle_t h = nullptr;
+    CT_CUDA_TRY(ct_cuda_cublas_handle(device, &h));
+    *handle = (uintptr_t)h;
     return CT_CUDA_OK;
 }
 
@@ -595,5 +619,14 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     b->blas = &blas_kernels;
     b->optim = &optim_kernels;
     b->nn = &nn_kernels;
+
+    b->set_memory_fraction = ct_cuda_caching_set_memory_fraction;
+    b->get_memory_fraction = ct_cuda_caching_get_memory_fraction;
+    b->memory_snapshot = ct_cuda_caching_snapshot;
+    b->pointer_device = ct_cuda_caching_pointer_device;
+    b->can_access_peer = rt_can_access_peer;
+    b->blas_handle = rt_blas_handle;
+    b->host_reset_peak_stats = ct_cuda_host_reset_peak_stats;
+    b->host_reset_accumulated_stats = ct_cuda_host_reset_accumulated_stats;
     return b;
 }

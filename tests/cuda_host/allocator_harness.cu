@@ -201,7 +201,8 @@ int main()
     CHECK_EQ(ct_cuda_host_malloc(0, 1000, &h1), CT_CUDA_OK);
     CtCudaHostStats hs;
     ct_cuda_host_stats(&hs);
-    CHECK_EQ(hs.allocated_bytes, 1024);
+    CHECK_EQ(hs.allocated_bytes.current, 1024);
+    CHECK_EQ(hs.active_bytes.current, 1024);
     CHECK_EQ(ct_cuda_host_free(h1), CT_CUDA_OK);
     CHECK_EQ(ct_cuda_host_malloc(0, 600, &h2), CT_CUDA_OK);
     CHECK(h2 == h1);
@@ -222,8 +223,18 @@ int main()
     CHECK_EQ(ct_cuda_host_free(h4), CT_CUDA_RUNTIME_ERROR); /* double free is reported */
     CHECK_EQ(ct_cuda_host_empty_cache(), CT_CUDA_OK);
     ct_cuda_host_stats(&hs);
-    CHECK_EQ(hs.reserved_bytes, 0);
+    CHECK_EQ(hs.allocated_bytes.current, 0);
+    CHECK_EQ(hs.allocated_bytes.peak, 2048); /* h2 (1024) and h3 (1024) at once */
+    CHECK_EQ(hs.allocations.current, 0);
+    CHECK_EQ(hs.active_requests.current, 0);
+    CHECK_EQ(hs.active_bytes.freed, 1024 + 1024 + 1024 + 1024); /* h1, h2 (once its copy ended), h3, h4 */
     CHECK_EQ(hs.num_host_free, 2);
+    ct_cuda_host_reset_peak_stats();
+    ct_cuda_host_reset_accumulated_stats();
+    ct_cuda_host_stats(&hs);
+    CHECK_EQ(hs.allocated_bytes.peak, 0);
+    CHECK_EQ(hs.active_bytes.freed, 0);
+    CHECK_EQ(hs.num_host_free, 0);
 
     /* CTORCH_NO_CUDA_MEMORY_CACHING=1 (read at a device's first use): exact cudaMalloc / cudaFree */
     {

@@ -45,6 +45,7 @@ int ct_cuda_raise(int status) { return -1; }
 /* device 0: the legacy default stream; others a stream of their own (for the peer copies) */
 cudaStream_t ct_cuda_stream(int device) { return (cudaStream_t)(uintptr_t)(0x100 * device); }
 int ct_cuda_host_record_use(const void *ptr, int device, cudaStream_t stream) { return CT_CUDA_OK; }
+int ct_cuda_sync_debug_check(void) { return CT_CUDA_OK; } /* set_sync_debug_mode('default') */
 
 static int failures = 0;
 #define CHECK(c, ...)                                              \

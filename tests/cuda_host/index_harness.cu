@@ -43,6 +43,7 @@ int ct_cuda_record_error(cudaError_t err, const char *expr, const char *func, co
 const char *ct_cuda_last_error(void) { return error_text; }
 int ct_cuda_raise(int status) { return -1; }
 cudaStream_t ct_cuda_stream(int device) { return 0; }
+int ct_cuda_sync_debug_check(void) { return CT_CUDA_OK; } /* set_sync_debug_mode('default') */
 int ct_cuda_caching_malloc(int device, size_t nbytes, void **ptr)
 {
     *ptr = malloc(nbytes);

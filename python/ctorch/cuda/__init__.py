@@ -8,12 +8,18 @@ import os
 
 from .. import _C
 from ._utils import _get_device_index, _resolve
+from . import _nvml
 from .memory import (OutOfMemoryError, empty_cache, host_memory_stats, max_memory_allocated,  # noqa: F401
                      max_memory_reserved, mem_get_info, memory_allocated, memory_reserved, memory_stats,
                      memory_summary, reset_accumulated_memory_stats, reset_max_memory_allocated,
                      reset_max_memory_cached, reset_peak_memory_stats)
-from .streams import Event, Stream  # noqa: F401
-from . import memory  # noqa: F401
+from .memory import (caching_allocator_alloc, caching_allocator_delete, get_allocator_backend,  # noqa: F401
+                     get_per_process_memory_fraction, host_memory_stats_as_nested_dict, list_gpu_processes,
+                     max_memory_cached, memory_cached, memory_snapshot, memory_stats_as_nested_dict,
+                     reset_accumulated_host_memory_stats, reset_peak_host_memory_stats,
+                     set_per_process_memory_fraction)
+from .streams import Event, ExternalStream, Stream  # noqa: F401
+from . import memory, nvtx  # noqa: F401
 
 globals().update(_C._cuda_legacy_types)  # torch.cuda.FloatTensor, ...: the legacy types of CUDA tensors
 
@@ -142,6 +148,92 @@ def is_bf16_supported(including_emulation=True):
     return get_device_capability()[0] >= 8 or including_emulation
 
 
+has_half = True  # float16 tensors and kernels on every supported GPU
+
+
+def is_tf32_supported():
+    """True when the current GPU has TF32 tensor cores (compute capability >= 8.0)."""
+    return is_bf16_supported(including_emulation=False)
+
+
+def get_gencode_flags():
+    """The nvcc -gencode flags of get_arch_list(), e.g. '-gencode compute=compute_75,code=sm_75 ...'
+    ('' when CUDA cannot be used)."""
+    return " ".join(f"-gencode compute=compute_{arch},code={kind}_{arch}"
+                    for kind, arch in (a.split("_") for a in get_arch_list()))
+
+
+def can_device_access_peer(device, peer_device):
+    """True when ``device`` can read and write ``peer_device``'s memory directly (P2P)."""
+    _lazy_init()
+    device = _resolve(device)
+    peer_device = _get_device_index(peer_device, optional=False)
+    if device < 0 or device >= device_count():
+        raise AssertionError("Invalid device id")
+    if peer_device < 0 or peer_device >= device_count():
+        raise AssertionError("Invalid peer device id")
+    return _C._cuda_can_access_peer(device, peer_device)
+
+
+def current_blas_handle():
+    """The current device's cuBLAS handle (a cublasHandle_t as an int), bound to its current stream."""
+    _lazy_init()
+    return _C._cuda_current_blas_handle()
+
+
+_SYNC_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_sync_debug_mode(debug_mode):
+    """What happens where ctorch makes the host wait for the GPU without being asked (.item(),
+    .cpu(), .tolist(), nonzero, masked_select, index checks, ...): "default"/0 nothing, "warn"/1
+    a UserWarning, "error"/2 a RuntimeError before the wait. Explicit waits (synchronize(),
+    Stream/Event.synchronize()) are never reported."""
+    _lazy_init()
+    if isinstance(debug_mode, str):
+        if debug_mode not in _SYNC_DEBUG_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+        debug_mode = _SYNC_DEBUG_MODES[debug_mode]
+    _C._cuda_sync_debug_mode(debug_mode)
+
+
+def get_sync_debug_mode():
+    """The mode of set_sync_debug_mode(): 0, 1 or 2."""
+    _lazy_init()
+    return _C._cuda_sync_debug_mode(None)
+
+
+# --- NVML readings (nvidia-smi's numbers; _nvml.py) ---------------------------------------------
+def utilization(device=None):
+    """Percent of the past sample period during which a kernel ran on the GPU."""
+    return _nvml.utilization_rates(device).gpu
+
+
+def memory_usage(device=None):
+    """Percent of the past sample period during which device memory was read or written."""
+    return _nvml.utilization_rates(device).memory
+
+
+def temperature(device=None):
+    """The GPU die's temperature in degrees Celsius."""
+    return _nvml.temperature(device)
+
+
+def power_draw(device=None):
+    """The GPU's power draw in milliwatts."""
+    return _nvml.power_usage(device)
+
+
+def clock_rate(device=None):
+    """The streaming multiprocessors' clock in MHz."""
+    return _nvml.sm_clock(device)
+
+
+def device_memory_used(device=None):
+    """Bytes of device memory in use by every process, as nvidia-smi reports."""
+    return _nvml.memory_info(device).used
+
+
 def synchronize(device=None):
     """Waits for all work on ``device`` (the current one by default) to finish."""
     _C._cuda_synchronize(_resolve(device))
@@ -201,53 +293,9 @@ def stream(stream):
     return StreamContext(stream)
 
 
-# --- random seeds (stored for the CUDA generators; no GPU needed, as PyTorch's lazy seeding) ------
-def manual_seed(seed):
-    """Seeds the generator of the current device."""
-    _C._cuda_manual_seed(-1, int(seed))
-
-
-def manual_seed_all(seed):
-    """Seeds the generators of every device."""
-    _C._cuda_manual_seed_all(int(seed))
-
-
-def seed():
-    """Seeds the current device's generator with a random number."""
-    manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
-
-
-def seed_all():
-    manual_seed_all(int.from_bytes(os.urandom(8), "little") >> 1)
-
-
-def initial_seed():
-    """The seed of the current device's generator."""
-    return _C._cuda_initial_seed(-1)
-
-
-def _generator(device):
-    """The default generator of a device (int, 'cuda', 'cuda:N', ctorch.device; None: current)."""
-    return _C._default_generator(f"cuda:{_resolve(device)}")
-
-
-def get_rng_state(device="cuda"):
-    """The state of ``device``'s default generator, a uint8 CPU tensor (seed and offset)."""
-    return _generator(device).get_state()
-
-
-def set_rng_state(new_state, device="cuda"):
-    """Restores ``device``'s default generator from get_rng_state()."""
-    _generator(device).set_state(new_state)
-
-
-def get_rng_state_all():
-    return [get_rng_state(i) for i in range(device_count())]
-
-
-def set_rng_state_all(new_states):
-    for i, state in enumerate(new_states):
-        set_rng_state(state, i)
+# --- random seeds: ctorch.cuda.random (stored for the CUDA generators; no GPU needed) ----------
+from .random import (get_rng_state, get_rng_state_all, initial_seed, manual_seed,  # noqa: F401,E402
+                     manual_seed_all, seed, seed_all, set_rng_state, set_rng_state_all)
 
 
 def __getattr__(name):

@@ -3,6 +3,8 @@
 The numbers follow PyTorch's allocator rules (512-byte rounding, 2 MiB small-pool segments,
 20 MiB / 2 MiB-rounded large-pool segments), so they read as a PyTorch user expects. Before
 CUDA is initialised every statistic is 0 (memory_stats() is empty), as in PyTorch."""
+import warnings
+
 from .. import _C
 from ._utils import _get_device_index, _resolve
 
@@ -60,8 +62,27 @@ def empty_cache():
 
 
 def host_memory_stats():
-    """Statistics of the pinned host memory cache."""
-    return _C._cuda_host_memory_stats()
+    """Statistics of the pinned host memory cache, sorted by key, with PyTorch's names:
+    "allocations" / "allocated_bytes" (blocks the cache owns, handed out or cached),
+    "active_requests" / "active_bytes" (handed out), each ".current/.peak/.allocated/.freed",
+    and "num_host_alloc" / "num_host_free" (cudaHostAlloc / cudaFreeHost calls). Empty before
+    CUDA is initialised. (No timings are kept: there are no "host_alloc_time" entries.)"""
+    return dict(sorted(_C._cuda_host_memory_stats().items()))
+
+
+def host_memory_stats_as_nested_dict():
+    """host_memory_stats() nested at its dots."""
+    return _nest(_C._cuda_host_memory_stats())
+
+
+def reset_peak_host_memory_stats():
+    """Sets the pinned cache's peak statistics to their current values."""
+    _C._cuda_host_reset_stats(True)
+
+
+def reset_accumulated_host_memory_stats():
+    """Zeroes the pinned cache's ".allocated"/".freed" sums and its alloc/free counts."""
+    _C._cuda_host_reset_stats(False)
 
 
 def mem_get_info(device=None):
@@ -128,3 +149,127 @@ def memory_summary(device=None, abbreviated=False):
         out.append(f" {title:<21} | " + " | ".join(cells) + " ")
     out.append(thick)
     return "|" + "|\n|".join(out) + "|\n"
+
+
+# --- more of torch.cuda.memory: cap, snapshot, raw blocks, nested statistics -----------------------
+def set_per_process_memory_fraction(fraction, device=None):
+    """Caps the caching allocator on ``device`` at ``fraction`` (a float in [0, 1]) of the
+    device's total memory: an allocation that would take the reserved memory past it raises
+    OutOfMemoryError (after the cache is flushed once)."""
+    _C._cuda_init()
+    index = _resolve(device)
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _C._cuda_set_memory_fraction(fraction, index)
+
+
+def get_per_process_memory_fraction(device=None):
+    """The fraction set by set_per_process_memory_fraction (1.0 when never set)."""
+    _C._cuda_init()
+    return _C._cuda_get_memory_fraction(_resolve(device))
+
+
+def memory_snapshot(mempool_id=None, include_traces=True):
+    """The caching allocator's segments on every device as PyTorch's list of dicts: device,
+    address, total_size, allocated_size, active_size, requested_size, stream, segment_type
+    ('small'/'large'), ... and blocks [{address, size, requested_size, state, frames}], state
+    'active_allocated' or 'inactive'. No stack traces are recorded, so frames are empty."""
+    segments = []
+    for dev, address, size, requested, stream, small, allocated, head in _C._cuda_memory_snapshot():
+        if head:
+            seg = {"device": dev, "address": address, "total_size": 0, "allocated_size": 0, "active_size": 0,
+                   "requested_size": 0, "stream": stream, "segment_type": "small" if small else "large",
+                   "segment_pool_id": (0, 0), "is_expandable": False, "frames": [], "blocks": []}
+            segments.append(seg)
+        seg["total_size"] += size
+        if allocated:
+            seg["allocated_size"] += size
+            seg["active_size"] += size
+            seg["requested_size"] += requested
+        seg["blocks"].append({"address": address, "size": size, "requested_size": requested,
+                              "state": "active_allocated" if allocated else "inactive", "frames": []})
+    return segments
+
+
+def caching_allocator_alloc(size, device=None, stream=None):
+    """``size`` bytes from the caching allocator on ``device`` for ``stream`` (a Stream or a raw
+    cudaStream_t int; the device's current stream by default); returns the address, to be
+    released with caching_allocator_delete()."""
+    from . import Stream, current_stream  # noqa: PLC0415 (the package imports this module)
+    index = _resolve(device)
+    if stream is None:
+        stream = current_stream(index)
+    if isinstance(stream, Stream):
+        stream = stream.cuda_stream
+    if not isinstance(stream, int):
+        raise TypeError("Invalid type for stream argument, must be `torch.cuda.Stream` or `int` representing a "
+                        "pointer to an existing stream")
+    previous = _C._cuda_current_stream(index)
+    _C._cuda_set_stream(index, stream)
+    try:
+        return _C._cuda_raw_alloc(size, index)
+    finally:
+        _C._cuda_set_stream(index, previous)
+
+
+def caching_allocator_delete(mem_ptr):
+    """Frees memory from caching_allocator_alloc (its device and stream are known to the allocator)."""
+    _C._cuda_raw_delete(mem_ptr)
+
+
+def memory_stats_as_nested_dict(device=None):
+    """memory_stats() nested at its dots: {"allocated_bytes": {"all": {"current": ...}}, ...}."""
+    if not _C._cuda_is_initialized():
+        return {}
+    return _nest(_C._cuda_memory_stats(_get_device_index(device)))
+
+
+def _nest(flat):
+    """{"a.b.c": v} -> {"a": {"b": {"c": v}}}."""
+    nested = {}
+    for key, value in flat.items():
+        *path, last = key.split(".")
+        node = nested
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return nested
+
+
+def memory_cached(device=None):
+    """Deprecated; see memory_reserved()."""
+    warnings.warn("`torch.cuda.memory_cached` has been renamed to `torch.cuda.memory_reserved`", FutureWarning,
+                  stacklevel=2)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    """Deprecated; see max_memory_reserved()."""
+    warnings.warn("`torch.cuda.max_memory_cached` has been renamed to `torch.cuda.max_memory_reserved`",
+                  FutureWarning, stacklevel=2)
+    return max_memory_reserved(device)
+
+
+def get_allocator_backend():
+    """'native': ctorch's own caching allocator (there is no cudaMallocAsync backend)."""
+    return "native"
+
+
+def list_gpu_processes(device=None):
+    """The processes using ``device`` and their GPU memory, as NVML (nvidia-smi) reports them."""
+    from . import _nvml  # noqa: PLC0415
+    if not _nvml.available():
+        return "pynvml module not found, please install nvidia-ml-py"
+    try:
+        handle = _nvml.handle(device)
+    except _nvml.DriverNotLoaded:
+        return "cuda driver can't be loaded, is cuda enabled?"
+    lines = [f"GPU:{_nvml.device_index(device)}"]  # NVML's numbering, as PyTorch prints it
+    procs = _nvml.compute_processes(handle)
+    if not procs:
+        lines.append("no processes are running")
+    for pid, used in procs:
+        lines.append(f"process {pid:>10d} uses {used / (1024 * 1024):>12.3f} MB GPU memory")
+    return "\n".join(lines)

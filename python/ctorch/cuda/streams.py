@@ -152,3 +152,13 @@ class Event:
 
 
 __all__ = ["Stream", "Event"]
+
+
+class ExternalStream(Stream):
+    """A stream made elsewhere (another library's cudaStream_t, as an int), on ``device`` (the
+    current device by default). Its owner keeps it alive; ctorch only queues work on it."""
+
+    def __new__(cls, stream_ptr, device=None, **kwargs):
+        if not isinstance(stream_ptr, int) or isinstance(stream_ptr, bool):
+            raise TypeError(f"ExternalStream(): stream_ptr must be an int, not {type(stream_ptr).__name__}")
+        return super().__new__(cls, stream_ptr=stream_ptr, device_index=_resolve(device))
