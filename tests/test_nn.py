@@ -874,8 +874,8 @@ def test_forward_hooks_kwargs_prepend_always_call():
     h.remove()
     assert len(m._forward_pre_hooks_with_kwargs) == 0
     bad = m.register_forward_pre_hook(lambda mod, a, k: 5, with_kwargs=True)
-    with pytest.raises(RuntimeError, match=r"^forward pre-hook must return None or a tuple of \(new_args, new_kwargs\), "
-                                           r"but got 5\.$"):
+    with pytest.raises(RuntimeError, match=r"^forward pre-hook must return None or a tuple of "
+                                           r"\(new_args, new_kwargs\), but got 5\.$"):
         m(ctorch.tensor([1.0]))
     bad.remove()
 
@@ -914,7 +914,8 @@ def test_full_backward_hooks():
         lin.weight.copy_(ctorch.tensor([[1.0, 2.0]]))
     log = []
     lin.register_full_backward_pre_hook(lambda mod, go: (log.append(("pre", go[0].tolist())), (go[0] * 2,))[1])
-    lin.register_full_backward_hook(lambda mod, gi, go: log.append(("hook", None if gi[0] is None else gi[0].tolist(), go[0].tolist())))
+    lin.register_full_backward_hook(
+        lambda mod, gi, go: log.append(("hook", None if gi[0] is None else gi[0].tolist(), go[0].tolist())))
     x = ctorch.tensor([[1.0, -1.0]], requires_grad=True)
     out = lin(x)
     assert type(out.grad_fn).__name__ == "BackwardHookFunctionBackward"
