@@ -976,6 +976,34 @@ def test_state_dict_and_load_hooks():
         m.load_state_dict(m.state_dict())
 
 
+def test_registration_hooks_and_module_type_errors():
+    from ctorch.nn.modules import module as mm
+
+    log = []
+    hooks = [mm.register_module_buffer_registration_hook(lambda m, n, b: log.append(("buf", n))),
+             mm.register_module_module_registration_hook(lambda m, n, s: log.append(("mod", n))),
+             mm.register_module_parameter_registration_hook(lambda m, n, p: log.append(("par", n)))]
+    m = nn.Module()
+    m.register_buffer("b", ctorch.ones(1))
+    m.b = ctorch.zeros(1)
+    m.sub = nn.ReLU()
+    m.p = nn.Parameter(ctorch.ones(1))
+    m.register_module("r", nn.ReLU())
+    for h in hooks:
+        h.remove()
+    assert log == [("buf", "b"), ("buf", "b"), ("mod", "sub"), ("par", "p"), ("mod", "r")]
+    h = mm.register_module_buffer_registration_hook(lambda m, n, b: b * 2)
+    m.register_buffer("c", ctorch.ones(1))
+    h.remove()
+    assert m.c.tolist() == [2.0]
+    with pytest.warns(FutureWarning, match="^Positional args are being deprecated, use kwargs instead"):
+        sd = nn.Linear(1, 1).state_dict(OrderedDict(), "q.")
+    assert list(sd) == ["q.weight", "q.bias"]
+    with pytest.raises(RuntimeError, match="^data set to a tensor that requires gradients must be floating point or "
+                                           "complex dtype$"):
+        nn.Linear(1, 1).type(ctorch.int32)
+
+
 def test_set_submodule_and_to_empty():
     m = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU()))
     m.set_submodule("1.0", nn.Tanh())

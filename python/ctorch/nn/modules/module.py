@@ -443,19 +443,19 @@ class Module:
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
-                modules[name] = value
+                modules[name] = _registration_hooks(_global_module_registration_hooks, self, name, value)
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                     "(torch.nn.Module or None expected)")
-                modules[name] = value
+                modules[name] = _registration_hooks(_global_module_registration_hooks, self, name, value)
             else:
                 buffers = self.__dict__.get("_buffers")
                 if buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                         "(torch.Tensor or None expected)")
-                    buffers[name] = value
+                    buffers[name] = _registration_hooks(_global_buffer_registration_hooks, self, name, value)
                 else:
                     object.__setattr__(self, name, value)
 
@@ -727,6 +727,9 @@ class Module:
                 continue
             with no_grad():
                 param_applied = fn(param)
+            if param.requires_grad and not (param_applied.is_floating_point() or param_applied.is_complex()):
+                raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex "
+                                   "dtype")
             # Keep the Parameter object (optimizers hold references to it): swap its data.
             param.data = param_applied
             if param.grad is not None:
@@ -800,6 +803,10 @@ class Module:
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """An OrderedDict of every parameter and persistent buffer, keyed by dotted name."""
         if args:  # the deprecated positional form state_dict(destination, prefix, keep_vars)
+            import warnings
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/docs/"
+                          "main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
             destination = args[0]
             if len(args) > 1:
                 prefix = args[1]
