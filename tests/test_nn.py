@@ -946,6 +946,16 @@ def test_full_backward_hooks():
                                          "to module outputs since no inputs require gradients"):
         lin(ctorch.ones(1, 2)).sum().backward()
     assert log == [("pre", [[1.0]]), ("hook", None, [[2.0]])]
+    # an in-place op on the hooked output still reaches the hooks (PyTorch raises there instead)
+    log.clear()
+    x.grad = None
+    nn.Sequential(lin, nn.ReLU(inplace=True))(ctorch.tensor([[1.0, -1.0]], requires_grad=True) * 1).sum().backward()
+    assert log == [("pre", [[0.0]]), ("hook", [[0.0, 0.0]], [[0.0]])]  # W x = -1: ReLU's mask is 0
+    relu = nn.ReLU(inplace=True)
+    relu.register_full_backward_hook(lambda mod, gi, go: None)
+    with pytest.raises(RuntimeError, match="^Output 0 of BackwardHookFunction is a view and is being modified "
+                                           "inplace"):
+        relu(x * 1)
 
 
 def test_state_dict_and_load_hooks():

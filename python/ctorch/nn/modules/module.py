@@ -171,7 +171,10 @@ class _BackwardHookFunction:
             full[i] = v
         return tuple(full)
 
-    def _wrap(self, items, on_backward):
+    def _wrap(self, items, on_backward, copy=False):
+        """(items with their tensors passed through one identity Function whose backward is on_backward
+        (copies of them with copy=True), the positions of those tensors); (items, None) when none
+        requires grad."""
         from ...autograd.function import Function
 
         index = [i for i, a in enumerate(items) if isinstance(a, Tensor)]
@@ -184,7 +187,7 @@ class _BackwardHookFunction:
             def forward(ctx, *args):
                 ctx.set_materialize_grads(False)
                 ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
-                return args
+                return tuple(a.clone() for a in args) if copy else args
 
             @staticmethod
             def backward(ctx, *grads):
@@ -219,7 +222,21 @@ class _BackwardHookFunction:
 
         tensors = [a for a in args if isinstance(a, Tensor)]
         args, self.input_index = self._wrap(args, on_backward)
+        if self.input_index is not None:
+            self.wrapped = [(args[i], args[i]._version) for i in self.input_index]
         return args
+
+    def check_inputs(self):
+        """The wrapped inputs alias the module's inputs: modifying them in place inside forward would
+        bypass the hooks' function (PyTorch forbids it at the in-place op; this checks after forward)."""
+        for k, (t, version) in enumerate(getattr(self, "wrapped", ())):
+            if t._version != version:
+                raise RuntimeError(
+                    f"Output {k} of BackwardHookFunction is a view and is being modified inplace. This view was "
+                    "created inside a custom Function (or because an input was returned as-is) and the autograd logic "
+                    "to handle view+inplace would override the custom backward associated with the custom Function, "
+                    "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+                    "output of the custom Function.")
 
     def setup_output(self, result):
         single = not isinstance(result, tuple)
@@ -252,7 +269,8 @@ class _BackwardHookFunction:
                 self.grad_outputs = None
             return tuple(grad_outputs[i] for i in state["index"])
 
-        items, state["index"] = self._wrap(items, on_backward)
+        # copies, so that in-place ops on the output cannot bypass the hooks' function
+        items, state["index"] = self._wrap(items, on_backward, copy=True)
         return items[0] if single else items
 
 
@@ -507,6 +525,8 @@ class Module:
             if bw_hook is not None:
                 args = bw_hook.setup_input(args)
             result = self.forward(*args, **kwargs)
+            if bw_hook is not None:
+                bw_hook.check_inputs()
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
                 if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
                     called.add(hook_id)
