@@ -858,6 +858,180 @@ def test_module_forward_and_hooks(device):
         NoForward()(1)
 
 
+def test_forward_hooks_kwargs_prepend_always_call():
+    class Scale(nn.Module):
+        def forward(self, x, scale=1.0):
+            return x * scale
+
+    m, log = Scale(), []
+    m.register_forward_pre_hook(lambda mod, a: log.append("pre"))
+    h = m.register_forward_pre_hook(lambda mod, a, k: (a, {"scale": 3.0}), with_kwargs=True)
+    m.register_forward_pre_hook(lambda mod, a: log.append("first"), prepend=True)
+    m.register_forward_hook(lambda mod, a, k, o: o + k["scale"], with_kwargs=True)
+    assert m(ctorch.tensor([2.0]), scale=1.0).tolist() == [9.0]  # 2 * 3 + 3
+    assert log == ["first", "pre"]
+    h.remove()
+    h.remove()
+    assert len(m._forward_pre_hooks_with_kwargs) == 0
+    bad = m.register_forward_pre_hook(lambda mod, a, k: 5, with_kwargs=True)
+    with pytest.raises(RuntimeError, match=r"^forward pre-hook must return None or a tuple of "
+                                           r"\(new_args, new_kwargs\), but got 5\.$"):
+        m(ctorch.tensor([1.0]))
+    bad.remove()
+
+    class Boom(nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    b, seen = Boom(), []
+    b.register_forward_hook(lambda mod, a, o: seen.append(("always", o)), always_call=True)
+    b.register_forward_hook(lambda mod, a, o: seen.append("skipped"))
+    g = nn.modules.module.register_module_forward_hook(lambda mod, a, o: seen.append("global"), always_call=True)
+    with pytest.raises(ValueError, match="^boom$"):
+        b(1)
+    g.remove()
+    assert seen == ["global", ("always", None)]
+
+
+def test_global_module_forward_hooks_run_first():
+    from ctorch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+    log = []
+    lin = nn.Linear(1, 1)
+    lin.register_forward_hook(lambda mod, a, o: log.append("local"))
+    g1 = register_module_forward_pre_hook(lambda mod, a: log.append("gpre"))
+    g2 = register_module_forward_hook(lambda mod, a, k, o: log.append(("gkw", k)), with_kwargs=True)
+    lin(ctorch.ones(1))
+    g1.remove()
+    g2.remove()
+    lin(ctorch.ones(1))
+    assert log == ["gpre", ("gkw", {}), "local", "local"]
+
+
+def test_full_backward_hooks():
+    lin = nn.Linear(2, 1)
+    with ctorch.no_grad():
+        lin.weight.copy_(ctorch.tensor([[1.0, 2.0]]))
+    log = []
+    lin.register_full_backward_pre_hook(lambda mod, go: (log.append(("pre", go[0].tolist())), (go[0] * 2,))[1])
+    lin.register_full_backward_hook(
+        lambda mod, gi, go: log.append(("hook", None if gi[0] is None else gi[0].tolist(), go[0].tolist())))
+    x = ctorch.tensor([[1.0, -1.0]], requires_grad=True)
+    out = lin(x)
+    assert type(out.grad_fn).__name__ == "BackwardHookFunctionBackward"
+    out.sum().backward()
+    # the pre-hook doubles grad_output: d/dx = 2 * W
+    assert log == [("pre", [[1.0]]), ("hook", [[2.0, 4.0]], [[2.0]])] and x.grad.tolist() == [[2.0, 4.0]]
+    log.clear()
+
+    class Two(nn.Module):
+        def forward(self, a, b, c):
+            return a * b, a + c
+
+    two = Two()
+    two.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 10, gi[1], gi[2]))
+    two.register_full_backward_hook(lambda mod, gi, go: log.append((gi, go[1])))
+    a = ctorch.tensor([2.0], requires_grad=True)
+    two(a, ctorch.tensor([3.0]), 4)[0].sum().backward()
+    (ga, gb, gc), go1 = log[0]
+    assert ga.tolist() == [30.0] and gb.tolist() == [0.0] and gc is None and go1 is None
+    assert a.grad.tolist() == [30.0]
+    two.register_full_backward_hook(lambda mod, gi, go: (gi[0],))
+    with pytest.raises(RuntimeError, match="^Backward hook returned an invalid number of grad_input, got 1, but "
+                                           "expected 3$"):
+        two(a, ctorch.tensor([3.0]), 4)[0].sum().backward()
+    # no input requires grad: the hooks fire with grad_input all None, and warn
+    log.clear()
+    with pytest.warns(UserWarning, match="^Full backward hook is firing when gradients are computed with respect "
+                                         "to module outputs since no inputs require gradients"):
+        lin(ctorch.ones(1, 2)).sum().backward()
+    assert log == [("pre", [[1.0]]), ("hook", None, [[2.0]])]
+    # an in-place op on the hooked output still reaches the hooks (PyTorch raises there instead)
+    log.clear()
+    x.grad = None
+    nn.Sequential(lin, nn.ReLU(inplace=True))(ctorch.tensor([[1.0, -1.0]], requires_grad=True) * 1).sum().backward()
+    assert log == [("pre", [[0.0]]), ("hook", [[0.0, 0.0]], [[0.0]])]  # W x = -1: ReLU's mask is 0
+    relu = nn.ReLU(inplace=True)
+    relu.register_full_backward_hook(lambda mod, gi, go: None)
+    with pytest.raises(RuntimeError, match="^Output 0 of BackwardHookFunction is a view and is being modified "
+                                           "inplace"):
+        relu(x * 1)
+
+
+def test_state_dict_and_load_hooks():
+    m = nn.Sequential(nn.Linear(1, 1))
+    log = []
+    m[0].register_state_dict_pre_hook(lambda mod, prefix, keep_vars: log.append((prefix, keep_vars)))
+    m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd.__setitem__("extra", 1))
+    sd = m.state_dict(keep_vars=True)
+    assert log == [("0.", True)] and list(sd) == ["0.weight", "0.bias", "extra"]
+    m[0].register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd)
+    with pytest.raises(RuntimeError, match="^state_dict post-hook must return None$"):
+        m.state_dict()
+
+    m = nn.Sequential(nn.Linear(1, 1))
+
+    def pre(mod, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        log.append((type(mod).__name__, prefix))
+        state_dict.pop(prefix + "bias", None)
+
+    m[0].register_load_state_dict_pre_hook(pre)
+    m[0].register_load_state_dict_post_hook(lambda mod, keys: log.append(list(keys.missing_keys)))
+    m.register_load_state_dict_post_hook(lambda mod, keys: keys.missing_keys.clear())
+    log.clear()
+    res = m.load_state_dict({"0.weight": ctorch.ones(1, 1), "0.bias": ctorch.ones(1)})
+    assert log == [("Linear", "0."), ["0.bias"]] and repr(res) == "<All keys matched successfully>"
+    m.register_load_state_dict_post_hook(lambda mod, keys: 1)
+    with pytest.raises(AssertionError, match="not expected to return new values"):
+        m.load_state_dict(m.state_dict())
+
+
+def test_registration_hooks_and_module_type_errors():
+    from ctorch.nn.modules import module as mm
+
+    log = []
+    hooks = [mm.register_module_buffer_registration_hook(lambda m, n, b: log.append(("buf", n))),
+             mm.register_module_module_registration_hook(lambda m, n, s: log.append(("mod", n))),
+             mm.register_module_parameter_registration_hook(lambda m, n, p: log.append(("par", n)))]
+    m = nn.Module()
+    m.register_buffer("b", ctorch.ones(1))
+    m.b = ctorch.zeros(1)
+    m.sub = nn.ReLU()
+    m.p = nn.Parameter(ctorch.ones(1))
+    m.register_module("r", nn.ReLU())
+    for h in hooks:
+        h.remove()
+    assert log == [("buf", "b"), ("buf", "b"), ("mod", "sub"), ("par", "p"), ("mod", "r")]
+    h = mm.register_module_buffer_registration_hook(lambda m, n, b: b * 2)
+    m.register_buffer("c", ctorch.ones(1))
+    h.remove()
+    assert m.c.tolist() == [2.0]
+    with pytest.warns(FutureWarning, match="^Positional args are being deprecated, use kwargs instead"):
+        sd = nn.Linear(1, 1).state_dict(OrderedDict(), "q.")
+    assert list(sd) == ["q.weight", "q.bias"]
+    with pytest.raises(RuntimeError, match="^data set to a tensor that requires gradients must be floating point or "
+                                           "complex dtype$"):
+        nn.Linear(1, 1).type(ctorch.int32)
+
+
+def test_set_submodule_and_to_empty():
+    m = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU()))
+    m.set_submodule("1.0", nn.Tanh())
+    assert isinstance(m[1][0], nn.Tanh)
+    m.set_submodule("1.extra", nn.ReLU())
+    assert list(m[1]._modules) == ["0", "extra"]
+    with pytest.raises(AttributeError, match="^Sequential has no attribute `new`$"):
+        m.set_submodule("1.new", nn.ReLU(), strict=True)
+    with pytest.raises(AttributeError, match="^`weight` is not an nn.Module$"):
+        m.set_submodule("0.weight", nn.ReLU())
+    with pytest.raises(ValueError, match="^Cannot set the submodule without a target name!$"):
+        m.set_submodule("", nn.ReLU())
+    with pytest.raises(ValueError, match="^`module` is not an nn.Module, found <class 'int'>$"):
+        m.set_submodule("0", 3)
+    w = m[0].weight
+    assert m.to_empty(device="cpu") is m and m[0].weight is w and tuple(w.shape) == (2, 2)
+
+
 def test_module_setattr_rules():
     m = nn.Linear(2, 2)
     with pytest.raises(TypeError, match=r"^cannot assign 'torch.FloatTensor' as parameter 'weight' \(torch.nn.Parameter "
@@ -1003,6 +1177,15 @@ def test_sequential_container():
     assert named.first is named[0]
     out = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))(ctorch.ones(4, 2))
     assert tuple(out.shape) == (4, 1)
+    r = nn.ReLU()
+    twice = 2 * nn.Sequential(r, c)
+    assert list(twice._modules) == ["0", "1", "2", "3"] and twice[2] is r
+    twice *= 2
+    assert len(twice) == 8 and twice[6] is r
+    with pytest.raises(ValueError, match="^Non-positive multiplication factor 0 for <class "):
+        twice * 0
+    with pytest.raises(TypeError, match="^unsupported operand type\\(s\\) for \\*: <class "):
+        twice * 1.5
 
 
 def test_module_list_and_dict():

@@ -374,6 +374,37 @@ def test_state_dict_round_trip(device, name, kw):
         np.testing.assert_array_equal(to_numpy(s_a[k]), to_numpy(s_b[k]))
 
 
+def test_step_and_state_dict_hooks():
+    from ctorch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+    p = nn.Parameter(ctorch.tensor([1.0]))
+    p.grad = ctorch.tensor([1.0])
+    opt, log = optim.SGD([p], lr=0.5), []
+    h = opt.register_step_pre_hook(lambda o, args, kwargs: log.append(("pre", args[0] is o, kwargs)))
+    opt.register_step_post_hook(lambda o, args, kwargs: log.append("post"))
+    g1 = register_optimizer_step_pre_hook(lambda o, args, kwargs: log.append("gpre"))
+    g2 = register_optimizer_step_post_hook(lambda o, args, kwargs: log.append("gpost"))
+    opt.step()
+    g1.remove()
+    g2.remove()
+    h.remove()
+    opt.step()
+    assert log == ["gpre", ("pre", True, {}), "post", "gpost", "post"] and p.tolist() == [0.0]
+    opt.register_step_pre_hook(lambda o, args, kwargs: 5)
+    with pytest.raises(RuntimeError, match=r"SGD.step at .* must return None or a tuple of \(new_args, new_kwargs\), "
+                                           r"but got 5\.$"):
+        opt.step()
+    log.clear()
+    opt.register_state_dict_pre_hook(lambda o: log.append("sdpre"))
+    opt.register_state_dict_post_hook(lambda o, sd: dict(sd, extra=1))
+    opt.register_load_state_dict_pre_hook(lambda o, sd: log.append(sorted(sd)))
+    opt.register_load_state_dict_post_hook(lambda o: log.append("lpost"), prepend=True)
+    sd = opt.state_dict()
+    opt.load_state_dict(sd)
+    assert sorted(sd) == ["extra", "param_groups", "state"]
+    assert log == ["sdpre", ["extra", "param_groups", "state"], "lpost"]
+
+
 def test_load_state_dict_errors_and_casts():
     p = nn.Parameter(ctorch.zeros(2))
     opt = optim.Adam([p], lr=0.1)

@@ -90,10 +90,15 @@ def test_nested_objects(device):
     assert out["flags"] == [True, False, None] and out["big"] == 2**80 and out["text"] == obj["text"]
     assert out["raw"] == b"\x00\x01\xff" and out["dtype"] == ctorch.bfloat16 and out["device"] == ctorch.device("cpu")
     assert out["size"] == ctorch.Size([2, 3]) and isinstance(out["size"], ctorch.Size)
-    assert isinstance(out["od"], OrderedDict) and list(out["od"]) == ["z", "y"]
+    assert isinstance(out["od"], OrderedDict) and list(out["od"]) == ["z", "y"] and not hasattr(out["od"], "_metadata")
     assert out["od"]["z"] is out["a"][0]  # one tensor saved twice loads as one tensor
     assert math.isnan(out["nan"]) and out["empty"] == {}
     assert type(out) is dict and type(out["a"][2]) is dict
+
+
+def test_state_dict_metadata_round_trips():
+    sd = roundtrip(nn.Sequential(nn.BatchNorm1d(2)).state_dict())
+    assert sd._metadata == {"": {"version": 1}, "0": {"version": 2}}
 
 
 def test_requires_grad_and_parameters():

@@ -112,7 +112,11 @@ class _Encoder:
         if isinstance(obj, list):
             return {"$t": "list", "v": [self.encode(v) for v in obj]}
         kind = "odict" if isinstance(obj, OrderedDict) else "dict"
-        return {"$t": kind, "v": [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        node = {"$t": kind, "v": [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        metadata = getattr(obj, "_metadata", None)
+        if kind == "odict" and isinstance(metadata, dict):  # a state_dict's per-module versions
+            node["m"] = self.encode(metadata)
+        return node
 
 
 def _is_parameter(t):
@@ -303,6 +307,11 @@ class _Decoder:
                 except TypeError:
                     _fail(f"unhashable {tag} key")
                 out[key] = self.decode(pair[1], depth + 1)
+            if tag == "odict" and "m" in node:
+                metadata = self.decode(node["m"], depth + 1)
+                if not isinstance(metadata, dict):
+                    _fail("invalid odict metadata")
+                out._metadata = metadata
             return out
         if tag == "float":
             if v not in ("inf", "-inf", "nan"):

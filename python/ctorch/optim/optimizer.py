@@ -2,7 +2,7 @@
 PyTorch's format and messages. The update rules live in C (csrc/optim.c); subclasses only gather
 each group's tensors into lists and make one _C call per group."""
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
@@ -28,6 +28,52 @@ def _typename(obj):
     return tn(obj)
 
 
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+_HOOK_DICTS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+               "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+               "_optimizer_load_state_dict_post_hooks")
+
+
+def _add_hook(hooks, hook, prepend=False):
+    from ..nn.modules.module import _add_hook as add
+
+    return add(hooks, hook, prepend=prepend)
+
+
+def register_optimizer_step_pre_hook(hook):
+    """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), run before every optimizer's step."""
+    return _add_hook(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """hook(optimizer, args, kwargs) -> None, run after every optimizer's step."""
+    return _add_hook(_global_optimizer_post_hooks, hook)
+
+
+def _hooked_step(func):
+    """Wraps a class's step so that it runs the global and per-optimizer step hooks around it."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is None:
+                continue
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
+            args, kwargs = result
+        out = func(*args, **kwargs)
+        for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    wrapper.hooked = True
+    return wrapper
+
+
 def _to_scalar(x):
     if isinstance(x, Tensor):
         return x.item()
@@ -38,6 +84,9 @@ class Optimizer:
     """Base class of all optimizers."""
 
     def __init__(self, params, defaults):
+        self._init_hooks()
+        if not getattr(type(self).step, "hooked", False):
+            type(self).step = _hooked_step(type(self).step)
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -61,6 +110,36 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._init_hooks()
+
+    def _init_hooks(self):
+        for name in _HOOK_DICTS:
+            if name not in self.__dict__:
+                self.__dict__[name] = OrderedDict()
+
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), run before step."""
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs) -> None, run after step."""
+        return _add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) -> None, run before state_dict builds its result."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> None or a new state_dict, run on state_dict's result."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> None or the state_dict to load, run before loading."""
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) -> None, run after load_state_dict."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def __repr__(self):
         text = self.__class__.__name__ + " ("
@@ -149,6 +228,8 @@ class Optimizer:
     # --- state dict ------------------------------------------------------------------------------------------
     def state_dict(self):
         """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]} as PyTorch."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         param_mappings = {}
         start_index = 0
 
@@ -163,7 +244,12 @@ class Optimizer:
 
         param_groups = [pack_group(g) for g in self.param_groups]
         packed_state = {(param_mappings[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
-        return {"state": packed_state, "param_groups": param_groups}
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     @staticmethod
     def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
@@ -184,6 +270,10 @@ class Optimizer:
     def load_state_dict(self, state_dict):
         """Loads optimizer state (as returned by state_dict), casting state tensors to their params."""
         state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -222,6 +312,8 @@ class Optimizer:
 
         param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
         self.__setstate__({"state": state, "param_groups": param_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
     def _params_with_grad(self, group):
         return [p for p in group["params"] if p.grad is not None]

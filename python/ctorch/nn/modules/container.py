@@ -70,6 +70,32 @@ class Sequential(Module):
             self.add_module(str(i + offset), module)
         return self
 
+    def _check_factor(self, other):
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+
+    def __mul__(self, other):
+        """A new Sequential holding this one's modules (the same objects) other times over."""
+        self._check_factor(other)
+        combined = Sequential()
+        for _ in range(other):
+            for module in self:
+                combined.append(module)
+        return combined
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __imul__(self, other):
+        self._check_factor(other)
+        original = list(self)
+        for _ in range(other - 1):
+            for module in original:
+                self.append(module)
+        return self
+
     def __iter__(self):
         return iter(self._modules.values())
 

@@ -51,19 +51,28 @@ _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 class _DictHandle:
-    """A handle that removes a hook from the ordered dict that holds it."""
+    """A handle that removes a hook from the ordered dict that holds it (and its id from the extra dicts
+    that mark it with_kwargs / always_call), as torch.utils.hooks.RemovableHandle."""
 
     next_id = 0
 
-    def __init__(self, hooks):
+    def __init__(self, hooks, extra_dict=None):
         self.hooks = hooks
         self.id = _DictHandle.next_id
         _DictHandle.next_id += 1
+        if extra_dict is None:
+            extra_dict = ()
+        elif isinstance(extra_dict, dict):
+            extra_dict = (extra_dict,)
+        self.extra_dicts = tuple(extra_dict)
 
     def remove(self):
         if self.hooks is not None:
             self.hooks.pop(self.id, None)
             self.hooks = None
+        for d in self.extra_dicts:
+            d.pop(self.id, None)
+        self.extra_dicts = ()
 
     def __enter__(self):
         return self
@@ -72,8 +81,213 @@ class _DictHandle:
         self.remove()
 
 
+# Hooks run by every module (nn.modules.module.register_module_forward_hook and friends).
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+
+
+def _add_hook(hooks, hook, extra=None, prepend=False):
+    handle = _DictHandle(hooks, extra)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_module_forward_pre_hook(hook):
+    """hook(module, args) -> None or new args, run before every module's own forward pre-hooks."""
+    return _add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """hook(module, args, output) (or (module, args, kwargs, output)), run before every module's own
+    forward hooks."""
+    handle = _add_hook(_global_forward_hooks, hook,
+                       [_global_forward_hooks_always_called, _global_forward_hooks_with_kwargs])
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    """hook(module, grad_output) -> None or new grad_output, for every module."""
+    return _add_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """hook(module, grad_input, grad_output) -> None or new grad_input, for every module."""
+    return _add_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    """hook(module, name, buffer) -> None or a new buffer, run by register_buffer."""
+    return _add_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """hook(module, name, submodule) -> None or a new submodule, run by register_module."""
+    return _add_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """hook(module, name, param) -> None or a new parameter, run by register_parameter."""
+    return _add_hook(_global_parameter_registration_hooks, hook)
+
+
+def _registration_hooks(hooks, module, name, value):
+    for hook in hooks.values():
+        result = hook(module, name, value)
+        if result is not None:
+            value = result
+    return value
+
+
+class _BackwardHookFunction:
+    """Identity autograd functions placed on a module's tensor inputs and outputs when it has full
+    backward (pre-)hooks: the output one's backward collects grad_output and runs the pre-hooks, the
+    input one's backward runs the hooks with (grad_input, grad_output)."""
+
+    def __init__(self, module, hooks, pre_hooks):
+        self.module = module
+        self.hooks = hooks
+        self.pre_hooks = pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = 0
+        self.input_index = None
+
+    @staticmethod
+    def _pack(values, indices, size):
+        full = [None] * size
+        for i, v in zip(indices, values):
+            full[i] = v
+        return tuple(full)
+
+    def _wrap(self, items, on_backward, copy=False):
+        """(items with their tensors passed through one identity Function whose backward is on_backward
+        (copies of them with copy=True), the positions of those tensors); (items, None) when none
+        requires grad."""
+        from ...autograd.function import Function
+
+        index = [i for i, a in enumerate(items) if isinstance(a, Tensor)]
+        tensors = [items[i] for i in index]
+        if not tensors or not _C.is_grad_enabled() or not any(t.requires_grad for t in tensors):
+            return items, None
+
+        class BackwardHookFunctionBackward(Function):
+            @staticmethod
+            def forward(ctx, *args):
+                ctx.set_materialize_grads(False)
+                ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+                return tuple(a.clone() for a in args) if copy else args
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return on_backward(grads)
+
+        BackwardHookFunctionBackward.__name__ = "BackwardHookFunction"
+        new = BackwardHookFunctionBackward.apply(*tensors)
+        items = list(items)
+        for i, t in zip(index, new):
+            items[i] = t
+        return tuple(items), index
+
+    def setup_input(self, args):
+        self.n_inputs = len(args)
+        if not self.hooks:
+            return args
+
+        def on_backward(grads):
+            # as PyTorch's identity function's materialised grads: zeros where none flowed
+            grads = [_C.zeros_like(t) if g is None or not t.requires_grad else g for g, t in zip(grads, tensors)]
+            grad_inputs = self._pack(grads, self.input_index, self.n_inputs)
+            for hook in self.hooks:
+                result = hook(self.module, grad_inputs, self.grad_outputs)
+                if result is None:
+                    continue
+                if len(result) != len(grad_inputs):
+                    raise RuntimeError("Backward hook returned an invalid number of grad_input, "
+                                       f"got {len(result)}, but expected {len(grad_inputs)}")
+                grad_inputs = result
+            self.grad_outputs = None
+            return tuple(grad_inputs[i] for i in self.input_index)
+
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        args, self.input_index = self._wrap(args, on_backward)
+        if self.input_index is not None:
+            self.wrapped = [(args[i], args[i]._version) for i in self.input_index]
+        return args
+
+    def check_inputs(self):
+        """The wrapped inputs alias the module's inputs: modifying them in place inside forward would
+        bypass the hooks' function (PyTorch forbids it at the in-place op; this checks after forward)."""
+        for k, (t, version) in enumerate(getattr(self, "wrapped", ())):
+            if t._version != version:
+                raise RuntimeError(
+                    f"Output {k} of BackwardHookFunction is a view and is being modified inplace. This view was "
+                    "created inside a custom Function (or because an input was returned as-is) and the autograd logic "
+                    "to handle view+inplace would override the custom backward associated with the custom Function, "
+                    "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+                    "output of the custom Function.")
+
+    def setup_output(self, result):
+        single = not isinstance(result, tuple)
+        items = (result,) if single else result
+        state = {}
+
+        def on_backward(grads):
+            grad_outputs = self._pack(grads, state["index"], len(items))
+            for hook in self.pre_hooks:
+                new = hook(self.module, grad_outputs)
+                if new is None:
+                    continue
+                if len(new) != len(grad_outputs):
+                    raise RuntimeError("Backward pre hook returned an invalid number of grad_output, "
+                                       f"got {len(new)}, but expected {len(grad_outputs)}")
+                grad_outputs = tuple(new)
+            self.grad_outputs = grad_outputs
+            if self.input_index is None and self.hooks:  # no input requires grad: the hooks run here
+                import warnings
+                warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                              "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
+                              "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
+                              "details.", stacklevel=5)
+                grad_inputs = (None,) * self.n_inputs
+                for hook in self.hooks:
+                    res = hook(self.module, grad_inputs, self.grad_outputs)
+                    if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
+                        raise RuntimeError("Backward hook for Modules where no input requires gradient should "
+                                           "always return None or None for all gradients.")
+                self.grad_outputs = None
+            return tuple(grad_outputs[i] for i in state["index"])
+
+        # copies, so that in-place ops on the output cannot bypass the hooks' function
+        items, state["index"] = self._wrap(items, on_backward, copy=True)
+        return items[0] if single else items
+
+
 def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+_HOOK_DICTS = ("_backward_pre_hooks", "_backward_hooks", "_forward_hooks", "_forward_hooks_with_kwargs",
+               "_forward_hooks_always_called", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+               "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+               "_load_state_dict_post_hooks")
+
+
+def _init_hook_dicts(d):
+    for name in _HOOK_DICTS:
+        d.setdefault(name, OrderedDict())
+    d.setdefault("_is_full_backward_hook", None)
 
 
 class Module:
@@ -97,11 +311,7 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
-        d["_forward_hooks"] = OrderedDict()
-        d["_forward_pre_hooks"] = OrderedDict()
-        d["_state_dict_hooks"] = OrderedDict()
-        d["_load_state_dict_pre_hooks"] = OrderedDict()
-        d["_load_state_dict_post_hooks"] = OrderedDict()
+        _init_hook_dicts(d)
 
     forward = _forward_unimplemented
 
@@ -121,6 +331,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
+        tensor = _registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -150,7 +361,7 @@ class Module:
                 "explicitly. To express '{name}' as a function of another Tensor, compute the value in "
                 "the forward() method.")
         else:
-            self._parameters[name] = param
+            self._parameters[name] = _registration_hooks(_global_parameter_registration_hooks, self, name, param)
 
     def add_module(self, name, module):
         """Adds a child module, reachable as an attribute under name."""
@@ -164,7 +375,7 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        self._modules[name] = module
+        self._modules[name] = _registration_hooks(_global_module_registration_hooks, self, name, module)
 
     register_module = add_module
 
@@ -179,6 +390,20 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target, module, strict=False):
+        """Replaces (or, unless strict, adds) the submodule at the dotted path target."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target):
         module_path, _, name = target.rpartition(".")
@@ -236,12 +461,12 @@ class Module:
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
-                modules[name] = value
+                modules[name] = _registration_hooks(_global_module_registration_hooks, self, name, value)
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                     "(torch.nn.Module or None expected)")
-                modules[name] = value
+                modules[name] = _registration_hooks(_global_module_registration_hooks, self, name, value)
             else:
                 buffers = self.__dict__.get("_buffers")
                 if isinstance(value, Buffer):  # nn.Buffer(t, persistent=...) registers a buffer
@@ -253,7 +478,7 @@ class Module:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                         "(torch.Tensor or None expected)")
-                    buffers[name] = value
+                    buffers[name] = _registration_hooks(_global_buffer_registration_hooks, self, name, value)
                 else:
                     object.__setattr__(self, name, value)
 
@@ -275,49 +500,146 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        _init_hook_dicts(self.__dict__)
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
     # --- calling ------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not self._forward_pre_hooks and not self._forward_hooks:
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, out)
-            if result is not None:
-                out = result
-        return out
+        result = None
+        called = set()
+        try:
+            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {new}.")
+                        args, kwargs = new
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+            hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+            pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+            bw_hook = _BackwardHookFunction(self, hooks, pre_hooks) if hooks or pre_hooks else None
+            if bw_hook is not None:
+                args = bw_hook.setup_input(args)
+            result = self.forward(*args, **kwargs)
+            if bw_hook is not None:
+                bw_hook.check_inputs()
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
+                    called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                    new = hook(self, args, kwargs, result)
+                else:
+                    new = hook(self, args, result)
+                if new is not None:
+                    result = new
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    import warnings
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple "
+                                  f"of Tensors but received {type(result)}")
+                else:
+                    result = bw_hook.setup_output(result)
+            return result
+        except Exception:
+            self._run_always_called_hooks(called, args, kwargs, result)
+            raise
+
+    def _run_always_called_hooks(self, called, args, kwargs, result):
+        """Runs the always_call forward hooks that an exception in forward (or a hook) skipped; their own
+        errors are turned into warnings."""
+        import warnings
+
+        for hooks, always, with_kwargs, what in (
+                (_global_forward_hooks, _global_forward_hooks_always_called, _global_forward_hooks_with_kwargs,
+                 "global module forward hook"),
+                (self._forward_hooks, self._forward_hooks_always_called, self._forward_hooks_with_kwargs,
+                 "module forward hook")):
+            for hook_id, hook in hooks.items():
+                if hook_id not in always or hook_id in called:
+                    continue
+                try:
+                    new = hook(self, args, kwargs, result) if hook_id in with_kwargs else hook(self, args, result)
+                    if new is not None:
+                        result = new
+                except Exception as e:
+                    warnings.warn(f"{what} with ``always_call=True`` raised an exception that was silenced as "
+                                  f"another error was raised in forward: {str(e)}")
 
     _call_impl = __call__
 
-    def register_forward_pre_hook(self, hook):
-        """hook(module, args) -> None or new args, called before forward."""
-        handle = _DictHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) -> None or new args, called before forward; with_kwargs=True:
+        hook(module, args, kwargs) -> None or (new_args, new_kwargs)."""
+        handle = _add_hook(self._forward_pre_hooks, hook, self._forward_pre_hooks_with_kwargs, prepend)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
         return handle
 
-    def register_forward_hook(self, hook):
-        """hook(module, args, output) -> None or a new output, called after forward."""
-        handle = _DictHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) (with_kwargs: hook(module, args, kwargs, output)) -> None or a new
+        output, called after forward; always_call=True also runs it when forward raises."""
+        handle = _add_hook(self._forward_hooks, hook,
+                           [self._forward_hooks_with_kwargs, self._forward_hooks_always_called], prepend)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
         return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or a new grad_output, called when the gradients with
+        respect to the module's outputs are computed."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend=prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or a new grad_input, called when the gradients
+        with respect to the module's inputs are computed."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = True
+        return _add_hook(self._backward_hooks, hook, prepend=prepend)
 
     def _register_state_dict_hook(self, hook):
         """hook(module, state_dict, prefix, local_metadata) -> None or a new state_dict, called at the
         end of state_dict() (nn.utils.spectral_norm records its version this way)."""
-        handle = _DictHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was "
+                               "previously registered via register_state_dict_post_hook")
+        return _add_hook(self._state_dict_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) -> None, called at the end of state_dict()."""
+        hook._from_public_api = True
+        return _add_hook(self._state_dict_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) -> None, called before state_dict() saves this module."""
+        return _add_hook(self._state_dict_pre_hooks, hook)
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         """hook([module,] state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
         error_msgs), called before this module loads its entries (renaming old keys, ...)."""
-        handle = _DictHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self) if with_module else hook
-        return handle
+        return _add_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self) if with_module else hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs) -> None, called before this module loads its entries."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) -> None, called after load_state_dict loaded this module; it may
+        edit incompatible_keys.missing_keys / unexpected_keys in place."""
+        return _add_hook(self._load_state_dict_post_hooks, hook)
 
     # --- traversal ----------------------------------------------------------------------------------------
     def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
@@ -430,6 +752,9 @@ class Module:
                 continue
             with no_grad():
                 param_applied = fn(param)
+            if param.requires_grad and not (param_applied.is_floating_point() or param_applied.is_complex()):
+                raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex "
+                                   "dtype")
             # Keep the Parameter object (optimizers hold references to it): swap its data.
             param.data = param_applied
             if param.grad is not None:
@@ -458,6 +783,14 @@ class Module:
             return t.to(device, **kw)
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Moves the parameters and buffers to device without copying their values (uninitialised)."""
+        from ... import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def share_memory(self):
+        return self._apply(lambda t: t.share_memory_())
 
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
@@ -495,6 +828,10 @@ class Module:
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """An OrderedDict of every parameter and persistent buffer, keyed by dotted name."""
         if args:  # the deprecated positional form state_dict(destination, prefix, keep_vars)
+            import warnings
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/docs/"
+                          "main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
             destination = args[0]
             if len(args) > 1:
                 prefix = args[1]
@@ -503,6 +840,8 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         local_metadata = dict(version=self._version)
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = local_metadata
@@ -512,8 +851,11 @@ class Module:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, local_metadata)
-            if result is not None:
-                destination = result
+            if result is None:
+                continue
+            if getattr(hook, "_from_public_api", False):
+                raise RuntimeError("state_dict post-hook must return None")
+            destination = result
         return destination
 
     def get_extra_state(self):
@@ -602,7 +944,10 @@ class Module:
                     load(child, child_state, child_prefix)
             keys = _IncompatibleKeys(missing_keys, unexpected_keys)
             for hook in module._load_state_dict_post_hooks.values():
-                hook(module, keys)
+                if hook(module, keys) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return "
+                        "new values, if incompatible_keys need to be modified, it should be done inplace.")
 
         load(self, state_dict)
         if strict:
