@@ -681,10 +681,16 @@ static PyObject *tensor_get_data(PyObject *self, void *c) { return (PyObject *)d
 static int tensor_set_data(PyObject *self, PyObject *value, void *c)
 {
     if (value == NULL || !CtTensor_Check(value)) {
-        PyErr_SetString(PyExc_TypeError, "Tensor.data must be a Tensor");
+        PyErr_Format(PyExc_TypeError, "Variable data has to be a tensor, but got %s",
+                     value == NULL ? "nothing" : Py_TYPE(value)->tp_name);
         return -1;
     }
     CtTensorObject *t = CT_TENSOR(self), *v = CT_TENSOR(value);
+    if (t->requires_grad && !ct_is_floating(v->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "data set to a tensor that requires gradients must be floating point or complex dtype");
+        return -1;
+    }
     Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(v->storage));
     t->offset = v->offset;
     t->ndim = v->ndim;

@@ -418,3 +418,19 @@ def test_grad_of_a_leaf_output_goes_to_that_leaf_only():
         got = dict(zip((id(t) for t in order), grads))
         assert got[id(a)] is None
         assert got[id(b)].tolist() == [1.0, 0.0]
+
+
+def test_data_assignment():
+    """.data = t swaps the storage, dtype and shape under the tensor, keeping its autograd flags;
+    an integer tensor under one that requires grad, or a non-tensor, is refused as in PyTorch."""
+    x = torch.ones(2, requires_grad=True)
+    x.data = torch.tensor([[1.5, 2.5, 3.5]])
+    assert x.requires_grad and x.shape == (1, 3) and x.tolist() == [[1.5, 2.5, 3.5]]
+    with pytest.raises(RuntimeError, match="^data set to a tensor that requires gradients must be floating point"):
+        x.data = torch.ones(2, dtype=torch.int64)
+    assert x.dtype == torch.float32 and x.shape == (1, 3)
+    with pytest.raises(TypeError, match="^Variable data has to be a tensor, but got list$"):
+        x.data = [1.0]
+    y = torch.ones(2)
+    y.data = torch.arange(3)
+    assert y.dtype == torch.int64 and y.tolist() == [0, 1, 2]
