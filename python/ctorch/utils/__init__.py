@@ -1,3 +1,3 @@
 """ctorch.utils: hooks and data loading helpers."""
 from . import data, deterministic, dlpack, hooks  # noqa: E402,F401
-from . import checkpoint  # noqa: E402,F401
+from . import benchmark, checkpoint  # noqa: E402,F401
