@@ -266,3 +266,61 @@ def test_adafactor_matches_numpy(device, rng, dtype, kw):
 def test_adafactor_errors(kw, msg):
     with pytest.raises(ValueError, match=msg.replace("(", "\\(")):
         ctorch.optim.Adafactor([ctorch.zeros(2, requires_grad=True)], **kw)
+
+
+# --- optim.Muon ---------------------------------------------------------------------------------------------
+def _bf16(a):
+    """a rounded to bfloat16 (nearest even), back in float64."""
+    u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    return u.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def _np_newton_schulz(g, a=3.4445, b=-4.775, c=2.0315, steps=5, eps=1e-7):
+    tall = g.shape[0] > g.shape[1]
+    x = _bf16(g.T if tall else g)
+    x = _bf16(x / max(_bf16(np.linalg.norm(x)), eps))
+    for _ in range(steps):
+        gram = _bf16(x @ x.T)
+        x = _bf16(a * x + _bf16(b * gram + c * gram @ gram) @ x)
+    return x.T if tall else x
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("nesterov,adjust", [(True, None), (False, "match_rms_adamw"), (True, "spectral_unclamped")])
+def test_muon_matches_numpy(device, rng, nesterov, adjust):
+    shapes = [(5, 3), (3, 4)]
+    init = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads_seq = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(3)]
+    params = [ctorch.tensor(a, device=device, requires_grad=True) for a in init]
+    lr, wd, mu = 0.02, 0.1, 0.95
+    opt = ctorch.optim.Muon(params, lr=lr, weight_decay=wd, nesterov=nesterov, adjust_lr_fn=adjust)
+    expected = [a.astype(np.float64) for a in init]
+    bufs = [np.zeros(s) for s in shapes]
+    scale = {None: lambda r, c: np.sqrt(max(1, r / c)), "match_rms_adamw": lambda r, c: 0.2 * np.sqrt(max(r, c)),
+             "spectral_unclamped": lambda r, c: np.sqrt(r / c)}[adjust]
+    for grads in grads_seq:
+        for p, g in zip(params, grads):
+            p.grad = ctorch.tensor(g, device=device)
+        opt.step()
+        for i, g in enumerate(grads):
+            bufs[i] = mu * bufs[i] + (1 - mu) * g
+            update = g + mu * (bufs[i] - g) if nesterov else bufs[i]
+            expected[i] = expected[i] * (1 - lr * wd) - lr * scale(*g.shape) * _np_newton_schulz(update)
+    for p, e in zip(params, expected):
+        np.testing.assert_allclose(to_numpy(p), e, atol=lr * 2e-2)
+    assert sorted(opt.state[params[0]]) == ["momentum_buffer"]
+
+
+def test_muon_errors():
+    w = ctorch.zeros(2, 2, requires_grad=True)
+    with pytest.raises(ValueError, match=r"Muon only supports 2D parameters whereas we found a "
+                                         r"parameter with size: torch.Size\(\[2\]\)"):
+        ctorch.optim.Muon([ctorch.zeros(2, requires_grad=True)])
+    with pytest.raises(ValueError, match="Adjust learning rate function cubic is not supported"):
+        ctorch.optim.Muon([w], adjust_lr_fn="cubic")
+    with pytest.raises(ValueError, match="momentum should be >= 0 but is: -1"):
+        ctorch.optim.Muon([w], momentum=-1)
+    w.grad = ctorch.ones(2, 2)
+    with pytest.raises(ValueError, match="Number of steps must be less than 100"):
+        ctorch.optim.Muon([w], ns_steps=100).step()

@@ -7,6 +7,7 @@ from .adafactor import Adafactor  # noqa: F401
 from .adamax import Adamax  # noqa: F401
 from .asgd import ASGD  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
+from .muon import Muon  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 from .radam import RAdam  # noqa: F401
