@@ -155,6 +155,21 @@ def test_sdpa_kernel_backends():
             with pytest.raises(RuntimeError, match="No viable backend for scaled_dot_product_attention"):
                 F.scaled_dot_product_attention(q, q, q)
     F.scaled_dot_product_attention(q, q, q)  # restored on exit
+    cuda_flags = ctorch.backends.cuda
+    with sdpa_kernel([SDPBackend.MATH]):
+        assert cuda_flags.math_sdp_enabled() and not cuda_flags.flash_sdp_enabled()
+        assert not cuda_flags.mem_efficient_sdp_enabled() and not cuda_flags.cudnn_sdp_enabled()
+    assert cuda_flags.flash_sdp_enabled() and cuda_flags.cudnn_sdp_enabled()
+    try:
+        cuda_flags.enable_math_sdp(False)
+        cuda_flags.enable_flash_sdp(False)
+        assert not cuda_flags.math_sdp_enabled()
+        with pytest.raises(RuntimeError, match="No viable backend"):
+            F.scaled_dot_product_attention(q, q, q)
+    finally:
+        cuda_flags.enable_math_sdp(True)
+        cuda_flags.enable_flash_sdp(True)
+    F.scaled_dot_product_attention(q, q, q)
     with pytest.raises(AssertionError, match="got str"):
         with sdpa_kernel("math"):
             pass
