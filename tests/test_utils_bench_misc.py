@@ -200,6 +200,8 @@ def test_data_parallel_cuda(device, rng, ids):
     if len(ids) > ctorch.cuda.device_count():
         pytest.skip("needs two CUDA devices")
     m = ctorch.nn.Linear(3, 2)
+    if len(ids) > 1:
+        m.to("cuda:0")  # only a single-device DataParallel moves the module itself
     dp = ctorch.nn.DataParallel(m, device_ids=ids)
     assert dp.device_ids == ids and dp.output_device == 0 and m.weight.device == ctorch.device("cuda", 0)
     x = rng.standard_normal((5, 3)).astype(np.float32)
@@ -210,6 +212,11 @@ def test_data_parallel_cuda(device, rng, ids):
     assert_close(m.weight.grad, np.broadcast_to(x.sum(0), (2, 3)))
     assert_close(m.bias.grad, np.full(2, 5.0, np.float32))
     assert_close(ctorch.nn.parallel.data_parallel(m, ctorch.tensor(x), ids), _linear_np(m, x))
+    if len(ids) > 1:  # each chunk ran on its own device, with the weight copied there
+        seen = []
+        m.register_forward_pre_hook(lambda mod, args: seen.append((args[0].device.index, args[0].shape[0])))
+        dp(ctorch.tensor(x))
+        assert seen == [(0, 3), (1, 2)]
     m.cpu()
     with pytest.raises(RuntimeError, match=r"module must have its parameters and buffers on device cuda:0 "
                                            r"\(device_ids\[0\]\) but found one of them on device: cpu"):

@@ -42,7 +42,6 @@ def _sdp_flag(backend, enabled=None):
     return None
 
 
-
 def _sdp_switches(backend_name, flag_name):
     """(X_sdp_enabled, enable_X_sdp) for one SDPBackend member."""
     def enabled():

@@ -84,7 +84,7 @@ class _Replica:
             self.tensors[name] = copy.detach() if detach else copy
 
     def __call__(self, *args, **kwargs):
-        from ..utils.stateless import functional_call
+        from ...func import functional_call
 
         return functional_call(self.module, self.tensors, args, kwargs)
 
