@@ -346,17 +346,24 @@ def one_hot(tensor, num_classes=-1):
 _sdpa_kernel = _C.scaled_dot_product_attention
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
-    """softmax(q k^T * scale + mask) v. attn_mask may be an nn.attention.bias.CausalBias; the backend
-    choice of nn.attention.sdpa_kernel is honoured (see nn/attention/__init__.py)."""
+def _sdpa_arguments(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    return query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
+
+
+def scaled_dot_product_attention(*args, **kwargs):
+    """scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+    scale=None, enable_gqa=False): softmax(q k^T * scale + mask) v. attn_mask may be an
+    nn.attention.bias.CausalBias; the backend choice of nn.attention.sdpa_kernel is honoured (see
+    nn/attention/__init__.py). Arguments reach the C op as given, so its errors name them as PyTorch's do."""
     from .attention import _check_viable
     from .attention.bias import CausalBias
 
     _check_viable()
-    if isinstance(attn_mask, CausalBias):
-        return attn_mask._sdpa(query, key, value, dropout_p, is_causal, scale, enable_gqa)
-    return _sdpa_kernel(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+    mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
+    if isinstance(mask, CausalBias):
+        query, key, value, mask, dropout_p, is_causal, scale, enable_gqa = _sdpa_arguments(*args, **kwargs)
+        return mask._sdpa(query, key, value, dropout_p, is_causal, scale, enable_gqa)
+    return _sdpa_kernel(*args, **kwargs)
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
