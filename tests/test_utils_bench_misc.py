@@ -217,6 +217,8 @@ def test_data_parallel_cuda(device, rng, ids):
         m.register_forward_pre_hook(lambda mod, args: seen.append((args[0].device.index, args[0].shape[0])))
         dp(ctorch.tensor(x))
         assert seen == [(0, 3), (1, 2)]
+    with pytest.raises(IndexError):
+        ctorch.nn.DataParallel(m, device_ids=[])
     m.cpu()
     with pytest.raises(RuntimeError, match=r"module must have its parameters and buffers on device cuda:0 "
                                            r"\(device_ids\[0\]\) but found one of them on device: cpu"):

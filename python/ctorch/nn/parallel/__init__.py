@@ -133,10 +133,8 @@ def _devices(device_ids, output_device):
     torch = _ctorch()
     if device_ids is None:
         device_ids = list(range(torch.cuda.device_count()))
-    if len(device_ids) == 0:
-        raise RuntimeError("no available devices were found")
     if output_device is None:
-        output_device = device_ids[0]
+        output_device = device_ids[0]  # IndexError for an empty list, as PyTorch's
     return [_device_index(d) for d in device_ids], _device_index(output_device)
 
 
