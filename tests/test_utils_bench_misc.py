@@ -1,8 +1,6 @@
 """utils.benchmark (Timer, Measurement, Compare), nn.DataParallel / nn.parallel, nn.attention (sdpa_kernel,
 CausalBias) and optim.Adafactor. Expected values: NumPy re-implementations and hand-derived strings
 (table layouts as PyTorch prints them for the same raw times)."""
-import warnings
-
 import numpy as np
 import pytest
 
@@ -126,7 +124,7 @@ def test_causal_bias_as_attn_mask(device, rng, variant, lq, lkv):
     assert isinstance(bias, CausalBias) and (bias.seq_len_q, bias.seq_len_kv) == (lq, lkv)
     expected_mask = np.tril(np.ones((lq, lkv), bool), 0 if variant == "upper_left" else lkv - lq)
     np.testing.assert_array_equal(to_numpy(bias._materialize()), expected_mask)
-    q, k, v = rng.standard_normal((1, 2, lq, 4)), rng.standard_normal((1, 2, lkv, 4)), rng.standard_normal((1, 2, lkv, 4))
+    q, k, v = (rng.standard_normal((1, 2, n, 4)) for n in (lq, lkv, lkv))
     out = F.scaled_dot_product_attention(*(ctorch.tensor(a, device=device) for a in (q, k, v)), attn_mask=bias)
     assert_close(out, _np_sdpa(q, k, v, expected_mask))
     with pytest.raises(ValueError, match="CausalBias should not be used with causal=True"):
