@@ -1327,7 +1327,48 @@ static PyObject *tensor_pin_memory(PyObject *self, PyObject *const *args, Py_ssi
     return (PyObject *)out;
 }
 
+/* Tensor.record_stream(stream): the caching allocator keeps the tensor's block from other streams'
+ * allocations, once freed, until the work queued on stream by then is done. */
+static PyObject *tensor_record_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"s", NULL};
+    PyObject *a[1];
+    if (ct_parse_args("record_stream", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    PyObject *handle = PyObject_GetAttrString(a[0], "cuda_stream");
+    if (handle == NULL) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_RuntimeError, "unknown parameter type");
+        return NULL;
+    }
+    unsigned long long stream = PyLong_AsUnsignedLongLong(handle);
+    Py_DECREF(handle);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    CtTensorObject *t = CT_TENSOR(self);
+    if (ct_device_of(t).type != CT_DEV_CUDA) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "Could not run 'aten::record_stream' with arguments from the 'CPU' backend. This could be "
+                        "because the operator doesn't exist for this backend, or was omitted during the "
+                        "selective/custom build process (if using custom build).");
+        return NULL;
+    }
+#ifdef CT_HAVE_CUDA
+    if (initialized) {
+        CT_CUDA_CALL(backend->record_stream(ct_device_of(t).index, t->storage->data, (uintptr_t)stream));
+    }
+#else
+    (void)stream;
+#endif
+    Py_RETURN_NONE;
+}
+
 PyMethodDef ct_cuda_tensor_methods[] = {
+    {"record_stream", CT_FASTCALL(tensor_record_stream), CT_METH_FK,
+     "record_stream(s): the memory is not reused for another stream's allocation, once freed, before the work "
+     "queued on stream s by then is done"},
     {"pin_memory", CT_FASTCALL(tensor_pin_memory), CT_METH_FK,
      "pin_memory(): a copy in page-locked host memory (self when already pinned)"},
     {"is_pinned", CT_FASTCALL(tensor_is_pinned), CT_METH_FK, "True when the tensor's memory is pinned"},

@@ -11,6 +11,7 @@ int ct_cuda_caching_empty_cache(void);
 int ct_cuda_caching_memory_stats(int device, CtCudaMemoryStats *out);
 int ct_cuda_caching_reset_peak_stats(int device);
 int ct_cuda_caching_reset_accumulated_stats(int device);
+int ct_cuda_caching_record_stream(int device, void *ptr, cudaStream_t stream);
 
 int ct_cuda_host_malloc(int device, size_t nbytes, void **ptr);
 int ct_cuda_host_free(void *ptr);

@@ -187,6 +187,9 @@ typedef struct CtCudaBackend {
     int (*memory_stats)(int device, CtCudaMemoryStats *out);
     int (*reset_peak_stats)(int device);
     int (*reset_accumulated_stats)(int device);
+    /* Tensor.record_stream: the block at ptr (allocated by malloc) is also used by stream; when
+     * freed it is not reused before the work queued on stream by then is done. */
+    int (*record_stream)(int device, void *ptr, uintptr_t stream);
 
     /* --- pinned host memory: a cache of cudaHostAlloc blocks ------------------------------- */
     int (*host_malloc)(int device, size_t nbytes, void **ptr);
