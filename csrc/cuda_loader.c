@@ -1129,8 +1129,8 @@ static PyObject *py_cuda_get_memory_fraction(PyObject *self, PyObject *arg)
     return PyFloat_FromDouble(fraction);
 }
 
-/* _cuda_memory_snapshot() -> [(device, address, size, requested, stream, small_pool, allocated,
- * segment_head), ...] in segment order ([] before CUDA is initialised). */
+/* _cuda_memory_snapshot() -> [(device, address, size, requested, stream, small_pool, state (0 free, 1
+ * allocated, 2 freed but waiting for record_stream events), segment_head), ...] in segment order ([] before CUDA is initialised). */
 static PyObject *py_cuda_memory_snapshot(PyObject *self, PyObject *unused)
 {
     PyObject *list = PyList_New(0);
@@ -1148,10 +1148,10 @@ static PyObject *py_cuda_memory_snapshot(PyObject *self, PyObject *unused)
     }
     for (size_t i = 0; i < n; i++) {
         const CtCudaBlockInfo *b = &blocks[i];
-        PyObject *item = Py_BuildValue("(iKKKKNNN)", b->device, (unsigned long long)b->address,
+        PyObject *item = Py_BuildValue("(iKKKKNiN)", b->device, (unsigned long long)b->address,
                                        (unsigned long long)b->size, (unsigned long long)b->requested,
-                                       (unsigned long long)b->stream, PyBool_FromLong(b->small_pool),
-                                       PyBool_FromLong(b->allocated), PyBool_FromLong(b->segment_head));
+                                       (unsigned long long)b->stream, PyBool_FromLong(b->small_pool), b->allocated,
+                                       PyBool_FromLong(b->segment_head));
         if (item == NULL || PyList_Append(list, item) < 0) {
             Py_XDECREF(item);
             Py_CLEAR(list);
@@ -1508,7 +1508,48 @@ static PyObject *tensor_pin_memory(PyObject *self, PyObject *const *args, Py_ssi
     return (PyObject *)out;
 }
 
+/* Tensor.record_stream(stream): the caching allocator keeps the tensor's block from other streams'
+ * allocations, once freed, until the work queued on stream by then is done. */
+static PyObject *tensor_record_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"s", NULL};
+    PyObject *a[1];
+    if (ct_parse_args("record_stream", args, nargs, kwnames, names, 1, a) < 0) {
+        return NULL;
+    }
+    PyObject *handle = PyObject_GetAttrString(a[0], "cuda_stream");
+    if (handle == NULL) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_RuntimeError, "unknown parameter type");
+        return NULL;
+    }
+    unsigned long long stream = PyLong_AsUnsignedLongLong(handle);
+    Py_DECREF(handle);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    CtTensorObject *t = CT_TENSOR(self);
+    if (ct_device_of(t).type != CT_DEV_CUDA) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "Could not run 'aten::record_stream' with arguments from the 'CPU' backend. This could be "
+                        "because the operator doesn't exist for this backend, or was omitted during the "
+                        "selective/custom build process (if using custom build).");
+        return NULL;
+    }
+#ifdef CT_HAVE_CUDA
+    if (initialized) {
+        CT_CUDA_CALL(backend->record_stream(ct_device_of(t).index, t->storage->data, (uintptr_t)stream));
+    }
+#else
+    (void)stream;
+#endif
+    Py_RETURN_NONE;
+}
+
 PyMethodDef ct_cuda_tensor_methods[] = {
+    {"record_stream", CT_FASTCALL(tensor_record_stream), CT_METH_FK,
+     "record_stream(s): the memory is not reused for another stream's allocation, once freed, before the work "
+     "queued on stream s by then is done"},
     {"pin_memory", CT_FASTCALL(tensor_pin_memory), CT_METH_FK,
      "pin_memory(): a copy in page-locked host memory (self when already pinned)"},
     {"is_pinned", CT_FASTCALL(tensor_is_pinned), CT_METH_FK, "True when the tensor's memory is pinned"},

@@ -204,7 +204,8 @@ static int bag_layout(const int64_t *idx, int64_t n, const int64_t *offs, int64_
         return -1;
     }
     if (noffs > 0 && offs[noffs - 1] > n) {
-        PyErr_Format(PyExc_RuntimeError, "offsets[-1] can not be greater than input's length %lld, but got %lld",
+        PyErr_Format(PyExc_RuntimeError,
+                     "offsets[-1] can not be greater than input's length %lld but got offsets[-1] of %lld",
                      (long long)n, (long long)offs[noffs - 1]);
         return -1;
     }
@@ -281,7 +282,7 @@ static PyObject *bag_dense(CtArena *arena, PyObject *rows, PyObject *gidx, int64
 /* _embedding_bag(input (n,), weight (V, D), offsets (B or B + 1,), mode 0 sum / 1 mean / 2 max,
  * per_sample_weights (n,) or None, include_last_offset, padding_idx (-1: none), scale_grad_by_freq)
  * -> (B, D), recorded as one EmbeddingBagBackward0 node (ct_nn_bw_embedding_bag). */
-static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+static PyObject *py_embedding_bag_dense(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"input", "weight", "offsets", "mode", "per_sample_weights",
                                         "include_last_offset", "padding_idx", "scale_grad_by_freq", NULL};
@@ -400,6 +401,162 @@ int ct_nn_bw_embedding_bag(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 done:
     arena_free(arena);
     return rc;
+}
+
+/* The index outputs of torch.embedding_bag as PyTorch's CPU kernel gives them, from the host copies of
+ * indices (n,) and offsets: offset2bag (n,) (empty on the 'sum' fast path), bag_size (B,) (for
+ * 'sum'; the last bag counted to the end of indices), max_indices (B, D) for 'max', else bag_size.
+ * Fills *o2b (n values or none: *n_o2b) and *size (B); both PyMem buffers the caller frees. */
+static int bag_index_outputs(const int64_t *idx, int64_t n, const int64_t *offs, int64_t B, int64_t mode,
+                             int64_t padding_idx, bool fast_sum, int64_t **o2b, int64_t *n_o2b, int64_t **size)
+{
+    *n_o2b = fast_sum ? 0 : n;
+    *o2b = PyMem_Calloc((size_t)(n + 1), sizeof(int64_t));
+    *size = PyMem_Calloc((size_t)(B + 2), sizeof(int64_t));
+    if (*o2b == NULL || *size == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t b = 0; b < B; b++) { /* offset2bag: PyTorch's running count of the bag starts */
+        (*o2b)[offs[b]] += b > 0;
+        int64_t hi = b + 1 < B ? offs[b + 1] : n;
+        for (int64_t j = offs[b]; mode != 0 && j < hi; j++) {
+            (*size)[b] += idx[j] != padding_idx;
+        }
+    }
+    for (int64_t j = 1; j < n; j++) {
+        (*o2b)[j] += (*o2b)[j - 1];
+    }
+    return 0;
+}
+
+/* max_indices (B, D) for 'max': the weight row of each bag's first maximum, 0 for an empty bag */
+static PyObject *bag_max_indices(CtArena *arena, PyObject *input, PyObject *weight, PyObject *gidx, int64_t B,
+                                 int64_t w, CtDType idx_dtype, CtDevice dev)
+{
+    PyObject *rows = METH(weight, "index_select", "(iO)", 0, input);
+    PyObject *dense = bag_dense(arena, rows, gidx, B, w, 2, CT_TENSOR(weight)->dtype, dev);
+    PyObject *both = arena->failed ? NULL : KEEP(PyTuple_Pack(2, input, METH(input, "new_zeros", "(i)", 1)));
+    PyObject *words = METH(METH(FN("cat", "(Oi)", both, 0), "index_select", "(iO)", 0, gidx), "view", "(LL)",
+                           (long long)B, (long long)w);
+    return METH(METH(words, "gather", "(iO)", 1, METH(dense, "argmax", "(i)", 1)), "to", "(O)",
+                ct_dtype_object(idx_dtype));
+}
+
+/* torch.embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+ * per_sample_weights=None, include_last_offset=False, padding_idx=None)
+ * -> (output, offset2bag, bag_size, max_indices), the output through _embedding_bag_dense. */
+static PyObject *py_embedding_bag(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"weight", "indices", "offsets", "scale_grad_by_freq", "mode", "sparse",
+                                        "per_sample_weights", "include_last_offset", "padding_idx", NULL};
+    PyObject *a[9];
+    int64_t mode = 0, padding_idx = -1;
+    bool include_last = false, scale_grad = false, sparse = false;
+    if (ct_parse_args("embedding_bag", args, nargs, kw, names, 3, a) < 0 ||
+        need_tensor("embedding_bag", "weight", 1, a[0], false) < 0 ||
+        need_tensor("embedding_bag", "indices", 2, a[1], false) < 0 ||
+        need_tensor("embedding_bag", "offsets", 3, a[2], false) < 0 ||
+        need_tensor("embedding_bag", "per_sample_weights", 7, a[6], true) < 0 || ct_arg_bool(a[3], &scale_grad) < 0 ||
+        opt_int(a[4], &mode) < 0 || ct_arg_bool(a[5], &sparse) < 0 || ct_arg_bool(a[7], &include_last) < 0 ||
+        opt_int(a[8], &padding_idx) < 0) {
+        return NULL;
+    }
+    CtTensorObject *weight = CT_TENSOR(a[0]), *input = CT_TENSOR(a[1]), *offsets = CT_TENSOR(a[2]);
+    PyObject *psw = a[6] != NULL && a[6] != Py_None ? a[6] : NULL;
+    if (!ct_is_floating(weight->dtype)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
+                     "BFloat16, Float, Double; but got torch.%sTensor instead (while checking arguments for "
+                     "embedding_bag)", ct_scalar_type_name(weight->dtype));
+        return NULL;
+    }
+    if (mode < 0 || mode > 2) {
+        PyErr_SetString(PyExc_RuntimeError, "`mode` must be sum, mean, or max.");
+        return NULL;
+    }
+    if (psw != NULL && mode != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "embedding_bag: per_sample_weights only supported with mode='sum'");
+        return NULL;
+    }
+    if (psw != NULL && CT_TENSOR(psw)->dtype != weight->dtype) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 "
+                     "'per_sample_weights'; but type torch.%sTensor does not equal torch.%sTensor (while checking "
+                     "arguments for embedding_bag)", ct_scalar_type_name(weight->dtype),
+                     ct_scalar_type_name(CT_TENSOR(psw)->dtype));
+        return NULL;
+    }
+    if (psw != NULL && ct_numel(CT_TENSOR(psw)) != ct_numel(input)) {
+        PyErr_SetString(PyExc_RuntimeError, "Expected per_sample_weights.value().numel() == indices.numel() to be "
+                                            "true, but got false.  (Could this error message be improved?  If so, please report an "
+                                            "enhancement request to PyTorch.)");
+        return NULL;
+    }
+    int64_t V = weight->ndim == 2 ? weight->sizes[0] : 0;
+    bool has_pad = a[8] != NULL && a[8] != Py_None;
+    if (has_pad && (padding_idx < -V || padding_idx >= V)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "padding_idx must be within the number of embeddings, -%lld through %lld, but got %lld",
+                     (long long)V, (long long)(V - 1), (long long)padding_idx);
+        return NULL;
+    }
+    padding_idx = !has_pad ? -1 : padding_idx < 0 ? padding_idx + V : padding_idx;
+    CtArena scratch = {0}, *arena = &scratch;
+    CtTensorObject *hidx = NULL, *hoff = NULL;
+    int64_t *o2b = NULL, *size = NULL, n_o2b = 0;
+    PyObject *result = NULL;
+    if (input->ndim == 1 && !ct_is_floating(input->dtype) && input->dtype != CT_BOOL &&
+        (hidx = host_int64(input)) != NULL) {
+        const int64_t *iv = (const int64_t *)ct_data(hidx);
+        for (int64_t j = 0; j < ct_numel(input); j++) {
+            if (iv[j] < 0 || iv[j] >= V) {
+                PyErr_Format(PyExc_RuntimeError,
+                             "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be %lld",
+                             (long long)iv[j]);
+                goto done;
+            }
+        }
+    } else if (PyErr_Occurred()) {
+        goto done;
+    }
+    PyObject *out = FN("_embedding_bag_dense", "(OOOLOOLO)", a[1], a[0], a[2], (long long)mode, psw ? psw : Py_None,
+                       include_last ? Py_True : Py_False, (long long)padding_idx, scale_grad ? Py_True : Py_False);
+    if (out == NULL || hidx == NULL || (hoff = host_int64(offsets)) == NULL) {
+        goto done;
+    }
+    int64_t n = ct_numel(input), noffs = ct_numel(offsets), B = include_last ? (noffs > 0 ? noffs - 1 : 0) : noffs;
+    int64_t D = weight->sizes[1];
+    CtDType it = input->dtype == offsets->dtype ? input->dtype : CT_I64;
+    CtDevice dev = ct_device_of(weight);
+    bool fast_sum = mode == 0 && weight->dtype != CT_F64 && weight->strides[1] == 1 &&
+                    (psw == NULL || CT_TENSOR(psw)->strides[0] == 1) && padding_idx < 0;
+    if (bag_index_outputs((const int64_t *)ct_data(hidx), n, (const int64_t *)ct_data(hoff), B, mode, padding_idx, fast_sum, &o2b, &n_o2b, &size) < 0) {
+        goto done;
+    }
+    PyObject *t_o2b = METH(KEEP(device_table(1, &n_o2b, o2b, false, dev)), "to", "(O)", ct_dtype_object(it));
+    int64_t n_size = mode == 0 ? noffs : B; /* 'sum' gives zeros, one per offset */
+    PyObject *t_size = METH(KEEP(device_table(1, &n_size, size, false, dev)), "to", "(O)", ct_dtype_object(it));
+    PyObject *t_max = METH(t_size, "clone", NULL);
+    if (mode == 2) {
+        int64_t b2 = 0, w = 0;
+        PyObject *gidx, *cnt;
+        if (bag_tables(arena, input, offsets, include_last, padding_idx, V, dev, &b2, &w, &gidx, &cnt) < 0) {
+            goto done;
+        }
+        t_max = D > 0 ? bag_max_indices(arena, a[1], a[0], gidx, B, w, it, dev)
+                      : METH(t_size, "new_zeros", "(LL)", (long long)B, 0LL);
+    }
+    if (!arena->failed) {
+        result = PyTuple_Pack(4, out, t_o2b, t_size, t_max);
+    }
+done:
+    PyMem_Free(o2b);
+    PyMem_Free(size);
+    Py_XDECREF(hidx);
+    Py_XDECREF(hoff);
+    arena_free(arena);
+    return result;
 }
 
 /* ====================================================================================================
@@ -2253,9 +2410,12 @@ static PyObject *py_grid_sample(PyObject *m, PyObject *const *args, Py_ssize_t n
 #define CT_NN_MISC_FN(name, doc) {#name, CT_FASTCALL(py_##name), CT_METH_FK, doc},
 PyMethodDef ct_nn_misc_module_methods[] = {
     CT_NN_MISC_FN(rms_norm, "rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor")
-    {"_embedding_bag_dense", CT_FASTCALL(py_embedding_bag), CT_METH_FK,
+    {"_embedding_bag_dense", CT_FASTCALL(py_embedding_bag_dense), CT_METH_FK,
      "_embedding_bag_dense(input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx, "
      "scale_grad_by_freq=False) -> Tensor"},
+    CT_NN_MISC_FN(embedding_bag, "embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, "
+                                 "per_sample_weights=None, include_last_offset=False, padding_idx=None) -> "
+                                 "(Tensor, Tensor, Tensor, Tensor)")
     CT_NN_MISC_FN(bilinear, "bilinear(input1, input2, weight, bias=None) -> Tensor")
     CT_NN_MISC_FN(multi_margin_loss, "multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=1) -> Tensor")
     CT_NN_MISC_FN(multilabel_margin_loss, "multilabel_margin_loss(input, target, reduction=1) -> Tensor")

@@ -966,6 +966,23 @@ static PyObject *function_conv_tbc(PyObject *mod, PyObject *const *args, Py_ssiz
     return r;
 }
 
+/* [0, 2, 3, ..., ndim - 1], the dims a batch norm reduces over, or (as_shape) the shape [1, -1, 1, ...] a
+ * per-channel vector broadcasts in (arena-owned) */
+static PyObject *bn_dims(CtArena *arena, int ndim, bool as_shape)
+{
+    PyObject *dims = KEEP(PyList_New(0));
+    for (int d = 0; dims != NULL && d < ndim; d++) {
+        PyObject *v = d == 1 ? (as_shape ? PyLong_FromLong(-1) : NULL) : PyLong_FromLong(as_shape ? 1 : d);
+        if ((d != 1 || as_shape) && (v == NULL || PyList_Append(dims, v) < 0)) {
+            Py_XDECREF(v);
+            arena->failed = true;
+            break;
+        }
+        Py_XDECREF(v);
+    }
+    return dims;
+}
+
 /* batch_norm_update_stats(input, running_mean, running_var, momentum): the batch's per-channel mean and biased
  * variance (in the running statistics' dtype when given), and the running statistics moved toward the mean and
  * the unbiased variance */
@@ -992,16 +1009,7 @@ static PyObject *function_batch_norm_update_stats(PyObject *mod, PyObject *const
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *rm = a[1] != Py_None ? a[1] : NULL, *rv = a[2] != Py_None ? a[2] : NULL, *r = NULL;
     CtDType dtype = rm != NULL && CtTensor_Check(rm) ? CT_TENSOR(rm)->dtype : x->dtype;
-    PyObject *dims = KEEP(PyList_New(0));
-    for (int d = 0; dims != NULL && d < x->ndim; d++) {
-        PyObject *v = d != 1 ? PyLong_FromLong(d) : NULL;
-        if (d != 1 && (v == NULL || PyList_Append(dims, v) < 0)) {
-            Py_XDECREF(v);
-            arena->failed = true;
-            break;
-        }
-        Py_XDECREF(v);
-    }
+    PyObject *dims = bn_dims(arena, x->ndim, false);
     int64_t n = ct_numel(x) / (x->sizes[1] > 0 ? x->sizes[1] : 1);
     PyObject *xf = METH(a[0], "to", "(O)", ct_dtype_object(dtype));
     PyObject *mean = METH(xf, "mean", "(O)", dims);
@@ -1026,6 +1034,228 @@ static PyObject *function_batch_norm_update_stats(PyObject *mod, PyObject *const
     }
     arena_free(arena);
     return r;
+}
+
+/* ====================================================================================================
+ * The per-device steps of SyncBatchNorm (batch_norm_stats / _elemt / _gather_stats(_with_counts) /
+ * _backward_reduce / _backward_elemt), composed of recording ops; CUDA only, as PyTorch's.
+ * ==================================================================================================== */
+
+/* Parses the n arguments into a, checks their types (`kinds`: 'T' a tensor, 't' a tensor or None, '-' anything
+ * else) and raises PyTorch's error for the CPU, where these ops have no kernel. 0 or -1. */
+static int sync_bn_args(const char *fname, const char *const *names, int n, const char *kinds, PyObject *const *args,
+                        Py_ssize_t nargs, PyObject *kwnames, PyObject **a)
+{
+    if (ct_parse_args(fname, args, nargs, kwnames, names, n, a) < 0) {
+        return -1;
+    }
+    for (int i = 0; kinds[i] != '\0'; i++) {
+        if (kinds[i] != '-' && !CtTensor_Check(a[i]) && !(kinds[i] == 't' && a[i] == Py_None)) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, names[i],
+                         i + 1, Py_TYPE(a[i])->tp_name);
+            return -1;
+        }
+    }
+    if (ct_device_of(CT_TENSOR(a[0])).type != CT_DEV_CUDA) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "Could not run 'aten::%s' with arguments from the 'CPU' backend. This could be because the "
+                     "operator doesn't exist for this backend, or was omitted during the selective/custom build "
+                     "process (if using custom build).",
+                     fname);
+        return -1;
+    }
+    return 0;
+}
+
+/* the dtype batch statistics of x are kept in: float32 for float16 / bfloat16, else x's */
+static CtDType bn_acc_dtype(CtDType d) { return d == CT_F16 || d == CT_BF16 ? CT_F32 : d; }
+
+/* t (C,) as (1, C, 1, ...) for an ndim-d input (arena-owned) */
+static PyObject *bn_chan(CtArena *arena, PyObject *t, int ndim)
+{
+    return METH(t, "view", "(O)", bn_dims(arena, ndim, true));
+}
+
+/* y * weight + bias (each per channel, left out when None) in dtype, the arena freed: a new reference */
+static PyObject *bn_affine_out(CtArena *arena, PyObject *y, PyObject *weight, PyObject *bias, int ndim, CtDType dtype)
+{
+    if (weight != Py_None) {
+        y = MUL(y, bn_chan(arena, weight, ndim));
+    }
+    if (bias != Py_None) {
+        y = ADD(y, bn_chan(arena, bias, ndim));
+    }
+    PyObject *r = TAKE(METH(y, "to", "(O)", ct_dtype_object(dtype)));
+    arena_free(arena);
+    return r;
+}
+
+/* batch_norm_stats(input, eps) -> (mean, invstd) per channel, invstd = 1 / sqrt(biased variance + eps) */
+static PyObject *function_batch_norm_stats(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "eps", NULL};
+    PyObject *a[2];
+    double eps = 0.0;
+    if (sync_bn_args("batch_norm_stats", names, 2, "T", args, nargs, kwnames, a) < 0 || ct_arg_double(a[1], &eps) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *dims = bn_dims(arena, x->ndim, false), *r = NULL;
+    PyObject *xf = METH(a[0], "to", "(O)", ct_dtype_object(bn_acc_dtype(x->dtype)));
+    PyObject *mean = METH(xf, "mean", "(O)", dims);
+    PyObject *var = METH(METH(SUB(xf, bn_chan(arena, mean, x->ndim)), "square", NULL), "mean", "(O)", dims);
+    PyObject *invstd = METH(ADD(var, NUM(eps)), "rsqrt", NULL);
+    if (!arena->failed) {
+        r = PyTuple_Pack(2, mean, invstd);
+    }
+    arena_free(arena);
+    return r;
+}
+
+/* batch_norm_elemt(input, weight, bias, mean, invstd, eps) -> (input - mean) * invstd * weight + bias */
+static PyObject *function_batch_norm_elemt(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "weight", "bias", "mean", "invstd", "eps", NULL};
+    PyObject *a[6];
+    double eps = 0.0;
+    if (sync_bn_args("batch_norm_elemt", names, 6, "TttTT", args, nargs, kwnames, a) < 0 ||
+        ct_arg_double(a[5], &eps) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[0]);
+    int nd = x->ndim;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *y = MUL(SUB(a[0], bn_chan(arena, a[3], nd)), bn_chan(arena, a[4], nd));
+    return bn_affine_out(arena, y, a[1], a[2], nd, x->dtype);
+}
+
+/* The groups' statistics mean / invstd (G, C) merged by their counts (G,) (a group of count 0 left out): the
+ * tuple (mean, invstd) of all; running_mean / running_var (or None) moved toward the mean and the unbiased
+ * variance. a: input, mean, invstd, running_mean, running_var (the ops' first five arguments). */
+static PyObject *bn_gather(PyObject *const *a, double momentum, double eps, PyObject *counts)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *mean = a[1], *invstd = a[2], *r = NULL;
+    PyObject *c = METH(METH(counts, "to", "(O)", ct_dtype_object(CT_TENSOR(mean)->dtype)), "view", "(ii)", -1, 1);
+    PyObject *used = CMP(c, INT(0), Py_GT), *zero = METH(mean, "new_zeros", "(i)", 1);
+    PyObject *n = METH(c, "sum", NULL);
+    PyObject *all_mean = DIV(METH(WHERE(used, MUL(c, mean), zero), "sum", "(i)", 0), n);
+    PyObject *var = SUB(METH(METH(invstd, "square", NULL), "reciprocal", NULL), NUM(eps));
+    PyObject *dev = METH(SUB(mean, all_mean), "square", NULL);
+    PyObject *m2 = METH(WHERE(used, MUL(c, ADD(var, dev)), zero), "sum", "(i)", 0);
+    PyObject *all_invstd = METH(ADD(DIV(m2, n), NUM(eps)), "rsqrt", NULL);
+    bool was = ct_grad_enabled;
+    ct_grad_enabled = false; /* the running statistics are buffers */
+    if (a[3] != Py_None) {
+        METH(METH(a[3], "mul_", "(d)", 1.0 - momentum), "add_", "(O)", MUL(all_mean, NUM(momentum)));
+    }
+    if (a[4] != Py_None) {
+        PyObject *unbiased = DIV(m2, SUB(n, INT(1)));
+        METH(METH(a[4], "mul_", "(d)", 1.0 - momentum), "add_", "(O)", MUL(unbiased, NUM(momentum)));
+    }
+    ct_grad_enabled = was;
+    if (!arena->failed) {
+        r = PyTuple_Pack(2, all_mean, all_invstd);
+    }
+    arena_free(arena);
+    return r;
+}
+
+static const char *const bn_gather_names[] = {"input", "mean", "invstd", "running_mean", "running_var", "momentum",
+                                              "eps", "count", NULL};
+
+/* batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps, counts) */
+static PyObject *function_batch_norm_gather_stats_with_counts(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,
+                                                              PyObject *kwnames)
+{
+    static const char *const names[] = {"input", "mean", "invstd", "running_mean", "running_var", "momentum",
+                                        "eps", "counts", NULL};
+    PyObject *a[8];
+    double momentum = 0.0, eps = 0.0;
+    if (sync_bn_args("batch_norm_gather_stats_with_counts", names, 8, "TTTtt--T", args, nargs, kwnames, a) < 0 ||
+        ct_arg_double(a[5], &momentum) < 0 || ct_arg_double(a[6], &eps) < 0) {
+        return NULL;
+    }
+    return bn_gather(a, momentum, eps, a[7]);
+}
+
+/* batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count): every group
+ * of count elements */
+static PyObject *function_batch_norm_gather_stats(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,
+                                                  PyObject *kwnames)
+{
+    PyObject *a[8];
+    double momentum = 0.0, eps = 0.0;
+    int64_t count = 0;
+    if (sync_bn_args("batch_norm_gather_stats", bn_gather_names, 8, "TTTtt", args, nargs, kwnames, a) < 0 ||
+        ct_arg_double(a[5], &momentum) < 0 || ct_arg_double(a[6], &eps) < 0 || ct_arg_int64(a[7], &count) < 0) {
+        return NULL;
+    }
+    CtTensorObject *mean = CT_TENSOR(a[1]);
+    int64_t groups = mean->ndim > 0 ? mean->sizes[0] : 1;
+    PyObject *counts = PyObject_CallMethod(a[1], "new_full", "((L)L)", (long long)groups, (long long)count);
+    PyObject *r = counts != NULL ? bn_gather(a, momentum, eps, counts) : NULL;
+    Py_XDECREF(counts);
+    return r;
+}
+
+/* grad_out and input - mean in the statistics' dtype (arena-owned, *g / *xmu) */
+static void bn_grad_xmu(CtArena *arena, PyObject *const *a, PyObject **g, PyObject **xmu)
+{
+    PyObject *acc = ct_dtype_object(CT_TENSOR(a[2])->dtype);
+    *g = METH(a[0], "to", "(O)", acc);
+    *xmu = SUB(METH(a[1], "to", "(O)", acc), bn_chan(arena, a[2], CT_TENSOR(a[1])->ndim));
+}
+
+/* batch_norm_backward_reduce(grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g)
+ * -> (sum_dy, sum_dy_xmu, grad_weight, grad_bias), each None unless asked for (sum_dy and sum_dy_xmu by input_g) */
+static PyObject *function_batch_norm_backward_reduce(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,
+                                                     PyObject *kwnames)
+{
+    static const char *const names[] = {"grad_out", "input", "mean", "invstd", "weight", "input_g", "weight_g",
+                                        "bias_g", NULL};
+    PyObject *a[8];
+    bool want[3] = {false, false, false};
+    if (sync_bn_args("batch_norm_backward_reduce", names, 8, "TTTTt", args, nargs, kwnames, a) < 0 ||
+        ct_arg_bool(a[5], &want[0]) < 0 || ct_arg_bool(a[6], &want[1]) < 0 || ct_arg_bool(a[7], &want[2]) < 0) {
+        return NULL;
+    }
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *g, *xmu, *r = NULL;
+    bn_grad_xmu(arena, a, &g, &xmu);
+    PyObject *dims = bn_dims(arena, CT_TENSOR(a[1])->ndim, false);
+    PyObject *sum_dy = METH(g, "sum", "(O)", dims), *sum_dy_xmu = METH(MUL(g, xmu), "sum", "(O)", dims);
+    PyObject *wdt = ct_dtype_object(CT_TENSOR(a[a[4] != Py_None ? 4 : 2])->dtype);
+    PyObject *gw = want[1] ? METH(MUL(sum_dy_xmu, a[3]), "to", "(O)", wdt) : Py_None;
+    PyObject *gb = want[2] ? METH(sum_dy, "to", "(O)", wdt) : Py_None;
+    if (!arena->failed) {
+        r = PyTuple_Pack(4, want[0] ? sum_dy : Py_None, want[0] ? sum_dy_xmu : Py_None, gw, gb);
+    }
+    arena_free(arena);
+    return r;
+}
+
+/* batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count) -> grad_input:
+ * (grad_out - sum_dy / N - (input - mean) * invstd^2 * sum_dy_xmu / N) * invstd * weight, N = count.sum() */
+static PyObject *function_batch_norm_backward_elemt(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,
+                                                    PyObject *kwnames)
+{
+    static const char *const names[] = {"grad_out", "input", "mean", "invstd", "weight", "sum_dy", "sum_dy_xmu",
+                                        "count", NULL};
+    PyObject *a[8];
+    if (sync_bn_args("batch_norm_backward_elemt", names, 8, "TTTTtTTT", args, nargs, kwnames, a) < 0) {
+        return NULL;
+    }
+    CtTensorObject *x = CT_TENSOR(a[1]);
+    int nd = x->ndim;
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *g, *xmu;
+    bn_grad_xmu(arena, a, &g, &xmu);
+    PyObject *n = METH(METH(a[7], "sum", NULL), "to", "(O)", ct_dtype_object(CT_TENSOR(a[2])->dtype));
+    PyObject *proj = DIV(MUL(METH(a[3], "square", NULL), a[6]), n);
+    PyObject *gi = SUB(SUB(g, bn_chan(arena, DIV(a[5], n), nd)), MUL(xmu, bn_chan(arena, proj, nd)));
+    return bn_affine_out(arena, MUL(gi, bn_chan(arena, a[3], nd)), a[4], Py_None, nd, x->dtype);
 }
 
 /* --- segment_reduce -------------------------------------------------------------------------------------- */
@@ -1275,6 +1505,16 @@ PyMethodDef ct_tensor_more_module_methods[] = {
     CT_FN(convolution, "convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)"),
     CT_FN(conv_tbc, "conv_tbc(input, weight, bias, pad=0)"),
     CT_FN(batch_norm_update_stats, "batch_norm_update_stats(input, running_mean, running_var, momentum)"),
+    CT_FN(batch_norm_stats, "batch_norm_stats(input, eps) -> (Tensor, Tensor)"),
+    CT_FN(batch_norm_elemt, "batch_norm_elemt(input, weight, bias, mean, invstd, eps) -> Tensor"),
+    CT_FN(batch_norm_gather_stats, "batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, "
+                                   "eps, count) -> (Tensor, Tensor)"),
+    CT_FN(batch_norm_gather_stats_with_counts, "batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, "
+                                               "running_var, momentum, eps, counts) -> (Tensor, Tensor)"),
+    CT_FN(batch_norm_backward_reduce, "batch_norm_backward_reduce(grad_out, input, mean, invstd, weight, input_g, "
+                                      "weight_g, bias_g) -> (Tensor, Tensor, Tensor, Tensor)"),
+    CT_FN(batch_norm_backward_elemt, "batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, "
+                                     "sum_dy_xmu, count) -> Tensor"),
     CT_FN(segment_reduce, "segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, "
                           "unsafe=False, initial=None)"),
     {NULL},

@@ -12,6 +12,10 @@
  * - a freed block goes back to its pool and merges with free neighbours of its segment;
  * - blocks remember the stream they were allocated on and are only reused on it, so work queued
  *   on that stream before the free is ordered before any reuse (no events needed);
+ * - Tensor.record_stream adds other streams to a block's uses: freeing it then records an event
+ *   on each of them, and the block stays out of its pool (still "active", no longer "allocated")
+ *   until they have all completed; the events are polled at each allocation, and empty_cache (and
+ *   the OOM retry) waits for them;
  * - CTORCH_NO_CUDA_MEMORY_CACHING=1 (read when a device is first used; PyTorch's
  *   PYTORCH_NO_CUDA_MEMORY_CACHING) turns caching off: each request is its own cudaMalloc of
  *   exactly the bytes asked for, freed at once, so that compute-sanitizer sees every overrun;
@@ -26,6 +30,7 @@
  * State lives on the heap and is never destroyed: storages may be freed during interpreter
  * shutdown, after static destructors would have run. */
 #include "allocator.cuh"
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +60,8 @@ struct Block {
     bool allocated;
     Block *prev, *next; /* neighbours within the segment */
     BlockPool *pool;
+    std::vector<cudaStream_t> stream_uses; /* other streams that used it (record_stream) */
+    int event_count;                       /* events still pending since its free */
 };
 
 /* Free blocks ordered by (stream, size, address): lower_bound gives the best fit on a stream. */
@@ -86,6 +93,8 @@ struct DeviceAllocator {
     bool set_fraction;       /* set_per_process_memory_fraction was called */
     double fraction;         /* 1.0 until then */
     size_t allowed_maximum;  /* fraction * total memory: reserved bytes may not pass it */
+    std::vector<std::pair<Block *, cudaEvent_t>> pending; /* freed blocks' events on their other streams */
+    std::vector<cudaEvent_t> spare_events;
 };
 
 std::atomic<DeviceAllocator *> allocators[CT_CUDA_MAX_DEVICES];
@@ -404,6 +413,121 @@ size_t next_power_of_two(size_t n)
     return p == 0 ? n : p;
 }
 
+/* --- blocks freed while other streams may still use them (record_stream) ------------------------ */
+/* b, no longer allocated, back into its pool, merged with its free neighbours. Lock held. */
+void free_block(DeviceAllocator *a, Block *b)
+{
+    BlockPool &pool = *b->pool;
+    /* Merge with free neighbours (each was an inactive split block of this segment). */
+    Block *neighbours[2] = {b->prev, b->next};
+    for (Block *n : neighbours) {
+        if (n == nullptr || n->allocated) {
+            continue;
+        }
+        pool.blocks.erase(n);
+        stat_add(a->stats.inactive_split, &pool, -1);
+        stat_add(a->stats.inactive_split_bytes, &pool, -(int64_t)n->size);
+        if (n == b->prev) {
+            b->ptr = n->ptr;
+            b->prev = n->prev;
+            if (b->prev != nullptr) {
+                b->prev->next = b;
+            }
+        } else {
+            b->next = n->next;
+            if (b->next != nullptr) {
+                b->next->prev = b;
+            }
+        }
+        b->size += n->size;
+        delete n;
+    }
+    if (is_split(b)) {
+        stat_add(a->stats.inactive_split, &pool, 1);
+        stat_add(a->stats.inactive_split_bytes, &pool, (int64_t)b->size);
+    }
+    pool.blocks.insert(b);
+}
+
+/* The last of a recorded block's events has completed: it stops being active and goes back. */
+void release_recorded_block(DeviceAllocator *a, Block *b)
+{
+    BlockPool &pool = *b->pool;
+    stat_add(a->stats.active, &pool, -1);
+    stat_add(a->stats.active_bytes, &pool, -(int64_t)b->size);
+    stat_add(a->stats.requested_bytes, &pool, -(int64_t)b->requested);
+    b->allocated = false;
+    b->requested = 0;
+    free_block(a, b);
+}
+
+/* Frees b (out of `live`, its allocation counted off) once the work queued so far on each stream of
+ * its stream_uses is done: one event per stream. Lock held, device current. */
+int record_free_events(DeviceAllocator *a, Block *b)
+{
+    int status = CT_CUDA_OK;
+    for (cudaStream_t s : b->stream_uses) {
+        cudaEvent_t e = nullptr;
+        cudaError_t err = cudaSuccess;
+        if (!a->spare_events.empty()) {
+            e = a->spare_events.back();
+            a->spare_events.pop_back();
+        } else {
+            err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+        }
+        if (err == cudaSuccess) {
+            err = cudaEventRecord(e, s);
+            if (err != cudaSuccess) {
+                a->spare_events.push_back(e);
+            }
+        }
+        if (err != cudaSuccess) { /* no event: wait for the stream instead */
+            (void)cudaGetLastError();
+            err = cudaStreamSynchronize(s);
+            if (err != cudaSuccess && status == CT_CUDA_OK) {
+                status = ct_cuda_record_error(err, "cudaStreamSynchronize(stream)", __func__, __FILE__, __LINE__);
+            }
+            continue;
+        }
+        b->event_count++;
+        a->pending.push_back(std::make_pair(b, e));
+    }
+    b->stream_uses.clear();
+    if (b->event_count == 0) {
+        release_recorded_block(a, b);
+    }
+    return status;
+}
+
+/* Releases the blocks whose events have all completed (waiting for every event when wait). Lock held. */
+int process_events(DeviceAllocator *a, bool wait)
+{
+    int status = CT_CUDA_OK;
+    size_t kept = 0;
+    for (size_t i = 0; i < a->pending.size(); i++) {
+        Block *b = a->pending[i].first;
+        cudaEvent_t e = a->pending[i].second;
+        cudaError_t err = wait ? cudaEventSynchronize(e) : cudaEventQuery(e);
+        if (err == cudaErrorNotReady) {
+            (void)cudaGetLastError();
+            a->pending[kept++] = a->pending[i];
+            continue;
+        }
+        if (err != cudaSuccess) { /* a failed stream: the block is not in use either way */
+            (void)cudaGetLastError();
+            if (status == CT_CUDA_OK) {
+                status = ct_cuda_set_error(CT_CUDA_ERROR, "CUDA error: an event of a recorded stream failed");
+            }
+        }
+        a->spare_events.push_back(e);
+        if (--b->event_count == 0) {
+            release_recorded_block(a, b);
+        }
+    }
+    a->pending.resize(kept);
+    return status;
+}
+
 } /* namespace */
 
 /* --- device memory: the backend entries -------------------------------------------------------- */
@@ -424,6 +548,7 @@ int ct_cuda_caching_malloc(int device, size_t nbytes, void **ptr)
     CT_CUDA_TRY(ct_cuda_device_guard(device));
     cudaStream_t stream = ct_cuda_stream(device);
     std::lock_guard<std::mutex> lock(a->mutex);
+    (void)process_events(a, false);
     size_t size = round_size(nbytes);
     BlockPool &pool = size <= kSmallSize ? a->small_pool : a->large_pool;
 
@@ -449,6 +574,7 @@ int ct_cuda_caching_malloc(int device, size_t nbytes, void **ptr)
         if (err == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
             a->stats.num_alloc_retries++;
+            (void)process_events(a, true);
             release_cached(a); /* a failure here leaves the error text, which OOM overwrites */
             err = segment_malloc(a, &p, seg);
         }
@@ -520,8 +646,12 @@ int ct_cuda_caching_free(int device, void *ptr)
     a->live.erase(it);
     BlockPool &pool = *b->pool;
     stat_add(a->stats.allocation, &pool, -1);
-    stat_add(a->stats.active, &pool, -1);
     stat_add(a->stats.allocated_bytes, &pool, -(int64_t)b->size);
+    if (a->caching && !b->stream_uses.empty()) {
+        CT_CUDA_TRY(ct_cuda_device_guard(device));
+        return record_free_events(a, b);
+    }
+    stat_add(a->stats.active, &pool, -1);
     stat_add(a->stats.active_bytes, &pool, -(int64_t)b->size);
     stat_add(a->stats.requested_bytes, &pool, -(int64_t)b->requested);
     b->allocated = false;
@@ -536,35 +666,7 @@ int ct_cuda_caching_free(int device, void *ptr)
         CT_CUDA_CHECK(err);
         return CT_CUDA_OK;
     }
-    /* Merge with free neighbours (each was an inactive split block of this segment). */
-    Block *neighbours[2] = {b->prev, b->next};
-    for (Block *n : neighbours) {
-        if (n == nullptr || n->allocated) {
-            continue;
-        }
-        pool.blocks.erase(n);
-        stat_add(a->stats.inactive_split, &pool, -1);
-        stat_add(a->stats.inactive_split_bytes, &pool, -(int64_t)n->size);
-        if (n == b->prev) {
-            b->ptr = n->ptr;
-            b->prev = n->prev;
-            if (b->prev != nullptr) {
-                b->prev->next = b;
-            }
-        } else {
-            b->next = n->next;
-            if (b->next != nullptr) {
-                b->next->prev = b;
-            }
-        }
-        b->size += n->size;
-        delete n;
-    }
-    if (is_split(b)) {
-        stat_add(a->stats.inactive_split, &pool, 1);
-        stat_add(a->stats.inactive_split_bytes, &pool, (int64_t)b->size);
-    }
-    pool.blocks.insert(b);
+    free_block(a, b);
     return CT_CUDA_OK;
 }
 
@@ -579,13 +681,34 @@ int ct_cuda_caching_empty_cache(void)
         int st = ct_cuda_device_guard(d);
         if (st == CT_CUDA_OK) {
             std::lock_guard<std::mutex> lock(a->mutex);
-            st = release_cached(a);
+            st = process_events(a, true);
+            int rel = release_cached(a);
+            st = st != CT_CUDA_OK ? st : rel;
         }
         if (st != CT_CUDA_OK && status == CT_CUDA_OK) {
             status = st;
         }
     }
     return status;
+}
+
+int ct_cuda_caching_record_stream(int device, void *ptr, cudaStream_t stream)
+{
+    DeviceAllocator *a = get_allocator(device, false);
+    if (a == nullptr || ptr == nullptr) { /* nothing of ours (an empty tensor's NULL) */
+        return CT_CUDA_OK;
+    }
+    std::lock_guard<std::mutex> lock(a->mutex);
+    auto it = a->live.find(ptr);
+    if (it == a->live.end()) { /* memory the allocator does not own (from_blob, DLPack): nothing to do */
+        return CT_CUDA_OK;
+    }
+    Block *b = it->second;
+    if (stream != b->stream &&
+        std::find(b->stream_uses.begin(), b->stream_uses.end(), stream) == b->stream_uses.end()) {
+        b->stream_uses.push_back(stream);
+    }
+    return CT_CUDA_OK;
 }
 
 int ct_cuda_caching_memory_stats(int device, CtCudaMemoryStats *out)
@@ -676,6 +799,13 @@ int ct_cuda_caching_snapshot(CtCudaBlockInfo **out, size_t *count)
                 heads[(uintptr_t)kv.second->ptr] = kv.second;
             }
         }
+        for (const auto &p : a->pending) { /* a segment may hold only blocks waiting for events */
+            const Block *h = p.first;
+            while (h->prev != nullptr) {
+                h = h->prev;
+            }
+            heads[(uintptr_t)h->ptr] = h;
+        }
         for (const auto &kv : heads) {
             for (const Block *b = kv.second; b != nullptr; b = b->next) {
                 CtCudaBlockInfo info;
@@ -685,7 +815,7 @@ int ct_cuda_caching_snapshot(CtCudaBlockInfo **out, size_t *count)
                 info.stream = (uintptr_t)b->stream;
                 info.device = d;
                 info.small_pool = b->pool->small ? 1 : 0;
-                info.allocated = b->allocated ? 1 : 0;
+                info.allocated = b->event_count > 0 ? 2 : b->allocated ? 1 : 0; /* pending: still marked allocated */
                 info.segment_head = b == kv.second ? 1 : 0;
                 blocks.push_back(info);
             }

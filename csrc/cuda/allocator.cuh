@@ -15,6 +15,7 @@ int ct_cuda_caching_set_memory_fraction(int device, double fraction);
 int ct_cuda_caching_get_memory_fraction(int device, double *fraction);
 int ct_cuda_caching_snapshot(CtCudaBlockInfo **out, size_t *count);
 int ct_cuda_caching_pointer_device(const void *ptr, int *device);
+int ct_cuda_caching_record_stream(int device, void *ptr, cudaStream_t stream);
 
 int ct_cuda_host_malloc(int device, size_t nbytes, void **ptr);
 int ct_cuda_host_free(void *ptr);

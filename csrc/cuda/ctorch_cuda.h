@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes; both sides must agree. */
-#define CT_CUDA_ABI_VERSION 24
+#define CT_CUDA_ABI_VERSION 25
 #define CT_CUDA_MAX_DEVICES 64
 #define CT_CUDA_ENTRY_POINT "ct_cuda_backend_init"
 
@@ -124,7 +124,7 @@ typedef struct {
     uintptr_t stream;   /* the stream the segment was allocated on */
     int device;
     int small_pool;
-    int allocated;
+    int allocated;    /* 1 allocated, 2 freed but waiting for record_stream events, 0 free */
     int segment_head; /* 1 for the first block of a segment (its address is the segment's) */
 } CtCudaBlockInfo;
 
@@ -205,6 +205,9 @@ typedef struct CtCudaBackend {
     int (*memory_stats)(int device, CtCudaMemoryStats *out);
     int (*reset_peak_stats)(int device);
     int (*reset_accumulated_stats)(int device);
+    /* Tensor.record_stream: the block at ptr (allocated by malloc) is also used by stream; when
+     * freed it is not reused before the work queued on stream by then is done. */
+    int (*record_stream)(int device, void *ptr, uintptr_t stream);
 
     /* --- pinned host memory: a cache of cudaHostAlloc blocks ------------------------------- */
     int (*host_malloc)(int device, size_t nbytes, void **ptr);

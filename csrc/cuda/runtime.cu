@@ -424,6 +424,11 @@ static int rt_event_elapsed_time(int device, uintptr_t start, uintptr_t end, flo
     return CT_CUDA_OK;
 }
 
+static int rt_record_stream(int device, void *ptr, uintptr_t stream)
+{
+    return ct_cuda_caching_record_stream(device, ptr, (cudaStream_t)stream);
+}
+
 /* A kernel that is never launched: its presence in the fatbinary for the GPU is what
  * cudaFuncGetAttributes checks. */
 static __global__ void probe_kernel(int *out)
@@ -602,6 +607,7 @@ CT_CUDA_EXPORT const CtCudaBackend *ct_cuda_backend_init(const CtCudaHost *host)
     b->memory_stats = ct_cuda_caching_memory_stats;
     b->reset_peak_stats = ct_cuda_caching_reset_peak_stats;
     b->reset_accumulated_stats = ct_cuda_caching_reset_accumulated_stats;
+    b->record_stream = rt_record_stream;
 
     b->host_malloc = ct_cuda_host_malloc;
     b->host_free = ct_cuda_host_free;

@@ -219,6 +219,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     return nn.functional.rrelu(input, lower, upper, training, inplace=True)
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 from . import distributions  # noqa: E402,F401  (torch.distributions, Python over ctorch ops)
+from . import distributed  # noqa: E402,F401  (torch.distributed as built without distributed support)
 from . import func  # noqa: E402,F401  (torch.func: vmap as a loop, transforms over autograd)
 from .func import vmap  # noqa: E402,F401
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401  (Python in PyTorch too)

@@ -196,6 +196,66 @@ int main()
     CHECK_EQ(ct_cuda_caching_empty_cache(), CT_CUDA_OK);
     CHECK_EQ(in_use, 0);
 
+    /* record_stream: a block freed while other streams may still use it stays out of the pool
+     * (no longer allocated, still active) until an event recorded on each of them completes */
+    {
+        auto in_flight = []() {
+            int n = 0;
+            for (auto &kv : event_pending) {
+                n += kv.second;
+            }
+            return n;
+        };
+        cudaStream_t other = (cudaStream_t)0x5678, third = (cudaStream_t)0x9abc;
+        void *r1 = alloc(4096);
+        CHECK_EQ(ct_cuda_caching_record_stream(0, r1, 0), CT_CUDA_OK); /* its own stream: nothing */
+        CHECK_EQ(ct_cuda_caching_record_stream(0, r1, other), CT_CUDA_OK);
+        CHECK_EQ(ct_cuda_caching_record_stream(0, r1, other), CT_CUDA_OK);             /* once per stream */
+        CHECK_EQ(ct_cuda_caching_record_stream(0, (char *)r1 + 512, other), CT_CUDA_OK); /* not a block: ignored */
+        CHECK_EQ(ct_cuda_caching_record_stream(0, r1, third), CT_CUDA_OK);
+        int before = in_flight();
+        CHECK_EQ(ct_cuda_caching_free(0, r1), CT_CUDA_OK);
+        CHECK_EQ(in_flight(), before + 2); /* one event per recorded stream */
+        s = stats();
+        CHECK_EQ(s.allocated_bytes[CT_CUDA_STAT_ALL].current, 0);
+        CHECK_EQ(s.allocation[CT_CUDA_STAT_ALL].current, 0);
+        CHECK_EQ(s.active_bytes[CT_CUDA_STAT_ALL].current, 4096);
+        CHECK_EQ(s.active[CT_CUDA_STAT_ALL].current, 1);
+        CHECK_EQ(ct_cuda_caching_free(0, r1), CT_CUDA_RUNTIME_ERROR); /* a second free is still an error */
+        void *r2 = alloc(4096);
+        CHECK(r2 != r1); /* the events are pending: not reused */
+        int n = 0;
+        for (auto &kv : event_pending) { /* one stream's work completes: still held */
+            if (kv.second && n++ == 0) {
+                kv.second = 0;
+            }
+        }
+        CHECK_EQ(ct_cuda_caching_free(0, r2), CT_CUDA_OK);
+        void *r3 = alloc(4096);
+        CHECK(r3 != r1);
+        CHECK_EQ(stats().active_bytes[CT_CUDA_STAT_ALL].current, 2 * 4096);
+        for (auto &kv : event_pending) {
+            kv.second = 0; /* and the other's */
+        }
+        CHECK_EQ(ct_cuda_caching_free(0, r3), CT_CUDA_OK);
+        void *r4 = alloc(4096); /* the allocation polls the events first: r1's block is back and merged */
+        CHECK(r4 == r1);
+        s = stats();
+        CHECK_EQ(s.active_bytes[CT_CUDA_STAT_ALL].current, 4096);
+        CHECK_EQ(s.inactive_split[CT_CUDA_STAT_ALL].current, 1);
+        /* empty_cache waits for the events, then releases the segment */
+        CHECK_EQ(ct_cuda_caching_record_stream(0, r4, other), CT_CUDA_OK);
+        CHECK_EQ(ct_cuda_caching_free(0, r4), CT_CUDA_OK);
+        CHECK_EQ(stats().active_bytes[CT_CUDA_STAT_ALL].current, 4096);
+        CHECK_EQ(ct_cuda_caching_empty_cache(), CT_CUDA_OK);
+        s = stats();
+        CHECK_EQ(s.active_bytes[CT_CUDA_STAT_ALL].current, 0);
+        CHECK_EQ(s.requested_bytes[CT_CUDA_STAT_ALL].current, 0);
+        CHECK_EQ(s.reserved_bytes[CT_CUDA_STAT_ALL].current, 0);
+        CHECK_EQ(in_flight(), 0);
+        CHECK_EQ(in_use, 0);
+    }
+
     /* pinned host memory: power-of-two blocks, reuse, and no reuse while a copy is in flight */
     void *h1 = nullptr, *h2 = nullptr, *h3 = nullptr;
     CHECK_EQ(ct_cuda_host_malloc(0, 1000, &h1), CT_CUDA_OK);

@@ -175,21 +175,24 @@ def memory_snapshot(mempool_id=None, include_traces=True):
     """The caching allocator's segments on every device as PyTorch's list of dicts: device,
     address, total_size, allocated_size, active_size, requested_size, stream, segment_type
     ('small'/'large'), ... and blocks [{address, size, requested_size, state, frames}], state
-    'active_allocated' or 'inactive'. No stack traces are recorded, so frames are empty."""
+    'active_allocated', 'active_pending_free' (freed, waiting for the streams given to record_stream)
+    or 'inactive'. No stack traces are recorded, so frames are empty."""
     segments = []
-    for dev, address, size, requested, stream, small, allocated, head in _C._cuda_memory_snapshot():
+    states = ("inactive", "active_allocated", "active_pending_free")
+    for dev, address, size, requested, stream, small, state, head in _C._cuda_memory_snapshot():
         if head:
             seg = {"device": dev, "address": address, "total_size": 0, "allocated_size": 0, "active_size": 0,
                    "requested_size": 0, "stream": stream, "segment_type": "small" if small else "large",
                    "segment_pool_id": (0, 0), "is_expandable": False, "frames": [], "blocks": []}
             segments.append(seg)
         seg["total_size"] += size
-        if allocated:
+        if state == 1:
             seg["allocated_size"] += size
-            seg["active_size"] += size
             seg["requested_size"] += requested
+        if state != 0:
+            seg["active_size"] += size
         seg["blocks"].append({"address": address, "size": size, "requested_size": requested,
-                              "state": "active_allocated" if allocated else "inactive", "frames": []})
+                              "state": states[state], "frames": []})
     return segments
 
 

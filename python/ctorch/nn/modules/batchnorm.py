@@ -1,6 +1,7 @@
 """nn.BatchNorm1d / 2d / 3d: parameters, running-statistics buffers and the train / eval choice; the
 normalisation and the running update are C kernels (csrc/norm.c, through F.batch_norm)."""
 from ... import _C
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .module import Module
 from .normalization import _affine_parameters, _reset_affine
@@ -102,3 +103,48 @@ class BatchNorm3d(_BatchNorm):
 
     def _check_input_dim(self, input):
         _expect_dims(input, (5,), "5D")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation over N and the spatial dims of (N, C, *) input, its statistics meant to be shared
+    across processes; ctorch has no torch.distributed process groups (distributed.is_available() is False), so
+    it normalises with this process's batch, the path PyTorch takes when distributed is not initialised."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype,
+                         bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """module with every BatchNorm*d in it (itself included) replaced by a SyncBatchNorm sharing its
+        parameters, buffers and training mode (and qconfig)."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return out
