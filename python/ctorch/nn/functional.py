@@ -138,7 +138,7 @@ def tanh(input):
 
 
 def silu(input, inplace=False):
-    return _C.silu(input)
+    return _C.silu_(input) if inplace else _C.silu(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
