@@ -582,7 +582,7 @@ static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssi
         z = MUL(z, margin_class_weight(arena, a[4], y));
     }
     PyObject *loss = DIV(METH(z, "sum", "(i)", 1), NUM((double)C));
-    if (x->ndim <= 1) {
+    if (x->ndim <= 1 && CT_TENSOR(a[1])->ndim == 0) { /* PyTorch: a 1-element target keeps its (1,) */
         loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
     }
     PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
