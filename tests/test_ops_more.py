@@ -544,6 +544,19 @@ def test_nextafter(device, dtype):
            lambda: ctorch.nextafter(ctorch.tensor([1], device=device), ctorch.tensor([2], device=device)))
     x = leaf([1.0, 2.0], device)
     assert ctorch.nextafter(x, x).grad_fn.name() == "NextafterBackward0"
+    # float16/bfloat16 results step to the neighbouring half value (not the neighbouring float)
+    a = np.array([1.0, 0.0, -0.0, 65504.0, np.inf, -1.0, 2.0, np.nan, -np.inf], dtype=np.float16)
+    b = np.array([2.0, -1.0, 1.0, np.inf, 0.0, -2.0, 2.0, 1.0, 0.0], dtype=np.float16)
+    got = ctorch.nextafter(make(a, device, "float16"), make(b, device, "float16"))
+    assert got.dtype == ctorch.float16
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(to_numpy(got), np.nextafter(a, b))
+    got = ctorch.nextafter(make(a[:3], device, "bfloat16"), make(b[:3], device, "bfloat16")).float()
+    np.testing.assert_array_equal(to_numpy(got), [1 + 2.0 ** -7, -(2.0 ** -133), 2.0 ** -133])
+    # a float16 input with a float32 other is a float32 nextafter
+    got = ctorch.nextafter(make(a[:2], device, "float16"), make(b[:2], device, dtype))
+    assert got.dtype == getattr(ctorch, dtype)
+    np.testing.assert_array_equal(to_numpy(got), np.nextafter(a[:2].astype(dtype), b[:2].astype(dtype)))
     with pytest.raises(NotImplementedError):
         ctorch.nextafter(x, x).sum().backward()
 
