@@ -582,6 +582,12 @@ def test_frexp_ldexp(device, dtype):
     f = ctorch.ones(3, dtype=getattr(ctorch, dtype), device=device)
     assert f.ldexp_(k) is f and to_numpy(f).tolist() == [2.0, 4.0, 8.0]
     raises(TypeError, "ldexp(): argument 'other' (position 2) must be Tensor, not int", lambda: ctorch.ldexp(k, 2))
+    # the result dtype is self and other promoted (integers to float32), float16 computed in float
+    h = ctorch.ldexp(make(np.array([3.0, 1.0]), device, "float16"), ctorch.tensor([-25, 20], device=device))
+    assert h.dtype == ctorch.float16
+    assert to_numpy(h).tolist() == np.array([3 * 2.0 ** -25, np.inf], dtype=np.float16).tolist()
+    assert ctorch.ldexp(k.to(ctorch.int8), make(np.ones(3), device, "bfloat16")).dtype == ctorch.bfloat16
+    raises(NotImplementedError, f"\"ldexp_{device}_exp\" not implemented for 'Bool'", lambda: ctorch.ldexp(f, k > 1))
 
 
 def test_frexp_ldexp_grad(device):
