@@ -1432,6 +1432,9 @@ static PyObject *sum_like_py(const char *fname, SumLikeFn fn, PyObject *const *a
     CtOutRule rule = CT_OUT_EXACT;
     if (fn == ct_mean) {
         rule = dtype == CT_DTYPE_UNSET ? CT_OUT_RESULT_CAST : CT_OUT_EXACT;
+        if (dtype == CT_DTYPE_UNSET && ct_is_floating(out->dtype)) {
+            dtype = out->dtype; /* PyTorch sums in out's dtype (float16 input, float64 out: a float64 mean) */
+        }
     } else if ((fn == ct_nansum || fn == ct_nanmean) && ct_is_floating(t->dtype)) {
         /* integer input: nansum is sum; nanmean's out= is nansum's out= divided in place */
         if (dtype != CT_DTYPE_UNSET && dtype != out->dtype) {
