@@ -1563,6 +1563,11 @@ static PyObject *py_max_unpool(PyObject *m, PyObject *const *args, Py_ssize_t na
         PyErr_Format(PyExc_RuntimeError, "max_unpool%dd: expected a %dD or %dD input, got %dD", k, k + 1, k + 2, x->ndim);
         return NULL;
     }
+    if (!ct_is_floating(x->dtype)) { /* PyTorch's kernels are floating only; 1-d runs the 2-d one */
+        PyErr_Format(PyExc_NotImplementedError, "\"max_unpool%dd\" not implemented for '%s'", k == 3 ? 3 : 2,
+                     ct_scalar_type_name(x->dtype));
+        return NULL;
+    }
     int lead = x->ndim - k;
     int64_t plane = 1;
     for (int d = 0; d < k; d++) {

@@ -715,6 +715,10 @@ def test_max_unpool(device, rng):
         assert gradcheck(lambda a: F.max_unpool2d(a, idx, 2), (xt,))
     with pytest.raises(ValueError, match='invalid output_size "\\[9, 9\\]" \\(dim 0 must be between 2 and 6\\)'):
         F.max_unpool2d(out, idx, 2, output_size=[9, 9])
+    with pytest.raises(ValueError, match='invalid output_size "\\(9, 9\\)"'):  # as given
+        F.max_unpool2d(out, idx, 2, output_size=(9, 9))
+    with pytest.raises(NotImplementedError, match="\"max_unpool2d\" not implemented for 'Long'"):  # 1-d too
+        F.max_unpool1d(o1.long(), i1, 2)
 
 
 def test_softmax2d(device, rng):
