@@ -539,7 +539,9 @@ static PyObject *tensor_fill_diagonal_(PyObject *self, PyObject *const *args, Py
     PyObject *a[2];
     bool wrap = false;
     CtTensorObject *t = CT_TENSOR(self);
-    if (ct_parse_args("fill_diagonal_", args, nargs, kwnames, names, 1, a) < 0 || ct_arg_bool(a[1], &wrap) < 0) {
+    CtScalar value;
+    if (ct_parse_args("fill_diagonal_", args, nargs, kwnames, names, 1, a) < 0 ||
+        ct_number_arg("fill_diagonal_", "fill_value", 1, a[0], &value) < 0 || ct_arg_bool(a[1], &wrap) < 0) {
         return NULL;
     }
     if (t->ndim < 2) {
