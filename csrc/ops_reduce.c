@@ -1780,8 +1780,13 @@ static PyObject *py_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     CtDType dtype;
     CtTensorObject *t, *out;
     double p = 2.0;
-    if (ct_parse_args("norm", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "norm")) == NULL ||
-        dims_arg(a[2], t, "norm", mask, &given) < 0 || keepdim_arg(a[3], "norm", &keepdim) < 0 ||
+    if (ct_parse_args("norm", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "norm")) == NULL) {
+        return NULL;
+    }
+    if (!ct_is_floating(t->dtype) && (a[1] == NULL || !PyUnicode_Check(a[1]))) {
+        return (PyObject *)ct_norm(t, p, NULL, false, CT_DTYPE_UNSET); /* its dtype error before any dim error */
+    }
+    if (dims_arg(a[2], t, "norm", mask, &given) < 0 || keepdim_arg(a[3], "norm", &keepdim) < 0 ||
         dtype_arg(a[4], &dtype) < 0 || ct_arg_out(a[5], "norm", &out) < 0) {
         return NULL;
     }
