@@ -2901,6 +2901,15 @@ static const char *name_l1_loss(PyObject *const *a)
     PyErr_Clear();
     return r == 0 ? "AbsBackward0" : r == 2 ? "SumBackward0" : "MeanBackward0";
 }
+/* nll_loss / cross_entropy over (N, C, d1, ...): PyTorch's 2-d kernel (on the input viewed as 4-d,
+ * an unreduced loss viewed back when it was not 4-d) */
+static const char *name_nll_loss(PyObject *const *a)
+{
+    int nd = is_tensor(a[0]) ? CT_TENSOR(a[0])->ndim : 2;
+    long r = a[3] != NULL && PyLong_Check(a[3]) ? PyLong_AsLong(a[3]) : 1;
+    PyErr_Clear();
+    return nd <= 2 ? "NllLossBackward0" : r == 0 && nd != 4 ? "ViewBackward0" : "NllLoss2DBackward0";
+}
 static const char *name_index_fill(PyObject *const *a) { return is_tensor(a[3]) ? "IndexFillBackward1" : "IndexFillBackward0"; }
 static const char *name_round(PyObject *const *a) { return is_given(a[1]) ? "RoundBackward1" : "RoundBackward0"; }
 /* 2 / x is computed as 2 * x.reciprocal() by PyTorch; a rounding mode is another overload.
@@ -3739,7 +3748,7 @@ const CtFormula ct_formulas[] = {
     {"_linear_mm", "MmBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
     {"_linear_nd", "UnsafeViewBackward0", SIG("input", "weight", "bias"), 7, 0, ct_nn_bw_linear},
     {"_cross_entropy", "NllLossBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
-     3, 0, ct_nn_bw_cross_entropy, NULL, 4, "nll_loss_forward"},
+     3, 0, ct_nn_bw_cross_entropy, name_nll_loss, 4, "nll_loss_forward"},
     {"_cross_entropy_ls", "AddBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
      3, 0, ct_nn_bw_cross_entropy},
     {"_cross_entropy_soft", "NegBackward0", SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"),
@@ -3747,7 +3756,7 @@ const CtFormula ct_formulas[] = {
     {"_cross_entropy_soft_mean", "DivBackward1",
      SIG("input", "target", "weight", "reduction", "ignore_index", "label_smoothing"), 3, 0, ct_nn_bw_cross_entropy},
     {"_nll_loss", "NllLossBackward0", SIG("input", "target", "weight", "reduction", "ignore_index"), 1, 0,
-     ct_nn_bw_nll_loss, NULL, 4, "nll_loss_forward"},
+     ct_nn_bw_nll_loss, name_nll_loss, 4, "nll_loss_forward"},
     /* csrc/nn_misc.c: CTC; its backward has no derivative, as PyTorch's */
     {"_ctc_loss", "CtcLossBackward0",
      SIG("log_probs", "targets", "input_lengths", "target_lengths", "blank", "zero_infinity"), 1, CT_F_SAVE_OUT,

@@ -143,6 +143,7 @@ static PyObject *py_linalg_vector_norm(PyObject *mod, PyObject *const *args, Py_
     bool keepdim = false;
     if (ct_parse_args("linalg_vector_norm", args, nargs, kwnames, names, 1, a) < 0 ||
         tensor_param(a[0], "linalg_vector_norm", "x") == NULL ||
+        require_floating(CT_TENSOR(a[0]), "linalg.vector_norm") < 0 || /* before any dim error, as PyTorch */
         number_param(a[1], "linalg_vector_norm", "ord", 2, &ord) < 0 || ct_arg_bool(a[3], &keepdim) < 0) {
         return NULL;
     }

@@ -524,11 +524,17 @@ static PyObject *tensor_as_strided_scatter(PyObject *self, PyObject *const *args
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *r = KEEP(contiguous_copy(Py_NewRef(self)));
     PyObject *view = METH(r, "as_strided", "(OOO)", a[1], a[2], a[3] ? a[3] : Py_None);
-    PyObject *src_shape = ATTR(a[0], "shape"), *view_shape = ATTR(view, "shape");
-    if (!arena->failed && PyObject_RichCompareBool(src_shape, view_shape, Py_NE) == 1) {
-        PyErr_Format(PyExc_RuntimeError, "expected src to have a size equal to the slice of self. src size = %S, slice size = %S",
-                     src_shape, view_shape);
-        arena->failed = true;
+    if (!arena->failed) {
+        CtTensorObject *s = CT_TENSOR(a[0]), *v = CT_TENSOR(view);
+        if (s->ndim != v->ndim || memcmp(s->sizes, v->sizes, sizeof(int64_t) * (size_t)s->ndim) != 0) {
+            char got[256], want[256];
+            ct_format_sizes(got, sizeof(got), s->ndim, s->sizes);
+            ct_format_sizes(want, sizeof(want), v->ndim, v->sizes);
+            PyErr_Format(PyExc_RuntimeError,
+                         "expected src to have a size equal to the slice of self. src size = %s, slice size = %s", got,
+                         want);
+            arena->failed = true;
+        }
     }
     METH(view, "copy_", "(O)", a[0]);
     PyObject *res = TAKE(r);

@@ -301,6 +301,7 @@ CT_ACT_PLAIN(hardsigmoid, HARDSIGMOID)
 CT_ACT_PLAIN(hardswish, HARDSWISH)
 CT_ACT_PLAIN(mish, MISH)
 CT_ACT_PLAIN(log_sigmoid, LOG_SIGMOID)
+CT_ACT_PLAIN(silu, SILU) /* only its in-place form here: silu itself is ops_elementwise.c's */
 
 /* py_<name> and py_<name>_ (in place) for each entry; X(name) */
 #define CT_ACT_INPLACE(X) X(elu) X(celu) X(selu) X(hardtanh) X(threshold) X(hardsigmoid) X(hardswish) X(mish)
@@ -318,6 +319,7 @@ CT_ACT_PLAIN(log_sigmoid, LOG_SIGMOID)
 CT_ACT_INPLACE(CT_DEF_ACT)
 CT_ACT_INPLACE(CT_DEF_ACT_)
 CT_ACT_OUT_OF_PLACE(CT_DEF_ACT)
+CT_DEF_ACT_(silu)
 
 
 static PyObject *tensor_hardshrink(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -751,7 +753,7 @@ static PyObject *py_constant_pad_nd(PyObject *m, PyObject *const *args, Py_ssize
 }
 
 /* The source index of each of the size + lo + hi output positions along one dim (lo, hi may be
- * negative: cropping), as an int64 tensor on device. */
+ * negative: cropping), as an int64 tensor on device. n >= 1 for circular (check_pad_gather). */
 static PyObject *pad_index(int mode, int64_t size, int64_t lo, int64_t hi, CtDevice device)
 {
     int64_t count = size + lo + hi;
@@ -767,7 +769,10 @@ static PyObject *pad_index(int mode, int64_t size, int64_t lo, int64_t hi, CtDev
         } else if (mode == CT_PAD_REPLICATE) {
             i = i < 0 ? 0 : i >= size ? size - 1 : i;
         } else {
-            i = ((i % size) + size) % size;
+            /* PyTorch crops first and wraps within what is left [c0, c1) */
+            int64_t c0 = lo < 0 ? -lo : 0, c1 = hi < 0 ? size + hi : size, n = c1 - c0;
+            i = k - (lo > 0 ? lo : 0);
+            i = c0 + ((i % n) + n) % n;
         }
         idx[k] = i;
     }
@@ -1473,6 +1478,7 @@ PyMethodDef ct_nn_act_module_methods[] = {
     CT_NN_ACT_FN(hardswish, "hardswish(input) -> Tensor")
     CT_NN_ACT_FN(mish, "mish(input) -> Tensor")
     CT_ACT_INPLACE(CT_NN_ACT_FN_)
+    CT_NN_ACT_FN_(silu)
     CT_NN_ACT_FN(log_sigmoid, "log_sigmoid(input) -> Tensor")
     CT_NN_ACT_FN(softshrink, "softshrink(input, lambd=0.5) -> Tensor")
     CT_NN_ACT_FN(hardshrink, "hardshrink(input, lambd=0.5) -> Tensor")

@@ -739,7 +739,7 @@ static PyObject *py_multi_margin_loss(PyObject *m, PyObject *const *args, Py_ssi
         z = MUL(z, margin_class_weight(arena, a[4], y));
     }
     PyObject *loss = DIV(METH(z, "sum", "(i)", 1), NUM((double)C));
-    if (x->ndim <= 1) {
+    if (x->ndim <= 1 && CT_TENSOR(a[1])->ndim == 0) { /* PyTorch: a 1-element target keeps its (1,) */
         loss = METH(loss, "view", "(O)", arena->failed ? NULL : KEEP(PyTuple_New(0)));
     }
     PyObject *result = TAKE(reduce_loss(arena, loss, reduction));
@@ -1718,6 +1718,11 @@ static PyObject *py_max_unpool(PyObject *m, PyObject *const *args, Py_ssize_t na
     }
     if (x->ndim != k + 1 && x->ndim != k + 2) {
         PyErr_Format(PyExc_RuntimeError, "max_unpool%dd: expected a %dD or %dD input, got %dD", k, k + 1, k + 2, x->ndim);
+        return NULL;
+    }
+    if (!ct_is_floating(x->dtype)) { /* PyTorch's kernels are floating only; 1-d runs the 2-d one */
+        PyErr_Format(PyExc_NotImplementedError, "\"max_unpool%dd\" not implemented for '%s'", k == 3 ? 3 : 2,
+                     ct_scalar_type_name(x->dtype));
         return NULL;
     }
     int lead = x->ndim - k;

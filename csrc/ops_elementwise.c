@@ -8,6 +8,7 @@
  * module functions, Tensor methods (with in-place `_` variants) and the number/compare slots. */
 #include "elementwise.h"
 #include "args.h"
+#include "autograd_arena.h"
 #include "copy.h"
 #include "creation.h"
 #include "device.h"
@@ -501,6 +502,37 @@ static CtTensorObject *pow_scalar_op(const CtEwArg *in, CtTensorObject *out, boo
     return run_op(CT_EW_POW, in, out, NULL, compute, resize);
 }
 
+/* nextafter with a float16/bfloat16 result, composed of tensor ops on the 16-bit patterns: one
+ * step up or down the integer view moves a nonzero finite (or infinite) value to its neighbour
+ * (sign-magnitude: +1 grows the magnitude whatever the sign), zero steps to the smallest
+ * subnormal of other's sign, equal values give other, NaNs propagate. */
+static CtTensorObject *nextafter_half(const CtEwArg *in, CtDType r, CtTensorObject *out, bool resize)
+{
+    CtArena scratch = {0}, *arena = &scratch;
+    PyObject *rt = ct_dtype_object(r);
+    PyObject *pair = FN("broadcast_tensors", "(OO)", METH((PyObject *)in[0].t, "to", "(O)", rt),
+                        METH((PyObject *)in[1].t, "to", "(O)", rt));
+    PyObject *a = pair != NULL && PyTuple_Check(pair) ? PyTuple_GET_ITEM(pair, 0) : NULL;
+    PyObject *b = pair != NULL && PyTuple_Check(pair) ? PyTuple_GET_ITEM(pair, 1) : NULL;
+    PyObject *bits = METH(METH(a, "contiguous", NULL), "view", "(O)", ct_dtype_object(CT_I16));
+    PyObject *grow = METH(CMP(b, a, Py_GT), "eq", "(O)", CMP(a, INT(0), Py_GT));
+    PyObject *stepped = METH(METH(ADD(bits, WHERE(grow, INT(1), INT(-1))), "to", "(O)", ct_dtype_object(CT_I16)),
+                             "view", "(O)", rt);
+    double tiny = ldexp(1.0, r == CT_F16 ? -24 : -133);
+    PyObject *zero_step = METH(WHERE(CMP(b, INT(0), Py_GT), NUM(tiny), NUM(-tiny)), "to", "(O)", rt);
+    PyObject *res = WHERE(CMP(a, INT(0), Py_EQ), zero_step, stepped);
+    res = WHERE(CMP(a, b, Py_EQ), b, res);
+    res = WHERE(METH(METH(a, "isnan", NULL), "logical_or", "(O)", METH(b, "isnan", NULL)), ADD(a, b), res);
+    PyObject *result = TAKE(res);
+    arena_free(arena);
+    if (result == NULL || out == NULL) {
+        return (CtTensorObject *)result;
+    }
+    CtTensorObject *ts[2] = {in[0].t, in[1].t};
+    return (CtTensorObject *)ct_write_out((CtTensorObject *)result, (PyObject *)out, "nextafter", CT_OUT_CAST,
+                                          resize ? 2 : 0, ts);
+}
+
 static CtTensorObject *binary_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out, bool resize)
 {
     if ((op == CT_EW_SUB || op == CT_EW_SUB_ALPHA) && check_sub(in) < 0) {
@@ -513,11 +545,12 @@ static CtTensorObject *binary_op(CtEwOp op, const CtEwArg *in, CtTensorObject *o
         PyErr_SetString(PyExc_RuntimeError, "heaviside is not yet implemented for tensors with different dtypes.");
         return NULL;
     }
-    if (op == CT_EW_NEXTAFTER && in[0].t != NULL && (in[0].t->dtype == CT_F16 || in[0].t->dtype == CT_BF16)) {
+    if (op == CT_EW_NEXTAFTER && in[0].t != NULL && in[1].t != NULL) {
         /* the float16/bfloat16 kernels compute in float: the next float is not the next half */
-        PyErr_Format(PyExc_NotImplementedError, "\"nextafter_cpu\" not implemented for '%s'",
-                     ct_scalar_type_name(in[0].t->dtype));
-        return NULL;
+        CtDType r = ct_result_type(2, in);
+        if (r == CT_F16 || r == CT_BF16) {
+            return nextafter_half(in, r, out, resize);
+        }
     }
     return run_op(op, in, out, NULL, -1, resize);
 }

@@ -539,7 +539,9 @@ static PyObject *tensor_fill_diagonal_(PyObject *self, PyObject *const *args, Py
     PyObject *a[2];
     bool wrap = false;
     CtTensorObject *t = CT_TENSOR(self);
-    if (ct_parse_args("fill_diagonal_", args, nargs, kwnames, names, 1, a) < 0 || ct_arg_bool(a[1], &wrap) < 0) {
+    CtScalar value;
+    if (ct_parse_args("fill_diagonal_", args, nargs, kwnames, names, 1, a) < 0 ||
+        ct_number_arg("fill_diagonal_", "fill_value", 1, a[0], &value) < 0 || ct_arg_bool(a[1], &wrap) < 0) {
         return NULL;
     }
     if (t->ndim < 2) {
@@ -719,8 +721,19 @@ static PyObject *ldexp_impl(const char *fname, PyObject *self, PyObject *other, 
     if (tensor_arg(other, fname, "other", 2) == NULL) {
         return NULL;
     }
+    /* PyTorch's dtype: self and other promoted, integers to the default float; bool exponents
+     * have no kernel with a floating self; float16/bfloat16 compute in float */
+    CtEwArg ops[2] = {{CT_TENSOR(self)}, {CT_TENSOR(other)}};
+    CtDType rt = ct_result_type(2, ops);
+    if (ct_is_floating(CT_TENSOR(self)->dtype) && CT_TENSOR(other)->dtype == CT_BOOL) {
+        PyErr_Format(PyExc_NotImplementedError, "\"ldexp_%s_exp\" not implemented for 'Bool'",
+                     ct_device_of(CT_TENSOR(self)).type == CT_DEV_CPU ? "cpu" : "cuda");
+        return NULL;
+    }
+    rt = ct_is_floating(rt) ? rt : ct_default_float_dtype;
+    CtDType compute = rt == CT_F16 || rt == CT_BF16 ? CT_F32 : rt;
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *scale = FN("pow", "(dO)", 2.0, other), *r = NULL;
+    PyObject *scale = FN("pow", "(dO)", 2.0, METH(other, "to", "(O)", ct_dtype_object(compute))), *r = NULL;
     if (inplace) {
         r = TAKE(METH(self, "mul_", "(O)", scale));
     } else if (out != NULL && out != Py_None) { /* torch.mul(self, scale, out=out) */
@@ -728,7 +741,8 @@ static PyObject *ldexp_impl(const char *fname, PyObject *self, PyObject *other, 
         PyObject *argv[3] = {self, scale, out};
         r = scale && kwnames ? ct_op("mul", argv, 2, kwnames) : NULL;
     } else {
-        r = TAKE(METH(self, "mul", "(O)", scale));
+        PyObject *prod = METH(self, "mul", "(O)", scale);
+        r = TAKE(compute == rt ? prod : METH(prod, "to", "(O)", ct_dtype_object(rt)));
     }
     arena_free(arena);
     return r;

@@ -1432,6 +1432,9 @@ static PyObject *sum_like_py(const char *fname, SumLikeFn fn, PyObject *const *a
     CtOutRule rule = CT_OUT_EXACT;
     if (fn == ct_mean) {
         rule = dtype == CT_DTYPE_UNSET ? CT_OUT_RESULT_CAST : CT_OUT_EXACT;
+        if (dtype == CT_DTYPE_UNSET && ct_is_floating(out->dtype)) {
+            dtype = out->dtype; /* PyTorch sums in out's dtype (float16 input, float64 out: a float64 mean) */
+        }
     } else if ((fn == ct_nansum || fn == ct_nanmean) && ct_is_floating(t->dtype)) {
         /* integer input: nansum is sum; nanmean's out= is nansum's out= divided in place */
         if (dtype != CT_DTYPE_UNSET && dtype != out->dtype) {
@@ -1777,8 +1780,13 @@ static PyObject *py_norm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     CtDType dtype;
     CtTensorObject *t, *out;
     double p = 2.0;
-    if (ct_parse_args("norm", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "norm")) == NULL ||
-        dims_arg(a[2], t, "norm", mask, &given) < 0 || keepdim_arg(a[3], "norm", &keepdim) < 0 ||
+    if (ct_parse_args("norm", args, nargs, kwnames, names, 1, a) < 0 || (t = input_arg(a[0], "norm")) == NULL) {
+        return NULL;
+    }
+    if (!ct_is_floating(t->dtype) && (a[1] == NULL || !PyUnicode_Check(a[1]))) {
+        return (PyObject *)ct_norm(t, p, NULL, false, CT_DTYPE_UNSET); /* its dtype error before any dim error */
+    }
+    if (dims_arg(a[2], t, "norm", mask, &given) < 0 || keepdim_arg(a[3], "norm", &keepdim) < 0 ||
         dtype_arg(a[4], &dtype) < 0 || ct_arg_out(a[5], "norm", &out) < 0) {
         return NULL;
     }

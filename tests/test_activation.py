@@ -159,6 +159,14 @@ def test_activation_inplace(device):
     assert y.grad_fn.name() == "EluBackward0"
     y.sum().backward()
     assert_close(leaf.grad, np.where(x > 0, 1.0, np.exp(x)))
+    # silu in place: SiluBackward0; on a strided view of a non-leaf it writes through (CopySlices)
+    assert F.silu(leaf * 1.0, inplace=True).grad_fn.name() == "SiluBackward0"
+    base = leaf * 1.0
+    view = base[..., ::2]
+    assert F.silu(view, inplace=True) is view and base.grad_fn.name().endswith("CopySlices")
+    ref = x.copy()
+    ref[..., ::2] = x[..., ::2] * _sig(x[..., ::2])
+    assert_close(base, ref)
     # modules
     xt = T(x, device)
     assert nn.Hardtanh(-0.5, 1.25, inplace=True)(xt) is xt
@@ -402,7 +410,11 @@ def test_pad_gather(device, mode):
     assert_close(F.pad(T(x[0], device, "float32"), (1, 1), mode=mode), _np_pad(x[0].astype(np.float32), (1, 1), mode))
     assert_close(F.pad(T(np.arange(6).reshape(1, 6), device, "int64"), (2, 2), mode),
                  _np_pad(np.arange(6).reshape(1, 6), (2, 2), mode))
-    assert_close(F.pad(T(x[0], device), (-1, 1), mode), _np_pad(x[0], (0, 1), mode)[..., 1:])  # crop then pad
+    if mode == "circular":  # PyTorch crops first, then wraps around what is left
+        assert_close(F.pad(T(x[0], device), (-1, 2), mode), _np_pad(x[0][..., 1:], (0, 2), mode))
+        assert_close(F.pad(T(x[0], device), (2, -2), mode), _np_pad(x[0][..., :-2], (2, 0), mode))
+    else:
+        assert_close(F.pad(T(x[0], device), (-1, 1), mode), _np_pad(x[0], (0, 1), mode)[..., 1:])  # crop then pad
     xg = T(x[0, :1, :2, :3], device, requires_grad=True)  # small: gradcheck runs a backward per output element
     names = {"reflect": "ReflectionPad", "replicate": "ReplicationPad"}
     if mode in names:

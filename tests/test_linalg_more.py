@@ -80,6 +80,10 @@ def test_norm_errors(device):
     cases = [
         (NotImplementedError, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long",
          lambda: L.vector_norm(ctorch.arange(3, device=device))),
+        (NotImplementedError, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long",
+         lambda: L.vector_norm(ctorch.arange(3, device=device), dim=3)),  # the dtype before the dim
+        (NotImplementedError, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long",
+         lambda: ctorch.arange(3, device=device).norm(2, 3)),
         (TypeError, "argument 'ord' (position 2) must be Number, not str", lambda: L.vector_norm(x, "fro")),
         (RuntimeError, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.",
          lambda: L.matrix_norm(x[0])),

@@ -165,7 +165,8 @@ def test_as_strided_scatter(device):
     e[[0, 2, 1, 3]] = -1
     assert_close(r, e.reshape(2, 3))
     assert_close(x, a)
-    with pytest.raises(RuntimeError, match="expected src to have a size equal to the slice of self"):
+    with pytest.raises(RuntimeError, match=r"expected src to have a size equal to the slice of self. src size = \[3\], "
+                                           r"slice size = \[2, 2\]$"):
         x.as_strided_scatter(ctorch.ones(3, device=device), (2, 2), (1, 2))
 
 

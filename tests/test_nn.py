@@ -441,6 +441,12 @@ def test_cross_entropy_grad_fn_names(device):
     assert type(F.cross_entropy(X, probs).grad_fn).__name__ == "DivBackward1"
     assert type(F.cross_entropy(X, probs, reduction="sum").grad_fn).__name__ == "NegBackward0"
     assert type(F.nll_loss(X, tgt).grad_fn).__name__ == "NllLossBackward0"
+    # spatial inputs: PyTorch's 2-d kernel; unreduced 3-d/5-d losses are viewed back from 4-d
+    X3 = t(RNG.standard_normal((1, 3, 2)), device, requires_grad=True)
+    t3 = ctorch.tensor([[1, 0]], device=device)
+    assert F.cross_entropy(X3, t3).grad_fn.name() == "NllLoss2DBackward0"
+    assert F.nll_loss(X3.unsqueeze(-1), t3.unsqueeze(-1), reduction="none").grad_fn.name() == "NllLoss2DBackward0"
+    assert F.cross_entropy(X3, t3, reduction="none").grad_fn.name() == "ViewBackward0"
 
 
 def test_cross_entropy_errors(device):

@@ -285,6 +285,9 @@ def test_multi_margin_loss(device, dtype, p, rng):
         assert_close(got, _reduce(np_multi_margin(x.astype(np.float64), y, p, 0.7, w), reduction))
     got = nn.MultiMarginLoss(p=p)(T(x[0], device), T(y[0], device))
     assert got.shape == () and abs(float(got) - np_multi_margin(x[:1].astype(np.float64), y[:1], p, 1.0, None)[0]) < 1e-5
+    # unreduced 1-D input: the target's shape, (1,) or ()
+    assert F.multi_margin_loss(T(x[0], device), T(y[:1], device), reduction="none").shape == (1,)
+    assert F.multi_margin_loss(T(x[0], device), T(y[0], device), reduction="none").shape == ()
     xt = T(x, device, "float64", grad=True)
     assert gradcheck(lambda a: F.multi_margin_loss(a, T(y, device), p=p, weight=T(w, device, "float64")), (xt,))
 
@@ -712,6 +715,10 @@ def test_max_unpool(device, rng):
         assert gradcheck(lambda a: F.max_unpool2d(a, idx, 2), (xt,))
     with pytest.raises(ValueError, match='invalid output_size "\\[9, 9\\]" \\(dim 0 must be between 2 and 6\\)'):
         F.max_unpool2d(out, idx, 2, output_size=[9, 9])
+    with pytest.raises(ValueError, match='invalid output_size "\\(9, 9\\)"'):  # as given
+        F.max_unpool2d(out, idx, 2, output_size=(9, 9))
+    with pytest.raises(NotImplementedError, match="\"max_unpool2d\" not implemented for 'Long'"):  # 1-d too
+        F.max_unpool1d(o1.long(), i1, 2)
 
 
 def test_softmax2d(device, rng):

@@ -299,6 +299,9 @@ def test_fill_diagonal_errors_and_grad(device):
     raises(RuntimeError, "all dimensions of input must be of equal length",
            lambda: ctorch.zeros(3, 3, 4, device=device).fill_diagonal_(2))
     raises(RuntimeError, "dimensions must larger than 1", lambda: ctorch.zeros(3, device=device).fill_diagonal_(2))
+    raises(TypeError, "fill_diagonal_(): argument 'fill_value' (position 1) must be Number, not Tensor",
+           lambda: ctorch.zeros(3, 3, device=device).fill_diagonal_(ctorch.ones(1, device=device)))
+    assert to_numpy(ctorch.zeros(2, 2, device=device).fill_diagonal_(ctorch.tensor(5.0))).tolist() == [[5, 0], [0, 5]]
     t = ctorch.zeros(2, 4, dtype=ctorch.int32, device=device).T.fill_diagonal_(7)
     assert to_numpy(t).tolist() == [[7, 0], [0, 7], [0, 0], [0, 0]]
     x = leaf(np.arange(12.0).reshape(4, 3), device)
@@ -544,6 +547,19 @@ def test_nextafter(device, dtype):
            lambda: ctorch.nextafter(ctorch.tensor([1], device=device), ctorch.tensor([2], device=device)))
     x = leaf([1.0, 2.0], device)
     assert ctorch.nextafter(x, x).grad_fn.name() == "NextafterBackward0"
+    # float16/bfloat16 results step to the neighbouring half value (not the neighbouring float)
+    a = np.array([1.0, 0.0, -0.0, 65504.0, np.inf, -1.0, 2.0, np.nan, -np.inf], dtype=np.float16)
+    b = np.array([2.0, -1.0, 1.0, np.inf, 0.0, -2.0, 2.0, 1.0, 0.0], dtype=np.float16)
+    got = ctorch.nextafter(make(a, device, "float16"), make(b, device, "float16"))
+    assert got.dtype == ctorch.float16
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(to_numpy(got), np.nextafter(a, b))
+    got = ctorch.nextafter(make(a[:3], device, "bfloat16"), make(b[:3], device, "bfloat16")).float()
+    np.testing.assert_array_equal(to_numpy(got), [1 + 2.0 ** -7, -(2.0 ** -133), 2.0 ** -133])
+    # a float16 input with a float32 other is a float32 nextafter
+    got = ctorch.nextafter(make(a[:2], device, "float16"), make(b[:2], device, dtype))
+    assert got.dtype == getattr(ctorch, dtype)
+    np.testing.assert_array_equal(to_numpy(got), np.nextafter(a[:2].astype(dtype), b[:2].astype(dtype)))
     with pytest.raises(NotImplementedError):
         ctorch.nextafter(x, x).sum().backward()
 
@@ -569,6 +585,12 @@ def test_frexp_ldexp(device, dtype):
     f = ctorch.ones(3, dtype=getattr(ctorch, dtype), device=device)
     assert f.ldexp_(k) is f and to_numpy(f).tolist() == [2.0, 4.0, 8.0]
     raises(TypeError, "ldexp(): argument 'other' (position 2) must be Tensor, not int", lambda: ctorch.ldexp(k, 2))
+    # the result dtype is self and other promoted (integers to float32), float16 computed in float
+    h = ctorch.ldexp(make(np.array([3.0, 1.0]), device, "float16"), ctorch.tensor([-25, 20], device=device))
+    assert h.dtype == ctorch.float16
+    assert to_numpy(h).tolist() == np.array([3 * 2.0 ** -25, np.inf], dtype=np.float16).tolist()
+    assert ctorch.ldexp(k.to(ctorch.int8), make(np.ones(3), device, "bfloat16")).dtype == ctorch.bfloat16
+    raises(NotImplementedError, f"\"ldexp_{device}_exp\" not implemented for 'Bool'", lambda: ctorch.ldexp(f, k > 1))
 
 
 def test_frexp_ldexp_grad(device):

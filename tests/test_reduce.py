@@ -986,6 +986,10 @@ def test_nanmean_errors_and_out(device):
     o = _e(device, "float64")  # computed in out's dtype, as nansum's out=
     r = ctorch.nanmean(x, 1, out=o)
     assert r is o and o.dtype == ctorch.float64 and L(o)[0] == 2.0
+    # mean's out= too: a float16 input into a float64 out is a float64 mean (1/3 + 2/3 in float16 rounds)
+    h = ctorch.tensor([[1 / 3, 2 / 3, 0.1, 0.7]], dtype=ctorch.float16, device=device)
+    want = np.array([[1 / 3, 2 / 3, 0.1, 0.7]], dtype=np.float16).astype(np.float64).mean(1)
+    assert L(ctorch.mean(h, 1, out=_e(device, "float64"))) == want.tolist()
     with pytest.raises(RuntimeError, match="^nansum: provided dtype must match dtype of result. Got Float and Double.$"):
         ctorch.nanmean(x, 1, dtype=ctorch.float64, out=_e(device))
     kernel = {"cpu": "nansum_cpu", "cuda": "nansum_cuda"}[device]

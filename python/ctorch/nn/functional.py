@@ -138,7 +138,7 @@ def tanh(input):
 
 
 def silu(input, inplace=False):
-    return _C.silu(input)
+    return _C.silu_(input) if inplace else _C.silu(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -1018,7 +1018,6 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
                     for d in range(len(kernel_size))]
     if output_size is None:
         return default_size
-    output_size = list(output_size)
     if len(output_size) == len(kernel_size) + 2:
         output_size = output_size[2:]
     if len(output_size) != len(kernel_size):
@@ -1029,7 +1028,7 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
         if not (min_size < output_size[d] < max_size):
             raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {min_size} and '
                              f'{max_size})')
-    return output_size
+    return list(output_size)
 
 
 def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
