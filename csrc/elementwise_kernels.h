@@ -23,8 +23,8 @@
  * (value), ROUND_DECIMALS (10^|decimals|, decimals < 0), NAN_TO_NUM (nan, posinf, neginf),
  * SOFTPLUS (beta, threshold), ELU (alpha * scale, scale, input_scale), HARDTANH (min, max),
  * SOFTSHRINK/HARDSHRINK (lambd), THRESHOLD (threshold, value), THRESHOLD_BACKWARD (threshold),
- * POLYGAMMA (n), ORTHO_POLY (the polynomial's kind), LOGIT (eps, < 0: none), AMP_SCALE (growth, backoff, interval), AMP_TRACKER
- * (interval). */
+ * POLYGAMMA (n), ORTHO_POLY (the polynomial's kind), LOGIT (eps, < 0: none), AMP_SCALE (growth,
+ * backoff, interval), AMP_TRACKER (interval). */
 #ifndef CTORCH_ELEMENTWISE_KERNELS_H
 #define CTORCH_ELEMENTWISE_KERNELS_H
 

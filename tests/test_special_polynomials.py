@@ -46,7 +46,8 @@ def _cheb_vw(n, sign):
 
 _CHEB = {"t": _unit, "u": _cheb_u, "v": lambda n: _cheb_vw(n, -1.0), "w": lambda n: _cheb_vw(n, 1.0)}
 REFERENCE = {  # name -> (x grid, reference(x, n))
-    **{f"chebyshev_polynomial_{k}": (np.linspace(-1.5, 1.5, 13), lambda x, n, k=k: npp.chebyshev.chebval(x, _CHEB[k](n)))
+    **{f"chebyshev_polynomial_{k}": (np.linspace(-1.5, 1.5, 13),
+                                     lambda x, n, k=k: npp.chebyshev.chebval(x, _CHEB[k](n)))
        for k in "tuvw"},
     **{f"shifted_chebyshev_polynomial_{k}": (np.linspace(-0.25, 1.25, 13),
                                              lambda x, n, k=k: npp.chebyshev.chebval(2 * x - 1, _CHEB[k](n)))
@@ -122,7 +123,8 @@ def test_polynomial_dtypes_numbers_out(device):
     assert r is out and out.dtype == ctorch.float64
     np.testing.assert_allclose(to_numpy(out), npp.hermite.hermval([0.5, 1.0], _unit(3)), rtol=1e-6)
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
-        special.chebyshev_polynomial_t(T([0.5], device, "float32"), 2, out=ctorch.empty(1, dtype=ctorch.int64, device=device))
+        special.chebyshev_polynomial_t(T([0.5], device, "float32"), 2,
+                                       out=ctorch.empty(1, dtype=ctorch.int64, device=device))
 
 
 def test_polynomial_errors_and_no_grad(device):
