@@ -1717,6 +1717,13 @@ static const char *const never_recorded[] = {
     /* tensor_more.c: storage resizes and Python callbacks refuse tensors that require grad themselves */
     "resize_", "resize_as_", "apply_", "map_", "map2_", "new", "new_empty_strided", "const_data_ptr", "is_shared",
     "dim_order", "register_post_accumulate_grad_hook",
+    /* ops PyTorch gives no derivative (their outputs carry no grad_fn): torch.special's orthogonal
+     * polynomials and airy_ai */
+    "special_chebyshev_polynomial_t", "special_chebyshev_polynomial_u", "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_w", "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w", "special_hermite_polynomial_h", "special_hermite_polynomial_he",
+    "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "special_airy_ai",
     /* composites whose parts record themselves */
     "broadcast_tensors", "broadcast_to", "combinations", NULL,
 };

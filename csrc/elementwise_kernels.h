@@ -23,8 +23,8 @@
  * (value), ROUND_DECIMALS (10^|decimals|, decimals < 0), NAN_TO_NUM (nan, posinf, neginf),
  * SOFTPLUS (beta, threshold), ELU (alpha * scale, scale, input_scale), HARDTANH (min, max),
  * SOFTSHRINK/HARDSHRINK (lambd), THRESHOLD (threshold, value), THRESHOLD_BACKWARD (threshold),
- * POLYGAMMA (n), LOGIT (eps, < 0: none), AMP_SCALE (growth, backoff, interval), AMP_TRACKER
- * (interval). */
+ * POLYGAMMA (n), ORTHO_POLY (the polynomial's kind), LOGIT (eps, < 0: none), AMP_SCALE (growth,
+ * backoff, interval), AMP_TRACKER (interval). */
 #ifndef CTORCH_ELEMENTWISE_KERNELS_H
 #define CTORCH_ELEMENTWISE_KERNELS_H
 
@@ -100,6 +100,13 @@
 #define CT_EW_PARAM_I64(p, k) ((int64_t)(p)->i[k])
 #define CT_EW_PARAM_F32(p, k) ((float)(p)->f[k])
 #define CT_EW_PARAM_F64(p, k) ((p)->f[k])
+
+/* ORTHO_POLY's kinds (its parameter p0; csrc/special_poly_math.h) */
+#define CT_SP_POLY_CHEBYSHEV_T 0 /* + 1, 2, 3: U, V, W; + 4: the shifted forms */
+#define CT_SP_POLY_HERMITE_H 8
+#define CT_SP_POLY_HERMITE_HE 9
+#define CT_SP_POLY_LAGUERRE_L 10
+#define CT_SP_POLY_LEGENDRE_P 11
 
 /* --- the ops ------------------------------------------------------------------------------------ */
 #define CT_EW_OP_LIST(X) \
@@ -199,6 +206,10 @@
     X(SCALED_MODIFIED_BESSEL_K1, U, scaled_modified_bessel_k1, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "scaled_modified_bessel_k1_cpu") \
     X(SPHERICAL_BESSEL_J0, U, spherical_bessel_j0, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "spherical_bessel_j0_cpu") \
     X(ZETA, B, zeta, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "zeta_cpu")         \
+    /* torch.special's orthogonal polynomials (x, n), the kind (CT_SP_POLY_*) as p0, and airy_ai    \
+     * (csrc/special_poly_math.h); the entries name each polynomial's kernel in their errors */      \
+    X(ORTHO_POLY, BP, orthogonal_poly, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "orthogonal_polynomial_cpu") \
+    X(AIRY_AI, U, airy_ai, FLT, CT_EW_INT_TO_FLOAT | CT_EW_NO_HALF, "airy_ai_cpu") \
     X(IGAMMA, B, igamma, FLT, 0, "igamma_cpu")                                     \
     X(IGAMMAC, B, igammac, FLT, 0, "igammac_cpu")                                  \
     X(HEAVISIDE, B, heaviside, ALL, 0, "heaviside_cpu")                            \

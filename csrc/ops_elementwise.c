@@ -1114,6 +1114,84 @@ BINARY_N(DEF_BINARY)
     }
 SPECIAL_B(DEF_SPECIAL_B)
 
+/* torch.special's orthogonal polynomials f(x, n, *, out=None): x or n may be a number (not both),
+ * one kernel row (ORTHO_POLY) with the kind as its parameter; float and double only, each reporting its
+ * own kernel ("chebyshev_polynomial_t_cpu") for other dtypes. PyTorch gives them no derivative: their
+ * outputs carry no history (autograd.c's never_recorded). X(python name, kind). */
+#define SPECIAL_POLY(X)                                                                                      \
+    X(chebyshev_polynomial_t, CT_SP_POLY_CHEBYSHEV_T) X(chebyshev_polynomial_u, CT_SP_POLY_CHEBYSHEV_T + 1)  \
+    X(chebyshev_polynomial_v, CT_SP_POLY_CHEBYSHEV_T + 2) X(chebyshev_polynomial_w, CT_SP_POLY_CHEBYSHEV_T + 3) \
+    X(shifted_chebyshev_polynomial_t, CT_SP_POLY_CHEBYSHEV_T + 4)                                            \
+    X(shifted_chebyshev_polynomial_u, CT_SP_POLY_CHEBYSHEV_T + 5)                                            \
+    X(shifted_chebyshev_polynomial_v, CT_SP_POLY_CHEBYSHEV_T + 6)                                            \
+    X(shifted_chebyshev_polynomial_w, CT_SP_POLY_CHEBYSHEV_T + 7) X(hermite_polynomial_h, CT_SP_POLY_HERMITE_H) \
+    X(hermite_polynomial_he, CT_SP_POLY_HERMITE_HE) X(laguerre_polynomial_l, CT_SP_POLY_LAGUERRE_L)          \
+    X(legendre_polynomial_p, CT_SP_POLY_LEGENDRE_P)
+
+static PyObject *poly_entry(int kind, const char *name, const char *kernel, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kw)
+{
+    static const char *const names[] = {"x", "n", "*out", NULL};
+    PyObject *a[3] = {NULL, NULL, NULL};
+    CtEwArg in[2];
+    CtTensorObject *out;
+    bool resize;
+    if (ct_parse_args(name, args, nargs, kw, names, 2, a) < 0) {
+        return NULL;
+    }
+    bool xt = CtTensor_Check(a[0]), nt = CtTensor_Check(a[1]);
+    if (!(xt || is_number(a[0])) || !(nt || is_number(a[1])) || !(xt || nt)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() received an invalid combination of arguments - got (%s, %s), but expected one of:\n"
+                     " * (Tensor x, Tensor n, *, Tensor out = None)\n"
+                     " * (Number x, Tensor n, *, Tensor out = None)\n"
+                     " * (Tensor x, Number n, *, Tensor out = None)\n",
+                     name, xt ? "Tensor" : Py_TYPE(a[0])->tp_name, nt ? "Tensor" : Py_TYPE(a[1])->tp_name);
+        return NULL;
+    }
+    if (binary_operands(name, a[0], a[1], NUM_OTHER | NUM_SELF, in, false) < 0 ||
+        call_output(MODE_FUNC, a[0], a[2], name, &out, &resize) < 0) {
+        return NULL;
+    }
+    CtDType compute = ct_result_type(2, in);
+    if (out != NULL && !ct_is_integral(compute, true) && check_cast(compute, out) < 0) {
+        return NULL;
+    }
+    if (compute != CT_F32 && compute != CT_F64 && !ct_is_integral(compute, true)) {
+        char buf[64];
+        PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'",
+                     device_kernel_name(kernel, ct_device_of(xt ? in[0].t : in[1].t), buf, sizeof(buf)),
+                     ct_scalar_type_name(compute));
+        return NULL;
+    }
+    CtOpParams p;
+    memset(&p, 0, sizeof(p));
+    p.f[0] = kind;
+    return (PyObject *)run_op(CT_EW_ORTHO_POLY, in, out, &p, -1, resize);
+}
+#define DEF_SPECIAL_POLY(pyname, KIND)                                                                       \
+    static PyObject *fn_special_##pyname(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *k)       \
+    {                                                                                                        \
+        return poly_entry(KIND, "special_" #pyname, #pyname "_cpu", a, n, k);                                \
+    }
+SPECIAL_POLY(DEF_SPECIAL_POLY)
+
+/* special_airy_ai(x, *, out=None): torch.special's unary form, its argument named x */
+static PyObject *fn_special_airy_ai(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"x", "*out", NULL};
+    PyObject *a[2] = {NULL, NULL};
+    CtEwArg in[1];
+    CtTensorObject *out;
+    bool resize;
+    if (ct_parse_args("special_airy_ai", args, nargs, kw, names, 1, a) < 0 ||
+        arg_operand(a[0], &in[0], "special_airy_ai", "x", 1, false) < 0 ||
+        call_output(MODE_FUNC, a[0], a[1], "special_airy_ai", &out, &resize) < 0) {
+        return NULL;
+    }
+    return (PyObject *)unary_op(CT_EW_AIRY_AI, in, out, resize);
+}
+
 /* add/sub/subtract(input, other, *, alpha=1, out=None) */
 static PyObject *add_sub_entry(bool is_sub, const char *name, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kw, int mode)
@@ -1823,6 +1901,7 @@ PyType_Slot ct_elementwise_tensor_slots[] = {
 #define TM_BINARY_M(pyname, OP, NUM) M_ENTRY(pyname, BINARY_DOC(pyname)) M_ENTRY_(pyname, BINARY_DOC(pyname))
 #define TM_BINARY_N(pyname, OP, NUM) M_ENTRY(pyname, BINARY_DOC(pyname))
 #define MM_BINARY(pyname, OP, NUM) F_ENTRY(pyname, BINARY_DOC(pyname))
+#define MM_SPECIAL_POLY(pyname, KIND) F_ENTRY(special_##pyname, "special_" #pyname "(x, n, *, out=None) -> Tensor")
 #define TM_SPECIAL(pyname, doc) M_ENTRY(pyname, doc) M_ENTRY_(pyname, doc)
 
 /* --- isclose, allclose, equal -------------------------------------------------------------- */
@@ -2002,6 +2081,8 @@ PyMethodDef ct_elementwise_module_methods[] = {
     UNARY_FM(MM_UNARY_FM) UNARY_M(MM_UNARY_N) UNARY_N(MM_UNARY_N)
     BINARY_M(MM_BINARY) BINARY_N(MM_BINARY)
     SPECIAL_U(MM_UNARY_N) SPECIAL_B(MM_BINARY)
+    SPECIAL_POLY(MM_SPECIAL_POLY)
+    F_ENTRY(special_airy_ai, "special_airy_ai(x, *, out=None) -> Tensor")
     F_ENTRY(add, "add(input, other, *, alpha=1, out=None) -> Tensor")
     F_ENTRY(sub, "sub(input, other, *, alpha=1, out=None) -> Tensor")
     F_ENTRY(subtract, "subtract(input, other, *, alpha=1, out=None) -> Tensor")

@@ -428,6 +428,7 @@ CT_HOST_DEVICE double ct_sm_bessel_i(double x, int nu) { return ct_sm_bessel_ie(
 CT_SM_SPECIAL_FUNCS(float)
 CT_SM_SPECIAL_FUNCS(double)
 #include "special_math.h" /* torch.special's Bessel, normal-distribution and incomplete gamma functions */
+#include "special_poly_math.h" /* torch.special's orthogonal polynomials and airy_ai */
 
 /* ------------------------------------------------------------------------------------------
  * integers: T the type, U the unsigned type its arithmetic wraps in (at least unsigned int, so

@@ -263,6 +263,9 @@ SPECIAL = {
     "POLYGAMMA": (lambda a, **k: ctorch.polygamma(2, a, **k), (2.0, 0.0, 0.0), (2, 0, 0)),
     "LOGIT": (lambda a, **k: ctorch.logit(a, 0.1, **k), (0.1, 0.0, 0.0), None),
     "I1": (lambda a: _i1_reference(a), None, None),  # internal: i0's derivative
+    # torch.special's orthogonal polynomials: the kind is the parameter (1: Chebyshev U)
+    "ORTHO_POLY": (ctorch.special.chebyshev_polynomial_u, (1.0, 0.0, 0.0), (1, 0, 0)),
+    "AIRY_AI": (ctorch.special.airy_ai, None, None),
     "FREXP_MANTISSA": (lambda a: ctorch.frexp(a)[0], None, None),  # internal: frexp's two halves
     "FREXP_EXPONENT": (lambda a: ctorch.frexp(a)[1].to(a.dtype), None, None),  # the row's own dtype: exact
 }

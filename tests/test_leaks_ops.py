@@ -206,6 +206,13 @@ CASES = [
     ("fractional_max_pool_error", _raises(lambda x: F.fractional_max_pool2d(x[None, None], 2, output_size=2,
                                                                             _random_samples=x[:1, :1, None]),
                                           RuntimeError)),
+    # torch.special's orthogonal polynomials and airy_ai (special_poly_math.h): numbers, out=, the errors
+    ("special_polynomials", lambda x: (torch.special.chebyshev_polynomial_u(x, x[0].abs()),
+                                       torch.special.hermite_polynomial_he(0.5, x), torch.special.airy_ai(x),
+                                       torch.special.legendre_polynomial_p(x, 3, out=torch.empty_like(x)))),
+    ("special_polynomial_errors", _raises(lambda x: torch.special.laguerre_polynomial_l(x.half(), 2)
+                                          if x.sum() < 100 else torch.special.laguerre_polynomial_l(1.0, 2),
+                                          NotImplementedError)),
 ]
 
 

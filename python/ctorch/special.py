@@ -2,12 +2,15 @@
 torch.<name> (entr, xlog1py, ndtr, the Bessel functions, ...) are ctorch._C.special_<name>."""
 from ._forward import c_function as _alias
 
-__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv",
-           "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
-           "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
-           "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
-           "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax", "spherical_bessel_j0",
-           "xlog1py", "xlogy", "zeta"]
+__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+           "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma", "entr", "erf",
+           "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
+           "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1", "i1e", "laguerre_polynomial_l",
+           "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0",
+           "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri",
+           "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
 
 
 digamma = _alias("digamma", "digamma", "(input, *, out=None) -> Tensor")
@@ -57,3 +60,24 @@ spherical_bessel_j0 = _alias("spherical_bessel_j0", "special_spherical_bessel_j0
 zeta = _alias("zeta", "special_zeta", "(input, other, *, out=None) -> Tensor: the Hurwitz zeta function")
 gammainc = _alias("gammainc", "igamma", "(input, other, *, out=None) -> Tensor: the regularized lower incomplete gamma")
 gammaincc = _alias("gammaincc", "igammac", "(input, other, *, out=None) -> Tensor: the regularized upper incomplete gamma")
+
+
+# csrc/special_poly_math.h's functions (no derivative, as in PyTorch)
+airy_ai = _alias("airy_ai", "special_airy_ai", _U + "the Airy function Ai(x)")
+_P = "(input, n, *, out=None) -> Tensor: "
+chebyshev_polynomial_t = _alias("chebyshev_polynomial_t", "special_chebyshev_polynomial_t", _P + "T_n(input)")
+chebyshev_polynomial_u = _alias("chebyshev_polynomial_u", "special_chebyshev_polynomial_u", _P + "U_n(input)")
+chebyshev_polynomial_v = _alias("chebyshev_polynomial_v", "special_chebyshev_polynomial_v", _P + "V_n(input)")
+chebyshev_polynomial_w = _alias("chebyshev_polynomial_w", "special_chebyshev_polynomial_w", _P + "W_n(input)")
+shifted_chebyshev_polynomial_t = _alias("shifted_chebyshev_polynomial_t", "special_shifted_chebyshev_polynomial_t",
+                                        _P + "T_n(2 input - 1)")
+shifted_chebyshev_polynomial_u = _alias("shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_u",
+                                        _P + "U_n(2 input - 1)")
+shifted_chebyshev_polynomial_v = _alias("shifted_chebyshev_polynomial_v", "special_shifted_chebyshev_polynomial_v",
+                                        _P + "V_n(2 input - 1)")
+shifted_chebyshev_polynomial_w = _alias("shifted_chebyshev_polynomial_w", "special_shifted_chebyshev_polynomial_w",
+                                        _P + "W_n(2 input - 1)")
+hermite_polynomial_h = _alias("hermite_polynomial_h", "special_hermite_polynomial_h", _P + "H_n(input)")
+hermite_polynomial_he = _alias("hermite_polynomial_he", "special_hermite_polynomial_he", _P + "He_n(input)")
+laguerre_polynomial_l = _alias("laguerre_polynomial_l", "special_laguerre_polynomial_l", _P + "L_n(input)")
+legendre_polynomial_p = _alias("legendre_polynomial_p", "special_legendre_polynomial_p", _P + "P_n(input)")
