@@ -130,11 +130,12 @@ def test_save_on_cpu(device):
     np.testing.assert_allclose(_np(w.grad), np.cos(u) * xs * xs, rtol=1e-12)
 
 
-def test_save_on_cpu_packs_to_cpu_and_back(device):
+@pytest.mark.parametrize("pin", [False, True])
+def test_save_on_cpu_packs_to_cpu_and_back(device, pin):
     x = _leaf(X, device)
-    hooks = save_on_cpu()
+    hooks = save_on_cpu(pin_memory=pin)
     packed = hooks.pack_hook(x)
-    assert packed[1].device.type == "cpu"
+    assert packed[1].device.type == "cpu" and packed[1].is_pinned() == (pin and torch.cuda.is_available())
     back = hooks.unpack_hook(packed)
     assert back.device.type == device
     np.testing.assert_array_equal(_np(back), X)

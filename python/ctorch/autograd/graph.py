@@ -86,8 +86,10 @@ class save_on_cpu(saved_tensors_hooks):
         def pack_to_cpu(tensor):
             if not pin_memory:
                 return tensor.device, tensor.cpu()
-            packed = _C.empty(tensor.size(), dtype=tensor.dtype, layout=tensor.layout,
-                              pin_memory=_C.cuda.is_available() and not tensor.is_sparse)
+            from .. import cuda
+            packed = _C.empty(tensor.size(), dtype=tensor.dtype)
+            if cuda.is_available():  # (empty(pin_memory=True) does not pin in ctorch yet)
+                packed = packed.pin_memory()
             packed.copy_(tensor)
             return tensor.device, packed
 
