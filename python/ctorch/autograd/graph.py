@@ -165,7 +165,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                 state["grads"][i] = grad
                 state["count"] += 1
                 ready = state["count"] == state["expected"]
-                grads = tuple(state["grads"])
+                grads = list(state["grads"])
             if ready:
                 fn(grads)
             return None
