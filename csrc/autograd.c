@@ -397,9 +397,11 @@ PyObject *ct_node_output_ref(CtNodeObject *n, int k)
 /* --- saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) --------------------------------------
  * While a (pack_hook, unpack_hook) pair is pushed, a recorded node hands each tensor it saves (its
  * tensor arguments and saved outputs) to the innermost pack_hook and keeps only the result. Its
- * backward first unpacks them (unpack_hook, grad mode off) into the usual slots, so every formula
- * reads them as before, and empties the slots again when it returns. */
+ * backward first unpacks them (unpack_hook) into the usual slots, so every formula
+ * reads them as before, and empties the slots again when it returns. A packed argument is kept as
+ * (pack_hook's result, the tensor's grad edge node or None, its input_nr). */
 static PyObject *saved_hooks_stack;    /* list of (pack_hook, unpack_hook), innermost last */
+static int edge_for(CtTensorObject *t, PyObject **node, int *input_nr);
 static PyObject *saved_hooks_disabled; /* disable_saved_tensors_hooks' message (str) or NULL */
 
 static PyObject *call_saved_hook(PyObject *hook, PyObject *arg)
@@ -431,7 +433,16 @@ static int pack_saved(CtNodeObject *n)
     n->unpack_hook = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
     for (int i = 0; i < n->nargs; i++) {
         if (n->args[i] != NULL && CtTensor_Check(n->args[i])) {
-            if ((n->packed[i] = call_saved_hook(pack, n->args[i])) == NULL) {
+            PyObject *p = call_saved_hook(pack, n->args[i]), *edge = NULL;
+            int nr = 0;
+            if (p == NULL || edge_for(CT_TENSOR(n->args[i]), &edge, &nr) < 0) {
+                Py_XDECREF(p);
+                return -1;
+            }
+            n->packed[i] = Py_BuildValue("(OOi)", p, edge != NULL ? edge : Py_None, nr);
+            Py_DECREF(p);
+            Py_XDECREF(edge);
+            if (n->packed[i] == NULL) {
                 return -1;
             }
             Py_CLEAR(n->args[i]);
@@ -461,7 +472,8 @@ static int pack_saved(CtNodeObject *n)
 
 static PyObject *unpack_one(CtNodeObject *n, PyObject *packed)
 {
-    PyObject *t = call_saved_hook(n->unpack_hook, packed);
+    /* in the backward's grad mode (create_graph), as PyTorch: what unpack_hook computes is differentiable */
+    PyObject *t = PyObject_CallOneArg(n->unpack_hook, packed);
     if (t != NULL && !CtTensor_Check(t)) {
         PyErr_Format(PyExc_TypeError,
                      "Output of saved tensor unpack_hook expected to be a Tensor but got result of type %s",
@@ -469,6 +481,27 @@ static PyObject *unpack_one(CtNodeObject *n, PyObject *packed)
         Py_CLEAR(t);
     }
     return t;
+}
+
+/* A packed argument, unpacked. Under create_graph (grad mode on) the value carries the saved tensor's
+ * own history (its grad edge), not that of what unpack_hook computed, as PyTorch's saved variables. */
+static PyObject *unpack_arg(CtNodeObject *n, PyObject *entry)
+{
+    PyObject *t = unpack_one(n, PyTuple_GET_ITEM(entry, 0));
+    PyObject *edge = PyTuple_GET_ITEM(entry, 1);
+    if (t == NULL || !ct_grad_enabled || edge == Py_None) {
+        return t;
+    }
+    CtTensorObject *o = CT_TENSOR(t);
+    CtTensorObject *a = ct_view_of(o, o->ndim, o->sizes, o->strides, o->offset);
+    Py_DECREF(t);
+    if (a == NULL) {
+        return NULL;
+    }
+    a->grad_fn = Py_NewRef(edge);
+    a->output_nr = (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 2));
+    a->requires_grad = true;
+    return (PyObject *)a;
 }
 
 /* n's outputs tuple with each packed output j set to vals[j] (NULL: None). New reference. */
@@ -515,7 +548,7 @@ static int unpack_saved(CtNodeObject *n)
         return -1;
     }
     for (int i = 0; i < n->nargs && i < n->npacked; i++) {
-        if (n->packed[i] != NULL && (n->args[i] = unpack_one(n, n->packed[i])) == NULL) {
+        if (n->packed[i] != NULL && (n->args[i] = unpack_arg(n, n->packed[i])) == NULL) {
             return -1;
         }
     }

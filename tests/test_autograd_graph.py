@@ -116,6 +116,15 @@ def test_identity_hooks_keep_double_backward():
     (g,) = torch.autograd.grad(y, x, create_graph=True)
     (gg,) = torch.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(_np(gg), 6 * np.array(X) + np.exp(X), rtol=1e-12)
+    # unpack -> 2t: the values double but, as in PyTorch, keep the saved tensor's history. For
+    # a = x*x, b = a*x: g = 2*(2x)(2x) + 2a = 10x^2; its derivative is 2*(2x + 2x) + 2*da/dx, where
+    # da/dx goes through a's node, which reads its own doubled values: 2x + 2x.
+    with saved_tensors_hooks(lambda t: t, lambda t: t * 2):
+        y = (x * x * x).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(_np(g), 10 * np.array(X) ** 2, rtol=1e-12)
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(_np(gg), 12 * np.array(X), rtol=1e-12)
 
 
 def test_save_on_cpu(device):
