@@ -348,7 +348,7 @@ CtTensorObject *ct_node_tensor(CtNodeObject *node, int i)
         }
         return NULL;
     }
-    /* an unpack_hook's result is not the tensor that was saved: no version to compare */
+    /* an unpack_hook's result is not the tensor that was saved: no version check (as PyTorch) */
     bool hooked = i < node->npacked && node->packed[i] != NULL;
     if (!hooked && check_version(node, CT_TENSOR(a), node->versions[i], i) < 0) {
         return NULL;

@@ -287,3 +287,21 @@ def test_gradient_edge_and_increment_version():
     assert y._version == v + 1
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+def test_hooked_saved_tensor_has_no_version_check():
+    # as PyTorch: with hooks the node reads what unpack returns, whatever happened to the original
+    x = _leaf(X)
+    a = x * 1
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = a.sin()
+    with torch.no_grad():
+        a.add_(1)
+    y.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), np.cos(np.array(X) + 1), rtol=1e-12)
+    b = x * 1
+    z = b.sin()
+    with torch.no_grad():
+        b.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
