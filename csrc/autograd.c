@@ -24,6 +24,8 @@
 bool ct_grad_enabled = true;
 static uint64_t next_sequence_nr = 0;
 static uint64_t engine_runs = 0;
+static uint64_t current_run = 0;      /* the innermost engine run in progress (0: none) */
+static bool current_run_filtered = false; /* it runs only the nodes leading to autograd.grad's inputs */
 
 static PyTypeObject *CtNode_Type;
 static PyObject *node_types; /* dict: node name -> subtype of Node */
@@ -129,6 +131,12 @@ static void node_release_saved(CtNodeObject *n)
         Py_CLEAR(n->outputs);
         had_tensors = true;
     }
+    for (int i = 0; i < n->npacked; i++) {
+        if (n->packed[i] != NULL) {
+            Py_CLEAR(n->packed[i]);
+            had_tensors = true;
+        }
+    }
     if (n->inner != NULL) {
         node_release_saved((CtNodeObject *)n->inner);
         had_tensors = true;
@@ -161,6 +169,12 @@ static int node_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(n->metadata);
     Py_VISIT(n->inner);
     Py_VISIT(n->buffer);
+    for (int i = 0; i < n->npacked; i++) {
+        Py_VISIT(n->packed[i]);
+    }
+    Py_VISIT(n->unpack_hook);
+    Py_VISIT(n->fn_hooks);
+    Py_VISIT(n->fn_prehooks);
     return 0;
 }
 
@@ -180,6 +194,12 @@ static int node_clear(PyObject *self)
     Py_CLEAR(n->metadata);
     Py_CLEAR(n->inner);
     Py_CLEAR(n->buffer);
+    for (int i = 0; i < n->npacked; i++) {
+        Py_CLEAR(n->packed[i]);
+    }
+    Py_CLEAR(n->unpack_hook);
+    Py_CLEAR(n->fn_hooks);
+    Py_CLEAR(n->fn_prehooks);
     return 0;
 }
 
@@ -198,6 +218,7 @@ static void node_dealloc(PyObject *self)
     PyMem_Free(n->edge_input_nr);
     PyMem_Free(n->meta);
     PyMem_Free(n->geometry);
+    PyMem_Free(n->packed);
     PyObject_GC_Del(self);
     Py_DECREF(tp);
     Py_TRASHCAN_END
@@ -253,8 +274,41 @@ static PyObject *node_repr(PyObject *self)
     return PyUnicode_FromFormat("<%s object at %p>", _PyType_Name(Py_TYPE(self)), self);
 }
 
+/* Appends hook to *list (made on first use); returns a handle whose remove() takes it out. */
+static PyObject *node_add_hook(PyObject **list, PyObject *hook)
+{
+    if (!PyCallable_Check(hook)) {
+        PyErr_SetString(PyExc_TypeError, "hook must be callable");
+        return NULL;
+    }
+    if ((*list == NULL && (*list = PyList_New(0)) == NULL) || PyList_Append(*list, hook) < 0) {
+        return NULL;
+    }
+    PyObject *mod = PyImport_ImportModule("ctorch.utils.hooks");
+    if (mod == NULL) {
+        return NULL;
+    }
+    PyObject *r = PyObject_CallMethod(mod, "_handle_for", "OOi", *list, hook, -1);
+    Py_DECREF(mod);
+    return r;
+}
+
+static PyObject *node_register_hook(PyObject *self, PyObject *hook)
+{
+    return node_add_hook(&((CtNodeObject *)self)->fn_hooks, hook);
+}
+
+static PyObject *node_register_prehook(PyObject *self, PyObject *hook)
+{
+    return node_add_hook(&((CtNodeObject *)self)->fn_prehooks, hook);
+}
+
 static PyMethodDef node_methods[] = {
     {"name", node_name, METH_NOARGS, "the node's class name, e.g. 'MulBackward0'"},
+    {"register_hook", node_register_hook, METH_O,
+     "register_hook(hook): hook(grad_inputs, grad_outputs) after the node runs; may return new grad_inputs"},
+    {"register_prehook", node_register_prehook, METH_O,
+     "register_prehook(hook): hook(grad_outputs) before the node runs; may return new grad_outputs"},
     {NULL},
 };
 
@@ -294,7 +348,9 @@ CtTensorObject *ct_node_tensor(CtNodeObject *node, int i)
         }
         return NULL;
     }
-    if (check_version(node, CT_TENSOR(a), node->versions[i], i) < 0) {
+    /* an unpack_hook's result is not the tensor that was saved: no version check (as PyTorch) */
+    bool hooked = i < node->npacked && node->packed[i] != NULL;
+    if (!hooked && check_version(node, CT_TENSOR(a), node->versions[i], i) < 0) {
         return NULL;
     }
     return CT_TENSOR(a);
@@ -307,7 +363,8 @@ CtTensorObject *ct_node_output(CtNodeObject *node, int k)
         return NULL;
     }
     CtTensorObject *t = CT_TENSOR(PyTuple_GET_ITEM(node->outputs, k));
-    if (check_version(node, t, node->versions[CT_MAX_FORMULA_ARGS], k) < 0) {
+    bool hooked = node->nargs + k < node->npacked && node->packed[node->nargs + k] != NULL;
+    if (!hooked && check_version(node, t, node->versions[CT_MAX_FORMULA_ARGS], k) < 0) {
         return NULL;
     }
     return t;
@@ -335,6 +392,273 @@ PyObject *ct_node_output_ref(CtNodeObject *n, int k)
     a->output_nr = k;
     a->requires_grad = true;
     return (PyObject *)a;
+}
+
+/* --- saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) --------------------------------------
+ * While a (pack_hook, unpack_hook) pair is pushed, a recorded node hands each tensor it saves (its
+ * tensor arguments and saved outputs) to the innermost pack_hook and keeps only the result. Its
+ * backward first unpacks them (unpack_hook) into the usual slots, so every formula
+ * reads them as before, and empties the slots again when it returns. A packed argument is kept as
+ * (pack_hook's result, the tensor's grad edge node or None, its input_nr). */
+static PyObject *saved_hooks_stack;    /* list of (pack_hook, unpack_hook), innermost last */
+static int edge_for(CtTensorObject *t, PyObject **node, int *input_nr);
+static PyObject *saved_hooks_disabled; /* disable_saved_tensors_hooks' message (str) or NULL */
+
+static PyObject *call_saved_hook(PyObject *hook, PyObject *arg)
+{
+    bool prev = ct_grad_enabled;
+    ct_grad_enabled = false;
+    PyObject *r = PyObject_CallOneArg(hook, arg);
+    ct_grad_enabled = prev;
+    return r;
+}
+
+/* Packs node n's saved tensors with the innermost hooks, if any. 0 or -1. */
+static int pack_saved(CtNodeObject *n)
+{
+    Py_ssize_t depth = saved_hooks_stack != NULL ? PyList_GET_SIZE(saved_hooks_stack) : 0;
+    if (depth == 0) {
+        return 0;
+    }
+    PyObject *pair = PyList_GET_ITEM(saved_hooks_stack, depth - 1);
+    PyObject *pack = PyTuple_GET_ITEM(pair, 0);
+    Py_ssize_t nout = n->outputs != NULL ? PyTuple_GET_SIZE(n->outputs) : 0;
+    n->npacked = n->nargs + (int)nout;
+    n->packed = PyMem_Calloc(n->npacked > 0 ? n->npacked : 1, sizeof(PyObject *));
+    if (n->packed == NULL) {
+        n->npacked = 0;
+        PyErr_NoMemory();
+        return -1;
+    }
+    n->unpack_hook = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
+    for (int i = 0; i < n->nargs; i++) {
+        if (n->args[i] != NULL && CtTensor_Check(n->args[i])) {
+            PyObject *p = call_saved_hook(pack, n->args[i]), *edge = NULL;
+            int nr = 0;
+            if (p == NULL || edge_for(CT_TENSOR(n->args[i]), &edge, &nr) < 0) {
+                Py_XDECREF(p);
+                return -1;
+            }
+            n->packed[i] = Py_BuildValue("(OOi)", p, edge != NULL ? edge : Py_None, nr);
+            Py_DECREF(p);
+            Py_XDECREF(edge);
+            if (n->packed[i] == NULL) {
+                return -1;
+            }
+            Py_CLEAR(n->args[i]);
+        }
+    }
+    if (nout == 0) {
+        return 0;
+    }
+    PyObject *shell = PyTuple_New(nout); /* the outputs with the packed ones left out (None) */
+    if (shell == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < nout; j++) {
+        PyObject *o = PyTuple_GET_ITEM(n->outputs, j);
+        if (CtTensor_Check(o)) {
+            if ((n->packed[n->nargs + j] = call_saved_hook(pack, o)) == NULL) {
+                Py_DECREF(shell);
+                return -1;
+            }
+            o = Py_None;
+        }
+        PyTuple_SET_ITEM(shell, j, Py_NewRef(o));
+    }
+    Py_SETREF(n->outputs, shell);
+    return 0;
+}
+
+static PyObject *unpack_one(CtNodeObject *n, PyObject *packed)
+{
+    /* in the backward's grad mode (create_graph), as PyTorch: what unpack_hook computes is differentiable */
+    PyObject *t = PyObject_CallOneArg(n->unpack_hook, packed);
+    if (t != NULL && !CtTensor_Check(t)) {
+        PyErr_Format(PyExc_TypeError,
+                     "Output of saved tensor unpack_hook expected to be a Tensor but got result of type %s",
+                     Py_TYPE(t)->tp_name);
+        Py_CLEAR(t);
+    }
+    return t;
+}
+
+/* A packed argument, unpacked. Under create_graph (grad mode on) the value carries the saved tensor's
+ * own history (its grad edge), not that of what unpack_hook computed, as PyTorch's saved variables. */
+static PyObject *unpack_arg(CtNodeObject *n, PyObject *entry)
+{
+    PyObject *t = unpack_one(n, PyTuple_GET_ITEM(entry, 0));
+    PyObject *edge = PyTuple_GET_ITEM(entry, 1);
+    if (t == NULL || !ct_grad_enabled || edge == Py_None) {
+        return t;
+    }
+    CtTensorObject *o = CT_TENSOR(t);
+    CtTensorObject *a = ct_view_of(o, o->ndim, o->sizes, o->strides, o->offset);
+    Py_DECREF(t);
+    if (a == NULL) {
+        return NULL;
+    }
+    a->grad_fn = Py_NewRef(edge);
+    a->output_nr = (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 2));
+    a->requires_grad = true;
+    return (PyObject *)a;
+}
+
+/* n's outputs tuple with each packed output j set to vals[j] (NULL: None). New reference. */
+static PyObject *outputs_filled(CtNodeObject *n, PyObject *const *vals)
+{
+    Py_ssize_t nout = PyTuple_GET_SIZE(n->outputs);
+    PyObject *t = PyTuple_New(nout);
+    for (Py_ssize_t j = 0; t != NULL && j < nout; j++) {
+        PyObject *o = PyTuple_GET_ITEM(n->outputs, j);
+        if (n->packed[n->nargs + j] != NULL) {
+            o = vals != NULL && vals[j] != NULL ? vals[j] : Py_None;
+        }
+        PyTuple_SET_ITEM(t, j, Py_NewRef(o));
+    }
+    return t;
+}
+
+/* Empties the slots unpack_saved filled (n and its inner node). */
+static void repack_saved(CtNodeObject *n)
+{
+    if (n->inner != NULL) {
+        repack_saved((CtNodeObject *)n->inner);
+    }
+    for (int i = 0; i < n->nargs && i < n->npacked; i++) {
+        if (n->packed[i] != NULL) {
+            Py_CLEAR(n->args[i]);
+        }
+    }
+    if (n->npacked > n->nargs && n->outputs != NULL) {
+        PyObject *shell = outputs_filled(n, NULL);
+        if (shell == NULL) {
+            PyErr_Clear(); /* out of memory: drop the outputs (the node reads as freed) */
+            n->released = true;
+        }
+        Py_XSETREF(n->outputs, shell);
+    }
+}
+
+/* Unpacks n's packed tensors (and its inner node's) into their slots for its backward; on failure
+ * the caller still calls repack_saved. 0 or -1. */
+static int unpack_saved(CtNodeObject *n)
+{
+    if (n->inner != NULL && unpack_saved((CtNodeObject *)n->inner) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < n->nargs && i < n->npacked; i++) {
+        if (n->packed[i] != NULL && (n->args[i] = unpack_arg(n, n->packed[i])) == NULL) {
+            return -1;
+        }
+    }
+    Py_ssize_t nout = n->npacked - n->nargs;
+    if (nout <= 0 || n->outputs == NULL) {
+        return 0;
+    }
+    PyObject **vals = PyMem_Calloc(nout, sizeof(PyObject *));
+    int rc = vals != NULL ? 0 : -1;
+    for (Py_ssize_t j = 0; rc == 0 && j < nout; j++) {
+        PyObject *p = n->packed[n->nargs + j];
+        if (p != NULL && (vals[j] = unpack_one(n, p)) == NULL) {
+            rc = -1;
+        }
+    }
+    PyObject *full = rc == 0 ? outputs_filled(n, vals) : NULL;
+    if (full != NULL) {
+        Py_SETREF(n->outputs, full);
+    } else {
+        rc = -1;
+    }
+    for (Py_ssize_t j = 0; vals != NULL && j < nout; j++) {
+        Py_XDECREF(vals[j]);
+    }
+    PyMem_Free(vals);
+    return rc;
+}
+
+/* _push_saved_tensors_default_hooks(pack_hook, unpack_hook) */
+static PyObject *py_push_saved_hooks(PyObject *self, PyObject *args)
+{
+    PyObject *pack, *unpack;
+    if (!PyArg_ParseTuple(args, "OO:_push_saved_tensors_default_hooks", &pack, &unpack)) {
+        return NULL;
+    }
+    if (saved_hooks_disabled != NULL) {
+        PyErr_SetObject(PyExc_RuntimeError, saved_hooks_disabled);
+        return NULL;
+    }
+    if (saved_hooks_stack == NULL && (saved_hooks_stack = PyList_New(0)) == NULL) {
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, pack, unpack);
+    if (pair == NULL || PyList_Append(saved_hooks_stack, pair) < 0) {
+        Py_XDECREF(pair);
+        return NULL;
+    }
+    Py_DECREF(pair);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_pop_saved_hooks(PyObject *self, PyObject *unused)
+{
+    Py_ssize_t depth = saved_hooks_stack != NULL ? PyList_GET_SIZE(saved_hooks_stack) : 0;
+    if (depth == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "no saved tensors hooks to pop");
+        return NULL;
+    }
+    if (PyList_SetSlice(saved_hooks_stack, depth - 1, depth, NULL) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* _saved_tensors_hooks_disable(message): later pushes raise RuntimeError(message); so does this
+ * call while hooks are pushed (PyTorch's rule), leaving the state as it was. */
+static PyObject *py_saved_hooks_disable(PyObject *self, PyObject *message)
+{
+    if (!PyUnicode_Check(message)) {
+        PyErr_Format(PyExc_TypeError, "_saved_tensors_hooks_disable(): argument 'error_message' must be str, not %s",
+                     Py_TYPE(message)->tp_name);
+        return NULL;
+    }
+    if (saved_hooks_stack != NULL && PyList_GET_SIZE(saved_hooks_stack) > 0) {
+        PyErr_SetObject(PyExc_RuntimeError, message);
+        return NULL;
+    }
+    Py_XSETREF(saved_hooks_disabled, Py_NewRef(message));
+    Py_RETURN_NONE;
+}
+
+/* _saved_tensors_hooks_set_disabled(message or None): restores a previous state */
+static PyObject *py_saved_hooks_set_disabled(PyObject *self, PyObject *message)
+{
+    Py_XSETREF(saved_hooks_disabled, message == Py_None ? NULL : Py_NewRef(message));
+    Py_RETURN_NONE;
+}
+
+/* _saved_tensors_hooks_current(): the innermost (pack_hook, unpack_hook), or None */
+static PyObject *py_saved_hooks_current(PyObject *self, PyObject *unused)
+{
+    Py_ssize_t depth = saved_hooks_stack != NULL ? PyList_GET_SIZE(saved_hooks_stack) : 0;
+    return Py_NewRef(depth > 0 ? PyList_GET_ITEM(saved_hooks_stack, depth - 1) : Py_None);
+}
+
+static PyObject *py_saved_hooks_disabled_message(PyObject *self, PyObject *unused)
+{
+    return Py_NewRef(saved_hooks_disabled != NULL ? saved_hooks_disabled : Py_None);
+}
+
+/* _increment_version(tensor): bumps the in-place modification counter */
+static PyObject *py_increment_version(PyObject *self, PyObject *t)
+{
+    if (!CtTensor_Check(t)) {
+        PyErr_Format(PyExc_TypeError, "increment_version(): argument 'tensor' must be Tensor, not %s",
+                     Py_TYPE(t)->tp_name);
+        return NULL;
+    }
+    CT_TENSOR(t)->storage->version++;
+    Py_RETURN_NONE;
 }
 
 /* --- calling ops ---------------------------------------------------------------------------------------- */
@@ -616,7 +940,7 @@ static int copyslices_backward(CtNodeObject *n, PyObject *const *g, PyObject **g
     }
     buffer = base_buffer(n->geometry, grad->dtype, ct_device_of(grad), graph ? NULL : grad, &region);
     sub = PyMem_Calloc(op->num_edges > 0 ? op->num_edges : 1, sizeof(PyObject *));
-    if (buffer == NULL || sub == NULL) {
+    if (buffer == NULL || sub == NULL || unpack_saved(op) < 0) {
         goto done;
     }
     if (graph) {
@@ -657,6 +981,7 @@ done:
     if (saved_outputs != NULL) {
         Py_XSETREF(op->outputs, saved_outputs);
     }
+    repack_saved(op);
     Py_XDECREF(slice);
     Py_XDECREF(region);
     Py_XDECREF(buffer);
@@ -1141,7 +1466,7 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
         goto error;
     }
     if (out == NULL || save_arguments(node, f, norm, n, self_before, versions_before) < 0 ||
-        set_outputs(node, f, out, self) < 0) {
+        set_outputs(node, f, out, self) < 0 || pack_saved(node) < 0) {
         goto error;
     }
     if ((f->flags & CT_F_INPLACE) && self != NULL && rebase_history(self, base, node) < 0) {
@@ -1932,6 +2257,78 @@ static PyObject *run_hooks(PyObject *hooks, PyObject *grad)
     return grad;
 }
 
+/* --- Node.register_hook / register_prehook ------------------------------------------------------------ */
+/* Tuple of the n gradients in g (NULL: None). New reference. */
+static PyObject *grads_tuple(PyObject *const *g, int n)
+{
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t != NULL && i < n; i++) {
+        PyTuple_SET_ITEM(t, i, Py_NewRef(g[i] != NULL ? g[i] : Py_None));
+    }
+    return t;
+}
+
+/* Calls each hook of the list with (values,) or (values, extra); a hook returning something other
+ * than None replaces values: a tuple or list of as many tensors or Nones. Then writes values back
+ * into g (NULL for None). 0 or -1. */
+static int apply_node_hooks(PyObject *hooks, PyObject **g, int n, PyObject *extra)
+{
+    PyObject *values = grads_tuple(g, n);
+    for (Py_ssize_t h = 0; values != NULL && h < PyList_GET_SIZE(hooks); h++) {
+        PyObject *hook = Py_NewRef(PyList_GET_ITEM(hooks, h));
+        PyObject *r = extra != NULL ? PyObject_CallFunctionObjArgs(hook, values, extra, NULL)
+                                    : PyObject_CallOneArg(hook, values);
+        PyObject *t = r == NULL || r == Py_None ? NULL : PyTuple_Check(r) || PyList_Check(r) ? PySequence_Tuple(r) : NULL;
+        if (r != NULL && r != Py_None && t == NULL && !PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "expected tuple, but hook returned '%s'", Py_TYPE(r)->tp_name);
+        }
+        if (t != NULL && PyTuple_GET_SIZE(t) != n) {
+            PyObject *name = PyObject_GetAttrString(hook, "__name__");
+            PyErr_Clear();
+            PyErr_Format(PyExc_RuntimeError, "hook '%U' has returned an incorrect number of values (got %zd, but expected %d)",
+                         name != NULL && PyUnicode_Check(name) ? name : Py_None, PyTuple_GET_SIZE(t), n);
+            Py_XDECREF(name);
+            Py_CLEAR(t);
+        }
+        for (Py_ssize_t i = 0; t != NULL && i < PyTuple_GET_SIZE(t); i++) {
+            PyObject *v = PyTuple_GET_ITEM(t, i);
+            if (v != Py_None && !CtTensor_Check(v)) {
+                PyErr_Format(PyExc_TypeError, "expected Variable or None (got %s)", Py_TYPE(v)->tp_name);
+                Py_CLEAR(t);
+            }
+        }
+        bool failed = r == NULL || (r != Py_None && t == NULL);
+        Py_XDECREF(r);
+        Py_DECREF(hook);
+        if (failed) {
+            Py_CLEAR(values);
+        } else if (t != NULL) {
+            Py_SETREF(values, t);
+        }
+    }
+    if (values == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyTuple_GET_ITEM(values, i);
+        Py_XSETREF(g[i], v != Py_None ? Py_NewRef(v) : NULL);
+    }
+    Py_DECREF(values);
+    return 0;
+}
+
+/* Node.register_hook's hooks: hook(grad_inputs, grad_outputs) after the node ran; may replace grad_inputs. */
+static int run_node_post_hooks(CtNodeObject *n, PyObject **outs, PyObject **grad_inputs)
+{
+    PyObject *go = grads_tuple(outs, n->num_outputs);
+    if (go == NULL) {
+        return -1;
+    }
+    int rc = apply_node_hooks(n->fn_hooks, grad_inputs, n->num_edges, go);
+    Py_DECREF(go);
+    return rc;
+}
+
 /* PyTorch's gradient layout contract: a leaf's .grad has the leaf's strides (those of size-1 dims
  * aside) when the leaf is non-overlapping and dense, else is contiguous; so a channels_last
  * parameter gets a channels_last .grad whatever layout the backward produced. */
@@ -2143,11 +2540,18 @@ static inline bool edge_needed(const CtNodeObject *next, bool filter)
 /* Runs a formula node's backward with the edges no capture needs hidden (NULL) for the call. */
 static int formula_backward_filtered(CtNodeObject *n, PyObject **outs, PyObject **grad_inputs, bool filter)
 {
+    if (unpack_saved(n) < 0) {
+        repack_saved(n);
+        return -1;
+    }
     if (!filter) {
-        return n->formula->backward(n, outs, grad_inputs);
+        int rc = n->formula->backward(n, outs, grad_inputs);
+        repack_saved(n);
+        return rc;
     }
     PyObject **hidden = PyMem_Calloc(n->num_edges > 0 ? n->num_edges : 1, sizeof(PyObject *));
     if (hidden == NULL) {
+        repack_saved(n);
         PyErr_NoMemory();
         return -1;
     }
@@ -2164,6 +2568,7 @@ static int formula_backward_filtered(CtNodeObject *n, PyObject **outs, PyObject 
         }
     }
     PyMem_Free(hidden);
+    repack_saved(n);
     return rc;
 }
 
@@ -2258,6 +2663,10 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
                       Py_ssize_t ncaptures)
 {
     uint64_t run = ++engine_runs;
+    uint64_t outer_run = current_run;
+    bool outer_filtered = current_run_filtered;
+    current_run = run;
+    current_run_filtered = ncaptures > 0;
     NodeHeap ready = {NULL, 0, 0};
     PyObject *stack = PyList_New(0), *all = PyList_New(0); /* all: strong refs to every visited node */
     PyObject **grad_inputs = NULL;
@@ -2388,6 +2797,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
         if (filter && !(n->engine_mark & CT_MARK_FEEDS)) {
             /* only captured: nothing it would compute is needed */
         } else if (any) {
+            if (n->fn_prehooks != NULL && apply_node_hooks(n->fn_prehooks, outs, n->num_outputs, NULL) < 0) {
+                goto done;
+            }
             if (n->kind == CT_NODE_ACCUMULATE) {
                 if (ncaptures == 0 && accumulate_leaf(n, outs[0], create_graph) < 0) {
                     goto done;
@@ -2424,6 +2836,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             if (!retain_graph) {
                 node_release_saved(n);
             }
+            if (n->fn_hooks != NULL && run_node_post_hooks(n, outs, grad_inputs) < 0) {
+                goto done;
+            }
             if (ct_anomaly_enabled && ct_anomaly_check_nan && check_anomaly(n, grad_inputs) < 0) {
                 goto done;
             }
@@ -2455,6 +2870,8 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
     }
     rc = 0;
 done:
+    current_run = outer_run;
+    current_run_filtered = outer_filtered;
     ct_grad_enabled = prev_mode;
     if (grad_inputs != NULL) {
         PyMem_Free(grad_inputs); /* entries were cleared or are owned by a failing node: leak-free */
@@ -2472,6 +2889,31 @@ done:
     Py_XDECREF(stack);
     Py_XDECREF(all);
     return rc;
+}
+
+/* _current_backward_run(): an id of the innermost backward run in progress, or None */
+static PyObject *py_current_backward_run(PyObject *self, PyObject *unused)
+{
+    return current_run != 0 ? PyLong_FromUnsignedLongLong(current_run) : Py_NewRef(Py_None);
+}
+
+/* _will_engine_execute(tensor): whether the backward run in progress computes tensor's gradient
+ * (its node, or a leaf's AccumulateGrad, is among those the run executes) */
+static PyObject *py_will_engine_execute(PyObject *self, PyObject *t)
+{
+    if (!CtTensor_Check(t)) {
+        PyErr_SetString(PyExc_TypeError, "_will_engine_execute(): expected a Tensor");
+        return NULL;
+    }
+    PyObject *node;
+    int nr;
+    if (current_run == 0 || edge_for(CT_TENSOR(t), &node, &nr) < 0) {
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_False);
+    }
+    CtNodeObject *n = (CtNodeObject *)node;
+    bool runs = n != NULL && n->engine_run == current_run && (!current_run_filtered || (n->engine_mark & CT_MARK_NEEDED));
+    Py_XDECREF(node);
+    return PyBool_FromLong(runs);
 }
 
 /* _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused)
@@ -2802,6 +3244,16 @@ PyMethodDef ct_autograd_tensor_methods[] = {
 
 PyMethodDef ct_autograd_module_methods[] = {
     {"_run_backward", py_run_backward, METH_VARARGS, "the autograd engine"},
+    {"_push_saved_tensors_default_hooks", py_push_saved_hooks, METH_VARARGS, "saved_tensors_hooks: push (pack, unpack)"},
+    {"_pop_saved_tensors_default_hooks", py_pop_saved_hooks, METH_NOARGS, "saved_tensors_hooks: pop the innermost pair"},
+    {"_saved_tensors_hooks_disable", py_saved_hooks_disable, METH_O, "disable_saved_tensors_hooks(message)"},
+    {"_saved_tensors_hooks_set_disabled", py_saved_hooks_set_disabled, METH_O, "restores the disabled message or None"},
+    {"_saved_tensors_hooks_current", py_saved_hooks_current, METH_NOARGS, "the innermost (pack, unpack) or None"},
+    {"_saved_tensors_hooks_get_disabled_error_message", py_saved_hooks_disabled_message, METH_NOARGS,
+     "the disabled message or None"},
+    {"_increment_version", py_increment_version, METH_O, "bumps a tensor's version counter"},
+    {"_current_backward_run", py_current_backward_run, METH_NOARGS, "the backward run in progress (id) or None"},
+    {"_will_engine_execute", py_will_engine_execute, METH_O, "whether the run in progress computes tensor's grad"},
     {"_make_function_node", py_make_function_node, METH_VARARGS, "node for a custom autograd.Function"},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, "sets grad mode"},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, "True when ops record history"},

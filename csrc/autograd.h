@@ -73,6 +73,14 @@ struct CtNodeObject {
     int engine_mark;           /* autograd.grad / backward(inputs=): CT_MARK_* bits (autograd.c) */
     PyObject *buffer;          /* list of accumulated gradients, one per output */
     PyObject *weakreflist;
+    /* saved_tensors_hooks: what pack_hook returned for saved tensor argument i (packed[i]) and
+     * output j (packed[nargs + j]), NULL where nothing was packed; the node keeps only these
+     * (args[i] and the outputs' entries are empty) except while its backward runs */
+    PyObject **packed;
+    int npacked;
+    PyObject *unpack_hook;
+    PyObject *fn_hooks;        /* Node.register_hook: list of hook(grad_inputs, grad_outputs) */
+    PyObject *fn_prehooks;     /* Node.register_prehook: list of hook(grad_outputs) */
 };
 
 /* What backward formulas may need of an input after its data is freed. */

@@ -3,6 +3,7 @@
 forward runs with grad mode off; the C engine gets a node (made by _C._make_function_node)
 whose backward calls the user's staticmethod backward(ctx, *grad_outputs)."""
 from .. import _C
+from .grad_mode import no_grad
 
 
 class FunctionCtx:
@@ -17,6 +18,11 @@ class FunctionCtx:
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors):
+        hooks = _C._saved_tensors_hooks_current()  # saved_tensors_hooks: keep only what pack_hook returns
+        self._unpack_hook = None if hooks is None else hooks[1]
+        if hooks is not None:
+            with no_grad():
+                tensors = tuple((True, hooks[0](t)) if isinstance(t, _C.Tensor) else (False, t) for t in tensors)
         self._saved = tensors
 
     @property
@@ -27,7 +33,19 @@ class FunctionCtx:
                 "have already been freed). Saved intermediate values of the graph are freed when you call "
                 ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph "
                 "a second time or if you need to access saved tensors after calling backward.")
-        return self._saved if self._saved is not None else ()
+        if self._saved is None:
+            return ()
+        if getattr(self, "_unpack_hook", None) is None:
+            return self._saved
+        with no_grad():
+            return tuple(self._unpack_saved(p) if packed else p for packed, p in self._saved)
+
+    def _unpack_saved(self, packed):
+        t = self._unpack_hook(packed)
+        if not isinstance(t, _C.Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(t).__name__}")
+        return t
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
