@@ -300,8 +300,8 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
         opt->has_device = true;
         opt->default_device = false;
     }
-    bool pin = false;
-    if (ct_bool_arg(fname, "pin_memory", kw[4], &pin) < 0 ||
+    opt->pin_memory = false;
+    if (ct_bool_arg(fname, "pin_memory", kw[4], &opt->pin_memory) < 0 ||
         ct_bool_arg(fname, "requires_grad", kw[5], &opt->requires_grad) < 0 ||
         ct_memory_format_arg(fname, kw[6], &opt->memory_format) < 0) {
         return -1;
@@ -310,8 +310,21 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
     return 0;
 }
 
+CtTensorObject *ct_factory_pin(CtTensorObject *t, bool pin)
+{
+    if (t == NULL || !pin) {
+        return t;
+    }
+    PyObject *pinned = PyObject_CallMethod((PyObject *)t, "pin_memory", NULL);
+    Py_DECREF(t);
+    return (CtTensorObject *)pinned;
+}
+
 PyObject *ct_factory_finish(const char *fname, CtTensorObject *t, const CtFactoryOptions *opt)
 {
+    if ((t = ct_factory_pin(t, opt->pin_memory)) == NULL) {
+        return NULL;
+    }
     /* channels_last: the result, made in another layout, moved into it (its values unchanged); a fresh
      * tensor already laid out so (empty, or size-1 dims) just takes the layout's canonical strides */
     if (opt->memory_format == CT_FORMAT_CHANNELS_LAST || opt->memory_format == CT_FORMAT_CHANNELS_LAST_3D) {

@@ -70,6 +70,7 @@ typedef struct {
     CtDevice device;        /* device=, else ct_default_device's */
     bool default_device;    /* device= absent and torch.set_default_device's in force */
     bool requires_grad;
+    bool pin_memory;
     bool contiguous_format; /* memory_format=torch.contiguous_format */
     CtMemoryFormat memory_format;
     PyObject *out;          /* borrowed; NULL when absent or None */
@@ -99,6 +100,9 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
 /* Applies requires_grad and out= to a freshly made tensor: returns a new reference to the
  * result (out itself when given), stealing the reference to t; NULL on error (t released). */
 PyObject *ct_factory_finish(const char *fname, CtTensorObject *t, const CtFactoryOptions *opt);
+/* pin_memory=True of a factory: t.pin_memory() (its errors: no CUDA, not a CPU tensor), stealing
+ * the reference to t; t itself when pin is false. NULL on error (t released). */
+CtTensorObject *ct_factory_pin(CtTensorObject *t, bool pin);
 
 /* Parses fname(*size, **kw): sizes from the positional args (ints, or one tuple/list/Size) or
  * from the 'size' keyword. names[0] must be "size" (the rest keyword-only); out[] receives the

@@ -562,12 +562,13 @@ static PyObject *py_tensor(PyObject *self, PyObject *const *args, Py_ssize_t nar
     static const char *const names[] = {"data", "*dtype", "*device", "*requires_grad", "*pin_memory", NULL};
     PyObject *a[5];
     CtFactoryOptions opt;
-    bool requires_grad = false;
+    bool requires_grad = false, pin = false;
     if (ct_parse_args("tensor", args, nargs, kwnames, names, 1, a) < 0 ||
-        data_factory_args("tensor", a[1], a[2], &opt) < 0 || ct_bool_arg("tensor", "requires_grad", a[3], &requires_grad) < 0) {
+        data_factory_args("tensor", a[1], a[2], &opt) < 0 || ct_bool_arg("tensor", "requires_grad", a[3], &requires_grad) < 0 ||
+        ct_bool_arg("tensor", "pin_memory", a[4], &pin) < 0) {
         return NULL;
     }
-    CtTensorObject *t = tensor_from_data(a[0], opt.has_dtype, opt.dtype, opt.has_device, opt.device);
+    CtTensorObject *t = ct_factory_pin(tensor_from_data(a[0], opt.has_dtype, opt.dtype, opt.has_device, opt.device), pin);
     if (t != NULL && set_requires_grad(t, requires_grad) < 0) {
         Py_CLEAR(t);
     }
@@ -581,15 +582,16 @@ static PyObject *tensor_new_tensor(PyObject *self, PyObject *const *args, Py_ssi
     static const char *const names[] = {"data", "*dtype", "*device", "*requires_grad", "*pin_memory", "*layout", NULL};
     PyObject *a[6];
     CtFactoryOptions opt;
-    bool requires_grad = false;
+    bool requires_grad = false, pin = false;
     CtTensorObject *base = CT_TENSOR(self);
     if (ct_parse_args("new_tensor", args, nargs, kwnames, names, 1, a) < 0 ||
         dtype_device_args("new_tensor", a[1], a[2], &opt) < 0 ||
-        ct_bool_arg("new_tensor", "requires_grad", a[3], &requires_grad) < 0) {
+        ct_bool_arg("new_tensor", "requires_grad", a[3], &requires_grad) < 0 ||
+        ct_bool_arg("new_tensor", "pin_memory", a[4], &pin) < 0) {
         return NULL;
     }
-    CtTensorObject *t = tensor_from_data(a[0], true, opt.has_dtype ? opt.dtype : base->dtype, true,
-                                         opt.has_device ? opt.device : ct_device_of(base));
+    CtTensorObject *t = ct_factory_pin(tensor_from_data(a[0], true, opt.has_dtype ? opt.dtype : base->dtype, true,
+                                                        opt.has_device ? opt.device : ct_device_of(base)), pin);
     if (t != NULL && set_requires_grad(t, requires_grad) < 0) {
         Py_CLEAR(t);
     }

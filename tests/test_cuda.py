@@ -74,8 +74,8 @@ def test_diagnose_explains(capsys):
 @unavailable
 @pytest.mark.parametrize("use", [
     "cuda", "cuda_index", "cuda_str", "to_str", "to_device", "to_int", "tensor_device", "current_device",
-    "set_device", "synchronize", "stream", "current_stream", "mem_get_info", "pin_memory", "init",
-    "get_device_properties", "to_non_blocking",
+    "set_device", "synchronize", "stream", "current_stream", "mem_get_info", "pin_memory", "factory_pin_memory",
+    "tensor_pin_memory", "init", "get_device_properties", "to_non_blocking",
 ])
 def test_cuda_use_raises(use):
     t = ctorch.tensor([1.0, 2.0])
@@ -94,6 +94,8 @@ def test_cuda_use_raises(use):
         "current_stream": lambda: ctorch.cuda.current_stream(),
         "mem_get_info": lambda: ctorch.cuda.mem_get_info(),
         "pin_memory": lambda: t.pin_memory(),
+        "factory_pin_memory": lambda: ctorch.zeros(2, pin_memory=True),
+        "tensor_pin_memory": lambda: ctorch.tensor([1.0], pin_memory=True),
         "init": lambda: ctorch.cuda.init(),
         "get_device_properties": lambda: ctorch.cuda.get_device_properties(0),
         "to_non_blocking": lambda: t.to("cuda", non_blocking=True),
@@ -103,6 +105,19 @@ def test_cuda_use_raises(use):
         calls[use]()
     if BUILT:  # the reason, not a crash or an AssertionError
         assert "not compiled" not in str(info.value)
+
+
+@gpu
+def test_factories_pin_memory():
+    """pin_memory=True on a factory gives a pinned CPU tensor (it used to be ignored)."""
+    made = [ctorch.zeros(3, pin_memory=True), ctorch.empty(2, 2, pin_memory=True), ctorch.full((2,), 7.0, pin_memory=True),
+            ctorch.tensor([1.0, 2.0], pin_memory=True), ctorch.ones(1).new_tensor([3.0], pin_memory=True),
+            ctorch.arange(4, pin_memory=True)]
+    assert all(t.is_pinned() and t.device.type == "cpu" for t in made)
+    assert made[0].tolist() == [0, 0, 0] and made[3].tolist() == [1.0, 2.0] and made[5].tolist() == [0, 1, 2, 3]
+    assert not ctorch.zeros(3, pin_memory=False).is_pinned()
+    with pytest.raises(RuntimeError, match="only dense CPU tensors can be pinned"):
+        ctorch.zeros(2, device="cuda", pin_memory=True)
 
 
 @unavailable
