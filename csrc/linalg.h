@@ -132,6 +132,9 @@ int ct_linalg_bw_qr(struct CtNodeObject *n, PyObject *const *g, PyObject **gi);
 CtTensorObject *ct_linalg_tensor_arg(PyObject *obj, const char *fname, const char *name);
 /* NotImplementedError '"<kernel>_cpu" not implemented for 'Half'' unless float32/float64. 0 or -1. */
 int ct_linalg_kernel_dtype(const CtTensorObject *t, const char *kernel);
+/* The device ops whose blas->qr (Householder QR) serve A (float32/float64, checked as the geqrf
+ * kernel); RuntimeError "<what> is not implemented on this device" where it has none. NULL on error. */
+const CtDeviceOps *ct_linalg_qr_ops(const CtTensorObject *A, const char *what);
 /* A (..., n, n) for <fname> (named <name>), PyTorch's checks in its order: rank, floating dtype,
  * square, then <kernel>'s dtypes (linalg_decomp.c). 0 or -1. */
 int ct_linalg_check_square(const CtTensorObject *A, const char *fname, const char *name, const char *kernel);

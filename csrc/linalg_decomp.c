@@ -664,6 +664,19 @@ CT_SELF_FIRST(cholesky_solve)
 CT_SELF_FIRST(cholesky_inverse)
 #undef CT_SELF_FIRST
 
+const CtDeviceOps *ct_linalg_qr_ops(const CtTensorObject *A, const char *what)
+{
+    if (ct_linalg_kernel_dtype(A, "geqrf") < 0) {
+        return NULL;
+    }
+    const CtDeviceOps *ops = ct_device_ops(ct_device_of(A));
+    if (ops != NULL && (ops->blas == NULL || ops->blas->qr == NULL)) {
+        PyErr_Format(PyExc_RuntimeError, "%s is not implemented on this device", what);
+        return NULL;
+    }
+    return ops;
+}
+
 /* ============================================================================================
  * qr
  * ============================================================================================ */
@@ -706,18 +719,11 @@ static PyObject *py_linalg_qr(PyObject *mod, PyObject *const *args, Py_ssize_t n
                      mode);
         return NULL;
     }
-    if (ct_linalg_kernel_dtype(A, "geqrf") < 0) {
-        return NULL;
-    }
-    CtDevice dev = ct_device_of(A);
-    const CtDeviceOps *ops = ct_device_ops(dev);
+    const CtDeviceOps *ops = ct_linalg_qr_ops(A, "linalg.qr");
     if (ops == NULL) {
         return NULL;
     }
-    if (ops->blas == NULL || ops->blas->qr == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "linalg.qr is not implemented on this device");
-        return NULL;
-    }
+    CtDevice dev = ct_device_of(A);
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = m < n ? m : n, batch = count(nb, A->sizes);
     int64_t q = complete ? m : k, shape[CT_MAX_DIMS];

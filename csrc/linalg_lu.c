@@ -735,18 +735,11 @@ static PyObject *geqrf_impl(CtTensorObject *A, PyObject *out)
         PyErr_SetString(PyExc_RuntimeError, "torch.geqrf: input must have at least 2 dimensions.");
         return NULL;
     }
-    if (ct_linalg_kernel_dtype(A, "geqrf") < 0) {
-        return NULL;
-    }
-    CtDevice dev = ct_device_of(A);
-    const CtDeviceOps *ops = ct_device_ops(dev);
+    const CtDeviceOps *ops = ct_linalg_qr_ops(A, "torch.geqrf");
     if (ops == NULL) {
         return NULL;
     }
-    if (ops->blas == NULL || ops->blas->qr == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "torch.geqrf is not implemented on this device");
-        return NULL;
-    }
+    CtDevice dev = ct_device_of(A);
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], batch = prod_dims(A, 0, nb), shape[CT_MAX_DIMS];
     memcpy(shape, A->sizes, sizeof(int64_t) * (size_t)nb);
