@@ -1,12 +1,14 @@
 """torch.distributions.TransformedDistribution: the law of T(x) for x from a base distribution
 and a sequence of transforms T; log_prob subtracts the transforms' log |det J| at the inverse
 images, cdf / icdf go through monotone ones."""
+import math
+
 import ctorch as torch
 
 from . import constraints
 from .distribution import Distribution
 from .independent import Independent
-from .transforms import ComposeTransform, Transform
+from .transforms import AbsTransform, ComposeTransform, Transform
 from .utils import _sum_rightmost
 
 __all__ = ["TransformedDistribution"]
@@ -118,3 +120,44 @@ class TransformedDistribution(Distribution):
         for transform in self.transforms:
             value = transform(value)
         return value
+
+
+class _FoldedAtZero(TransformedDistribution):
+    """|X| for X = _base(0, scale), a family symmetric about 0 (HalfNormal, HalfCauchy): the base's
+    density doubled on [0, inf), its cdf and icdf folded, its entropy less log 2."""
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        super().__init__(self._base(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mode(self):
+        return torch.zeros_like(self.scale)
+
+    def _log_prob_value(self, value):
+        """log_prob's value after validation (HalfCauchy makes it a tensor of the scale's dtype)."""
+        return value
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = self._log_prob_value(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return torch.where(value >= 0, log_prob, -math.inf)
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)

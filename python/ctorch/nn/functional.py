@@ -7,6 +7,8 @@ families for the activations and softmax)."""
 import warnings
 
 from .. import _C
+from .attention import _check_viable
+from .attention.bias import CausalBias
 
 Tensor = _C.Tensor
 
@@ -355,9 +357,6 @@ def scaled_dot_product_attention(*args, **kwargs):
     scale=None, enable_gqa=False): softmax(q k^T * scale + mask) v. attn_mask may be an
     nn.attention.bias.CausalBias; the backend choice of nn.attention.sdpa_kernel is honoured (see
     nn/attention/__init__.py). Arguments reach the C op as given, so its errors name them as PyTorch's do."""
-    from .attention import _check_viable
-    from .attention.bias import CausalBias
-
     _check_viable()
     mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
     if isinstance(mask, CausalBias):
