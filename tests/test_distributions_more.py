@@ -601,3 +601,107 @@ def test_device(device):
     y = D.biject_to(constraints.simplex)(t([0.3, -0.2], device))
     assert y.device.type == device
     close(y.sum(), 1.0)
+
+
+# --- CorrCholesky / PositiveDefinite / CumulativeDistribution transforms, their constraints -------
+
+def _numeric_jacobian(f, x, h=1e-6):
+    """d f / d x (a matrix) by central differences, f and x flat NumPy vectors."""
+    cols = []
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = h
+        cols.append((f(x + e) - f(x - e)) / (2 * h))
+    return np.stack(cols, -1)
+
+
+def test_corr_cholesky_transform():
+    tr = T.CorrCholeskyTransform()
+    x = np.linspace(-2.0, 1.5, 6)
+    y = tr(t(x))
+    assert y.shape == (4, 4) and bool(constraints.corr_cholesky.check(y))
+    yn = to_numpy(y)
+    np.testing.assert_allclose(np.diag(yn @ yn.T), np.ones(4), rtol=1e-12)
+    assert np.all(np.triu(yn, 1) == 0) and np.all(np.diag(yn) > 0)
+    close(tr.inv(y), x, rtol=1e-9)
+    # the first column below the diagonal is tanh(x) of the row's first entry
+    close(y[1:, 0], np.tanh(x[[0, 1, 3]]))
+    # log |det| of x -> the strict lower triangle of y, against a numerical Jacobian
+    rows, cols = np.tril_indices(4, -1)
+    jac = _numeric_jacobian(lambda v: to_numpy(tr(t(v)))[rows, cols], x)
+    close(tr.log_abs_det_jacobian(t(x), y), np.linalg.slogdet(jac)[1], rtol=1e-7)
+    # batched, and shapes
+    xb = t(np.linspace(-1, 1, 18).reshape(3, 6))
+    yb = tr(xb)
+    assert yb.shape == (3, 4, 4) and tr.log_abs_det_jacobian(xb, yb).shape == (3,)
+    close(yb[1], to_numpy(tr(xb[1])))
+    assert tr.forward_shape((5, 10)) == (5, 5, 5) and tr.inverse_shape((2, 5, 5)) == (2, 10)
+    with pytest.raises(ValueError, match="Input is not a flattened lower-diagonal number"):
+        tr.forward_shape((4,))
+    with pytest.raises(ValueError, match="Input is not square"):
+        tr.inverse_shape((3, 4))
+    assert tr.bijective and tr.domain is constraints.real_vector and tr.codomain is constraints.corr_cholesky
+    assert tr != T.CorrCholeskyTransform()  # no __eq__, as PyTorch's
+    assert isinstance(D.biject_to(constraints.corr_cholesky), T.CorrCholeskyTransform)
+    assert isinstance(D.transform_to(constraints.corr_cholesky), T.CorrCholeskyTransform)
+    # the constraint: rows of unit length, lower triangular, positive diagonal
+    assert repr(constraints.corr_cholesky) == "CorrCholesky()" and constraints.corr_cholesky.event_dim == 2
+    check = constraints.corr_cholesky.check(t([[[1.0, 0.0], [0.6, 0.8]], [[1.0, 0.0], [0.6, 0.7]],
+                                               [[1.0, 0.1], [0.0, 1.0]], [[1.0, 0.0], [0.6, -0.8]]]))
+    assert check.tolist() == [True, False, False, False]
+
+
+def test_positive_definite_transform():
+    tr = T.PositiveDefiniteTransform()
+    x = np.array([[-0.7, 0.4, 0.2], [-0.1, 0.1, 0.3], [0.5, 0.7, 0.9]])
+    L = np.tril(x, -1) + np.diag(np.exp(np.diag(x)))
+    y = tr(t(x))
+    close(y, L @ L.T)
+    assert bool(constraints.positive_definite.check(y))
+    close(tr.inv(y), np.tril(x), rtol=1e-9, atol=1e-12)
+    assert tr == T.PositiveDefiniteTransform() and not tr.bijective
+    assert tr.domain.event_dim == 2 and tr.codomain is constraints.positive_definite
+    for c in (constraints.positive_definite, constraints.positive_semidefinite):
+        assert isinstance(D.transform_to(c), T.PositiveDefiniteTransform)
+    with pytest.raises(NotImplementedError, match="Cannot transform _PositiveDefinite constraints"):
+        D.biject_to(constraints.positive_definite)
+    xb = t(np.stack([x, -x]))
+    assert tr(xb).shape == (2, 3, 3)
+    close(tr(xb)[1], to_numpy(tr(t(-x))))
+
+
+def test_cumulative_distribution_transform():
+    base = D.Normal(t(0.5), t(2.0))
+    tr = T.CumulativeDistributionTransform(base)
+    x = np.array([-1.0, 0.0, 3.0])
+    z = (x - 0.5) / 2.0
+    y = tr(t(x))
+    close(y, 0.5 * (1 + np.vectorize(math.erf)(z / np.sqrt(2))))
+    close(tr.inv(y), x, rtol=1e-9)
+    close(tr.log_abs_det_jacobian(t(x), y), -0.5 * z ** 2 - np.log(2.0) - 0.5 * np.log(2 * np.pi))
+    assert tr.domain is base.support and tr.codomain is constraints.unit_interval
+    assert tr.sign == 1 and tr.bijective
+    cached = tr.with_cache(1)
+    assert cached is not tr and cached.distribution is base and cached._cache_size == 1
+    assert tr.with_cache(0) is tr
+    # a Gaussian copula: MultivariateNormal pushed through the standard normal's cdf
+    mvn = D.MultivariateNormal(t([0.0, 0.0]), scale_tril=t([[1.0, 0.0], [0.5, 0.8]]))
+    copula = D.TransformedDistribution(mvn, [T.CumulativeDistributionTransform(D.Normal(t(0.0), t(1.0)))])
+    u = t([0.3, 0.6])
+    xs = to_numpy(D.Normal(t(0.0), t(1.0)).icdf(u))
+    phi = -0.5 * xs ** 2 - 0.5 * np.log(2 * np.pi)
+    close(copula.log_prob(u), float(mvn.log_prob(t(xs))) - phi.sum(), rtol=1e-9)
+
+
+def test_mixture_same_family_constraint():
+    c = constraints.MixtureSameFamilyConstraint(constraints.positive)
+    assert repr(c) == "MixtureSameFamilyConstraint(GreaterThan(lower_bound=0.0))"
+    assert c.event_dim == 0 and not c.is_discrete
+    # every component's constraint is checked on the value (a component dim is put back)
+    assert c.check(t([[1.0, -1.0], [2.0, 3.0]])).tolist() == [[True, False], [True, True]]
+    s = constraints.MixtureSameFamilyConstraint(constraints.simplex)
+    assert s.event_dim == 1 and s.check(t([[0.5, 0.5], [0.2, 0.3]])).tolist() == [True, False]
+    i = constraints.MixtureSameFamilyConstraint(constraints.nonnegative_integer)
+    assert i.is_discrete
+    with pytest.raises(AssertionError, match="base_constraint must be a Constraint, got int"):
+        constraints.MixtureSameFamilyConstraint(3)

@@ -8,9 +8,9 @@ is a property that also answers ``is_dependent`` on the class (Uniform's interva
 import ctorch as torch
 
 __all__ = [
-    "Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than", "greater_than_eq",
+    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq",
     "independent", "integer_interval", "interval", "half_open_interval", "is_dependent",
-    "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
+    "less_than", "lower_cholesky", "lower_triangular", "MixtureSameFamilyConstraint", "multinomial", "nonnegative", "nonnegative_integer",
     "one_hot", "positive", "positive_semidefinite", "positive_definite", "positive_integer",
     "real", "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
 ]
@@ -76,12 +76,16 @@ class _DependentProperty(property, _Dependent):
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
+def _check_is_constraint(base_constraint):
+    if not isinstance(base_constraint, Constraint):
+        raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+
+
 class _IndependentConstraint(Constraint):
     """``base_constraint`` with ``reinterpreted_batch_ndims`` more dims folded into each event."""
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
-        if not isinstance(base_constraint, Constraint):
-            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        _check_is_constraint(base_constraint)
         if not isinstance(reinterpreted_batch_ndims, int):
             raise AssertionError(f"reinterpreted_batch_ndims must be an int, "
                                  f"got {type(reinterpreted_batch_ndims).__name__}")
@@ -110,6 +114,29 @@ class _IndependentConstraint(Constraint):
 
     def __repr__(self):
         return f"{self.__class__.__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A MixtureSameFamily's support: the component's ``base_constraint`` checked against every
+    component (the value gets the mixture dim back), true where all components accept it."""
+
+    def __init__(self, base_constraint):
+        _check_is_constraint(base_constraint)
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    is_discrete = property(lambda self: self.base_constraint.is_discrete)
+    event_dim = property(lambda self: self.base_constraint.event_dim)
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(result.shape[:keep] + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class _Boolean(Constraint):
@@ -300,6 +327,18 @@ class _LowerCholesky(Constraint):
         return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower_cholesky with unit-norm rows (to
+    10 * n ulps)."""
+    event_dim = 2
+
+    def check(self, value):
+        tol = torch.finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = torch.linalg.norm(value.detach(), dim=-1)
+        unit_rows = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
 class _Square(Constraint):
     event_dim = 2
 
@@ -353,6 +392,7 @@ half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 square = _Square()
 multinomial = _Multinomial
 cat = _Cat

@@ -10,11 +10,12 @@ import ctorch as torch
 import ctorch.nn.functional as F
 
 from . import constraints
-from .utils import _Number, _finfo, _sum_rightmost, broadcast_all
+from .utils import _Number, _finfo, _sum_rightmost, broadcast_all, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "ExpTransform",
-    "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+    "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+    "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
     "SigmoidTransform", "SoftplusTransform", "TanhTransform", "SoftmaxTransform", "StackTransform",
     "StickBreakingTransform", "Transform", "identity_transform",
 ]
@@ -637,6 +638,51 @@ class StickBreakingTransform(_ElementwiseTransform):
         return shape[:-1] + (shape[-1] - 1,)
 
 
+class CorrCholeskyTransform(Transform):
+    """R^(D(D-1)/2) to Cholesky factors of D x D correlation matrices, bijectively: the vector
+    fills the strict lower triangle row by row, tanh maps it into (-1, 1), and each row is a
+    signed stick-breaking of the unit length (the diagonal takes what is left)."""
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        eps = _finfo(x.dtype)[0]
+        r = vec_to_tril_matrix(torch.tanh(x).clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # y_ij = r_ij * sqrt(prod_{k<j} (1 - r_ik^2)); the diagonal's r is 1
+        remaining = (1 - r * r).sqrt().cumprod(-1)
+        r = r + torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * F.pad(remaining[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        left = F.pad((1 - (y * y).cumsum(-1))[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(left, diag=-1).sqrt()
+        return torch.atanh(t)
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        # of x -> the strict lower triangle of y (the spaces' dimensions differ)
+        left = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
+        stick_breaking = 0.5 * left.log().sum(-1)
+        tanh = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking + tanh
+
+    def forward_shape(self, shape):
+        _check_vector_shape(shape)
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return shape[:-2] + (d * (d - 1) // 2,)
+
+
 class LowerCholeskyTransform(_ElementwiseTransform):
     """Square matrices to lower-triangular ones with a positive diagonal (exp of the diagonal)."""
     domain = constraints.independent(constraints.real, 2)
@@ -647,6 +693,20 @@ class LowerCholeskyTransform(_ElementwiseTransform):
 
     def _inverse(self, y):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(_ElementwiseTransform):
+    """Square matrices to positive-definite ones: L L^T of their LowerCholeskyTransform (the
+    inverse goes back through the Cholesky factor)."""
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def _call(self, x):
+        L = LowerCholeskyTransform()(x)
+        return L @ L.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(torch.linalg.cholesky(y))
 
 
 class CatTransform(Transform):
@@ -770,3 +830,33 @@ class StackTransform(Transform):
     @constraints.dependent_property
     def codomain(self):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """y = distribution.cdf(x): the distribution's support onto the unit interval (inverse icdf,
+    log |dy/dx| the log density)."""
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
