@@ -705,3 +705,54 @@ def test_mixture_same_family_constraint():
     assert i.is_discrete
     with pytest.raises(AssertionError, match="base_constraint must be a Constraint, got int"):
         constraints.MixtureSameFamilyConstraint(3)
+
+
+# --- LKJCholesky ------------------------------------------------------------------------------------
+
+def test_lkj_cholesky_log_prob():
+    # D = 2: L = [[1, 0], [r, sqrt(1 - r^2)]], density (1 - r^2)^(eta - 1) / B(1/2, eta) in r
+    for eta in (0.7, 1.0, 3.0):
+        d = D.LKJCholesky(2, t(eta))
+        r = np.linspace(-0.999, 0.999, 4001)
+        Ls = np.zeros((r.size, 2, 2))
+        Ls[:, 0, 0], Ls[:, 1, 0], Ls[:, 1, 1] = 1.0, r, np.sqrt(1 - r ** 2)
+        dens = np.exp(to_numpy(d.log_prob(t(Ls))))
+        expected = (1 - r ** 2) ** (eta - 1) / math.exp(lbeta(0.5, eta))
+        close(d.log_prob(t(Ls)), np.log(expected), rtol=1e-10)
+        if eta == 3.0:  # (little mass beyond |r| = 0.999)
+            assert abs(np.trapezoid(dens, r) - 1) < 1e-4
+    # D = 4, batched eta: sum_i (2 (eta - 1) + D - i - 1) log L_ii minus the normaliser
+    eta = np.array([0.5, 2.0])
+    L = to_numpy(T.CorrCholeskyTransform()(t(np.linspace(-1.5, 1.2, 12).reshape(2, 6))))
+    d = D.LKJCholesky(4, t(eta))
+    expected = []
+    for k in range(2):
+        un = sum((2 * (eta[k] - 1) + 4 - i - 1) * math.log(L[k, i, i]) for i in range(1, 4))
+        alpha = eta[k] + 1.5
+        mvl = 3 * math.log(math.pi) / 2 + sum(math.lgamma(alpha - 0.5 - j / 2) for j in range(3))
+        expected.append(un - (1.5 * math.log(math.pi) + mvl - 3 * math.lgamma(alpha)))
+    close(d.log_prob(t(L)), expected, rtol=1e-10)
+    assert d.batch_shape == (2,) and d.event_shape == (4, 4) and not d.has_rsample
+    assert d.support is constraints.corr_cholesky and d.arg_constraints == {"concentration": constraints.positive}
+    e = d.expand((3, 2))
+    assert e.batch_shape == (3, 2) and e.log_prob(t(L)).shape == (3, 2) and e.sample((5,)).shape == (5, 3, 2, 4, 4)
+    with pytest.raises(ValueError, match="Expected dim to be an integer greater than or equal to 2. Found dim=1."):
+        D.LKJCholesky(1)
+    with pytest.raises(ValueError, match="to be within the support"):
+        d.log_prob(2 * torch.eye(4, dtype=F64))
+
+
+def test_lkj_cholesky_sample_moments():
+    # every off-diagonal correlation: (r + 1) / 2 ~ Beta(a, a), a = eta - 1 + D / 2, so Var r = 1 / (2a + 1)
+    # (the same for every pair: the law is symmetric under permuting the variables)
+    torch.manual_seed(0)
+    for dim, eta in ((3, 2.0), (4, 0.8)):
+        L = D.LKJCholesky(dim, t(eta)).sample((20000,))
+        assert L.shape == (20000, dim, dim) and bool(constraints.corr_cholesky.check(L).all())
+        rows, cols = np.tril_indices(dim, -1)
+        r = to_numpy(L @ L.mT)[:, rows, cols]
+        np.testing.assert_allclose(r.mean(0), 0, atol=0.015)
+        np.testing.assert_allclose(r.var(0), 1 / (2 * (eta - 1 + dim / 2) + 1), rtol=0.04)
+    # eta = 1 with D = 2: r uniform on (-1, 1)
+    r2 = to_numpy(D.LKJCholesky(2).sample((20000,)))[:, 1, 0]
+    np.testing.assert_allclose([r2.mean(), r2.var()], [0, 1 / 3], atol=0.012)

@@ -27,6 +27,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -57,4 +58,5 @@ __all__ = [
     "LogisticNormal", "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
     "TransformedDistribution", "Weibull", "biject_to", "transform_to",
     "ContinuousBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "VonMises",
+    "LKJCholesky",
 ] + transforms.__all__
