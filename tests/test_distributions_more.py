@@ -756,3 +756,109 @@ def test_lkj_cholesky_sample_moments():
     # eta = 1 with D = 2: r uniform on (-1, 1)
     r2 = to_numpy(D.LKJCholesky(2).sample((20000,)))[:, 1, 0]
     np.testing.assert_allclose([r2.mean(), r2.var()], [0, 1 / 3], atol=0.012)
+
+
+# --- the KL pairs beyond the first: quadrature of p log(p / q) -------------------------------------
+
+def _quad_kl_positive(p, q, u):
+    """KL over x = exp(u) (p on the positive reals), trapezoid in u."""
+    x = np.exp(u)
+    lp = to_numpy(p.log_prob(t(x)))
+    lq = to_numpy(q.log_prob(t(x)))
+    return np.trapezoid(np.exp(lp) * (lp - lq) * x, u)
+
+
+def test_kl_cross_families_by_quadrature():
+    unit = np.linspace(1e-9, 1 - 1e-9, 200001)
+    real = np.linspace(-30.0, 30.0, 200001)
+    pos = np.linspace(-30.0, 6.0, 200001)
+    beta = D.Beta(t(2.5), t(1.8))
+    cb = D.ContinuousBernoulli(t(0.3))
+    expo = D.Exponential(t(1.3))
+    gamma = D.Gamma(t(2.5), t(1.5))
+    gumbel = D.Gumbel(t(-0.3), t(0.8))
+    normal = D.Normal(t(0.4), t(1.2))
+    pareto = D.Pareto(t(0.5), t(3.5))
+    cases = [  # (p, q, grid, is the grid over log x)
+        (beta, D.ContinuousBernoulli(t(0.8)), unit, False),
+        (cb, expo, unit, False), (cb, normal, unit, False), (cb, D.Uniform(t(-0.5), t(1.5)), unit, False),
+        (expo, gumbel, pos, True), (gamma, gumbel, pos, True),
+        (gumbel, normal, real, False), (normal, gumbel, real, False),
+        (pareto, expo, np.linspace(math.log(0.5), 12.0, 200001), True),
+        (pareto, gamma, np.linspace(math.log(0.5), 12.0, 200001), True),
+        (pareto, normal, np.linspace(math.log(0.5), 12.0, 200001), True),
+    ]
+    uniform = D.Uniform(t(0.2), t(0.7))
+    for q in (D.Beta(t(1.5), t(2.0)), cb, gamma, gumbel, D.Pareto(t(0.05), t(2.0)), D.ContinuousBernoulli(t(0.0))):
+        cases.append((uniform, q, np.linspace(0.2, 0.7 - 1e-13, 200001), False))
+    for p, q, grid, log_grid in cases:
+        if log_grid:
+            expected = _quad_kl_positive(p, q, grid)
+        else:
+            inside = to_numpy(p.support.check(t(grid)))
+            expected = _quad_kl(p, q, grid[inside])[0]
+        assert np.isclose(float(D.kl_divergence(p, q)), expected, rtol=2e-6, atol=1e-9), (p, q, expected)
+    # Cauchy || Cauchy over x = loc + scale tan(theta); Bernoulli || Poisson by the two-point sum
+    c1, c2 = D.Cauchy(t([0.4, 0.0]), t([1.2, 1.0])), D.Cauchy(t([-0.3, 0.0]), t([0.8, 1.0]))
+    theta = np.linspace(-np.pi / 2 + 1e-7, np.pi / 2 - 1e-7, 400001)[:, None]
+    x = t(np.array([0.4, 0.0]) + np.array([1.2, 1.0]) * np.tan(theta))
+    lp, lq = to_numpy(c1.log_prob(x)), to_numpy(c2.log_prob(x))
+    jac = np.array([1.2, 1.0]) / np.cos(theta) ** 2
+    close(D.kl_divergence(c1, c2), np.trapezoid(np.exp(lp) * (lp - lq) * jac, theta[:, 0], axis=0), rtol=1e-5)
+    close(D.kl_divergence(c1, c2)[1], 0.0, atol=1e-15)
+    bern, pois = D.Bernoulli(t([0.3, 0.9])), D.Poisson(t([1.5, 0.4]))
+    pr = np.array([0.3, 0.9])
+    lam = np.array([1.5, 0.4])
+    close(D.kl_divergence(bern, pois), (1 - pr) * (np.log(1 - pr) + lam) + pr * (np.log(pr) + lam - np.log(lam)))
+
+
+def test_kl_infinite_pairs():
+    beta, cb = D.Beta(t([2.0, 3.0]), t(1.5)), D.ContinuousBernoulli(t([0.3, 0.6]))
+    expo, gamma = D.Exponential(t([1.0, 2.0])), D.Gamma(t([2.0, 1.0]), t(1.0))
+    gumbel, laplace = D.Gumbel(t([0.0, 1.0]), t(1.0)), D.Laplace(t([0.0, 1.0]), t(1.0))
+    normal, pareto = D.Normal(t([0.0, 1.0]), t(1.0)), D.Pareto(t([1.0, 2.0]), t(2.0))
+    uniform = D.Uniform(t([0.1, 0.2]), t(0.9))
+    pairs = [(beta, pareto), (cb, pareto), (expo, beta), (expo, cb), (expo, pareto),
+             (gamma, beta), (gamma, cb), (gamma, pareto)]
+    pairs += [(p, q) for p in (gumbel, laplace) for q in (beta, cb, expo, gamma, pareto, uniform)]
+    pairs += [(normal, q) for q in (beta, cb, gamma, pareto)] + [(pareto, q) for q in (beta, cb, uniform)]
+    for p, q in pairs:
+        kl_pq = D.kl_divergence(p, q)
+        assert kl_pq.shape == (2,) and bool(torch.isinf(kl_pq).all()), (type(p).__name__, type(q).__name__)
+    # where p's support leaves q's, or p lacks the moments the formula needs
+    assert to_numpy(D.kl_divergence(D.Uniform(t([0.2, -0.1]), t([0.7, 0.5])), D.Beta(t(2.0), t(2.0)))).tolist()[1] \
+        == math.inf
+    assert math.isinf(float(D.kl_divergence(D.Uniform(t(-0.5), t(0.5)), D.Gamma(t(2.0), t(1.0)))))
+    assert math.isinf(float(D.kl_divergence(D.Uniform(t(0.5), t(0.9)), D.Pareto(t(0.6), t(2.0)))))
+    assert math.isinf(float(D.kl_divergence(D.Uniform(t(0.5), t(1.2)), D.ContinuousBernoulli(t(0.3)))))
+    assert math.isinf(float(D.kl_divergence(D.ContinuousBernoulli(t(0.3)), D.Uniform(t(0.1), t(2.0)))))
+    assert to_numpy(D.kl_divergence(D.Pareto(t(1.0), t([0.9, 1.5])), D.Exponential(t(1.0)))).tolist()[0] == math.inf
+    assert math.isinf(float(D.kl_divergence(D.Pareto(t(1.0), t(1.5)), D.Normal(t(0.0), t(1.0)))))
+    assert math.isinf(float(D.kl_divergence(D.Pareto(t(1.0), t(0.8)), D.Gamma(t(2.0), t(1.0)))))
+
+
+def test_kl_lowrank_multivariate_normals():
+    # against the dense MultivariateNormal pair with the same covariances
+    W1 = t([[1.0, 0.2], [0.3, 0.8], [-0.2, 0.1]])
+    W2 = t([[[0.5, 0.1], [0.1, -0.5], [0.4, 0.3]], [[0.2, 0.0], [0.3, 0.1], [0.0, 0.7]]])
+    d1, d2 = t([0.5, 1.0, 0.7]), t([[1.1, 0.4, 0.9], [0.6, 0.8, 1.3]])
+    l1, l2 = D.LowRankMultivariateNormal(t([0.1, 0.2, -0.3]), W1, d1), \
+        D.LowRankMultivariateNormal(t([[0.0, -0.4, 0.5], [0.2, 0.1, 0.0]]), W2, d2)
+    m1 = D.MultivariateNormal(l1.loc, covariance_matrix=l1.covariance_matrix)
+    m2 = D.MultivariateNormal(l2.loc, covariance_matrix=l2.covariance_matrix)
+    expected = to_numpy(D.kl_divergence(m1, m2))
+    assert expected.shape == (2,)
+    close(D.kl_divergence(l1, l2), expected, rtol=1e-10)
+    close(D.kl_divergence(m1, l2), expected, rtol=1e-10)
+    close(D.kl_divergence(l1, m2), expected, rtol=1e-10)
+    close(D.kl_divergence(l2, m1), to_numpy(D.kl_divergence(m2, m1)), rtol=1e-10)
+    # and against the textbook formula for one pair
+    S1, S2 = to_numpy(m1.covariance_matrix), to_numpy(m2.covariance_matrix)[0]
+    dm = to_numpy(l2.loc[0] - l1.loc)
+    kl0 = 0.5 * (np.trace(np.linalg.solve(S2, S1)) + dm @ np.linalg.solve(S2, dm) - 3
+                 + np.linalg.slogdet(S2)[1] - np.linalg.slogdet(S1)[1])
+    close(D.kl_divergence(l1, l2)[0], kl0, rtol=1e-10)
+    l4 = D.LowRankMultivariateNormal(t([0.0] * 4), t([[1.0]] * 4), t([1.0] * 4))
+    for a, b in ((l1, l4), (m1, l4), (l4, m1)):
+        with pytest.raises(ValueError, match="different event shapes cannot be computed"):
+            D.kl_divergence(a, b)

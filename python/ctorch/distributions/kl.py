@@ -11,6 +11,7 @@ from ctorch.nn.functional import softplus
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
+from .cauchy import Cauchy
 from .categorical import Categorical
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
@@ -23,6 +24,8 @@ from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _batch_lowrank_logdet,
+                                          _batch_lowrank_mahalanobis)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -291,14 +294,31 @@ def _kl_transformed_transformed(p, q):
 # --- different families -----------------------------------------------------------------------
 # p's support reaches where q's density is zero: infinite
 
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p, q):
     return _infinite_like(p.rate)
 
 
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
 @register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Pareto)
 @register_kl(Laplace, Uniform)
+@register_kl(Normal, Beta)
+@register_kl(Normal, ContinuousBernoulli)
 @register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Pareto)
 @register_kl(Normal, Uniform)
 def _kl_loc_infinity(p, q):
     return _infinite_like(p.loc)
@@ -348,6 +368,9 @@ def _kl_uniform_normal(p, q):
 
 # --- different families: Gamma / Beta / Poisson against the others ----------------------------
 
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gamma, Pareto)
 @register_kl(Gamma, Uniform)
 def _kl_gamma_infinity(p, q):
     return _infinite_like(p.concentration)
@@ -412,3 +435,242 @@ def _kl_gamma_normal(p, q):
     t3 = q.loc * c / p.rate
     t4 = 0.5 * q.loc.pow(2)
     return t1 + (c - 1) * c.digamma() + (t2 - t3 + t4) / var_normal
+
+
+
+# --- the (low-rank) multivariate normals ----------------------------------------------------------
+
+def _batch_trace_XXT(bmat):
+    """trace(X X^T) = the sum of squares of each (..., m, n) matrix."""
+    return bmat.pow(2).sum((-2, -1))
+
+
+def _check_same_event_shape(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with"
+                         "                          different event shapes cannot be computed")
+
+
+def _lowrank_q_terms(p, q):
+    """log det(Sq) and the Mahalanobis term of q's low-rank covariance, and A = Cq^-1 Wq^T Dq^-1
+    (Sq^-1 = Dq^-1 - A^T A by Woodbury)."""
+    W, Dq, C = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+    A = torch.linalg.solve_triangular(C, W.mT / Dq.unsqueeze(-2), upper=False)
+    return _batch_lowrank_logdet(W, Dq, C), _batch_lowrank_mahalanobis(W, Dq, q.loc - p.loc, C), A
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_same_event_shape(p, q, "Low Rank Multivariate Normals")
+    q_logdet, mahalanobis, A = _lowrank_q_terms(p, q)
+    pW, pD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    log_det_ratio = q_logdet - _batch_lowrank_logdet(pW, pD, p._capacitance_tril)
+    # trace(Sq^-1 Sp) = trace((Dq^-1 - A^T A)(pD + pW pW^T))
+    trace = ((pD / q._unbroadcasted_cov_diag).sum(-1)
+             + _batch_trace_XXT(pW * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2)) - _batch_trace_XXT(A.matmul(pW)))
+    return 0.5 * (log_det_ratio + trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_same_event_shape(p, q, "(Low Rank) Multivariate Normals")
+    q_logdet, mahalanobis, A = _lowrank_q_terms(p, q)
+    pL = p._unbroadcasted_scale_tril
+    log_det_ratio = q_logdet - 2 * pL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    trace = (_batch_trace_XXT(pL * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A.matmul(pL)))
+    return 0.5 * (log_det_ratio + trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    _check_same_event_shape(p, q, "(Low Rank) Multivariate Normals")
+    qL, pW, pD = q._unbroadcasted_scale_tril, p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    log_det_ratio = (2 * qL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                     - _batch_lowrank_logdet(pW, pD, p._capacitance_tril))
+    mahalanobis = _batch_mahalanobis(qL, q.loc - p.loc)
+    # trace(Sq^-1 Sp) = |Lq^-1 pW|_F^2 + |Lq^-1 pD^(1/2)|_F^2
+    batch = torch.broadcast_shapes(qL.shape[:-2], pW.shape[:-2])
+    n = p.event_shape[0]
+    qL = qL.expand(batch + (n, n))
+    trace = (_batch_trace_XXT(torch.linalg.solve_triangular(qL, pW.expand(batch + pW.shape[-2:]), upper=False))
+             + _batch_trace_XXT(torch.linalg.solve_triangular(
+                 qL, torch.diag_embed(pD.sqrt()).expand(batch + (n, n)), upper=False)))
+    return 0.5 * (log_det_ratio + trace + mahalanobis - n)
+
+
+# --- more pairs of different families -------------------------------------------------------------
+
+def _x_log_x(x):
+    return torch.special.xlogy(x, x)  # 0 at x = 0
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    # Chyzak and Nielsen (2019): log(((s_p + s_q)^2 + (l_p - l_q)^2) / (4 s_p s_q))
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Beta, Pareto)
+@register_kl(ContinuousBernoulli, Pareto)
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
+@register_kl(Pareto, Uniform)
+def _kl_support_infinity(p, q):
+    """p's support reaches where q's density is zero (inf in p's batch shape)."""
+    return _infinite_like(p.mean)
+
+
+def _minus_entropy_plus_cb_cross(p, q):
+    """-H(p) - E_p[log q] for q ContinuousBernoulli (its log density is linear in x)."""
+    return -p.entropy() - p.mean * q.logits - torch.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return _minus_entropy_plus_cb_cross(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    # infinite where [low, high] leaves [0, 1] (PyTorch's test also flags high == 1 / low == 0,
+    # where the divergence is finite)
+    result = _minus_entropy_plus_cb_cross(p, q)
+    outside = (p.high > q.support.upper_bound) | (p.low < q.support.lower_bound)
+    return torch.where(outside, torch.full_like(result, math.inf), result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - torch.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).pow(2)) + q.scale.log()
+    t3 = (p.variance + p.mean.pow(2) - 2.0 * q.loc * p.mean) / (2.0 * q.scale.pow(2))
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    # infinite where [low, high] does not cover [0, 1] (PyTorch's test is also true at low == 0
+    # or high == 1, where the divergence is finite)
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low > p.support.lower_bound) | (q.high < p.support.upper_bound)
+    return torch.where(outside, torch.full_like(result, math.inf), result)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    scale_rate = p.rate * q.scale
+    loc_scale = q.loc / q.scale
+    t2 = torch.exp(loc_scale) * scale_rate / (scale_rate + 1)
+    return scale_rate.log() - 1 - loc_scale + t2 + scale_rate.reciprocal()
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    c = p.concentration
+    rate_scale = p.rate * q.scale
+    loc_scale = q.loc / q.scale
+    t1 = (c - 1) * c.digamma() - c.lgamma() - c
+    t2 = rate_scale.log() + c / rate_scale
+    t3 = torch.exp(loc_scale) * (1 + rate_scale.reciprocal()).pow(-c) - loc_scale
+    return t1 + t2 + t3
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    ratio = p.scale / q.scale
+    t1 = (ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * ratio * 0.5).pow(2) / 3
+    t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (euler_constant + 1)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    mean_scale = p.loc / q.scale
+    var_ratio = (p.scale / q.scale).pow(2)
+    loc_scale = q.loc / q.scale
+    t3 = torch.exp(-mean_scale + 0.5 * var_ratio + loc_scale)
+    return -0.5 * var_ratio.log() + mean_scale - loc_scale + t3 - 0.5 * (1 + math.log(2 * math.pi))
+
+
+def _infinite_where(result, mask):
+    result[mask] = math.inf
+    return result
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    scale_rate = p.scale * q.rate
+    result = (p.alpha / scale_rate).log() - p.alpha.reciprocal() + p.alpha * scale_rate / (p.alpha - 1) - 1
+    return _infinite_where(result, p.alpha <= 1)  # p has no mean
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common = p.scale.log() + p.alpha.reciprocal()  # E_p[log x]
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    result = p.alpha.log() - common + t2 + (1 - q.concentration) * common + t4 - 1
+    return _infinite_where(result, p.alpha <= 1)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    two_var = 2 * q.scale.pow(2)
+    common = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t3 = p.alpha * common.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common - q.loc).pow(2)
+    result = t1 - p.alpha.reciprocal() + (t3 + t4) / two_var - 1
+    return _infinite_where(result, p.alpha <= 2)  # p has no variance
+
+
+def _uniform_mean_log(p):
+    """E_p[log x] + 1 for p Uniform on a positive interval: (h log h - l log l) / (h - l)."""
+    return (_x_log_x(p.high) - _x_log_x(p.low)) / (p.high - p.low)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    width = p.high - p.low
+    t2 = (q.concentration1 - 1) * (_uniform_mean_log(p) - 1)
+    t3 = (q.concentration0 - 1) * ((_x_log_x(1 - p.high) - _x_log_x(1 - p.low)) / width + 1)
+    t4 = q.concentration1.lgamma() + q.concentration0.lgamma() - (q.concentration1 + q.concentration0).lgamma()
+    result = t3 + t4 - width.log() - t2
+    return _infinite_where(result, (p.high > q.support.upper_bound) | (p.low < q.support.lower_bound))
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * (_uniform_mean_log(p) - 1)
+    result = -(p.high - p.low).log() + t2 + t3 + q.rate * (p.high + p.low) / 2
+    return _infinite_where(result, p.low < q.support.lower_bound)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    ratio = q.scale / (p.high - p.low)
+    high = (p.high - q.loc) / q.scale
+    low = (p.low - q.loc) / q.scale
+    return ratio.log() + 0.5 * (high + low) - ratio * (torch.exp(-high) - torch.exp(-low))
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    width = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
+    result = (_uniform_mean_log(p) - 1) * (q.alpha + 1) - t1
+    return _infinite_where(result, p.low < q.support.lower_bound)
