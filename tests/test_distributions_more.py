@@ -862,3 +862,92 @@ def test_kl_lowrank_multivariate_normals():
     for a, b in ((l1, l4), (m1, l4), (l4, m1)):
         with pytest.raises(ValueError, match="different event shapes cannot be computed"):
             D.kl_divergence(a, b)
+
+
+# --- Wishart ------------------------------------------------------------------------------------------
+
+def _mvlgamma(a, p):
+    return p * (p - 1) / 4 * math.log(math.pi) + sum(math.lgamma(a - j / 2) for j in range(p))
+
+
+def _mvdigamma(a, p):
+    return sum(digamma(a - j / 2) for j in range(p))
+
+
+_WISHART_S = np.array([[[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 1.5]],
+                       [[1.0, 0.0, 0.0], [0.0, 2.0, 0.5], [0.0, 0.5, 1.0]]])
+
+
+def test_wishart_formulas():
+    S, df = _WISHART_S, np.array([4.5, 7.0])
+    X = np.array([[1.5, 0.2, 0.0], [0.2, 2.0, 0.3], [0.0, 0.3, 0.8]])
+    p = 3
+    lp, ent, kl = [], [], []
+    for k in range(2):
+        n, Sk = df[k], S[k]
+        lp.append((n - p - 1) / 2 * np.linalg.slogdet(X)[1] - np.trace(np.linalg.solve(Sk, X)) / 2
+                  - n * p / 2 * math.log(2) - n / 2 * np.linalg.slogdet(Sk)[1] - _mvlgamma(n / 2, p))
+        ent.append((p + 1) / 2 * np.linalg.slogdet(Sk)[1] + p * (p + 1) / 2 * math.log(2) + _mvlgamma(n / 2, p)
+                   - (n - p - 1) / 2 * _mvdigamma(n / 2, p) + n * p / 2)
+    L = np.linalg.cholesky(S)
+    for kw in ({"covariance_matrix": t(S)}, {"scale_tril": t(L)},
+               {"precision_matrix": t(np.linalg.inv(S))}):
+        w = D.Wishart(t(df), **kw)
+        close(w.log_prob(t(X)), lp, rtol=1e-10)
+        close(w.entropy(), ent, rtol=1e-10)
+        close(w.mean, df[:, None, None] * S, rtol=1e-10)
+        d = np.einsum("bii->bi", S)
+        close(w.variance, df[:, None, None] * (S ** 2 + d[:, :, None] * d[:, None, :]), rtol=1e-10)
+        close(w.mode, (df - p - 1)[:, None, None] * S, rtol=1e-10)
+        close(w.covariance_matrix, S, rtol=1e-10), close(w.precision_matrix, np.linalg.inv(S), rtol=1e-9)
+    w = D.Wishart(t(df), covariance_matrix=t(S))
+    close(D.ExponentialFamily.entropy(w), ent, rtol=1e-9)  # through the log normalizer
+    assert np.isnan(to_numpy(D.Wishart(t(3.5), covariance_matrix=t(S)).mode)).all()
+    # KL by the Bregman divergence of the log normalizer, against the closed form
+    n2, S2 = np.array([5.0, 4.0]), S[::-1].copy()
+    for k in range(2):
+        n1, A, B = df[k], S[k], S2[k]
+        kl.append(n2[k] / 2 * (np.linalg.slogdet(B)[1] - np.linalg.slogdet(A)[1]) + n1 / 2 * np.trace(np.linalg.solve(B, A))
+                  - n1 * p / 2 + _mvlgamma(n2[k] / 2, p) - _mvlgamma(n1 / 2, p) + (n1 - n2[k]) / 2 * _mvdigamma(n1 / 2, p))
+    close(D.kl_divergence(w, D.Wishart(t(n2), covariance_matrix=t(S2))), kl, rtol=1e-9)
+    # shapes, constraints, errors
+    assert w.batch_shape == (2,) and w.event_shape == (3, 3) and w.has_rsample
+    assert w.support is constraints.positive_definite and repr(w.arg_constraints["df"]) == "GreaterThan(lower_bound=2)"
+    e = w.expand((4, 2))
+    assert e.sample().shape == (4, 2, 3, 3) and e.log_prob(t(X)).shape == (4, 2) and w.sample((5,)).shape == (5, 2, 3, 3)
+    with pytest.raises(ValueError, match=r"Value of df=1.5 expected to be greater than ndim - 1 = 2."):
+        D.Wishart(t(1.5), covariance_matrix=t(S))
+    with pytest.raises(AssertionError, match="Exactly one of covariance_matrix or precision_matrix or scale_tril"):
+        D.Wishart(4.0)
+    with pytest.raises(ValueError, match="scale_tril must be at least two-dimensional"):
+        D.Wishart(4.0, covariance_matrix=t([1.0, 2.0]))
+    with pytest.warns(UserWarning, match="Low df values detected"):
+        D.Wishart(t(2.5), covariance_matrix=t(S))
+    with pytest.raises(ValueError, match="to be within the support"):
+        w.log_prob(t(-X))
+
+
+def test_wishart_sample_moments_and_rsample_gradients():
+    S, df = _WISHART_S[0], 6.0
+    torch.manual_seed(0)
+    w = D.Wishart(t(df), covariance_matrix=t(S))
+    X = to_numpy(w.sample((20000,)))
+    np.testing.assert_allclose(X.mean(0), df * S, rtol=0.03, atol=0.03)
+    d = np.diag(S)
+    np.testing.assert_allclose(X.var(0), df * (S ** 2 + np.outer(d, d)), rtol=0.08, atol=0.05)
+    # X = (L A)(L A)^T: with A recovered from the sample, the gradient of <G, X> in L is
+    # (G + G^T) L A A^T and in df goes through A_ii = sqrt(c_i), c_i ~ Chi2(df - i)
+    L = t(np.linalg.cholesky(S), requires_grad=True)
+    nu = t(df, requires_grad=True)
+    G = np.array([[1.0, -0.5, 0.2], [0.3, 2.0, 0.0], [0.1, 0.4, -1.0]])
+    torch.manual_seed(1)
+    Xs = D.Wishart(nu, scale_tril=L).rsample()
+    (Xs * t(G)).sum().backward()
+    Ln = to_numpy(L.detach())
+    A = np.linalg.solve(Ln, np.linalg.cholesky(to_numpy(Xs.detach())))
+    assert np.allclose(np.triu(A, 1), 0, atol=1e-12) and (np.diag(A) > 0).all()
+    close(L.grad, (G + G.T) @ Ln @ A @ A.T, rtol=1e-9)
+    c = np.diag(A) ** 2
+    dc = to_numpy(torch._standard_gamma_grad(t((df - np.arange(3)) / 2), t(c / 2)))
+    dA = (Ln.T @ (G + G.T) @ Ln @ A).diagonal()
+    close(nu.grad, np.sum(dA * dc / (2 * np.sqrt(c))), rtol=1e-8)

@@ -48,6 +48,7 @@ from . import transforms
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "ExponentialFamily", "Independent",
@@ -58,5 +59,5 @@ __all__ = [
     "LogisticNormal", "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
     "TransformedDistribution", "Weibull", "biject_to", "transform_to",
     "ContinuousBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "VonMises",
-    "LKJCholesky",
+    "LKJCholesky", "Wishart",
 ] + transforms.__all__

@@ -149,8 +149,11 @@ def _kl_expfamily_expfamily(p, q):
     lg_normal = p._log_normalizer(*p_nparams)
     gradients = torch.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
     result = q._log_normalizer(*q_nparams) - lg_normal
+    batch_dims = len(torch.broadcast_shapes(p.batch_shape, q.batch_shape))
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
-        result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+        # each parameter's own dims (not event_shape's: Wishart's df has none, its precision two)
+        term = (qnp - pnp) * g
+        result = result - _sum_rightmost(term, max(term.dim() - batch_dims, 0))
     return result
 
 
