@@ -951,3 +951,62 @@ def test_wishart_sample_moments_and_rsample_gradients():
     dc = to_numpy(torch._standard_gamma_grad(t((df - np.arange(3)) / 2), t(c / 2)))
     dA = (Ln.T @ (G + G.T) @ Ln @ A).diagonal()
     close(nu.grad, np.sum(dA * dc / (2 * np.sqrt(c))), rtol=1e-8)
+
+
+# --- GeneralizedPareto ----------------------------------------------------------------------------------
+
+def test_generalized_pareto_formulas():
+    loc, scale, c = np.array([0.1, 0.0, 0.5, 0.0]), np.array([2.0, 1.0, 1.5, 3.0]), np.array([0.4, 0.0, -0.3, 0.7])
+    x = np.array([0.5, 2.0, 1.2, 4.0])
+    d = D.GeneralizedPareto(t(loc), t(scale), t(c))
+    z = (x - loc) / scale
+    safe = np.where(c == 0, 1.0, c)
+    log_sf = np.where(c == 0, -z, -np.log1p(safe * z) / safe)
+    close(d.log_prob(t(x)), -np.log(scale) - np.where(c == 0, z, (1 / safe + 1) * np.log1p(safe * z)))
+    close(d.log_survival_function(t(x)), log_sf)
+    close(d.cdf(t(x)), 1 - np.exp(log_sf))
+    close(d.log_cdf(t(x)), np.log1p(-np.exp(log_sf)))
+    close(d.icdf(d.cdf(t(x))), x, rtol=1e-9)
+    close(d.mean, loc + scale / (1 - c))
+    var = scale ** 2 / ((1 - c) ** 2 * (1 - 2 * c))
+    close(d.variance, np.where(c < 0.5, var, np.nan))
+    close(d.entropy(), np.log(scale) + c + 1), close(d.mode, loc)
+    close(d.support.upper_bound, np.where(c < 0, loc - scale / np.where(c < 0, c, 1), np.inf))
+    # special cases: Exponential, Pareto and Uniform
+    v = t([0.3, 1.7, 4.0])
+    e = D.GeneralizedPareto(0.0, t(2.0), 0.0)
+    close(e.log_prob(v), to_numpy(D.Exponential(t(0.5)).log_prob(v)))
+    pa = D.GeneralizedPareto(t(1.0 / 0.4), t(1.0), t(0.4))
+    w = t([3.0, 5.0, 40.0])
+    close(pa.log_prob(w), to_numpy(D.Pareto(t(2.5), t(2.5)).log_prob(w)), rtol=1e-10)
+    close(pa.cdf(w), to_numpy(D.Pareto(t(2.5), t(2.5)).cdf(w)), rtol=1e-10)
+    u = D.GeneralizedPareto(t(0.5), t(2.0), t(-1.0))
+    close(u.log_prob(t([0.6, 2.4])), [-math.log(2.0)] * 2), close(u.cdf(t([1.0])), [0.25])
+    # infinite mean and variance where c >= 1 / c >= 1/2; validation
+    heavy = D.GeneralizedPareto(t(0.0), t(1.0), t([1.2, 0.6]))
+    assert np.isnan(to_numpy(heavy.mean))[0] and np.isnan(to_numpy(heavy.variance)).all()
+    assert d.batch_shape == (4,) and D.GeneralizedPareto(0.0, 1.0, 0.2).batch_shape == ()
+    assert d.expand((2, 4)).sample((3,)).shape == (3, 2, 4) and d.has_rsample
+    with pytest.raises(ValueError, match="Expected parameter scale"):
+        D.GeneralizedPareto(0.0, -1.0, 0.2)
+    with pytest.raises(ValueError, match="to be within the support"):
+        d.log_prob(t([0.0, 2.0, 1.2, 4.0]))  # below loc in the first
+
+
+def test_generalized_pareto_sampling_and_gradients():
+    torch.manual_seed(0)
+    d = D.GeneralizedPareto(t([0.5, 0.0]), t([2.0, 1.0]), t([0.2, -0.4]))
+    s = to_numpy(d.sample((40000,)))
+    np.testing.assert_allclose(s.mean(0), to_numpy(d.mean), rtol=0.03)
+    np.testing.assert_allclose(s.var(0), to_numpy(d.variance), rtol=0.1)
+    assert bool(d.support.check(t(s)).all())
+    # rsample is icdf(u): at fixed u, d x / d scale = (x - loc) / scale and d x / d c by differences
+    scale, c = t([2.0, 1.0], requires_grad=True), t([0.3, -0.2], requires_grad=True)
+    q = t([0.3, 0.7])
+    x = D.GeneralizedPareto(t(0.0), scale, c).icdf(q)
+    x.sum().backward()
+    close(scale.grad, to_numpy(x.detach()) / np.array([2.0, 1.0]))
+    h = 1e-6
+    up = to_numpy(D.GeneralizedPareto(t(0.0), t([2.0, 1.0]), t([0.3 + h, -0.2 + h])).icdf(q))
+    down = to_numpy(D.GeneralizedPareto(t(0.0), t([2.0, 1.0]), t([0.3 - h, -0.2 - h])).icdf(q))
+    close(c.grad, (up - down) / (2 * h), rtol=1e-7)

@@ -18,6 +18,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
@@ -59,5 +60,5 @@ __all__ = [
     "LogisticNormal", "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
     "TransformedDistribution", "Weibull", "biject_to", "transform_to",
     "ContinuousBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "VonMises",
-    "LKJCholesky", "Wishart",
+    "LKJCholesky", "Wishart", "GeneralizedPareto",
 ] + transforms.__all__
