@@ -4,6 +4,7 @@ transforms and biject_to / transform_to, TransformedDistribution and the familie
 and their KL divergences. Oracles: hand formulas in math / NumPy (scipy is not installed here),
 numerical derivatives of series CDFs, quadrature, sums over the support, and sample moments."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -1010,3 +1011,24 @@ def test_generalized_pareto_sampling_and_gradients():
     up = to_numpy(D.GeneralizedPareto(t(0.0), t([2.0, 1.0]), t([0.3 + h, -0.2 + h])).icdf(q))
     down = to_numpy(D.GeneralizedPareto(t(0.0), t([2.0, 1.0]), t([0.3 - h, -0.2 - h])).icdf(q))
     close(c.grad, (up - down) / (2 * h), rtol=1e-7)
+
+
+def test_wishart_redraws_singular_samples():
+    # tiny scale and df near p - 1: some first draws fail the positive-definite check; they are redrawn
+    with pytest.warns(UserWarning, match="Low df values detected"):
+        w = D.Wishart(t([2.05, 2.1]), covariance_matrix=1e-8 * torch.eye(3, dtype=F64))
+    torch.manual_seed(0)
+    first = w._bartlett_sampling(torch.Size((200,)))
+    assert bool((~constraints.positive_definite.check(first)).any())
+    torch.manual_seed(0)
+    with pytest.warns(UserWarning, match="Singular sample detected."):
+        x = w.rsample((200,))
+    assert x.shape == (200, 2, 3, 3) and bool(constraints.positive_definite.check(x).all())
+    # valid draws are kept as drawn, without a warning
+    ok = D.Wishart(t(5.0), covariance_matrix=torch.eye(3, dtype=F64))
+    torch.manual_seed(2)
+    expected = to_numpy(ok._bartlett_sampling(torch.Size((4,))))
+    torch.manual_seed(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        close(ok.rsample((4,)), expected)
