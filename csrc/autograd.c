@@ -2285,8 +2285,9 @@ static int apply_node_hooks(PyObject *hooks, PyObject **g, int n, PyObject *extr
         if (t != NULL && PyTuple_GET_SIZE(t) != n) {
             PyObject *name = PyObject_GetAttrString(hook, "__name__");
             PyErr_Clear();
-            PyErr_Format(PyExc_RuntimeError, "hook '%U' has returned an incorrect number of values (got %zd, but expected %d)",
-                         name != NULL && PyUnicode_Check(name) ? name : Py_None, PyTuple_GET_SIZE(t), n);
+            /* %S: a hook without a str __name__ (a functools.partial) is named by its str() */
+            PyErr_Format(PyExc_RuntimeError, "hook '%S' has returned an incorrect number of values (got %zd, but expected %d)",
+                         name != NULL && PyUnicode_Check(name) ? name : hook, PyTuple_GET_SIZE(t), n);
             Py_XDECREF(name);
             Py_CLEAR(t);
         }

@@ -1601,6 +1601,19 @@ static PyObject *py_linalg_lu_factor_ex(PyObject *mod, PyObject *const *args, Py
     return ct_linalg_write_outs(r, a[3], "linalg_lu_factor_ex", 3);
 }
 
+/* torch.lu(..., get_infos=True)'s result: (LU, pivots, info) as torch.return_types._lu_with_info. */
+static PyObject *py_lu_with_info_result(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    static PyTypeObject *type = NULL;
+    static const char *const fields[] = {"LU", "pivots", "info"};
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "_lu_with_info_result() takes 3 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *items[3] = {Py_NewRef(args[0]), Py_NewRef(args[1]), Py_NewRef(args[2])};
+    return ct_linalg_named_result(&type, "torch.return_types._lu_with_info", fields, 3, items);
+}
+
 /* Tensor.inverse / det / logdet / slogdet: the functions with self first. */
 #define CT_SELF_FIRST(name, fn)                                                                              \
     static PyObject *tensor_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
@@ -1743,6 +1756,8 @@ PyMethodDef ct_linalg_more_module_methods[] = {
     {"det", CT_FASTCALL(py_det), CT_METH_FK, "det(input): linalg.det"},
     {"logdet", CT_FASTCALL(py_logdet), CT_METH_FK, "logdet(input): log of the determinant (NaN if negative)"},
     {"slogdet", CT_FASTCALL(py_linalg_slogdet), CT_METH_FK, "slogdet(input): linalg.slogdet"},
+    {"_lu_with_info_result", CT_FASTCALL(py_lu_with_info_result), METH_FASTCALL,
+     "_lu_with_info_result(LU, pivots, info): the three as torch.return_types._lu_with_info"},
     {"_LinAlgError_type", CT_FASTCALL(py_linalg_error_type), CT_METH_FK, "torch.linalg.LinAlgError"},
     {"chain_matmul", CT_FASTCALL(py_chain_matmul), CT_METH_FK, chain_matmul_doc},
     CT_FN(inner, "inner(input, other, *, out=None)"),

@@ -305,3 +305,13 @@ def test_hooked_saved_tensor_has_no_version_check():
         b.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+def test_node_hook_wrong_count_names_a_hook_without_name():
+    import functools
+    t = torch.ones(2, requires_grad=True)
+    y = t.relu()
+    y.grad_fn.register_hook(functools.partial(lambda a, gi, go: (gi[0], gi[0]), 1))
+    with pytest.raises(RuntimeError, match=r"^hook 'functools.partial\(.*\)' has returned an incorrect number of "
+                       r"values \(got 2, but expected 1\)$"):
+        y.sum().backward()

@@ -335,3 +335,41 @@ def test_householder_errors_gradients(device, rng):
     A = T(rng.standard_normal((4, 3)), device, grad=True)
     tau = T(rng.standard_normal(2), device, grad=True)
     assert gradcheck(L.householder_product, (A, tau))
+
+
+# --- the deprecated torch.lu / Tensor.lu (linalg.lu_factor_ex under the old names), linalg.matmul ------------
+def test_torch_lu_deprecated():
+    import warnings
+    A = ctorch.randn(2, 3, 3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        LU, piv = ctorch.lu(A)
+        ref = ctorch.linalg.lu_factor(A)
+        assert torch_equal(LU, ref.LU) and torch_equal(piv, ref.pivots) and piv.dtype == ctorch.int32
+        assert LU.grad_fn.name() == "LinalgLuFactorExBackward0"
+        r = ctorch.lu(ctorch.zeros(2, 2), get_infos=True)  # singular: info, no error (as PyTorch)
+        assert type(r).__name__ == "_lu_with_info" and r.LU is r[0] and r.pivots is r[1]
+        assert int(r.info) == 1 and r.info.dtype == ctorch.int32
+        LU2, piv2, info2 = A.lu(get_infos=True)
+        assert type(A.lu()) is tuple and info2.shape == (2,) and torch_equal(LU2, LU)
+        out = (ctorch.empty(0), ctorch.empty(0, dtype=ctorch.int32))
+        assert ctorch.lu(A.detach(), out=out) is out and torch_equal(out[0], LU)
+        with pytest.raises(TypeError, match="^expected tuple of 2 elements but got 1$"):
+            ctorch.lu(A.detach(), out=(ctorch.empty(0),))
+        with pytest.raises(RuntimeError, match="^linalg.lu_factor: LU without pivoting is not implemented on the CPU$"):
+            ctorch.lu(A, pivot=False)
+        assert ctorch.lu(ctorch.randn(2, 4, 3))[1].shape == (2, 3)
+
+
+def torch_equal(a, b):
+    return bool(ctorch.equal(a, b))
+
+
+def test_linalg_matmul_alias():
+    a, b = ctorch.randn(2, 3), ctorch.randn(3)
+    assert torch_equal(ctorch.linalg.matmul(a, b), ctorch.matmul(a, b))
+    out = ctorch.empty(2)
+    ctorch.linalg.matmul(a, b, out=out)
+    assert torch_equal(out, a @ b)
+    with pytest.raises(RuntimeError, match=r"size mismatch, got input \(2\), mat \(2x3\), vec \(2\)"):
+        ctorch.linalg.matmul(a, ctorch.ones(2))

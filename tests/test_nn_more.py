@@ -982,3 +982,62 @@ def test_dtype_errors():
         F.grid_sample(i64, ctorch.zeros(1, 1, 1, 2, dtype=ctorch.int64), align_corners=False)
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
         F.alpha_dropout(ctorch.ones(3, dtype=ctorch.int64), 0.5, True)
+
+
+# --- the deprecated Module.register_backward_hook (non-full: the grads of the output's last node) --------------
+def _non_full_hook_run(module, x, ret=None):
+    seen = []
+
+    def hook(mod, grad_input, grad_output):
+        seen.append((mod, [tuple(g.shape) for g in grad_input], [tuple(g.shape) for g in grad_output],
+                     [float(g.sum()) for g in grad_input]))
+        return ret(grad_input) if ret else None
+    module.register_backward_hook(hook)
+    with pytest.warns(FutureWarning, match="^Using a non-full backward hook when the forward contains multiple "
+                      "autograd Nodes is deprecated"):
+        y = module(x)
+    y.sum().backward()
+    return seen
+
+
+def test_register_backward_hook_relu_and_sequential():
+    # values and shapes as the reference torch's
+    x = ctorch.tensor([[1., -2, 3], [0.5, 1, -1]], requires_grad=True)
+    relu = nn.ReLU()
+    assert _non_full_hook_run(relu, x) == [(relu, [(2, 3)], [(2, 3)], [4.0])]
+    x.grad = None
+    _non_full_hook_run(nn.ReLU(), x, ret=lambda gi: tuple(g * 2 for g in gi))
+    assert float(x.grad.sum()) == 8.0  # the returned grad_input replaced the node's
+    lin = nn.Linear(3, 2)
+    with ctorch.no_grad():
+        lin.weight.copy_(ctorch.tensor([[1., 2, 3], [4, 5, 6]]))
+        lin.bias.copy_(ctorch.tensor([0.5, -1]))
+    seq = nn.Sequential(lin, nn.ReLU())  # the hook sees the ReLU node's grads
+    x.grad = None
+    assert _non_full_hook_run(seq, x) == [(seq, [(2, 2)], [(2, 2)], [2.0])]
+    assert float(x.grad.sum()) == 21.0
+    bad = nn.ReLU()
+    bad.register_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
+    with pytest.warns(FutureWarning):
+        y = bad(x)
+    with pytest.raises(RuntimeError, match=r"^hook '<lambda>' has returned an incorrect number of values \(got 2, "
+                       r"but expected 1\)$"):
+        y.sum().backward()
+
+
+def test_register_backward_hook_linear_and_mixing():
+    lin = nn.Linear(3, 2)
+    x = ctorch.randn(2, 3, requires_grad=True)
+    seen = _non_full_hook_run(lin, x)
+    # the hook runs on the Linear node; ctorch's fused node has edges (input, weight, bias), PyTorch's
+    # AddmmBackward0 (bias, input, weight.T): the same gradients in another order
+    assert len(seen) == 1 and sorted(seen[0][1]) == [(2,), (2, 3), (2, 3)] and seen[0][2] == [(2, 2)]
+    full = nn.Linear(3, 2)
+    full.register_full_backward_hook(lambda *a: None)
+    msg = "^Cannot use both regular backward hooks and full backward hooks on a single Module"
+    with pytest.raises(RuntimeError, match=msg):
+        full.register_backward_hook(lambda *a: None)
+    old = nn.Linear(3, 2)
+    old.register_backward_hook(lambda *a: None)
+    with pytest.raises(RuntimeError, match=msg):
+        old.register_full_backward_hook(lambda *a: None)

@@ -432,3 +432,75 @@ def test_clip_grad_value_and_vectors(device):
         nn.utils.vector_to_parameters([1, 2], a)
     with pytest.raises(RuntimeError):
         nn.utils.vector_to_parameters(t(np.arange(6.0), device), a)
+
+
+# --- ctorch.native_layer_norm / native_batch_norm / native_group_norm / native_dropout (PyTorch's tuples) ------
+def test_native_layer_norm_tuple():
+    x = ctorch.randn(2, 3, 4, requires_grad=True)
+    w = ctorch.randn(4, requires_grad=True)
+    out, mean, rstd = ctorch.native_layer_norm(x, [4], w, None, 1e-5)
+    assert ctorch.allclose(out, ctorch.nn.functional.layer_norm(x, [4], w, None, 1e-5))
+    assert mean.shape == (2, 3, 1) and rstd.shape == (2, 3, 1) and not mean.requires_grad and not rstd.requires_grad
+    xn = x.detach().numpy().astype(np.float64)
+    np.testing.assert_allclose(mean.numpy()[..., 0], xn.mean(-1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rstd.numpy()[..., 0], 1 / np.sqrt(xn.var(-1) + 1e-5), rtol=1e-4)
+    assert out.grad_fn.name() == "NativeLayerNormBackward0"
+    out.sum().backward()
+    assert x.grad is not None and w.grad is not None
+    assert ctorch.native_layer_norm(x, [3, 4], None, None, 1e-5)[1].shape == (2, 1, 1)
+    assert [t.dtype for t in ctorch.native_layer_norm(x.detach().half(), [4], None, None, 1e-5)] == [ctorch.float16] * 3
+    with pytest.raises(RuntimeError, match=r"expected input with shape \[\*, 5\]"):
+        ctorch.native_layer_norm(x, [5], None, None, 1e-5)
+
+
+def test_native_batch_norm_tuple():
+    x = ctorch.randn(4, 3, 5, requires_grad=True)
+    rm, rv = ctorch.zeros(3), ctorch.ones(3)
+    out, save_mean, save_invstd = ctorch.native_batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
+    xd = x.detach().transpose(0, 1).reshape(3, -1)
+    assert ctorch.allclose(save_mean, xd.mean(1), atol=1e-6)
+    assert ctorch.allclose(save_invstd, (xd.var(1, unbiased=False) + 1e-5).rsqrt(), rtol=1e-5)
+    assert ctorch.allclose(rm, 0.1 * xd.mean(1), atol=1e-6)  # the running statistics were updated
+    assert out.grad_fn.name() == "NativeBatchNormBackward0" and not save_mean.requires_grad
+    out, save_mean, save_invstd = ctorch.native_batch_norm(x, None, None, rm, rv, False, 0.1, 1e-5)
+    assert save_mean.shape == (0,) and save_invstd.shape == (0,)
+    with pytest.raises(ValueError, match="^running_mean must be defined in evaluation mode$"):
+        ctorch.native_batch_norm(x, None, None, None, None, False, 0.1, 1e-5)
+    # the statistics take the parameters' dtype (float32 running stats of a float16 input), as PyTorch's CPU op
+    dtypes = [t.dtype for t in ctorch.native_batch_norm(x.detach().half(), None, None, rm, rv, True, 0.1, 1e-5)]
+    assert dtypes == [ctorch.float16, ctorch.float32, ctorch.float32]
+    assert [t.dtype for t in ctorch.native_batch_norm(x.detach().half(), None, None, None, None, True, 0.1,
+                                                     1e-5)] == [ctorch.float16] * 3
+
+
+def test_native_group_norm_tuple():
+    x = ctorch.randn(2, 6, 5, requires_grad=True)
+    out, mean, rstd = ctorch.native_group_norm(x, None, None, 2, 6, 5, 3, 1e-5)
+    assert ctorch.allclose(out, ctorch.nn.functional.group_norm(x, 3, eps=1e-5))
+    assert mean.shape == (2, 3) and rstd.shape == (2, 3) and mean.requires_grad  # as PyTorch's
+    assert ctorch.allclose(mean, x.detach().reshape(2, 3, 10).mean(-1), atol=1e-6)
+    mean.sum().backward()  # the mean's own derivative (PyTorch: 1 / group size everywhere)
+    assert ctorch.allclose(x.grad, ctorch.full((2, 6, 5), 0.1))
+    with pytest.raises(RuntimeError, match=r"^Expected X.numel\(\) == N \* C \* HxW to be true, but got false."):
+        ctorch.native_group_norm(x, None, None, 2, 6, 4, 3, 1e-5)
+    with pytest.raises(RuntimeError, match="divisible by num_groups"):
+        ctorch.native_group_norm(x, None, None, 2, 6, 5, 4, 1e-5)
+
+
+def test_native_dropout_tuple():
+    ctorch.manual_seed(0)
+    x = ctorch.randn(2000, requires_grad=True)
+    out, mask = ctorch.native_dropout(x, 0.3, True)
+    assert mask.dtype == ctorch.bool and mask.shape == x.shape and 0.6 < mask.float().mean().item() < 0.8
+    assert ctorch.allclose(out, x * mask / 0.7)
+    out.sum().backward()
+    assert ctorch.allclose(x.grad, mask.float() / 0.7)
+    out, mask = ctorch.native_dropout(x, 0.3, False)  # a copy and an all-True mask
+    assert ctorch.equal(out, x) and out is not x and bool(mask.all())
+    out, mask = ctorch.native_dropout(x, 1.0, True)
+    assert not bool(mask.any()) and float(out.abs().sum()) == 0.0
+    with pytest.raises(RuntimeError, match=r"^bernoulli_ expects p to be in \[0, 1\], but got p=-0.5$"):
+        ctorch.native_dropout(x, 1.5, True)
+    with pytest.raises(RuntimeError, match="^result type Float can't be cast to the desired output type Long$"):
+        ctorch.native_dropout(ctorch.arange(3), 0.5, True)
+    assert ctorch.equal(ctorch.native_dropout(ctorch.arange(3), 0.5, False)[0], ctorch.arange(3))

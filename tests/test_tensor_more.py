@@ -546,3 +546,17 @@ def test_post_accumulate_grad_hook():
         x.clone().register_post_accumulate_grad_hook(lambda t: None)
     with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
         ctorch.ones(2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+def test_storage_type_and_legacy_storage_classes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert ctorch.randn(3).storage_type() is ctorch.FloatStorage
+        assert ctorch.arange(3).storage_type() is ctorch.LongStorage
+        assert ctorch.zeros(1, dtype=ctorch.bool).storage_type() is ctorch.BoolStorage
+        assert ctorch.zeros(1, dtype=ctorch.bfloat16).storage_type() is ctorch.BFloat16Storage
+        assert ctorch.FloatStorage.dtype == ctorch.float32 and ctorch.cuda.FloatStorage.dtype == ctorch.float32
+        assert isinstance(ctorch.randn(2).storage(), ctorch.FloatStorage)
+        assert not isinstance(ctorch.randn(2).storage(), ctorch.DoubleStorage)
+        assert not isinstance(ctorch.randn(2).storage(), ctorch.cuda.FloatStorage)
+        assert ctorch.FloatStorage(3).size() == 3 and ctorch.IntStorage([1, 2]).tolist() == [1, 2]

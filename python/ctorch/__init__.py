@@ -127,11 +127,16 @@ from .storage import TypedStorage  # noqa: E402,F401
 from .utils.dlpack import to_dlpack  # noqa: E402,F401
 
 Tensor.storage = storage._tensor_storage
+Tensor.storage_type = storage._tensor_storage_type
+globals().update({cls.__name__: cls for cls in storage._legacy_storage_classes["cpu"].values()})
 
 # the removed linear-algebra functions: each raises PyTorch's RuntimeError naming its replacement
 from . import _linalg_utils  # noqa: E402
 from ._linalg_utils import eig, lstsq, matrix_rank, solve  # noqa: E402,F401
 from ._linalg_utils import _symeig as symeig  # noqa: E402,F401
+from ._linalg_utils import lu  # noqa: E402,F401
+
+Tensor.lu = _linalg_utils._tensor_lu
 
 
 def _tensor_solve(self, other):
@@ -177,6 +182,7 @@ def set_default_tensor_type(t, /):
 from . import accelerator, backends, cpu, cuda, version  # noqa: E402,F401  (CUDA is not initialised at import)
 from . import amp, linalg, nn, optim, special  # noqa: E402,F401
 from . import compiler  # noqa: E402,F401
+from . import jit  # noqa: E402,F401  (torch.jit, run eagerly)
 from .compiler import compile  # noqa: E402,F401,A001
 from . import testing  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
@@ -197,6 +203,9 @@ def dropout(input, p, train):
 
 def dropout_(input, p, train):
     return _dropout_call(nn.functional.dropout, input, p, train, True)
+
+
+from ._native_norm import native_batch_norm, native_dropout, native_group_norm, native_layer_norm  # noqa: E402,F401
 
 
 def alpha_dropout(input, p, train):

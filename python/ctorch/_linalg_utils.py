@@ -1,6 +1,10 @@
 """ctorch._linalg_utils: the linear-algebra functions PyTorch 2.x removed (torch.solve, lstsq, symeig, eig,
 matrix_rank and the Tensor methods solve/lstsq/symeig/eig) but still exposes, as PyTorch's torch/_linalg_utils.py
-does: each raises RuntimeError with PyTorch's message naming its torch.linalg replacement."""
+does: each raises RuntimeError with PyTorch's message naming its torch.linalg replacement. torch.lu, deprecated
+but still working, is here too."""
+import warnings
+
+from . import _C
 
 _REMOVED = "This function was deprecated since version 1.9 and is now removed."
 
@@ -29,3 +33,44 @@ def eig(self, eigenvectors=False, *, e=None, v=None):
 
 def matrix_rank(input, tol=None, symmetric=False, *, out=None):
     raise RuntimeError(_MATRIX_RANK_MESSAGE)
+
+
+# --- torch.lu (deprecated, still working): torch.linalg.lu_factor_ex under PyTorch's old spelling --------------
+_LU_DEPRECATION = ("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will "
+                   "be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be "
+                   "replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
+                   "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                   "torch.linalg.lu_factor_ex(A, compute_pivots)")
+_lu_warned = False
+
+
+def _lu_with_info(A, pivot):
+    global _lu_warned
+    if not _lu_warned:  # once a process, as PyTorch's TORCH_WARN_ONCE
+        _lu_warned = True
+        warnings.warn(_LU_DEPRECATION, UserWarning, stacklevel=3)
+    from . import linalg
+
+    LU, pivots, info = linalg.lu_factor_ex(A, pivot=pivot)
+    return LU, pivots, info
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """torch.lu: (LU, pivots) of (*, m, n) A, or torch.return_types._lu_with_info(LU, pivots, info) with
+    get_infos=True; out=(tensors) receives them (resized) and is returned."""
+    result = _lu_with_info(A, pivot)
+    if out is not None:
+        if len(out) - int(bool(get_infos)) != 2:
+            raise TypeError(f"expected tuple of {2 + int(bool(get_infos))} elements but got {len(out)}")
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(f"argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+        for dst, src in zip(out, result):
+            dst.resize_as_(src).copy_(src)
+        return out
+    return _C._lu_with_info_result(*result) if get_infos else result[:2]
+
+
+def _tensor_lu(self, pivot=True, get_infos=False):
+    """Tensor.lu: torch.lu's plain tuple (LU, pivots) or (LU, pivots, infos)."""
+    result = _lu_with_info(self, pivot)
+    return result if get_infos else result[:2]

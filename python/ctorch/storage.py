@@ -92,3 +92,56 @@ def _tensor_storage(self):
     """Tensor.storage(): the tensor's whole storage as a TypedStorage of its dtype (deprecated)."""
     _warn_typed_storage_removal()
     return TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype, device=self.device)
+
+
+# --- the legacy storage classes (torch.FloatStorage ... torch.cuda.BoolStorage) -------------------------------
+class _LegacyStorageMeta(type):
+    """isinstance(storage, torch.FloatStorage) holds for any TypedStorage of that dtype and device type."""
+
+    def __instancecheck__(cls, instance):
+        if type(instance) is TypedStorage:
+            return instance.dtype == cls.dtype and instance.device.type == cls._device_type
+        return type.__instancecheck__(cls, instance)
+
+
+class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
+    """FloatStorage(size) / FloatStorage(sequence) / FloatStorage(): a new storage of the class's dtype."""
+
+    dtype = None
+    _device_type = "cpu"
+
+    def __init__(self, *args, wrap_storage=None):
+        if wrap_storage is None:
+            if len(args) > 1:
+                raise TypeError(f"{type(self).__name__}(): expected at most one argument (a size or a sequence)")
+            arg = args[0] if args else 0
+            if isinstance(arg, int):
+                elements = _C.empty((arg,), dtype=self.dtype, device=self._device_type)
+            else:
+                elements = _C.tensor(arg, dtype=self.dtype, device=self._device_type)
+            wrap_storage = elements.untyped_storage()
+        super().__init__(wrap_storage=wrap_storage, dtype=self.dtype, device=_C.device(self._device_type))
+
+
+_LEGACY_NAMES = (("Float", "float32"), ("Double", "float64"), ("Half", "float16"), ("BFloat16", "bfloat16"),
+                 ("Long", "int64"), ("Int", "int32"), ("Short", "int16"), ("Char", "int8"), ("Byte", "uint8"),
+                 ("Bool", "bool"))
+
+
+def _legacy_classes(module, device_type):
+    classes = {}
+    for prefix, dtype_name in _LEGACY_NAMES:  # ctorch has no complex dtypes
+        name = prefix + "Storage"
+        classes[getattr(_C, dtype_name)] = type(name, (_LegacyStorage,), {
+            "dtype": getattr(_C, dtype_name), "_device_type": device_type, "__module__": module, "__qualname__": name})
+    return classes
+
+
+_legacy_storage_classes = {"cpu": _legacy_classes("ctorch", "cpu"), "cuda": _legacy_classes("ctorch.cuda", "cuda")}
+
+
+def _tensor_storage_type(self):
+    """Tensor.storage_type(): the legacy storage class of the tensor's dtype and device (None for a dtype
+    that has none, as PyTorch's uint16); warns that TypedStorage is deprecated."""
+    _warn_typed_storage_removal()
+    return _legacy_storage_classes.get(self.device.type, {}).get(self.dtype)

@@ -22,6 +22,9 @@ from .streams import Event, ExternalStream, Stream  # noqa: F401
 from . import memory, nvtx  # noqa: F401
 
 globals().update(_C._cuda_legacy_types)  # torch.cuda.FloatTensor, ...: the legacy types of CUDA tensors
+from ..storage import _legacy_storage_classes  # noqa: E402
+
+globals().update({cls.__name__: cls for cls in _legacy_storage_classes["cuda"].values()})  # torch.cuda.FloatStorage
 
 
 def is_available():

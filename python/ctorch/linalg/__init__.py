@@ -4,7 +4,7 @@ from .._forward import c_function
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
            "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu",
-           "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
            "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
            "vector_norm"]
 
@@ -16,6 +16,7 @@ def _forward(name, signature):
     return c_function(name, "_linalg_" + name, signature)
 
 
+matmul = _C.matmul  # torch.linalg.matmul: an alias of torch.matmul
 cross = _forward("cross", "(input, other, *, dim=-1, out=None) -> Tensor")
 vector_norm = _forward("vector_norm", "(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor")
 matrix_norm = _forward("matrix_norm", "(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None) -> Tensor")

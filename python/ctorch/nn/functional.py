@@ -267,8 +267,13 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     if p == 1.0:
         return input * 0.0
+    return _dropout_draw(input, p)[0]
+
+
+def _dropout_draw(input, p):
+    """(input * keep / (1 - p), keep): keep drawn Bernoulli(1 - p) in input's dtype (0 scale for p = 1)."""
     keep = _C.empty_like(input).bernoulli_(1.0 - p)
-    return input * keep * (1.0 / (1.0 - p))
+    return input * keep * (0.0 if p == 1.0 else 1.0 / (1.0 - p)), keep
 
 
 def _check_p(p):
