@@ -47,6 +47,7 @@
     X(determinism)        \
     X(namespace)          \
     X(tensor_more)        \
+    X(shared_memory)      \
     X(legacy)             \
     X(autograd)
 

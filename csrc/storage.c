@@ -118,15 +118,41 @@ static PyObject *storage_data_ptr(PyObject *self, PyObject *unused)
     return PyLong_FromVoidPtr(((CtStorageObject *)self)->data);
 }
 
+static PyObject *storage_device(PyObject *self, void *unused)
+{
+    return ct_device_object(((CtStorageObject *)self)->device);
+}
+
+static PyObject *storage_is_cuda(PyObject *self, void *unused)
+{
+    return PyBool_FromLong(((CtStorageObject *)self)->device.type == CT_DEV_CUDA);
+}
+
+static PyGetSetDef storage_getset[] = {
+    {"device", storage_device, NULL, "the device of the buffer", NULL},
+    {"is_cuda", storage_is_cuda, NULL, "whether the buffer is on a CUDA device", NULL},
+    {NULL},
+};
+
 static PyMethodDef storage_methods[] = {
     {"nbytes", storage_nbytes, METH_NOARGS, "size of the buffer in bytes"},
     {"data_ptr", storage_data_ptr, METH_NOARGS, "address of the buffer"},
+    {"is_shared", ct_storage_is_shared_method, METH_NOARGS, "is_shared(): in shared memory (always on CUDA)"},
+    {"share_memory_", ct_storage_share_memory_method, METH_NOARGS, "share_memory_(): moves it to shared memory"},
+    {"_share_fd_cpu_", ct_storage_share_fd, METH_NOARGS, "_share_fd_cpu_() -> (fd, nbytes)"},
+    {"_share_filename_cpu_", ct_storage_share_filename, METH_NOARGS, "_share_filename_cpu_() -> (b'', name, nbytes)"},
+    {"_new_shared_fd_cpu", ct_storage_new_shared_fd, METH_VARARGS | METH_CLASS, "_new_shared_fd_cpu(fd, nbytes)"},
+    {"_new_shared_filename_cpu", ct_storage_new_shared_filename, METH_VARARGS | METH_CLASS,
+     "_new_shared_filename_cpu(manager, name, nbytes)"},
+    {"_shared_incref", ct_storage_shared_incref, METH_NOARGS, "one more holder of a named segment"},
+    {"_shared_decref", ct_storage_shared_decref, METH_NOARGS, "one fewer holder of a named segment"},
     {NULL},
 };
 
 static PyType_Slot storage_slots[] = {
     {Py_tp_dealloc, storage_dealloc},
     {Py_tp_methods, storage_methods},
+    {Py_tp_getset, storage_getset},
     {Py_tp_doc, "The flat buffer behind one or more tensors."},
     {0, NULL},
 };

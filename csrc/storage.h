@@ -18,6 +18,18 @@ CtStorageObject *ct_storage_wrap_owned(void *data, size_t nbytes, CtDevice devic
 /* Number of live storages (for the leak tests). */
 extern Py_ssize_t ct_live_storages;
 
+/* shared_memory.c: CPU storages in shared memory (PyTorch's file_descriptor / file_system strategies). */
+bool ct_storage_is_shared(CtStorageObject *s);
+int ct_storage_share_memory(CtStorageObject *s); /* moves it with the current strategy; 0 or -1 */
+PyObject *ct_storage_is_shared_method(PyObject *self, PyObject *unused);
+PyObject *ct_storage_share_memory_method(PyObject *self, PyObject *unused);
+PyObject *ct_storage_share_fd(PyObject *self, PyObject *unused);
+PyObject *ct_storage_share_filename(PyObject *self, PyObject *unused);
+PyObject *ct_storage_new_shared_fd(PyObject *cls, PyObject *args);
+PyObject *ct_storage_new_shared_filename(PyObject *cls, PyObject *args);
+PyObject *ct_storage_shared_incref(PyObject *self, PyObject *unused);
+PyObject *ct_storage_shared_decref(PyObject *self, PyObject *unused);
+
 int ct_storage_init(PyObject *module);
 
 #endif /* CTORCH_STORAGE_H */

@@ -3,7 +3,7 @@
  *   out-of-place op's formula, find_formula's `name_` rule), the in-place samplers cauchy_ /
  *   log_normal_ / geometric_ (uniform_ / normal_ transformed in place), the method form of
  *   bernoulli, metadata and storage operations (as_strided_, resize_, resize_as_, set_,
- *   is_set_to, dim_order, new_empty_strided, const_data_ptr, share_memory_ / is_shared),
+ *   is_set_to, dim_order, new_empty_strided, const_data_ptr, (share_memory_ / is_shared: shared_memory.c),
  *   the CPU element callbacks apply_ / map_ / map2_, and torch.is_floating_point / get_device /
  *   is_storage / nonzero_static.
  * Numerics are compositions of existing recording ops, so every device runs them. */
@@ -19,7 +19,6 @@
 #include "tensor.h"
 #include <math.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* --- helpers --------------------------------------------------------------------------------------------- */
 /* obj.name(*args, **kw) through vectorcall: a new reference */
@@ -619,48 +618,6 @@ static PyObject *tensor_new(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     CtTensorObject *t = CT_TENSOR(self);
     return ct_legacy_new(t->dtype, ct_device_of(t).type == CT_DEV_CUDA, true, args, kwargs);
-}
-
-/* --- shared memory ----------------------------------------------------------------------------------------- */
-/* CPU storages moved to shared memory are anonymous MAP_SHARED mappings: processes forked after
- * share_memory_() (multiprocessing's fork start, DataLoader workers) see each other's writes. */
-static void shared_free(void *data, size_t nbytes)
-{
-    munmap(data, nbytes > 0 ? nbytes : 1);
-}
-
-static PyObject *tensor_is_shared(PyObject *self, PyObject *unused)
-{
-    CtStorageObject *s = CT_TENSOR(self)->storage;
-    return PyBool_FromLong(s->device.type == CT_DEV_CUDA || s->free_fn == shared_free);
-}
-
-/* share_memory_(): moves a CPU tensor's storage into shared memory (no-op on CUDA or when shared) */
-static PyObject *tensor_share_memory_(PyObject *self, PyObject *unused)
-{
-    CtStorageObject *s = CT_TENSOR(self)->storage;
-    if (s->device.type == CT_DEV_CUDA || s->free_fn == shared_free) {
-        return Py_NewRef(self);
-    }
-    void *data = mmap(NULL, s->nbytes > 0 ? s->nbytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (data == MAP_FAILED) {
-        PyErr_Format(PyExc_RuntimeError, "unable to allocate %zu bytes of shared memory", s->nbytes);
-        return NULL;
-    }
-    memcpy(data, s->data, s->nbytes);
-    if (s->owner != NULL) {
-        Py_CLEAR(s->owner);
-    } else if (s->free_fn != NULL) {
-        s->free_fn(s->data, s->nbytes);
-    } else if (s->data != NULL) {
-        const CtDeviceOps *ops = ct_device_ops(s->device);
-        if (ops != NULL) {
-            ops->free(s->data, s->nbytes, s->device);
-        }
-    }
-    s->data = data;
-    s->free_fn = shared_free;
-    return Py_NewRef(self);
 }
 
 /* --- apply_ / map_ / map2_ ------------------------------------------------------------------------------- */
@@ -1484,8 +1441,6 @@ PyMethodDef ct_tensor_more_tensor_methods[] = {
     {"new", CT_FASTCALL(tensor_new), METH_VARARGS | METH_KEYWORDS, "new(*args, **kwargs): the legacy constructor of self's type"},
     {"apply_", tensor_apply_, METH_O, "apply_(callable): self[i] = callable(self[i]) (CPU)"},
     {"const_data_ptr", tensor_const_data_ptr, METH_NOARGS, "const_data_ptr(): data_ptr()"},
-    {"is_shared", tensor_is_shared, METH_NOARGS, "is_shared(): in shared memory (always on CUDA)"},
-    {"share_memory_", tensor_share_memory_, METH_NOARGS, "share_memory_(): moves the storage to shared memory"},
     {NULL},
 };
 #undef CT_M

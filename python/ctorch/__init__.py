@@ -157,7 +157,7 @@ def _tensor_eig(self, eigenvectors=False):
 
 Tensor.solve, Tensor.lstsq, Tensor.symeig, Tensor.eig = _tensor_solve, _tensor_lstsq, _tensor_symeig, _tensor_eig
 
-from ._higher_order_ops import cond  # noqa: E402,F401  (torch.cond, eager)
+from ._higher_order_ops import cond, while_loop  # noqa: E402,F401  (torch.cond, torch.while_loop: eager)
 
 
 def _import_dotted_name(name):
@@ -229,6 +229,9 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 from .cuda import amp as _cuda_amp  # noqa: E402,F401  (ctorch.cuda.amp)
 from . import distributions  # noqa: E402,F401  (torch.distributions, Python over ctorch ops)
 from . import distributed  # noqa: E402,F401  (torch.distributed as built without distributed support)
+from . import multiprocessing  # noqa: E402,F401  (registers the shared-memory reductions, as PyTorch at import)
+from . import signal  # noqa: E402,F401  (torch.signal.windows)
+from ._streams import Event, Stream, get_device_module  # noqa: E402,F401
 from . import func  # noqa: E402,F401  (torch.func: vmap as a loop, transforms over autograd)
 from .func import vmap  # noqa: E402,F401
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401  (Python in PyTorch too)
@@ -271,3 +274,17 @@ def set_autocast_gpu_dtype(dtype):
 from .serialization import load, load_safetensors, save, save_safetensors  # noqa: E402,F401
 
 __version__ = "0.1.0"
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False):
+    """A 1-d tensor of size elements over the file's contents, memory-mapped (csrc/shared_memory.c): with
+    shared=True writes go to the file (grown with zeros when shorter), else the mapping is private."""
+    dtype = get_default_dtype() if dtype is None else dtype
+    if layout is not None and layout is not strided:
+        raise RuntimeError(f"from_file: only the strided layout is supported, got {layout}")
+    itemsize = _C.empty(0, dtype=dtype).element_size()
+    storage = _C._from_file(filename, 1 if shared else 0, size * itemsize)  # (bool is torch.bool here)
+    t = _C.empty(0, dtype=dtype).set_(storage, 0, (size,), (1,))
+    if device is not None and _C.device(device).type != "cpu":
+        t = t.to(device)
+    return t.pin_memory() if pin_memory else t

@@ -1,5 +1,8 @@
 """Python-level parts of ctorch.Tensor: the text form (formatting is naturally Python) and
 argument sugar that does no numerics. Attached to the C type at import."""
+import math
+import warnings
+
 from . import _C
 from ._tensor_str import tensor_repr as _format
 
@@ -51,3 +54,44 @@ Tensor.backward = _backward
 # the tensor alive) and defers binary operators to the tensor, as it does for PyTorch.
 Tensor.__array_interface__ = property(_C._array_interface)
 Tensor.__array_priority__ = 1000
+
+
+# --- deprecated forms (PyTorch keeps them with warnings) ---------------------------------------------------------
+def _resize(self, *sizes):
+    """Deprecated non-inplace resize: self's elements in the shape sizes (the element count must not change)."""
+    warnings.warn("non-inplace resize is deprecated")
+    return _resize_to(self, sizes)
+
+
+def _resize_as(self, tensor):
+    """Deprecated non-inplace resize_as: resize(tensor.size())."""
+    warnings.warn("non-inplace resize_as is deprecated")
+    return _resize_to(self, tuple(tensor.size()))
+
+
+def _resize_to(self, sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    numel = math.prod(sizes)
+    if self.numel() != numel:
+        raise RuntimeError(
+            f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the given tensor has a "
+            f"size of {'x'.join(map(str, self.size()))} ({self.numel()} elements). autograd's resize can only change "
+            "the shape of a given tensor, while preserving the number of elements. ")
+    return self.contiguous().view(*sizes)
+
+
+def _volatile_get(self):
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+    return False
+
+
+def _volatile_set(self, value):
+    warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.", UserWarning,
+                  stacklevel=2)
+
+
+Tensor.resize = _resize
+Tensor.resize_as = _resize_as
+Tensor.volatile = property(_volatile_get, _volatile_set)
+Tensor.name = property(lambda self: None, doc="None: tensors have no name (PyTorch keeps the attribute)")

@@ -114,6 +114,11 @@ def relu_(input):
     return input.relu_()
 
 
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place leaky_relu."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     out = _C._leaky_relu(input, negative_slope)
     if inplace:

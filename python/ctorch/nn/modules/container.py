@@ -7,6 +7,18 @@ from itertools import chain, islice
 from .module import Module, _addindent
 
 
+class Container(Module):
+    """Deprecated: a Module whose keyword arguments become its submodules."""
+
+    def __init__(self, **kwargs):
+        import warnings
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
+
+
 class Sequential(Module):
     """Modules called in order; Sequential(m1, m2, ...) or Sequential(OrderedDict(name=module))."""
 

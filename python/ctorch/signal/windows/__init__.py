@@ -1,0 +1,17 @@
+"""torch.signal.windows: SciPy-style window functions."""
+from .windows import (  # noqa: F401
+    bartlett,
+    blackman,
+    cosine,
+    exponential,
+    gaussian,
+    general_cosine,
+    general_hamming,
+    hamming,
+    hann,
+    kaiser,
+    nuttall,
+)
+
+__all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine", "general_hamming",
+           "hamming", "hann", "kaiser", "nuttall"]
