@@ -1580,6 +1580,26 @@ done:
 
 /* --- linear algebra ----------------------------------------------------------------------------------- */
 /* matmul(a, b) for any ranks: lift 1-d operands to matrices, use the batched rule, undo. */
+/* mat1^T @ g, the gradient of a 2-D mat2 (mm / addmm), computed as (g^T @ mat1)^T when mat2 is
+ * column-major (nn.Linear's weight.t()): the result then has mat2's layout and its transpose back to
+ * the weight is contiguous, as PyTorch's mm_mat2_backward. */
+static PyObject *mm_mat2_grad(PyObject *m1, PyObject *g, const CtTensorObject *m2)
+{
+    if (m2->ndim == 2 && m2->strides[0] == 1 && m2->sizes[1] > 1 && m2->sizes[0] > 1) {
+        PyObject *gt = PyObject_CallMethod(g, "t", NULL);
+        PyObject *p = gt ? PyNumber_MatrixMultiply(gt, m1) : NULL;
+        Py_XDECREF(gt);
+        if (p != NULL) {
+            Py_SETREF(p, PyObject_CallMethod(p, "t", NULL));
+        }
+        return p;
+    }
+    PyObject *t = PyObject_CallMethod(m1, "t", NULL);
+    PyObject *p = t ? PyNumber_MatrixMultiply(t, g) : NULL;
+    Py_XDECREF(t);
+    return p;
+}
+
 static int bw_matmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     CtTensorObject *a = ct_node_tensor(n, 0), *b = ct_node_tensor(n, 1);
@@ -1615,9 +1635,14 @@ static int bw_matmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         }
     }
     if (NEEDS(1)) {
-        PyObject *at = PyObject_GetAttrString(A, "mT");
-        PyObject *v = at ? PyNumber_MatrixMultiply(at, G) : NULL;
-        Py_XDECREF(at);
+        PyObject *v;
+        if (a->ndim == 2 && b->ndim == 2) {
+            v = mm_mat2_grad(A, G, b);
+        } else {
+            PyObject *at = PyObject_GetAttrString(A, "mT");
+            v = at ? PyNumber_MatrixMultiply(at, G) : NULL;
+            Py_XDECREF(at);
+        }
         if (v != NULL && b1) {
             PyObject *s = PyObject_GetAttrString(v, "shape");
             /* sum over the batch dims first, then drop the column dim */
@@ -1639,44 +1664,42 @@ done:
     return rc;
 }
 
-/* addmm(input, mat1, mat2, *, beta=1, alpha=1) */
+/* addmm(input, mat1, mat2, *, beta=1, alpha=1); a beta / alpha left out scales nothing (no
+ * multiply by 1 in every nn.Linear backward). */
+static PyObject *scaled(PyObject *v, PyObject *s)
+{
+    if (v == NULL || s == NULL) {
+        return v;
+    }
+    PyObject *r = mul(v, s);
+    Py_DECREF(v);
+    return r;
+}
+
 static int bw_addmm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *beta = scalar_or(ARG(3), 1.0), *alpha = scalar_or(ARG(4), 1.0);
-    int rc = -1;
-    if (beta == NULL || alpha == NULL) {
-        goto done;
-    }
-    if (NEEDS(0) && set_fit(&gi[0], mul(g[0], beta), META(0)) < 0) {
-        goto done;
+    PyObject *beta = ARG(3), *alpha = ARG(4);
+    if (NEEDS(0) && set_fit(&gi[0], scaled(Py_NewRef(g[0]), beta), META(0)) < 0) {
+        return -1;
     }
     if (NEEDS(1)) {
         PyObject *m2 = (PyObject *)ct_node_tensor(n, 2);
         PyObject *t = m2 ? PyObject_CallMethod(m2, "t", NULL) : NULL;
         PyObject *p = t ? PyNumber_MatrixMultiply(g[0], t) : NULL;
         Py_XDECREF(t);
-        if (set_fit(&gi[1], p ? mul(p, alpha) : NULL, META(1)) < 0) {
-            Py_XDECREF(p);
-            goto done;
+        if (set_fit(&gi[1], scaled(p, alpha), META(1)) < 0) {
+            return -1;
         }
-        Py_DECREF(p);
     }
     if (NEEDS(2)) {
         PyObject *m1 = (PyObject *)ct_node_tensor(n, 1);
-        PyObject *t = m1 ? PyObject_CallMethod(m1, "t", NULL) : NULL;
-        PyObject *p = t ? PyNumber_MatrixMultiply(t, g[0]) : NULL;
-        Py_XDECREF(t);
-        if (set_fit(&gi[2], p ? mul(p, alpha) : NULL, META(2)) < 0) {
-            Py_XDECREF(p);
-            goto done;
+        CtTensorObject *m2 = m1 ? ct_node_tensor(n, 2) : NULL;
+        PyObject *p = m2 ? mm_mat2_grad(m1, g[0], m2) : NULL;
+        if (set_fit(&gi[2], scaled(p, alpha), META(2)) < 0) {
+            return -1;
         }
-        Py_DECREF(p);
     }
-    rc = 0;
-done:
-    Py_XDECREF(beta);
-    Py_XDECREF(alpha);
-    return rc;
+    return 0;
 }
 
 static int bw_outer(CtNodeObject *n, PyObject *const *g, PyObject **gi)

@@ -5,6 +5,7 @@
  * frombuffer(), tolist(), __iter__, DLPack (__dlpack__, __dlpack_device__, from_dlpack) and
  * pickling of tensors. */
 #include "args.h"
+#include "autograd.h"
 #include "creation.h"
 #include "device.h"
 #include "numpy_api.h"
@@ -748,7 +749,7 @@ static PyObject *tensor_numpy(PyObject *self, PyObject *const *args, Py_ssize_t 
         Py_DECREF(c);
         return r;
     }
-    if (t->requires_grad) {
+    if (t->requires_grad && ct_grad_enabled) { /* as PyTorch: allowed under no_grad (custom Function forward) */
         PyErr_SetString(PyExc_RuntimeError,
                         "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
         return NULL;

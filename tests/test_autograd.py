@@ -329,3 +329,102 @@ def test_dtype_conversion_gradient_has_input_dtype():
     (y * 2).sum().backward()
     assert x.grad.dtype == torch.float64
     np.testing.assert_allclose(x.grad.numpy(), [2, 2, 2])
+
+
+# --- custom Function: the "Extending torch.autograd" tutorial's forms -----------------------------------------
+def test_function_setup_context_form_binds_defaults():
+    class Linear(torch.autograd.Function):
+        @staticmethod
+        def forward(x, w, bias=None):
+            out = x.mm(w.t())
+            return out if bias is None else out + bias
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, w, bias = inputs  # the default is bound, as PyTorch's apply does
+            ctx.save_for_backward(x, w)
+            ctx.has_bias = bias is not None
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return g.mm(w), g.t().mm(x), (g.sum(0) if ctx.has_bias else None)
+
+    x = torch.tensor([[1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([[3.0, 4.0], [5.0, 6.0]], dtype=torch.float64, requires_grad=True)
+    Linear.apply(x, w).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[8.0, 10.0]])
+    np.testing.assert_allclose(w.grad.numpy(), [[1.0, 2.0], [1.0, 2.0]])
+    assert torch.autograd.gradcheck(Linear.apply, (x, w, torch.ones(2, dtype=torch.float64, requires_grad=True)))
+
+
+def test_function_once_differentiable():
+    from ctorch.autograd.function import once_differentiable
+
+    class Exp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, i):
+            r = i.exp()
+            ctx.save_for_backward(r)
+            return r
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            (r,) = ctx.saved_tensors
+            return g * r
+
+    x = torch.tensor([0.0, 1.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(Exp.apply(x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), np.exp([0.0, 1.0]))
+    assert not g.requires_grad  # run without recording; the grad output needed no graph
+    v = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(Exp.apply(x), x, v, create_graph=True)
+    assert g.requires_grad
+    with pytest.raises(RuntimeError, match="differentiate twice a function that was marked with @once_differentiable"):
+        g.sum().backward()
+
+
+def test_function_mark_dirty():
+    class AddOne(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.numpy()[...] += 1  # numpy() is allowed here: forward runs without grad mode
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = a.clone()
+    v = b._version
+    r = AddOne.apply(b)
+    assert r is b and b._version == v + 1 and type(b.grad_fn).__name__ == "AddOneBackward"
+    (b * 2).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_allclose(b.detach().numpy(), [2.0, 3.0])
+    c = a.clone()
+    d = c * c  # saves c, which AddOne then modifies
+    AddOne.apply(c)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        d.sum().backward()
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in an in-place operation"):
+        AddOne.apply(torch.ones(2, requires_grad=True))
+
+
+def test_gradcheck_error_is_a_runtime_error():
+    class Bad(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(torch.autograd.GradcheckError, match="Jacobian mismatch") as e:
+        torch.autograd.gradcheck(Bad.apply, (x,))
+    assert isinstance(e.value, RuntimeError)

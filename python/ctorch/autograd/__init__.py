@@ -3,7 +3,7 @@ The engine and the recording of ops are C (csrc/autograd.c); this is the Python 
 from .. import _C
 from .function import Function, FunctionCtx  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
-from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 
 Variable = _C.Tensor

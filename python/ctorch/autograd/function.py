@@ -2,6 +2,9 @@
 
 forward runs with grad mode off; the C engine gets a node (made by _C._make_function_node)
 whose backward calls the user's staticmethod backward(ctx, *grad_outputs)."""
+import functools
+import inspect
+
 from .. import _C
 from .grad_mode import no_grad
 
@@ -50,6 +53,10 @@ class FunctionCtx:
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
 
+    def mark_dirty(self, *tensors):
+        """The inputs forward modified in place: returned as outputs, they take this node as history."""
+        self._dirty = tensors
+
     def set_materialize_grads(self, value):
         self.materialize_grads = value
 
@@ -82,22 +89,45 @@ class Function:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Overridden with a forward(*args) that takes no ctx: fills ctx from the inputs and output."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
+        separate_ctx = cls.setup_context is not Function.setup_context
+        if separate_ctx:  # forward(*args) + setup_context(ctx, inputs, output): defaults bound as PyTorch
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, {}
+        elif kwargs:
+            raise TypeError(f"{cls.__name__}.apply() takes positional arguments only")
         ctx = FunctionCtx(cls, len(args))
         ctx.needs_input_grad = tuple(isinstance(a, _C.Tensor) and a.requires_grad for a in args)
         prev = _C.is_grad_enabled()
         _C._set_grad_enabled(False)
         try:
-            out = cls.forward(ctx, *args)
+            if separate_ctx:
+                out = cls.forward(*args)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args)
         finally:
             _C._set_grad_enabled(prev)
+        dirty = getattr(ctx, "_dirty", ())
+        for d in dirty:
+            _C._increment_version(d)
         if not (prev and any(ctx.needs_input_grad)):
             return out
+        for d in dirty:
+            if d.requires_grad and d.is_leaf:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         outputs = out if isinstance(out, tuple) else (out,)
-        # outputs that are inputs get a fresh alias so the input keeps its own history
-        outputs = tuple(o.view_as(o) if isinstance(o, _C.Tensor) and any(o is a for a in args) else o
-                        for o in outputs)
+        # outputs that are inputs get a fresh alias so the input keeps its own history, unless
+        # marked dirty: then the input itself takes this node as its history
+        outputs = tuple(o.view_as(o) if isinstance(o, _C.Tensor) and any(o is a for a in args) and
+                        not any(o is d for d in dirty) else o for o in outputs)
         ctx._outputs = tuple(o.detach() if isinstance(o, _C.Tensor) else o for o in outputs)
         non_diff = getattr(ctx, "_non_differentiable", ())
         _C._make_function_node(cls.__name__ + "Backward", ctx, tuple(args), outputs)
@@ -105,3 +135,35 @@ class Function:
             if any(o is nd for nd in non_diff):
                 o.detach_()
         return outputs if isinstance(out, tuple) else outputs[0]
+
+
+def once_differentiable(fn):
+    """Decorates a backward that is not itself differentiable: it runs without recording, and when a
+    double backward would need its graph, its results raise at that backward instead."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not _C.is_grad_enabled():
+            return outputs
+        if not any(isinstance(a, _C.Tensor) and a.requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        results = (outputs,) if single else outputs
+        # the node's edges are the differentiable inputs: the results depend on them
+        wrapped = _DelayedError.apply(len(results), *results,
+                                      *(a for a in args if isinstance(a, _C.Tensor) and a.requires_grad))
+        return wrapped[0] if single else wrapped
+    return wrapper
+
+
+class _DelayedError(Function):
+    """The history of a once_differentiable backward's results: differentiating them raises."""
+
+    @staticmethod
+    def forward(ctx, n, *args):
+        return tuple(g.clone() if isinstance(g, _C.Tensor) else g for g in args[:n])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")

@@ -4,6 +4,10 @@ import numpy as np
 from .. import _C
 
 
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck / gradgradcheck when a gradient does not match (a RuntimeError, as PyTorch's)."""
+
+
 def _flat_outputs(out):
     return out if isinstance(out, (tuple, list)) else (out,)
 
@@ -44,7 +48,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                         x.data = _C.tensor(base, dtype=x.dtype, device=x.device)
                 if not np.allclose(a, num, atol=atol, rtol=rtol):
                     if raise_exception:
-                        raise RuntimeError(f"Jacobian mismatch for output {oi} element {k} with respect to input {i},"
+                        raise GradcheckError(f"Jacobian mismatch for output {oi} element {k} with respect to input {i},"
                                            f"\nnumerical:{num}\nanalytical:{a}\n")
                     return False
     return True
