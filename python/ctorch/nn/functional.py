@@ -46,16 +46,9 @@ def linear(input, weight, bias=None):
     """y = input @ weight.T + bias, one GEMM with the bias folded in (csrc/nn.c)."""
     # The three entry points are the same C function; they differ only in the grad_fn name they
     # record, which follows PyTorch's (AddmmBackward0, MmBackward0, UnsafeViewBackward0).
-    if isinstance(input, Tensor) and input.dim() == 2 and isinstance(weight, Tensor):
-        # PyTorch's graph: addmm(bias, input, weight.t()) / mm(input, weight.t()), so grad_fn's
-        # next_functions are (bias, input, TBackward0 of weight) as in its tutorials' graph walks.
-        # Under autocast the one linear node casts the weight leaf itself (autocast's weight cache).
-        if _C.is_autocast_enabled(input.device.type):
-            return _C.linear(input, weight, bias) if bias is not None else _C._linear_mm(input, weight)
+    if isinstance(input, Tensor) and input.dim() == 2:
         if bias is not None:
-            return _C.addmm(bias, input, weight.t())
-        if weight.dim() == 2:
-            return _C.mm(input, weight.t())
+            return _C.linear(input, weight, bias)
         return _C._linear_mm(input, weight)
     return _C._linear_nd(input, weight, bias)
 
