@@ -289,6 +289,11 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
             return -1;
         }
         opt->has_dtype = true;
+        if (out != NULL && opt->dtype != out->dtype) { /* PyTorch's check_out_type_matches */
+            PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
+                         ct_scalar_type_name(opt->dtype), ct_scalar_type_name(out->dtype));
+            return -1;
+        }
     }
     if (ct_layout_arg(fname, kw[2]) < 0) { /* only torch.strided (or None) */
         return -1;

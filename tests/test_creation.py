@@ -98,6 +98,8 @@ def test_out_argument():
     with pytest.warns(UserWarning, match=r"An output with one or more elements was resized since it had shape \[2, 2\]"):
         torch.arange(3.0, out=o)
     assert o.tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match=r"^dtype Double does not match dtype of out parameter \(Float\)"):
+        torch.zeros(3, out=o, dtype=torch.float64)
     # every factory and bernoulli: a non-tensor out= is PyTorch's TypeError, before anything is drawn
     for name, call in [("zeros", lambda: torch.zeros(2, out=3)), ("rand", lambda: torch.rand(2, out="x")),
                        ("arange", lambda: torch.arange(3, out=[0])),
