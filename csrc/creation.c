@@ -289,6 +289,11 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
             return -1;
         }
         opt->has_dtype = true;
+        if (out != NULL && opt->dtype != out->dtype) { /* PyTorch's check_out_type_matches */
+            PyErr_Format(PyExc_RuntimeError, "dtype %s does not match dtype of out parameter (%s)",
+                         ct_scalar_type_name(opt->dtype), ct_scalar_type_name(out->dtype));
+            return -1;
+        }
     }
     if (ct_layout_arg(fname, kw[2]) < 0) { /* only torch.strided (or None) */
         return -1;
@@ -352,12 +357,9 @@ PyObject *ct_factory_finish(const char *fname, CtTensorObject *t, const CtFactor
         return (PyObject *)t;
     }
     CtTensorObject *out = CT_TENSOR(opt->out);
-    if (out->ndim != t->ndim || memcmp(out->sizes, t->sizes, sizeof(int64_t) * t->ndim) != 0) {
-        char a[256], b[256];
-        ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);
-        ct_format_sizes(b, sizeof(b), t->ndim, t->sizes);
-        PyErr_Format(PyExc_RuntimeError, "%s(): out= has shape %s but the result has shape %s (ctorch does not resize "
-                     "out= tensors)", fname, a, b);
+    /* an out= of another shape is resized, as PyTorch's factories do: silently, but for arange's warning */
+    if ((out->ndim != t->ndim || memcmp(out->sizes, t->sizes, sizeof(int64_t) * t->ndim) != 0) &&
+        ct_resize_output_ex(out, t->ndim, t->sizes, strcmp(fname, "arange") == 0) < 0) {
         Py_DECREF(t);
         return NULL;
     }

@@ -44,6 +44,8 @@
 #define CT_EW_INT_DIV 8    /* integer kernels detect division by zero (the CPU raises) */
 #define CT_EW_OPMATH_SCALARS 16
 #define CT_EW_NO_HALF 32 /* no float16/bfloat16 kernel: PyTorch dispatches float and double only */
+#define CT_EW_SAME_OUT 64 /* an out= must have the result's dtype when the other operands are numbers (PyTorch's
+                           * unary ops: abs, floor, clamp(x, 0, 1), ...; not exp, which casts to its out) */
 
 /* --- kernel kinds ---------------------------------------------------------------------------------
  * How a kernel of type T calls f = ct_sm_<fn>_<T> on inputs a, b, c and the op's parameters
@@ -111,19 +113,19 @@
 /* --- the ops ------------------------------------------------------------------------------------ */
 #define CT_EW_OP_LIST(X) \
     /* unary */                                                                    \
-    X(NEG, U, neg, NUM, 0, "neg_cpu")                                              \
-    X(ABS, U, abs, NUM, 0, "abs_cpu")                                              \
-    X(SIGN, U, sign, ALL, 0, "sign_cpu")                                           \
+    X(NEG, U, neg, NUM, CT_EW_SAME_OUT, "neg_cpu")                                              \
+    X(ABS, U, abs, NUM, CT_EW_SAME_OUT, "abs_cpu")                                              \
+    X(SIGN, U, sign, ALL, CT_EW_SAME_OUT, "sign_cpu")                                           \
     X(SQUARE, U, square, NUM, 0, "square_cpu")                                     \
     X(CUBE, U, cube, FLT, 0, "pow")                                                \
     X(INV_SQUARE, U, inv_square, FLT, 0, "pow")                                    \
     X(RELU, U, relu, NUM, 0, "relu_cpu")                                           \
-    X(FLOOR, U, floor, NUM, 0, "floor_vml_cpu")                                    \
-    X(CEIL, U, ceil, NUM, 0, "ceil_vml_cpu")                                       \
-    X(ROUND, U, round, NUM, 0, "round_vml_cpu")                                    \
-    X(TRUNC, U, trunc, NUM, 0, "trunc_vml_cpu")                                    \
-    X(FRAC, U, frac, FLT, 0, "frac_cpu")                                           \
-    X(ROUND_DECIMALS, UP2, round_decimals, FLT, 0, "round_cpu")                    \
+    X(FLOOR, U, floor, NUM, CT_EW_SAME_OUT, "floor_vml_cpu")                                    \
+    X(CEIL, U, ceil, NUM, CT_EW_SAME_OUT, "ceil_vml_cpu")                                       \
+    X(ROUND, U, round, NUM, CT_EW_SAME_OUT, "round_vml_cpu")                                    \
+    X(TRUNC, U, trunc, NUM, CT_EW_SAME_OUT, "trunc_vml_cpu")                                    \
+    X(FRAC, U, frac, FLT, CT_EW_SAME_OUT, "frac_cpu")                                           \
+    X(ROUND_DECIMALS, UP2, round_decimals, FLT, CT_EW_SAME_OUT, "round_cpu")                    \
     X(EXP, U, exp, FLT, CT_EW_INT_TO_FLOAT, "exp_vml_cpu")                         \
     X(EXP2, U, exp2, FLT, CT_EW_INT_TO_FLOAT, "exp2_cpu")                          \
     X(EXPM1, U, expm1, FLT, CT_EW_INT_TO_FLOAT, "expm1_vml_cpu")                   \
@@ -155,7 +157,7 @@
     X(SOFTPLUS, UP2, softplus, FLT, 0, "softplus_cpu")                             \
     X(NAN_TO_NUM, UP3, nan_to_num, FLT, 0, "nan_to_num")                           \
     X(LOGICAL_NOT, UB, logical_not, ALL, 0, "logical_not_cpu")                     \
-    X(BITWISE_NOT, U, bitwise_not, INTB, 0, "bitwise_not_cpu")                     \
+    X(BITWISE_NOT, U, bitwise_not, INTB, CT_EW_SAME_OUT, "bitwise_not_cpu")                     \
     X(ISNAN, UB, isnan, ALL, 0, "isnan")                                           \
     X(ISINF, UB, isinf, ALL, 0, "isinf")                                           \
     X(ISFINITE, UB, isfinite, ALL, 0, "isfinite")                                  \
@@ -237,8 +239,8 @@
     X(MINIMUM, B, minimum, ALL, 0, "minimum_cpu")                                  \
     X(FMAX, B, fmax, ALL, 0, "fmax_cpu")                                           \
     X(FMIN, B, fmin, ALL, 0, "fmin_cpu")                                           \
-    X(CLAMP_MIN, B, clamp_min, ALL, 0, "clamp_min_cpu")                            \
-    X(CLAMP_MAX, B, clamp_max, ALL, 0, "clamp_max_cpu")                            \
+    X(CLAMP_MIN, B, clamp_min, ALL, CT_EW_SAME_OUT, "clamp_min_cpu")                            \
+    X(CLAMP_MAX, B, clamp_max, ALL, CT_EW_SAME_OUT, "clamp_max_cpu")                            \
     X(EQ, BB, eq, ALL, 0, "eq_cpu")                                                \
     X(NE, BB, ne, ALL, 0, "ne_cpu")                                                \
     X(LT, BB, lt, ALL, 0, "lt_cpu")                                                \
@@ -262,7 +264,7 @@
     X(AMP_TRACKER, BP, amp_tracker, NUM, 0, "_amp_update_scale_cpu_")              \
     /* ternary */                                                                  \
     X(WHERE, W, where, ALL, 0, "where_cpu")                                        \
-    X(CLAMP, T, clamp, NUM, 0, "clamp_cpu")                                        \
+    X(CLAMP, T, clamp, NUM, CT_EW_SAME_OUT, "clamp_cpu")                                        \
     X(LERP, T, lerp, FLT, CT_EW_OPMATH_SCALARS, "lerp_kernel_tensor")              \
     X(ADDCMUL, TP, addcmul, NUM, 0, "addcmul_cpu_out")                             \
     X(AMP_SCALE, TP3, amp_scale, FLT, 0, "_amp_update_scale_cpu_")                 \

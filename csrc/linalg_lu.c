@@ -331,7 +331,8 @@ static PyObject *py_linalg_lstsq(PyObject *mod, PyObject *const *args, Py_ssize_
                      ct_scalar_type_name(A->dtype), ct_scalar_type_name(B->dtype));
         return NULL;
     }
-    if (ct_linalg_kernel_dtype(A, "linalg_lstsq") < 0) {
+    if (A->dtype != CT_F32 && A->dtype != CT_F64) { /* PyTorch's own check, before its kernel's dtype one */
+        PyErr_SetString(PyExc_RuntimeError, "This function doesn't handle types other than float and double");
         return NULL;
     }
     bool vector = B->ndim == A->ndim - 1;
@@ -386,7 +387,7 @@ static PyObject *py_linalg_lstsq(PyObject *mod, PyObject *const *args, Py_ssize_
         X = METH(prod, "zero_", NULL);
     }
     PyObject *residuals = empty;
-    if (m > n && driver != 1 && full_rank && k > 0) {
+    if (m > n && driver != 1 && full_rank) { /* n == 0 too: nothing fitted, the residuals are B's squares */
         PyObject *diff = SUB(MATMUL(a[0], X), Bm);
         residuals = METH(MUL(diff, diff), "sum", "(i)", -2);
         residuals = vector ? METH(residuals, "squeeze", "(i)", -1) : residuals;
@@ -530,6 +531,9 @@ static int64_t prod_dims(const CtTensorObject *t, int from, int to)
 /* t.shape[from:to] as a tuple, into the arena */
 static PyObject *shape_part(CtArena *arena, const CtTensorObject *t, int from, int to)
 {
+    if (arena->failed) { /* an earlier step raised: building a Size now would run with its exception set */
+        return NULL;
+    }
     return KEEP(ct_size_object(to - from, t->sizes + from));
 }
 

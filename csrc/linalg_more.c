@@ -428,19 +428,20 @@ static PyObject *tensor_dist(PyObject *self, PyObject *const *args, Py_ssize_t n
     return finish(arena, r, NULL, "dist");
 }
 
-/* A beta / alpha of addr: PyTorch refuses a float one for integer results, and a bool one unless
- * the result is bool (and the other way round). *is_zero tells beta == 0 (input is then not read). 0 or -1. */
+/* A beta / alpha of addr: PyTorch refuses a float one for integer or bool results, and a bool one unless
+ * the result is bool (a bool result takes an int one as its truth value). *is_zero tells beta == 0
+ * (input is then not read). 0 or -1. */
 static int addr_scalar(PyObject *obj, CtDType result, const char *name, bool *is_zero)
 {
     *is_zero = false;
     if (obj == NULL) {
         return 0;
     }
-    if ((result == CT_BOOL) != (PyBool_Check(obj) != 0)) {
+    if (result != CT_BOOL && PyBool_Check(obj)) {
         PyErr_Format(PyExc_RuntimeError, "Boolean %s only supported for Boolean results.", name);
         return -1;
     }
-    if (!ct_is_floating(result) && result != CT_BOOL && PyFloat_Check(obj)) {
+    if (!ct_is_floating(result) && PyFloat_Check(obj)) {
         PyErr_Format(PyExc_RuntimeError,
                      "For integral input tensors, argument %s must not be a floating point number.", name);
         return -1;
@@ -476,9 +477,11 @@ static PyObject *tensor_addr(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     CtArena scratch = {0}, *arena = &scratch;
-    PyObject *r = FN("outer", "(OO)", a[0], a[1]);
+    /* the product in the result's dtype, as PyTorch (float32 vectors into a float64 input multiply in float64) */
+    PyObject *dtype_obj = ct_dtype_object(dt);
+    PyObject *r = FN("outer", "(OO)", METH(a[0], "to", "(O)", dtype_obj), METH(a[1], "to", "(O)", dtype_obj));
     if (a[3] != NULL) {
-        r = dt == CT_BOOL ? (a[3] == Py_True ? r : MUL(r, Py_False)) : MUL(r, a[3]);
+        r = dt == CT_BOOL ? (alpha_zero ? MUL(r, Py_False) : r) : MUL(r, a[3]);
     }
     PyObject *in = METH(self, "expand", "(LL)", (long long)v1->sizes[0], (long long)v2->sizes[0]);
     if (!beta_zero) {
@@ -486,7 +489,7 @@ static PyObject *tensor_addr(PyObject *self, PyObject *const *args, Py_ssize_t n
         r = dt == CT_BOOL ? FN("logical_or", "(OO)", scaled, r) : ADD(scaled, r);
     }
     if (r != NULL && CT_TENSOR(r)->dtype != dt) {
-        r = METH(r, "to", "(O)", ct_dtype_object(dt));
+        r = METH(r, "to", "(O)", dtype_obj);
     }
     return finish(arena, r, a[4], "addr");
 }

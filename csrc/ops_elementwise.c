@@ -160,6 +160,42 @@ static int check_cast(CtDType result, CtTensorObject *out)
     return 0;
 }
 
+/* The dtype an out= must have beyond castability, in PyTorch's words: the result's for CT_EW_SAME_OUT ops
+ * (whose other operands are numbers), where's and nan_to_num's, bool for signbit. 0 or -1. */
+static int check_out_dtype(CtEwOp op, int n, const CtEwArg *in, const CtTensorObject *out, CtDType result)
+{
+    if (out->dtype == result) {
+        return 0;
+    }
+    const char *want = ct_scalar_type_name(result), *got = ct_scalar_type_name(out->dtype);
+    if (op == CT_EW_WHERE) {
+        PyErr_Format(PyExc_RuntimeError, "Expected out type to be %s but got %s", want, got);
+        return -1;
+    }
+    if (op == CT_EW_NAN_TO_NUM) {
+        PyErr_Format(PyExc_RuntimeError, "nan_to_num: dtype of out: %s should be same as input: %s", got, want);
+        return -1;
+    }
+    if (op == CT_EW_SIGNBIT) {
+        PyErr_SetString(PyExc_RuntimeError, "signbit does not support non-boolean outputs.");
+        return -1;
+    }
+    if (op == CT_EW_HEAVISIDE) {
+        PyErr_SetString(PyExc_RuntimeError, "heaviside is not yet implemented for tensors with different dtypes.");
+        return -1;
+    }
+    if (!(ct_ew_op_info[op].flags & CT_EW_SAME_OUT)) {
+        return 0;
+    }
+    for (int k = 1; k < n; k++) {
+        if (in[k].t != NULL) { /* clamp(x, min_tensor): a tensor op, which casts to its out */
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_RuntimeError, "Found dtype %s but expected %s", got, want);
+    return -1;
+}
+
 /* Strides a permutation of contiguous ones (PyTorch's is_non_overlapping_and_dense). */
 static bool non_overlapping_and_dense(const CtTensorObject *t)
 {
@@ -276,7 +312,8 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
         }
     }
 
-    /* output checks (PyTorch's order: shape, cast, then whether a kernel exists) */
+    /* output checks (PyTorch's order: shape, dtype, then whether a kernel exists) */
+    const bool from_out_arg = out != NULL && resize_out;
     bool wrong_shape = out != NULL && (out->ndim != ndim || memcmp(out->sizes, shape, sizeof(int64_t) * ndim) != 0);
     for (int k = 0; wrong_shape && resize_out && k < n; k++) {
         resize_out = in[k].t != out; /* an out= that is also an input is not resized */
@@ -286,6 +323,9 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
         ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);
         ct_format_sizes(b, sizeof(b), ndim, shape);
         PyErr_Format(PyExc_RuntimeError, "output with shape %s doesn't match the broadcast shape %s", a, b);
+        return NULL;
+    }
+    if (from_out_arg && check_out_dtype(op, n, in, out, result) < 0) {
         return NULL;
     }
     if (out != NULL && check_cast(result, out) < 0) {
@@ -305,7 +345,8 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
     CtTensorObject *res;
     if (out != NULL) {
         if (wrong_shape) {
-            if (ct_resize_output(out, ndim, shape) < 0) {
+            /* PyTorch refuses an out= that overlaps itself before resizing it */
+            if (ct_check_no_internal_overlap(out) < 0 || ct_resize_output(out, ndim, shape) < 0) {
                 return NULL;
             }
             if (!contiguous) { /* fresh dense storage: any dense layout fits */

@@ -2223,7 +2223,7 @@ static int scatter_impl(CtTensorObject *self, int64_t dim_arg, CtTensorObject *i
 {
     int dim;
     int64_t bad_value = 0;
-    if (scatter_check(self, dim_arg, index, src, &dim) < 0) {
+    if (ct_check_no_internal_overlap(self) < 0 || scatter_check(self, dim_arg, index, src, &dim) < 0) {
         return -1;
     }
     int r = scatter_put(self, dim, index, src, value, reduce, &bad_value);
@@ -2411,7 +2411,7 @@ int ct_index_add_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, 
                   const CtScalar *alpha)
 {
     int dim;
-    if (along_check(self, dim_arg, index, source, "index_add_", &dim) < 0) {
+    if (ct_check_no_internal_overlap(self) < 0 || along_check(self, dim_arg, index, source, "index_add_", &dim) < 0) {
         return -1;
     }
     CtTensorObject *vals = source_along_dim(self, dim, source);
@@ -2435,7 +2435,7 @@ int ct_index_add_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, 
 int ct_index_copy_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *index, CtTensorObject *source)
 {
     int dim;
-    if (ct_wrap_dim(dim_arg, self->ndim, &dim) < 0) {
+    if (ct_check_no_internal_overlap(self) < 0 || ct_wrap_dim(dim_arg, self->ndim, &dim) < 0) {
         return -1;
     }
     if (index->dtype != CT_I64) {
@@ -2637,7 +2637,7 @@ int ct_scatter_reduce_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *in
     int dim;
     ReduceKind kind;
     int64_t bad_value = 0;
-    if (scatter_check(self, dim_arg, index, src, &dim) < 0) {
+    if (ct_check_no_internal_overlap(self) < 0 || scatter_check(self, dim_arg, index, src, &dim) < 0) {
         return -1;
     }
     if (reduce_kind(reduce, &kind) < 0) {
@@ -2661,6 +2661,9 @@ int ct_index_reduce_(CtTensorObject *self, int64_t dim_arg, CtTensorObject *inde
     int dim;
     ReduceKind kind;
     int64_t bad_value = 0;
+    if (ct_check_no_internal_overlap(self) < 0) { /* PyTorch refuses writing an element twice (expanded self) */
+        return -1;
+    }
     if (reduce_kind(reduce, &kind) < 0 || kind == SR_SUM) {
         PyErr_Format(PyExc_RuntimeError,
                      "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got %s.", reduce);
@@ -3427,7 +3430,9 @@ static int value_arg(PyObject *obj, CtScalar *out, const char *what_fn, CtDType 
     if (ct_scalar_from_object(obj, out) < 0) {
         return -1;
     }
-    return CtTensor_Check(obj) ? 0 : ct_check_scalar_fits(out, target, true);
+    /* PyTorch reads a CPU 0-d value with item() and checks it fits like a number (a GPU one goes to the kernel) */
+    bool on_gpu = CtTensor_Check(obj) && ct_device_of(CT_TENSOR(obj)).type != CT_DEV_CPU;
+    return on_gpu ? 0 : ct_check_scalar_fits(out, target, true);
 }
 
 /* A tuple or list of tensors: borrowed pointers in a PyMem array (*out), count returned. */

@@ -895,6 +895,9 @@ static PyObject *masked_scatter_impl(PyObject *self, PyObject *const *args, Py_s
         (source = tensor_arg(a[1], fname, "source", 2)) == NULL) {
         return NULL;
     }
+    if (inplace && ct_check_no_internal_overlap(t) < 0) { /* PyTorch's masked_scatter_ refuses an expanded self */
+        return NULL;
+    }
     if (mask->dtype != CT_BOOL) {
         PyErr_Format(PyExc_RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype %s",
                      ct_scalar_type_name(mask->dtype));
@@ -1150,6 +1153,12 @@ static PyObject *vander_impl(PyObject *x, PyObject *n_obj, bool increasing, bool
     }
     if (!linalg && t->ndim != 1) {
         PyErr_SetString(PyExc_RuntimeError, "x must be a one-dimensional tensor.");
+        return NULL;
+    }
+    if (linalg && (t->dtype == CT_F16 || t->dtype == CT_BF16 || t->dtype == CT_BOOL)) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "linalg.vander supports floating point, complex, and integer tensors, but got %s",
+                     ct_scalar_type_name(t->dtype));
         return NULL;
     }
     int64_t n = t->ndim > 0 ? t->sizes[t->ndim - 1] : 1;

@@ -166,7 +166,12 @@ int ct_wrap_dim(int64_t dim, int ndim, int *out)
 
 int ct_resize_output(CtTensorObject *out, int ndim, const int64_t *shape)
 {
-    if (ct_numel(out) != 0) {
+    return ct_resize_output_ex(out, ndim, shape, true);
+}
+
+int ct_resize_output_ex(CtTensorObject *out, int ndim, const int64_t *shape, bool warn)
+{
+    if (warn && ct_numel(out) != 0) {
         char a[256], b[256];
         ct_format_sizes(a, sizeof(a), out->ndim, out->sizes);
         ct_format_sizes(b, sizeof(b), ndim, shape);
@@ -239,7 +244,7 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
     }
     PyObject *result = NULL;
     CtTensorObject *out;
-    if (ct_arg_out(out_obj, fname, &out) < 0 || ct_check_no_internal_overlap(out) < 0) {
+    if (ct_arg_out(out_obj, fname, &out) < 0) {
         goto done;
     }
     if (rule == CT_OUT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
@@ -257,8 +262,8 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
         goto done;
     }
     if (rule == CT_OUT_LONG && out->dtype != CT_I64) {
-        PyErr_Format(PyExc_RuntimeError, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
-                     ct_scalar_type_name(out->dtype));
+        PyErr_Format(PyExc_RuntimeError, "%s: Expected out tensor to have scalar type Long but got scalar type%s",
+                     fname, ct_scalar_type_name(out->dtype));
         goto done;
     }
     if (rule == CT_OUT_RESULT_CAST && !ct_can_cast(r->dtype, out->dtype)) {
@@ -297,8 +302,9 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
             goto done;
         }
     }
+    /* an out of another shape is resized first (fresh memory), so only one kept as it is must not overlap itself */
     bool same_shape = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, sizeof(int64_t) * r->ndim) == 0;
-    if (!same_shape && ct_resize_output(out, r->ndim, r->sizes) < 0) {
+    if (same_shape ? ct_check_no_internal_overlap(out) < 0 : ct_resize_output(out, r->ndim, r->sizes) < 0) {
         goto done;
     }
     if (ct_copy_(out, r) < 0) {

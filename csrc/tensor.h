@@ -65,6 +65,8 @@ PyObject *ct_size_object(int ndim, const int64_t *sizes);
 /* Gives an out= tensor of the wrong shape fresh contiguous storage of `shape`, with PyTorch's
  * deprecation warning unless it had no elements. 0 or -1. */
 int ct_resize_output(CtTensorObject *out, int ndim, const int64_t *shape);
+/* The same, warning only when warn (PyTorch's factories resize their out= silently). */
+int ct_resize_output_ex(CtTensorObject *out, int ndim, const int64_t *shape, bool warn);
 /* How an op checks the dtype of its out= tensor, in PyTorch's words. */
 typedef enum {
     CT_OUT_CAST,        /* cat family: the result dtype must cast to out's */

@@ -10,6 +10,7 @@
 #include "args.h"
 #include "autograd_arena.h"
 #include "autograd.h"
+#include "creation.h" /* memory formats */
 #include "device.h"
 #include "dtype.h"
 #include "elementwise.h" /* ct_can_cast */
@@ -70,6 +71,11 @@ static PyObject *inplace_scan(const char *name, PyObject *self, PyObject *const 
     if (dtype != t->dtype) {
         PyErr_Format(PyExc_RuntimeError, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
                      ct_cpp_type_name(t->dtype), ct_cpp_type_name(dtype));
+        return NULL;
+    }
+    int64_t dim;
+    int wrapped;
+    if (ct_arg_int64(a[0], &dim) < 0 || ct_wrap_dim(dim, t->ndim, &wrapped) < 0) { /* before the dtype, as PyTorch */
         return NULL;
     }
     if (t->dtype == CT_BOOL) {
@@ -311,8 +317,9 @@ static int set_metadata(CtTensorObject *t, int64_t offset, int ndim, const int64
     return 0;
 }
 
-/* resize_ to sizes: the same strides when the sizes do not change, else contiguous ones */
-static PyObject *resize_to(PyObject *self, int ndim, const int64_t *sizes)
+/* resize_ to sizes: the same strides when the sizes do not change, else contiguous ones; then, given a
+ * memory_format= (format >= 0), restrided to that layout as PyTorch's empty_tensor_restride */
+static PyObject *resize_to(PyObject *self, int ndim, const int64_t *sizes, int format)
 {
     CtTensorObject *t = CT_TENSOR(self);
     if (t->requires_grad) {
@@ -325,32 +332,60 @@ static PyObject *resize_to(PyObject *self, int ndim, const int64_t *sizes)
             return NULL;
         }
     }
+    if (format == CT_FORMAT_PRESERVE) {
+        PyErr_SetString(PyExc_RuntimeError, "Unsupported memory formatPreserve");
+        return NULL;
+    }
     int64_t strides[CT_MAX_DIMS];
-    if (ndim == t->ndim && memcmp(sizes, t->sizes, sizeof(int64_t) * (size_t)ndim) == 0) {
+    if (format < 0 && ndim == t->ndim && memcmp(sizes, t->sizes, sizeof(int64_t) * (size_t)ndim) == 0) {
         memcpy(strides, t->strides, sizeof(int64_t) * (size_t)ndim);
+    } else if (format == CT_FORMAT_CHANNELS_LAST || format == CT_FORMAT_CHANNELS_LAST_3D) {
+        if (ct_channels_last_strides((CtMemoryFormat)format, ndim, sizes, strides) < 0) {
+            return NULL;
+        }
     } else {
         ct_contiguous_strides(ndim, sizes, strides);
     }
     return set_metadata(t, t->offset, ndim, sizes, strides) < 0 ? NULL : Py_NewRef(self);
 }
 
-/* resize_(*sizes): new sizes over the same storage, grown (contents kept) when too small */
+/* memory_format= of resize_ / resize_as_ (obj NULL or None when not given): -1 when not given, else the
+ * format; -2 on error. */
+static int resize_format(const char *fname, PyObject *obj)
+{
+    CtMemoryFormat f;
+    if (obj == NULL || obj == Py_None) {
+        return -1;
+    }
+    return ct_memory_format_arg(fname, obj, &f) < 0 ? -2 : (int)f;
+}
+
+/* resize_(*sizes, memory_format=None): new sizes over the same storage, grown (contents kept) when too small */
 static PyObject *tensor_resize_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     int64_t sizes[CT_MAX_DIMS];
-    if (kwnames != NULL) {
-        PyErr_Format(PyExc_TypeError, "resize_() got an unexpected keyword argument '%U'", PyTuple_GET_ITEM(kwnames, 0));
+    PyObject *format_obj = NULL;
+    for (Py_ssize_t k = 0; kwnames != NULL && k < PyTuple_GET_SIZE(kwnames); k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        if (PyUnicode_CompareWithASCIIString(key, "memory_format") != 0) {
+            PyErr_Format(PyExc_TypeError, "resize_() got an unexpected keyword argument '%U'", key);
+            return NULL;
+        }
+        format_obj = args[nargs + k];
+    }
+    int format = resize_format("resize_", format_obj);
+    if (format == -2) {
         return NULL;
     }
     int ndim = ct_parse_sizes(args, nargs, sizes, true);
-    return ndim < 0 ? NULL : resize_to(self, ndim, sizes);
+    return ndim < 0 ? NULL : resize_to(self, ndim, sizes, format);
 }
 
-/* resize_as_(the_template): resize_(the_template.size()) */
+/* resize_as_(the_template, *, memory_format=None): resize_(the_template.size(), memory_format=memory_format) */
 static PyObject *tensor_resize_as_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"the_template", NULL};
-    PyObject *a[1];
+    static const char *const names[] = {"the_template", "*memory_format", NULL};
+    PyObject *a[2];
     if (ct_parse_args("resize_as_", args, nargs, kwnames, names, 1, a) < 0) {
         return NULL;
     }
@@ -359,9 +394,33 @@ static PyObject *tensor_resize_as_(PyObject *self, PyObject *const *args, Py_ssi
                      Py_TYPE(a[0])->tp_name);
         return NULL;
     }
-    return resize_to(self, CT_TENSOR(a[0])->ndim, CT_TENSOR(a[0])->sizes);
+    int format = resize_format("resize_as_", a[1]);
+    return format == -2 ? NULL : resize_to(self, CT_TENSOR(a[0])->ndim, CT_TENSOR(a[0])->sizes, format);
 }
 CT_FUNCTION_FROM_METHOD(resize_as_, tensor_resize_as_)
+
+/* set_'s sizes and strides must address memory from the offset up: no negative size, and no negative stride
+ * unless the tensor is empty (PyTorch's storage size calculation). 0 or -1. */
+static int set_extent_check(int ndim, const int64_t *sizes, const int64_t *strides)
+{
+    bool empty = false, negative = false;
+    for (int d = 0; d < ndim; d++) {
+        if (sizes[d] < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+            return -1;
+        }
+        empty = empty || sizes[d] == 0;
+        negative = negative || strides[d] < 0;
+    }
+    if (!empty && negative) {
+        char sz[CT_MAX_DIMS * 24 + 4], st[CT_MAX_DIMS * 24 + 4];
+        ct_format_sizes(sz, sizeof(sz), ndim, sizes);
+        ct_format_sizes(st, sizeof(st), ndim, strides);
+        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s", sz, st);
+        return -1;
+    }
+    return 0;
+}
 
 /* set_(): empty; set_(source): source's storage and metadata; set_(source_storage, storage_offset=0, size=?, stride=?) */
 static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -391,12 +450,33 @@ static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t n
         Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(src->storage));
         return set_metadata(t, src->offset, src->ndim, src->sizes, src->strides) < 0 ? NULL : Py_NewRef(self);
     }
-    if (!PyObject_TypeCheck(a[0], CtStorage_Type)) {
+    PyObject *source = a[0];
+    if (strcmp(Py_TYPE(source)->tp_name, "TypedStorage") == 0) { /* storage.py's: its untyped storage, same dtype */
+        CtDType sdt;
+        PyObject *dtype_obj = PyObject_GetAttrString(source, "dtype");
+        int bad = dtype_obj == NULL || ct_dtype_from_object(dtype_obj, &sdt) < 0;
+        Py_XDECREF(dtype_obj);
+        if (bad) {
+            return NULL;
+        }
+        if (sdt != t->dtype) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "Expected a Storage of type %s or an UntypedStorage, but got type %s for argument 1 'storage'",
+                         ct_cpp_type_name(t->dtype), ct_scalar_type_name(sdt));
+            return NULL;
+        }
+        source = PyObject_GetAttrString(source, "_untyped_storage");
+        if (source == NULL) {
+            return NULL;
+        }
+        Py_DECREF(source); /* the TypedStorage keeps it alive */
+    }
+    if (!PyObject_TypeCheck(source, CtStorage_Type)) {
         PyErr_Format(PyExc_TypeError, "set_(): argument 'source' (position 1) must be Storage or Tensor, not %s",
-                     Py_TYPE(a[0])->tp_name);
+                     Py_TYPE(source)->tp_name);
         return NULL;
     }
-    CtStorageObject *s = (CtStorageObject *)a[0];
+    CtStorageObject *s = (CtStorageObject *)source;
     int64_t offset = 0, sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
     int ndim = 1;
     sizes[0] = (int64_t)(s->nbytes / ct_itemsize(t));
@@ -424,6 +504,9 @@ static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     if (offset < 0) {
         PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
+        return NULL;
+    }
+    if (set_extent_check(ndim, sizes, strides) < 0) {
         return NULL;
     }
     Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(s));
@@ -776,8 +859,8 @@ static PyObject *function_is_storage(PyObject *mod, PyObject *obj)
 /* nonzero_static(input, *, size, fill_value=-1): nonzero's first `size` rows, padded with fill_value */
 static PyObject *tensor_nonzero_static(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"*size", "*fill_value", NULL};
-    PyObject *a[2], *nz = NULL, *r = NULL;
+    static const char *const names[] = {"*size", "*fill_value", "*out", NULL};
+    PyObject *a[3], *nz = NULL, *r = NULL;
     int64_t size = 0, fill = -1;
     if (ct_parse_args("nonzero_static", args, nargs, kwnames, names, 1, a) < 0 || ct_arg_int64(a[0], &size) < 0 ||
         ct_arg_int64(a[1], &fill) < 0) {
@@ -804,7 +887,8 @@ static PyObject *tensor_nonzero_static(PyObject *self, PyObject *const *args, Py
         Py_XDECREF(pad);
     }
     Py_DECREF(nz);
-    return r;
+    CtTensorObject *in[1] = {CT_TENSOR(self)};
+    return ct_write_out(r != NULL ? CT_TENSOR(r) : NULL, a[2], "nonzero_static", CT_OUT_LONG, 1, in);
 }
 CT_FUNCTION_FROM_METHOD(nonzero_static, tensor_nonzero_static)
 
@@ -1256,11 +1340,6 @@ static PyObject *function_segment_reduce(PyObject *mod, PyObject *const *args, P
         return NULL;
     }
     CtTensorObject *data = CT_TENSOR(a[0]);
-    if (!ct_is_floating(data->dtype)) {
-        PyErr_Format(PyExc_NotImplementedError, "\"_segment_reduce_%s\" not implemented for '%s'",
-                     ct_device_of(data).type == CT_DEV_CPU ? "cpu" : "cuda", ct_scalar_type_name(data->dtype));
-        return NULL;
-    }
     if (a[3] != NULL && a[3] != Py_None) {
         PyErr_SetString(PyExc_RuntimeError, "segment_reduce(): indices based reduction is not supported yet.");
         return NULL;
@@ -1331,6 +1410,11 @@ static PyObject *function_segment_reduce(PyObject *mod, PyObject *const *args, P
                             "data.size(lengths.dim()-1) when !unsafe.");
             goto done;
         }
+    }
+    if (!ct_is_floating(data->dtype)) { /* PyTorch's kernel dtype check, after the checks of the lengths */
+        PyErr_Format(PyExc_NotImplementedError, "\"_segment_reduce_%s\" not implemented for '%s'",
+                     ct_device_of(data).type == CT_DEV_CPU ? "cpu" : "cuda", ct_scalar_type_name(data->dtype));
+        goto done;
     }
     /* rows: data as (batch * positions, rest...), segment id of each position among batch * segments */
     PyObject *flat_shape = KEEP(PyList_New(0)), *out_shape = KEEP(PyList_New(0));

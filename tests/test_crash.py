@@ -46,7 +46,7 @@ SCRIPT = textwrap.dedent(r'''
         check(f"torch.{fn}(2, bogus=1)", T)
         check(f"torch.{fn}(2, size=(2,))", T)
         check(f"torch.{fn}(2, out=3)", T)
-        check(f"torch.{fn}(3, out=torch.empty(2))", R)
+        check(f"torch.{fn}(3, out=torch.empty(2), dtype=torch.float64)", R)  # another shape is resized
         check(f"torch.{fn}(2, requires_grad='maybe')", T)
         check(f"torch.{fn}(2, pin_memory=1)", T)
     check("torch.full(None, 1)", T)

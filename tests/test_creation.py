@@ -1,6 +1,8 @@
 """Tensor factories (zeros, ones, empty, full, arange, linspace, logspace, eye, scalar_tensor, the
 *_like and new_* forms) and the in-place fill_/zero_, against NumPy and PyTorch's rules and
 messages, on every device x dtype, in several layouts."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -85,8 +87,19 @@ def test_out_argument():
     r = torch.zeros(2, 3, out=out)
     assert r is out
     assert_close(out, np.zeros((2, 3)))
-    with pytest.raises(RuntimeError):
-        torch.ones(4, out=out)
+    # an out= of another shape is resized, silently as PyTorch's factories (arange warns unless it was empty)
+    o = torch.empty(2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.ones(4, out=o) is o and o.shape == (4,)
+        assert torch.linspace(0, 1, 3, out=o) is o and o.tolist() == [0.0, 0.5, 1.0]
+        assert torch.eye(2, out=o).shape == (2, 2)
+        assert torch.arange(3.0, out=torch.empty(0)).tolist() == [0.0, 1.0, 2.0]
+    with pytest.warns(UserWarning, match=r"An output with one or more elements was resized since it had shape \[2, 2\]"):
+        torch.arange(3.0, out=o)
+    assert o.tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match=r"^dtype Double does not match dtype of out parameter \(Float\)"):
+        torch.zeros(3, out=o, dtype=torch.float64)
     # every factory and bernoulli: a non-tensor out= is PyTorch's TypeError, before anything is drawn
     for name, call in [("zeros", lambda: torch.zeros(2, out=3)), ("rand", lambda: torch.rand(2, out="x")),
                        ("arange", lambda: torch.arange(3, out=[0])),

@@ -1315,3 +1315,38 @@ def test_out_written_twice_is_refused(device):
     o = ctorch.zeros(1, device=device).expand(3)
     o.fill_(2.0)
     assert to_numpy(o).tolist() == [2.0, 2.0, 2.0]
+    # an out= of another shape: elementwise ops refuse an overlapping one before resizing it; reductions,
+    # scans, cat and matmul resize it first (fresh memory), as PyTorch
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        ctorch.add(a, a, out=ctorch.zeros(1, 5, device=device).expand(2, 5))
+    for call in calls[1:5]:
+        o = ctorch.zeros(1, 5, device=device).expand(2, 5)
+        with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+            assert call(o) is o and o.is_contiguous()
+
+
+def test_out_dtype_of_unary_ops(device):
+    """PyTorch's unary ops (and clamp with number bounds, where, nan_to_num, signbit, heaviside) want an
+    out= of the result's dtype; ops that promote (exp, clamp with tensor bounds) cast to their out."""
+    x = ctorch.tensor([1.5, -2.0], device=device)
+    f64 = ctorch.zeros(2, dtype=ctorch.float64, device=device)
+    for call, msg in [(lambda o: ctorch.abs(x, out=o), "Found dtype Double but expected Float"),
+                      (lambda o: ctorch.floor(x, out=o), "Found dtype Double but expected Float"),
+                      (lambda o: ctorch.round(x, decimals=1, out=o), "Found dtype Double but expected Float"),
+                      (lambda o: ctorch.clamp(x, -1, 1, out=o), "Found dtype Double but expected Float"),
+                      (lambda o: ctorch.where(x > 0, x, x, out=o), "Expected out type to be Float but got Double"),
+                      (lambda o: ctorch.nan_to_num(x, out=o), "nan_to_num: dtype of out: Double should be same as "
+                                                               "input: Float"),
+                      (lambda o: ctorch.signbit(x, out=o), "signbit does not support non-boolean outputs."),
+                      (lambda o: ctorch.heaviside(x, x, out=o), "heaviside is not yet implemented for tensors with "
+                                                                 "different dtypes.")]:
+        with pytest.raises(RuntimeError, match=msg):
+            call(f64)
+    with pytest.raises(RuntimeError, match="Found dtype Float but expected Long"):
+        ctorch.neg(ctorch.ones(2, dtype=ctorch.int64, device=device), out=ctorch.zeros(2, device=device))
+    for call in [lambda o: ctorch.exp(x, out=o), lambda o: ctorch.clamp(x, x - 1, x + 1, out=o),
+                 lambda o: ctorch.sigmoid(x, out=o)]:
+        assert call(f64) is f64
+    assert ctorch.clamp(ctorch.tensor([0, 3], device=device), 0.5, out=ctorch.zeros(2, device=device)).tolist() == \
+        [0.5, 3.0]  # the result float32 (promoted by the float bound) is out's dtype
+    assert ctorch.abs(x, out=ctorch.zeros(2, device=device)).tolist() == [1.5, 2.0]

@@ -984,3 +984,35 @@ def test_broadcast_shapes_tensors_and_to(device):
     assert to_numpy(a.grad).tolist() == [[12.0], [12.0]]
     with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(2\) must match the existing size \(3\)"):
         ctorch.broadcast_to(ctorch.ones(3, device=device), (2,))
+
+
+def test_inplace_index_ops_refuse_expanded_self(device):
+    """scatter_ / scatter_add_ / scatter_reduce_ / index_add_ / index_copy_ / index_reduce_ / masked_scatter_ into
+    a self whose elements share memory (expanded) raise PyTorch's internal-overlap error instead of writing
+    the shared element several times; self is left as it was."""
+    idx = ctorch.tensor([[0, 1, 2, 3]] * 3, device=device)
+    src = ctorch.ones(3, 4, device=device)
+    calls = [lambda s: s.scatter_(1, idx, src), lambda s: s.scatter_add_(1, idx, src),
+             lambda s: s.scatter_reduce_(1, idx, src, "sum"),
+             lambda s: s.index_add_(0, ctorch.tensor([0, 2, 1], device=device), src),
+             lambda s: s.index_copy_(0, ctorch.tensor([0, 2, 1], device=device), src),
+             lambda s: s.index_reduce_(0, ctorch.tensor([0], device=device), src[:1], "prod"),
+             lambda s: s.masked_scatter_(src > 0, src)]
+    for call in calls:
+        s = ctorch.zeros(1, 4, device=device).expand(3, 4)
+        with pytest.raises(RuntimeError, match="^unsupported operation: more than one element of the written-to"):
+            call(s)
+        assert s.sum().item() == 0
+
+
+def test_fill_value_tensor_must_fit(device):
+    """masked_fill_ / index_fill_ with a CPU 0-d value tensor check it fits self's dtype as a number does
+    (it was wrapped: 300 into uint8 gave 44)."""
+    m = ctorch.tensor([True, False], device=device)
+    for dtype, value in [(ctorch.uint8, ctorch.tensor(300)), (ctorch.uint8, ctorch.tensor(-2.5)),
+                         (ctorch.float32, ctorch.tensor(1e300, dtype=ctorch.float64))]:
+        with pytest.raises(RuntimeError, match="value cannot be converted to type .* without overflow"):
+            ctorch.zeros(2, dtype=dtype, device=device).masked_fill_(m, value)
+        with pytest.raises(RuntimeError, match="value cannot be converted to type .* without overflow"):
+            ctorch.zeros(2, dtype=dtype, device=device).index_fill_(0, ctorch.tensor([0], device=device), value)
+    assert ctorch.zeros(2, dtype=ctorch.int8, device=device).masked_fill_(m, ctorch.tensor(-2.6)).tolist() == [-2, 0]

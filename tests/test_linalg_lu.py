@@ -221,6 +221,10 @@ def test_lstsq_rank_deficient_vector_empty(device, rng):
     assert r.solution.shape == (2, 3)
     r = L.lstsq(T(np.zeros((0, 2)), device), T(np.zeros((0, 2)), device))
     assert r.solution.shape == (2, 2) and not N(r.solution).any() and N(r.rank) == 0
+    r = L.lstsq(T(np.zeros((3, 0)), device), T(b[:3], device), driver="gelsd")  # n == 0: residuals are |b|^2
+    np.testing.assert_allclose(N(r.residuals), (b[:3] ** 2).sum(0), **tol("float64"))
+    raises(RuntimeError, "This function doesn't handle types other than float and double",
+           lambda: L.lstsq(T(a, device, "int64"), T(b, device, "int64")))
     raises(RuntimeError, "parameter `driver` should be one of (gels, gelsy, gelsd, gelss)",
            lambda: L.lstsq(T(a, device), T(b, device), driver="foo"))
     raises(RuntimeError, "input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1",
@@ -301,6 +305,9 @@ def test_tensorinv_tensorsolve(device, dtype, rng):
     raises(RuntimeError, "prod(self.shape[ind:]) == prod(self.shape[:ind]), but got 16 != 24",
            lambda: L.tensorinv(T(np.ones((4, 6, 8, 2)), device), ind=2))
     raises(RuntimeError, "but got 6 != 5", lambda: L.tensorsolve(T(a, device), T(np.ones(5), device)))
+    # the inverse's dtype error (was a SystemError: the shape built with the exception set)
+    raises(NotImplementedError, "linalg.inv: Expected a floating point or complex tensor as input. Got Long",
+           lambda: L.tensorinv(T(np.eye(4).reshape(4, 2, 2), device, "int64"), ind=1))
 
 
 # --- householder_product / orgqr ---------------------------------------------------------------------

@@ -714,6 +714,9 @@ def test_vander(device, dtype):
     raises(RuntimeError, "x must be a one-dimensional tensor.", lambda: ctorch.vander(batch))
     raises(RuntimeError, "N must be greater than 1.", lambda: ctorch.linalg.vander(t, N=1))
     raises(RuntimeError, "N must be non-negative.", lambda: ctorch.vander(t, N=-1))
+    for bad, name in (("float16", "Half"), ("bool", "Bool")):  # torch.vander takes them, linalg.vander does not
+        raises(NotImplementedError, "linalg.vander supports floating point, complex, and integer tensors, but got "
+               + name, lambda: ctorch.linalg.vander(ctorch.ones(3, dtype=getattr(ctorch, bad))))
     v = leaf([0.5, -1.5, 2.0], device)
     assert ctorch.vander(v).grad_fn.name() == "FlipBackward0"
     assert gradcheck(lambda a: ctorch.linalg.vander(a, N=4), (v,))

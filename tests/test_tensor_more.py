@@ -39,6 +39,8 @@ def test_cumsum_inplace_errors_and_grad():
         ctorch.ones(3, dtype=ctorch.bool).cumprod_(0)
     with pytest.raises(IndexError, match="Dimension out of range"):
         ctorch.ones(3).cumsum_(1)
+    with pytest.raises(IndexError, match="Dimension out of range"):  # the dim before the dtype, as PyTorch
+        ctorch.ones(3, dtype=ctorch.bool).cumsum_(1)
     x = ctorch.rand(2, 3, dtype=ctorch.float64, requires_grad=True)
     y = x.clone()
     y.cumprod_(1)
@@ -65,6 +67,19 @@ def test_addr_inplace(device):
     x = ctorch.rand(3, 2, dtype=ctorch.float64, requires_grad=True)
     a, b = ctorch.rand(3, dtype=ctorch.float64, requires_grad=True), ctorch.rand(2, dtype=ctorch.float64,
                                                                                 requires_grad=True)
+    # float32 vectors into a float64 input: the product in float64 (it was rounded to float32)
+    f1, f2 = np.float32(0.1), np.float32(0.7)
+    r = ctorch.zeros(1, 1, dtype=ctorch.float64).addr_(ctorch.tensor([f1]), ctorch.tensor([f2]))
+    assert to_numpy(r)[0, 0] == float(f1) * float(f2)
+    # a bool result takes int beta / alpha as truth values; a float one is refused
+    tb = ctorch.tensor([[True, False], [False, False]], device=device)
+    vb = ctorch.tensor([True, False], device=device)
+    np.testing.assert_array_equal(to_numpy(tb.clone().addr_(vb, vb, beta=0, alpha=2)), [[True, False], [False, False]])
+    np.testing.assert_array_equal(to_numpy(ctorch.addr(tb, vb, ~vb, beta=3, alpha=0)), to_numpy(tb))
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument beta must not be a floating point"):
+        ctorch.addr(tb, vb, vb, beta=0.5)
+    with pytest.raises(RuntimeError, match="Boolean beta only supported for Boolean results."):
+        ctorch.addr(ctorch.ones(2, 2), ctorch.ones(2), ctorch.ones(2), beta=True)
     assert x.clone().addr_(a, b).grad_fn.name() == "AddrBackward0"
     assert gradcheck(lambda m_, p, q: m_.clone().addr_(p, q, beta=0.5, alpha=2.0), (x, a, b))
 
@@ -163,6 +178,19 @@ def test_resize(device):
         ctorch.ones(3).resize_(-1)
     with pytest.raises(TypeError, match="argument 'the_template'"):
         ctorch.ones(3).resize_as_([1])
+    # memory_format=: the new sizes laid out in that format (also when the sizes are unchanged)
+    assert ctorch.zeros(3, device=device).resize_(2, 3, 4, 5, memory_format=ctorch.channels_last).stride() == \
+        (60, 1, 15, 3)
+    assert ctorch.zeros(4, 6, device=device)[:, ::2].resize_(4, 3, memory_format=ctorch.contiguous_format).stride() \
+        == (3, 1)
+    assert ctorch.zeros(3).resize_as_(ctorch.zeros(2, 3, 4, 5, 6), memory_format=ctorch.channels_last_3d).stride() \
+        == (360, 1, 90, 18, 3)
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        ctorch.zeros(3).resize_(2, 3, 4, memory_format=ctorch.channels_last)
+    with pytest.raises(RuntimeError, match="Unsupported memory formatPreserve"):
+        ctorch.zeros(3).resize_(2, memory_format=ctorch.preserve_format)
+    with pytest.raises(TypeError, match="resize_\\(\\) got an unexpected keyword argument 'foo'"):
+        ctorch.zeros(3).resize_(2, foo=1)
 
 
 def test_resize_borrowed_storage():
@@ -192,6 +220,20 @@ def test_set(device):
         ctorch.ones(3, requires_grad=True).set_()
     with pytest.raises(TypeError, match="is_set_to\\(\\): argument 'tensor'"):
         ctorch.ones(3).is_set_to(3)
+    # a TypedStorage (Tensor.storage()) of the same dtype; negative strides address memory before the offset
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        typed = ctorch.arange(4.0).storage()
+        np.testing.assert_array_equal(to_numpy(ctorch.zeros(1).set_(typed)), [0, 1, 2, 3])
+        with pytest.raises(RuntimeError, match="Expected a Storage of type float or an UntypedStorage, but got type "
+                                               "Long for argument 1 'storage'"):
+            ctorch.zeros(1).set_(ctorch.arange(4).storage())
+    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[2, 2\] and "
+                                           r"strides=\[-1, 1\]"):
+        ctorch.zeros(1).set_(s, 0, (2, 2), (-1, 1))
+    with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
+        ctorch.zeros(1).set_(s, 0, (-2,))
+    assert ctorch.zeros(1).set_(s, 0, (0,), (-1,)).shape == (0,)  # empty: nothing addressed
 
 
 @pytest.mark.parametrize("case", range(9))
@@ -330,6 +372,13 @@ def test_nonzero_static(device, dtype):
     assert ctorch.nonzero_static(ctorch.tensor(3, device=device), size=2).shape == (2, 0)
     with pytest.raises(RuntimeError, match="nonzero_static: 'size' must be an non-negative integer"):
         ctorch.nonzero_static(t, size=-1)
+    o = ctorch.zeros(5, 2, dtype=ctorch.int64, device=device)
+    with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        assert ctorch.nonzero_static(t, size=4, out=o) is o
+    np.testing.assert_array_equal(to_numpy(o), np.concatenate([ref, [[-1, -1]]]))
+    with pytest.raises(RuntimeError, match="nonzero_static: Expected out tensor to have scalar type Long but got "
+                                           "scalar typeFloat"):
+        ctorch.nonzero_static(t, size=3, out=ctorch.zeros(0, device=device))
 
 
 @pytest.mark.parametrize("name", ["solve", "lstsq", "symeig", "eig", "matrix_rank"])
@@ -412,6 +461,8 @@ def test_segment_reduce_grad_and_errors():
         ctorch.segment_reduce(d, "foo", lengths=ctorch.tensor([6]))
     with pytest.raises(NotImplementedError, match="\"_segment_reduce_cpu\" not implemented for 'Long'"):
         ctorch.segment_reduce(ctorch.arange(6), "sum", lengths=ctorch.tensor([6]))
+    with pytest.raises(RuntimeError, match="lengths contains negative value!"):  # the lengths before the dtype
+        ctorch.segment_reduce(ctorch.arange(6), "sum", lengths=ctorch.tensor([-1, 7]))
     with pytest.raises(RuntimeError, match="Expected axis to be the last dimension of lengths but got 1."):
         ctorch.segment_reduce(ctorch.ones(6, 2), "sum", lengths=ctorch.tensor([2, 4]), axis=1)
 

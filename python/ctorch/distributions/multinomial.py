@@ -67,7 +67,7 @@ class Multinomial(Distribution):
         return counts.type_as(self.probs)
 
     def entropy(self):
-        n = torch.tensor(self.total_count)
+        n = torch.tensor(self.total_count, dtype=self.probs.dtype, device=self.probs.device)  # lgamma in that dtype
         term1 = n * self._categorical.entropy() - torch.lgamma(n + 1)
         support = self._binomial.enumerate_support(expand=False)[1:]
         binomial_probs = torch.exp(self._binomial.log_prob(support))
