@@ -48,6 +48,7 @@
     X(namespace)          \
     X(tensor_more)        \
     X(legacy)             \
+    X(profiler)           \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \
