@@ -2742,6 +2742,8 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
     PyObject **grad_inputs = NULL;
     PyObject **outs = NULL;
     OuterScratchList outer = {NULL, 0, 0};
+    CtProfilerMark mark; /* the node being run, while a profile runs */
+    bool profiled = false;
     int rc = -1;
     bool prev_mode = ct_grad_enabled;
     if (stack == NULL || all == NULL) {
@@ -2867,6 +2869,10 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
         if (filter && !(n->engine_mark & CT_MARK_FEEDS)) {
             /* only captured: nothing it would compute is needed */
         } else if (any) {
+            profiled = ct_profiler_on;
+            if (profiled) {
+                ct_profiler_begin(&mark, outs, n->num_outputs);
+            }
             if (n->fn_prehooks != NULL && apply_node_hooks(n->fn_prehooks, outs, n->num_outputs, NULL) < 0) {
                 goto done;
             }
@@ -2912,6 +2918,12 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             if (ct_anomaly_enabled && ct_anomaly_check_nan && check_anomaly(n, grad_inputs) < 0) {
                 goto done;
             }
+            if (profiled) {
+                profiled = false;
+                if (ct_profiler_end_node(&mark, (PyObject *)n) < 0) {
+                    goto done;
+                }
+            }
         }
         for (int i = 0; i < n->num_outputs; i++) {
             Py_CLEAR(outs[i]);
@@ -2940,6 +2952,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
     }
     rc = 0;
 done:
+    if (profiled) {
+        ct_profiler_cancel(&mark); /* the node failed: no event */
+    }
     current_run = outer_run;
     current_run_filtered = outer_filtered;
     ct_grad_enabled = prev_mode;

@@ -64,7 +64,7 @@ static PyObject *input_shapes(PyObject *const *args, Py_ssize_t n)
 static int cuda_device_of(PyObject *const *args, Py_ssize_t n)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (CtTensor_Check(args[i]) && CT_TENSOR(args[i])->storage->device.type == CT_DEV_CUDA) {
+        if (args[i] != NULL && CtTensor_Check(args[i]) && CT_TENSOR(args[i])->storage->device.type == CT_DEV_CUDA) {
             return CT_TENSOR(args[i])->storage->device.index;
         }
     }
@@ -91,38 +91,73 @@ static int64_t cuda_allocated(const CtCudaBackend *b, int d)
     return b->memory_stats(d, &s) == CT_CUDA_OK ? s.allocated_bytes[CT_CUDA_STAT_ALL].current : 0;
 }
 
+/* Notes the state before a call: time, memory counters, a CUDA start event when one of args is
+ * a CUDA tensor and CUDA timing is on. */
+void ct_profiler_begin(CtProfilerMark *m, PyObject *const *args, Py_ssize_t n)
+{
+    m->backend = (prof_flags & (PROF_CUDA | PROF_MEMORY)) ? ct_cuda_backend() : NULL;
+    m->device = m->backend != NULL ? cuda_device_of(args, n) : -1;
+    m->cpu0 = ct_cpu_allocated_bytes;
+    m->cuda0 = (prof_flags & PROF_MEMORY) && m->device >= 0 ? cuda_allocated(m->backend, m->device) : 0;
+    m->event0 = m->device >= 0 && (prof_flags & PROF_CUDA) ? cuda_mark(m->backend, m->device) : 0;
+    m->t0 = clock_ns();
+}
+
+/* Appends the event that began at m (shapes: a new reference or NULL for None); keep false only
+ * drops m's CUDA events. 0, or -1 with an exception set. */
+static int profiler_end(const CtProfilerMark *m, PyObject *name, PyObject *shapes, bool keep)
+{
+    int64_t t1 = clock_ns();
+    const CtCudaBackend *b = m->backend;
+    keep = keep && prof_events != NULL;
+    uintptr_t ev0 = m->event0, ev1 = ev0 != 0 && keep ? cuda_mark(b, m->device) : 0;
+    if (ev0 != 0 && ev1 == 0) { /* dropped, or the end event failed */
+        (void)b->event_destroy(m->device, ev0);
+        ev0 = 0;
+    }
+    if (!keep) {
+        return 0;
+    }
+    bool memory = (prof_flags & PROF_MEMORY) != 0;
+    int64_t cpu_delta = memory ? ct_cpu_allocated_bytes - m->cpu0 : 0;
+    int64_t cuda_delta = memory && m->device >= 0 ? cuda_allocated(b, m->device) - m->cuda0 : 0;
+    PyObject *event = Py_BuildValue("(OLLOLLiKKk)", name, (long long)m->t0, (long long)t1,
+                                    shapes != NULL ? shapes : Py_None, (long long)cpu_delta, (long long)cuda_delta,
+                                    ev0 != 0 ? m->device : -1, (unsigned long long)ev0, (unsigned long long)ev1,
+                                    PyThread_get_thread_ident());
+    int rc = event != NULL ? PyList_Append(prof_events, event) : -1;
+    Py_XDECREF(event);
+    return rc;
+}
+
+void ct_profiler_cancel(const CtProfilerMark *m) { (void)profiler_end(m, NULL, NULL, false); }
+
+int ct_profiler_end_node(const CtProfilerMark *m, PyObject *node)
+{
+    PyObject *name = PyUnicode_FromFormat("autograd::engine::evaluate_function: %s", _PyType_Name(Py_TYPE(node)));
+    int rc = name != NULL ? profiler_end(m, name, NULL, true) : -1;
+    Py_XDECREF(name);
+    return rc;
+}
+
 PyObject *ct_profiler_call(const char *op, PyObject *(*call)(void *ctx), void *ctx, PyObject *const *args,
                            Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *events = prof_events; /* NULL: NVTX ranges only (emit_nvtx) */
-    if (events == NULL && prof_push == NULL) {
+    if (prof_events == NULL && prof_push == NULL) {
         return call(ctx);
     }
-    Py_XINCREF(events); /* the op may stop the profile (a Python composite calling stop()) */
     Py_ssize_t nall = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
-    const CtCudaBackend *b = (prof_flags & (PROF_CUDA | PROF_MEMORY)) ? ct_cuda_backend() : NULL;
-    int dev = b != NULL ? cuda_device_of(args, nall) : -1;
-    bool timed = dev >= 0 && (prof_flags & PROF_CUDA);
-    bool memory = (prof_flags & PROF_MEMORY) != 0;
-    PyObject *out = NULL, *shapes = NULL, *event = NULL;
+    PyObject *out = NULL, *shapes = NULL, *name = NULL;
     if (prof_push != NULL) {
         PyObject *r = PyObject_CallFunction(prof_push, "s", op);
         if (r == NULL) {
-            goto done;
+            return NULL;
         }
         Py_DECREF(r);
     }
-    int64_t cpu0 = ct_cpu_allocated_bytes;
-    int64_t cuda0 = memory && dev >= 0 ? cuda_allocated(b, dev) : 0;
-    uintptr_t ev0 = timed ? cuda_mark(b, dev) : 0;
-    int64_t t0 = clock_ns();
+    CtProfilerMark m;
+    ct_profiler_begin(&m, args, nall);
     out = call(ctx);
-    int64_t t1 = clock_ns();
-    uintptr_t ev1 = ev0 != 0 ? cuda_mark(b, dev) : 0;
-    if (ev0 != 0 && ev1 == 0) {
-        (void)b->event_destroy(dev, ev0);
-        ev0 = 0;
-    }
     if (prof_pop != NULL) {
         PyObject *r = PyObject_CallNoArgs(prof_pop);
         if (r == NULL) {
@@ -130,33 +165,20 @@ PyObject *ct_profiler_call(const char *op, PyObject *(*call)(void *ctx), void *c
         }
         Py_XDECREF(r);
     }
-    if (out == NULL || events == NULL) {
-        if (ev0 != 0) {
-            (void)b->event_destroy(dev, ev0);
-            (void)b->event_destroy(dev, ev1);
-        }
-        goto done;
-    }
-    int64_t cpu_delta = memory ? ct_cpu_allocated_bytes - cpu0 : 0;
-    int64_t cuda_delta = memory && dev >= 0 ? cuda_allocated(b, dev) - cuda0 : 0;
-    if (prof_flags & PROF_SHAPES) {
-        if ((shapes = input_shapes(args, nall)) == NULL) {
-            Py_CLEAR(out);
-            goto done;
-        }
-    } else {
-        shapes = Py_NewRef(Py_None);
-    }
-    event = Py_BuildValue("(sLLOLLiKKk)", op, (long long)t0, (long long)t1, shapes, (long long)cpu_delta,
-                          (long long)cuda_delta, ev0 != 0 ? dev : -1, (unsigned long long)ev0,
-                          (unsigned long long)ev1, PyThread_get_thread_ident());
-    if (event == NULL || PyList_Append(events, event) < 0) {
+    bool keep = out != NULL && prof_events != NULL;
+    if (keep && (prof_flags & PROF_SHAPES) && (shapes = input_shapes(args, nall)) == NULL) {
+        keep = false;
         Py_CLEAR(out);
     }
-done:
-    Py_XDECREF(event);
+    if (keep && (name = PyUnicode_FromString(op)) == NULL) {
+        keep = false;
+        Py_CLEAR(out);
+    }
+    if (profiler_end(&m, name, shapes, keep) < 0) {
+        Py_CLEAR(out);
+    }
+    Py_XDECREF(name);
     Py_XDECREF(shapes);
-    Py_XDECREF(events);
     return out;
 }
 

@@ -18,6 +18,20 @@ extern int64_t ct_cpu_allocated_bytes;
 PyObject *ct_profiler_call(const char *op, PyObject *(*call)(void *ctx), void *ctx, PyObject *const *args,
                            Py_ssize_t nargs, PyObject *kwnames);
 
+/* Around work that is not one op call (a backward node in the engine): begin before it, with
+ * the tensors that tell its CUDA device (NULL entries allowed); end_node after it succeeded,
+ * naming the event "autograd::engine::evaluate_function: <node's class>". 0, or -1 with an
+ * exception set. */
+typedef struct {
+    int64_t t0, cpu0, cuda0;
+    int device; /* -1: no CUDA tensor */
+    uintptr_t event0;
+    const struct CtCudaBackend *backend;
+} CtProfilerMark;
+void ct_profiler_begin(CtProfilerMark *m, PyObject *const *args, Py_ssize_t n);
+int ct_profiler_end_node(const CtProfilerMark *m, PyObject *node);
+void ct_profiler_cancel(const CtProfilerMark *m); /* drops what begin made (never raises) */
+
 /* The PyTorch op name for indexing with key: "select", "slice" or "index" (x[key]), "copy_" or
  * "index_put_" (x[key] = v). */
 const char *ct_profiler_index_name(PyObject *key, bool assign);

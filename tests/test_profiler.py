@@ -294,3 +294,48 @@ def test_event_fields_match_pytorch_names():
         getattr(avg, name)
     assert avg.cpu_memory_usage == 16 and avg.count == 1
     assert repr(avg).startswith("<FunctionEventAvg key=aten::exp self_cpu_time=")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
+def test_cuda_ops_timed_by_events_without_waiting(tmp_path):
+    """Ops on CUDA tensors get their device time from two events each, read when the profile
+    stops: the ops themselves never wait for the GPU (counted on the emulator)."""
+    from test_cuda import emulator_counters
+    x = torch.randn(128, 128, device="cuda")
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], profile_memory=True) as prof:
+        before = emulator_counters()
+        with record_function("gpu_block"):
+            y = x @ x
+            z = torch.relu(y)
+        after = emulator_counters()
+        torch.ones(2).add(1)  # a CPU op: no device time
+    if before is not None:
+        assert after[1] == before[1] and after[2] == before[2]  # no synchronize, no copy back
+    ev = {e.key: e for e in prof.events()}
+    mm, relu, block = ev["aten::matmul"], ev["aten::relu"], ev["gpu_block"]
+    assert mm.device_time_total > 0 and relu.device_time_total > 0 and len(mm.kernels) == 1
+    assert block.device_time_total == pytest.approx(mm.device_time_total + relu.device_time_total)
+    assert block.self_device_time_total == pytest.approx(0.0, abs=1e-9)
+    assert ev["aten::add"].device_time_total == 0
+    assert mm.device_memory_usage == 128 * 128 * 4 and mm.cpu_memory_usage == 0
+    table = prof.key_averages().table(sort_by="cuda_time_total")
+    assert "Self CUDA" in table and "CUDA total" in table and "CUDA Mem" in table
+    assert table.splitlines()[3].split()[0] in ("aten::matmul", "aten::relu", "gpu_block")
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    kernels = [e for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"] if e.get("cat") == "kernel"]
+    assert sorted(k["name"] for k in kernels) == ["aten::matmul", "aten::relu"]
+    del y, z
+
+
+def test_backward_nodes_are_events():
+    w = torch.randn(3, 3, requires_grad=True)
+    x = torch.randn(2, 3)
+    with profile() as prof:
+        (x @ w).relu().sum().backward()
+    keys = _keys(prof)
+    for node in ("SumBackward0", "ReluBackward0", "MmBackward0"):
+        assert keys.count("autograd::engine::evaluate_function: " + node) == 1, keys
+    assert "autograd::engine::evaluate_function: AccumulateGrad" in keys
+    torch.ones(2, requires_grad=True).sum().backward()  # after the profile: nothing recorded
+    assert _keys(prof) == keys

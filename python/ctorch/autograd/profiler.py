@@ -30,7 +30,8 @@ def kineto_available():
 
 
 def _aten_name(op):
-    return "aten::" + _ATEN_NAMES.get(op, op)
+    """PyTorch's event name for an op (backward nodes come named: "autograd::engine::...")."""
+    return op if "::" in op else "aten::" + _ATEN_NAMES.get(op, op)
 
 
 class _Recorder:
