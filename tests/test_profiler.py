@@ -275,8 +275,9 @@ def test_emit_nvtx_wraps_ops_in_ranges(monkeypatch):
     monkeypatch.setattr(nvtx, "range_push", lambda name: log.append(("push", name)))
     monkeypatch.setattr(nvtx, "range_pop", lambda: log.append(("pop",)))
     with torch.autograd.profiler.emit_nvtx():
-        torch.ones(2) + 1
-    assert log[-2:] == [("push", "aten::add"), ("pop",)]
+        with record_function("step"):
+            torch.ones(2) + 1
+    assert log[0] == ("push", "step") and log[-3:] == [("push", "aten::add"), ("pop",), ("pop",)]
     assert ("push", "aten::ones") in log and not _C._profiler_enabled()
 
 

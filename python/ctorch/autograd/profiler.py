@@ -45,6 +45,7 @@ class _Recorder:
         self.use_cuda = use_cuda
         self.profile_memory = profile_memory
         self.cuda_ref = None  # (device, event, cpu ns): where GPU time lines up with CPU time
+        self.nvtx = None  # emit_nvtx: ranges go to ctorch.cuda.nvtx instead of events
 
     def start(self, push=None, pop=None):
         global _active
@@ -237,7 +238,10 @@ class record_function:
 
     def __enter__(self):
         rec = _active
-        if rec is not None:
+        if rec is not None and rec.nvtx is not None:
+            rec.nvtx.range_push(self.name)
+            self._rec = rec
+        elif rec is not None:
             self._rec = rec
             self._t0 = _C._profiler_clock_ns()
             if rec.profile_memory:
@@ -247,7 +251,9 @@ class record_function:
 
     def __exit__(self, exc_type, exc_val, exc_tb):
         rec, self._rec = self._rec, None
-        if rec is not None:
+        if rec is not None and rec.nvtx is not None:
+            rec.nvtx.range_pop()
+        elif rec is not None:
             t1 = _C._profiler_clock_ns()
             cpu = cuda = 0
             if rec.profile_memory:
@@ -286,6 +292,7 @@ class emit_nvtx:
             cuda.synchronize()
         self._recorder = _Recorder(False, False, False)
         self._recorder.ops = None  # NVTX ranges only, nothing kept
+        self._recorder.nvtx = nvtx
         self._recorder.start(lambda op: nvtx.range_push(_aten_name(op)), nvtx.range_pop)
         return self
 
