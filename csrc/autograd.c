@@ -16,6 +16,7 @@
 #include "creation.h"
 #include "device.h"
 #include "iter.h"
+#include "profiler.h"
 #include "registry.h"
 #include "tensor.h"
 #include <string.h>
@@ -1637,13 +1638,30 @@ static PyObject *autocast_thunk(void *self, PyObject *const *args, size_t nargs,
     return autograd_function_call((PyObject *)self, args, nargs, kwnames);
 }
 
-static PyObject *autograd_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+static PyObject *autograd_function_dispatch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     CtAutogradFunctionObject *w = (CtAutogradFunctionObject *)self;
     if (ct_autocast_on && (w->autocast[0] | w->autocast[1])) {
         return ct_autocast_vectorcall(w->autocast, autocast_thunk, self, args, PyVectorcall_NARGS(nargsf), kwnames);
     }
     return autograd_function_call(self, args, nargsf, kwnames);
+}
+
+static PyObject *profiled_thunk(void *p)
+{
+    VectorcallCtx *c = (VectorcallCtx *)p;
+    return autograd_function_dispatch(c->fn, c->args, c->nargsf, c->kwnames);
+}
+
+/* The entry point of every wrapped function and method: a running profile sees the call first. */
+static PyObject *autograd_function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (ct_profiler_on) {
+        VectorcallCtx c = {self, args, nargsf, kwnames};
+        return ct_profiler_call(((CtAutogradFunctionObject *)self)->formula->op, profiled_thunk, &c, args,
+                                PyVectorcall_NARGS(nargsf), kwnames);
+    }
+    return autograd_function_dispatch(self, args, nargsf, kwnames);
 }
 
 static PyObject *autograd_function_descr_get(PyObject *self, PyObject *obj, PyObject *type)
@@ -1778,6 +1796,18 @@ static bool either_requires_grad(PyObject *a, PyObject *b)
 CT_SLOTS(CT_SLOT_STATE)
 #undef CT_SLOT_STATE
 
+/* While a profile runs, a slot's call is timed around its body (profiler.h). */
+#define CT_PROFILED_BINARY(slot, op)                                                    \
+    static PyObject *ag_##slot(PyObject *a, PyObject *b)                                \
+    {                                                                                   \
+        if (ct_profiler_on && formula_##slot != NULL) {                                 \
+            SlotCtx s = {NULL, body_##slot, NULL, NULL, NULL, a, b, NULL, false};       \
+            PyObject *args[2] = {a, b};                                                 \
+            return ct_profiler_call(op, slot_thunk, &s, args, 2, NULL);                 \
+        }                                                                               \
+        return body_##slot(a, b);                                                       \
+    }
+
 /* A slot whose op has an autocast policy (matmul, pow) goes through autocast first (amp.h); the
  * cast call comes back to record_<slot>. */
 #define CT_BINARY_TRAMPOLINE(slot)                                                      \
@@ -1794,16 +1824,17 @@ CT_SLOTS(CT_SLOT_STATE)
     {                                                                                   \
         return record_##slot(args[0], args[1]);                                         \
     }                                                                                   \
-    static PyObject *ag_##slot(PyObject *a, PyObject *b)                                \
+    static PyObject *body_##slot(PyObject *a, PyObject *b)                              \
     {                                                                                   \
         if (ct_autocast_on && (autocast_##slot[0] | autocast_##slot[1])) {              \
             PyObject *args[2] = {a, b};                                                 \
             return ct_autocast_vectorcall(autocast_##slot, cast_##slot, NULL, args, 2, NULL); \
         }                                                                               \
         return record_##slot(a, b);                                                     \
-    }
+    }                                                                                   \
+    CT_PROFILED_BINARY(slot, formula_##slot->op)
 #define CT_UNARY_TRAMPOLINE(slot)                                                       \
-    static PyObject *ag_##slot(PyObject *a)                                             \
+    static PyObject *body_##slot(PyObject *a)                                           \
     {                                                                                   \
         if (!ct_grad_enabled || formula_##slot == NULL || !either_requires_grad(a, NULL)) { \
             return orig_##slot(a);                                                      \
@@ -1811,6 +1842,14 @@ CT_SLOTS(CT_SLOT_STATE)
         SlotCtx s = {formula_##slot, NULL, orig_##slot, NULL, NULL, a, NULL, NULL, false}; \
         PyObject *args[1] = {a};                                                        \
         return record_call(formula_##slot, slot_thunk, &s, args, 1, NULL);              \
+    }                                                                                   \
+    static PyObject *ag_##slot(PyObject *a)                                             \
+    {                                                                                   \
+        if (ct_profiler_on && formula_##slot != NULL) {                                 \
+            SlotCtx s = {NULL, NULL, body_##slot, NULL, NULL, a, NULL, NULL, false};    \
+            return ct_profiler_call(formula_##slot->op, slot_thunk, &s, &a, 1, NULL);   \
+        }                                                                               \
+        return body_##slot(a);                                                          \
     }
 CT_BINARY_TRAMPOLINE(nb_add)
 CT_BINARY_TRAMPOLINE(nb_subtract)
@@ -1846,13 +1885,22 @@ CT_UNARY_TRAMPOLINE(nb_absolute)
     {                                                                                     \
         return record_##slot(args[0], args[1], (PyObject *)c);                            \
     }                                                                                     \
-    static PyObject *ag_##slot(PyObject *a, PyObject *b, PyObject *c)                     \
+    static PyObject *body_##slot(PyObject *a, PyObject *b, PyObject *c)                   \
     {                                                                                     \
         if (ct_autocast_on && (autocast_##slot[0] | autocast_##slot[1])) {                \
             PyObject *args[2] = {a, b};                                                   \
             return ct_autocast_vectorcall(autocast_##slot, cast_##slot, c, args, 2, NULL); \
         }                                                                                 \
         return record_##slot(a, b, c);                                                    \
+    }                                                                                     \
+    static PyObject *ag_##slot(PyObject *a, PyObject *b, PyObject *c)                     \
+    {                                                                                     \
+        if (ct_profiler_on && formula_##slot != NULL) {                                   \
+            SlotCtx s = {NULL, NULL, NULL, body_##slot, NULL, a, b, c, false};            \
+            PyObject *args[2] = {a, b};                                                   \
+            return ct_profiler_call(formula_##slot->op, slot_thunk, &s, args, 2, NULL);   \
+        }                                                                                 \
+        return body_##slot(a, b, c);                                                      \
     }
 CT_TERNARY_TRAMPOLINE(nb_power)
 CT_TERNARY_TRAMPOLINE(nb_inplace_power)
@@ -1860,7 +1908,7 @@ CT_TERNARY_TRAMPOLINE(nb_inplace_power)
 /* indexing: x[i] records "__getitem__"; x[i] = v records the in-place "__setitem__" */
 static binaryfunc orig_mp_subscript;
 static const CtFormula *formula_getitem;
-static PyObject *ag_mp_subscript(PyObject *a, PyObject *key)
+static PyObject *body_mp_subscript(PyObject *a, PyObject *key)
 {
     if (formula_getitem == NULL) {
         return orig_mp_subscript(a, key);
@@ -1887,9 +1935,19 @@ static PyObject *ag_mp_subscript(PyObject *a, PyObject *key)
     return record_call(formula_getitem, slot_thunk, &s, args, 2, NULL);
 }
 
+static PyObject *ag_mp_subscript(PyObject *a, PyObject *key)
+{
+    if (ct_profiler_on) {
+        SlotCtx s = {NULL, body_mp_subscript, NULL, NULL, NULL, a, key, NULL, false};
+        PyObject *args[2] = {a, key};
+        return ct_profiler_call(ct_profiler_index_name(key, false), slot_thunk, &s, args, 2, NULL);
+    }
+    return body_mp_subscript(a, key);
+}
+
 static objobjargproc orig_mp_ass_subscript;
 static const CtFormula *formula_setitem;
-static int ag_mp_ass_subscript(PyObject *a, PyObject *key, PyObject *value)
+static int body_mp_ass_subscript(PyObject *a, PyObject *key, PyObject *value)
 {
     if (value == NULL || !ct_grad_enabled || formula_setitem == NULL || !either_requires_grad(a, value)) {
         return orig_mp_ass_subscript(a, key, value);
@@ -1902,6 +1960,18 @@ static int ag_mp_ass_subscript(PyObject *a, PyObject *key, PyObject *value)
     }
     Py_DECREF(r);
     return 0;
+}
+
+static int ag_mp_ass_subscript(PyObject *a, PyObject *key, PyObject *value)
+{
+    if (ct_profiler_on && value != NULL) {
+        SlotCtx s = {NULL, NULL, NULL, NULL, body_mp_ass_subscript, a, key, value, false};
+        PyObject *args[3] = {a, key, value};
+        PyObject *r = ct_profiler_call(ct_profiler_index_name(key, true), slot_thunk, &s, args, 3, NULL);
+        Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
+    }
+    return body_mp_ass_subscript(a, key, value);
 }
 
 /* Formulas made at run time (in-place variants, ops without a formula); they live as long as
@@ -2673,6 +2743,8 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
     PyObject **grad_inputs = NULL;
     PyObject **outs = NULL;
     OuterScratchList outer = {NULL, 0, 0};
+    CtProfilerMark mark; /* the node being run, while a profile runs */
+    bool profiled = false;
     int rc = -1;
     bool prev_mode = ct_grad_enabled;
     if (stack == NULL || all == NULL) {
@@ -2798,6 +2870,10 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
         if (filter && !(n->engine_mark & CT_MARK_FEEDS)) {
             /* only captured: nothing it would compute is needed */
         } else if (any) {
+            profiled = ct_profiler_on;
+            if (profiled) {
+                ct_profiler_begin(&mark, outs, n->num_outputs);
+            }
             if (n->fn_prehooks != NULL && apply_node_hooks(n->fn_prehooks, outs, n->num_outputs, NULL) < 0) {
                 goto done;
             }
@@ -2843,6 +2919,12 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             if (ct_anomaly_enabled && ct_anomaly_check_nan && check_anomaly(n, grad_inputs) < 0) {
                 goto done;
             }
+            if (profiled) {
+                profiled = false;
+                if (ct_profiler_end_node(&mark, (PyObject *)n) < 0) {
+                    goto done;
+                }
+            }
         }
         for (int i = 0; i < n->num_outputs; i++) {
             Py_CLEAR(outs[i]);
@@ -2871,6 +2953,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
     }
     rc = 0;
 done:
+    if (profiled) {
+        ct_profiler_cancel(&mark); /* the node failed: no event */
+    }
     current_run = outer_run;
     current_run_filtered = outer_filtered;
     ct_grad_enabled = prev_mode;

@@ -10,6 +10,7 @@
 #include "linalg.h"
 #include "nn.h"
 #include "optim.h"
+#include "profiler.h"
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
@@ -47,9 +48,15 @@ static void *cpu_alloc(size_t nbytes, CtDevice device)
         madvise((void *)begin, end - begin, MADV_HUGEPAGE);
     }
 #endif
+    /* the profiler's memory counter (atomic: the thread pool's workers may allocate) */
+    __atomic_fetch_add(&ct_cpu_allocated_bytes, (int64_t)nbytes, __ATOMIC_RELAXED);
     return p;
 }
-static void cpu_free(void *ptr, size_t nbytes, CtDevice device) { free(ptr); }
+static void cpu_free(void *ptr, size_t nbytes, CtDevice device)
+{
+    __atomic_fetch_sub(&ct_cpu_allocated_bytes, (int64_t)nbytes, __ATOMIC_RELAXED);
+    free(ptr);
+}
 static int cpu_copy(void *dst, const void *src, size_t nbytes, CtDevice device)
 {
     if (nbytes) {

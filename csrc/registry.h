@@ -49,6 +49,7 @@
     X(tensor_more)        \
     X(shared_memory)      \
     X(legacy)             \
+    X(profiler)           \
     X(autograd)
 
 #define CT_FAMILY_DECLARE(name)                       \

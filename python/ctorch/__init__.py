@@ -21,6 +21,7 @@ from . import random  # noqa: E402,F401
 from ._tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401  (torch.profiler)
 from . import _blas  # noqa: E402
 
 _blas.load()
