@@ -291,19 +291,28 @@ static int storage_grow(CtStorageObject *s, size_t nbytes)
     return 0;
 }
 
-/* Sets t's metadata and grows its storage to hold it. 0 or -1. */
-static int set_metadata(CtTensorObject *t, int64_t offset, int ndim, const int64_t *sizes, const int64_t *strides)
+/* Gives t storage s (borrowed; NULL: t's own) and this geometry, s first grown to hold it: on failure t is
+ * unchanged. 0 or -1. */
+static int set_metadata(CtTensorObject *t, CtStorageObject *s, int64_t offset, int ndim, const int64_t *sizes,
+                        const int64_t *strides)
 {
-    int64_t extent = 1;
-    for (int d = 0; d < ndim; d++) {
-        if (sizes[d] == 0) {
-            extent = 0;
-            break;
-        }
-        extent += (sizes[d] - 1) * strides[d];
-    }
-    if (extent > 0 && storage_grow(t->storage, (size_t)(offset + extent) * ct_itemsize(t)) < 0) {
+    int64_t need;
+    s = s != NULL ? s : t->storage;
+    CtDevice have = ct_device_of(t);
+    if (s->device.type != have.type || s->device.index != have.index) {
+        char d0[32], d1[32];
+        ct_device_str(have, d0, sizeof(d0));
+        ct_device_str(s->device, d1, sizeof(d1));
+        PyErr_Format(PyExc_RuntimeError, "Attempted to set the storage of a tensor on device \"%s\" to a storage on "
+                     "different device \"%s\".  This is no longer allowed; the devices must match.", d0, d1);
         return -1;
+    }
+    if (ct_storage_nbytes_needed(ndim, sizes, strides, offset, ct_itemsize(t), &need) < 0 ||
+        storage_grow(s, (size_t)need) < 0) {
+        return -1;
+    }
+    if (s != t->storage) {
+        Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(s));
     }
     t->offset = offset;
     t->ndim = ndim;
@@ -326,13 +335,15 @@ static PyObject *resize_to(PyObject *self, int ndim, const int64_t *sizes)
             return NULL;
         }
     }
-    int64_t strides[CT_MAX_DIMS];
+    int64_t strides[CT_MAX_DIMS], nbytes;
     if (ndim == t->ndim && memcmp(sizes, t->sizes, sizeof(int64_t) * (size_t)ndim) == 0) {
         memcpy(strides, t->strides, sizeof(int64_t) * (size_t)ndim);
+    } else if (ct_contiguous_nbytes(ndim, sizes, ct_itemsize(t), &nbytes) < 0) {
+        return NULL;
     } else {
         ct_contiguous_strides(ndim, sizes, strides);
     }
-    return set_metadata(t, t->offset, ndim, sizes, strides) < 0 ? NULL : Py_NewRef(self);
+    return set_metadata(t, NULL, t->offset, ndim, sizes, strides) < 0 ? NULL : Py_NewRef(self);
 }
 
 /* resize_(*sizes): new sizes over the same storage, grown (contents kept) when too small */
@@ -376,11 +387,9 @@ static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t n
     int64_t zero[1] = {0}, one[1] = {1};
     if (a[0] == NULL) {
         CtStorageObject *s = ct_storage_new(0, ct_device_of(t));
-        if (s == NULL) {
-            return NULL;
-        }
-        Py_SETREF(t->storage, s);
-        return set_metadata(t, 0, 1, zero, one) < 0 ? NULL : Py_NewRef(self);
+        int rc = s != NULL ? set_metadata(t, s, 0, 1, zero, one) : -1;
+        Py_XDECREF(s);
+        return rc < 0 ? NULL : Py_NewRef(self);
     }
     if (CtTensor_Check(a[0])) {
         CtTensorObject *src = CT_TENSOR(a[0]);
@@ -389,8 +398,8 @@ static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t n
                          ct_cpp_type_name(src->dtype), ct_cpp_type_name(t->dtype));
             return NULL;
         }
-        Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(src->storage));
-        return set_metadata(t, src->offset, src->ndim, src->sizes, src->strides) < 0 ? NULL : Py_NewRef(self);
+        return set_metadata(t, src->storage, src->offset, src->ndim, src->sizes, src->strides) < 0 ? NULL
+                                                                                                 : Py_NewRef(self);
     }
     if (!PyObject_TypeCheck(a[0], CtStorage_Type)) {
         PyErr_Format(PyExc_TypeError, "set_(): argument 'source' (position 1) must be Storage or Tensor, not %s",
@@ -427,8 +436,7 @@ static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
         return NULL;
     }
-    Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(s));
-    return set_metadata(t, offset, ndim, sizes, strides) < 0 ? NULL : Py_NewRef(self);
+    return set_metadata(t, s, offset, ndim, sizes, strides) < 0 ? NULL : Py_NewRef(self);
 }
 
 /* as_strided_(size, stride, storage_offset=None): self's metadata replaced by as_strided's */
