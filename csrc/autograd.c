@@ -2740,8 +2740,9 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
     current_run_filtered = ncaptures > 0;
     NodeHeap ready = {NULL, 0, 0};
     PyObject *stack = PyList_New(0), *all = PyList_New(0); /* all: strong refs to every visited node */
-    PyObject **grad_inputs = NULL;
-    PyObject **outs = NULL;
+    PyObject **grad_inputs = NULL; /* of the node being run: num_edges entries */
+    PyObject **outs = NULL;        /* its num_outputs incoming gradients */
+    int nouts = 0, nedges = 0;     /* their lengths, for the cleanup after a failure */
     OuterScratchList outer = {NULL, 0, 0};
     CtProfilerMark mark; /* the node being run, while a profile runs */
     bool profiled = false;
@@ -2828,6 +2829,7 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
         Py_CLEAR(n->buffer);
         bool any = false;
         outs = PyMem_Calloc(n->num_outputs > 0 ? n->num_outputs : 1, sizeof(PyObject *));
+        nouts = n->num_outputs;
         if (outs == NULL) {
             Py_XDECREF(buffer);
             PyErr_NoMemory();
@@ -2863,6 +2865,7 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             }
         }
         grad_inputs = PyMem_Calloc(n->num_edges > 0 ? n->num_edges : 1, sizeof(PyObject *));
+        nedges = n->num_edges;
         if (grad_inputs == NULL) {
             PyErr_NoMemory();
             goto done;
@@ -2959,9 +2962,14 @@ done:
     current_run = outer_run;
     current_run_filtered = outer_filtered;
     ct_grad_enabled = prev_mode;
-    if (grad_inputs != NULL) {
-        PyMem_Free(grad_inputs); /* entries were cleared or are owned by a failing node: leak-free */
+    /* a failing node: its incoming gradients, and what its backward or hooks computed before failing */
+    for (int i = 0; outs != NULL && i < nouts; i++) {
+        Py_XDECREF(outs[i]);
     }
+    for (int e = 0; grad_inputs != NULL && e < nedges; e++) {
+        Py_XDECREF(grad_inputs[e]);
+    }
+    PyMem_Free(grad_inputs);
     PyMem_Free(outs);
     PyMem_Free(ready.items);
     if (all != NULL) {

@@ -905,29 +905,20 @@ static PyObject *py_empty_strided(PyObject *self, PyObject *const *args, Py_ssiz
                      ns);
         return NULL;
     }
-    char sbuf[256], tbuf[256];
-    ct_format_sizes(sbuf, sizeof(sbuf), nd, sizes);
-    int64_t extent = 1; /* elements up to the furthest one */
-    bool overflow = false, no_elements = false;
     for (int i = 0; i < nd; i++) {
-        no_elements = no_elements || sizes[i] == 0;
         if (sizes[i] < 0) {
+            char sbuf[256];
+            ct_format_sizes(sbuf, sizeof(sbuf), nd, sizes);
             PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
                          (long long)sizes[i], sbuf);
             return NULL;
         }
-        int64_t span;
-        overflow = overflow || strides[i] < 0 || __builtin_mul_overflow(sizes[i] ? sizes[i] - 1 : 0, strides[i], &span) ||
-                   __builtin_add_overflow(extent, span, &extent);
     }
-    int64_t nbytes = 0;
-    overflow = overflow || __builtin_mul_overflow(extent, (int64_t)ct_dtype_info[opt.dtype].itemsize, &nbytes);
-    if (overflow) {
-        ct_format_sizes(tbuf, sizeof(tbuf), nd, strides);
-        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s", sbuf, tbuf);
+    int64_t nbytes;
+    if (ct_storage_nbytes_needed(nd, sizes, strides, 0, ct_dtype_info[opt.dtype].itemsize, &nbytes) < 0) {
         return NULL;
     }
-    CtStorageObject *storage = ct_storage_new(no_elements ? 0 : (size_t)nbytes, opt.device);
+    CtStorageObject *storage = ct_storage_new((size_t)nbytes, opt.device);
     if (storage == NULL) {
         return NULL;
     }

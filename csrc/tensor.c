@@ -70,16 +70,37 @@ int64_t ct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
     return n;
 }
 
-CtTensorObject *ct_empty(int ndim, const int64_t *sizes, CtDType dtype, CtDevice device)
+int ct_storage_nbytes_needed(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, size_t itemsize,
+                             int64_t *nbytes)
 {
-    int64_t strides[CT_MAX_DIMS];
-    if (ndim > CT_MAX_DIMS) {
-        PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions, got %d", CT_MAX_DIMS, ndim);
-        return NULL;
+    int64_t extent = 1; /* elements from offset to one past the furthest one */
+    bool overflow = offset < 0;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] == 0) { /* no elements: any strides, no storage needed (PyTorch's computeStorageNbytes) */
+            *nbytes = 0;
+            return 0;
+        }
     }
-    /* Reject negative sizes and element counts whose byte size overflows. */
+    for (int i = 0; i < ndim; i++) {
+        int64_t span;
+        overflow = overflow || strides[i] < 0 || __builtin_mul_overflow(sizes[i] > 0 ? sizes[i] - 1 : 0, strides[i], &span) ||
+                   __builtin_add_overflow(extent, span, &extent);
+    }
+    overflow = overflow || __builtin_add_overflow(extent, offset, &extent) ||
+               __builtin_mul_overflow(extent, (int64_t)itemsize, nbytes);
+    if (overflow) {
+        char sbuf[256], tbuf[256];
+        ct_format_sizes(sbuf, sizeof(sbuf), ndim, sizes);
+        ct_format_sizes(tbuf, sizeof(tbuf), ndim, strides);
+        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s", sbuf, tbuf);
+        return -1;
+    }
+    return 0;
+}
+
+int ct_contiguous_nbytes(int ndim, const int64_t *sizes, size_t itemsize, int64_t *nbytes)
+{
     uint64_t numel = 1;
-    size_t isz = ct_dtype_info[dtype].itemsize;
     int overflow = 0;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0) {
@@ -87,7 +108,7 @@ CtTensorObject *ct_empty(int ndim, const int64_t *sizes, CtDType dtype, CtDevice
             ct_format_sizes(buf, sizeof(buf), ndim, sizes);
             PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld: %s",
                          (long long)sizes[i], buf);
-            return NULL;
+            return -1;
         }
         if (sizes[i] != 0 && numel > (uint64_t)INT64_MAX / (uint64_t)sizes[i]) {
             overflow = 1;
@@ -99,14 +120,28 @@ CtTensorObject *ct_empty(int ndim, const int64_t *sizes, CtDType dtype, CtDevice
             overflow = 0;
         }
     }
-    if (overflow || numel > (uint64_t)INT64_MAX / isz) {
+    if (overflow || numel > (uint64_t)INT64_MAX / itemsize) {
         char buf[256];
         ct_format_sizes(buf, sizeof(buf), ndim, sizes);
         PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s", buf);
+        return -1;
+    }
+    *nbytes = (int64_t)(numel * itemsize);
+    return 0;
+}
+
+CtTensorObject *ct_empty(int ndim, const int64_t *sizes, CtDType dtype, CtDevice device)
+{
+    int64_t strides[CT_MAX_DIMS], nbytes;
+    if (ndim > CT_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "ctorch supports at most %d dimensions, got %d", CT_MAX_DIMS, ndim);
+        return NULL;
+    }
+    if (ct_contiguous_nbytes(ndim, sizes, ct_dtype_info[dtype].itemsize, &nbytes) < 0) {
         return NULL;
     }
     ct_contiguous_strides(ndim, sizes, strides);
-    CtStorageObject *s = ct_storage_new((size_t)numel * isz, device);
+    CtStorageObject *s = ct_storage_new((size_t)nbytes, device);
     if (s == NULL) {
         return NULL;
     }

@@ -50,6 +50,15 @@ static inline char *ct_data(const CtTensorObject *t)
 bool ct_is_contiguous(const CtTensorObject *t);
 /* Contiguous strides for sizes; returns the element count. */
 int64_t ct_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+/* Bytes of a contiguous tensor of these sizes; a negative size or an overflow raises PyTorch's
+ * RuntimeError ("Trying to create tensor with negative dimension", "Storage size calculation
+ * overflowed"). 0 or -1. */
+int ct_contiguous_nbytes(int ndim, const int64_t *sizes, size_t itemsize, int64_t *nbytes);
+/* Bytes of storage a tensor of these sizes, strides and element offset reaches: (offset + 1 + sum of
+ * (size - 1) * stride) * itemsize, 0 when it has no element. A negative stride or offset, or an overflow,
+ * raises PyTorch's "Storage size calculation overflowed" (RuntimeError). 0 or -1. */
+int ct_storage_nbytes_needed(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, size_t itemsize,
+                             int64_t *nbytes);
 /* Wraps a possibly negative dim into [0, ndim); IndexError as PyTorch otherwise. */
 int ct_wrap_dim(int64_t dim, int ndim, int *out);
 /* Parses sizes given as f(2, 3), f((2, 3)), f([2, 3]) or f(torch.Size). Negative sizes are

@@ -296,19 +296,40 @@ static int storage_grow(CtStorageObject *s, size_t nbytes)
     return 0;
 }
 
-/* Sets t's metadata and grows its storage to hold it. 0 or -1. */
-static int set_metadata(CtTensorObject *t, int64_t offset, int ndim, const int64_t *sizes, const int64_t *strides)
+/* PyTorch's error for a negative size given to resize_ / set_ */
+static int check_sizes(int ndim, const int64_t *sizes)
 {
-    int64_t extent = 1;
     for (int d = 0; d < ndim; d++) {
-        if (sizes[d] == 0) {
-            extent = 0;
-            break;
+        if (sizes[d] < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+            return -1;
         }
-        extent += (sizes[d] - 1) * strides[d];
     }
-    if (extent > 0 && storage_grow(t->storage, (size_t)(offset + extent) * ct_itemsize(t)) < 0) {
+    return 0;
+}
+
+/* Gives t storage s (borrowed; NULL: t's own) and this geometry, s first grown to hold it: on failure t is
+ * unchanged. 0 or -1. */
+static int set_metadata(CtTensorObject *t, CtStorageObject *s, int64_t offset, int ndim, const int64_t *sizes,
+                        const int64_t *strides)
+{
+    int64_t need;
+    s = s != NULL ? s : t->storage;
+    CtDevice have = ct_device_of(t);
+    if (s->device.type != have.type || s->device.index != have.index) {
+        char d0[32], d1[32];
+        ct_device_str(have, d0, sizeof(d0));
+        ct_device_str(s->device, d1, sizeof(d1));
+        PyErr_Format(PyExc_RuntimeError, "Attempted to set the storage of a tensor on device \"%s\" to a storage on "
+                     "different device \"%s\".  This is no longer allowed; the devices must match.", d0, d1);
         return -1;
+    }
+    if (ct_storage_nbytes_needed(ndim, sizes, strides, offset, ct_itemsize(t), &need) < 0 ||
+        storage_grow(s, (size_t)need) < 0) {
+        return -1;
+    }
+    if (s != t->storage) {
+        Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(s));
     }
     t->offset = offset;
     t->ndim = ndim;
@@ -326,19 +347,18 @@ static PyObject *resize_to(PyObject *self, int ndim, const int64_t *sizes, int f
         PyErr_SetString(PyExc_RuntimeError, "cannot resize variables that require grad");
         return NULL;
     }
-    for (int d = 0; d < ndim; d++) {
-        if (sizes[d] < 0) {
-            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
-            return NULL;
-        }
+    if (check_sizes(ndim, sizes) < 0) {
+        return NULL;
     }
     if (format == CT_FORMAT_PRESERVE) {
         PyErr_SetString(PyExc_RuntimeError, "Unsupported memory formatPreserve");
         return NULL;
     }
-    int64_t strides[CT_MAX_DIMS];
+    int64_t strides[CT_MAX_DIMS], nbytes;
     if (format < 0 && ndim == t->ndim && memcmp(sizes, t->sizes, sizeof(int64_t) * (size_t)ndim) == 0) {
         memcpy(strides, t->strides, sizeof(int64_t) * (size_t)ndim);
+    } else if (ct_contiguous_nbytes(ndim, sizes, ct_itemsize(t), &nbytes) < 0) {
+        return NULL;
     } else if (format == CT_FORMAT_CHANNELS_LAST || format == CT_FORMAT_CHANNELS_LAST_3D) {
         if (ct_channels_last_strides((CtMemoryFormat)format, ndim, sizes, strides) < 0) {
             return NULL;
@@ -346,7 +366,7 @@ static PyObject *resize_to(PyObject *self, int ndim, const int64_t *sizes, int f
     } else {
         ct_contiguous_strides(ndim, sizes, strides);
     }
-    return set_metadata(t, t->offset, ndim, sizes, strides) < 0 ? NULL : Py_NewRef(self);
+    return set_metadata(t, NULL, t->offset, ndim, sizes, strides) < 0 ? NULL : Py_NewRef(self);
 }
 
 /* memory_format= of resize_ / resize_as_ (obj NULL or None when not given): -1 when not given, else the
@@ -401,26 +421,6 @@ CT_FUNCTION_FROM_METHOD(resize_as_, tensor_resize_as_)
 
 /* set_'s sizes and strides must address memory from the offset up: no negative size, and no negative stride
  * unless the tensor is empty (PyTorch's storage size calculation). 0 or -1. */
-static int set_extent_check(int ndim, const int64_t *sizes, const int64_t *strides)
-{
-    bool empty = false, negative = false;
-    for (int d = 0; d < ndim; d++) {
-        if (sizes[d] < 0) {
-            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
-            return -1;
-        }
-        empty = empty || sizes[d] == 0;
-        negative = negative || strides[d] < 0;
-    }
-    if (!empty && negative) {
-        char sz[CT_MAX_DIMS * 24 + 4], st[CT_MAX_DIMS * 24 + 4];
-        ct_format_sizes(sz, sizeof(sz), ndim, sizes);
-        ct_format_sizes(st, sizeof(st), ndim, strides);
-        PyErr_Format(PyExc_RuntimeError, "Storage size calculation overflowed with sizes=%s and strides=%s", sz, st);
-        return -1;
-    }
-    return 0;
-}
 
 /* set_(): empty; set_(source): source's storage and metadata; set_(source_storage, storage_offset=0, size=?, stride=?) */
 static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -434,11 +434,9 @@ static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t n
     int64_t zero[1] = {0}, one[1] = {1};
     if (a[0] == NULL) {
         CtStorageObject *s = ct_storage_new(0, ct_device_of(t));
-        if (s == NULL) {
-            return NULL;
-        }
-        Py_SETREF(t->storage, s);
-        return set_metadata(t, 0, 1, zero, one) < 0 ? NULL : Py_NewRef(self);
+        int rc = s != NULL ? set_metadata(t, s, 0, 1, zero, one) : -1;
+        Py_XDECREF(s);
+        return rc < 0 ? NULL : Py_NewRef(self);
     }
     if (CtTensor_Check(a[0])) {
         CtTensorObject *src = CT_TENSOR(a[0]);
@@ -447,8 +445,8 @@ static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t n
                          ct_cpp_type_name(src->dtype), ct_cpp_type_name(t->dtype));
             return NULL;
         }
-        Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(src->storage));
-        return set_metadata(t, src->offset, src->ndim, src->sizes, src->strides) < 0 ? NULL : Py_NewRef(self);
+        return set_metadata(t, src->storage, src->offset, src->ndim, src->sizes, src->strides) < 0 ? NULL
+                                                                                                 : Py_NewRef(self);
     }
     PyObject *source = a[0];
     if (strcmp(Py_TYPE(source)->tp_name, "TypedStorage") == 0) { /* storage.py's: its untyped storage, same dtype */
@@ -506,11 +504,10 @@ static PyObject *tensor_set_(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
         return NULL;
     }
-    if (set_extent_check(ndim, sizes, strides) < 0) {
+    if (check_sizes(ndim, sizes) < 0) {
         return NULL;
     }
-    Py_SETREF(t->storage, (CtStorageObject *)Py_NewRef(s));
-    return set_metadata(t, offset, ndim, sizes, strides) < 0 ? NULL : Py_NewRef(self);
+    return set_metadata(t, s, offset, ndim, sizes, strides) < 0 ? NULL : Py_NewRef(self);
 }
 
 /* as_strided_(size, stride, storage_offset=None): self's metadata replaced by as_strided's */

@@ -1027,22 +1027,18 @@ static PyObject *tensor_as_strided(PyObject *self, PyObject *const *args, Py_ssi
         PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld", (long long)offset);
         return NULL;
     }
-    int64_t extent = 1; /* elements from offset to one past the last one reached */
-    for (int d = 0; d < ndim; d++) {
-        if (sizes[d] == 0) {
-            extent = 0;
-            break;
-        }
-        extent += (sizes[d] - 1) * strides[d];
+    size_t item = ct_itemsize(t);
+    int64_t need;
+    if (ct_storage_nbytes_needed(ndim, sizes, strides, offset, item, &need) < 0) {
+        return NULL;
     }
-    size_t item = ct_itemsize(t), have = t->storage->nbytes / item;
-    if (extent > 0 && (uint64_t)(offset + extent) > have) {
+    if ((uint64_t)need > t->storage->nbytes) {
         char s[256], st[256];
         ct_format_sizes(s, sizeof(s), ndim, sizes);
         ct_format_sizes(st, sizeof(st), ndim, strides);
         PyErr_Format(PyExc_RuntimeError, "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
-                     "requiring a storage size of %llu are out of bounds for storage of size %zu", s, st,
-                     (long long)offset, item, (unsigned long long)((offset + extent) * (int64_t)item), t->storage->nbytes);
+                     "requiring a storage size of %lld are out of bounds for storage of size %zu", s, st,
+                     (long long)offset, item, (long long)need, t->storage->nbytes);
         return NULL;
     }
     return (PyObject *)ct_view_of(t, ndim, sizes, strides, offset);

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 import ctorch as torch
+import ctorch.autograd.graph
 import ctorch.nn.functional as F
 
 
@@ -71,6 +72,104 @@ def _grad_scaler_kernels(x):
     torch._amp_foreach_non_finite_check_and_unscale_([x.clone(), x.float().t()], found, torch.ones(1, device=x.device))
     return torch._amp_update_scale_(torch.ones((), device=x.device), torch.zeros((), dtype=torch.int32, device=x.device),
                                     found, 2.0, 0.5, 3)
+
+
+def _tensor_more(x):
+    """csrc/tensor_more.c: in-place scans and addr_, the in-place samplers, the metadata and storage ops, the
+    element callbacks (CPU), nonzero_static"""
+    t = x.clone()
+    t.cumsum_(1).cumprod_(0).addr_(x[:, 0], x[0], beta=0.5)
+    x.clone().cauchy_(), x.clone().log_normal_(), x.clone().geometric_(0.5), x.sigmoid().bernoulli()
+    u = torch.empty(0, dtype=x.dtype, device=x.device).resize_(3, 5).resize_as_(x)
+    u.set_(t).as_strided_((2, 3), (1, 2), 1)
+    out = (u.is_set_to(t), x.dim_order(), x.new_empty_strided((2, 3), (1, 2)), torch.nonzero_static(x, size=30),
+           torch.get_device(x), torch.is_storage(x))
+    if x.device.type == "cpu":
+        x.clone().apply_(abs).map_(x, lambda a, b: a + b)
+    return out
+
+
+def _tensor_more_errors(x):
+    t = x.clone()
+    calls = (lambda: t.cumsum_(2), lambda: t.resize_(-1), lambda: t.as_strided_((9, 9), (3, 3)),
+             lambda: t.addr_(x, x), lambda: t.set_(x.float()), lambda: t.int().cumsum_(0, dtype=torch.float32))
+    for call in calls:
+        try:
+            call()
+        except (RuntimeError, IndexError):
+            continue
+        raise AssertionError("expected an error")
+
+
+def _saved_hooks(fail):
+    """saved_tensors_hooks: every saved tensor packed and unpacked by Python (a pack raising at the forward, an
+    unpack raising in the backward)"""
+    def pack(t):
+        if fail == "pack":
+            raise ValueError("pack")
+        return t * 1
+
+    def unpack(t):
+        if fail == "unpack":
+            raise ValueError("unpack")
+        return t
+
+    def call(x):
+        y = x.detach().requires_grad_(True)
+        try:
+            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                z = (y * y.exp()).sin().sum() + F.layer_norm(y, (6,)).sum()
+            z.backward()
+        except ValueError:
+            assert fail is not None
+            return
+        assert fail is None
+        return y.grad
+    return call
+
+
+class _FailingBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ValueError("backward")
+
+
+def _backward_errors(x):
+    """A backward that fails at a node (a post-hook, a pre-hook, a custom Function's backward) drops the
+    gradients the engine held for that node"""
+    def fail(*args):
+        raise ValueError("hook")
+    for how in ("hook", "prehook", "function"):
+        y = x.detach().requires_grad_(True)
+        z = ((_FailingBackward.apply(y * 3) if how == "function" else y.exp()) * y).sum()
+        node = z.grad_fn.next_functions[0][0]
+        if how == "hook":
+            node.register_hook(fail)
+        elif how == "prehook":
+            node.register_prehook(fail)
+        try:
+            z.backward()
+        except ValueError:
+            continue
+        raise AssertionError("expected an error")
+
+
+def _record_stream(x):
+    """Tensor.record_stream on CUDA (the freed block waits for the stream's work); the CPU raises"""
+    if x.device.type == "cuda":
+        s = torch.cuda.Stream()
+        t = x * 2
+        t.record_stream(s)
+        return t.sum()
+    try:
+        x.record_stream(None)
+    except RuntimeError:
+        return
+    raise AssertionError("expected an error")
 
 
 # (id, callable of a (4, 6) float64 tensor)
@@ -213,6 +312,30 @@ CASES = [
     ("special_polynomial_errors", _raises(lambda x: torch.special.laguerre_polynomial_l(x.half(), 2)
                                           if x.sum() < 100 else torch.special.laguerre_polynomial_l(1.0, 2),
                                           NotImplementedError)),
+    # this session's C ops beyond the families: tensor_more.c, ldl (linalg_ldl.c), _dirichlet_grad, segment_reduce,
+    # saved-tensor hooks, record_stream
+    ("tensor_more", _tensor_more),
+    ("tensor_more_backward", _backward(lambda y: y.clone().cumprod_(1).sum() + y.clone().addr_(y[:, 0], y[0]).sum())),
+    ("tensor_more_errors", _tensor_more_errors),
+    ("ldl", lambda x: (torch.linalg.ldl_solve(*torch.linalg.ldl_factor(x[:, :4] + x[:, :4].mT), x),
+                       torch.linalg.ldl_factor_ex(x[:, :4] @ x[:, :4].mT, hermitian=True),
+                       torch.linalg.ldl_factor_ex(x[:, :4] * 0))),
+    ("ldl_errors", _raises(lambda x: torch.linalg.ldl_factor(x) if x.sum() < 100 else
+                           torch.linalg.ldl_solve(x[:, :4], torch.ones(4, dtype=torch.int32), x[:3]), RuntimeError)),
+    ("dirichlet_grad", lambda x: torch._dirichlet_grad(x.sigmoid().cpu(), x.abs().cpu() + 1,
+                                                       (x.abs().cpu() + 1).sum(1, keepdim=True))),
+    ("dirichlet_grad_error", _raises(lambda x: torch._dirichlet_grad(x.cpu(), x.float().cpu(), x.cpu()), RuntimeError)),
+    ("segment_reduce", _backward(lambda y: sum(torch.segment_reduce(y, r, lengths=torch.tensor([1, 0, 3], device=y.device))
+                                               .nan_to_num().sum() for r in ("sum", "mean", "max", "prod"))
+                                 + torch.segment_reduce(y, "min", offsets=torch.tensor([[0, 2, 6]] * 4, device=y.device),
+                                                        axis=1, initial=0.5).sum())),
+    ("segment_reduce_error", _raises(lambda x: torch.segment_reduce(x, "sum", lengths=torch.tensor([1, 2], device=x.device)),
+                                     RuntimeError)),
+    ("saved_tensors_hooks", _saved_hooks(None)),
+    ("saved_tensors_hooks_pack_error", _saved_hooks("pack")),
+    ("saved_tensors_hooks_unpack_error", _saved_hooks("unpack")),
+    ("backward_errors", _backward_errors),
+    ("record_stream", _record_stream),
 ]
 
 

@@ -183,6 +183,11 @@ def test_as_strided(device, dtype):
            lambda: t.as_strided((2,), (-1,)))
     raises(RuntimeError, "mismatch in length of strides and shape", lambda: t.as_strided((2, 2), (1,)))
     raises(RuntimeError, "Tensor: invalid storage offset -1", lambda: t.as_strided((2,), (1,), -1))
+    # an extent past int64 is refused, not wrapped around into the storage (was a view reading far outside it)
+    raises(RuntimeError, "Storage size calculation overflowed with sizes=[3] and strides=[4611686018427387904]",
+           lambda: t.as_strided((3,), (2 ** 62,)))
+    raises(RuntimeError, "Storage size calculation overflowed with sizes=[2] and strides=[1]",
+           lambda: t.as_strided((2,), (1,), 2 ** 63 - 2))
 
 
 def test_as_strided_grad(device):

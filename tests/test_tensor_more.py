@@ -191,6 +191,11 @@ def test_resize(device):
         ctorch.zeros(3).resize_(2, memory_format=ctorch.preserve_format)
     with pytest.raises(TypeError, match="resize_\\(\\) got an unexpected keyword argument 'foo'"):
         ctorch.zeros(3).resize_(2, foo=1)
+    # sizes whose byte count overflows: refused (the product wrapped to a tiny storage under a huge tensor)
+    big = ctorch.ones(3, device=device)
+    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[2147483648, 2147483648\]"):
+        big.resize_(2 ** 31, 2 ** 31)
+    assert big.shape == (3,)
 
 
 def test_resize_borrowed_storage():
@@ -234,6 +239,28 @@ def test_set(device):
     with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
         ctorch.zeros(1).set_(s, 0, (-2,))
     assert ctorch.zeros(1).set_(s, 0, (0,), (-1,)).shape == (0,)  # empty: nothing addressed
+    # geometry past int64 or with negative strides: PyTorch's error, t unchanged (it was set, then read outside)
+    for size, stride, offset in (((2,), (2 ** 62,), 0), ((3,), (-1,), 2), ((1,), (1,), 2 ** 61)):
+        t = ctorch.zeros(2, device=device)
+        with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[%d\] and strides=\[%d\]"
+                                                % (size[0], stride[0])):
+            t.set_(s, offset, size, stride)
+        assert t.shape == (2,) and t.untyped_storage().nbytes() == 8 and t.storage_offset() == 0
+    np.testing.assert_array_equal(to_numpy(t), [0, 0])
+    if device == "cuda":
+        with pytest.raises(RuntimeError, match='Attempted to set the storage of a tensor on device "cpu" to a storage '
+                                               'on different device "cuda:0".  This is no longer allowed'):
+            ctorch.zeros(2).set_(s)
+
+
+def test_set_failure_keeps_tensor():
+    """A storage that cannot grow to the new geometry: the error, and the tensor keeps its own storage (it used to
+    take the small one with its old sizes, reading past its end)"""
+    borrowed = ctorch.from_numpy(np.arange(4, dtype=np.float32)).untyped_storage()
+    u = ctorch.zeros(100)
+    with pytest.raises(RuntimeError, match="Trying to resize storage that is not resizable"):
+        u.set_(borrowed, 0, (200,), (1,))
+    assert u.shape == (100,) and u.untyped_storage().nbytes() == 400 and u.sum().item() == 0
 
 
 @pytest.mark.parametrize("case", range(9))
