@@ -59,8 +59,24 @@ static PyTypeObject *node_type_for(const char *name)
     if (strncmp(name, CT_TORCH_NODE_PREFIX, strlen(CT_TORCH_NODE_PREFIX)) == 0) {
         name += strlen(CT_TORCH_NODE_PREFIX);
     }
+    /* node_types by name pointer first: names are mostly the formula table's literals, and a
+     * dict lookup by C string makes and hashes a str every time. A hit also compares the text
+     * (a reused buffer may hold another name); the cache holds strong references. */
+    static struct {
+        const char *key;
+        PyTypeObject *tp;
+    } cache[256];
+    size_t slot = ((uintptr_t)name >> 3) & 255;
+    if (cache[slot].key == name) {
+        const char *cached = strrchr(cache[slot].tp->tp_name, '.');
+        if (strcmp(cached != NULL ? cached + 1 : cache[slot].tp->tp_name, name) == 0) {
+            return cache[slot].tp;
+        }
+    }
     PyObject *tp = PyDict_GetItemString(node_types, name); /* borrowed */
     if (tp != NULL) {
+        cache[slot].key = name;
+        Py_XSETREF(cache[slot].tp, (PyTypeObject *)Py_NewRef(tp));
         return (PyTypeObject *)tp;
     }
     PyObject *bases = PyTuple_Pack(1, (PyObject *)CtNode_Type);
@@ -1183,10 +1199,15 @@ static int save_arguments(CtNodeObject *node, const CtFormula *f, PyObject *cons
                           const uint64_t *versions_before)
 {
     node->nargs = n;
-    node->meta = PyMem_Calloc(CT_MAX_FORMULA_ARGS, sizeof(CtTensorMeta));
+    /* Not calloc: zeroing every entry's sizes costs more than the rest of recording. Each entry's
+     * fields but sizes (read only up to a tensor's ndim) start zero. */
+    node->meta = PyMem_Malloc(CT_MAX_FORMULA_ARGS * sizeof(CtTensorMeta));
     if (node->meta == NULL) {
         PyErr_NoMemory();
         return -1;
+    }
+    for (int i = 0; i < CT_MAX_FORMULA_ARGS; i++) {
+        memset(&node->meta[i], 0, offsetof(CtTensorMeta, sizes));
     }
     for (int i = 0; i < n; i++) {
         PyObject *a = norm[i];

@@ -28,8 +28,53 @@ int ct_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int6
     return n;
 }
 
+/* The common case of every operand having out's shape and being contiguous: one dim of numel
+ * elements (stride 0 for a single element), what the general path's coalescing gives. Returns
+ * false, touching nothing, otherwise. */
+static bool iter_init_contiguous(CtIter *it, int nops, CtTensorObject *const *ops)
+{
+    const CtTensorObject *out = ops[0];
+    int nd = out->ndim;
+    int64_t numel = 1;
+    for (int d = 0; d < nd; d++) {
+        numel *= out->sizes[d];
+    }
+    if (numel == 0) {
+        return false;
+    }
+    for (int op = 0; op < nops; op++) {
+        const CtTensorObject *t = ops[op];
+        if (t->ndim != nd) {
+            return false;
+        }
+        int64_t expected = 1;
+        for (int d = nd - 1; d >= 0; d--) {
+            if (t->sizes[d] != out->sizes[d] || (t->sizes[d] != 1 && t->strides[d] != expected)) {
+                return false;
+            }
+            expected *= t->sizes[d];
+        }
+    }
+    it->nops = nops;
+    it->ndim = 1;
+    it->numel = numel;
+    it->device = ct_device_of(out);
+    it->shape[0] = numel;
+    memset(it->strides[0], 0, sizeof(it->strides[0]));
+    for (int op = 0; op < nops; op++) {
+        const CtTensorObject *t = ops[op];
+        it->data[op] = ct_data(t);
+        it->dtypes[op] = t->dtype;
+        it->strides[0][op] = numel == 1 ? 0 : (int64_t)ct_itemsize(t);
+    }
+    return true;
+}
+
 int ct_iter_init(CtIter *it, int nops, CtTensorObject *const *ops)
 {
+    if (iter_init_contiguous(it, nops, ops)) {
+        return 0;
+    }
     const CtTensorObject *out = ops[0];
     int nd = out->ndim;
     memset(it, 0, sizeof(*it));
@@ -195,8 +240,14 @@ void ct_iter_cpu_run(const CtIter *it, CtInnerLoop loop, void *ctx)
     if (it->numel == 0) {
         return;
     }
-    RunCtx rc = {it, loop, ctx};
     /* Below ~64K elements a second thread costs more than it saves. */
+    if (it->ndim == 1 && it->numel < 2 * 65536) { /* one run, one thread: what run_range would do */
+        char *ptr[CT_MAX_OPERANDS];
+        memcpy(ptr, it->data, sizeof(char *) * it->nops);
+        loop(ptr, it->strides[0], it->numel, ctx);
+        return;
+    }
+    RunCtx rc = {it, loop, ctx};
     ct_parallel_for(it->numel, 65536, run_range, &rc);
 }
 

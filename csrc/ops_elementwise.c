@@ -303,7 +303,7 @@ static CtTensorObject *run_op(CtEwOp op, const CtEwArg *in, CtTensorObject *out,
     int ndim = 0;
     for (int k = 0; k < n; k++) {
         const CtTensorObject *t = in[k].t;
-        if (t != NULL) {
+        if (t != NULL && !(t->ndim == ndim && memcmp(t->sizes, shape, sizeof(int64_t) * ndim) == 0)) {
             memcpy(prev, shape, sizeof(int64_t) * ndim);
             ndim = ct_broadcast_shapes(ndim, prev, t->ndim, t->sizes, shape);
             if (ndim < 0) {

@@ -1350,3 +1350,34 @@ def test_out_dtype_of_unary_ops(device):
     assert ctorch.clamp(ctorch.tensor([0, 3], device=device), 0.5, out=ctorch.zeros(2, device=device)).tolist() == \
         [0.5, 3.0]  # the result float32 (promoted by the float bound) is out's dtype
     assert ctorch.abs(x, out=ctorch.zeros(2, device=device)).tolist() == [1.5, 2.0]
+
+
+def test_contiguous_fast_path_edges(device):
+    """The iterator's path for same-shape contiguous operands: size-1 dims with any stride,
+    single elements (stride 0), 0-d tensors, a strided operand among contiguous ones."""
+    base = ctorch.arange(12.0, device=device)
+    x = base.as_strided((3, 1, 4), (4, 7, 1))  # contiguous: the size-1 dim's stride is free
+    y = ctorch.ones(3, 1, 4, device=device)
+    assert_close(x + y, np.arange(12.0).reshape(3, 1, 4) + 1)
+    one = base.as_strided((1, 1), (5, 9), 3)
+    assert_close(one * ctorch.full((1, 1), 2.0, device=device), np.array([[6.0]]))
+    s = ctorch.tensor(2.0, device=device)
+    assert (s + s).shape == () and to_numpy(s + s).item() == 4.0
+    t = base.view(3, 4).T  # not contiguous: the general path
+    assert_close(t + ctorch.ones(4, 3, device=device), np.arange(12.0).reshape(3, 4).T + 1)
+    z = ctorch.ones(2, 3, device=device)
+    z.add_(x.reshape(3, 4)[:2, :3])
+    assert_close(z, np.arange(12.0).reshape(3, 4)[:2, :3] + 1)
+
+
+def test_grad_fn_types_by_name():
+    """Backward node classes are found again by name (node type cache): alternating ops keep their
+    own classes, and a class is the same object on every call."""
+    a = ctorch.ones(2, requires_grad=True)
+    seen = {}
+    for _ in range(3):
+        for op, name in ((lambda: a + a, "AddBackward0"), (lambda: a * a, "MulBackward0"),
+                         (lambda: a.relu(), "ReluBackward0"), (lambda: a.sum(), "SumBackward0")):
+            fn = op().grad_fn
+            assert type(fn).__name__ == name
+            assert seen.setdefault(name, type(fn)) is type(fn)
