@@ -27,12 +27,111 @@ static PyTypeObject *CtDeviceObj_Type;
 int ct_cuda_current_device = 0;
 
 /* --- the CPU vtable ------------------------------------------------------------------------ */
+/* Small-block cache. posix_memalign with 64-byte alignment costs several hundred instructions
+ * a call (glibc carves an aligned chunk out of a larger one and frees the rest), more than the
+ * rest of a small op's host work. Freed blocks up to CPU_CACHE_MAX bytes wait on one list per
+ * 64-byte size class (a block's first word links its list), at most CPU_CACHE_PER_CLASS per class
+ * and CPU_CACHE_BYTES in all, and serve the next request of the same rounded size. A flag guards
+ * the lists; a caller that finds it taken uses the system allocator instead of waiting, so a
+ * child forked while another thread held it just never uses the cache. Every caller passes free
+ * the nbytes it allocated (the storage's), which names the class. Under AddressSanitizer there is
+ * no cache, so that every use after free is still caught. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CT_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define CT_ASAN 1
+#endif
+#ifdef CT_ASAN
+#define CPU_CACHE_MAX 0
+#else
+#define CPU_CACHE_MAX ((size_t)32 << 10)
+#endif
+#define CPU_CACHE_CLASSES (CPU_CACHE_MAX / 64 + 1) /* + 1: no empty array under ASan */
+#define CPU_CACHE_PER_CLASS 32
+#define CPU_CACHE_BYTES ((size_t)4 << 20)
+
+static struct {
+    char busy;
+    size_t bytes;
+    void *head[CPU_CACHE_CLASSES];
+    unsigned count[CPU_CACHE_CLASSES];
+} cpu_cache;
+
+/* A block of n bytes (a multiple of 64) from the cache, or NULL. */
+static void *cpu_cache_take(size_t n)
+{
+    size_t c = n / 64 - 1; /* n = 0 wraps around: refused */
+    if (c >= CPU_CACHE_MAX / 64 || __atomic_test_and_set(&cpu_cache.busy, __ATOMIC_ACQUIRE)) {
+        return NULL;
+    }
+    void *p = cpu_cache.head[c];
+    if (p != NULL) {
+        cpu_cache.head[c] = *(void **)p;
+        cpu_cache.count[c]--;
+        cpu_cache.bytes -= n;
+    }
+    __atomic_clear(&cpu_cache.busy, __ATOMIC_RELEASE);
+    return p;
+}
+
+/* Keeps block p of n bytes if there is room; false if the caller must free it. */
+static bool cpu_cache_put(void *p, size_t n)
+{
+    size_t c = n / 64 - 1; /* n = 0 wraps around: refused */
+    if (c >= CPU_CACHE_MAX / 64 || __atomic_test_and_set(&cpu_cache.busy, __ATOMIC_ACQUIRE)) {
+        return false;
+    }
+    bool kept = cpu_cache.count[c] < CPU_CACHE_PER_CLASS && cpu_cache.bytes + n <= CPU_CACHE_BYTES;
+    if (kept) {
+        *(void **)p = cpu_cache.head[c];
+        cpu_cache.head[c] = p;
+        cpu_cache.count[c]++;
+        cpu_cache.bytes += n;
+    }
+    __atomic_clear(&cpu_cache.busy, __ATOMIC_RELEASE);
+    return kept;
+}
+
+/* Returns every cached block to the system (before retrying a failed allocation). */
+static void cpu_cache_release(void)
+{
+    if (CPU_CACHE_MAX == 0 || __atomic_test_and_set(&cpu_cache.busy, __ATOMIC_ACQUIRE)) {
+        return;
+    }
+    for (size_t c = 0; c < CPU_CACHE_CLASSES; c++) {
+        while (cpu_cache.head[c] != NULL) {
+            void *p = cpu_cache.head[c];
+            cpu_cache.head[c] = *(void **)p;
+            free(p);
+        }
+        cpu_cache.count[c] = 0;
+    }
+    cpu_cache.bytes = 0;
+    __atomic_clear(&cpu_cache.busy, __ATOMIC_RELEASE);
+}
+
+/* nbytes rounded up to the 64-byte multiple actually allocated (64 for 0), or 0 on overflow */
+static size_t cpu_block_size(size_t nbytes)
+{
+    size_t n = (nbytes + 63) & ~(size_t)63;
+    return n < nbytes ? 0 : n ? n : 64;
+}
+
 static void *cpu_alloc(size_t nbytes, CtDevice device)
 {
     /* 64-byte alignment for vector loads; at least one byte so that the pointer is unique. */
-    size_t n = (nbytes + 63) & ~(size_t)63;
-    void *p = NULL;
-    if (n < nbytes || posix_memalign(&p, 64, n ? n : 64) != 0) {
+    size_t n = cpu_block_size(nbytes);
+    void *p = n != 0 ? cpu_cache_take(n) : NULL;
+    if (p == NULL && n != 0 && posix_memalign(&p, 64, n) != 0) {
+        cpu_cache_release();
+        if (posix_memalign(&p, 64, n) != 0) {
+            p = NULL;
+        }
+    }
+    if (p == NULL) {
         PyErr_Format(PyExc_RuntimeError,
                      "[enforce fail at alloc_cpu.cpp] . DefaultCPUAllocator: can't allocate memory: you tried to "
                      "allocate %zu bytes.",
@@ -55,7 +154,9 @@ static void *cpu_alloc(size_t nbytes, CtDevice device)
 static void cpu_free(void *ptr, size_t nbytes, CtDevice device)
 {
     __atomic_fetch_sub(&ct_cpu_allocated_bytes, (int64_t)nbytes, __ATOMIC_RELAXED);
-    free(ptr);
+    if (!cpu_cache_put(ptr, cpu_block_size(nbytes))) {
+        free(ptr);
+    }
 }
 static int cpu_copy(void *dst, const void *src, size_t nbytes, CtDevice device)
 {

@@ -85,3 +85,27 @@ def test_no_leaks():
     # 100k cycles allocate ~20 storages each: leaking even 16 bytes per cycle shows up here
     assert growth < 8 * 1024 * 1024, f"RSS grew by {growth / 1e6:.1f} MB"
     assert elapsed < 60, f"{elapsed:.1f} s"
+
+
+def test_cpu_block_cache_reuse():
+    """Freed small CPU blocks are handed out again (allocator cache): a reused block belongs to one
+    tensor only, the allocated-bytes counter stays exact, and a forked child allocates too."""
+    live = torch._C._cpu_allocated_bytes()
+    sizes = [0, 1, 15, 16, 17, 1000, 1024, 8191, 20000]
+    ts = [torch.full((n,), float(i)) for i, n in enumerate(sizes * 3)]
+    assert torch._C._cpu_allocated_bytes() - live == 4 * sum(sizes) * 3
+    for i in range(0, len(ts), 2):
+        ts[i] = None
+    fresh = [torch.full((n,), -1.0) for n in sizes * 2]
+    for i, t in enumerate(ts):
+        if t is not None:
+            assert t.tolist() == [float(i)] * sizes[i % len(sizes)]
+    assert all(t.tolist() == [-1.0] * t.numel() for t in fresh)
+    del ts, fresh, t
+    gc.collect()
+    assert torch._C._cpu_allocated_bytes() == live
+    pid = os.fork()
+    if pid == 0:
+        ok = all((torch.arange(float(n)) + 1).sum().item() == n * (n + 1) / 2 for n in sizes * 4)
+        os._exit(0 if ok else 1)
+    assert os.waitpid(pid, 0)[1] == 0
