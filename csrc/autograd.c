@@ -320,8 +320,11 @@ static PyObject *node_register_prehook(PyObject *self, PyObject *hook)
     return node_add_hook(&((CtNodeObject *)self)->fn_prehooks, hook);
 }
 
+static PyObject *node_dir(PyObject *self, PyObject *unused);
+
 static PyMethodDef node_methods[] = {
     {"name", node_name, METH_NOARGS, "the node's class name, e.g. 'MulBackward0'"},
+    {"__dir__", node_dir, METH_NOARGS, "object's attributes and the node's _saved_<name> / _raw_saved_<name> fields"},
     {"register_hook", node_register_hook, METH_O,
      "register_hook(hook): hook(grad_inputs, grad_outputs) after the node runs; may return new grad_inputs"},
     {"register_prehook", node_register_prehook, METH_O,
@@ -415,8 +418,9 @@ PyObject *ct_node_output_ref(CtNodeObject *n, int k)
  * While a (pack_hook, unpack_hook) pair is pushed, a recorded node hands each tensor it saves (its
  * tensor arguments and saved outputs) to the innermost pack_hook and keeps only the result. Its
  * backward first unpacks them (unpack_hook) into the usual slots, so every formula
- * reads them as before, and empties the slots again when it returns. A packed argument is kept as
- * (pack_hook's result, the tensor's grad edge node or None, its input_nr). */
+ * reads them as before, and empties the slots again when it returns. Every packed tensor is kept as
+ * (pack_hook's result, the tensor's grad edge node or None, its input_nr, its own unpack_hook or None
+ * for the node's): outputs have no edge, and an own hook comes from SavedTensor.register_hooks. */
 static PyObject *saved_hooks_stack;    /* list of (pack_hook, unpack_hook), innermost last */
 static int edge_for(CtTensorObject *t, PyObject **node, int *input_nr);
 static PyObject *saved_hooks_disabled; /* disable_saved_tensors_hooks' message (str) or NULL */
@@ -456,7 +460,7 @@ static int pack_saved(CtNodeObject *n)
                 Py_XDECREF(p);
                 return -1;
             }
-            n->packed[i] = Py_BuildValue("(OOi)", p, edge != NULL ? edge : Py_None, nr);
+            n->packed[i] = Py_BuildValue("(OOiO)", p, edge != NULL ? edge : Py_None, nr, Py_None);
             Py_DECREF(p);
             Py_XDECREF(edge);
             if (n->packed[i] == NULL) {
@@ -475,7 +479,10 @@ static int pack_saved(CtNodeObject *n)
     for (Py_ssize_t j = 0; j < nout; j++) {
         PyObject *o = PyTuple_GET_ITEM(n->outputs, j);
         if (CtTensor_Check(o)) {
-            if ((n->packed[n->nargs + j] = call_saved_hook(pack, o)) == NULL) {
+            PyObject *p = call_saved_hook(pack, o);
+            n->packed[n->nargs + j] = p != NULL ? Py_BuildValue("(OOiO)", p, Py_None, 0, Py_None) : NULL;
+            Py_XDECREF(p);
+            if (n->packed[n->nargs + j] == NULL) {
                 Py_DECREF(shell);
                 return -1;
             }
@@ -487,10 +494,12 @@ static int pack_saved(CtNodeObject *n)
     return 0;
 }
 
-static PyObject *unpack_one(CtNodeObject *n, PyObject *packed)
+/* A packed entry's value through its unpack hook (its own, else the node's). New reference. */
+static PyObject *unpack_one(CtNodeObject *n, PyObject *entry)
 {
+    PyObject *hook = PyTuple_GET_ITEM(entry, 3);
     /* in the backward's grad mode (create_graph), as PyTorch: what unpack_hook computes is differentiable */
-    PyObject *t = PyObject_CallOneArg(n->unpack_hook, packed);
+    PyObject *t = PyObject_CallOneArg(hook != Py_None ? hook : n->unpack_hook, PyTuple_GET_ITEM(entry, 0));
     if (t != NULL && !CtTensor_Check(t)) {
         PyErr_Format(PyExc_TypeError,
                      "Output of saved tensor unpack_hook expected to be a Tensor but got result of type %s",
@@ -504,7 +513,7 @@ static PyObject *unpack_one(CtNodeObject *n, PyObject *packed)
  * own history (its grad edge), not that of what unpack_hook computed, as PyTorch's saved variables. */
 static PyObject *unpack_arg(CtNodeObject *n, PyObject *entry)
 {
-    PyObject *t = unpack_one(n, PyTuple_GET_ITEM(entry, 0));
+    PyObject *t = unpack_one(n, entry);
     PyObject *edge = PyTuple_GET_ITEM(entry, 1);
     if (t == NULL || !ct_grad_enabled || edge == Py_None) {
         return t;
@@ -592,6 +601,466 @@ static int unpack_saved(CtNodeObject *n)
     }
     PyMem_Free(vals);
     return rc;
+}
+
+/* --- saved values by PyTorch's names (grad_fn._saved_self, _raw_saved_self) ------------------------------
+ * A formula row's `saved` text names what PyTorch's node of that name saves (derivatives.yaml's names) and
+ * where ctorch keeps it: segments "Name1,Name2: field=<kind><index>[/<cond>][?<default>] ..." separated by
+ * ';' (a segment without names applies to every node name of the row). Kinds:
+ *   t i  tensor argument i (a Python number as PyTorch's wrapped 0-d tensor)   T i  argument i transposed
+ *   o k  output k (a new alias whose grad_fn is the node, as PyTorch's unpacked outputs)
+ *   z i  argument i's sizes   Z i  its sizes reversed (T's)   n i  its numel   y i  its size 0
+ *   a i  argument i as given   l i  as a tuple of ints   v i  arguments i.. (varargs sizes) as a tuple
+ *   e i  a tuple of one int per spatial dim of argument 0 (its ndim - 2)   c  the default alone
+ * /cond: None unless argument cond requires grad (PyTorch saves it only for that gradient); ?default: a
+ * Python literal for an absent or None argument. Read only when a user asks, so parsed each time. */
+typedef struct {
+    const char *name; /* the field, name_len characters */
+    size_t name_len;
+    char kind;
+    int index;        /* -1: none */
+    int cond;         /* -1: always */
+    const char *def;  /* default literal (def_len characters) or NULL */
+    size_t def_len;
+} CtSavedField;
+
+typedef struct {
+    const char *p; /* the rest of the spec, or NULL */
+    bool skipping; /* inside a segment for other node names */
+} CtSavedCursor;
+
+/* Whether the segment header hdr (hdr_len characters: "Name1,Name2") lists node_name. */
+static bool saved_segment_matches(const char *hdr, size_t hdr_len, const char *node_name)
+{
+    size_t len = strlen(node_name);
+    for (const char *p = hdr, *end = hdr + hdr_len; p < end;) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        const char *stop = comma != NULL ? comma : end;
+        if ((size_t)(stop - p) == len && memcmp(p, node_name, len) == 0) {
+            return true;
+        }
+        p = stop + 1;
+    }
+    return false;
+}
+
+/* The next field of the spec that applies to node_name; false at the end. */
+static bool saved_field_next(CtSavedCursor *c, const char *node_name, CtSavedField *f)
+{
+    while (c->p != NULL && *c->p != '\0') {
+        const char *tok = c->p;
+        size_t len = strcspn(tok, " ;");
+        bool segment_end = tok[len] == ';';
+        c->p = tok + len + (tok[len] != '\0');
+        if (len > 0 && tok[len - 1] == ':') {
+            c->skipping = !saved_segment_matches(tok, len - 1, node_name);
+            continue;
+        }
+        bool skip = c->skipping;
+        c->skipping &= !segment_end;
+        const char *eq = len > 0 ? memchr(tok, '=', len) : NULL;
+        if (skip || eq == NULL || eq + 1 == tok + len) {
+            continue;
+        }
+        const char *q = eq + 2, *end = tok + len;
+        f->name = tok;
+        f->name_len = (size_t)(eq - tok);
+        f->kind = eq[1];
+        f->index = q < end && *q >= '0' && *q <= '9' ? (int)strtol(q, (char **)&q, 10) : -1;
+        f->cond = q < end && *q == '/' ? (int)strtol(q + 1, (char **)&q, 10) : -1;
+        f->def = q < end && *q == '?' ? q + 1 : NULL;
+        f->def_len = f->def != NULL ? (size_t)(end - f->def) : 0;
+        return true;
+    }
+    return false;
+}
+
+static bool saved_kind_is_tensor(char kind) { return kind == 't' || kind == 'T' || kind == 'o'; }
+
+/* The field of node n called name (without its "_saved_" prefix), or false. */
+static bool saved_field_find(CtNodeObject *n, const char *name, CtSavedField *f)
+{
+    if (n->kind != CT_NODE_FORMULA || n->formula == NULL) {
+        return false;
+    }
+    CtSavedCursor c = {n->formula->saved, false};
+    size_t len = strlen(name);
+    while (saved_field_next(&c, _PyType_Name(Py_TYPE(n)), f)) {
+        if (f->name_len == len && memcmp(f->name, name, len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether argument i of n's call has a gradient edge (it required grad when recorded). */
+static bool saved_arg_requires_grad(CtNodeObject *n, int i)
+{
+    const CtFormula *f = n->formula;
+    if (!(f->diff & (1u << i))) {
+        return false;
+    }
+    int e = 0;
+    for (int k = 0; k < i; k++) {
+        e += (f->diff >> k) & 1;
+    }
+    return e < n->num_edges && n->edge_nodes[e] != NULL;
+}
+
+static PyObject *saved_default(const CtSavedField *f)
+{
+    if (f->def == NULL) {
+        Py_RETURN_NONE;
+    }
+    PyObject *text = PyUnicode_FromStringAndSize(f->def, (Py_ssize_t)f->def_len), *ast = NULL, *r = NULL;
+    if (text != NULL && (ast = PyImport_ImportModule("ast")) != NULL) {
+        r = PyObject_CallMethod(ast, "literal_eval", "O", text);
+    }
+    Py_XDECREF(text);
+    Py_XDECREF(ast);
+    return r;
+}
+
+/* An int or a sequence of ints as a tuple (an int repeated `repeat` times); other values as they are. */
+static PyObject *saved_int_tuple(PyObject *v, Py_ssize_t repeat)
+{
+    if (PyLong_Check(v) && !PyBool_Check(v)) {
+        PyObject *t = PyTuple_New(repeat);
+        for (Py_ssize_t i = 0; t != NULL && i < repeat; i++) {
+            PyTuple_SET_ITEM(t, i, Py_NewRef(v));
+        }
+        return t;
+    }
+    if (PyList_Check(v) || PyTuple_Check(v)) { /* a ctorch.Size or list: a plain tuple */
+        return PySequence_Tuple(v);
+    }
+    return Py_NewRef(v);
+}
+
+static PyObject *saved_sizes(const CtTensorMeta *m, bool reversed)
+{
+    PyObject *t = PyTuple_New(m->ndim);
+    for (int d = 0; t != NULL && d < m->ndim; d++) {
+        PyObject *v = PyLong_FromLongLong(m->sizes[reversed ? m->ndim - 1 - d : d]);
+        if (v == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, d, v);
+    }
+    return t;
+}
+
+/* Saved slot `slot` of n (argument slot, or output slot - nargs) as PyTorch unpacks it: through
+ * its unpack hook when packed, the argument itself, a new alias of an output with the node as its
+ * grad_fn. *absent: the slot holds no tensor (None or a number; *absent stays false when it was
+ * freed: NULL with PyTorch's error). New reference. */
+static PyObject *saved_tensor_slot(CtNodeObject *n, int slot, bool *absent)
+{
+    *absent = false;
+    if (slot < n->npacked && n->packed[slot] != NULL) {
+        return unpack_one(n, n->packed[slot]);
+    }
+    if (slot < n->nargs) {
+        PyObject *a = n->args[slot];
+        if (a != NULL && CtTensor_Check(a)) {
+            CtTensorObject *t = ct_node_tensor(n, slot);
+            return t != NULL ? Py_NewRef((PyObject *)t) : NULL;
+        }
+        if (n->released && n->meta != NULL && n->meta[slot].is_tensor) {
+            PyErr_SetString(PyExc_RuntimeError, freed_message);
+            return NULL;
+        }
+        *absent = true;
+        return NULL;
+    }
+    Py_ssize_t k = slot - n->nargs;
+    if (n->outputs != NULL && (k >= PyTuple_GET_SIZE(n->outputs) || !CtTensor_Check(PyTuple_GET_ITEM(n->outputs, k)))) {
+        *absent = true; /* no such tensor output */
+        return NULL;
+    }
+    CtTensorObject *o = ct_node_output(n, (int)k);
+    if (o == NULL) {
+        return NULL;
+    }
+    CtTensorObject *a = ct_view_of(o, o->ndim, o->sizes, o->strides, o->offset);
+    if (a != NULL && ct_is_floating(o->dtype)) {
+        a->grad_fn = Py_NewRef((PyObject *)n);
+        a->output_nr = (int)k;
+        a->requires_grad = true;
+    }
+    return (PyObject *)a;
+}
+
+/* A Python number as PyTorch's wrapped-number tensor (int64, float64 or bool, 0-d). */
+static PyObject *saved_wrapped_number(PyObject *v)
+{
+    CtScalar s;
+    if (!PyBool_Check(v) && !PyLong_Check(v) && !PyFloat_Check(v)) {
+        return Py_NewRef(v);
+    }
+    if (ct_scalar_from_object(v, &s) < 0) {
+        return NULL;
+    }
+    CtDType dt = s.kind == CT_KIND_FLOAT ? CT_F64 : s.kind == CT_KIND_INT ? CT_I64 : CT_BOOL;
+    return (PyObject *)ct_scalar_tensor(&s, dt, ct_cpu());
+}
+
+/* The value of field f of node n. New reference. */
+static PyObject *saved_value(CtNodeObject *n, const CtSavedField *f)
+{
+    if (f->cond >= 0 && !saved_arg_requires_grad(n, f->cond)) {
+        Py_RETURN_NONE;
+    }
+    int i = f->index;
+    if (f->kind == 'o') {
+        bool absent;
+        PyObject *t = saved_tensor_slot(n, n->nargs + i, &absent);
+        return absent ? Py_NewRef(Py_None) : t;
+    }
+    bool given = i >= 0 && i < n->nargs;
+    const CtTensorMeta *m = given && n->meta != NULL && n->meta[i].is_tensor ? &n->meta[i] : NULL;
+    PyObject *a = given ? n->args[i] : NULL;
+    switch (f->kind) {
+    case 't':
+    case 'T': {
+        if (!given) {
+            return saved_default(f);
+        }
+        bool absent;
+        PyObject *t = saved_tensor_slot(n, i, &absent);
+        if (absent) {
+            return a != NULL && a != Py_None ? saved_wrapped_number(a) : saved_default(f);
+        }
+        if (t != NULL && f->kind == 'T') {
+            Py_SETREF(t, PyObject_CallMethod(t, "t", NULL));
+        }
+        return t;
+    }
+    case 'z':
+    case 'Z':
+        return m != NULL ? saved_sizes(m, f->kind == 'Z') : saved_default(f);
+    case 'n':
+    case 'y': {
+        if (m == NULL) {
+            return saved_default(f);
+        }
+        int64_t numel = 1;
+        for (int d = 0; d < m->ndim; d++) {
+            numel *= m->sizes[d];
+        }
+        return PyLong_FromLongLong(f->kind == 'n' ? numel : m->ndim > 0 ? m->sizes[0] : 1);
+    }
+    case 'v': {
+        if (!given) {
+            return saved_default(f);
+        }
+        if (a != NULL && (PyList_Check(a) || PyTuple_Check(a))) {
+            return PySequence_Tuple(a);
+        }
+        int k = i;
+        while (k < n->nargs && n->args[k] != NULL) {
+            k++;
+        }
+        PyObject *t = PyTuple_New(k - i);
+        for (int j = i; t != NULL && j < k; j++) {
+            PyTuple_SET_ITEM(t, j - i, Py_NewRef(n->args[j]));
+        }
+        return t;
+    }
+    default:
+        break;
+    }
+    PyObject *v = a != NULL && a != Py_None ? Py_NewRef(a) : saved_default(f);
+    if (v == NULL || f->kind == 'a' || f->kind == 'c') {
+        return v;
+    }
+    Py_ssize_t spatial = n->meta != NULL && n->meta[0].ndim > 2 ? n->meta[0].ndim - 2 : 1;
+    Py_SETREF(v, saved_int_tuple(v, f->kind == 'e' ? spatial : 1));
+    return v;
+}
+
+/* --- SavedTensor: grad_fn._raw_saved_<name> (torch._C._autograd.SavedTensor) ------------------------------ */
+typedef struct {
+    PyObject_HEAD
+    PyObject *node; /* the CtNodeObject */
+    int slot;       /* argument slot, nargs + output index, or -1: a field PyTorch leaves None */
+} CtSavedTensorObject;
+
+static PyTypeObject *CtSavedTensor_Type;
+
+/* register_hooks(pack_hook, unpack_hook): packs the saved tensor now and keeps only pack_hook's
+ * result; the node's backward (and _saved_<name>) unpack it with unpack_hook. As PyTorch's
+ * SavedVariable::register_hooks: one pair per tensor, never on a freed or absent one. */
+static PyObject *saved_tensor_register_hooks(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    CtSavedTensorObject *st = (CtSavedTensorObject *)self;
+    CtNodeObject *n = (CtNodeObject *)st->node;
+    if (nargs != 2 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "register_hooks(): expected two callables (pack_hook, unpack_hook)");
+        return NULL;
+    }
+    int slot = st->slot, nargs_node = n->nargs;
+    if (slot >= 0 && slot < n->npacked && n->packed[slot] != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Calling register_hooks on a saved tensor whose hooks have already been "
+                                            "set. Hint: only one pair of hooks is allowed at a time.");
+        return NULL;
+    }
+    PyObject *t = NULL;
+    if (slot >= 0 && slot < nargs_node) {
+        t = n->args[slot];
+    } else if (slot >= nargs_node && n->outputs != NULL && slot - nargs_node < PyTuple_GET_SIZE(n->outputs)) {
+        t = PyTuple_GET_ITEM(n->outputs, slot - nargs_node);
+    }
+    if (t == NULL || !CtTensor_Check(t)) {
+        bool freed = slot >= 0 && n->released && (slot >= nargs_node || (n->meta != NULL && n->meta[slot].is_tensor));
+        PyErr_SetString(PyExc_RuntimeError,
+                        freed ? "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
+                                "values of the graph are freed when you call .backward() or autograd.grad(). Specify "
+                                "retain_graph=True if you need to backward through the graph a second time or if you "
+                                "need to access saved variables after calling backward."
+                              : "Calling register_hooks on a saved tensor with value None is forbidden");
+        return NULL;
+    }
+    if (n->packed == NULL) {
+        Py_ssize_t nout = n->outputs != NULL ? PyTuple_GET_SIZE(n->outputs) : 0;
+        n->packed = PyMem_Calloc(nargs_node + nout > 0 ? nargs_node + nout : 1, sizeof(PyObject *));
+        if (n->packed == NULL) {
+            return PyErr_NoMemory();
+        }
+        n->npacked = nargs_node + (int)nout;
+    }
+    PyObject *edge = NULL, *p = NULL, *entry = NULL;
+    int nr = 0;
+    if (slot < nargs_node && edge_for(CT_TENSOR(t), &edge, &nr) < 0) {
+        return NULL;
+    }
+    if ((p = call_saved_hook(args[0], t)) == NULL ||
+        (entry = Py_BuildValue("(OOiO)", p, edge != NULL ? edge : Py_None, nr, args[1])) == NULL) {
+        goto error;
+    }
+    n->packed[slot] = entry;
+    entry = NULL;
+    if (slot < nargs_node) {
+        Py_CLEAR(n->args[slot]);
+    } else {
+        PyObject *shell = outputs_filled(n, NULL); /* the packed outputs left out */
+        if (shell == NULL) {
+            Py_CLEAR(n->packed[slot]);
+            goto error;
+        }
+        Py_SETREF(n->outputs, shell);
+    }
+    Py_XDECREF(edge);
+    Py_DECREF(p);
+    Py_RETURN_NONE;
+error:
+    Py_XDECREF(edge);
+    Py_XDECREF(p);
+    return NULL;
+}
+
+static int saved_tensor_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(((CtSavedTensorObject *)self)->node);
+    return 0;
+}
+
+static int saved_tensor_clear(PyObject *self)
+{
+    Py_CLEAR(((CtSavedTensorObject *)self)->node);
+    return 0;
+}
+
+static void saved_tensor_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    saved_tensor_clear(self);
+    PyObject_GC_Del(self);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef saved_tensor_methods[] = {
+    {"register_hooks", (PyCFunction)(void (*)(void))saved_tensor_register_hooks, METH_FASTCALL,
+     "register_hooks(pack_hook, unpack_hook): pack this saved tensor now, unpack it when used"},
+    {NULL},
+};
+
+static PyType_Slot saved_tensor_slots[] = {
+    {Py_tp_dealloc, saved_tensor_dealloc},
+    {Py_tp_traverse, saved_tensor_traverse},
+    {Py_tp_clear, saved_tensor_clear},
+    {Py_tp_methods, saved_tensor_methods},
+    {Py_tp_doc, "A tensor saved by an autograd node (grad_fn._raw_saved_<name>)."},
+    {0, NULL},
+};
+
+static PyType_Spec saved_tensor_spec = {"ctorch._C._autograd.SavedTensor", sizeof(CtSavedTensorObject), 0,
+                                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, saved_tensor_slots};
+
+/* grad_fn._saved_<name> / _raw_saved_<name> of n: a new reference, or NULL with an error, or
+ * NULL without one when n has no such field. */
+static PyObject *saved_attribute(CtNodeObject *n, const char *attr)
+{
+    bool raw = strncmp(attr, "_raw_saved_", 11) == 0;
+    CtSavedField f;
+    if (!saved_field_find(n, attr + (raw ? 11 : 7), &f) || (raw && !saved_kind_is_tensor(f.kind))) {
+        return NULL;
+    }
+    if (!raw) {
+        return saved_value(n, &f);
+    }
+    CtSavedTensorObject *st = PyObject_GC_New(CtSavedTensorObject, CtSavedTensor_Type);
+    if (st == NULL) {
+        return NULL;
+    }
+    st->node = Py_NewRef((PyObject *)n);
+    bool none = f.cond >= 0 && !saved_arg_requires_grad(n, f.cond); /* PyTorch saved nothing there */
+    st->slot = none ? -1 : f.kind == 'o' ? n->nargs + f.index : f.index;
+    PyObject_GC_Track(st);
+    return (PyObject *)st;
+}
+
+static PyObject *node_getattro(PyObject *self, PyObject *name)
+{
+    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (s != NULL && (strncmp(s, "_saved_", 7) == 0 || strncmp(s, "_raw_saved_", 11) == 0)) {
+        PyObject *r = saved_attribute((CtNodeObject *)self, s);
+        if (r != NULL || PyErr_Occurred()) {
+            return r;
+        }
+    }
+    return PyObject_GenericGetAttr(self, name);
+}
+
+/* dir(grad_fn): object's names and the node's saved fields. */
+static PyObject *node_dir(PyObject *self, PyObject *unused)
+{
+    CtNodeObject *n = (CtNodeObject *)self;
+    PyObject *base_dir = PyObject_GetAttrString((PyObject *)&PyBaseObject_Type, "__dir__");
+    PyObject *names = base_dir != NULL ? PyObject_CallOneArg(base_dir, self) : NULL;
+    Py_XDECREF(base_dir);
+    if (names == NULL || n->kind != CT_NODE_FORMULA || n->formula == NULL) {
+        return names;
+    }
+    CtSavedCursor c = {n->formula->saved, false};
+    CtSavedField f;
+    while (saved_field_next(&c, _PyType_Name(Py_TYPE(n)), &f)) {
+        for (int raw = 0; raw <= saved_kind_is_tensor(f.kind); raw++) {
+            char attr[128];
+            snprintf(attr, sizeof(attr), "%s%.*s", raw ? "_raw_saved_" : "_saved_", (int)f.name_len, f.name);
+            PyObject *s = PyUnicode_FromString(attr);
+            if (s == NULL || PyList_Append(names, s) < 0) {
+                Py_XDECREF(s);
+                Py_DECREF(names);
+                return NULL;
+            }
+            Py_DECREF(s);
+        }
+    }
+    return names;
 }
 
 /* _push_saved_tensors_default_hooks(pack_hook, unpack_hook) */
@@ -3383,6 +3852,7 @@ static PyType_Slot node_slots[] = {
     {Py_tp_clear, node_clear},
     {Py_tp_methods, node_methods},
     {Py_tp_getset, node_getset},
+    {Py_tp_getattro, node_getattro},
     {Py_tp_repr, node_repr},
     {Py_tp_doc, "A node of the autograd graph."},
     {0, NULL},
@@ -3416,5 +3886,14 @@ int ct_autograd_init(PyObject *module)
     if (PyModule_AddObjectRef(module, "_Node", (PyObject *)CtNode_Type) < 0) {
         return -1;
     }
+    /* ctorch._C._autograd.SavedTensor, where PyTorch has its class */
+    CtSavedTensor_Type = (PyTypeObject *)PyType_FromSpec(&saved_tensor_spec);
+    PyObject *sub = CtSavedTensor_Type != NULL ? PyModule_New("ctorch._C._autograd") : NULL;
+    if (sub == NULL || PyModule_AddObjectRef(sub, "SavedTensor", (PyObject *)CtSavedTensor_Type) < 0 ||
+        PyModule_AddObjectRef(module, "_autograd", sub) < 0) {
+        Py_XDECREF(sub);
+        return -1;
+    }
+    Py_DECREF(sub);
     return 0;
 }

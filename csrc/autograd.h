@@ -43,6 +43,9 @@ typedef struct {
      * "The function '<aten_name>' is not differentiable with respect to argument ..." at the call) */
     unsigned no_grad;
     const char *aten_name;
+    /* optional: PyTorch's names of what the node saves (grad_fn._saved_self, ...) and where ctorch
+     * keeps each; the syntax is described in autograd.c ("saved values by PyTorch's names") */
+    const char *saved;
 } CtFormula;
 
 struct CtNodeObject {

@@ -1,6 +1,8 @@
 """torch.autograd.graph: saved-tensor hooks (saved_tensors_hooks, save_on_cpu, disable_saved_tensors_hooks),
 the Node API on grad_fn objects (register_hook / register_prehook, Node), register_multi_grad_hook,
-get_gradient_edge and increment_version. Gradients are checked against hand-derived values."""
+get_gradient_edge and increment_version, and the saved values of nodes (grad_fn._saved_<name> /
+_raw_saved_<name> with PyTorch's derivatives.yaml names, checked against what the reference PyTorch returns
+for the same calls). Gradients are checked against hand-derived values."""
 import gc
 import sys
 import weakref
@@ -9,6 +11,7 @@ import numpy as np
 import pytest
 
 import ctorch as torch
+import ctorch.nn.functional as F
 from ctorch.autograd.graph import (GradientEdge, Node, disable_saved_tensors_hooks, get_gradient_edge,
                                    increment_version, register_multi_grad_hook, save_on_cpu, saved_tensors_hooks)
 
@@ -315,3 +318,229 @@ def test_node_hook_wrong_count_names_a_hook_without_name():
     with pytest.raises(RuntimeError, match=r"^hook 'functools.partial\(.*\)' has returned an incorrect number of "
                        r"values \(got 2, but expected 1\)$"):
         y.sum().backward()
+
+
+# --- saved values by PyTorch's names ---------------------------------------------------------------
+FREED = "Trying to backward through the graph a second time"
+
+
+def leaf(*shape):
+    return torch.randn(*shape, requires_grad=True)
+
+
+def saved_names(fn):
+    return sorted(a for a in dir(fn) if a.startswith("_saved_") or a.startswith("_raw_saved_"))
+
+
+def test_saved_result_is_an_alias_of_the_output():
+    x = leaf(5)
+    y = x.exp()
+    r = y.grad_fn._saved_result
+    # PyTorch unpacks a saved output into a new tensor over the same memory, with the node as history
+    assert r is not y and r.equal(y) and r.data_ptr() == y.data_ptr()
+    assert r.grad_fn is y.grad_fn and r.requires_grad
+    assert saved_names(y.grad_fn) == ["_raw_saved_result", "_saved_result"]
+    assert y.grad_fn.name() == "ExpBackward0" and y.grad_fn.metadata == {}
+
+
+def test_saved_inputs_are_the_same_objects():
+    x, w = leaf(3, 4), leaf(3, 4)
+    fn = (x * w).grad_fn
+    assert fn._saved_self is x and fn._saved_other is w
+    assert saved_names(fn) == ["_raw_saved_other", "_raw_saved_self", "_saved_other", "_saved_self"]
+    a = x * 1
+    assert a.sin().grad_fn._saved_self is a
+    # a number is saved as PyTorch's wrapped 0-d tensor; self is saved only for other's gradient
+    fn = (x * 2).grad_fn
+    assert fn._saved_other.dtype == torch.int64 and fn._saved_other.shape == () and fn._saved_other.item() == 2
+    assert fn._saved_self is None
+    fn = (x / w.detach()).grad_fn
+    assert fn._saved_self is None and fn._saved_other is not None
+
+
+def test_pow_exponent_and_scalar_fields():
+    x = leaf(3)
+    fn = x.pow(2).grad_fn
+    assert fn._saved_self is x and fn._saved_exponent == 2 and type(fn._saved_exponent) is int
+    assert (x ** 2.5).grad_fn._saved_exponent == 2.5
+    assert x.square().grad_fn._saved_exponent == 2
+    assert "_raw_saved_exponent" not in dir(fn)  # not a tensor
+    fn = torch.add(x, x, alpha=2).grad_fn
+    assert fn._saved_alpha == 2 and (x + x).grad_fn._saved_alpha == 1
+    fn = F.gelu(x, approximate="tanh").grad_fn
+    assert fn._saved_approximate == "tanh" and F.gelu(x).grad_fn._saved_approximate == "none"
+    fn = F.leaky_relu(x, 0.2).grad_fn
+    assert fn._saved_negative_slope == 0.2 and fn._saved_self is x
+    fn = x.clamp(min=0.1).grad_fn
+    assert fn.name() == "ClampBackward1" and fn._saved_min == 0.1 and fn._saved_max is None
+
+
+def test_matmul_family():
+    x, m, b = leaf(3, 4), leaf(4, 5), leaf(3, 5)
+    fn = x.mm(m).grad_fn
+    assert fn._saved_self is x and fn._saved_mat2 is m
+    assert fn._saved_self_sym_sizes == (3, 4) and fn._saved_mat2_sym_sizes == (4, 5)
+    fn = torch.addmm(b, x, m, beta=0.5, alpha=2).grad_fn
+    assert fn._saved_mat1 is x and fn._saved_mat2 is m and fn._saved_alpha == 2 and fn._saved_beta == 0.5
+    assert fn._saved_mat1_sym_sizes == (3, 4) and fn._saved_mat2_sym_sizes == (4, 5)
+    assert not hasattr(fn, "_saved_self")
+    fn = torch.addmm(b, x, m).grad_fn
+    assert fn._saved_alpha == 1 and fn._saved_beta == 1
+    # F.linear's fused node reads as PyTorch's AddmmBackward0: mat2 is weight.t()
+    w, bias = leaf(5, 4), leaf(5)
+    fn = F.linear(x, w, bias).grad_fn
+    assert fn.name() == "AddmmBackward0" and fn._saved_mat1 is x
+    assert fn._saved_mat2.equal(w.t()) and fn._saved_mat2_sym_sizes == (4, 5) and fn._saved_alpha == 1
+    fn = F.linear(x, w).grad_fn
+    assert fn.name() == "MmBackward0" and fn._saved_self is x and fn._saved_mat2.shape == (4, 5)
+    fn = F.linear(x.detach(), w, bias).grad_fn
+    assert fn._saved_mat1 is not None and fn._saved_mat2 is None  # mat2 only for mat1's gradient
+    b3, m3 = leaf(2, 3, 4), leaf(2, 4, 5)
+    fn = b3.bmm(m3).grad_fn
+    assert fn._saved_self is b3 and fn._saved_mat2 is m3
+    v = leaf(4)
+    assert x.mv(v).grad_fn._saved_vec is v and v.dot(v).grad_fn._saved_tensor is v
+
+
+def test_reductions_and_views():
+    x = leaf(3, 4)
+    assert x.sum().grad_fn._saved_self_sym_sizes == (3, 4)
+    fn = x.sum(-1, keepdim=True).grad_fn
+    assert fn._saved_dim == (-1,) and fn._saved_keepdim is True
+    fn = x.mean((0, 1)).grad_fn
+    assert fn._saved_dim == (0, 1) and fn._saved_keepdim is False and fn._saved_self_sym_numel == 12
+    values, indices = x.max(1)
+    fn = values.grad_fn
+    assert fn.name() == "MaxBackward0" and fn._saved_dim == 1 and fn._saved_self_sym_sizes == (3, 4)
+    assert fn._saved_indices.equal(indices) and fn._saved_indices.dtype == torch.int64
+    fn = x.max().grad_fn
+    assert fn._saved_self is x and fn._saved_result.shape == ()
+    fn = x.logsumexp(1).grad_fn
+    assert fn._saved_dim == (1,) and fn._saved_result.shape == (3,)
+    assert x.view(12).grad_fn._saved_self_sym_sizes == (3, 4)
+    assert x.reshape(2, 6).grad_fn._saved_self_sym_sizes == (3, 4)
+    fn = x.transpose(0, 1).grad_fn
+    assert (fn._saved_dim0, fn._saved_dim1) == (0, 1)
+    assert leaf(2, 3, 4).permute(2, 0, 1).grad_fn._saved_dims == (2, 0, 1)
+    assert x.unsqueeze(1).grad_fn._saved_dim == 1
+    fn = x.unsqueeze(1).squeeze(1).grad_fn
+    assert fn._saved_dim == 1 and fn._saved_self_sym_sizes == (3, 1, 4)
+    assert leaf(5).expand(3, 5).grad_fn._saved_self_sym_sizes == (5,)
+    fn = x.select(0, 1).grad_fn
+    assert (fn._saved_dim, fn._saved_index, fn._saved_self_sym_sizes) == (0, 1, (3, 4))
+    y = x.softmax(1)
+    fn = y.grad_fn
+    assert fn._saved_dim == 1 and fn._saved_result.equal(y)
+    assert F.log_softmax(x, -1).grad_fn._saved_dim == -1
+    assert torch.cat([x, x], 1).grad_fn._saved_dim == 1
+
+
+def test_nn_nodes():
+    img, k, kb = leaf(2, 3, 6, 6), leaf(4, 3, 3, 3), leaf(4)
+    fn = F.conv2d(img, k, kb, padding=1).grad_fn
+    assert fn._saved_input is img and fn._saved_weight is k
+    assert (fn._saved_stride, fn._saved_padding, fn._saved_dilation) == ((1, 1), (1, 1), (1, 1))
+    assert (fn._saved_output_padding, fn._saved_groups, fn._saved_transposed) == ((0, 0), 1, False)
+    assert fn._saved_bias_sym_sizes_opt == (4,)
+    fn = F.conv2d(img, k, stride=2).grad_fn
+    assert fn._saved_stride == (2, 2) and fn._saved_bias_sym_sizes_opt == (0,)
+    x, w = leaf(3, 4), leaf(4)
+    fn = F.layer_norm(x, (4,), w, w).grad_fn
+    assert fn._saved_input is x and fn._saved_weight is w and fn._saved_bias is w
+    assert fn._saved_normalized_shape == (4,)
+    t = torch.tensor([0, 2, 1])
+    emb = leaf(10, 4)
+    fn = F.embedding(t, emb).grad_fn
+    assert fn._saved_indices is t and fn._saved_weight_sym_argsize_0 == 10 and fn._saved_padding_idx == -1
+    assert (fn._saved_scale_grad_by_freq, fn._saved_sparse) == (False, False)
+    fn = F.embedding(t, emb, padding_idx=3).grad_fn
+    assert fn._saved_padding_idx == 3
+    idx = torch.tensor([0, 2])
+    fn = x.index_select(1, idx).grad_fn
+    assert fn._saved_dim == 1 and fn._saved_index is idx and fn._saved_self_sym_sizes == (3, 4)
+    gi = torch.tensor([[0, 1, 2, 3], [1, 1, 1, 1], [3, 2, 1, 0]])
+    fn = x.gather(1, gi).grad_fn
+    assert fn._saved_index is gi and fn._saved_self is x and fn._saved_sparse_grad is False
+    fn = F.nll_loss(x, t).grad_fn
+    assert fn._saved_self is x and fn._saved_target is t and fn._saved_weight is None
+    assert fn._saved_reduction == 1 and fn._saved_ignore_index == -100
+    fn = F.cross_entropy(x, t, reduction="sum").grad_fn
+    assert fn._saved_target is t and fn._saved_reduction == 2
+
+
+def test_saved_tensors_freed_after_backward():
+    x = leaf(3)
+    y = x.pow(2)
+    y.sum().backward(retain_graph=True)
+    assert y.grad_fn._saved_self is x  # kept with retain_graph
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match=FREED):
+        y.grad_fn._saved_self
+    assert y.grad_fn._saved_exponent == 2  # numbers stay
+    z = x.exp()
+    z.sum().backward()
+    with pytest.raises(RuntimeError, match=FREED):
+        z.grad_fn._saved_result
+    v = x.view(3, 1)
+    v.sum().backward()
+    assert v.grad_fn._saved_self_sym_sizes == (3,)
+
+
+def test_saved_tensor_version_check_and_unknown_names():
+    x = leaf(3)
+    a = x * 1
+    fn = a.sin().grad_fn
+    a.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        fn._saved_self
+    fn = x.exp().grad_fn
+    with pytest.raises(AttributeError):
+        fn._saved_self
+    with pytest.raises(AttributeError):
+        fn._raw_saved_nothing
+    assert not hasattr((-x).grad_fn, "_saved_self")
+    assert saved_names((-x).grad_fn) == []
+
+
+def test_raw_saved_register_hooks():
+    x, w = leaf(3), leaf(3)
+    y = x * w
+    raw = y.grad_fn._raw_saved_self
+    assert type(raw).__name__ == "SavedTensor" and isinstance(raw, torch._C._autograd.SavedTensor)
+    log = []
+
+    def pack(t):
+        log.append("pack")
+        return t * 10
+
+    def unpack(p):
+        log.append("unpack")
+        return p
+
+    raw.register_hooks(pack, unpack)
+    assert log == ["pack"]
+    assert torch.allclose(y.grad_fn._saved_self, x * 10) and log == ["pack", "unpack"]
+    with pytest.raises(RuntimeError, match="hooks have already been set"):
+        raw.register_hooks(pack, unpack)
+    y.sum().backward()
+    assert torch.allclose(w.grad, x.detach() * 10) and torch.allclose(x.grad, w.detach())
+    with pytest.raises(RuntimeError, match="after it has been freed"):
+        y.grad_fn._raw_saved_other.register_hooks(pack, unpack)
+    with pytest.raises(RuntimeError, match="value None is forbidden"):
+        (x * 2).grad_fn._raw_saved_self.register_hooks(pack, unpack)
+    with pytest.raises(TypeError):
+        (x * w).grad_fn._raw_saved_self.register_hooks(1, unpack)
+
+
+def test_raw_saved_output_hooks_and_default_hooks():
+    x = leaf(4)
+    y = x.exp()
+    seen = []
+    y.grad_fn._raw_saved_result.register_hooks(lambda t: ("box", t), lambda p: (seen.append(p[0]), p[1])[1])
+    y.sum().backward()
+    assert seen == ["box"] and torch.allclose(x.grad, x.detach().exp())
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t * 2, lambda t: t):
+        z = x.sin()
+    assert torch.allclose(z.grad_fn._saved_self, x.detach() * 2)
+    with pytest.raises(RuntimeError, match="hooks have already been set"):
+        z.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
