@@ -708,6 +708,14 @@ def test_mixture_same_family_constraint():
     with pytest.raises(AssertionError, match="base_constraint must be a Constraint, got int"):
         constraints.MixtureSameFamilyConstraint(3)
 
+    # MixtureSameFamily's support wraps the component's (a value must lie in every component's support)
+    mix = D.MixtureSameFamily(D.Categorical(t([[1.0, 1.0], [1.0, 1.0]])),
+                              D.Uniform(t([[0.0, 0.0], [0.0, 2.0]]), t([[1.0, 1.0], [1.0, 3.0]])))
+    assert isinstance(mix.support, constraints.MixtureSameFamilyConstraint)
+    assert mix.support.check(t([0.5, 0.5])).tolist() == [True, False]
+    with pytest.raises(ValueError, match="within the support"):
+        mix.log_prob(t([0.5, 0.5]))
+
 
 # --- LKJCholesky ------------------------------------------------------------------------------------
 
