@@ -212,10 +212,7 @@ bool ct_is_contiguous_as(const CtTensorObject *t, CtMemoryFormat format)
     if (channels_last_order(format, t->ndim, order) < 0) {
         return false;
     }
-    if (ct_numel(t) == 0) {
-        return true;
-    }
-    int64_t expected = 1;
+    int64_t expected = 1; /* no shortcut for an empty tensor: PyTorch's walk decides that too */
     for (int k = 0; k < t->ndim; k++) {
         int d = order[k];
         if (t->sizes[d] != 1) {
@@ -304,6 +301,12 @@ int ct_factory_options(const char *fname, PyObject *const *kw, CtFactoryOptions 
         }
         opt->has_device = true;
         opt->default_device = false;
+        if (out != NULL && opt->device.type != ct_device_of(out).type) { /* check_out_type_matches: the type only */
+            PyErr_Format(PyExc_RuntimeError, "device type %s does not match device type of out parameter (%s)",
+                         opt->device.type == CT_DEV_CPU ? "cpu" : "cuda",
+                         ct_device_of(out).type == CT_DEV_CPU ? "cpu" : "cuda");
+            return -1;
+        }
     }
     opt->pin_memory = false;
     if (ct_bool_arg(fname, "pin_memory", kw[4], &opt->pin_memory) < 0 ||

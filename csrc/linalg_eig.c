@@ -495,8 +495,10 @@ PyObject *ct_linalg_svd_norm(PyObject *x, int ord, int d0, int d1, bool keepdim)
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *moved = METH(x, "movedim", "((ii)(ii))", d0, d1, -2, -1);
     PyObject *S = moved ? KEEP(svdvals_of(moved)) : NULL;
-    bool empty = S == NULL || CT_TENSOR(S)->sizes[CT_TENSOR(S)->ndim - 1] == 0; /* PyTorch: 0 */
-    PyObject *r = ord == 0 || empty ? METH(S, "sum", "(i)", -1) : METH(S, ord > 0 ? "amax" : "amin", "(i)", -1);
+    /* no singular values: 0 for 'nuc' and 2, as PyTorch; -2 raises amin's IndexError, as PyTorch */
+    bool empty = S == NULL || CT_TENSOR(S)->sizes[CT_TENSOR(S)->ndim - 1] == 0;
+    PyObject *r = ord == 0 || (empty && ord > 0) ? METH(S, "sum", "(i)", -1)
+                                                 : METH(S, ord > 0 ? "amax" : "amin", "(i)", -1);
     if (keepdim) {
         r = METH(METH(r, "unsqueeze", "(i)", d0 < d1 ? d0 : d1), "unsqueeze", "(i)", d0 < d1 ? d1 : d0);
     }

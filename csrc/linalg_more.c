@@ -273,13 +273,15 @@ static PyObject *matrix_norm_impl(CtTensorObject *A, PyObject *ord_obj, PyObject
     bool columns = ord == ORD_ONE || ord == ORD_MINUS_ONE; /* sum down the columns (over d0) */
     int sum_dim = columns ? d0 : d1, max_dim = columns ? d1 : d0;
     PyObject *r;
-    if (ct_numel(A) == 0) { /* PyTorch gives zeros where the max would have nothing to take */
+    bool takes_max = ord == ORD_ONE || ord == ORD_INF;
+    if (ct_numel(A) == 0 && takes_max) { /* PyTorch gives zeros where the max would have nothing to take; the
+                                           * min orders raise amin's IndexError when its dim is empty */
         r = METH(METH(x, "abs", NULL), "sum", "((ii)O)", d0, d1, keepdim ? Py_True : Py_False);
     } else {
         if (!keepdim && max_dim > sum_dim) {
             max_dim--;
         }
-        const char *pick = ord == ORD_ONE || ord == ORD_INF ? "amax" : "amin";
+        const char *pick = takes_max ? "amax" : "amin";
         PyObject *kd = keepdim ? Py_True : Py_False;
         r = METH(METH(METH(x, "abs", NULL), "sum", "(iO)", sum_dim, kd), pick, "(iO)", max_dim, kd);
     }

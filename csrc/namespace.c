@@ -13,6 +13,7 @@
  * parts and every device runs it; angle alone has a formula row (AngleBackward0, zero gradient). */
 #include "namespace.h"
 #include "args.h"
+#include "creation.h"
 #include "linalg.h"
 #include "autograd_arena.h"
 #include "dtype.h"
@@ -63,45 +64,6 @@ static PyObject *call_method(const char *method, PyObject *const *args, Py_ssize
     PyObject *r = PyObject_VectorcallMethod(name, args, (size_t)nargs, kwnames);
     Py_DECREF(name);
     return r;
-}
-
-/* Splits the keyword out= (and, when drop is given, that keyword too) from a vectorcall's
- * keywords: fills kept[] (positional then kept keyword values) and *kept_names (a new tuple or
- * NULL), *out the out= value (borrowed, NULL when absent). kept has room for nargs + keywords.
- * Returns the count of kept keywords, or -1. */
-static Py_ssize_t split_out(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *drop,
-                            PyObject **kept, PyObject **kept_names, PyObject **out)
-{
-    *kept_names = NULL;
-    *out = NULL;
-    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0, k = 0;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        kept[i] = args[i];
-    }
-    PyObject *names = nkw > 0 ? PyList_New(0) : NULL;
-    if (nkw > 0 && names == NULL) {
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-        if (PyUnicode_CompareWithASCIIString(key, "out") == 0) {
-            *out = args[nargs + i];
-        } else if (drop == NULL || PyUnicode_CompareWithASCIIString(key, drop) != 0) {
-            if (PyList_Append(names, key) < 0) {
-                Py_DECREF(names);
-                return -1;
-            }
-            kept[nargs + k++] = args[nargs + i];
-        }
-    }
-    if (k > 0) {
-        *kept_names = PyList_AsTuple(names);
-        if (*kept_names == NULL) {
-            k = -1;
-        }
-    }
-    Py_XDECREF(names);
-    return k;
 }
 
 /* A contiguous copy of the tensor v (a new tensor, never v itself). Steals v. */
@@ -360,9 +322,11 @@ PyObject *ct_namespace_get_H(PyObject *self, void *closure)
 
 /* --- *_copy: the view op, then a contiguous copy ----------------------------------------------------------- */
 /* fname(input, *args, out=None, **kw) = input.view_op(*args, **kw) copied contiguously (each piece
- * for the ops giving several); drop names a keyword of fname the view op has not (expand's implicit) */
+ * for the ops giving several); drop names a keyword of fname the view op has not (expand's implicit).
+ * quiet: out= must have the input's dtype and is resized without the deprecation warning (narrow_copy,
+ * whose out= variant PyTorch writes by hand). */
 static PyObject *copy_of_view(const char *fname, const char *view_op, const char *drop, PyObject *const *args,
-                              Py_ssize_t nargs, PyObject *kwnames, bool pieces)
+                              Py_ssize_t nargs, PyObject *kwnames, bool pieces, bool quiet)
 {
     if (input_arg(fname, args, nargs) == NULL) {
         return NULL;
@@ -373,7 +337,7 @@ static PyObject *copy_of_view(const char *fname, const char *view_op, const char
         PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
         return NULL;
     }
-    if (split_out(args, nargs, kwnames, drop, kept, &kept_names, &out) < 0) {
+    if (ct_split_out(args, nargs, kwnames, drop, kept, &kept_names, &out) < 0) {
         return NULL;
     }
     PyObject *v = call_method(view_op, kept, nargs, kept_names);
@@ -390,13 +354,23 @@ static PyObject *copy_of_view(const char *fname, const char *view_op, const char
     if (r == NULL) {
         return NULL;
     }
+    CtTensorObject *o = quiet && out != NULL && CtTensor_Check(out) ? CT_TENSOR(out) : NULL;
+    if (o != NULL && o->dtype != CT_TENSOR(r)->dtype) {
+        PyErr_SetString(PyExc_RuntimeError, "Expected self.dtype() == output.dtype() to be true, but got false.  "
+                        "(Could this error message be improved?  If so, please report an enhancement request to PyTorch.)");
+    }
+    if (o != NULL && (o->dtype != CT_TENSOR(r)->dtype ||
+                      ct_resize_output_ex(o, CT_TENSOR(r)->ndim, CT_TENSOR(r)->sizes, false) < 0)) {
+        Py_DECREF(r);
+        return NULL;
+    }
     return ct_write_out(CT_TENSOR(r), out, fname, CT_OUT_EXACT, 0, NULL);
 }
 
 #define CT_COPY_OP(name, view_op, drop, pieces)                                                                   \
     static PyObject *function_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)    \
     {                                                                                                             \
-        return copy_of_view(#name, view_op, drop, args, nargs, kwnames, pieces);                                  \
+        return copy_of_view(#name, view_op, drop, args, nargs, kwnames, pieces, strcmp(#name, "narrow_copy") == 0); \
     }
 CT_COPY_OP(view_copy, "view", NULL, false)
 CT_COPY_OP(permute_copy, "permute", NULL, false)
@@ -564,8 +538,10 @@ static PyObject *function_range(PyObject *mod, PyObject *const *args, Py_ssize_t
                                         "*layout", "*device", "*pin_memory", "*requires_grad", NULL};
     PyObject *a[9];
     double start, end, step = 1.0;
+    CtFactoryOptions opt; /* out=, dtype=, layout=, device= checked as every factory's (check_out_type_matches) */
     if (ct_parse_args("range", args, nargs, kwnames, names, 2, a) < 0 || ct_arg_double(a[0], &start) < 0 ||
-        ct_arg_double(a[1], &end) < 0 || ct_arg_double(a[2], &step) < 0 || ct_layout_arg("range", a[5]) < 0) {
+        ct_arg_double(a[1], &end) < 0 || ct_arg_double(a[2], &step) < 0 ||
+        ct_factory_options("range", (PyObject *const[]){a[3], a[4], a[5], a[6], a[7], a[8], NULL}, &opt) < 0) {
         return NULL;
     }
     if (deprecated("torch.range is deprecated and will be removed in a future release because its behavior is "

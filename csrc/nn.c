@@ -2014,6 +2014,17 @@ static PyObject *pointwise_entry(CtPointwiseLoss kind, const char *fname, PyObje
         ct_arg_double(a[5], &beta) < 0) {
         return NULL;
     }
+    CtDType tdt = CT_TENSOR(a[1])->dtype;
+    if (kind == CT_LOSS_BCE_LOGITS && !ct_is_floating(tdt)) { /* PyTorch's (1 - target) and its in-place ops refuse */
+        if (tdt == CT_BOOL) {
+            PyErr_SetString(PyExc_NotImplementedError, "Subtraction, the `-` operator, with two bool tensors is not "
+                            "supported. Use the `^` or `logical_xor()` operator instead.");
+        } else {
+            PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type %s",
+                         ct_scalar_type_name(CT_TENSOR(a[0])->dtype), ct_scalar_type_name(tdt));
+        }
+        return NULL;
+    }
     return (PyObject *)pointwise_loss_forward(kind, CT_TENSOR(a[0]), CT_TENSOR(a[1]), tensor_or_null(a[2]),
                                               tensor_or_null(a[3]), reduction, beta);
 }

@@ -932,13 +932,13 @@ static PyObject *nan_to_num_entry(const char *name, PyObject *self, PyObject *co
     }
     CtTensorObject *t = in[0].t;
     if (!ct_is_floating(t->dtype)) { /* nothing to replace: a copy (or self) */
-        if (out == NULL) {
-            return (PyObject *)ct_to(t, t->dtype, ct_device_of(t), true);
+        if (out == t) {
+            return Py_NewRef(out);
         }
-        if (out != t && (ct_copy_(out, t) < 0)) {
+        if (out != NULL && check_out_dtype(CT_EW_NAN_TO_NUM, 1, in, out, t->dtype) < 0) {
             return NULL;
         }
-        return Py_NewRef(out);
+        return ct_write_out(ct_to(t, t->dtype, ct_device_of(t), true), (PyObject *)out, name, CT_OUT_EXACT, 0, NULL);
     }
     double big;
     switch (t->dtype) {

@@ -3881,7 +3881,7 @@ static PyObject *triangle_method(PyObject *self, PyObject *const *args, Py_ssize
     if (out != NULL && ct_triangle(out, t, diagonal, upper) < 0) {
         Py_CLEAR(out);
     }
-    return ct_write_out(out, a[1], fname, CT_OUT_EXACT, 1, &t);
+    return ct_write_out(out, a[1], fname, CT_OUT_EXACT | CT_OUT_ALLOW_EXPANDED, 1, &t);
 }
 
 static PyObject *tensor_tril(PyObject *s, PyObject *const *a, Py_ssize_t n, PyObject *k)
@@ -4047,17 +4047,27 @@ static PyObject *tensor_diagonal(PyObject *self, PyObject *const *args, Py_ssize
     {                                                                                                       \
         return call_with_input(#name, tensor_##name, args, nargs, kwnames);                                \
     }
+/* the same for a function PyTorch gives out= (its method takes none) */
+#define CT_MODULE_FROM_METHOD_OUT(name, rule)                                                                  \
+    static PyObject *py_##name##_in(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)     \
+    {                                                                                                       \
+        return call_with_input(#name, tensor_##name, args, nargs, kw);                                      \
+    }                                                                                                       \
+    static PyObject *py_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
+    {                                                                                                       \
+        return ct_function_with_out(#name, py_##name##_in, rule, args, nargs, kwnames);                     \
+    }
 CT_MODULE_FROM_METHOD(gather)
-CT_MODULE_FROM_METHOD(scatter)
-CT_MODULE_FROM_METHOD(scatter_add)
+CT_MODULE_FROM_METHOD_OUT(scatter, CT_OUT_EXACT)
+CT_MODULE_FROM_METHOD_OUT(scatter_add, CT_OUT_EXACT)
 CT_MODULE_FROM_METHOD(scatter_reduce)
 CT_MODULE_FROM_METHOD(index_reduce)
 CT_MODULE_FROM_METHOD(index_select)
-CT_MODULE_FROM_METHOD(index_add)
-CT_MODULE_FROM_METHOD(index_copy)
+CT_MODULE_FROM_METHOD_OUT(index_add, CT_OUT_EXACT)
+CT_MODULE_FROM_METHOD_OUT(index_copy, CT_OUT_EXACT)
 CT_MODULE_FROM_METHOD(index_fill)
 CT_MODULE_FROM_METHOD(index_put)
-CT_MODULE_FROM_METHOD(take)
+CT_MODULE_FROM_METHOD_OUT(take, CT_OUT_SELF_DTYPE)
 CT_MODULE_FROM_METHOD(masked_fill)
 CT_MODULE_FROM_METHOD(masked_select)
 CT_MODULE_FROM_METHOD(nonzero)
@@ -4292,16 +4302,16 @@ PyMethodDef ct_index_module_methods[] = {
     CT_F(vstack, "vstack(tensors): stack row-wise"),
     CT_F(dstack, "dstack(tensors): stack depth-wise"),
     CT_F(gather, "gather(input, dim, index)"),
-    CT_F(scatter, "scatter(input, dim, index, src | value, *, reduce=None)"),
-    CT_F(scatter_add, "scatter_add(input, dim, index, src)"),
+    CT_F(scatter, "scatter(input, dim, index, src | value, *, reduce=None, out=None)"),
+    CT_F(scatter_add, "scatter_add(input, dim, index, src, *, out=None)"),
     CT_F(scatter_reduce, "scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None)"),
     CT_F(index_reduce, "index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None)"),
     CT_F(index_select, "index_select(input, dim, index)"),
-    CT_F(index_add, "index_add(input, dim, index, source, *, alpha=1)"),
-    CT_F(index_copy, "index_copy(input, dim, index, source)"),
+    CT_F(index_add, "index_add(input, dim, index, source, *, alpha=1, out=None)"),
+    CT_F(index_copy, "index_copy(input, dim, index, source, *, out=None)"),
     CT_F(index_fill, "index_fill(input, dim, index, value)"),
     CT_F(index_put, "index_put(input, indices, values, accumulate=False)"),
-    CT_F(take, "take(input, index)"),
+    CT_F(take, "take(input, index, *, out=None)"),
     CT_F(masked_fill, "masked_fill(input, mask, value)"),
     CT_F(masked_select, "masked_select(input, mask)"),
     CT_F(nonzero, "nonzero(input, *, as_tuple=False)"),

@@ -1727,7 +1727,15 @@ CT_FUNCTION_FROM_METHOD(dsplit, tensor_dsplit)
 CT_FUNCTION_FROM_NOARGS_METHOD(ravel, tensor_ravel)
 CT_FUNCTION_FROM_METHOD(diag_embed, tensor_diag_embed)
 CT_FUNCTION_FROM_METHOD(diagflat, tensor_diagflat)
-CT_FUNCTION_FROM_METHOD(mvlgamma, tensor_mvlgamma)
+static PyObject *mvlgamma_no_out(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return ct_method_as_function("mvlgamma", tensor_mvlgamma, args, nargs, kwnames);
+}
+
+static PyObject *function_mvlgamma(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return ct_function_with_out("mvlgamma", mvlgamma_no_out, CT_OUT_RESULT_CAST, args, nargs, kwnames);
+}
 CT_FUNCTION_FROM_NOARGS_METHOD(frexp, tensor_frexp)
 CT_FUNCTION_FROM_METHOD(slice_scatter, tensor_slice_scatter)
 CT_FUNCTION_FROM_METHOD(masked_scatter, tensor_masked_scatter)
@@ -1778,7 +1786,7 @@ PyMethodDef ct_more_module_methods[] = {
     CT_FN(diag_embed, "diag_embed(input, offset=0, dim1=-2, dim2=-1)"),
     CT_FN(diagflat, "diagflat(input, offset=0)"),
     {"unravel_index", CT_FASTCALL(py_unravel_index), CT_METH_FK, "unravel_index(indices, shape) -> tuple of Tensors"},
-    CT_FN(mvlgamma, "mvlgamma(input, p)"),
+    CT_FN(mvlgamma, "mvlgamma(input, p, *, out=None)"),
     {"ldexp", CT_FASTCALL(py_ldexp), CT_METH_FK, "ldexp(input, other, *, out=None): input * 2 ** other"},
     {"ldexp_", CT_FASTCALL(py_ldexp_), CT_METH_FK, "ldexp_(input, other): in place"},
     CT_FN(frexp, "frexp(input) -> (mantissa, exponent)"),

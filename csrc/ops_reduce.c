@@ -1369,7 +1369,8 @@ static PyObject *write_pair_out(int which, CtTensorObject *a, CtTensorObject *b,
         Py_XDECREF(b);
         return NULL;
     }
-    if (rule_b == CT_OUT_EXACT && o[1]->dtype != b->dtype && !(rule_a == CT_OUT_EXACT && o[0]->dtype != a->dtype)) {
+    bool exact_a = (rule_a & ~CT_OUT_ALLOW_EXPANDED) == CT_OUT_EXACT, exact_b = (rule_b & ~CT_OUT_ALLOW_EXPANDED) == CT_OUT_EXACT;
+    if (exact_b && o[1]->dtype != b->dtype && !(exact_a && o[0]->dtype != a->dtype)) {
         Py_DECREF(a); /* a wrong second dtype is refused before the first out is touched */
         return ct_write_out(b, (PyObject *)o[1], fname, rule_b, n, ts);
     }
@@ -1996,8 +1997,8 @@ static PyObject *cum_extremum_py(bool is_max, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     if (o[0] != NULL) { /* computed into fresh tensors: an out overlapping the input is fine */
-        return write_pair_out(is_max ? RT_CUMMAX : RT_CUMMIN, values, indices, o, fname, CT_OUT_EXACT,
-                              CT_OUT_EXACT, 0, NULL);
+        CtOutRule rule = CT_OUT_EXACT | CT_OUT_ALLOW_EXPANDED; /* PyTorch writes an expanded out */
+        return write_pair_out(is_max ? RT_CUMMAX : RT_CUMMIN, values, indices, o, fname, rule, rule, 0, NULL);
     }
     return make_pair(is_max ? RT_CUMMAX : RT_CUMMIN, values, indices);
 }

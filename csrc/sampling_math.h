@@ -393,12 +393,36 @@ CT_HOST_DEVICE double ct_standard_gamma_grad(double alpha, double x)
  * prefactor over the pdf is v (1 - v) / p, and with dp = 1 (first form) or 0 (second) its log's
  * alpha-derivative is log x - dp / p - digamma(alpha) + digamma(total) in both forms; F's is
  * F_a = sum t_n sum_{k<n} (1 / (total + k) - dp / (p + k + 1)).
- * NaN arguments give NaN; x outside (0, 1), alpha or beta <= 0 and an infinite total give 0
- * (the degenerate cases, where the sample does not move). */
+ * NaN arguments give NaN; x >= 1 PyTorch's continued expansion (ct_dirichlet_grad_past_one); x <= 0,
+ * alpha or beta <= 0 and an infinite total give 0 (the degenerate cases, where the sample does not move). */
+/* _dirichlet_grad at x >= 1 (outside the support, where no sample lies), as PyTorch gives it: PyTorch
+ * takes, wherever total x (1 - x) < 0.75 and x >= 1/2, the first nine terms of the Taylor series in
+ * v = 1 - x of d/dbeta I_v(beta, alpha) over the pdf (the reflected Beta), and so continues that
+ * truncated series past x = 1; a NaN result gives (minus) 0. With s = alpha, p = beta and
+ * c = digamma(total) - digamma(alpha): x^(1 - s) (c / p + sum_{i=1..8} (-v)^i / i! / (p + i)
+ * (B_i' + c B_i)), B_i = prod_{k=1..i} (s - k) and B_i' its s-derivative. */
+CT_HOST_DEVICE double ct_dirichlet_grad_past_one(double x, double alpha, double total)
+{
+    double v = CT_DSUB(1.0, x), s = alpha, p = CT_DSUB(total, alpha);
+    double c = CT_DSUB(ct_det_digamma(CT_DADD(p, s)), ct_det_digamma(s));
+    double term = 1.0, b = 1.0, db = 0.0, series = CT_DDIV(c, p);
+    for (int i = 1; i <= 8; i++) {
+        term = CT_DMUL(term, CT_DDIV(-v, (double)i));
+        db = CT_DADD(CT_DMUL(db, CT_DSUB(s, (double)i)), b);
+        b = CT_DMUL(b, CT_DSUB(s, (double)i));
+        series = CT_DADD(series, CT_DMUL(CT_DDIV(term, CT_DADD(p, (double)i)), CT_DADD(db, CT_DMUL(c, b))));
+    }
+    double r = CT_DMUL(ct_det_exp(CT_DMUL(CT_DSUB(1.0, s), ct_det_log(x))), series);
+    return r != r ? -0.0 : r;
+}
+
 CT_HOST_DEVICE double ct_dirichlet_grad(double x, double alpha, double total)
 {
     if (x != x || alpha != alpha || total != total) {
         return ct_det_nan();
+    }
+    if (x >= 1.0 && CT_DMUL(CT_DMUL(total, x), CT_DSUB(1.0, x)) < 0.75) {
+        return ct_dirichlet_grad_past_one(x, alpha, total);
     }
     double beta = CT_DSUB(total, alpha);
     if (!(x > 0.0) || !(x < 1.0) || !(alpha > 0.0) || !(beta > 0.0) || total == ct_det_inf()) {

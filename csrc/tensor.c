@@ -279,6 +279,8 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
     }
     PyObject *result = NULL;
     CtTensorObject *out;
+    bool allow_expanded = (rule & CT_OUT_ALLOW_EXPANDED) != 0;
+    rule = (CtOutRule)(rule & ~CT_OUT_ALLOW_EXPANDED);
     if (ct_arg_out(out_obj, fname, &out) < 0) {
         goto done;
     }
@@ -339,7 +341,8 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
     }
     /* an out of another shape is resized first (fresh memory), so only one kept as it is must not overlap itself */
     bool same_shape = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, sizeof(int64_t) * r->ndim) == 0;
-    if (same_shape ? ct_check_no_internal_overlap(out) < 0 : ct_resize_output(out, r->ndim, r->sizes) < 0) {
+    if (same_shape ? !allow_expanded && ct_check_no_internal_overlap(out) < 0
+                   : ct_resize_output(out, r->ndim, r->sizes) < 0) {
         goto done;
     }
     if (ct_copy_(out, r) < 0) {
@@ -349,6 +352,73 @@ PyObject *ct_write_out(CtTensorObject *r, PyObject *out_obj, const char *fname, 
 done:
     Py_DECREF(r);
     return result;
+}
+
+Py_ssize_t ct_split_out(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *drop,
+                        PyObject **kept, PyObject **kept_names, PyObject **out)
+{
+    *kept_names = NULL;
+    *out = NULL;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0, k = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        kept[i] = args[i];
+    }
+    PyObject *names = nkw > 0 ? PyList_New(0) : NULL;
+    if (nkw > 0 && names == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(key, "out") == 0) {
+            *out = args[nargs + i];
+        } else if (drop == NULL || PyUnicode_CompareWithASCIIString(key, drop) != 0) {
+            if (PyList_Append(names, key) < 0) {
+                Py_DECREF(names);
+                return -1;
+            }
+            kept[nargs + k++] = args[nargs + i];
+        }
+    }
+    if (k > 0) {
+        *kept_names = PyList_AsTuple(names);
+        if (*kept_names == NULL) {
+            k = -1;
+        }
+    }
+    Py_XDECREF(names);
+    return k;
+}
+
+PyObject *ct_function_with_out(const char *fname, CtFastMethod fn, CtOutRule rule, PyObject *const *args,
+                               Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *kept[32], *kept_names, *out;
+    if (nargs + nkw > 32) {
+        PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
+        return NULL;
+    }
+    Py_ssize_t k = ct_split_out(args, nargs, kwnames, NULL, kept, &kept_names, &out);
+    if (k < 0) {
+        return NULL;
+    }
+    PyObject *r = fn(NULL, kept, nargs, kept_names);
+    Py_XDECREF(kept_names);
+    if (r == NULL || out == NULL || out == Py_None) {
+        return r;
+    }
+    if (rule == CT_OUT_SELF_DTYPE && CtTensor_Check(out)) { /* take checks these before any resize */
+        CtDType dt = CT_TENSOR(r)->dtype, odt = CT_TENSOR(out)->dtype; /* the result has self's dtype */
+        if (odt != dt) {
+            PyErr_Format(PyExc_RuntimeError, "%s(): self and out expected to have the same dtype, but got self.dtype = "
+                         "%s and out.dtype = %s", fname, ct_scalar_type_name(dt), ct_scalar_type_name(odt));
+        }
+        if (odt != dt || ct_check_no_internal_overlap(CT_TENSOR(out)) < 0) {
+            Py_DECREF(r);
+            return NULL;
+        }
+    }
+    return ct_write_out(CT_TENSOR(r), out, fname, rule == CT_OUT_SELF_DTYPE ? CT_OUT_ANY : rule, 0, NULL);
 }
 
 void ct_format_sizes(char *buf, size_t n, int ndim, const int64_t *sizes)
@@ -972,13 +1042,26 @@ static PyObject *tensor_copy_(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (ct_parse_args("copy_", args, nargs, kwnames, names, 1, a) < 0) {
         return NULL;
     }
-    if (!CtTensor_Check(a[0])) {
+    CtTensorObject *src;
+    bool wrapped;
+    if (CtTensor_Check(a[0])) {
+        src = (CtTensorObject *)Py_NewRef(a[0]);
+    } else if (PyLong_Check(a[0]) || PyFloat_Check(a[0]) || PyComplex_Check(a[0])) {
+        /* a Python number is a 0-d tensor of its default dtype (bool, int64, float64, complex128), as PyTorch's */
+        if ((src = ct_as_tensor_arg(a[0], ct_device_of(CT_TENSOR(self)), &wrapped)) == NULL) {
+            return NULL;
+        }
+    } else {
         PyErr_Format(PyExc_TypeError, "copy_(): argument 'src' must be Tensor, not %s", Py_TYPE(a[0])->tp_name);
         return NULL;
     }
     bool non_blocking = false;
-    if (ct_arg_bool(a[1], &non_blocking) < 0 || ct_check_no_internal_overlap(CT_TENSOR(self)) < 0 ||
-        ct_copy_ex(CT_TENSOR(self), CT_TENSOR(a[0]), non_blocking) < 0) {
+    int rc = ct_arg_bool(a[1], &non_blocking) < 0 || ct_check_no_internal_overlap(CT_TENSOR(self)) < 0 ||
+                     ct_copy_ex(CT_TENSOR(self), src, non_blocking) < 0
+                 ? -1
+                 : 0;
+    Py_DECREF(src);
+    if (rc < 0) {
         return NULL;
     }
     ct_bump_version(CT_TENSOR(self));

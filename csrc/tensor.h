@@ -86,6 +86,10 @@ typedef enum {
     CT_OUT_SAME_AS_INPUT, /* amax/amin: out's dtype must be the input's, which is the result's */
     CT_OUT_CAN_CAST,    /* max()/min(): the result must cast to out's dtype (PyTorch's canCast check) */
     CT_OUT_ANY,         /* the caller checked out's dtype; the result is cast to it */
+    CT_OUT_SELF_DTYPE,  /* take: "take(): self and out expected to have the same dtype, ..." (ct_function_with_out) */
+    /* or'ed into a rule: an out of the right shape that writes an element twice (expanded) is written
+     * anyway, as PyTorch's tril/triu/cummax/cummin out= are (which write wins is unspecified) */
+    CT_OUT_ALLOW_EXPANDED = 0x100,
 } CtOutRule;
 /* An out= argument: *out the tensor (borrowed), NULL when obj is NULL or None; TypeError
  * "fname(): argument 'out' must be Tensor, not list" for anything else. 0 or -1. */
@@ -139,6 +143,17 @@ PyObject *ct_method_as_function(const char *fname, CtFastMethod method, PyObject
 /* Its twin: Tensor.name(*args, **kwargs) as fn(self, *args, **kwargs) for a module function fn. */
 PyObject *ct_function_as_method(const char *fname, CtFastMethod fn, PyObject *self, PyObject *const *args,
                                 Py_ssize_t nargs, PyObject *kwnames);
+/* Splits the keyword out= (and, when drop is given, that keyword too) from a vectorcall's
+ * keywords: fills kept[] (positional then kept keyword values) and *kept_names (a new tuple or
+ * NULL), *out the out= value (borrowed, NULL when absent). kept has room for nargs + keywords.
+ * Returns the count of kept keywords, or -1. */
+Py_ssize_t ct_split_out(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *drop,
+                        PyObject **kept, PyObject **kept_names, PyObject **out);
+/* fname(input, ..., out=None) for a module function fn that takes no out= (one made of a method, which
+ * refuses out= as PyTorch's methods do): fn called without out=, its result handed to out= by
+ * ct_write_out(rule) (out may be the input: the result is computed first). */
+PyObject *ct_function_with_out(const char *fname, CtFastMethod fn, CtOutRule rule, PyObject *const *args,
+                               Py_ssize_t nargs, PyObject *kwnames);
 /* all[0] = self, then a vectorcall's arguments (positional, then keyword values): the argument vector
  * of the same call with self first. all has room for 16; TypeError "fname(): too many arguments"
  * beyond. 0 or -1. */

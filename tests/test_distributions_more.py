@@ -92,11 +92,31 @@ def test_dirichlet_grad_is_the_beta_inverse_cdf_derivative():
     di = -(betainc(b, a + h, 1 - x) - betainc(b, a - h, 1 - x)) / (2 * h)
     pdf = math.exp((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) - lbeta(a, b))
     close(torch._dirichlet_grad(t([x]), t([a]), t([a + b])), [-di / pdf / (1 - x)], rtol=1e-6)
-    # degenerate and NaN arguments, broadcasting
+    # degenerate and NaN arguments, broadcasting (x = 1: PyTorch's expansion below, digamma(2) - digamma(1) = 1)
     close(torch._dirichlet_grad(t([0.0, 1.0, 0.5, math.nan]), t([1.0, 1.0, 2.0, 1.0]), t([2.0, 2.0, 2.0, 2.0])),
-          [0.0, 0.0, 0.0, math.nan])
+          [0.0, 1.0, 0.0, math.nan], rtol=1e-12)
     assert torch._dirichlet_grad(t([[0.2], [0.4]]), t([1.0, 2.0]), t(3.0)).shape == torch.Size([2, 2])
 
+
+
+def test_dirichlet_grad_past_one_is_pytorchs_expansion():
+    # x >= 1 lies outside the Beta's support; PyTorch continues its nine-term series in v = 1 - x there
+    def series(x, a, total):
+        p, v = total - a, 1 - x
+        c = digamma(total) - digamma(a)
+        term, b, db, acc = 1.0, 1.0, 0.0, c / p
+        for i in range(1, 9):
+            term *= -v / i
+            db = db * (a - i) + b
+            b *= a - i
+            acc += term / (p + i) * (db + c * b)
+        return x ** (1 - a) * acc
+    cases = [(1.2, 2.0, 5.0), (1.5, 0.5, 3.0), (3.0, 1.5, 4.0), (5.0, 3.0, 4.0), (1.1, 7.0, 10.0)]
+    xs, as_, ts = (t(list(v)) for v in zip(*cases))
+    close(torch._dirichlet_grad(xs, as_, ts), [series(*c) for c in cases], rtol=1e-10)
+    close(torch._dirichlet_grad(t([1.5]), t([2.0]), t([5.0])), [0.42909993411295494], rtol=1e-10)  # PyTorch's value
+    # a NaN from the series (alpha <= 0, infinite total) gives 0 there, as PyTorch's
+    close(torch._dirichlet_grad(t([1.5, 1.5]), t([-1.0, 2.0]), t([5.0, math.inf])), [0.0, 0.0])
 
 def test_dirichlet_rsample_gradients():
     a = t([1.5, 0.7], requires_grad=True)
@@ -708,6 +728,14 @@ def test_mixture_same_family_constraint():
     with pytest.raises(AssertionError, match="base_constraint must be a Constraint, got int"):
         constraints.MixtureSameFamilyConstraint(3)
 
+    # MixtureSameFamily's support wraps the component's (a value must lie in every component's support)
+    mix = D.MixtureSameFamily(D.Categorical(t([[1.0, 1.0], [1.0, 1.0]])),
+                              D.Uniform(t([[0.0, 0.0], [0.0, 2.0]]), t([[1.0, 1.0], [1.0, 3.0]])))
+    assert isinstance(mix.support, constraints.MixtureSameFamilyConstraint)
+    assert mix.support.check(t([0.5, 0.5])).tolist() == [True, False]
+    with pytest.raises(ValueError, match="within the support"):
+        mix.log_prob(t([0.5, 0.5]))
+
 
 # --- LKJCholesky ------------------------------------------------------------------------------------
 
@@ -1033,3 +1061,14 @@ def test_wishart_redraws_singular_samples():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         close(ok.rsample((4,)), expected)
+
+
+def test_bernoulli_log_prob_of_integer_value_raises_as_pytorch():
+    # log_prob computes -binary_cross_entropy_with_logits(logits, value): an integer value is refused
+    # by its (1 - target) in place, a bool one by the bool subtraction
+    for dist in (D.Bernoulli(probs=t([0.3, 0.6])), D.ContinuousBernoulli(probs=t([0.3, 0.6]))):
+        with pytest.raises(RuntimeError, match="result type Double can't be cast to the desired output type Long"):
+            dist.log_prob(torch.tensor([0, 1]))
+    with pytest.raises(NotImplementedError, match="two bool tensors"):
+        D.Bernoulli(probs=t([0.3, 0.6])).log_prob(torch.tensor([False, True]))
+    close(D.Bernoulli(probs=t([0.3, 0.6])).log_prob(t([0.0, 1.0])), [math.log(0.7), math.log(0.6)])

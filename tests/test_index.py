@@ -2,6 +2,8 @@
 index_add/copy/fill/put, masked ops, nonzero, take, cat/stack, flip/roll/repeat/tile,
 tril/triu, diag/diagonal and one_hot. NumPy (fixed seed) is the oracle; PyTorch's messages
 (checked against the reference build) are the spec for errors."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -1016,3 +1018,46 @@ def test_fill_value_tensor_must_fit(device):
         with pytest.raises(RuntimeError, match="value cannot be converted to type .* without overflow"):
             ctorch.zeros(2, dtype=dtype, device=device).index_fill_(0, ctorch.tensor([0], device=device), value)
     assert ctorch.zeros(2, dtype=ctorch.int8, device=device).masked_fill_(m, ctorch.tensor(-2.6)).tolist() == [-2, 0]
+
+
+@pytest.mark.parametrize("name", ["scatter", "scatter_add", "index_add", "index_copy", "take"])
+def test_index_functions_take_out(name):
+    """torch.take / scatter / scatter_add / index_add / index_copy accept out= (their methods do not):
+    the result written into out (resized as PyTorch, even over the input), out's dtype checked."""
+    x = ctorch.arange(6.0).reshape(2, 3)
+    args = {"scatter": (0, ctorch.tensor([[1, 0, 1]]), ctorch.ones(1, 3)),
+            "scatter_add": (0, ctorch.tensor([[1, 0, 1]]), ctorch.ones(1, 3)),
+            "index_add": (0, ctorch.tensor([1]), ctorch.ones(1, 3)),
+            "index_copy": (0, ctorch.tensor([1]), ctorch.ones(1, 3)),
+            "take": (ctorch.tensor([[0, 5]]),)}[name]
+    fn = getattr(ctorch, name)
+    expected = fn(x, *args)
+    out = ctorch.empty(0)
+    assert fn(x, *args, out=out) is out and out.tolist() == expected.tolist()
+    y = x.clone()
+    with pytest.warns(UserWarning, match="was resized") if name == "take" else warnings.catch_warnings():
+        assert fn(y, *args, out=y).tolist() == expected.tolist()  # out may be the input
+    message = ("take\\(\\): self and out expected to have the same dtype, but got self.dtype = Float and out.dtype = Long"
+               if name == "take" else "Expected out tensor to have dtype float, but got long int instead")
+    with pytest.raises(RuntimeError, match=message):
+        fn(x, *args, out=ctorch.empty(expected.shape, dtype=ctorch.int64))
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        fn(x, *args, out=ctorch.empty(1).expand(*expected.shape))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+        getattr(x, name)(*args, out=ctorch.empty(0))
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        fn(x.clone().requires_grad_(), *args, out=ctorch.empty(0))
+
+
+def test_index_add_out_keeps_alpha_and_mvlgamma_out():
+    x = ctorch.zeros(2, 2)
+    out = ctorch.empty(2, 2)
+    ctorch.index_add(x, 0, ctorch.tensor([1]), ctorch.ones(1, 2), alpha=3, out=out)
+    assert out.tolist() == [[0.0, 0.0], [3.0, 3.0]]
+    a = ctorch.tensor([3.0, 4.5])
+    out = ctorch.empty(2, dtype=ctorch.float64)  # the float result cast into a double out
+    assert ctorch.mvlgamma(a, 2, out=out) is out
+    assert_close(out, ctorch.mvlgamma(a, 2).double())
+    assert_close(ctorch.special.multigammaln(a, 2, out=ctorch.empty(0)), ctorch.mvlgamma(a, 2))
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        ctorch.mvlgamma(a, 2, out=ctorch.empty(2, dtype=ctorch.int64))

@@ -2,6 +2,7 @@
 matrix_norm, norm's dispatch, vecdot, multi_dot, matrix_power, diagonal, and torch.dist, inner,
 addr, chain_matmul, renorm; on every device, float32/float64, batched, empty and transposed
 inputs, gradients (gradcheck in float64, PyTorch's node names) and PyTorch's errors."""
+import math
 import warnings
 
 import numpy as np
@@ -415,3 +416,17 @@ def test_other_dtypes_and_out(device):
     assert_close(out, np.broadcast_to(np.eye(3), (2, 3, 3)), "float32")
     with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double instead"):
         L.inv(ctorch.eye(3, device=device), out=ctorch.empty(0, dtype=ctorch.float64, device=device))
+
+
+def test_matrix_norm_empty_min_orders_raise():
+    """On an empty matrix the max-type orders give 0 and the min-type ones (-1, -2, -inf) raise amin's
+    IndexError where the dim it reduces is empty, as PyTorch."""
+    for ord_ in (-1, -2, -math.inf):
+        with pytest.raises(IndexError, match="amin\\(\\): Expected reduction dim"):
+            ctorch.linalg.matrix_norm(ctorch.empty(0, 0), ord=ord_)
+    for ord_ in (1, 2, math.inf, "nuc", "fro"):
+        assert ctorch.linalg.matrix_norm(ctorch.empty(2, 0, 0), ord=ord_).tolist() == [0.0, 0.0]
+    # -1 sums over the rows first (3 zeros left), -inf over the columns (nothing left)
+    assert ctorch.linalg.matrix_norm(ctorch.empty(2, 0, 3), ord=-1).tolist() == [0.0, 0.0]
+    with pytest.raises(IndexError, match="amin\\(\\): Expected reduction dim 1 to have non-zero size"):
+        ctorch.linalg.matrix_norm(ctorch.empty(2, 0, 3), ord=-math.inf)

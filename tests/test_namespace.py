@@ -283,3 +283,25 @@ def test_methods_written_as_functions_take_no_out(name, args):
     method, function = getattr(x, name)(*args), fn(x, *args)
     pairs = zip(method, function) if isinstance(method, tuple) else [(method, function)]
     assert all(m.tolist() == f.tolist() for m, f in pairs)
+
+
+def test_submodules_loaded_on_import():
+    """`import torch` alone makes these submodules attributes (torch.autograd imports its graph module,
+    torch.nn its utils, ...): a fresh interpreter that imports only ctorch reaches them as attributes."""
+    import os
+    import subprocess
+    import sys
+    names = ["autograd.graph", "autograd.functional", "autograd.profiler", "utils.data", "utils.checkpoint",
+             "utils.hooks", "nn.utils.rnn", "nn.utils.parametrize", "nn.utils.parametrizations",
+             "nn.functional", "nn.init", "distributions", "distributions.constraints", "linalg", "special",
+             "optim.lr_scheduler", "func", "amp", "testing"]
+    script = ("import types, ctorch\n"
+              f"for n in {names!r}:\n"
+              "    obj = ctorch\n"
+              "    for part in n.split('.'):\n"
+              "        obj = vars(obj).get(part)\n"
+              "    assert isinstance(obj, types.ModuleType), n\n")
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(ctorch.__file__)))
+    env = dict(os.environ, PYTHONPATH=pkg_parent + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr

@@ -638,3 +638,66 @@ def test_storage_type_and_legacy_storage_classes():
         assert not isinstance(ctorch.randn(2).storage(), ctorch.DoubleStorage)
         assert not isinstance(ctorch.randn(2).storage(), ctorch.cuda.FloatStorage)
         assert ctorch.FloatStorage(3).size() == 3 and ctorch.IntStorage([1, 2]).tolist() == [1, 2]
+
+
+def test_copy_from_python_number():
+    """copy_(number): the number as a 0-d tensor source (bool, int64, float64), cast into self, as PyTorch."""
+    x = ctorch.zeros(3)
+    assert x.copy_(2.5) is x and x.tolist() == [2.5, 2.5, 2.5]
+    i = ctorch.zeros(2, dtype=ctorch.int64)
+    assert i.copy_(2.7).tolist() == [2, 2] and i.copy_(True).tolist() == [1, 1]
+    with pytest.raises(TypeError, match="copy_\\(\\): argument 'src' must be Tensor, not list"):
+        x.copy_([1.0, 2.0, 3.0])
+    leaf = ctorch.ones(3, requires_grad=True)
+    y = leaf * 2
+    y.copy_(4.0)  # recorded as a copy from a constant: no gradient reaches leaf
+    y.sum().backward()
+    assert leaf.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_out_edges_as_pytorch():
+    # nan_to_num of an integer input: out must have the input's dtype
+    with pytest.raises(RuntimeError, match="nan_to_num: dtype of out: Float should be same as input: Long"):
+        ctorch.nan_to_num(ctorch.tensor([1, 2]), out=ctorch.empty(2))
+    out = ctorch.empty(0, dtype=ctorch.int64)
+    assert ctorch.nan_to_num(ctorch.tensor([1, 2]), out=out) is out and out.tolist() == [1, 2]
+    # narrow_copy resizes its out= silently (PyTorch writes that variant by hand) and wants the input's dtype
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = ctorch.empty(5)
+        assert ctorch.narrow_copy(ctorch.arange(10.0), 0, 2, 3, out=out).tolist() == [2.0, 3.0, 4.0]
+    with pytest.raises(RuntimeError, match="Expected self.dtype\\(\\) == output.dtype\\(\\)"):
+        ctorch.narrow_copy(ctorch.arange(10.0), 0, 2, 3, out=ctorch.empty(3, dtype=ctorch.float64))
+    # tril/triu/cummax/cummin write an expanded out of the right shape (some row wins); scatter does not
+    full = ctorch.tril(ctorch.arange(1.0, 10.0).reshape(3, 3))
+    out = ctorch.empty(3).expand(3, 3)
+    ctorch.tril(ctorch.arange(1.0, 10.0).reshape(3, 3), out=out)
+    assert out[0].tolist() in full.tolist()
+    x = ctorch.tensor([[3.0, 1.0], [2.0, 5.0]])
+    v, i = ctorch.empty(2).expand(2, 2), ctorch.empty(2, dtype=ctorch.int64).expand(2, 2)
+    ctorch.cummax(x, 0, out=(v, i))
+    assert v[0].tolist() in ctorch.cummax(x, 0).values.tolist()
+
+
+@pytest.mark.filterwarnings("ignore:torch.range is deprecated")
+def test_factory_device_must_match_out_device_type():
+    """A factory's device= of another type than out='s is PyTorch's RuntimeError, checked before any device use."""
+    for make in (lambda o: ctorch.zeros(3, device="cuda", out=o), lambda o: ctorch.arange(3, device="cuda", out=o),
+                 lambda o: ctorch.full((3,), 1.0, device="cuda", out=o), lambda o: ctorch.rand(3, device="cuda", out=o),
+                 lambda o: ctorch.range(0, 2, device="cuda", out=o)):
+        with pytest.raises(RuntimeError, match=r"device type cuda does not match device type of out parameter \(cpu\)"):
+            make(ctorch.empty(3))
+    out = ctorch.empty(3)
+    assert ctorch.zeros(3, device="cpu", out=out) is out
+
+
+def test_empty_tensor_channels_last_contiguity():
+    """An empty tensor is channels_last-contiguous only by its strides, as PyTorch's (no numel shortcut):
+    contiguous/to(channels_last) then give the channels_last strides and dim_order."""
+    t = ctorch.empty(0, 3, 2, 2)
+    assert not t.is_contiguous(memory_format=ctorch.channels_last)
+    c = t.contiguous(memory_format=ctorch.channels_last)
+    assert c.stride() == (12, 1, 6, 3) and c.dim_order() == (0, 2, 3, 1)
+    assert ctorch.empty(2, 3, 0, 2).to(memory_format=ctorch.channels_last).stride() == (0, 1, 6, 3)
+    u = ctorch.empty(2, 0, 2, 2, memory_format=ctorch.channels_last)
+    assert u.is_contiguous() and u.is_contiguous(memory_format=ctorch.channels_last)

@@ -52,3 +52,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 from . import functional  # noqa: E402,F401  (uses grad, defined above)
 from . import profiler  # noqa: E402,F401
+from . import graph  # noqa: E402,F401  (torch.autograd.graph is loaded with torch.autograd)
