@@ -497,7 +497,7 @@ def test_elementwise_emulated_vs_cpu(ew_emulator, op, dtype):
         ref_out = new_out(other)
         try:
             ref(*inputs, out=ref_out)
-        except TypeError:
+        except (TypeError, RuntimeError):  # the CPU refuses this out= dtype (unary ops want their own dtype)
             break
         check(f"out_{other}", [new_out(other)] + inputs, [other] + in_dtypes, None, path=1, ref_out=ref_out)
     # an input of a lower dtype of the same class (the compute dtype is kept)

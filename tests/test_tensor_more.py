@@ -235,10 +235,10 @@ def test_set(device):
             ctorch.zeros(1).set_(ctorch.arange(4).storage())
     with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[2, 2\] and "
                                            r"strides=\[-1, 1\]"):
-        ctorch.zeros(1).set_(s, 0, (2, 2), (-1, 1))
+        ctorch.zeros(1, device=device).set_(s, 0, (2, 2), (-1, 1))
     with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
-        ctorch.zeros(1).set_(s, 0, (-2,))
-    assert ctorch.zeros(1).set_(s, 0, (0,), (-1,)).shape == (0,)  # empty: nothing addressed
+        ctorch.zeros(1, device=device).set_(s, 0, (-2,))
+    assert ctorch.zeros(1, device=device).set_(s, 0, (0,), (-1,)).shape == (0,)  # empty: nothing addressed
     # geometry past int64 or with negative strides: PyTorch's error, t unchanged (it was set, then read outside)
     for size, stride, offset in (((2,), (2 ** 62,), 0), ((3,), (-1,), 2), ((1,), (1,), 2 ** 61)):
         t = ctorch.zeros(2, device=device)
