@@ -344,7 +344,9 @@ def test_op_does_not_leak(device, case):
     x = torch.tensor([[0.5, -1.0, 2.0, 0.25, -0.75, 1.5], [1.0, 3.0, -2.0, 0.0, 0.5, -0.5],
                       [2.5, -1.5, 1.0, 4.0, -3.0, 0.75], [-0.25, 0.125, 1.25, -2.5, 3.5, 2.0]],
                      dtype=torch.float64, device=device)
-    rounds = 200 if device == "cpu" else 50
+    # a leaked storage fails at once; a Python object leaked per call grows a window by >= rounds (limit
+    # rounds // 2): 25 keeps both checks where calls are slow (the CUDA emulator runs every case)
+    rounds = 200 if device == "cpu" else 25
     for _ in range(2 * rounds):  # warm up (caches, free lists, the allocator)
         case(x)
     gc.collect()
