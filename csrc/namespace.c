@@ -331,13 +331,8 @@ static PyObject *copy_of_view(const char *fname, const char *view_op, const char
     if (input_arg(fname, args, nargs) == NULL) {
         return NULL;
     }
-    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
     PyObject *kept[16], *kept_names, *out;
-    if (nargs + nkw > 16) {
-        PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
-        return NULL;
-    }
-    if (ct_split_out(args, nargs, kwnames, drop, kept, &kept_names, &out) < 0) {
+    if (ct_split_out(fname, args, nargs, kwnames, drop, kept, 16, &kept_names, &out) < 0) {
         return NULL;
     }
     PyObject *v = call_method(view_op, kept, nargs, kept_names);

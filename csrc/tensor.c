@@ -354,12 +354,16 @@ done:
     return result;
 }
 
-Py_ssize_t ct_split_out(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *drop,
-                        PyObject **kept, PyObject **kept_names, PyObject **out)
+Py_ssize_t ct_split_out(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                        const char *drop, PyObject **kept, Py_ssize_t room, PyObject **kept_names, PyObject **out)
 {
     *kept_names = NULL;
     *out = NULL;
     Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0, k = 0;
+    if (nargs + nkw > room) {
+        PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
+        return -1;
+    }
     for (Py_ssize_t i = 0; i < nargs; i++) {
         kept[i] = args[i];
     }
@@ -392,14 +396,8 @@ Py_ssize_t ct_split_out(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
 PyObject *ct_function_with_out(const char *fname, CtFastMethod fn, CtOutRule rule, PyObject *const *args,
                                Py_ssize_t nargs, PyObject *kwnames)
 {
-    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
     PyObject *kept[32], *kept_names, *out;
-    if (nargs + nkw > 32) {
-        PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
-        return NULL;
-    }
-    Py_ssize_t k = ct_split_out(args, nargs, kwnames, NULL, kept, &kept_names, &out);
-    if (k < 0) {
+    if (ct_split_out(fname, args, nargs, kwnames, NULL, kept, 32, &kept_names, &out) < 0) {
         return NULL;
     }
     PyObject *r = fn(NULL, kept, nargs, kept_names);

@@ -145,10 +145,10 @@ PyObject *ct_function_as_method(const char *fname, CtFastMethod fn, PyObject *se
                                 Py_ssize_t nargs, PyObject *kwnames);
 /* Splits the keyword out= (and, when drop is given, that keyword too) from a vectorcall's
  * keywords: fills kept[] (positional then kept keyword values) and *kept_names (a new tuple or
- * NULL), *out the out= value (borrowed, NULL when absent). kept has room for nargs + keywords.
- * Returns the count of kept keywords, or -1. */
-Py_ssize_t ct_split_out(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *drop,
-                        PyObject **kept, PyObject **kept_names, PyObject **out);
+ * NULL), *out the out= value (borrowed, NULL when absent). kept has room for `room` entries: more
+ * arguments raise TypeError "fname(): too many arguments". Returns the count of kept keywords, or -1. */
+Py_ssize_t ct_split_out(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                        const char *drop, PyObject **kept, Py_ssize_t room, PyObject **kept_names, PyObject **out);
 /* fname(input, ..., out=None) for a module function fn that takes no out= (one made of a method, which
  * refuses out= as PyTorch's methods do): fn called without out=, its result handed to out= by
  * ct_write_out(rule) (out may be the input: the result is computed first). */
