@@ -1,5 +1,8 @@
 """Shared fixtures: the device list every test is parametrised over (CUDA is skipped where it
 is not available), NumPy tolerances per dtype, and helpers to build tensors in several layouts."""
+import gc
+import sys
+
 import numpy as np
 import pytest
 
@@ -78,6 +81,38 @@ def make_layouts(arr, device, dtype=None):
         big = ctorch.tensor(np.ascontiguousarray(arr.T), **kw)
         yield "transposed", big.T, arr
 
+
+
+def python_blocks():
+    """Live Python allocator blocks after a collection, less the interpreter's type attribute cache:
+    CPython 3.11 keeps a strong reference to the name of each cached lookup, in a slot picked by the
+    name string's address, so every getattr(obj, <new str>) can pin one string until its slot is reused
+    (up to 4096 of them). Clearing the cache before counting leaves what calls really keep."""
+    gc.collect()
+    sys._clear_type_cache()
+    return sys.getallocatedblocks()
+
+
+def assert_no_leak(call, rounds, windows=6):
+    """Calls call() 2 * rounds times to warm up, then in windows of `rounds` calls: no storage may outlive
+    a window (a leaked storage fails at once), and the smallest growth of Python blocks over the windows
+    must stay below rounds // 2 (a reference leaked per call adds >= rounds to every window; caches that
+    fill once, like interpreter specialisation or a dict's resize, add less and less, so windows end at the
+    first small one)."""
+    for _ in range(2 * rounds):
+        call()
+    gc.collect()
+    storages = ctorch._C._live_storages()
+    growth = []
+    for _ in range(windows):
+        blocks = python_blocks()
+        for _ in range(rounds):
+            call()
+        growth.append(python_blocks() - blocks)
+        assert ctorch._C._live_storages() == storages, f"{ctorch._C._live_storages() - storages} storages leaked"
+        if growth[-1] < rounds // 2:
+            break
+    assert min(growth) < rounds // 2, f"Python allocator blocks grew by {growth} in windows of {rounds} calls"
 
 # --- the slow modules run beside the rest ------------------------------------------------------
 # A test module may define start_background(): long work (builds with nvcc or g++, child pytest

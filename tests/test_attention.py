@@ -1,8 +1,6 @@
 """Attention (csrc/attention.c: scaled_dot_product_attention, multi_head_attention_forward) and the
 Transformer modules (python/ctorch/nn/modules/transformer.py), against NumPy on every device."""
-import gc
 import math
-import sys
 import warnings
 
 import numpy as np
@@ -13,7 +11,7 @@ import ctorch.nn as nn
 import ctorch.nn.functional as F
 from ctorch.autograd import gradcheck
 
-from conftest import TOL, to_numpy
+from conftest import TOL, assert_no_leak, to_numpy
 
 RNG = np.random.default_rng(11)
 
@@ -614,21 +612,4 @@ def _leak_cases(device):
 def test_attention_does_not_leak(device, case):
     """No storage and no Python block outlives a call (see test_leaks_ops.py; fewer, bigger calls here)."""
     fn = _leak_cases(device)[case]
-    rounds = 40
-    for _ in range(2 * rounds):
-        fn()
-    gc.collect()
-    storages = ctorch._C._live_storages()
-    growth = []
-    # up to eight windows: on a real GPU the error path's caches fill over ~150 calls (a leak adds a
-    # block or more every call, in every window)
-    for _ in range(8):
-        blocks = sys.getallocatedblocks()
-        for _ in range(rounds):
-            fn()
-        gc.collect()
-        growth.append(sys.getallocatedblocks() - blocks)
-        assert ctorch._C._live_storages() == storages
-        if growth[-1] < rounds // 2:
-            break
-    assert min(growth) < rounds // 2, f"Python allocator blocks grew by {growth} in windows of {rounds} calls"
+    assert_no_leak(fn, 40, windows=8)

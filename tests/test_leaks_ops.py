@@ -2,14 +2,12 @@
 a few hundred times after a warm-up; the number of live storages must not move
 and the Python allocator's block count must stay flat (a reference leaked per call, a tuple or a
 float, shows up as one block a call). On cuda the storages are device memory."""
-import gc
-import sys
-
 import pytest
 
 import ctorch as torch
 import ctorch.autograd.graph
 import ctorch.nn.functional as F
+from conftest import assert_no_leak
 
 
 def _raises(fn, exc):
@@ -344,24 +342,5 @@ def test_op_does_not_leak(device, case):
     x = torch.tensor([[0.5, -1.0, 2.0, 0.25, -0.75, 1.5], [1.0, 3.0, -2.0, 0.0, 0.5, -0.5],
                       [2.5, -1.5, 1.0, 4.0, -3.0, 0.75], [-0.25, 0.125, 1.25, -2.5, 3.5, 2.0]],
                      dtype=torch.float64, device=device)
-    # a leaked storage fails at once; a Python object leaked per call grows a window by >= rounds (limit
-    # rounds // 2): 25 keeps both checks where calls are slow (the CUDA emulator runs every case)
-    rounds = 200 if device == "cpu" else 25
-    for _ in range(2 * rounds):  # warm up (caches, free lists, the allocator)
-        case(x)
-    gc.collect()
-    storages = torch._C._live_storages()
-    # A leaked reference a call adds at least `rounds` blocks to every window of calls; caches that
-    # fill once (interpreter specialisation, a dict's resize, free lists of a bigger graph) add some
-    # to the first windows, less and less: up to six windows, and the smallest growth counts.
-    growth = []
-    for _ in range(6):
-        blocks = sys.getallocatedblocks()
-        for _ in range(rounds):
-            case(x)
-        gc.collect()
-        growth.append(sys.getallocatedblocks() - blocks)
-        assert torch._C._live_storages() == storages, f"{torch._C._live_storages() - storages} storages leaked"
-        if growth[-1] < rounds // 2:
-            break
-    assert min(growth) < rounds // 2, f"Python allocator blocks grew by {growth} in windows of {rounds} calls"
+    # 25 calls a window where calls are slow (the CUDA emulator runs every case)
+    assert_no_leak(lambda: case(x), 200 if device == "cpu" else 25)
