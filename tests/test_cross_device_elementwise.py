@@ -156,8 +156,8 @@ def build(layout, op, dtype, rng):
         shapes = [()] * n
     elif layout == "empty":
         shapes = [(0, 33)] * n
-    else:  # large: several blocks, pieces of the grid-stride loop, the vector tail
-        shapes = [((1 << 20) + 3,)] * n
+    else:  # large: many blocks (32 to 256 of kThreads x the vector width) and the vector tail
+        shapes = [((1 << 16) + 3,)] * n
     arrays = [values(rng, op, k, dts[k], shapes[k]) for k in range(n)]
     scalar_last = layout in ("device_scalar", "cpu_scalar", "python_scalar") and n > 1
     if scalar_last:

@@ -56,7 +56,7 @@ pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 # The files that take minutes on the emulator are split into shards (conftest's --ctorch-shard),
 # so that no one child run is most of the wall time; the files that take seconds share child runs
 # (a child's start-up, about a second, would otherwise be most of their cost).
-SHARDS = {"test_cross_device_reduce.py": 4, "test_cross_device_elementwise.py": 2}
+SHARDS = {"test_cross_device_reduce.py": 4}
 OWN_RUN = {"test_reduce.py", "test_train.py", "test_elementwise.py", "test_leaks_ops.py", "test_linalg.py"}
 SMALL_GROUPS = 2
 JOBS = {}

@@ -246,6 +246,11 @@ cudaError_t CUDARTAPI cudaLaunchKernel(const void *func, dim3 grid, dim3 block, 
 {
     return record_launch(func, grid, block, shared);
 }
+/* cub's launches through cudaLaunchKernelEx (the harnesses, built unoptimised, keep that code) */
+cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
+{
+    return record_launch(func, config->gridDim, config->blockDim, config->dynamicSmemBytes);
+}
 void __cudaRegisterFunction(void **h, const char *f, char *d, const char *n, int t, void *ti, void *bi, void *bd,
                             void *gd, int *w)
 {
