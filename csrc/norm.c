@@ -99,16 +99,18 @@ static int batch_norm_check(CtTensorObject *input, CtTensorObject *weight, CtTen
         return -1;
     }
     int64_t C = input->sizes[1];
-    CtTensorObject *ts[4] = {weight, bias, running_mean, running_var};
-    static const char *const names[4] = {"weight", "bias", "running_mean", "running_var"};
-    if (check_channel_tensors(C, ts, names, 4) < 0) {
-        return -1;
-    }
+    /* PyTorch's order: the running stats before the affine ones */
     if (!training && (running_mean == NULL || running_var == NULL)) {
         PyErr_Format(PyExc_RuntimeError, "%s must be defined in evaluation mode",
                      running_mean == NULL ? "running_mean" : "running_var");
         return -1;
     }
+    CtTensorObject *stats_first[4] = {running_mean, running_var, weight, bias};
+    static const char *const names[4] = {"running_mean", "running_var", "weight", "bias"};
+    if (check_channel_tensors(C, stats_first, names, 4) < 0) {
+        return -1;
+    }
+    CtTensorObject *ts[4] = {weight, bias, running_mean, running_var};
     if ((running_mean == NULL) != (running_var == NULL)) {
         PyErr_SetString(PyExc_ValueError, "running_mean and running_var must either both be None or neither be None");
         return -1;

@@ -355,6 +355,8 @@ def test_activation_modules():
         warnings.simplefilter("always")
         assert nn.Hardtanh(min_value=-2.0).min_val == -2.0
     assert any("min_value" in str(i.message) for i in w)
+    with pytest.raises(AssertionError, match=r"^max_val \(0\.5\) must be greater than min_val \(1\.0\)$"):
+        nn.Hardtanh(1.0, 0.5)
     with pytest.warns(UserWarning, match="Implicit dimension choice"):
         F.softmin(T(x, "cpu"))
 
