@@ -1642,7 +1642,8 @@ static PyObject *py_alpha_dropout(PyObject *m, PyObject *const *args, Py_ssize_t
 }
 
 /* _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims 1, 2 or 3):
- * (sign(s) relu(|s|) * prod(kernel))^(1 / p), s the average pool of input^p */
+ * (sign(s) relu(|s|) * prod(kernel))^(1 / p), s the average pool of input^p; p = +-inf is the max
+ * (min) pool of |input|, as PyTorch's (the formula would give 1 or 0) */
 static PyObject *py_lp_pool(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"input", "norm_type", "kernel_size", "stride", "ceil_mode", "dims", NULL};
@@ -1675,9 +1676,22 @@ static PyObject *py_lp_pool(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         }
         kernel = dims == 3 ? v * v * v : dims == 2 ? v * v : v;
     }
+    if (p == 0.0) {
+        PyErr_Format(PyExc_ValueError, "norm_type must be a non-zero value, but got %R", a[1]);
+        return NULL;
+    }
     PyObject *stride = a[3] == NULL || a[3] == Py_None ? NULL : a[3];
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *empty = stride == NULL ? KEEP(PyTuple_New(0)) : stride;
+    if (isinf(p)) {
+        const char *max_pool = dims == 3 ? "max_pool3d" : dims == 2 ? "max_pool2d" : "max_pool1d";
+        PyObject *mag = METH(a[0], "abs", NULL);
+        PyObject *pooled = FN(max_pool, "(OOOiiO)", p > 0 ? mag : NEG(mag), a[2], empty, 0, 1,
+                              ceil_mode ? Py_True : Py_False);
+        PyObject *result = TAKE(p > 0 ? pooled : NEG(pooled));
+        arena_free(arena);
+        return result;
+    }
     PyObject *s = FN(dims == 3 ? "avg_pool3d" : dims == 2 ? "avg_pool2d" : "avg_pool1d", "(OOOiO)", POW(a[0], NUM(p)), a[2], empty, 0,
                      ceil_mode ? Py_True : Py_False);
     PyObject *r = POW(MUL(MUL(METH(s, "sign", NULL), METH(METH(s, "abs", NULL), "relu", NULL)), NUM((double)kernel)),

@@ -693,6 +693,16 @@ def test_lp_pool(device, dtype, rng):
     assert repr(nn.LPPool2d(2, 3)) == "LPPool2d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)"
     if device == "cpu" and dtype == "float64":
         assert gradcheck(lambda a: F.lp_pool2d(a, 2, 2), (T(x[:1, :2], device, "float64", grad=True),))
+    # p = +-inf: the max / min of |x| over each window (the power formula would give 1 and 0)
+    xs = x - 0.6
+    windows = np.abs(xs[:, :, :6, :4]).reshape(2, 3, 3, 2, 2, 2)
+    assert_close(nn.LPPool2d(float("inf"), 2)(T(xs, device)), windows.max((3, 5)), dtype)
+    assert_close(F.lp_pool2d(T(xs, device), -float("inf"), 2), windows.min((3, 5)), dtype)
+    a1 = np.abs(xs[:, :, 0])   # length 5, windows [0, 2), [2, 4), [4, 5) with ceil_mode
+    want1 = np.stack([a1[..., 0:2].max(-1), a1[..., 2:4].max(-1), a1[..., 4]], -1)
+    assert_close(F.lp_pool1d(T(xs[:, :, 0], device), float("inf"), 2, ceil_mode=True), want1, dtype)
+    with pytest.raises(ValueError, match=r"^norm_type must be a non-zero value, but got 0$"):
+        F.lp_pool1d(T(x1, device), 0, 2)
 
 
 def test_max_unpool(device, rng):
