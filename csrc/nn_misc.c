@@ -173,6 +173,10 @@ static PyObject *py_rms_norm(PyObject *m, PyObject *const *args, Py_ssize_t narg
     }
     if (a[2] != NULL && a[2] != Py_None) {
         r = MUL(r, a[2]);
+        /* a weight of another dtype does not promote: the result keeps the input's dtype, as PyTorch's */
+        if (CT_TENSOR(a[2])->dtype != x->dtype) {
+            r = METH(r, "to", "(O)", ct_dtype_object(x->dtype));
+        }
     }
     PyObject *result = TAKE(r);
     arena_free(arena);
@@ -591,9 +595,14 @@ static PyObject *py_bilinear(PyObject *m, PyObject *const *args, Py_ssize_t narg
                      "1-dimensional, got weight of dimension %d", w->ndim);
         return NULL;
     }
-    if (x1->dtype != x2->dtype || x1->dtype != w->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "All tensors must have the same dtype, got input1: %s, input2: %s, weight: %s",
-                     ct_cpp_type_name(x1->dtype), ct_cpp_type_name(x2->dtype), ct_cpp_type_name(w->dtype));
+    CtTensorObject *bias = a[3] == NULL || a[3] == Py_None ? NULL : CT_TENSOR(a[3]);
+    if (x1->dtype != x2->dtype || x1->dtype != w->dtype || (bias != NULL && bias->dtype != x1->dtype)) {
+        char bias_part[64] = "";
+        if (bias != NULL) {
+            snprintf(bias_part, sizeof(bias_part), ", bias: %s", ct_cpp_type_name(bias->dtype));
+        }
+        PyErr_Format(PyExc_RuntimeError, "All tensors must have the same dtype, got input1: %s, input2: %s, weight: %s%s",
+                     ct_cpp_type_name(x1->dtype), ct_cpp_type_name(x2->dtype), ct_cpp_type_name(w->dtype), bias_part);
         return NULL;
     }
     int64_t I = x1->sizes[x1->ndim - 1], J = x2->sizes[x2->ndim - 1], O = w->sizes[0];

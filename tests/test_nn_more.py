@@ -138,6 +138,14 @@ def test_rms_norm_module_and_errors():
         F.rms_norm(ctorch.ones(2, 3), (4,))
     with pytest.raises(RuntimeError, match="Expected weight to be of same shape as normalized_shape"):
         F.rms_norm(ctorch.ones(2, 3), (3,), ctorch.ones(2))
+    # a weight of another dtype: the result keeps the input's dtype
+    x = np.array([[1.0, 2.0, 3.0]])
+    w = np.array([1.1, 0.3, 0.7])
+    want = x / np.sqrt((x ** 2).mean() + np.finfo(np.float32).eps) * w
+    out = F.rms_norm(ctorch.tensor(x, dtype=ctorch.float32), (3,), ctorch.tensor(w, dtype=ctorch.float64))
+    assert out.dtype == ctorch.float32
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+    assert nn.RMSNorm(3)(ctorch.tensor(x, dtype=ctorch.float16)).dtype == ctorch.float16
 
 
 # --- embedding_bag / EmbeddingBag -------------------------------------------------------------------------------
@@ -268,6 +276,12 @@ def test_bilinear_module_and_errors():
         m(ctorch.ones(5, 3), ctorch.ones(5, 3))
     with pytest.raises(RuntimeError, match="input batch dimensions do not match at dim 0: got 5 and 4"):
         m(ctorch.ones(5, 2), ctorch.ones(4, 3))
+    with pytest.raises(RuntimeError, match=r"^All tensors must have the same dtype, got input1: float, input2: float, "
+                                           r"weight: float, bias: double$"):
+        F.bilinear(ctorch.ones(5, 2), ctorch.ones(5, 3), m.weight, m.bias.double())
+    with pytest.raises(RuntimeError, match=r"^All tensors must have the same dtype, got input1: double, input2: double, "
+                                           r"weight: float, bias: float$"):
+        m(ctorch.ones(5, 2).double(), ctorch.ones(5, 3).double())
 
 
 # --- margin losses ---------------------------------------------------------------------------------------------
