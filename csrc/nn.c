@@ -1268,6 +1268,10 @@ static int64_t layer_norm_check(CtTensorObject *input, int nnorm, const int64_t 
                      ct_scalar_type_name(input->dtype));
         return -1;
     }
+    CtDType param_dtype;
+    if (ct_nn_check_param_dtype(input->dtype, wb, 2, &param_dtype) < 0) {
+        return -1;
+    }
     return cols;
 }
 

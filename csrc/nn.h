@@ -287,6 +287,9 @@ int ct_nn_check_tensor_arg(const char *fname, const char *argname, int pos, PyOb
 /* n float elements of dtype, stride apart from element start of base, widened to / narrowed from double. */
 void ct_nn_load_row(CtDType dtype, const void *base, int64_t start, int64_t stride, int64_t n, double *out);
 void ct_nn_store_row(CtDType dtype, void *base, int64_t start, int64_t stride, int64_t n, const double *in);
+/* The dtype of a norm's affine parameters / running statistics (NULL entries skipped): the input's, or
+ * float32 for float16 / bfloat16 input, every one the same, else PyTorch's "mixed dtype (CPU)" error (norm.c). */
+int ct_nn_check_param_dtype(CtDType in, CtTensorObject *const *params, int n, CtDType *out);
 
 /* --- backward formulas (rows in autograd_formulas.c) ------------------------------------------- */
 struct CtNodeObject;

@@ -365,6 +365,11 @@ static PyObject *py_prelu(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
                      (long long)count, (long long)channels);
         return NULL;
     }
+    if (input->dtype != weight->dtype) {
+        PyErr_Format(PyExc_RuntimeError, "prelu: Type promoting not supported. Got %s and %s",
+                     ct_scalar_type_name(input->dtype), ct_scalar_type_name(weight->dtype));
+        return NULL;
+    }
     PyObject *w = prelu_weight_view(input, weight);
     if (w == NULL) {
         return NULL;

@@ -173,6 +173,10 @@ static PyObject *py_rms_norm(PyObject *m, PyObject *const *args, Py_ssize_t narg
     }
     if (a[2] != NULL && a[2] != Py_None) {
         r = MUL(r, a[2]);
+        /* a weight of another dtype does not promote: the result keeps the input's dtype, as PyTorch's */
+        if (CT_TENSOR(a[2])->dtype != x->dtype) {
+            r = METH(r, "to", "(O)", ct_dtype_object(x->dtype));
+        }
     }
     PyObject *result = TAKE(r);
     arena_free(arena);
@@ -591,9 +595,14 @@ static PyObject *py_bilinear(PyObject *m, PyObject *const *args, Py_ssize_t narg
                      "1-dimensional, got weight of dimension %d", w->ndim);
         return NULL;
     }
-    if (x1->dtype != x2->dtype || x1->dtype != w->dtype) {
-        PyErr_Format(PyExc_RuntimeError, "All tensors must have the same dtype, got input1: %s, input2: %s, weight: %s",
-                     ct_cpp_type_name(x1->dtype), ct_cpp_type_name(x2->dtype), ct_cpp_type_name(w->dtype));
+    CtTensorObject *bias = a[3] == NULL || a[3] == Py_None ? NULL : CT_TENSOR(a[3]);
+    if (x1->dtype != x2->dtype || x1->dtype != w->dtype || (bias != NULL && bias->dtype != x1->dtype)) {
+        char bias_part[64] = "";
+        if (bias != NULL) {
+            snprintf(bias_part, sizeof(bias_part), ", bias: %s", ct_cpp_type_name(bias->dtype));
+        }
+        PyErr_Format(PyExc_RuntimeError, "All tensors must have the same dtype, got input1: %s, input2: %s, weight: %s%s",
+                     ct_cpp_type_name(x1->dtype), ct_cpp_type_name(x2->dtype), ct_cpp_type_name(w->dtype), bias_part);
         return NULL;
     }
     int64_t I = x1->sizes[x1->ndim - 1], J = x2->sizes[x2->ndim - 1], O = w->sizes[0];
@@ -1642,7 +1651,8 @@ static PyObject *py_alpha_dropout(PyObject *m, PyObject *const *args, Py_ssize_t
 }
 
 /* _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims 1, 2 or 3):
- * (sign(s) relu(|s|) * prod(kernel))^(1 / p), s the average pool of input^p */
+ * (sign(s) relu(|s|) * prod(kernel))^(1 / p), s the average pool of input^p; p = +-inf is the max
+ * (min) pool of |input|, as PyTorch's (the formula would give 1 or 0) */
 static PyObject *py_lp_pool(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"input", "norm_type", "kernel_size", "stride", "ceil_mode", "dims", NULL};
@@ -1675,9 +1685,22 @@ static PyObject *py_lp_pool(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         }
         kernel = dims == 3 ? v * v * v : dims == 2 ? v * v : v;
     }
+    if (p == 0.0) {
+        PyErr_Format(PyExc_ValueError, "norm_type must be a non-zero value, but got %R", a[1]);
+        return NULL;
+    }
     PyObject *stride = a[3] == NULL || a[3] == Py_None ? NULL : a[3];
     CtArena scratch = {0}, *arena = &scratch;
     PyObject *empty = stride == NULL ? KEEP(PyTuple_New(0)) : stride;
+    if (isinf(p)) {
+        const char *max_pool = dims == 3 ? "max_pool3d" : dims == 2 ? "max_pool2d" : "max_pool1d";
+        PyObject *mag = METH(a[0], "abs", NULL);
+        PyObject *pooled = FN(max_pool, "(OOOiiO)", p > 0 ? mag : NEG(mag), a[2], empty, 0, 1,
+                              ceil_mode ? Py_True : Py_False);
+        PyObject *result = TAKE(p > 0 ? pooled : NEG(pooled));
+        arena_free(arena);
+        return result;
+    }
     PyObject *s = FN(dims == 3 ? "avg_pool3d" : dims == 2 ? "avg_pool2d" : "avg_pool1d", "(OOOiO)", POW(a[0], NUM(p)), a[2], empty, 0,
                      ceil_mode ? Py_True : Py_False);
     PyObject *r = POW(MUL(MUL(METH(s, "sign", NULL), METH(METH(s, "abs", NULL), "relu", NULL)), NUM((double)kernel)),

@@ -30,7 +30,7 @@ static CtTensorObject *tensor_or_null(PyObject *obj)
  * ==================================================================================================== */
 /* The dtype of the affine parameters and running statistics (NULL entries skipped): the input's, or
  * float32 for float16 / bfloat16 input, every one the same, else PyTorch's RuntimeError. */
-static int check_param_dtype(CtDType in, CtTensorObject *const *params, int n, CtDType *out)
+int ct_nn_check_param_dtype(CtDType in, CtTensorObject *const *params, int n, CtDType *out)
 {
     CtDType pd = in;
     for (int i = n - 1; i >= 0; i--) {
@@ -99,21 +99,24 @@ static int batch_norm_check(CtTensorObject *input, CtTensorObject *weight, CtTen
         return -1;
     }
     int64_t C = input->sizes[1];
-    CtTensorObject *ts[4] = {weight, bias, running_mean, running_var};
-    static const char *const names[4] = {"weight", "bias", "running_mean", "running_var"};
-    if (check_channel_tensors(C, ts, names, 4) < 0) {
-        return -1;
-    }
+    /* PyTorch's order: the running stats before the affine ones */
     if (!training && (running_mean == NULL || running_var == NULL)) {
         PyErr_Format(PyExc_RuntimeError, "%s must be defined in evaluation mode",
                      running_mean == NULL ? "running_mean" : "running_var");
         return -1;
     }
+    CtTensorObject *stats_first[4] = {running_mean, running_var, weight, bias};
+    static const char *const names[4] = {"running_mean", "running_var", "weight", "bias"};
+    if (check_channel_tensors(C, stats_first, names, 4) < 0) {
+        return -1;
+    }
+    CtTensorObject *ts[4] = {weight, bias, running_mean, running_var};
     if ((running_mean == NULL) != (running_var == NULL)) {
         PyErr_SetString(PyExc_ValueError, "running_mean and running_var must either both be None or neither be None");
         return -1;
     }
-    if (check_float_input(input, "batch_norm") < 0 || check_param_dtype(input->dtype, ts, 4, &d->param_dtype) < 0) {
+    if (check_float_input(input, "batch_norm") < 0 ||
+        ct_nn_check_param_dtype(input->dtype, ts, 4, &d->param_dtype) < 0) {
         return -1;
     }
     CtDevice device;
@@ -176,7 +179,7 @@ static int group_norm_check(CtTensorObject *input, int64_t groups, CtTensorObjec
         return -1;
     }
     if (check_float_input(input, "GroupNormKernelImpl") < 0 ||
-        check_param_dtype(input->dtype, wb, 2, &d->param_dtype) < 0) {
+        ct_nn_check_param_dtype(input->dtype, wb, 2, &d->param_dtype) < 0) {
         return -1;
     }
     CtDevice device;

@@ -210,6 +210,9 @@ def test_prelu(device):
         F.prelu(T(x[0, 0], device), T([1.0, 2.0, 3.0, 4.0], device))
     with pytest.raises(RuntimeError, match="Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"):
         F.prelu(xt, T([[1.0]], device))
+    # no type promotion between input and weight (a float32 PReLU given float64 input)
+    with pytest.raises(RuntimeError, match=r"^prelu: Type promoting not supported. Got Double and Float$"):
+        nn.PReLU().to(device)(xt)
     m = nn.PReLU(3, init=0.1).to(device)
     assert list(m.state_dict()) == ["weight"] and tuple(m.weight.shape) == (3,)
     assert_close(m.weight, np.full(3, 0.1, dtype=np.float32))
@@ -355,6 +358,8 @@ def test_activation_modules():
         warnings.simplefilter("always")
         assert nn.Hardtanh(min_value=-2.0).min_val == -2.0
     assert any("min_value" in str(i.message) for i in w)
+    with pytest.raises(AssertionError, match=r"^max_val \(0\.5\) must be greater than min_val \(1\.0\)$"):
+        nn.Hardtanh(1.0, 0.5)
     with pytest.warns(UserWarning, match="Implicit dimension choice"):
         F.softmin(T(x, "cpu"))
 

@@ -549,6 +549,43 @@ def test_transformer_forward_and_errors(device):
         tr(src[..., :3], tgt[..., :3])
 
 
+def test_transformer_encoder_nested_padding_zeros():
+    """Eval, no grad and a left-aligned src_key_padding_mask: PyTorch's encoder runs on nested tensors
+    and gives zeros at the padded positions; the kept ones equal the ordinary path's."""
+    ctorch.manual_seed(3)
+    layer = nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True, dtype=ctorch.float64)
+    enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(4, dtype=ctorch.float64)).eval()
+    x = ctorch.tensor(randn(3, 5, 4))
+    pad = np.array([[False] * 3 + [True] * 2, [False] * 5, [True] * 5])
+    kpm = ctorch.tensor(pad)
+    gap = ctorch.tensor(np.array([[False, True, False, False, False]] * 3))
+    ordinary = enc(x, src_key_padding_mask=kpm).detach().numpy()   # grad enabled: no nested tensors
+    gap_ordinary = enc(x, src_key_padding_mask=gap).detach().numpy()
+    with ctorch.no_grad():
+        nested = enc(x, src_key_padding_mask=kpm).numpy()
+        np.testing.assert_array_equal(nested[pad], 0.0)
+        np.testing.assert_allclose(nested[~pad], ordinary[~pad], rtol=1e-12, atol=1e-12)
+        assert np.isfinite(ordinary[0, 3:]).all() and np.abs(ordinary[0, 3:]).max() > 0.1
+        # a float mask counts its nonzero entries as padding, the kept keys then see no -1 bias
+        fmask = ctorch.tensor(np.where(pad[:2], -1.0, 0.0))
+        np.testing.assert_allclose(enc(x[:2], src_key_padding_mask=fmask).numpy(), nested[:2], rtol=1e-12,
+                                   atol=1e-12)
+        # padding not left-aligned, an attention mask, or the fast path switched off: the ordinary path
+        np.testing.assert_allclose(enc(x, src_key_padding_mask=gap).numpy(), gap_ordinary, rtol=1e-12, atol=1e-12)
+        causal = nn.Transformer.generate_square_subsequent_mask(5, dtype=ctorch.float64)
+        assert np.abs(enc(x[:1], mask=causal, src_key_padding_mask=fmask[:1]).numpy()[0, 3:]).min() > 0
+        ctorch.backends.mha.set_fastpath_enabled(False)
+        try:
+            np.testing.assert_allclose(enc(x[:2], src_key_padding_mask=kpm[:2]).numpy(), ordinary[:2], rtol=1e-12,
+                                       atol=1e-12)
+        finally:
+            ctorch.backends.mha.set_fastpath_enabled(True)
+        assert ctorch.backends.mha.get_fastpath_enabled()
+    enc.train()
+    with ctorch.no_grad():
+        assert np.abs(enc(x[:1], src_key_padding_mask=kpm[:1]).numpy()[0, 3:]).min() > 0
+
+
 def test_transformer_encoder_trains():
     """A tiny encoder learns to tag each position with whether its token was seen before."""
     ctorch.manual_seed(0)

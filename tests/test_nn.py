@@ -783,6 +783,14 @@ def test_layer_norm_module_and_errors(device):
     with pytest.raises(RuntimeError, match=r"^Expected weight to be of same shape as normalized_shape, but got weight of "
                                            r"shape \[4\] and normalized_shape = \[3\]$"):
         F.layer_norm(t(np.zeros((2, 3)), device), (3,), weight=t(np.ones(4), device))
+    # parameters of another dtype: only float32 ones under float16 / bfloat16 input, as PyTorch's
+    with pytest.raises(RuntimeError, match=r"^mixed dtype \(CPU\): expect parameter to have scalar type of Float$"):
+        nn.LayerNorm(5, dtype=ctorch.float64).to(device)(t(x, device, "float32"))
+    with pytest.raises(RuntimeError, match=r"^mixed dtype \(CPU\): all inputs must share same datatype.$"):
+        ln(t(x, device, "float64"))
+    half = ln(t(x, device, "float16"))
+    assert half.dtype == ctorch.float16
+    close(half.float(), (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5), "float16")
 
 
 # ====================================================================================================

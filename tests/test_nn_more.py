@@ -138,6 +138,14 @@ def test_rms_norm_module_and_errors():
         F.rms_norm(ctorch.ones(2, 3), (4,))
     with pytest.raises(RuntimeError, match="Expected weight to be of same shape as normalized_shape"):
         F.rms_norm(ctorch.ones(2, 3), (3,), ctorch.ones(2))
+    # a weight of another dtype: the result keeps the input's dtype
+    x = np.array([[1.0, 2.0, 3.0]])
+    w = np.array([1.1, 0.3, 0.7])
+    want = x / np.sqrt((x ** 2).mean() + np.finfo(np.float32).eps) * w
+    out = F.rms_norm(ctorch.tensor(x, dtype=ctorch.float32), (3,), ctorch.tensor(w, dtype=ctorch.float64))
+    assert out.dtype == ctorch.float32
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+    assert nn.RMSNorm(3)(ctorch.tensor(x, dtype=ctorch.float16)).dtype == ctorch.float16
 
 
 # --- embedding_bag / EmbeddingBag -------------------------------------------------------------------------------
@@ -268,6 +276,12 @@ def test_bilinear_module_and_errors():
         m(ctorch.ones(5, 3), ctorch.ones(5, 3))
     with pytest.raises(RuntimeError, match="input batch dimensions do not match at dim 0: got 5 and 4"):
         m(ctorch.ones(5, 2), ctorch.ones(4, 3))
+    with pytest.raises(RuntimeError, match=r"^All tensors must have the same dtype, got input1: float, input2: float, "
+                                           r"weight: float, bias: double$"):
+        F.bilinear(ctorch.ones(5, 2), ctorch.ones(5, 3), m.weight, m.bias.double())
+    with pytest.raises(RuntimeError, match=r"^All tensors must have the same dtype, got input1: double, input2: double, "
+                                           r"weight: float, bias: float$"):
+        m(ctorch.ones(5, 2).double(), ctorch.ones(5, 3).double())
 
 
 # --- margin losses ---------------------------------------------------------------------------------------------
@@ -693,6 +707,16 @@ def test_lp_pool(device, dtype, rng):
     assert repr(nn.LPPool2d(2, 3)) == "LPPool2d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)"
     if device == "cpu" and dtype == "float64":
         assert gradcheck(lambda a: F.lp_pool2d(a, 2, 2), (T(x[:1, :2], device, "float64", grad=True),))
+    # p = +-inf: the max / min of |x| over each window (the power formula would give 1 and 0)
+    xs = x - 0.6
+    windows = np.abs(xs[:, :, :6, :4]).reshape(2, 3, 3, 2, 2, 2)
+    assert_close(nn.LPPool2d(float("inf"), 2)(T(xs, device)), windows.max((3, 5)), dtype)
+    assert_close(F.lp_pool2d(T(xs, device), -float("inf"), 2), windows.min((3, 5)), dtype)
+    a1 = np.abs(xs[:, :, 0])   # length 5, windows [0, 2), [2, 4), [4, 5) with ceil_mode
+    want1 = np.stack([a1[..., 0:2].max(-1), a1[..., 2:4].max(-1), a1[..., 4]], -1)
+    assert_close(F.lp_pool1d(T(xs[:, :, 0], device), float("inf"), 2, ceil_mode=True), want1, dtype)
+    with pytest.raises(ValueError, match=r"^norm_type must be a non-zero value, but got 0$"):
+        F.lp_pool1d(T(x1, device), 0, 2)
 
 
 def test_max_unpool(device, rng):

@@ -193,8 +193,15 @@ def test_batch_norm_errors(device):
         F.batch_norm(x, t(np.zeros(4), device), t(np.ones(4), device))
     with pytest.raises(RuntimeError, match=r"^weight should contain 3 elements not 4$"):
         F.batch_norm(x, z, o, weight=t(np.ones(4), device))
+    # PyTorch checks the running statistics first: a BatchNorm1d(3) given 4 features names running_mean
+    with pytest.raises(RuntimeError, match=r"^running_var should contain 3 elements not 4$"):
+        F.batch_norm(x, z, t(np.ones(4), device), weight=t(np.ones(4), device))
+    with pytest.raises(RuntimeError, match=r"^running_mean should contain 4 elements not 3$"):
+        nn.BatchNorm1d(3, device=device)(t(np.zeros((2, 4)), device))
     with pytest.raises(RuntimeError, match=r"^running_mean must be defined in evaluation mode$"):
         F.batch_norm(x, None, None, training=False)
+    with pytest.raises(RuntimeError, match=r"^running_mean must be defined in evaluation mode$"):
+        F.batch_norm(x, None, None, weight=t(np.ones(4), device), training=False)
     with pytest.raises(RuntimeError, match=r"^running_var must be defined in evaluation mode$"):
         F.batch_norm(x, z, None, training=False)
     with pytest.raises(ValueError, match=r"^running_mean and running_var must either both be None or neither be"):

@@ -1,2 +1,2 @@
 """ctorch.backends: switches of the compute backends (as torch.backends)."""
-from . import cuda, cudnn  # noqa: F401
+from . import cuda, cudnn, mha  # noqa: F401

@@ -1004,17 +1004,17 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """(sum over each window of x^p)^(1/p) of (N, C, L) input."""
-    return _C._lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 1)
+    return _C._lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """(sum over each window of x^p)^(1/p) of (N, C, H, W) input."""
-    return _C._lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 2)
+    return _C._lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """(sum over each window of x^p)^(1/p) of (N, C, D, H, W) input."""
-    return _C._lp_pool(input, float(norm_type), kernel_size, stride, ceil_mode, 3)
+    return _C._lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
 def _tuple(x, n):

@@ -186,7 +186,7 @@ class Hardtanh(Module):
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace
-        assert self.max_val > self.min_val
+        assert self.max_val > self.min_val, f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})"
 
     def forward(self, input):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)

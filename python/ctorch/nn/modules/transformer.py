@@ -1,8 +1,9 @@
 """nn.MultiheadAttention and the Transformer modules (TransformerEncoderLayer, TransformerEncoder,
 TransformerDecoderLayer, TransformerDecoder, Transformer): parameter bookkeeping and the order of the
 blocks, as PyTorch's; the computation is F.multi_head_attention_forward (csrc/attention.c), F.linear,
-F.layer_norm and F.dropout. PyTorch's inference fast paths (native MHA, nested tensors) give the same
-values as these paths, so they are not reproduced: enable_nested_tensor is recorded and ignored."""
+F.layer_norm and F.dropout. PyTorch's inference fast paths (native MHA) give the same values as these
+paths, so they are not reproduced, save one visible effect of TransformerEncoder's nested tensors: the
+padded positions of its output are zeros (TransformerEncoder._nested_padding)."""
 import copy
 import warnings
 
@@ -299,12 +300,37 @@ class TransformerEncoder(Module):
         mask = F._canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
         batch_first = self.layers[0].self_attn.batch_first
         is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, batch_first))
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
+        if padded is not None:
+            # PyTorch's nested tensors leave the padded keys out: a mask of -inf does the same
+            src_key_padding_mask = padded
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
         if self.norm is not None:
             output = self.norm(output)
+        if padded is not None:
+            # and give the padded positions back as zeros (NestedTensor.to_padded_tensor(0.0))
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         return output
+
+    def _nested_padding(self, src, mask, src_key_padding_mask):
+        """The padding (bool, True where padded) when PyTorch would run this call on nested tensors, else
+        None: its conditions (eval, 3-d src, a left-aligned padding mask, no attention mask, no autocast,
+        no gradient to record through the first layer)."""
+        from ... import backends, is_autocast_enabled, is_grad_enabled
+        first = self.layers[0]
+        if (not backends.mha.get_fastpath_enabled() or not getattr(self, "use_nested_tensor", False)
+                or first.training or src.dim() != 3 or src_key_padding_mask is None or mask is not None
+                or is_autocast_enabled(src.device.type)):
+            return None
+        if is_grad_enabled() and (src.requires_grad or any(p.requires_grad for p in first.parameters())):
+            return None
+        padded = src_key_padding_mask != 0
+        # left-aligned: no kept token after a padded one in a row
+        if getattr(self, "mask_check", True) and bool((padded[:, :-1] & ~padded[:, 1:]).any()):
+            return None
+        return padded
 
 
 class TransformerDecoder(Module):
