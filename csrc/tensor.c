@@ -1306,7 +1306,7 @@ static int tensor_contains(PyObject *self, PyObject *element)
         return -1;
     }
     PyObject *eq = PyObject_RichCompare(element, self, Py_EQ);
-    PyObject *any = eq == NULL ? NULL : PyObject_CallMethod(eq, "any", NULL);
+    PyObject *any = eq == NULL ? NULL : ct_call_method(eq, "any", NULL);
     int r = any == NULL ? -1 : PyObject_IsTrue(any);
     Py_XDECREF(eq);
     Py_XDECREF(any);
