@@ -181,7 +181,7 @@ static PyObject *cast_one(PyObject *o, CtDType dtype, CtDeviceType type)
             return NULL;
         }
     }
-    cast = PyObject_CallMethod(o, "to", "O", ct_dtype_object(dtype));
+    cast = ct_call_method(o, "to", "O", ct_dtype_object(dtype));
     if (cast != NULL && cache) {
         entry = Py_BuildValue("(OOK)", o, cast, (unsigned long long)t->storage->version);
         if (entry == NULL || PyDict_SetItem(cast_cache, key, entry) < 0) {

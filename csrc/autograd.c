@@ -159,7 +159,7 @@ static void node_release_saved(CtNodeObject *n)
         had_tensors = true;
     }
     if (n->kind == CT_NODE_PYFUNCTION && n->py_ctx != NULL) {
-        PyObject *r = PyObject_CallMethod(n->py_ctx, "_release", NULL);
+        PyObject *r = ct_call_method(n->py_ctx, "_release", NULL);
         Py_XDECREF(r);
         PyErr_Clear();
         had_tensors = true;
@@ -305,7 +305,7 @@ static PyObject *node_add_hook(PyObject **list, PyObject *hook)
     if (mod == NULL) {
         return NULL;
     }
-    PyObject *r = PyObject_CallMethod(mod, "_handle_for", "OOi", *list, hook, -1);
+    PyObject *r = ct_call_method(mod, "_handle_for", "OOi", *list, hook, -1);
     Py_DECREF(mod);
     return r;
 }
@@ -714,7 +714,7 @@ static PyObject *saved_default(const CtSavedField *f)
     }
     PyObject *text = PyUnicode_FromStringAndSize(f->def, (Py_ssize_t)f->def_len), *ast = NULL, *r = NULL;
     if (text != NULL && (ast = PyImport_ImportModule("ast")) != NULL) {
-        r = PyObject_CallMethod(ast, "literal_eval", "O", text);
+        r = ct_call_method(ast, "literal_eval", "O", text);
     }
     Py_XDECREF(text);
     Py_XDECREF(ast);
@@ -833,7 +833,7 @@ static PyObject *saved_value(CtNodeObject *n, const CtSavedField *f)
             return a != NULL && a != Py_None ? saved_wrapped_number(a) : saved_default(f);
         }
         if (t != NULL && f->kind == 'T') {
-            Py_SETREF(t, PyObject_CallMethod(t, "t", NULL));
+            Py_SETREF(t, ct_call_method(t, "t", NULL));
         }
         return t;
     }
@@ -1150,11 +1150,76 @@ static PyObject *py_increment_version(PyObject *self, PyObject *t)
 /* --- calling ops ---------------------------------------------------------------------------------------- */
 static PyObject *module_dict; /* borrowed: ctorch._C's dict */
 
+/* Interned names keyed by the C string's address (callers pass literals), checked with strcmp so
+ * that a reused buffer holding another name misses. Under the GIL. */
+#define CT_NAME_SLOTS 512
+static struct {
+    const char *key;
+    PyObject *name; /* owned, interned */
+} name_cache[CT_NAME_SLOTS];
+
+PyObject *ct_name(const char *s)
+{
+    size_t slot = ((uintptr_t)s >> 3) % CT_NAME_SLOTS;
+    if (name_cache[slot].key == s && strcmp(PyUnicode_AsUTF8(name_cache[slot].name), s) == 0) {
+        return name_cache[slot].name;
+    }
+    PyObject *name = PyUnicode_InternFromString(s);
+    if (name == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(name_cache[slot].name, name);
+    name_cache[slot].key = s;
+    return name;
+}
+
+PyObject *ct_call_method(PyObject *obj, const char *name, const char *format, ...)
+{
+    /* owned for the call: a nested call may evict the cache's slot */
+    PyObject *pyname = Py_XNewRef(ct_name(name));
+    if (pyname == NULL) {
+        return NULL;
+    }
+    if (format == NULL || *format == '\0') {
+        PyObject *r = PyObject_VectorcallMethod(pyname, &obj, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        Py_DECREF(pyname);
+        return r;
+    }
+    va_list va;
+    va_start(va, format);
+    PyObject *built = Py_VaBuildValue(format, va);
+    va_end(va);
+    if (built == NULL) {
+        Py_DECREF(pyname);
+        return NULL;
+    }
+    /* PyObject_CallMethod's rule: a tuple is the argument list, anything else the one argument */
+    PyObject *r;
+    Py_ssize_t n = PyTuple_Check(built) ? PyTuple_GET_SIZE(built) : 1;
+    if (n < 8) {
+        PyObject *stack[8] = {obj};
+        for (Py_ssize_t i = 0; i < n; i++) {
+            stack[i + 1] = PyTuple_Check(built) ? PyTuple_GET_ITEM(built, i) : built;
+        }
+        r = PyObject_VectorcallMethod(pyname, stack, (size_t)(n + 1), NULL);
+    } else {
+        PyObject *method = PyObject_GetAttr(obj, pyname);
+        r = method != NULL ? PyObject_Call(method, built, NULL) : NULL;
+        Py_XDECREF(method);
+    }
+    Py_DECREF(built);
+    Py_DECREF(pyname);
+    return r;
+}
+
 PyObject *ct_op(const char *name, PyObject *const *args, size_t nargs, PyObject *kwnames)
 {
-    PyObject *fn = PyDict_GetItemString(module_dict, name); /* borrowed */
+    PyObject *key = ct_name(name);
+    PyObject *fn = key != NULL ? PyDict_GetItemWithError(module_dict, key) : NULL; /* borrowed */
     if (fn == NULL) {
-        PyErr_Format(PyExc_NotImplementedError, "ctorch: op '%s' is not available", name);
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_NotImplementedError, "ctorch: op '%s' is not available", name);
+        }
         return NULL;
     }
     return PyObject_Vectorcall(fn, args, nargs, kwnames);
@@ -1204,7 +1269,7 @@ PyObject *ct_sum_to(PyObject *grad, int ndim, const int64_t *sizes)
         Py_DECREF(summed);
         return NULL;
     }
-    PyObject *r = PyObject_CallMethod(summed, "reshape", "(O)", shape);
+    PyObject *r = ct_call_method(summed, "reshape", "(O)", shape);
     Py_DECREF(shape);
     Py_DECREF(summed);
     return r;
@@ -1222,7 +1287,7 @@ PyObject *ct_fit_grad(PyObject *grad, const CtTensorMeta *m)
         return g;
     }
     PyObject *dev = ct_device_object(m->device);
-    PyObject *r = dev ? PyObject_CallMethod(g, "to", "(OO)", dev, ct_dtype_object(m->dtype)) : NULL;
+    PyObject *r = dev ? ct_call_method(g, "to", "(OO)", dev, ct_dtype_object(m->dtype)) : NULL;
     Py_XDECREF(dev);
     Py_DECREF(g);
     return r;
@@ -1342,8 +1407,8 @@ static void set_view_link(PyObject *out, CtTensorObject *self);
  * recorded; steals nothing, returns 0 or -1. */
 static int call_recorded(CtTensorObject *t, const char *name, PyObject *arg)
 {
-    PyObject *r = arg != NULL ? PyObject_CallMethod((PyObject *)t, name, "(O)", arg)
-                              : PyObject_CallMethod((PyObject *)t, name, NULL);
+    PyObject *r = arg != NULL ? ct_call_method((PyObject *)t, name, "(O)", arg)
+                              : ct_call_method((PyObject *)t, name, NULL);
     Py_XDECREF(r);
     return r == NULL ? -1 : 0;
 }
@@ -1434,7 +1499,7 @@ static int copyslices_backward(CtNodeObject *n, PyObject *const *g, PyObject **g
             goto done;
         }
         set_view_link((PyObject *)region, buffer); /* after the copy_: the view sees the buffer's new history */
-        slice = PyObject_CallMethod((PyObject *)region, "clone", NULL);
+        slice = ct_call_method((PyObject *)region, "clone", NULL);
         if (op->outputs != NULL) {
             PyObject *through = outputs_through_view(n, op);
             if (through == NULL) {
@@ -1910,7 +1975,7 @@ static PyObject *record_call(const CtFormula *f, CtThunk thunk, void *ctx, PyObj
         /* the old values the formula reads; with self's history when it has one (a recorded
          * clone), so that create_graph=True differentiates through them too */
         if ((f->flags & CT_F_CLONE_SELF) && ct_is_floating(self->dtype)) {
-            self_before = tensor_requires_grad(self) ? PyObject_CallMethod((PyObject *)self, "clone", NULL)
+            self_before = tensor_requires_grad(self) ? ct_call_method((PyObject *)self, "clone", NULL)
                                                      : (PyObject *)ct_to(self, self->dtype, ct_device_of(self), true);
             if (self_before == NULL) {
                 return NULL;
@@ -2924,7 +2989,7 @@ static PyObject *owned_grad(PyObject *grad, const CtTensorObject *leaf, bool cre
         memcpy(out->strides, leaf->strides, sizeof(int64_t) * g->ndim);
     }
     if (create_graph) {
-        PyObject *r = PyObject_CallMethod((PyObject *)out, "copy_", "(O)", grad);
+        PyObject *r = ct_call_method((PyObject *)out, "copy_", "(O)", grad);
         Py_DECREF(out);
         return r;
     }
@@ -2960,7 +3025,7 @@ static int accumulate_leaf(CtNodeObject *node, PyObject *grad, bool create_graph
             leaf->grad = owned;
         }
     } else if (!create_graph) {
-        PyObject *r = PyObject_CallMethod(leaf->grad, "add_", "(O)", g);
+        PyObject *r = ct_call_method(leaf->grad, "add_", "(O)", g);
         rc = r == NULL ? -1 : 0;
         Py_XDECREF(r);
     } else {
@@ -2999,7 +3064,7 @@ static int call_python_function(CtNodeObject *node, PyObject *const *grads, PyOb
     for (int i = 0; i < node->num_outputs; i++) {
         PyTuple_SET_ITEM(tuple, i, Py_NewRef(grads[i] ? grads[i] : Py_None));
     }
-    PyObject *r = PyObject_CallMethod(node->py_ctx, "_run_backward", "(O)", tuple);
+    PyObject *r = ct_call_method(node->py_ctx, "_run_backward", "(O)", tuple);
     Py_DECREF(tuple);
     if (r == NULL) {
         return -1;
@@ -3189,7 +3254,7 @@ static int check_anomaly(CtNodeObject *n, PyObject *const *grad_inputs)
             continue;
         }
         PyObject *nan = ct_op("isnan", &g, 1, NULL);
-        PyObject *any = nan != NULL ? PyObject_CallMethod(nan, "any", NULL) : NULL;
+        PyObject *any = nan != NULL ? ct_call_method(nan, "any", NULL) : NULL;
         int found = any != NULL ? PyObject_IsTrue(any) : -1;
         Py_XDECREF(any);
         Py_XDECREF(nan);
@@ -3743,7 +3808,7 @@ static PyObject *tensor_register_hook(PyObject *self, PyObject *hook)
         return NULL;
     }
     PyObject *owner = t->grad_fn ? ((CtNodeObject *)t->grad_fn)->pre_hooks : t->hooks;
-    PyObject *r = PyObject_CallMethod(mod, "_handle_for", "OOi", owner, hook, t->grad_fn ? t->output_nr : -1);
+    PyObject *r = ct_call_method(mod, "_handle_for", "OOi", owner, hook, t->grad_fn ? t->output_nr : -1);
     Py_DECREF(mod);
     return r;
 }
@@ -3766,7 +3831,7 @@ static PyObject *tensor_register_post_accumulate_grad_hook(PyObject *self, PyObj
         PyList_Append(t->hooks, entry) < 0 || (mod = PyImport_ImportModule("ctorch.utils.hooks")) == NULL) {
         goto done;
     }
-    r = PyObject_CallMethod(mod, "_handle_for", "OOi", t->hooks, entry, -1);
+    r = ct_call_method(mod, "_handle_for", "OOi", t->hooks, entry, -1);
 done:
     Py_XDECREF(entry);
     Py_XDECREF(mod);

@@ -119,6 +119,11 @@ int ct_autograd_set_requires_grad(CtTensorObject *t, int value);
  * was set: regenerates grad_fn from the base's history. 0 or -1. */
 int ct_autograd_refresh_view(CtTensorObject *t);
 
+/* The interned str for the C string s, cached by its address. Borrowed reference. */
+PyObject *ct_name(const char *s);
+/* PyObject_CallMethod(obj, name, format, ...) without its per-call costs: the name is interned once
+ * (ct_name) and the method called by vectorcall, with no bound method. Same argument rule. */
+PyObject *ct_call_method(PyObject *obj, const char *name, const char *format, ...);
 /* Calls `callable(*args)` (vectorcall) through ctorch's autograd layer. */
 PyObject *ct_op(const char *name, PyObject *const *args, size_t nargs, PyObject *kwnames);
 /* Sums grad down to shape (the inverse of broadcasting). New reference. */

@@ -59,7 +59,7 @@ static PyObject *scalar_or(PyObject *obj, double dflt) { return obj ? Py_NewRef(
 
 /* g * x for a Python number or tensor x; steals nothing. */
 static PyObject *mul(PyObject *a, PyObject *b) { return PyNumber_Multiply(a, b); }
-static PyObject *method0(PyObject *o, const char *name) { return PyObject_CallMethod(o, name, NULL); }
+static PyObject *method0(PyObject *o, const char *name) { return ct_call_method(o, name, NULL); }
 
 /* grad * local, fitted to argument i. */
 static int set_fit(PyObject **slot, PyObject *value, const CtTensorMeta *m)
@@ -694,7 +694,7 @@ static PyObject *unreduce(PyObject *grad, const CtTensorMeta *m, PyObject *dims_
             kept[i] = reduced[i] ? 1 : m->sizes[i];
         }
         PyObject *shape = ct_size_object(m->ndim, kept);
-        PyObject *r = shape ? PyObject_CallMethod(g, "reshape", "(O)", shape) : NULL;
+        PyObject *r = shape ? ct_call_method(g, "reshape", "(O)", shape) : NULL;
         Py_XDECREF(shape);
         Py_SETREF(g, r);
         if (g == NULL) {
@@ -702,7 +702,7 @@ static PyObject *unreduce(PyObject *grad, const CtTensorMeta *m, PyObject *dims_
         }
     }
     PyObject *shape = shape_of(m);
-    PyObject *r = shape ? PyObject_CallMethod(g, "expand", "(O)", shape) : NULL;
+    PyObject *r = shape ? ct_call_method(g, "expand", "(O)", shape) : NULL;
     Py_XDECREF(shape);
     Py_DECREF(g);
     return r;
@@ -829,10 +829,10 @@ static int bw_values_indices(CtNodeObject *n, PyObject *const *g, PyObject **gi,
     PyObject *z = zeros_for(META(0));
     PyObject *gv = Py_NewRef(g[0]), *idx = Py_NewRef(indices);
     if (!keepdim && META(0)->ndim > 0) {
-        Py_SETREF(gv, PyObject_CallMethod(gv, "unsqueeze", "(O)", dim));
-        Py_SETREF(idx, idx ? PyObject_CallMethod(idx, "unsqueeze", "(O)", dim) : NULL);
+        Py_SETREF(gv, ct_call_method(gv, "unsqueeze", "(O)", dim));
+        Py_SETREF(idx, idx ? ct_call_method(idx, "unsqueeze", "(O)", dim) : NULL);
     }
-    PyObject *v = z && gv && idx ? PyObject_CallMethod(z, "scatter", "(OOO)", dim, idx, gv) : NULL;
+    PyObject *v = z && gv && idx ? ct_call_method(z, "scatter", "(OOO)", dim, idx, gv) : NULL;
     Py_XDECREF(z);
     Py_XDECREF(gv);
     Py_XDECREF(idx);
@@ -1032,9 +1032,9 @@ static int bw_cumsum(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *dim = ARG(1);
     PyObject *dims = dim ? PyTuple_Pack(1, dim) : NULL;
-    PyObject *f = dims ? PyObject_CallMethod(g[0], "flip", "(O)", dims) : NULL;
-    PyObject *c = f ? PyObject_CallMethod(f, "cumsum", "(O)", dim) : NULL;
-    PyObject *v = c ? PyObject_CallMethod(c, "flip", "(O)", dims) : NULL;
+    PyObject *f = dims ? ct_call_method(g[0], "flip", "(O)", dims) : NULL;
+    PyObject *c = f ? ct_call_method(f, "cumsum", "(O)", dim) : NULL;
+    PyObject *v = c ? ct_call_method(c, "flip", "(O)", dims) : NULL;
     Py_XDECREF(dims); Py_XDECREF(f); Py_XDECREF(c);
     return set_fit(&gi[0], v, META(0));
 }
@@ -1047,7 +1047,7 @@ static int bw_cummax(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         return 0;
     }
     PyObject *z = zeros_for(META(0));
-    PyObject *v = z ? PyObject_CallMethod(z, "scatter_add", "(OOO)", ARG(1), PyTuple_GET_ITEM(n->outputs, 1), g[0])
+    PyObject *v = z ? ct_call_method(z, "scatter_add", "(OOO)", ARG(1), PyTuple_GET_ITEM(n->outputs, 1), g[0])
                     : NULL;
     Py_XDECREF(z);
     return set_fit(&gi[0], v, META(0));
@@ -1091,7 +1091,7 @@ static int bw_logcumsumexp(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 static int bw_reshape(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *shape = shape_of(META(0));
-    PyObject *v = shape ? PyObject_CallMethod(g[0], "reshape", "(O)", shape) : NULL;
+    PyObject *v = shape ? ct_call_method(g[0], "reshape", "(O)", shape) : NULL;
     Py_XDECREF(shape);
     return set_fit(&gi[0], v, META(0));
 }
@@ -1100,9 +1100,9 @@ static int bw_transpose(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *v;
     if (ARG(1) != NULL && ARG(2) != NULL) {
-        v = PyObject_CallMethod(g[0], "transpose", "(OO)", ARG(1), ARG(2));
+        v = ct_call_method(g[0], "transpose", "(OO)", ARG(1), ARG(2));
     } else {
-        v = PyObject_CallMethod(g[0], "t", NULL);
+        v = ct_call_method(g[0], "t", NULL);
     }
     return set_fit(&gi[0], v, META(0));
 }
@@ -1146,14 +1146,14 @@ static int bw_permute(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     for (int i = 0; inv != NULL && i < nd; i++) {
         PyTuple_SET_ITEM(inv, perm[i], PyLong_FromLong(i));
     }
-    PyObject *v = inv ? PyObject_CallMethod(g[0], "permute", "(O)", inv) : NULL;
+    PyObject *v = inv ? ct_call_method(g[0], "permute", "(O)", inv) : NULL;
     Py_XDECREF(inv);
     return set_fit(&gi[0], v, META(0));
 }
 
 static int bw_movedim(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *v = PyObject_CallMethod(g[0], "movedim", "(OO)", ARG(2), ARG(1));
+    PyObject *v = ct_call_method(g[0], "movedim", "(OO)", ARG(2), ARG(1));
     return set_fit(&gi[0], v, META(0));
 }
 
@@ -1261,7 +1261,7 @@ done:
 static int bw_to(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *dev = ct_device_object(META(0)->device);
-    PyObject *v = dev ? PyObject_CallMethod(g[0], "to", "(OO)", dev, ct_dtype_object(META(0)->dtype)) : NULL;
+    PyObject *v = dev ? ct_call_method(g[0], "to", "(OO)", dev, ct_dtype_object(META(0)->dtype)) : NULL;
     Py_XDECREF(dev);
     if (v == NULL) {
         return -1;
@@ -1298,7 +1298,7 @@ static int bw_cat(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         }
         Py_DECREF(l);
     }
-    PyObject *pieces = PyObject_CallMethod(g[0], "split", "(OO)", sizes, d0);
+    PyObject *pieces = ct_call_method(g[0], "split", "(OO)", sizes, d0);
     if (pieces == NULL) {
         goto done;
     }
@@ -1306,7 +1306,7 @@ static int bw_cat(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         PyObject *t = PySequence_Fast_GET_ITEM(tensors, i);
         PyObject *p = PyTuple_GET_ITEM(pieces, i);
         if (CT_TENSOR(t)->ndim != CT_TENSOR(p)->ndim) {
-            gi[i] = PyObject_CallMethod(p, "reshape", "(N)", PyObject_GetAttrString(t, "shape"));
+            gi[i] = ct_call_method(p, "reshape", "(N)", PyObject_GetAttrString(t, "shape"));
         } else {
             gi[i] = Py_NewRef(p);
         }
@@ -1323,7 +1323,7 @@ static int bw_stack(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *dim = ARG(1);
     PyObject *d0 = dim ? Py_NewRef(dim) : PyLong_FromLong(0);
-    PyObject *pieces = d0 ? PyObject_CallMethod(g[0], "unbind", "(O)", d0) : NULL;
+    PyObject *pieces = d0 ? ct_call_method(g[0], "unbind", "(O)", d0) : NULL;
     Py_XDECREF(d0);
     if (pieces == NULL) {
         return -1;
@@ -1380,23 +1380,23 @@ static int bw_getitem(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     if (mod == NULL || dev == NULL || shape == NULL) {
         goto done;
     }
-    ar = PyObject_CallMethod(mod, "arange", "(L)", (long long)numel);
+    ar = ct_call_method(mod, "arange", "(L)", (long long)numel);
     if (ar == NULL) {
         goto done;
     }
-    Py_SETREF(ar, PyObject_CallMethod(ar, "to", "(O)", dev));
-    Py_SETREF(ar, ar ? PyObject_CallMethod(ar, "reshape", "(O)", shape) : NULL);
+    Py_SETREF(ar, ct_call_method(ar, "to", "(O)", dev));
+    Py_SETREF(ar, ar ? ct_call_method(ar, "reshape", "(O)", shape) : NULL);
     pos = ar ? PyObject_GetItem(ar, key) : NULL;
-    Py_SETREF(pos, pos ? PyObject_CallMethod(pos, "reshape", "(i)", -1) : NULL);
-    flat = PyObject_CallMethod(z, "view", "(i)", -1);
-    PyObject *gf = pos && flat ? PyObject_CallMethod(g[0], "reshape", "(i)", -1) : NULL;
+    Py_SETREF(pos, pos ? ct_call_method(pos, "reshape", "(i)", -1) : NULL);
+    flat = ct_call_method(z, "view", "(i)", -1);
+    PyObject *gf = pos && flat ? ct_call_method(g[0], "reshape", "(i)", -1) : NULL;
     /* scatter_add is recorded: with create_graph the result stays a function of g */
-    r = gf ? PyObject_CallMethod(flat, "scatter_add", "(iOO)", 0, pos, gf) : NULL;
+    r = gf ? ct_call_method(flat, "scatter_add", "(iOO)", 0, pos, gf) : NULL;
     Py_XDECREF(gf);
     if (r == NULL) {
         goto done;
     }
-    gi[0] = PyObject_CallMethod(r, "reshape", "(O)", shape);
+    gi[0] = ct_call_method(r, "reshape", "(O)", shape);
     if (gi[0] == NULL) {
         goto done;
     }
@@ -1440,7 +1440,7 @@ static int bw_gather(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *z = zeros_for(META(0));
     PyObject *idx = (PyObject *)ct_node_tensor(n, 2);
-    PyObject *v = z && idx ? PyObject_CallMethod(z, "scatter_add", "(OOO)", ARG(1), idx, g[0]) : NULL;
+    PyObject *v = z && idx ? ct_call_method(z, "scatter_add", "(OOO)", ARG(1), idx, g[0]) : NULL;
     Py_XDECREF(z);
     return set_fit(&gi[0], v, META(0));
 }
@@ -1455,7 +1455,7 @@ static int bw_index_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     CtTensorObject *gt = CT_TENSOR(g[0]);
     PyObject *v = NULL;
     if (z != NULL && idx != NULL && (gt->ndim == 0 || !ct_grad_enabled)) {
-        v = PyObject_CallMethod(z, "index_add", "(OOO)", ARG(1), idx, g[0]);
+        v = ct_call_method(z, "index_add", "(OOO)", ARG(1), idx, g[0]);
     } else if (z != NULL && idx != NULL) {
         long long d = PyLong_AsLongLong(ARG(1));
         int wd;
@@ -1465,9 +1465,9 @@ static int bw_index_select(CtNodeObject *n, PyObject *const *g, PyObject **gi)
                 shape[i] = i == wd ? -1 : 1;
             }
             PyObject *vs = ct_size_object(gt->ndim, shape), *gs = ct_size_object(gt->ndim, gt->sizes);
-            PyObject *iv = vs && gs ? PyObject_CallMethod(idx, "reshape", "(O)", vs) : NULL;
-            PyObject *ie = iv ? PyObject_CallMethod(iv, "expand", "(O)", gs) : NULL;
-            v = ie ? PyObject_CallMethod(z, "scatter_add", "(iOO)", wd, ie, g[0]) : NULL;
+            PyObject *iv = vs && gs ? ct_call_method(idx, "reshape", "(O)", vs) : NULL;
+            PyObject *ie = iv ? ct_call_method(iv, "expand", "(O)", gs) : NULL;
+            v = ie ? ct_call_method(z, "scatter_add", "(iOO)", wd, ie, g[0]) : NULL;
             Py_XDECREF(vs);
             Py_XDECREF(gs);
             Py_XDECREF(iv);
@@ -1491,13 +1491,13 @@ static int bw_scatter(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         return -1;
     }
     if (NEEDS(0)) {
-        PyObject *v = is_add ? Py_NewRef(g[0]) : PyObject_CallMethod(g[0], "scatter", "(OOd)", ARG(1), idx, 0.0);
+        PyObject *v = is_add ? Py_NewRef(g[0]) : ct_call_method(g[0], "scatter", "(OOd)", ARG(1), idx, 0.0);
         if (set_fit(&gi[0], v, META(0)) < 0) {
             return -1;
         }
     }
     if (NEEDS(1) && META(3)->is_tensor) {
-        PyObject *v = PyObject_CallMethod(g[0], "gather", "(OO)", ARG(1), idx);
+        PyObject *v = ct_call_method(g[0], "gather", "(OO)", ARG(1), idx);
         if (set_fit(&gi[1], v, META(3)) < 0) {
             return -1;
         }
@@ -1508,7 +1508,7 @@ static int bw_scatter(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 static int bw_tril(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *diag = ARG(1) ? Py_NewRef(ARG(1)) : PyLong_FromLong(0);
-    PyObject *v = diag ? PyObject_CallMethod(g[0], n->formula->op[0] == 't' && n->formula->op[1] == 'r' &&
+    PyObject *v = diag ? ct_call_method(g[0], n->formula->op[0] == 't' && n->formula->op[1] == 'r' &&
                                                             n->formula->op[2] == 'i' && n->formula->op[3] == 'l'
                                                         ? "tril"
                                                         : "triu",
@@ -1520,7 +1520,7 @@ static int bw_tril(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 
 static int bw_flip(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
-    PyObject *v = PyObject_CallMethod(g[0], "flip", "(O)", ARG(1));
+    PyObject *v = ct_call_method(g[0], "flip", "(O)", ARG(1));
     return set_fit(&gi[0], v, META(0));
 }
 
@@ -1538,8 +1538,8 @@ static int bw_roll(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         }
         Py_XDECREF(seq);
     }
-    PyObject *v = neg ? (ARG(2) ? PyObject_CallMethod(g[0], "roll", "(OO)", neg, ARG(2))
-                                : PyObject_CallMethod(g[0], "roll", "(O)", neg))
+    PyObject *v = neg ? (ARG(2) ? ct_call_method(g[0], "roll", "(OO)", neg, ARG(2))
+                                : ct_call_method(g[0], "roll", "(O)", neg))
                       : NULL;
     Py_XDECREF(neg);
     return set_fit(&gi[0], v, META(0));
@@ -1568,8 +1568,8 @@ static int bw_repeat(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         Py_DECREF(rv); Py_DECREF(sv); Py_DECREF(dv);
     }
     PyObject *shape_t = PyList_AsTuple(shape), *dims_t = PyList_AsTuple(dims);
-    PyObject *r = shape_t ? PyObject_CallMethod(g[0], "reshape", "(O)", shape_t) : NULL;
-    PyObject *s = r && dims_t ? PyObject_CallMethod(r, "sum", "(O)", dims_t) : NULL;
+    PyObject *r = shape_t ? ct_call_method(g[0], "reshape", "(O)", shape_t) : NULL;
+    PyObject *s = r && dims_t ? ct_call_method(r, "sum", "(O)", dims_t) : NULL;
     Py_XDECREF(shape_t); Py_XDECREF(dims_t); Py_XDECREF(r);
     rc = set_fit(&gi[0], s, m);
 done:
@@ -1586,15 +1586,15 @@ done:
 static PyObject *mm_mat2_grad(PyObject *m1, PyObject *g, const CtTensorObject *m2)
 {
     if (m2->ndim == 2 && m2->strides[0] == 1 && m2->sizes[1] > 1 && m2->sizes[0] > 1) {
-        PyObject *gt = PyObject_CallMethod(g, "t", NULL);
+        PyObject *gt = ct_call_method(g, "t", NULL);
         PyObject *p = gt ? PyNumber_MatrixMultiply(gt, m1) : NULL;
         Py_XDECREF(gt);
         if (p != NULL) {
-            Py_SETREF(p, PyObject_CallMethod(p, "t", NULL));
+            Py_SETREF(p, ct_call_method(p, "t", NULL));
         }
         return p;
     }
-    PyObject *t = PyObject_CallMethod(m1, "t", NULL);
+    PyObject *t = ct_call_method(m1, "t", NULL);
     PyObject *p = t ? PyNumber_MatrixMultiply(t, g) : NULL;
     Py_XDECREF(t);
     return p;
@@ -1610,12 +1610,12 @@ static int bw_matmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     int rc = -1;
     bool a1 = a->ndim == 1, b1 = b->ndim == 1;
     if (a1) {
-        Py_SETREF(A, PyObject_CallMethod(A, "unsqueeze", "(i)", 0));
-        Py_SETREF(G, G ? PyObject_CallMethod(G, "unsqueeze", "(i)", b1 ? 0 : -2) : NULL);
+        Py_SETREF(A, ct_call_method(A, "unsqueeze", "(i)", 0));
+        Py_SETREF(G, G ? ct_call_method(G, "unsqueeze", "(i)", b1 ? 0 : -2) : NULL);
     }
     if (b1) {
-        Py_SETREF(B, B ? PyObject_CallMethod(B, "unsqueeze", "(i)", 1) : NULL);
-        Py_SETREF(G, G ? PyObject_CallMethod(G, "unsqueeze", "(i)", -1) : NULL);
+        Py_SETREF(B, B ? ct_call_method(B, "unsqueeze", "(i)", 1) : NULL);
+        Py_SETREF(G, G ? ct_call_method(G, "unsqueeze", "(i)", -1) : NULL);
     }
     if (A == NULL || B == NULL || G == NULL) {
         goto done;
@@ -1627,7 +1627,7 @@ static int bw_matmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         if (v != NULL && a1) { /* sum over b's batch dims first, then drop the row dim */
             Py_SETREF(v, ct_sum_to(v, 2, (int64_t[]){1, a->sizes[0]}));
             if (v != NULL) {
-                Py_SETREF(v, PyObject_CallMethod(v, "reshape", "(N)", PyObject_GetAttrString((PyObject *)a, "shape")));
+                Py_SETREF(v, ct_call_method(v, "reshape", "(N)", PyObject_GetAttrString((PyObject *)a, "shape")));
             }
         }
         if (set_fit(&gi[0], v, META(0)) < 0) {
@@ -1649,7 +1649,7 @@ static int bw_matmul(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             Py_XDECREF(s);
             Py_SETREF(v, ct_sum_to(v, 2, (int64_t[]){b->sizes[0], 1}));
             if (v != NULL) {
-                Py_SETREF(v, PyObject_CallMethod(v, "reshape", "(N)", PyObject_GetAttrString((PyObject *)b, "shape")));
+                Py_SETREF(v, ct_call_method(v, "reshape", "(N)", PyObject_GetAttrString((PyObject *)b, "shape")));
             }
         }
         if (set_fit(&gi[1], v, META(1)) < 0) {
@@ -1684,7 +1684,7 @@ static int bw_addmm(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     if (NEEDS(1)) {
         PyObject *m2 = (PyObject *)ct_node_tensor(n, 2);
-        PyObject *t = m2 ? PyObject_CallMethod(m2, "t", NULL) : NULL;
+        PyObject *t = m2 ? ct_call_method(m2, "t", NULL) : NULL;
         PyObject *p = t ? PyNumber_MatrixMultiply(g[0], t) : NULL;
         Py_XDECREF(t);
         if (set_fit(&gi[1], scaled(p, alpha), META(1)) < 0) {
@@ -1712,7 +1712,7 @@ static int bw_outer(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         return -1;
     }
     if (NEEDS(1)) {
-        PyObject *t = PyObject_CallMethod(g[0], "t", NULL);
+        PyObject *t = ct_call_method(g[0], "t", NULL);
         if (set_fit(&gi[1], t ? PyNumber_MatrixMultiply(t, a) : NULL, META(1)) < 0) {
             Py_XDECREF(t);
             return -1;
@@ -2053,7 +2053,7 @@ done:
 static int bw_expand_back(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     PyObject *shape = shape_of(META(0));
-    PyObject *v = shape ? PyObject_CallMethod(g[0], "expand", "(O)", shape) : NULL;
+    PyObject *v = shape ? ct_call_method(g[0], "expand", "(O)", shape) : NULL;
     Py_XDECREF(shape);
     return set_fit(&gi[0], v, META(0));
 }
@@ -2115,8 +2115,8 @@ static PyObject *into_diagonal(PyObject *grad, const CtTensorMeta *m, PyObject *
     if (z == NULL) {
         return NULL;
     }
-    PyObject *view = PyObject_CallMethod(z, "diagonal", "(OOO)", offset, dim1, dim2);
-    PyObject *r = view ? PyObject_CallMethod(view, "copy_", "(O)", grad) : NULL;
+    PyObject *view = ct_call_method(z, "diagonal", "(OOO)", offset, dim1, dim2);
+    PyObject *r = view ? ct_call_method(view, "copy_", "(O)", grad) : NULL;
     Py_XDECREF(view);
     if (r == NULL) {
         Py_DECREF(z);
@@ -2158,7 +2158,7 @@ static int bw_diag(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 static int bw_fliplr(CtNodeObject *n, PyObject *const *g, PyObject **gi)
 {
     bool ud = strcmp(n->formula->op, "flipud") == 0;
-    PyObject *v = PyObject_CallMethod(g[0], "flip", "((i))", ud ? 0 : 1);
+    PyObject *v = ct_call_method(g[0], "flip", "((i))", ud ? 0 : 1);
     return set_fit(&gi[0], v, META(0));
 }
 
@@ -2208,7 +2208,7 @@ static int bw_stack_like(CtNodeObject *n, PyObject *const *g, PyObject **gi)
             continue;
         }
         PyObject *shape = ATTR(PySequence_Fast_GET_ITEM(tensors, i), "shape");
-        if ((gi[i] = shape ? PyObject_CallMethod(PyTuple_GET_ITEM(pieces, i), "reshape", "(O)", shape) : NULL) == NULL) {
+        if ((gi[i] = shape ? ct_call_method(PyTuple_GET_ITEM(pieces, i), "reshape", "(O)", shape) : NULL) == NULL) {
             goto done;
         }
     }

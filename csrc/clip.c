@@ -526,7 +526,7 @@ static PyObject *py_amp_unscale(PyObject *self, PyObject *const *args, Py_ssize_
         }
         /* found_inf = isfinite(total) ? found_inf : 1 */
         PyObject *one = PyFloat_FromDouble(1.0);
-        finite = one != NULL ? PyObject_CallMethod((PyObject *)total, "isfinite", NULL) : NULL;
+        finite = one != NULL ? ct_call_method((PyObject *)total, "isfinite", NULL) : NULL;
         PyObject *wargs[3] = {finite, a[1], one};
         flagged = finite != NULL ? ct_op("where", wargs, 3, NULL) : NULL;
         Py_XDECREF(one);

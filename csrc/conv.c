@@ -692,7 +692,7 @@ static CtTensorObject *conv_output(const ConvGeom *g, bool transposed, CtTensorO
     }
     if (transposed) { /* the adjoint's grad_input, then += bias */
         if (conv_grad_input(&p, ct_data(x), ct_data(w), ct_data(out)) < 0 ||
-            (bias != NULL && (sum = PyObject_CallMethod((PyObject *)out3, "add_", "O", (PyObject *)bias3)) == NULL)) {
+            (bias != NULL && (sum = ct_call_method((PyObject *)out3, "add_", "O", (PyObject *)bias3)) == NULL)) {
             goto done;
         }
     } else { /* out pre-filled with the bias, the product added onto it */
@@ -772,7 +772,7 @@ static PyObject *conv_gradients(const ConvPlan *p, bool transposed, CtTensorObje
     if (mask & 4) { /* the sum of grad over every dim but the channels */
         int64_t area = transposed ? volume(g->in) : p->area;
         if (channel_views(gr, NULL, g->batch, transposed ? g->in_channels : g->out_channels, area, &g3, NULL) < 0 ||
-            (gb = PyObject_CallMethod((PyObject *)g3, "sum", "((ii))", 0, 2)) == NULL) {
+            (gb = ct_call_method((PyObject *)g3, "sum", "((ii))", 0, 2)) == NULL) {
             goto done;
         }
     }
@@ -1509,7 +1509,7 @@ static PyObject *col2im_impl(CtTensorObject *x, PyObject *output_size, PyObject 
         goto done;
     }
     if (x->dtype == CT_BOOL) {
-        if ((any = PyObject_CallMethod((PyObject *)out, "ne", "i", 0)) == NULL) {
+        if ((any = ct_call_method((PyObject *)out, "ne", "i", 0)) == NULL) {
             goto done;
         }
         result = Py_NewRef(any);
@@ -1870,9 +1870,9 @@ static PyObject *conv_bw_bias_term(PyObject *ggb, int fdim, const CtTensorMeta *
 {
     int64_t sizes[4] = {CT_TENSOR(ggb)->sizes[0], 1, 1, 1};
     PyObject *shape = ct_size_object(fdim + 1, sizes), *full = ct_size_object(m->ndim, m->sizes), *r = NULL;
-    PyObject *v = shape != NULL && full != NULL ? PyObject_CallMethod(ggb, "reshape", "(O)", shape) : NULL;
+    PyObject *v = shape != NULL && full != NULL ? ct_call_method(ggb, "reshape", "(O)", shape) : NULL;
     if (v != NULL) {
-        r = PyObject_CallMethod(v, "expand", "(O)", full);
+        r = ct_call_method(v, "expand", "(O)", full);
     }
     Py_XDECREF(shape);
     Py_XDECREF(full);

@@ -323,7 +323,7 @@ CtTensorObject *ct_factory_pin(CtTensorObject *t, bool pin)
     if (t == NULL || !pin) {
         return t;
     }
-    PyObject *pinned = PyObject_CallMethod((PyObject *)t, "pin_memory", NULL);
+    PyObject *pinned = ct_call_method((PyObject *)t, "pin_memory", NULL);
     Py_DECREF(t);
     return (CtTensorObject *)pinned;
 }

@@ -447,7 +447,7 @@ static PyObject *matrix_exp_impl(PyObject *Aobj)
     CtTensorObject *A = CT_TENSOR(Aobj);
     int64_t n = A->sizes[A->ndim - 1];
     if (n == 0 || ct_numel(A) == 0) {
-        return PyObject_CallMethod(Aobj, "clone", NULL);
+        return ct_call_method(Aobj, "clone", NULL);
     }
     bool low = A->dtype == CT_F16 || A->dtype == CT_BF16;
     int q = A->dtype == CT_F64 ? 18 : 10;
@@ -472,7 +472,7 @@ static PyObject *matrix_exp_impl(PyObject *Aobj)
         Py_SETREF(P, PyNumber_MatrixMultiply(P, P));
     }
     if (P != NULL && low) {
-        PyObject *back = PyObject_CallMethod(P, "to", "(O)", ct_dtype_object(A->dtype));
+        PyObject *back = ct_call_method(P, "to", "(O)", ct_dtype_object(A->dtype));
         Py_SETREF(P, back);
     }
     arena_free(arena);

@@ -213,9 +213,9 @@ CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTenso
     if (bias != NULL) {
         /* The bias must expand to (M, N) as addmm's self does. */
         int64_t target[2] = {M, N};
-        char sb[128];
-        format_shape(sb, sizeof(sb), bias);
+        char sb[128]; /* the bias's shape, formatted only for an error */
         if (bias->ndim > 2) {
+            format_shape(sb, sizeof(sb), bias);
             PyErr_Format(PyExc_RuntimeError,
                          "expand(torch.FloatTensor{%s}, size=[%lld, %lld]): the number of sizes provided (2) must be "
                          "greater or equal to the number of dimensions in the tensor (%d)",
@@ -225,6 +225,7 @@ CtTensorObject *ct_linear(CtTensorObject *input, CtTensorObject *weight, CtTenso
         for (int i = bias->ndim - 1; i >= 0; i--) {
             int td = 2 - bias->ndim + i;
             if (bias->sizes[i] != target[td] && bias->sizes[i] != 1) {
+                format_shape(sb, sizeof(sb), bias);
                 PyErr_Format(PyExc_RuntimeError,
                              "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
                              "non-singleton dimension %d.  Target sizes: [%lld, %lld].  Tensor sizes: %s",
@@ -2218,6 +2219,80 @@ static PyObject *py_make_subclass(PyObject *self, PyObject *const *args, Py_ssiz
     return (PyObject *)t;
 }
 
+/* --- nn.Module attribute lookup ------------------------------------------------------------------------
+ * Module keeps parameters, buffers and submodules in three dicts that its Python __getattr__ searches.
+ * CPython 3.11 reaches __getattr__ only after the generic lookup has built and raised an AttributeError,
+ * which made `self.weight` cost more than the op it feeds. module_getattro is that same lookup without
+ * the exception: the generic lookup first (a property raising AttributeError still falls through), then
+ * Module.__getattr__'s three dicts when they are plain dicts, else the class's __getattr__ itself (for
+ * its error). nn.Module installs it on each class whose __getattr__ is Module's (_module_fast_getattr);
+ * assigning __getattr__ or __getattribute__ on a class later makes CPython put its own slot back. */
+static PyObject *module_getattro(PyObject *self, PyObject *name)
+{
+    PyObject *r = _PyObject_GenericGetAttrWithDict(self, name, NULL, 1);
+    if (r != NULL) {
+        return r;
+    }
+    if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return NULL;
+        }
+        PyErr_Clear();
+    }
+    PyObject *dict = PyObject_GenericGetDict(self, NULL);
+    if (dict == NULL) {
+        return NULL;
+    }
+    static const char *const stores[3] = {"_parameters", "_buffers", "_modules"};
+    bool plain = PyDict_CheckExact(dict);
+    for (int i = 0; i < 3 && plain && r == NULL; i++) {
+        PyObject *store = PyDict_GetItemWithError(dict, ct_name(stores[i])); /* borrowed */
+        if (store == NULL) {
+            if (PyErr_Occurred()) {
+                Py_DECREF(dict);
+                return NULL;
+            }
+            continue;
+        }
+        if (!PyDict_CheckExact(store)) {
+            plain = false;
+            break;
+        }
+        r = Py_XNewRef(PyDict_GetItemWithError(store, name));
+        if (r == NULL && PyErr_Occurred()) {
+            Py_DECREF(dict);
+            return NULL;
+        }
+    }
+    Py_DECREF(dict);
+    if (r != NULL) {
+        return r;
+    }
+    PyObject *getattr = _PyType_Lookup(Py_TYPE(self), ct_name("__getattr__")); /* borrowed */
+    if (getattr == NULL) {
+        PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%U'", Py_TYPE(self)->tp_name, name);
+        return NULL;
+    }
+    PyObject *args[2] = {self, name};
+    Py_INCREF(getattr);
+    r = PyObject_Vectorcall(getattr, args, 2, NULL);
+    Py_DECREF(getattr);
+    return r;
+}
+
+PyDoc_STRVAR(module_fast_getattr_doc, "_module_fast_getattr(cls)\n\n"
+                                      "Gives the nn.Module class cls the C attribute lookup of Module.__getattr__.");
+
+static PyObject *py_module_fast_getattr(PyObject *self, PyObject *cls)
+{
+    if (!PyType_Check(cls) || !(((PyTypeObject *)cls)->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        PyErr_SetString(PyExc_TypeError, "_module_fast_getattr(): expected a class");
+        return NULL;
+    }
+    ((PyTypeObject *)cls)->tp_getattro = module_getattro;
+    Py_RETURN_NONE;
+}
+
 PyMethodDef ct_nn_module_methods[] = {
     {"linear", CT_FASTCALL(py_linear), CT_METH_FK, linear_doc},
     {"_linear_mm", CT_FASTCALL(py_linear), CT_METH_FK, linear_doc},
@@ -2241,6 +2316,7 @@ PyMethodDef ct_nn_module_methods[] = {
     {"_leaky_relu", CT_FASTCALL(py_leaky_relu), CT_METH_FK, leaky_relu_doc},
     {"_leaky_relu_backward", CT_FASTCALL(py_leaky_relu_backward), CT_METH_FK, leaky_relu_backward_doc},
     {"_make_subclass", CT_FASTCALL(py_make_subclass), CT_METH_FK, make_subclass_doc},
+    {"_module_fast_getattr", py_module_fast_getattr, METH_O, module_fast_getattr_doc},
     {"_trunc_normal_transform_", CT_FASTCALL(py_trunc_normal_transform), CT_METH_FK, trunc_normal_doc},
     {NULL},
 };
@@ -2283,7 +2359,7 @@ static PyObject *call2(const char *name, PyObject *a, PyObject *b)
 
 static PyObject *reshape2(PyObject *t, int64_t a, int64_t b)
 {
-    return PyObject_CallMethod(t, "reshape", "(LL)", (long long)a, (long long)b);
+    return ct_call_method(t, "reshape", "(LL)", (long long)a, (long long)b);
 }
 
 static PyObject *reshape_to(PyObject *t, const CtTensorMeta *m)
@@ -2292,7 +2368,7 @@ static PyObject *reshape_to(PyObject *t, const CtTensorMeta *m)
     if (shape == NULL) {
         return NULL;
     }
-    PyObject *r = PyObject_CallMethod(t, "reshape", "(O)", shape);
+    PyObject *r = ct_call_method(t, "reshape", "(O)", shape);
     Py_DECREF(shape);
     return r;
 }
@@ -2310,20 +2386,20 @@ int ct_nn_bw_linear(CtNodeObject *n, PyObject *const *g, PyObject **gi)
     }
     if (NN_NEEDS(0)) { /* grad_input = g @ W = linear(g, W^T) */
         PyObject *w = (PyObject *)ct_node_tensor(n, 1);
-        if (w == NULL || (w2 = reshape2(w, N, K)) == NULL || (wt = PyObject_CallMethod(w2, "t", NULL)) == NULL ||
+        if (w == NULL || (w2 = reshape2(w, N, K)) == NULL || (wt = ct_call_method(w2, "t", NULL)) == NULL ||
             (v = call2("linear", g2, wt)) == NULL || (gi[0] = reshape_to(v, mx)) == NULL) {
             goto done;
         }
         Py_CLEAR(v);
     }
     if (NN_NEEDS(1)) {
-        if ((g2t = PyObject_CallMethod(g2, "t", NULL)) == NULL) {
+        if ((g2t = ct_call_method(g2, "t", NULL)) == NULL) {
             goto done;
         }
     }
     if (NN_NEEDS(1)) { /* grad_weight = g^T @ x = linear(g^T, x^T) */
         PyObject *x = (PyObject *)ct_node_tensor(n, 0);
-        if (x == NULL || (x2 = reshape2(x, M, K)) == NULL || (x2t = PyObject_CallMethod(x2, "t", NULL)) == NULL ||
+        if (x == NULL || (x2 = reshape2(x, M, K)) == NULL || (x2t = ct_call_method(x2, "t", NULL)) == NULL ||
             (v = call2("linear", g2t, x2t)) == NULL || (gi[1] = reshape_to(v, mw)) == NULL) {
             goto done;
         }
@@ -2334,7 +2410,7 @@ int ct_nn_bw_linear(CtNodeObject *n, PyObject *const *g, PyObject **gi)
         if (shape_numel(mb->ndim, mb->sizes) == M * N && M != 1) {
             gi[2] = fit_to(g2, mb); /* a full (M, N) bias */
         } else {
-            if ((v = PyObject_CallMethod(g2, "sum", "(i)", 0)) == NULL) {
+            if ((v = ct_call_method(g2, "sum", "(i)", 0)) == NULL) {
                 goto done;
             }
             if (shape_numel(mb->ndim, mb->sizes) == N) {

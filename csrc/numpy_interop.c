@@ -934,7 +934,7 @@ static PyObject *tensor_iter(PyObject *self)
         PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
         return NULL;
     }
-    PyObject *parts = PyObject_CallMethod(self, "unbind", "i", 0);
+    PyObject *parts = ct_call_method(self, "unbind", "i", 0);
     if (parts == NULL) {
         return NULL;
     }

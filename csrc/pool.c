@@ -1579,9 +1579,9 @@ static int gather_at_indices(CtNodeObject *n, PyObject *const *g, PyObject **gi,
     }
     PyObject *gf = NULL, *idf = NULL, *v = NULL, *shape = NULL;
     int rc = -1;
-    if ((gf = PyObject_CallMethod(g[0], "flatten", "(i)", -dims)) == NULL ||
-        (idf = PyObject_CallMethod((PyObject *)idx, "flatten", "(i)", -dims)) == NULL ||
-        (v = PyObject_CallMethod(gf, "gather", "(iO)", -1, idf)) == NULL ||
+    if ((gf = ct_call_method(g[0], "flatten", "(i)", -dims)) == NULL ||
+        (idf = ct_call_method((PyObject *)idx, "flatten", "(i)", -dims)) == NULL ||
+        (v = ct_call_method(gf, "gather", "(iO)", -1, idf)) == NULL ||
         (shape = ct_size_object(idx->ndim, idx->sizes)) == NULL) {
         goto done;
     }

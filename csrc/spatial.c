@@ -79,12 +79,12 @@ static PyObject *shuffle(bool up, CtTensorObject *x, int64_t r)
     memcpy(final + b, up ? up_final : down_final, sizeof(up_final));
     PyObject *s1 = int_tuple(b + 5, split), *p = int_tuple(b + 5, perm), *s2 = int_tuple(b + 3, final);
     PyObject *t1 = NULL, *t2 = NULL, *out = NULL;
-    if (s1 != NULL && p != NULL && s2 != NULL && (t1 = PyObject_CallMethod((PyObject *)x, "reshape", "O", s1)) != NULL &&
-        (t2 = PyObject_CallMethod(t1, "permute", "O", p)) != NULL) {
-        out = PyObject_CallMethod(t2, "reshape", "O", s2);
+    if (s1 != NULL && p != NULL && s2 != NULL && (t1 = ct_call_method((PyObject *)x, "reshape", "O", s1)) != NULL &&
+        (t2 = ct_call_method(t1, "permute", "O", p)) != NULL) {
+        out = ct_call_method(t2, "reshape", "O", s2);
     }
     if (out != NULL && CT_TENSOR(out)->storage == x->storage) { /* a view (r == 1): PyTorch returns a new tensor */
-        Py_SETREF(out, PyObject_CallMethod(out, "clone", NULL));
+        Py_SETREF(out, ct_call_method(out, "clone", NULL));
     }
     Py_XDECREF(s1);
     Py_XDECREF(p);
@@ -180,8 +180,8 @@ static PyObject *feature_dropout_entry(bool inplace, PyObject *const *args, Py_s
     }
     const char *mul = inplace ? "mul_" : "mul";
     if (p == 1) { /* everything dropped: times a zero scalar, as PyTorch (keeps the graph and the NaNs) */
-        PyObject *zero = PyObject_CallMethod(a[0], "new_zeros", "(())");
-        PyObject *r = zero != NULL ? PyObject_CallMethod(a[0], mul, "O", zero) : NULL;
+        PyObject *zero = ct_call_method(a[0], "new_zeros", "(())");
+        PyObject *r = zero != NULL ? ct_call_method(a[0], mul, "O", zero) : NULL;
         Py_XDECREF(zero);
         return r;
     }
@@ -190,10 +190,10 @@ static PyObject *feature_dropout_entry(bool inplace, PyObject *const *args, Py_s
         noise_shape[i] = i < 2 ? x->sizes[i] : 1;
     }
     PyObject *shape = int_tuple(x->ndim, noise_shape), *noise = NULL, *drawn = NULL, *scaled = NULL, *r = NULL;
-    if (shape != NULL && (noise = PyObject_CallMethod(a[0], "new_empty", "O", shape)) != NULL &&
-        (drawn = PyObject_CallMethod(noise, "bernoulli_", "d", 1.0 - p)) != NULL &&
-        (scaled = PyObject_CallMethod(drawn, "div_", "d", 1.0 - p)) != NULL) {
-        r = PyObject_CallMethod(a[0], mul, "O", scaled);
+    if (shape != NULL && (noise = ct_call_method(a[0], "new_empty", "O", shape)) != NULL &&
+        (drawn = ct_call_method(noise, "bernoulli_", "d", 1.0 - p)) != NULL &&
+        (scaled = ct_call_method(drawn, "div_", "d", 1.0 - p)) != NULL) {
+        r = ct_call_method(a[0], mul, "O", scaled);
     }
     Py_XDECREF(shape);
     Py_XDECREF(noise);
@@ -224,7 +224,7 @@ static PyObject *repeat_if_defined(PyObject *t, int64_t b)
     if (t == NULL || t == Py_None) {
         return Py_NewRef(Py_None);
     }
-    return PyObject_CallMethod(t, "repeat", "L", (long long)b);
+    return ct_call_method(t, "repeat", "L", (long long)b);
 }
 
 /* running.copy_(repeated.view(b, c).mean(0)), out of the graph. 0 or -1. */
@@ -235,9 +235,9 @@ static int average_back(PyObject *running, PyObject *repeated, int64_t b, int64_
     }
     const bool old = ct_grad_enabled;
     ct_grad_enabled = false;
-    PyObject *v = PyObject_CallMethod(repeated, "view", "LL", (long long)b, (long long)c), *m = NULL, *r = NULL;
-    if (v != NULL && (m = PyObject_CallMethod(v, "mean", "i", 0)) != NULL) {
-        r = PyObject_CallMethod(running, "copy_", "O", m);
+    PyObject *v = ct_call_method(repeated, "view", "LL", (long long)b, (long long)c), *m = NULL, *r = NULL;
+    if (v != NULL && (m = ct_call_method(v, "mean", "i", 0)) != NULL) {
+        r = ct_call_method(running, "copy_", "O", m);
     }
     ct_grad_enabled = old;
     Py_XDECREF(v);
@@ -283,8 +283,8 @@ static PyObject *py_instance_norm(PyObject *self, PyObject *const *args, Py_ssiz
              *result = NULL;
     if ((w_ = repeat_if_defined(a[1], b)) == NULL || (b_ = repeat_if_defined(a[2], b)) == NULL ||
         (rm_ = repeat_if_defined(rm, b)) == NULL || (rv_ = repeat_if_defined(rv, b)) == NULL ||
-        (xc = PyObject_CallMethod(a[0], "contiguous", NULL)) == NULL || (size = int_tuple(x->ndim, shape)) == NULL ||
-        (xs = PyObject_CallMethod(xc, "view", "O", size)) == NULL) {
+        (xc = ct_call_method(a[0], "contiguous", NULL)) == NULL || (size = int_tuple(x->ndim, shape)) == NULL ||
+        (xs = ct_call_method(xc, "view", "O", size)) == NULL) {
         goto done;
     }
     PyObject *bn_args[8] = {xs, w_, b_, rm_, rv_, use_input_stats ? Py_True : Py_False, a[6], a[7]};
@@ -294,7 +294,7 @@ static PyObject *py_instance_norm(PyObject *self, PyObject *const *args, Py_ssiz
     }
     Py_SETREF(size, int_tuple(x->ndim, x->sizes));
     if (size != NULL) {
-        result = PyObject_CallMethod(out, "view", "O", size);
+        result = ct_call_method(out, "view", "O", size);
     }
 done:
     Py_XDECREF(w_);

@@ -458,7 +458,10 @@ static int parse_one_size(PyObject *item, int64_t *out, bool allow_minus_one, in
 
 int ct_parse_size_seq(PyObject *seq, int64_t *sizes, bool allow_minus_one)
 {
-    PyObject *fast = PySequence_Fast(seq, "size must be a tuple of ints");
+    /* A tuple subclass iterating as a tuple (torch.Size) is read in place: PySequence_Fast would copy
+     * it into a new list, the most expensive step of a reshape(x.shape). */
+    bool as_tuple = PyTuple_Check(seq) && Py_TYPE(seq)->tp_iter == PyTuple_Type.tp_iter;
+    PyObject *fast = as_tuple ? Py_NewRef(seq) : PySequence_Fast(seq, "size must be a tuple of ints");
     if (fast == NULL) {
         return -1;
     }
@@ -497,7 +500,12 @@ int ct_parse_sizes(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes, bool
 
 PyObject *ct_size_object(int ndim, const int64_t *sizes)
 {
-    PyObject *tuple = PyTuple_New(ndim);
+    /* torch.Size keeps tuple's __new__ and __init__: allocate it directly (as tuple's own subtype_new
+     * does) rather than build a tuple and call the class with it */
+    PyTypeObject *size_type = (PyTypeObject *)size_class;
+    bool direct = size_type != NULL && size_type->tp_new == PyTuple_Type.tp_new &&
+                  size_type->tp_init == PyTuple_Type.tp_init;
+    PyObject *tuple = direct ? size_type->tp_alloc(size_type, ndim) : PyTuple_New(ndim);
     if (tuple == NULL) {
         return NULL;
     }
@@ -509,7 +517,7 @@ PyObject *ct_size_object(int ndim, const int64_t *sizes)
         }
         PyTuple_SET_ITEM(tuple, i, v);
     }
-    if (size_class == NULL) {
+    if (size_class == NULL || direct) {
         return tuple;
     }
     PyObject *r = PyObject_CallOneArg(size_class, tuple);
@@ -1306,7 +1314,7 @@ static int tensor_contains(PyObject *self, PyObject *element)
         return -1;
     }
     PyObject *eq = PyObject_RichCompare(element, self, Py_EQ);
-    PyObject *any = eq == NULL ? NULL : PyObject_CallMethod(eq, "any", NULL);
+    PyObject *any = eq == NULL ? NULL : ct_call_method(eq, "any", NULL);
     int r = any == NULL ? -1 : PyObject_IsTrue(any);
     Py_XDECREF(eq);
     Py_XDECREF(any);

@@ -42,7 +42,7 @@ static PyObject *copy_into_self(PyObject *self, PyObject *r)
     if (r == NULL) {
         return NULL;
     }
-    PyObject *done = PyObject_CallMethod(self, "copy_", "(O)", r);
+    PyObject *done = ct_call_method(self, "copy_", "(O)", r);
     Py_DECREF(r);
     if (done == NULL) {
         return NULL;
@@ -83,7 +83,7 @@ static PyObject *inplace_scan(const char *name, PyObject *self, PyObject *const 
                      ct_device_of(t).type == CT_DEV_CPU ? "cpu" : "cuda");
         return NULL;
     }
-    return copy_into_self(self, PyObject_CallMethod(self, name, "(O)", a[0]));
+    return copy_into_self(self, ct_call_method(self, name, "(O)", a[0]));
 }
 
 static PyObject *tensor_cumsum_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -189,13 +189,13 @@ static PyObject *tensor_cauchy_(PyObject *self, PyObject *const *args, Py_ssize_
         return NULL;
     }
     PyObject *u = uniform_self(self, generator);
-    PyObject *r = u ? PyObject_CallMethod(u, "sub_", "(d)", 0.5) : NULL;
+    PyObject *r = u ? ct_call_method(u, "sub_", "(d)", 0.5) : NULL;
     Py_XDECREF(u);
-    PyObject *steps[3] = {r ? PyObject_CallMethod(r, "mul_", "(d)", M_PI) : NULL, NULL, NULL};
+    PyObject *steps[3] = {r ? ct_call_method(r, "mul_", "(d)", M_PI) : NULL, NULL, NULL};
     Py_XDECREF(r);
-    steps[1] = steps[0] ? PyObject_CallMethod(steps[0], "tan_", NULL) : NULL;
-    steps[2] = steps[1] ? PyObject_CallMethod(steps[1], "mul_", "(d)", p[1]) : NULL;
-    r = steps[2] ? PyObject_CallMethod(steps[2], "add_", "(d)", p[0]) : NULL;
+    steps[1] = steps[0] ? ct_call_method(steps[0], "tan_", NULL) : NULL;
+    steps[2] = steps[1] ? ct_call_method(steps[1], "mul_", "(d)", p[1]) : NULL;
+    r = steps[2] ? ct_call_method(steps[2], "add_", "(d)", p[0]) : NULL;
     for (int i = 0; i < 3; i++) {
         Py_XDECREF(steps[i]);
     }
@@ -217,7 +217,7 @@ static PyObject *tensor_log_normal_(PyObject *self, PyObject *const *args, Py_ss
     Py_XDECREF(kw);
     Py_XDECREF(ps[0]);
     Py_XDECREF(ps[1]);
-    PyObject *r = n ? PyObject_CallMethod(n, "exp_", NULL) : NULL;
+    PyObject *r = n ? ct_call_method(n, "exp_", NULL) : NULL;
     Py_XDECREF(n);
     return r;
 }
@@ -244,10 +244,10 @@ static PyObject *tensor_geometric_(PyObject *self, PyObject *const *args, Py_ssi
         return NULL;
     }
     u = uniform_self((PyObject *)buf, a[1] != NULL ? a[1] : Py_None);
-    q = u ? PyObject_CallMethod(u, "neg_", NULL) : NULL;
-    lg = q ? PyObject_CallMethod(q, "log1p_", NULL) : NULL; /* log(1 - u) */
-    r = lg ? PyObject_CallMethod(lg, "div_", "(d)", log1p(-p)) : NULL;
-    Py_XSETREF(r, r ? PyObject_CallMethod(r, "ceil_", NULL) : NULL);
+    q = u ? ct_call_method(u, "neg_", NULL) : NULL;
+    lg = q ? ct_call_method(q, "log1p_", NULL) : NULL; /* log(1 - u) */
+    r = lg ? ct_call_method(lg, "div_", "(d)", log1p(-p)) : NULL;
+    Py_XSETREF(r, r ? ct_call_method(r, "ceil_", NULL) : NULL);
     PyObject *out = copy_into_self(self, r);
     Py_DECREF(buf);
     Py_XDECREF(u);
@@ -690,7 +690,7 @@ static PyObject *tensor_new_empty_strided(PyObject *self, PyObject *const *args,
 
 static PyObject *tensor_const_data_ptr(PyObject *self, PyObject *unused)
 {
-    return PyObject_CallMethod(self, "data_ptr", NULL);
+    return ct_call_method(self, "data_ptr", NULL);
 }
 
 /* new(*args, **kwargs): the legacy constructor of self's type (torch.FloatTensor(...) for a float tensor) */
@@ -734,7 +734,7 @@ static PyObject *apply_callable(const char *fname, PyObject *self, int n_other, 
             goto done;
         }
         if (k > 0 && CT_TENSOR(src)->dtype != t->dtype) {
-            PyObject *want = PyObject_CallMethod(self, "type", NULL), *got = PyObject_CallMethod(src, "type", NULL);
+            PyObject *want = ct_call_method(self, "type", NULL), *got = ct_call_method(src, "type", NULL);
             if (want != NULL && got != NULL) {
                 PyErr_Format(PyExc_TypeError, "%s: expected %U for '%s' (got %U)", fname, want, aname, got);
             }
@@ -742,10 +742,10 @@ static PyObject *apply_callable(const char *fname, PyObject *self, int n_other, 
             Py_XDECREF(got);
             goto done;
         }
-        PyObject *e = k > 0 ? PyObject_CallMethod(src, "expand", "(O)", shape) : Py_NewRef(src);
-        PyObject *flat = e ? PyObject_CallMethod(e, "reshape", "(i)", -1) : NULL;
+        PyObject *e = k > 0 ? ct_call_method(src, "expand", "(O)", shape) : Py_NewRef(src);
+        PyObject *flat = e ? ct_call_method(e, "reshape", "(i)", -1) : NULL;
         Py_XDECREF(e);
-        lists[k] = flat ? PyObject_CallMethod(flat, "tolist", NULL) : NULL;
+        lists[k] = flat ? ct_call_method(flat, "tolist", NULL) : NULL;
         Py_XDECREF(flat);
         if (lists[k] == NULL) {
             goto done;
@@ -790,7 +790,7 @@ static PyObject *apply_callable(const char *fname, PyObject *self, int n_other, 
         values = kw ? ct_op("tensor", targs, 1, kw) : NULL;
         Py_XDECREF(kw);
     }
-    PyObject *shaped = values ? PyObject_CallMethod(values, "reshape", "(O)", shape) : NULL;
+    PyObject *shaped = values ? ct_call_method(values, "reshape", "(O)", shape) : NULL;
     r = copy_into_self(self, shaped);
 done:
     for (int k = 0; k < 3; k++) {
@@ -830,11 +830,11 @@ static PyObject *tensor_map2_(PyObject *self, PyObject *const *args, Py_ssize_t 
 /* --- torch-namespace functions ----------------------------------------------------------------------------- */
 static PyObject *method_is_floating_point(PyObject *self, PyObject *unused)
 {
-    return PyObject_CallMethod(self, "is_floating_point", NULL);
+    return ct_call_method(self, "is_floating_point", NULL);
 }
 static PyObject *method_get_device(PyObject *self, PyObject *unused)
 {
-    return PyObject_CallMethod(self, "get_device", NULL);
+    return ct_call_method(self, "get_device", NULL);
 }
 CT_FUNCTION_FROM_NOARGS_METHOD(is_floating_point, method_is_floating_point)
 CT_FUNCTION_FROM_NOARGS_METHOD(get_device, method_get_device)
@@ -867,16 +867,16 @@ static PyObject *tensor_nonzero_static(PyObject *self, PyObject *const *args, Py
         PyErr_SetString(PyExc_RuntimeError, "nonzero_static: 'size' must be an non-negative integer");
         return NULL;
     }
-    nz = PyObject_CallMethod(self, "nonzero", NULL);
+    nz = ct_call_method(self, "nonzero", NULL);
     if (nz == NULL) {
         return NULL;
     }
     int64_t found = CT_TENSOR(nz)->sizes[0], cols = CT_TENSOR(nz)->sizes[1];
     if (found >= size) {
-        r = PyObject_CallMethod(nz, "narrow", "(iLL)", 0, (long long)0, (long long)size);
-        Py_SETREF(r, r ? PyObject_CallMethod(r, "contiguous", NULL) : NULL);
+        r = ct_call_method(nz, "narrow", "(iLL)", 0, (long long)0, (long long)size);
+        Py_SETREF(r, r ? ct_call_method(r, "contiguous", NULL) : NULL);
     } else {
-        PyObject *pad = PyObject_CallMethod(nz, "new_full", "((LL)L)", (long long)(size - found), (long long)cols,
+        PyObject *pad = ct_call_method(nz, "new_full", "((LL)L)", (long long)(size - found), (long long)cols,
                                             (long long)fill);
         PyObject *pair = pad ? PyTuple_Pack(2, nz, pad) : NULL;
         r = pair ? ct_op("cat", &pair, 1, NULL) : NULL;
@@ -1232,7 +1232,7 @@ static PyObject *function_batch_norm_gather_stats(PyObject *mod, PyObject *const
     }
     CtTensorObject *mean = CT_TENSOR(a[1]);
     int64_t groups = mean->ndim > 0 ? mean->sizes[0] : 1;
-    PyObject *counts = PyObject_CallMethod(a[1], "new_full", "((L)L)", (long long)groups, (long long)count);
+    PyObject *counts = ct_call_method(a[1], "new_full", "((L)L)", (long long)groups, (long long)count);
     PyObject *r = counts != NULL ? bn_gather(a, momentum, eps, counts) : NULL;
     Py_XDECREF(counts);
     return r;

@@ -1082,6 +1082,48 @@ def test_module_setattr_rules():
         m.train("yes")
 
 
+def test_module_attribute_lookup_paths():
+    # module_getattro (nn.c) serves Module.__getattr__'s lookups in C; each path must give Python's answer
+    class WithProperty(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+            self.register_buffer("buf", ctorch.ones(1))
+
+        @property
+        def broken(self):
+            return self.missing  # an AttributeError inside a property falls through to __getattr__
+
+    m = WithProperty()
+    assert m.lin.weight is m.lin._parameters["weight"] and m.buf is m._buffers["buf"]
+    assert m.lin is m._modules["lin"]
+    with pytest.raises(AttributeError, match="^'WithProperty' object has no attribute 'broken'$"):
+        m.broken
+
+    class Delegating(nn.Module):  # the common override calling Module.__getattr__ through super()
+        def __init__(self):
+            super().__init__()
+            self.inner = nn.Linear(2, 3)
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self.inner, name)
+
+    d = Delegating()
+    assert d.out_features == 3 and d.weight is d.inner.weight
+
+    class NonDictStore(nn.Module):
+        pass
+
+    n = NonDictStore()
+    n._parameters = OrderedDict(w=nn.Parameter(ctorch.ones(1)))  # not a plain dict: Python's __getattr__ runs
+    assert n.w is n._parameters["w"]
+    NonDictStore.__getattr__ = lambda self, name: name.upper()  # CPython puts its own slot back
+    assert n.anything == "ANYTHING"
+
+
 def test_train_eval_zero_grad_apply_requires_grad(device):
     m = Net().to(device)
     assert m.training and m.block[1].training

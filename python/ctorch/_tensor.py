@@ -42,11 +42,15 @@ def _format_spec(self, format_spec):
 Tensor.__format__ = _format_spec
 
 
+_autograd = None  # ctorch.autograd, bound on the first backward (it is imported after this module)
+
+
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Computes the gradient of this tensor with respect to graph leaves (accumulated in .grad)."""
-    from . import autograd
-
-    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    global _autograd
+    if _autograd is None:  # an import statement per call cost more than the rest of this function
+        from . import autograd as _autograd
+    _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 Tensor.backward = _backward

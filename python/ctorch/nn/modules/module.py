@@ -334,6 +334,14 @@ def _warn_non_full_backward_hook(inputs, result, grad_fn):
         warn(_NON_FULL + "the forward contains multiple autograd Nodes" + _DEPRECATED + "grad_input." + _USE_FULL)
 
 
+def _fast_getattr(cls):
+    """Module.__getattr__'s lookup in C (nn.c: module_getattro) for a class that keeps Module's own
+    __getattr__ and object's __getattribute__: the same results without 3.11's AttributeError per
+    parameter read."""
+    if cls.__getattr__ is Module.__getattr__ and cls.__getattribute__ is object.__getattribute__:
+        _C._module_fast_getattr(cls)
+
+
 class Module:
     """Base class for all neural network modules."""
 
@@ -358,6 +366,10 @@ class Module:
         _init_hook_dicts(d)
 
     forward = _forward_unimplemented
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _fast_getattr(cls)
 
     # --- registration ------------------------------------------------------------------------------
     def register_buffer(self, name, tensor, persistent=True):
@@ -1058,6 +1070,9 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+_fast_getattr(Module)
 
 
 def _parse_to(*args, **kwargs):
