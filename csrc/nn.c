@@ -2229,7 +2229,11 @@ static PyObject *py_make_subclass(PyObject *self, PyObject *const *args, Py_ssiz
  * assigning __getattr__ or __getattribute__ on a class later makes CPython put its own slot back. */
 static PyObject *module_getattro(PyObject *self, PyObject *name)
 {
-    PyObject *r = _PyObject_GenericGetAttrWithDict(self, name, NULL, 1);
+#if PY_VERSION_HEX < 0x030E0000
+    PyObject *r = _PyObject_GenericGetAttrWithDict(self, name, NULL, 1); /* no AttributeError built */
+#else
+    PyObject *r = PyObject_GenericGetAttr(self, name); /* the private call above is not promised past 3.13 */
+#endif
     if (r != NULL) {
         return r;
     }
