@@ -340,21 +340,43 @@ static PyGetSetDef node_getset[] = {
 };
 
 /* --- saved values ------------------------------------------------------------------------------------ */
-static int check_version(CtNodeObject *node, CtTensorObject *t, uint64_t expected, int which)
+/* The legacy type name of t ('torch.FloatTensor'), as PyTorch's messages print it. New reference. */
+static PyObject *legacy_type_name(PyObject *t)
 {
-    if (t->storage->version != expected) {
-        char shape[256];
-        ct_format_sizes(shape, sizeof(shape), t->ndim, t->sizes);
+    return PyObject_CallMethod(t, "type", NULL);
+}
+
+/* PyTorch's message for a saved tensor modified in place: the tensor's legacy type and size, the op
+ * that made it ("output 0 of Add": the grad_fn's name without "Backward<n>"; for a saved output, its
+ * node `output_of`, else the tensor's grad_fn now), the versions. */
+static int check_version(CtTensorObject *t, uint64_t expected, CtNodeObject *output_of, int output_nr)
+{
+    if (t->storage->version == expected) {
+        return 0;
+    }
+    char shape[256], which[320] = "";
+    ct_format_sizes(shape, sizeof(shape), t->ndim, t->sizes);
+    PyObject *type = legacy_type_name((PyObject *)t);
+    PyObject *fn = output_of != NULL ? Py_NewRef((PyObject *)output_of) : ct_autograd_get_grad_fn(t);
+    if (type != NULL && fn != NULL) {
+        if (fn != Py_None) {
+            const char *name = _PyType_Name(Py_TYPE(fn)), *cut = strstr(name, "Backward");
+            snprintf(which, sizeof(which), ", which is output %d of %.*s,", output_of != NULL ? output_nr : t->output_nr,
+                     (int)(cut != NULL ? cut - name : (ptrdiff_t)strlen(name)), name);
+        }
         PyErr_Format(PyExc_RuntimeError,
                      "one of the variables needed for gradient computation has been modified by an inplace "
-                     "operation: [torch.%s %s], which is input %d of %s, is at version %llu; expected version %llu "
-                     "instead. Hint: the backtrace further above shows the operation that failed to compute its "
-                     "gradient. The variable in question was changed in there or anywhere later. Good luck!",
-                     ct_dtype_info[t->dtype].name, shape, which, _PyType_Name(Py_TYPE(node)),
-                     (unsigned long long)t->storage->version, (unsigned long long)expected);
-        return -1;
+                     "operation: [%U %s]%s is at version %llu; expected version %llu instead. Hint: %s", type, shape,
+                     which, (unsigned long long)t->storage->version, (unsigned long long)expected,
+                     ct_anomaly_enabled ? "the backtrace further above shows the operation that failed to compute "
+                                          "its gradient. The variable in question was changed in there or anywhere "
+                                          "later. Good luck!"
+                                        : "enable anomaly detection to find the operation that failed to compute its "
+                                          "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).");
     }
-    return 0;
+    Py_XDECREF(type);
+    Py_XDECREF(fn);
+    return -1;
 }
 
 CtTensorObject *ct_node_tensor(CtNodeObject *node, int i)
@@ -370,7 +392,7 @@ CtTensorObject *ct_node_tensor(CtNodeObject *node, int i)
     }
     /* an unpack_hook's result is not the tensor that was saved: no version check (as PyTorch) */
     bool hooked = i < node->npacked && node->packed[i] != NULL;
-    if (!hooked && check_version(node, CT_TENSOR(a), node->versions[i], i) < 0) {
+    if (!hooked && check_version(CT_TENSOR(a), node->versions[i], NULL, 0) < 0) {
         return NULL;
     }
     return CT_TENSOR(a);
@@ -384,7 +406,7 @@ CtTensorObject *ct_node_output(CtNodeObject *node, int k)
     }
     CtTensorObject *t = CT_TENSOR(PyTuple_GET_ITEM(node->outputs, k));
     bool hooked = node->nargs + k < node->npacked && node->packed[node->nargs + k] != NULL;
-    if (!hooked && check_version(node, t, node->versions[CT_MAX_FORMULA_ARGS], k) < 0) {
+    if (!hooked && check_version(t, node->versions[CT_MAX_FORMULA_ARGS], node, k) < 0) {
         return NULL;
     }
     return t;
@@ -2846,37 +2868,110 @@ static int buffer_add(CtNodeObject *node, int nr, PyObject *grad)
     return PyList_SetItem(node->buffer, nr, sum);
 }
 
-/* Runs the tensor hooks in `hooks` (a list) on grad; returns a new reference. Items that are
- * weak references mean retain_grad: the gradient is stored in that tensor's .grad. */
+/* A hook's name for its error messages: its __name__, else its str() (a functools.partial). New reference. */
+static PyObject *hook_name(PyObject *hook)
+{
+    PyObject *name = PyObject_GetAttrString(hook, "__name__");
+    if (name != NULL && PyUnicode_Check(name)) {
+        return name;
+    }
+    Py_XDECREF(name);
+    PyErr_Clear();
+    return PyObject_Str(hook);
+}
+
+/* PyTorch's check of a value a hook returned in place of `original` (a tensor or None): None keeps
+ * it; else it must be a tensor of the same legacy type, device and size. 0 or -1. */
+static int check_hook_value(PyObject *hook, PyObject *original, PyObject *value)
+{
+    if (value == Py_None) {
+        return 0;
+    }
+    if (original == Py_None) {
+        PyErr_SetString(PyExc_RuntimeError, "can't replace a None gradient with a non-None value");
+        return -1;
+    }
+    if (!CtTensor_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "expected Variable, but hook returned '%s'", _PyType_Name(Py_TYPE(value)));
+        return -1;
+    }
+    CtTensorObject *o = CT_TENSOR(original), *v = CT_TENSOR(value);
+    const char *what = NULL;
+    if (o->dtype != v->dtype) {
+        what = "type";
+    } else if (!ct_device_equal(ct_device_of(o), ct_device_of(v))) {
+        what = "device";
+    } else if (o->ndim != v->ndim || memcmp(o->sizes, v->sizes, sizeof(int64_t) * o->ndim) != 0) {
+        PyObject *name = hook_name(hook);
+        if (name != NULL) {
+            PyErr_Format(PyExc_RuntimeError, "hook '%U' has changed the size of value", name);
+            Py_DECREF(name);
+        }
+        return -1;
+    }
+    if (what == NULL) {
+        return 0;
+    }
+    PyObject *name = hook_name(hook), *was = legacy_type_name(original), *got = legacy_type_name(value);
+    if (name != NULL && was != NULL && got != NULL) {
+        PyErr_Format(PyExc_RuntimeError, "hook '%U' has changed the %s of value (was %S got %S)", name, what, was,
+                     got);
+    }
+    Py_XDECREF(name);
+    Py_XDECREF(was);
+    Py_XDECREF(got);
+    return -1;
+}
+
+/* retain_grad's store: the first gradient as a detached alias, later ones (backward again) summed. */
+static int retain_grad_store(CtTensorObject *t, PyObject *grad)
+{
+    PyObject *g;
+    if (t->grad == NULL) {
+        g = detached_alias(grad);
+    } else {
+        PyObject *args[2] = {t->grad, grad};
+        g = ct_op("add", args, 2, NULL);
+    }
+    if (g == NULL) {
+        return -1;
+    }
+    Py_XSETREF(t->grad, g);
+    return 0;
+}
+
+/* Runs the tensor hooks in `hooks` (a list) on grad, in registration order; returns a new reference.
+ * Items that are weak references mean retain_grad: as PyTorch, it runs after every hook, so the
+ * tensor's .grad is the gradient the hooks made. */
 static PyObject *run_hooks(PyObject *hooks, PyObject *grad)
 {
     Py_INCREF(grad);
     for (Py_ssize_t i = 0; hooks != NULL && i < PyList_GET_SIZE(hooks); i++) {
         PyObject *h = PyList_GET_ITEM(hooks, i);
-        if (PyTuple_Check(h)) { /* (hook,): a post-accumulate-grad hook, run after .grad is stored */
+        if (PyTuple_Check(h) || PyWeakref_CheckRef(h)) { /* (hook,): post-accumulate-grad, run after .grad */
             continue;
         }
-        if (PyWeakref_CheckRef(h)) {
-            PyObject *t = PyWeakref_GetObject(h);
-            if (t != Py_None && CtTensor_Check(t)) {
-                PyObject *alias = detached_alias(grad);
-                if (alias == NULL) {
-                    Py_DECREF(grad);
-                    return NULL;
-                }
-                Py_XSETREF(CT_TENSOR(t)->grad, alias);
-            }
-            continue;
-        }
+        Py_INCREF(h); /* the hook may remove itself */
         PyObject *r = PyObject_CallOneArg(h, grad);
-        if (r == NULL) {
+        if (r == NULL || check_hook_value(h, grad, r) < 0) {
+            Py_DECREF(h);
+            Py_XDECREF(r);
             Py_DECREF(grad);
             return NULL;
         }
+        Py_DECREF(h);
         if (r != Py_None) {
             Py_SETREF(grad, r);
         } else {
             Py_DECREF(r);
+        }
+    }
+    for (Py_ssize_t i = 0; hooks != NULL && i < PyList_GET_SIZE(hooks); i++) {
+        PyObject *h = PyList_GET_ITEM(hooks, i);
+        PyObject *t = PyWeakref_CheckRef(h) ? PyWeakref_GetObject(h) : Py_None;
+        if (t != Py_None && CtTensor_Check(t) && retain_grad_store(CT_TENSOR(t), grad) < 0) {
+            Py_DECREF(grad);
+            return NULL;
         }
     }
     return grad;
@@ -2894,8 +2989,8 @@ static PyObject *grads_tuple(PyObject *const *g, int n)
 }
 
 /* Calls each hook of the list with (values,) or (values, extra); a hook returning something other
- * than None replaces values: a tuple or list of as many tensors or Nones. Then writes values back
- * into g (NULL for None). 0 or -1. */
+ * than None replaces values: a tuple of as many tensors or Nones, each checked as PyTorch's
+ * check_single_result. Then writes values back into g (NULL for None). 0 or -1. */
 static int apply_node_hooks(PyObject *hooks, PyObject **g, int n, PyObject *extra)
 {
     PyObject *values = grads_tuple(g, n);
@@ -2903,33 +2998,30 @@ static int apply_node_hooks(PyObject *hooks, PyObject **g, int n, PyObject *extr
         PyObject *hook = Py_NewRef(PyList_GET_ITEM(hooks, h));
         PyObject *r = extra != NULL ? PyObject_CallFunctionObjArgs(hook, values, extra, NULL)
                                     : PyObject_CallOneArg(hook, values);
-        PyObject *t = r == NULL || r == Py_None ? NULL : PyTuple_Check(r) || PyList_Check(r) ? PySequence_Tuple(r) : NULL;
-        if (r != NULL && r != Py_None && t == NULL && !PyErr_Occurred()) {
-            PyErr_Format(PyExc_TypeError, "expected tuple, but hook returned '%s'", Py_TYPE(r)->tp_name);
-        }
-        if (t != NULL && PyTuple_GET_SIZE(t) != n) {
-            PyObject *name = PyObject_GetAttrString(hook, "__name__");
-            PyErr_Clear();
-            /* %S: a hook without a str __name__ (a functools.partial) is named by its str() */
-            PyErr_Format(PyExc_RuntimeError, "hook '%S' has returned an incorrect number of values (got %zd, but expected %d)",
-                         name != NULL && PyUnicode_Check(name) ? name : hook, PyTuple_GET_SIZE(t), n);
-            Py_XDECREF(name);
-            Py_CLEAR(t);
-        }
-        for (Py_ssize_t i = 0; t != NULL && i < PyTuple_GET_SIZE(t); i++) {
-            PyObject *v = PyTuple_GET_ITEM(t, i);
-            if (v != Py_None && !CtTensor_Check(v)) {
-                PyErr_Format(PyExc_TypeError, "expected Variable or None (got %s)", Py_TYPE(v)->tp_name);
-                Py_CLEAR(t);
+        bool failed = r == NULL;
+        if (!failed && r != Py_None && !PyTuple_Check(r)) {
+            PyErr_Format(PyExc_TypeError, "expected tuple, but hook returned '%s'", _PyType_Name(Py_TYPE(r)));
+            failed = true;
+        } else if (!failed && r != Py_None && PyTuple_GET_SIZE(r) != n) {
+            PyObject *name = hook_name(hook);
+            if (name != NULL) {
+                PyErr_Format(PyExc_RuntimeError, "hook '%U' has returned an incorrect number of values (got %zd, "
+                             "but expected %d)", name, PyTuple_GET_SIZE(r), n);
+                Py_DECREF(name);
             }
+            failed = true;
         }
-        bool failed = r == NULL || (r != Py_None && t == NULL);
-        Py_XDECREF(r);
+        for (int i = 0; !failed && r != Py_None && i < n; i++) {
+            failed = check_hook_value(hook, PyTuple_GET_ITEM(values, i), PyTuple_GET_ITEM(r, i)) < 0;
+        }
         Py_DECREF(hook);
         if (failed) {
+            Py_XDECREF(r);
             Py_CLEAR(values);
-        } else if (t != NULL) {
-            Py_SETREF(values, t);
+        } else if (r != Py_None) {
+            Py_SETREF(values, r);
+        } else {
+            Py_DECREF(r);
         }
     }
     if (values == NULL) {
@@ -3414,6 +3506,14 @@ static int run_engine(PyObject *roots, PyObject *grads, bool retain_graph, bool 
             any = true;
         }
         Py_XDECREF(buffer);
+        if (ncaptures > 0 && n->kind == CT_NODE_ACCUMULATE && n->variable != NULL && outs[0] != NULL) {
+            /* autograd.grad captures a leaf's gradient after the leaf's tensor hooks, as PyTorch */
+            PyObject *hooked = run_hooks(CT_TENSOR(n->variable)->hooks, outs[0]);
+            if (hooked == NULL) {
+                goto done;
+            }
+            Py_SETREF(outs[0], hooked);
+        }
         for (Py_ssize_t c = 0; c < ncaptures; c++) {
             if (captures[c].node == (PyObject *)n && outs[captures[c].nr] != NULL && captures[c].grad == NULL) {
                 captures[c].grad = Py_NewRef(outs[captures[c].nr]);
@@ -3677,8 +3777,8 @@ static PyObject *py_run_backward(PyObject *self, PyObject *args)
     result = PyTuple_New(ncaps);
     for (Py_ssize_t i = 0; result != NULL && i < ncaps; i++) {
         if (caps[i].grad == NULL && !allow_unused) {
-            PyErr_SetString(PyExc_RuntimeError, "One of the differentiated Tensors appears to not have been used in "
-                            "the graph. Set allow_unused=True if this is the desired behavior.");
+            PyErr_Format(PyExc_RuntimeError, "The differentiated Tensor at index %zd appears to not have been used in "
+                         "the graph. Set allow_unused=True if this is the desired behavior.", i);
             Py_CLEAR(result);
             break;
         }
@@ -3748,7 +3848,7 @@ int ct_autograd_set_requires_grad(CtTensorObject *t, int value)
         return 0;
     }
     if (value && !ct_is_floating(t->dtype)) {
-        PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point and complex dtype can require gradients");
+        PyErr_SetString(PyExc_RuntimeError, "only Tensors of floating point dtype can require gradients");
         return -1;
     }
     t->requires_grad = value;

@@ -836,8 +836,16 @@ static int tensor_set_requires_grad(PyObject *self, PyObject *value, void *c)
 }
 static PyObject *tensor_get_grad(PyObject *self, void *c)
 {
-    PyObject *g = CT_TENSOR(self)->grad;
-    return Py_NewRef(g ? g : Py_None);
+    CtTensorObject *t = CT_TENSOR(self);
+    if (t->grad == NULL && t->grad_fn != NULL && !t->retains_grad &&
+        PyErr_WarnEx(PyExc_UserWarning,
+                     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                     "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                     "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
+                     "Tensor by mistake, make sure you access the leaf Tensor instead.", 1) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(t->grad ? t->grad : Py_None);
 }
 static int tensor_set_grad(PyObject *self, PyObject *value, void *c)
 {
@@ -861,7 +869,11 @@ static int tensor_set_grad(PyObject *self, PyObject *value, void *c)
         return -1;
     }
     if (g->ndim != t->ndim || memcmp(g->sizes, t->sizes, sizeof(int64_t) * t->ndim) != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different size");
+        char a[256], b[256];
+        ct_format_sizes(a, sizeof(a), g->ndim, g->sizes);
+        ct_format_sizes(b, sizeof(b), t->ndim, t->sizes);
+        PyErr_Format(PyExc_RuntimeError, "attempting to assign a gradient of size '%s' to a tensor of size '%s'. "
+                     "Please ensure that the gradient and the tensor are the same size", a, b);
         return -1;
     }
     Py_XSETREF(t->grad, Py_NewRef(value));

@@ -201,7 +201,8 @@ def test_hooks_and_retain_grad():
     y.retain_grad()
     y.register_hook(lambda g: g * 10)  # replaces the gradient flowing on
     y.sum().backward()
-    np.testing.assert_allclose(y.grad.numpy(), [1, 1, 1])
+    # retain_grad runs after every hook whatever the registration order (PyTorch >= 2.0)
+    np.testing.assert_allclose(y.grad.numpy(), [10, 10, 10])
     np.testing.assert_allclose(x.grad.numpy(), [20, 20, 20])
     np.testing.assert_allclose(seen[0], [20, 20, 20])
     h.remove()
@@ -428,3 +429,62 @@ def test_gradcheck_error_is_a_runtime_error():
     with pytest.raises(torch.autograd.GradcheckError, match="Jacobian mismatch") as e:
         torch.autograd.gradcheck(Bad.apply, (x,))
     assert isinstance(e.value, RuntimeError)
+
+
+# --- custom Function: PyTorch's checks of save_for_backward and of what backward returns ------------------
+def _function(backward, forward=lambda ctx, x, *rest: x * 2):
+    return type("F", (torch.autograd.Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
+def test_function_backward_result_checks():
+    x = torch.arange(1., 4.).requires_grad_()
+    cases = [(lambda ctx, g: (g * 2, g), r"^function FBackward returned an incorrect number of gradients "
+                                         r"\(expected 1, got 2\)$"),
+             (lambda ctx, g: 3, r"^expected Variable or None \(got int\)$"),
+             (lambda ctx, g: g[:2], r"^Function FBackward returned an invalid gradient at index 0 - got \[2\] but "
+                                    r"expected shape compatible with \[3\]$")]
+    for backward, msg in cases:
+        with pytest.raises(RuntimeError, match=msg):
+            _function(backward).apply(x).sum().backward()
+    with pytest.raises(RuntimeError, match=r"^function FBackward returned a gradient different than None at position "
+                                           r"2, but the corresponding forward input was not a Variable$"):
+        _function(lambda ctx, g: (g, g)).apply(x, 2).sum().backward()
+    # extra Nones are dropped; a gradient the input broadcasts to is summed back; the dtype is the input's
+    _function(lambda ctx, g: (g.double().expand(2, 3), None, None)).apply(x).sum().backward()
+    assert x.grad.dtype == torch.float32
+    np.testing.assert_allclose(x.grad.numpy(), [2, 2, 2])
+
+
+def test_function_save_for_backward_checks_and_versions():
+    def forward(ctx, x, *rest):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    def backward(ctx, g):
+        return g * ctx.saved_tensors[0]
+
+    x = torch.arange(1., 4.).requires_grad_()
+    y = _function(backward, forward).apply(x)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match=r"\[torch\.FloatTensor \[3\]\], which is output 0 of F, is at version 1; "
+                                           r"expected version 0 instead"):
+        y.sum().backward()
+    with pytest.raises(TypeError, match=r"^save_for_backward can only save variables, but argument 1 is of type int$"):
+        _function(None, lambda ctx, x: ctx.save_for_backward(x, 3) or x * 2).apply(x)
+
+
+def test_function_non_tensor_outputs_vjp_alias_kwargs_and_jvp():
+    x = torch.arange(1., 4.).requires_grad_()
+    F = _function(lambda ctx, g, a, b: g * 2, lambda ctx, x: (x * 2, 5, None))
+    y, five, none = F.apply(x)  # materialize_grads skips the non-tensor outputs
+    y.sum().backward()
+    assert (five, none) == (5, None)
+    np.testing.assert_allclose(x.grad.numpy(), [2, 2, 2])
+    V = type("V", (torch.autograd.Function,), {"forward": staticmethod(lambda ctx, x: x * 2),
+                                               "vjp": staticmethod(lambda ctx, g: g * 7)})
+    x.grad = None
+    V.apply(x=x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [7, 7, 7])
+    with pytest.raises(NotImplementedError, match="^You must implement the jvp function for custom"):
+        V.jvp(None, x)

@@ -434,3 +434,86 @@ def test_data_assignment():
     y = torch.ones(2)
     y.data = torch.arange(3)
     assert y.dtype == torch.int64 and y.tolist() == [0, 1, 2]
+
+
+# --- autograd.grad / backward arguments as PyTorch's (differential check against the reference) ----------
+def _arange_leaf():
+    return torch.arange(1., 4.).requires_grad_()
+
+
+def test_grad_argument_checks():
+    x, y = _arange_leaf(), _arange_leaf()
+    with pytest.raises(RuntimeError, match=r"^The differentiated Tensor at index 1 appears to not have been used"):
+        torch.autograd.grad((x * 2).sum(), [x, y])
+    with pytest.raises(RuntimeError, match=r"^`inputs` argument to `grad\(\)` cannot be empty\.$"):
+        torch.autograd.grad((x * 2).sum(), [])
+    with pytest.raises(RuntimeError, match=r"^all inputs have to be Tensors or GradientEdges, but got int$"):
+        torch.autograd.grad((x * 2).sum(), [x, 3])
+    with pytest.raises(ValueError, match=r"^Expected allow_unused to be True or not passed when materialize_grads"):
+        torch.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True, allow_unused=False)
+    with pytest.raises(RuntimeError, match=r"^`inputs` argument to `backward\(\)` cannot be empty\.$"):
+        (x * 2).sum().backward(inputs=[])
+    with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
+        g, = torch.autograd.grad((x * 2).sum(), x, only_inputs=False)
+    np.testing.assert_allclose(g.numpy(), [2, 2, 2])
+
+
+def test_grad_materialize_create_graph_dict_and_extra_grad_outputs():
+    x, y = _arange_leaf(), _arange_leaf()
+    gx, gy = torch.autograd.grad((x * x).sum(), [x, y], materialize_grads=True, create_graph=True)
+    assert gy.requires_grad and gx.requires_grad  # the zero of an unused input is differentiable too
+    np.testing.assert_allclose(gy.detach().numpy(), [0, 0, 0])
+    r = torch.autograd.grad((x * y).sum(), {"a": x, "b": y})
+    assert list(r) == ["a", "b"]
+    np.testing.assert_allclose(r["a"].numpy(), [1, 2, 3])
+    # grad_outputs pair with outputs as zip does: an extra one is ignored
+    g, = torch.autograd.grad(x * 2, x, grad_outputs=[torch.ones(3), torch.ones(3)])
+    np.testing.assert_allclose(g.numpy(), [2, 2, 2])
+
+
+def test_grad_is_grads_batched():
+    x = _arange_leaf()
+    jac, = torch.autograd.grad(x * x, x, grad_outputs=torch.eye(3), is_grads_batched=True)
+    np.testing.assert_allclose(jac.numpy(), np.diag([2., 4., 6.]))
+    with pytest.raises(RuntimeError, match=r"^If `is_grads_batched=True`, we interpret the first dimension"):
+        torch.autograd.grad(x * x, x, grad_outputs=torch.ones(3), is_grads_batched=True)
+
+
+def test_grad_mode_decorators():
+    @torch.no_grad
+    def bare(t):
+        return t * 2
+
+    @torch.no_grad()
+    def gen(t):
+        yield torch.is_grad_enabled()
+        yield (t * 2).requires_grad
+
+    x = _arange_leaf()
+    assert not bare(x).requires_grad
+    assert list(gen(x)) == [False, False] and torch.is_grad_enabled()
+    with pytest.raises(TypeError, match=r"^set_grad_enabled\(\): argument 'enabled' \(position 1\) must be bool"):
+        torch.set_grad_enabled("yes")
+
+
+def test_version_error_names_tensor_and_op():
+    x = _arange_leaf()
+    a = x * 1
+    y = a.sin()
+    a.add_(1)
+    with pytest.raises(RuntimeError, match=r"inplace operation: \[torch\.FloatTensor \[3\]\], which is output 0 of "
+                                           r"Add, is at version 1; expected version 0 instead\. Hint: enable anomaly"):
+        y.sum().backward()
+    e = x.exp()  # a saved output names the node that saved it
+    e.add_(1)
+    with pytest.raises(RuntimeError, match=r"\[torch\.FloatTensor \[3\]\], which is output 0 of Exp, is at version 1"):
+        e.sum().backward()
+
+
+def test_grad_setter_size_message():
+    x = _arange_leaf()
+    with pytest.raises(RuntimeError, match=r"^attempting to assign a gradient of size '\[2\]' to a tensor of size "
+                                           r"'\[3\]'"):
+        x.grad = torch.ones(2)
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require gradients$"):
+        torch.arange(3).requires_grad_()

@@ -544,3 +544,64 @@ def test_raw_saved_output_hooks_and_default_hooks():
     assert torch.allclose(z.grad_fn._saved_self, x.detach() * 2)
     with pytest.raises(RuntimeError, match="hooks have already been set"):
         z.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+
+
+# --- hook return values, retain_grad order (differential check against PyTorch) -----------------------------
+def test_tensor_hook_result_checks():
+    x = torch.arange(1., 4.).requires_grad_()
+    for hook, exc, msg in [(lambda g: 3, TypeError, r"^expected Variable, but hook returned 'int'$"),
+                           (lambda g: g.sum(), RuntimeError, r"^hook '<lambda>' has changed the size of value$"),
+                           (lambda g: g.double(), RuntimeError, r"^hook '<lambda>' has changed the type of value "
+                                                                r"\(was torch\.FloatTensor got torch\.DoubleTensor\)$")]:
+        y = x * 2
+        y.register_hook(hook)
+        with pytest.raises(exc, match=msg):
+            y.sum().backward()
+    h = x.register_hook(lambda g: g[:2])  # a leaf's hooks are checked too
+    with pytest.raises(RuntimeError, match="has changed the size of value"):
+        (x * 2).sum().backward()
+    h.remove()
+
+
+def test_retain_grad_runs_last_and_accumulates():
+    x = torch.arange(1., 4.).requires_grad_()
+    y = x * 2
+    y.register_hook(lambda g: g * 10)
+    y.retain_grad()
+    y.register_hook(lambda g: g + 1)
+    (y * 1).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [11, 11, 11])
+    np.testing.assert_allclose(x.grad.numpy(), [22, 22, 22])
+    z = x * 2
+    z.retain_grad()
+    (z * z).sum().backward(retain_graph=True)
+    (z * z).sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), [8, 16, 24])  # 2 * (2 * z)
+    with pytest.warns(UserWarning, match="that is not a leaf Tensor is being accessed"):
+        assert (x * 3).grad is None
+
+
+def test_leaf_hook_runs_for_autograd_grad():
+    x = torch.arange(1., 4.).requires_grad_()
+    seen = []
+    x.register_hook(lambda g: seen.append(g.numpy().copy()) or g * 2)
+    g, = torch.autograd.grad((x * x).sum(), x)
+    np.testing.assert_allclose(g.numpy(), [4, 8, 12])
+    np.testing.assert_allclose(seen[0], [2, 4, 6])
+    assert x.grad is None
+
+
+def test_node_hook_result_rules():
+    x = torch.arange(1., 4.).requires_grad_()
+    y = x * 2  # MulBackward0's grad_inputs: (for x, None for the number)
+    y.grad_fn.register_hook(lambda gi, go: [gi[0]])
+    with pytest.raises(TypeError, match=r"^expected tuple, but hook returned 'list'$"):
+        y.sum().backward(retain_graph=True)
+    y = x * 2
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
+    with pytest.raises(RuntimeError, match=r"^can't replace a None gradient with a non-None value$"):
+        y.sum().backward()
+    y = x * 2
+    y.grad_fn.register_prehook(lambda go: go[0])
+    with pytest.raises(TypeError, match=r"^expected tuple, but hook returned 'Tensor'$"):
+        y.sum().backward()

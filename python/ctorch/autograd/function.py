@@ -21,6 +21,10 @@ class FunctionCtx:
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors):
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, _C.Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
         hooks = _C._saved_tensors_hooks_current()  # saved_tensors_hooks: keep only what pack_hook returns
         self._unpack_hook = None if hooks is None else hooks[1]
         if hooks is not None:
@@ -39,9 +43,33 @@ class FunctionCtx:
         if self._saved is None:
             return ()
         if getattr(self, "_unpack_hook", None) is None:
+            self._check_versions()
             return self._saved
         with no_grad():
             return tuple(self._unpack_saved(p) if packed else p for packed, p in self._saved)
+
+    def _record_versions(self, outputs):
+        """After forward: each saved tensor's version now, and which output it is (if one)."""
+        if self._saved is None or getattr(self, "_unpack_hook", None) is not None:
+            return
+        self._versions = tuple((t._version, next((i for i, o in enumerate(outputs) if o is t), None))
+                               if isinstance(t, _C.Tensor) else None for t in self._saved)
+
+    def _check_versions(self):
+        """PyTorch's error for a saved tensor modified in place since it was saved."""
+        for t, v in zip(self._saved, getattr(self, "_versions", ())):
+            if v is None or t._version == v[0]:
+                continue
+            fn_name = None if t.grad_fn is None else type(t.grad_fn).__name__.split("Backward")[0]
+            which = (f", which is output {v[1]} of {self._fn_cls.__name__}," if v[1] is not None else
+                     f", which is output {t.output_nr} of {fn_name}," if fn_name else "")
+            hint = ("the backtrace further above shows the operation that failed to compute its gradient. The "
+                    "variable in question was changed in there or anywhere later. Good luck!"
+                    if _C.is_anomaly_enabled() else "enable anomaly detection to find the operation that failed to "
+                    "compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+            raise RuntimeError("one of the variables needed for gradient computation has been modified by an inplace "
+                               f"operation: [{t.type()} {list(t.shape)}]{which} is at version {t._version}; expected "
+                               f"version {v[0]} instead. Hint: {hint}")
 
     def _unpack_saved(self, packed):
         t = self._unpack_hook(packed)
@@ -63,14 +91,44 @@ class FunctionCtx:
     # called by the C engine
     def _run_backward(self, grads):
         if self.materialize_grads:
-            grads = tuple(g if g is not None else _C.zeros_like(o) for g, o in zip(grads, self._outputs))
-        result = self._fn_cls.backward(self, *grads)
+            grads = tuple(_C.zeros_like(o) if g is None and isinstance(o, _C.Tensor) else g
+                          for g, o in zip(grads, self._outputs))
+        fn = self._fn_cls.vjp if self._fn_cls.vjp is not Function.vjp else self._fn_cls.backward
+        result = fn(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
-        if len(result) < self._num_inputs:
-            raise RuntimeError(f"function {self._fn_cls.__name__}Backward returned an incorrect number of gradients "
-                               f"(expected {self._num_inputs}, got {len(result)})")
-        return tuple(result[:self._num_inputs])
+        return self._check_grads(result)
+
+    def _check_grads(self, result):
+        """PyTorch's checks of what backward returned: one gradient per forward input (extra Nones are
+        dropped), each None or a tensor, None for non-tensor inputs; a gradient whose shape the input's
+        broadcasts to is summed back to it, and it is cast to the input's dtype."""
+        name = f"{self._fn_cls.__name__}Backward"
+        n = self._num_inputs
+        if len(result) > n and all(g is None for g in result[n:]):
+            result = result[:n]
+        if len(result) != n:
+            raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected {n}, got "
+                               f"{len(result)})")
+        checked = []
+        for i, (g, meta) in enumerate(zip(result, self._input_meta)):
+            if g is not None and not isinstance(g, _C.Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+            if g is not None and meta is None:
+                raise RuntimeError(f"function {name} returned a gradient different than None at position {i + 1}, "
+                                   "but the corresponding forward input was not a Variable")
+            if g is not None:
+                shape, dtype = meta
+                if g.shape != shape:
+                    if len(shape) > g.dim() or any(s != 1 and s != gs for s, gs in
+                                                    zip(reversed(shape), reversed(g.shape))):
+                        raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} - got "
+                                           f"{list(g.shape)} but expected shape compatible with {list(shape)}")
+                    g = g.sum_to_size(shape)
+                if g.dtype != dtype:
+                    g = g.to(dtype)
+            checked.append(g)
+        return tuple(checked)
 
     def _release(self):
         self._saved = None
@@ -90,6 +148,18 @@ class Function:
                                   "autograd.Function to use it with backward mode AD.")
 
     @staticmethod
+    def vjp(ctx, *grad_outputs):
+        """An alias of backward: a Function may define either."""
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward-mode AD's rule; ctorch has no forward-mode AD for custom Functions."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
+    @staticmethod
     def setup_context(ctx, inputs, output):
         """Overridden with a forward(*args) that takes no ctx: fills ctx from the inputs and output."""
         raise NotImplementedError("setup_context is not implemented.")
@@ -101,9 +171,15 @@ class Function:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, {}
-        elif kwargs:
-            raise TypeError(f"{cls.__name__}.apply() takes positional arguments only")
+        elif kwargs:  # bound to forward's parameters after ctx, as PyTorch
+            bound = inspect.signature(cls.forward).bind(None, *args, **kwargs)
+            bound.apply_defaults()
+            args = bound.args[1:]
+        if cls.backward is not Function.backward and cls.vjp is not Function.vjp:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                               "should only implement one of them.")
         ctx = FunctionCtx(cls, len(args))
+        ctx._input_meta = tuple((a.shape, a.dtype) if isinstance(a, _C.Tensor) else None for a in args)
         ctx.needs_input_grad = tuple(isinstance(a, _C.Tensor) and a.requires_grad for a in args)
         prev = _C.is_grad_enabled()
         _C._set_grad_enabled(False)
@@ -131,6 +207,7 @@ class Function:
         ctx._outputs = tuple(o.detach() if isinstance(o, _C.Tensor) else o for o in outputs)
         non_diff = getattr(ctx, "_non_differentiable", ())
         _C._make_function_node(cls.__name__ + "Backward", ctx, tuple(args), outputs)
+        ctx._record_versions(outputs if isinstance(out, tuple) else (out,))
         for o in outputs:
             if any(o is nd for nd in non_diff):
                 o.detach_()

@@ -3,6 +3,8 @@
 Each works as a context manager and as a decorator, as in PyTorch. The flag itself lives in C
 (ctorch._C._set_grad_enabled / is_grad_enabled) where ops read it."""
 import functools
+import inspect
+import sys
 
 from .. import _C
 
@@ -11,9 +13,37 @@ class _GradModeBase:
     _mode = None  # the grad mode to enter; subclasses set it
 
     def __call__(self, fn):
+        def ctx():
+            return self.__class__(*self._args())
+
+        if inspect.isgeneratorfunction(fn):  # the mode holds inside each step, not between them
+            @functools.wraps(fn)
+            def generator(*args, **kwargs):
+                gen = fn(*args, **kwargs)
+                try:
+                    with ctx():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with ctx():
+                                gen.close()
+                            raise
+                        except BaseException:
+                            with ctx():
+                                response = gen.throw(*sys.exc_info())
+                        else:
+                            with ctx():
+                                response = gen.send(request)
+                except StopIteration as e:
+                    return e.value
+
+            return generator
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._args()):
+            with ctx():
                 return fn(*args, **kwargs)
 
         return wrapper
@@ -31,13 +61,22 @@ class _GradModeBase:
         return False
 
 
-class no_grad(_GradModeBase):
+class _NoParamBase(_GradModeBase):
+    """Also a bare decorator: @no_grad as @no_grad()."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamBase):
     """Disables gradient recording inside the block."""
 
     _mode = False
 
 
-class enable_grad(_GradModeBase):
+class enable_grad(_NoParamBase):
     """Enables gradient recording inside the block (e.g. inside no_grad)."""
 
     _mode = True
@@ -47,7 +86,10 @@ class set_grad_enabled(_GradModeBase):
     """set_grad_enabled(mode): sets grad mode now; restores it when used as a context manager."""
 
     def __init__(self, mode):
-        self._mode = bool(mode)
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f"{type(mode).__name__}")
+        self._mode = mode
         self._prev = _C.is_grad_enabled()
         _C._set_grad_enabled(self._mode)
 
