@@ -1,6 +1,6 @@
 """optim.Adam and optim.AdamW (PyTorch's update rule, amsgrad, maximize); one C call per group."""
 from .. import _C
-from .optimizer import Optimizer, _no_grad_step, _to_scalar
+from .optimizer import Optimizer, _get_scalar_dtype, _lr_arg, _no_grad_step, _to_scalar
 
 Tensor = _C.Tensor
 
@@ -56,7 +56,7 @@ class Adam(Optimizer):
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _C.tensor(float(p_state["step"]), dtype=_C.float32)
+                    p_state["step"] = _C.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
 
     @_no_grad_step
     def step(self):
@@ -72,7 +72,7 @@ class Adam(Optimizer):
             exp_avg_sqs = [s.get("exp_avg_sq") for s in states]
             max_sqs = [s.get("max_exp_avg_sq") for s in states] if amsgrad else [None] * len(params)
             beta1, beta2 = group["betas"]
-            _C._adam_step(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, _to_scalar(group["lr"]),
+            _C._adam_step(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, _lr_arg(group["lr"]),
                           _to_scalar(beta1), _to_scalar(beta2), group["weight_decay"], group["eps"], amsgrad,
                           group["maximize"], group["decoupled_weight_decay"])
             for i, s in enumerate(states):
