@@ -4,6 +4,7 @@ round trips, argument validation; MultiplicativeLR / ConstantLR / LinearLR / Pol
 ChainedScheduler / CosineAnnealingWarmRestarts / CyclicLR against numbers produced by the reference PyTorch."""
 import io
 import math
+import re
 import warnings
 
 import numpy as np
@@ -725,3 +726,19 @@ def test_scalar_states_float64_under_float64_default(name):
             assert scalars["eta"].item() == 0.1 / (1 + 1e-4 * 0.1 * 2) ** 0.75
     finally:
         ctorch.set_default_dtype(old)
+
+
+@pytest.mark.parametrize("name,what", [
+    ("Adam", "params and state_steps"), ("RMSprop", "params and state_steps"),
+    ("ASGD", "params, mus, etas, and state_steps"), ("NAdam", "params, mu_products and state_steps"),
+    ("Adadelta", "params and state_steps"),
+])
+def test_capturable_on_cpu_raises(name, what):
+    p = nn.Parameter(ctorch.ones(2))
+    p.grad = ctorch.ones(2)
+    opt = getattr(optim, name)([p], capturable=True)
+    devices = "['cuda', 'xpu', 'hpu', 'privateuseone'" + ("]" if name == "Adadelta" else ", 'xla']")
+    with pytest.raises(AssertionError, match=re.escape(f"If capturable=True, {what} must be on supported devices: "
+                                                       f"{devices}.")):
+        opt.step()
+    assert to_numpy(p).tolist() == [1.0, 1.0]

@@ -1,6 +1,6 @@
 """optim.Adam and optim.AdamW (PyTorch's update rule, amsgrad, maximize); one C call per group."""
 from .. import _C
-from .optimizer import Optimizer, _get_scalar_dtype, _lr_arg, _no_grad_step, _to_scalar
+from .optimizer import Optimizer, _check_capturable, _get_scalar_dtype, _lr_arg, _no_grad_step, _to_scalar
 
 Tensor = _C.Tensor
 
@@ -64,6 +64,7 @@ class Adam(Optimizer):
             params = self._params_with_grad(group)
             if not params:
                 continue
+            _check_capturable(group, params)
             grads = [p.grad for p in params]
             states = [self.state[p] for p in params]
             amsgrad = group["amsgrad"]
