@@ -912,7 +912,8 @@ static PyObject *py_optim_step(PyObject *self, PyObject *const *args, Py_ssize_t
     CtOptimParams p = {.kind = CT_OPTIM_ADAGRAD};
     ExtHost h = {0};
     if (ct_parse_args(fname, args, nargs, kwnames, names, 7, a) < 0 || ct_arg_double(a[7], &p.weight_decay) < 0 ||
-        read_lr(a[6], &p, &h.lm) < 0 || ct_arg_double(a[8], &p.eps) < 0 || ct_arg_bool(a[9], &p.maximize) < 0 || ct_arg_double(a[10], &h.lr_decay) < 0 ||
+        read_lr(a[6], &p, &h.lm) < 0 || ct_arg_double(a[8], &p.eps) < 0 || ct_arg_bool(a[9], &p.maximize) < 0 ||
+        ct_arg_double(a[10], &h.lr_decay) < 0 ||
         ct_arg_double(a[11], &h.initial_accumulator_value) < 0 || ct_arg_double(a[12], &p.rho) < 0 ||
         ct_arg_double(a[13], &p.beta1) < 0 || ct_arg_double(a[14], &p.beta2) < 0 ||
         ct_arg_double(a[15], &h.momentum_decay) < 0 || ct_arg_bool(a[16], &p.decoupled_weight_decay) < 0 ||

@@ -742,3 +742,13 @@ def test_capturable_on_cpu_raises(name, what):
                                                        f"{devices}.")):
         opt.step()
     assert to_numpy(p).tolist() == [1.0, 1.0]
+
+
+def test_adam_tensor_betas_stay_tensors_in_param_groups():
+    p = nn.Parameter(ctorch.ones(2))
+    opt = optim.Adam([p], betas=(ctorch.tensor(0.9), ctorch.tensor([0.99])))
+    b1, b2 = opt.state_dict()["param_groups"][0]["betas"]
+    assert isinstance(b1, ctorch.Tensor) and isinstance(b2, ctorch.Tensor) and b2.dim() == 0
+    p.grad = ctorch.ones(2)
+    opt.step()  # the first step moves each element by lr
+    np.testing.assert_allclose(to_numpy(p), [0.999, 0.999], rtol=1e-6)

@@ -32,7 +32,7 @@ class Adam(Optimizer):
                     raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
                 if betas[i].numel() != 1:
                     raise ValueError(f"Tensor betas[{i}] must be 1-element")
-        betas = (_to_scalar(betas[0]), _to_scalar(betas[1]))
+        betas = (_lr_arg(betas[0]), _lr_arg(betas[1]))  # a tensor beta stays one, as in PyTorch
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable, "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
@@ -74,7 +74,7 @@ class Adam(Optimizer):
             max_sqs = [s.get("max_exp_avg_sq") for s in states] if amsgrad else [None] * len(params)
             beta1, beta2 = group["betas"]
             _C._adam_step(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, _lr_arg(group["lr"]),
-                          _to_scalar(beta1), _to_scalar(beta2), group["weight_decay"], group["eps"], amsgrad,
+                          _lr_arg(beta1), _lr_arg(beta2), group["weight_decay"], group["eps"], amsgrad,
                           group["maximize"], group["decoupled_weight_decay"])
             for i, s in enumerate(states):
                 s["step"] = steps[i]
