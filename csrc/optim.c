@@ -445,7 +445,8 @@ static CtTensorObject *scalar_entry(PyObject *list, Py_ssize_t i, double init, C
     CtScalar s = {.kind = CT_KIND_FLOAT, .v.d = init};
     CtTensorObject *t;
     if (e == Py_None) {
-        t = ct_scalar_tensor(&s, CT_F32, device);
+        /* PyTorch's _get_scalar_dtype(): float64 under a float64 default dtype, else float32 */
+        t = ct_scalar_tensor(&s, ct_default_float_dtype == CT_F64 ? CT_F64 : CT_F32, device);
         if (t == NULL || PyList_SetItem(list, i, (PyObject *)t) < 0) {
             return NULL;
         }
@@ -486,6 +487,57 @@ static double bump_step_on(PyObject *steps, Py_ssize_t i, CtDevice device, const
         return -1;
     }
     return step + 1.0;
+}
+
+/* x rounded to dt, as storing it in a 0-d tensor of dt does (float64 and the other dtypes: unchanged) */
+static double round_to(CtDType dt, double x)
+{
+    switch (dt) {
+    case CT_F32:
+        return (float)x;
+    case CT_F16:
+        return ct_half_to_float(ct_float_to_half((float)x));
+    case CT_BF16:
+        return ct_bfloat16_to_float(ct_float_to_bfloat16((float)x));
+    default:
+        return x;
+    }
+}
+
+/* The arithmetic on lr, as in PyTorch's optimizers: a Python number computes in double; a one-element
+ * tensor stays a tensor, so every scalar computed from it (lr * weight_decay, lr / bias_correction, ...)
+ * is a 0-d tensor of its dtype (the default float dtype for an integral one): lr_res rounds each such
+ * result to it, lr_opnd casts the Python number it meets to the computing type (float below float64). */
+typedef struct {
+    CtDType dtype;
+    bool tensor; /* lr is a tensor */
+} LrMath;
+
+static double lr_res(const LrMath *lm, double x)
+{
+    return round_to(lm->dtype, x);
+}
+
+static double lr_opnd(const LrMath *lm, double x)
+{
+    return lm->dtype == CT_F64 ? x : (double)(float)x;
+}
+
+/* Reads lr (a number or a one-element tensor) into p->lr and lm, then the decoupled weight decay's
+ * factor p->decay = 1 - lr * weight_decay (p->weight_decay already read). */
+static int read_lr(PyObject *obj, CtOptimParams *p, LrMath *lm)
+{
+    lm->dtype = CT_F64;
+    lm->tensor = obj != NULL && CtTensor_Check(obj);
+    if (lm->tensor) {
+        CtDType dt = CT_TENSOR(obj)->dtype;
+        lm->dtype = ct_is_floating(dt) ? dt : ct_default_float_dtype;
+    }
+    if (ct_arg_double(obj, &p->lr) < 0) {
+        return -1;
+    }
+    p->decay = lr_res(lm, 1.0 - lr_res(lm, p->lr * lr_opnd(lm, p->weight_decay)));
+    return 0;
 }
 
 static double bump_step(PyObject *steps, Py_ssize_t i, const char *fname)
@@ -615,9 +667,10 @@ static PyObject *py_adam_step(PyObject *self, PyObject *const *args, Py_ssize_t 
     const char *fname = "_adam_step";
     PyObject *a[14];
     CtOptimParams p = {.kind = CT_OPTIM_ADAM, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
-    if (ct_parse_args(fname, args, nargs, kwnames, names, 7, a) < 0 || ct_arg_double(a[6], &p.lr) < 0 ||
-        ct_arg_double(a[7], &p.beta1) < 0 || ct_arg_double(a[8], &p.beta2) < 0 ||
-        ct_arg_double(a[9], &p.weight_decay) < 0 || ct_arg_double(a[10], &p.eps) < 0 ||
+    LrMath lm;
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 7, a) < 0 || ct_arg_double(a[7], &p.beta1) < 0 ||
+        ct_arg_double(a[8], &p.beta2) < 0 || ct_arg_double(a[9], &p.weight_decay) < 0 ||
+        read_lr(a[6], &p, &lm) < 0 || ct_arg_double(a[10], &p.eps) < 0 ||
         ct_arg_bool(a[11], &p.amsgrad) < 0 || ct_arg_bool(a[12], &p.maximize) < 0 ||
         ct_arg_bool(a[13], &p.decoupled_weight_decay) < 0 || check_list(a[0], fname, "params", -1) < 0) {
         return NULL;
@@ -649,7 +702,7 @@ static PyObject *py_adam_step(PyObject *self, PyObject *const *args, Py_ssize_t 
             goto error;
         }
         /* bias corrections in double, as PyTorch computes them on Python floats */
-        ts[i].step_size = p.lr / (1.0 - pow(p.beta1, step));
+        ts[i].step_size = lr_res(&lm, p.lr / lr_opnd(&lm, 1.0 - pow(p.beta1, step)));
         ts[i].bias_corr2_sqrt = sqrt(1.0 - pow(p.beta2, step));
     }
     if (run_steps(&p, n, ts) < 0) {
@@ -739,6 +792,7 @@ static const ExtKindInfo ext_kinds[] = {
 /* The hyper-parameters that only the host uses. */
 typedef struct {
     double lr_decay, initial_accumulator_value, momentum_decay, lambd, alpha, t0;
+    LrMath lm;
 } ExtHost;
 
 /* lists: a list of n lists of length len (TypeError / ValueError otherwise). */
@@ -763,10 +817,10 @@ static int ext_scalars(const ExtKindInfo *ki, const CtOptimParams *p, const ExtH
     CtDevice dev = ct_device_of(t->param);
     switch (ki->kind) {
     case CT_OPTIM_ADAGRAD:
-        t->x[0] = p->lr / (1 + (step - 1) * h->lr_decay);
+        t->x[0] = lr_res(&h->lm, p->lr / lr_opnd(&h->lm, 1 + (step - 1) * h->lr_decay));
         break;
     case CT_OPTIM_ADAMAX:
-        t->x[0] = p->lr / (1 - pow(p->beta1, step));
+        t->x[0] = lr_res(&h->lm, p->lr / lr_opnd(&h->lm, 1 - pow(p->beta1, step)));
         break;
     case CT_OPTIM_NADAM: {
         double prod;
@@ -780,8 +834,9 @@ static int ext_scalars(const ExtKindInfo *ki, const CtOptimParams *p, const ExtH
             return -1;
         }
         const double prod_next = prod * mu_next;
-        t->x[0] = -p->lr * (1.0 - mu) / (1.0 - prod);
-        t->x[1] = (-p->lr * mu_next) / (1.0 - prod_next);
+        const LrMath *lm = &h->lm;
+        t->x[0] = lr_res(lm, lr_res(lm, -p->lr * lr_opnd(lm, 1.0 - mu)) / lr_opnd(lm, 1.0 - prod));
+        t->x[1] = lr_res(lm, lr_res(lm, -p->lr * lr_opnd(lm, mu_next)) / lr_opnd(lm, 1.0 - prod_next));
         t->x[2] = 1 - pow(p->beta2, step);
         break;
     }
@@ -812,19 +867,24 @@ static int ext_scalars(const ExtKindInfo *ki, const CtOptimParams *p, const ExtH
     return 0;
 }
 
-/* ASGD after the update: eta = lr / (1 + lambd lr step)^alpha, mu = 1 / max(1, step - t0). */
+/* ASGD after the update: eta = lr / (1 + lambd lr step)^alpha, mu = 1 / max(1, step - t0). PyTorch makes
+ * each a tensor (torch.as_tensor) before copying it into the state: a Python float becomes one of the
+ * default dtype, so both are rounded to it (eta from a tensor lr is already in lr's dtype). */
 static int asgd_schedule(const CtOptimParams *p, const ExtHost *h, PyObject *scalars, PyObject *steps, Py_ssize_t n)
 {
+    const LrMath *lm = &h->lm;
     for (Py_ssize_t i = 0; i < n; i++) {
         CtScalar s;
         if (ct_item(CT_TENSOR(PyList_GET_ITEM(steps, i)), &s) < 0) {
             return -1;
         }
         const double step = ct_scalar_to_double(&s), since = step - h->t0;
+        const double base = lr_res(lm, 1 + lr_res(lm, lr_res(lm, lr_opnd(lm, h->lambd) * p->lr) * lr_opnd(lm, step)));
+        const double eta = lr_res(lm, p->lr / lr_res(lm, pow(base, lr_opnd(lm, h->alpha))));
         if (set_scalar(CT_TENSOR(PyList_GET_ITEM(PyList_GET_ITEM(scalars, 0), i)),
-                       p->lr / pow(1 + h->lambd * p->lr * step, h->alpha), NULL) < 0 ||
-            set_scalar(CT_TENSOR(PyList_GET_ITEM(PyList_GET_ITEM(scalars, 1), i)), 1 / (since > 1 ? since : 1.0),
-                       NULL) < 0) {
+                       lm->tensor ? eta : round_to(ct_default_float_dtype, eta), NULL) < 0 ||
+            set_scalar(CT_TENSOR(PyList_GET_ITEM(PyList_GET_ITEM(scalars, 1), i)),
+                       round_to(ct_default_float_dtype, 1 / (since > 1 ? since : 1.0)), NULL) < 0) {
             return -1;
         }
     }
@@ -851,9 +911,9 @@ static PyObject *py_optim_step(PyObject *self, PyObject *const *args, Py_ssize_t
     PyObject *a[24];
     CtOptimParams p = {.kind = CT_OPTIM_ADAGRAD};
     ExtHost h = {0};
-    if (ct_parse_args(fname, args, nargs, kwnames, names, 7, a) < 0 || ct_arg_double(a[6], &p.lr) < 0 ||
-        ct_arg_double(a[7], &p.weight_decay) < 0 || ct_arg_double(a[8], &p.eps) < 0 ||
-        ct_arg_bool(a[9], &p.maximize) < 0 || ct_arg_double(a[10], &h.lr_decay) < 0 ||
+    if (ct_parse_args(fname, args, nargs, kwnames, names, 7, a) < 0 || ct_arg_double(a[7], &p.weight_decay) < 0 ||
+        read_lr(a[6], &p, &h.lm) < 0 || ct_arg_double(a[8], &p.eps) < 0 || ct_arg_bool(a[9], &p.maximize) < 0 ||
+        ct_arg_double(a[10], &h.lr_decay) < 0 ||
         ct_arg_double(a[11], &h.initial_accumulator_value) < 0 || ct_arg_double(a[12], &p.rho) < 0 ||
         ct_arg_double(a[13], &p.beta1) < 0 || ct_arg_double(a[14], &p.beta2) < 0 ||
         ct_arg_double(a[15], &h.momentum_decay) < 0 || ct_arg_bool(a[16], &p.decoupled_weight_decay) < 0 ||

@@ -49,6 +49,8 @@ typedef struct {
     double rho;
     /* Rprop */
     double etaminus, etaplus, step_size_min, step_size_max;
+    /* decoupled weight decay's factor 1 - lr * weight_decay (Adam, NAdam, RAdam), in lr's arithmetic */
+    double decay;
 } CtOptimParams;
 
 /* One parameter of the group: the param (updated in place), its gradient and its state tensors, all

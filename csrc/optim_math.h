@@ -32,7 +32,7 @@
         k.mom = (ACC)p->momentum;                                                                         \
         k.damp1 = (ACC)(1.0 - p->dampening);                                                              \
         k.sign = p->maximize ? (ACC)-1 : (ACC)1;                                                          \
-        k.decay = (ACC)(1.0 - p->lr * p->weight_decay);                                                   \
+        k.decay = (ACC)p->decay;                                                                          \
         k.w1 = (ACC)(1.0 - p->beta1);                                                                     \
         k.b2 = (ACC)p->beta2;                                                                             \
         k.c2 = (ACC)(1.0 - p->beta2);                                                                     \

@@ -4,6 +4,7 @@ round trips, argument validation; MultiplicativeLR / ConstantLR / LinearLR / Pol
 ChainedScheduler / CosineAnnealingWarmRestarts / CyclicLR against numbers produced by the reference PyTorch."""
 import io
 import math
+import re
 import warnings
 
 import numpy as np
@@ -605,3 +606,149 @@ def test_scheduler_state_dicts():
     chained = S.ChainedScheduler([S.ConstantLR(opt, total_iters=2), S.ExponentialLR(opt, 0.5)])
     sd = chained.state_dict()
     assert sorted(sd) == ["_last_lr", "_schedulers"] and len(sd["_schedulers"]) == 2
+
+
+# A 0-d float32 tensor lr: PyTorch does the scalar arithmetic on it as tensor ops, so each result
+# (lr * weight_decay, lr / bias_correction, ...) is rounded to float32 even for float64 parameters.
+_R = _f32
+_L = _R(0.1)
+
+
+def _one_step(make, grads):
+    p = ctorch.tensor([0.7, -1.3, 2.2], dtype=ctorch.float64, requires_grad=True)
+    opt = make([p])
+    for g in grads:
+        p.grad = ctorch.tensor(g, dtype=ctorch.float64)
+        opt.step()
+    return to_numpy(p), opt
+
+
+P0, G = np.array([0.7, -1.3, 2.2]), np.array([0.5, 0.25, -2.0])
+
+
+def _expect_adamw():
+    decay = _R(1 - _R(_L * _R(0.3)))
+    step_size = _R(_L / _R(1 - 0.9))
+    m, v = 0.1 * G, 0.01 * G * G
+    return P0 * decay - step_size * (m / (np.sqrt(v) / math.sqrt(1 - 0.99) + 1e-8))
+
+
+def _expect_adamax():
+    return P0 - _R(_L / _R(1 - 0.9)) * (0.1 * G) / (np.abs(G) + 1e-8)
+
+
+def _expect_adagrad():  # the second step's clr = lr / (1 + lr_decay) is rounded
+    p = P0 - _L * G / (np.sqrt(G * G) + 1e-10)
+    return p - _R(_L / 1.5) * G / (np.sqrt(2 * G * G) + 1e-10)
+
+
+def _expect_nadam():
+    mu, mu_next = (0.9 * (1 - 0.5 * 0.96 ** (k * 4e-3)) for k in (1, 2))
+    prod = _R(mu)  # mu_product: a float32 state
+    x0 = _R(_R(-_L * _R(1 - mu)) / _R(1 - prod))
+    x1 = _R(_R(-_L * _R(mu_next)) / _R(1 - prod * mu_next))
+    denom = np.sqrt(0.001 * G * G / (1 - 0.999)) + 1e-8
+    return P0 + x0 * G / denom + x1 * (0.1 * G) / denom
+
+
+@pytest.mark.parametrize("make,grads,expect", [
+    (lambda p: optim.AdamW(p, lr=ctorch.tensor(0.1), betas=(0.9, 0.99), weight_decay=0.3), [G], _expect_adamw),
+    (lambda p: optim.Adamax(p, lr=ctorch.tensor(0.1), betas=(0.9, 0.99)), [G], _expect_adamax),
+    (lambda p: optim.Adagrad(p, lr=ctorch.tensor(0.1), lr_decay=0.5), [G, G], _expect_adagrad),
+    (lambda p: optim.NAdam(p, lr=ctorch.tensor(0.1)), [G], _expect_nadam),
+])
+def test_tensor_lr_scalar_math_in_float32(make, grads, expect):
+    p, _ = _one_step(make, grads)
+    np.testing.assert_allclose(p, expect(), rtol=1e-13, atol=0)
+
+
+def test_asgd_eta_from_tensor_lr_in_float32():
+    _, opt = _one_step(lambda p: optim.ASGD(p, lr=ctorch.tensor(0.1), lambd=0.3, alpha=0.75), [G])
+    base = _R(1 + _R(_R(_R(0.3) * _L) * 1.0))
+    eta = _R(_L / _R(base ** 0.75))
+    assert next(iter(opt.state.values()))["eta"].item() == eta
+
+
+def test_asgd_eta_mu_rounded_to_default_dtype_after_load():
+    # load_state_dict casts eta and mu to the float64 parameter; PyTorch's new values are still made
+    # with torch.as_tensor(python float), so they keep float32's rounding
+    p, opt = _one_step(lambda p: optim.ASGD(p, lr=0.1, lambd=0.3, t0=1), [G])
+    q = ctorch.tensor(p, dtype=ctorch.float64, requires_grad=True)
+    opt2 = optim.ASGD([q], lr=0.1, lambd=0.3, t0=1)
+    opt2.load_state_dict(opt.state_dict())
+    q.grad = ctorch.tensor(G, dtype=ctorch.float64)
+    opt2.step()
+    opt2.step()
+    state = opt2.state[q]
+    assert state["eta"].dtype == ctorch.float64 and state["mu"].dtype == ctorch.float64
+    assert state["eta"].item() == _R(0.1 / (1 + 0.3 * 0.1 * 3) ** 0.75)
+    assert state["mu"].item() == _R(1 / 2)
+    opt2.step()
+    assert state["mu"].item() == _R(1 / 3) != 1 / 3
+
+
+def test_adafactor_tensor_lr_in_float32():
+    p = ctorch.tensor(P0, dtype=ctorch.float64, requires_grad=True)
+    opt = optim.Adafactor([p], lr=ctorch.tensor(0.1), weight_decay=0.5)
+    p.grad = ctorch.tensor(G, dtype=ctorch.float64)
+    opt.step()
+    # step 1 of a vector: variance = grad^2, so the update is sign(grad) (norm 1 per element, d = 1)
+    alpha = _R(_R(max(1e-3, np.linalg.norm(P0) / math.sqrt(3))) * _L)
+    np.testing.assert_allclose(to_numpy(p), P0 * _R(1 - _R(_L * 0.5)) - alpha * np.sign(G), rtol=1e-14)
+
+
+def test_muon_adjusted_lr_order_and_tensor_lr():
+    # PyTorch: lr * (0.2 * sqrt(max(A, B))), one rounding to float32 for a tensor lr
+    def run(lr):
+        w = ctorch.tensor(np.eye(4, 9) + 0.1, dtype=ctorch.float64, requires_grad=True)
+        opt = optim.Muon([w], lr=lr, weight_decay=0, adjust_lr_fn="match_rms_adamw")
+        w.grad = ctorch.tensor(np.arange(36.0).reshape(4, 9) / 36 - 0.4, dtype=ctorch.float64)
+        opt.step()
+        return to_numpy(w) - (np.eye(4, 9) + 0.1)
+    ratio = 0.2 * math.sqrt(9)
+    np.testing.assert_allclose(run(ctorch.tensor(0.1)) / run(_L), _R(_L * ratio) / (_L * ratio), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["Adam", "Adagrad", "ASGD", "NAdam", "Adafactor"])
+def test_scalar_states_float64_under_float64_default(name):
+    # PyTorch's _get_scalar_dtype(): the 0-d states are float64 when the default dtype is
+    old = ctorch.get_default_dtype()
+    ctorch.set_default_dtype(ctorch.float64)
+    try:
+        p = ctorch.tensor([1.0, 2.0], requires_grad=True)
+        p.grad = ctorch.tensor([0.3, -0.2])
+        opt = getattr(optim, name)([p], lr=0.1)
+        opt.step()
+        opt.step()
+        scalars = {k: v for k, v in opt.state[p].items() if v.dim() == 0}
+        assert "step" in scalars and all(v.dtype == ctorch.float64 for v in scalars.values())
+        if name == "ASGD":  # eta is computed in double, not rounded to float32
+            assert scalars["eta"].item() == 0.1 / (1 + 1e-4 * 0.1 * 2) ** 0.75
+    finally:
+        ctorch.set_default_dtype(old)
+
+
+@pytest.mark.parametrize("name,what", [
+    ("Adam", "params and state_steps"), ("RMSprop", "params and state_steps"),
+    ("ASGD", "params, mus, etas, and state_steps"), ("NAdam", "params, mu_products and state_steps"),
+    ("Adadelta", "params and state_steps"),
+])
+def test_capturable_on_cpu_raises(name, what):
+    p = nn.Parameter(ctorch.ones(2))
+    p.grad = ctorch.ones(2)
+    opt = getattr(optim, name)([p], capturable=True)
+    devices = "['cuda', 'xpu', 'hpu', 'privateuseone'" + ("]" if name == "Adadelta" else ", 'xla']")
+    with pytest.raises(AssertionError, match=re.escape(f"If capturable=True, {what} must be on supported devices: "
+                                                       f"{devices}.")):
+        opt.step()
+    assert to_numpy(p).tolist() == [1.0, 1.0]
+
+
+def test_adam_tensor_betas_stay_tensors_in_param_groups():
+    p = nn.Parameter(ctorch.ones(2))
+    opt = optim.Adam([p], betas=(ctorch.tensor(0.9), ctorch.tensor([0.99])))
+    b1, b2 = opt.state_dict()["param_groups"][0]["betas"]
+    assert isinstance(b1, ctorch.Tensor) and isinstance(b2, ctorch.Tensor) and b2.dim() == 0
+    p.grad = ctorch.ones(2)
+    opt.step()  # the first step moves each element by lr
+    np.testing.assert_allclose(to_numpy(p), [0.999, 0.999], rtol=1e-6)

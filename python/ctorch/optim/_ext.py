@@ -2,7 +2,7 @@
 NAdam, RAdam, Rprop, ASGD): the state lists are gathered here, the update rules live in C (csrc/optim.c,
 csrc/optim_math.h)."""
 from .. import _C
-from .optimizer import Optimizer, _no_grad_step, _to_scalar
+from .optimizer import Optimizer, _check_capturable, _get_scalar_dtype, _lr_arg, _no_grad_step, _to_scalar
 
 Tensor = _C.Tensor
 
@@ -15,6 +15,8 @@ class _ExtOptimizer(Optimizer):
     _tensor_keys = ()
     _scalar_keys = ()
     _option_defaults = {}
+    _capturable_what = "params and state_steps"  # the tensors named by the capturable device error
+    _capturable_xla = True
 
     def _hyper(self, group):
         """The keyword arguments of _C._optim_step for group, besides lr and maximize."""
@@ -29,7 +31,7 @@ class _ExtOptimizer(Optimizer):
                 p_state = self.state.get(p, {})
                 for key in ("step",) + self._scalar_keys:
                     if key in p_state and not isinstance(p_state[key], Tensor):
-                        p_state[key] = _C.tensor(float(p_state[key]), dtype=_C.float32)
+                        p_state[key] = _C.tensor(float(p_state[key]), dtype=_get_scalar_dtype())
 
     @_no_grad_step
     def step(self):
@@ -37,12 +39,13 @@ class _ExtOptimizer(Optimizer):
             params = self._params_with_grad(group)
             if not params:
                 continue
+            _check_capturable(group, params, self._capturable_what, self._capturable_xla)
             states = [self.state[p] for p in params]
             steps = [s.get("step") for s in states]
             scalars = [[s.get(k) for s in states] for k in self._scalar_keys]
             tensors = [[s.get(k) for s in states] for k in self._tensor_keys]
             _C._optim_step(self._kind, params, [p.grad for p in params], tensors, steps, scalars,
-                           _to_scalar(group["lr"]), maximize=group["maximize"], **self._hyper(group))
+                           _lr_arg(group["lr"]), maximize=group["maximize"], **self._hyper(group))
             for i, s in enumerate(states):
                 s["step"] = steps[i]
                 for key, values in zip(self._scalar_keys + self._tensor_keys, scalars + tensors):

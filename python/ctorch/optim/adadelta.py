@@ -5,6 +5,7 @@ from ._ext import _check_lr, _ExtOptimizer
 class Adadelta(_ExtOptimizer):
     _kind = "adadelta"
     _tensor_keys = ("square_avg", "acc_delta")
+    _capturable_xla = False
     _option_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,

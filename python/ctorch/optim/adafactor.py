@@ -3,9 +3,9 @@ parameters, full second moment for vectors; relative step size, update clipping 
 tensor ops, one parameter at a time (foreach is accepted and gives the same numbers)."""
 import math
 
-from .. import _C, finfo, tensor, float32
+from .. import _C, finfo, tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import Optimizer, _get_scalar_dtype, _lr_arg
 
 
 class Adafactor(Optimizer):
@@ -32,7 +32,7 @@ class Adafactor(Optimizer):
     def _state_for(self, p):
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = tensor(0.0, dtype=float32)
+            state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
             g = p.grad
             if g.dim() > 1:
                 state["row_var"] = g.new_zeros(list(g.shape[:-1]) + [1])
@@ -45,7 +45,7 @@ class Adafactor(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr = _to_scalar(group["lr"])
+            lr = _lr_arg(group["lr"])
             eps1, eps2 = group["eps"]
             for p in group["params"]:
                 if p.grad is None:

@@ -1,6 +1,7 @@
 """optim.Adagrad (lr_decay, weight decay, initial accumulator, maximize); one C call per group."""
 from .. import _C
 from ._ext import _check_lr, _ExtOptimizer
+from .optimizer import _get_scalar_dtype
 
 
 class Adagrad(_ExtOptimizer):
@@ -32,7 +33,7 @@ class Adagrad(_ExtOptimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
-                state["step"] = _C.tensor(0.0, dtype=_C.float32)
+                state["step"] = _C.tensor(0.0, dtype=_get_scalar_dtype())
                 state["sum"] = _C.full_like(p, initial_accumulator_value)
 
     def _hyper(self, group):

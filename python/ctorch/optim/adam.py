@@ -1,6 +1,6 @@
 """optim.Adam and optim.AdamW (PyTorch's update rule, amsgrad, maximize); one C call per group."""
 from .. import _C
-from .optimizer import Optimizer, _no_grad_step, _to_scalar
+from .optimizer import Optimizer, _check_capturable, _get_scalar_dtype, _lr_arg, _no_grad_step, _to_scalar
 
 Tensor = _C.Tensor
 
@@ -32,7 +32,7 @@ class Adam(Optimizer):
                     raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
                 if betas[i].numel() != 1:
                     raise ValueError(f"Tensor betas[{i}] must be 1-element")
-        betas = (_to_scalar(betas[0]), _to_scalar(betas[1]))
+        betas = (_lr_arg(betas[0]), _lr_arg(betas[1]))  # a tensor beta stays one, as in PyTorch
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable, "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
@@ -56,7 +56,7 @@ class Adam(Optimizer):
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _C.tensor(float(p_state["step"]), dtype=_C.float32)
+                    p_state["step"] = _C.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
 
     @_no_grad_step
     def step(self):
@@ -64,6 +64,7 @@ class Adam(Optimizer):
             params = self._params_with_grad(group)
             if not params:
                 continue
+            _check_capturable(group, params)
             grads = [p.grad for p in params]
             states = [self.state[p] for p in params]
             amsgrad = group["amsgrad"]
@@ -72,8 +73,8 @@ class Adam(Optimizer):
             exp_avg_sqs = [s.get("exp_avg_sq") for s in states]
             max_sqs = [s.get("max_exp_avg_sq") for s in states] if amsgrad else [None] * len(params)
             beta1, beta2 = group["betas"]
-            _C._adam_step(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, _to_scalar(group["lr"]),
-                          _to_scalar(beta1), _to_scalar(beta2), group["weight_decay"], group["eps"], amsgrad,
+            _C._adam_step(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, _lr_arg(group["lr"]),
+                          _lr_arg(beta1), _lr_arg(beta2), group["weight_decay"], group["eps"], amsgrad,
                           group["maximize"], group["decoupled_weight_decay"])
             for i, s in enumerate(states):
                 s["step"] = steps[i]

@@ -6,6 +6,7 @@ class ASGD(_ExtOptimizer):
     _kind = "asgd"
     _tensor_keys = ("ax",)
     _scalar_keys = ("eta", "mu")
+    _capturable_what = "params, mus, etas, and state_steps"
     _option_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,

@@ -5,7 +5,7 @@ import math
 
 from .. import _C, addmm, bfloat16
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import Optimizer, _lr_arg
 
 _ADJUST_LR_FNS = ("original", "match_rms_adamw", "spectral_unclamped")
 
@@ -31,14 +31,17 @@ def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):
 
 
 def _adjust_lr(lr, adjust_lr_fn, shape):
+    """lr times the shape's ratio (PyTorch's order: the ratio first, so a tensor lr takes one rounding)."""
     rows, cols = shape[:2]
     if adjust_lr_fn is None or adjust_lr_fn == "original":
-        return lr * math.sqrt(max(1, rows / cols))
-    if adjust_lr_fn == "match_rms_adamw":
-        return lr * 0.2 * math.sqrt(max(rows, cols))
-    if adjust_lr_fn == "spectral_unclamped":
-        return lr * math.sqrt(rows / cols)
-    return lr
+        ratio = math.sqrt(max(1, rows / cols))
+    elif adjust_lr_fn == "match_rms_adamw":
+        ratio = 0.2 * math.sqrt(max(rows, cols))
+    elif adjust_lr_fn == "spectral_unclamped":
+        ratio = math.sqrt(rows / cols)
+    else:
+        ratio = 1.0
+    return lr * ratio
 
 
 class Muon(Optimizer):
@@ -68,7 +71,7 @@ class Muon(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, momentum = _to_scalar(group["lr"]), group["momentum"]
+            lr, momentum = _lr_arg(group["lr"]), group["momentum"]
             for p in group["params"]:
                 if p.grad is None:
                     continue

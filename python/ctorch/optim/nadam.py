@@ -6,6 +6,7 @@ class NAdam(_ExtOptimizer):
     _kind = "nadam"
     _tensor_keys = ("exp_avg", "exp_avg_sq")
     _scalar_keys = ("mu_product",)
+    _capturable_what = "params, mu_products and state_steps"
     _option_defaults = {"maximize": False, "foreach": None, "capturable": False, "differentiable": False,
                         "decoupled_weight_decay": False}
 

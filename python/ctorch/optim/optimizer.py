@@ -80,6 +80,30 @@ def _to_scalar(x):
     return x
 
 
+_CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+
+
+def _check_capturable(group, params, what="params and state_steps", xla=True):
+    """PyTorch's error for capturable=True with parameters on a device that cannot capture (the CPU);
+    Adadelta's list leaves out xla."""
+    devices = _CAPTURABLE_DEVICES if xla else _CAPTURABLE_DEVICES[:-1]
+    if group.get("capturable") and any(p.device.type not in devices for p in params):
+        raise AssertionError(f"If capturable=True, {what} must be on supported devices: {devices}.")
+
+
+def _get_scalar_dtype():
+    """The dtype of the 0-d states (step, ...): float64 under a float64 default dtype, else float32."""
+    return _C.float64 if _C.get_default_dtype() == _C.float64 else _C.float32
+
+
+def _lr_arg(lr):
+    """lr as the C steps take it: a number, or a tensor lr (one element) kept as a tensor, since PyTorch
+    does the scalar arithmetic on it (lr * weight_decay, lr / bias_correction, ...) in its dtype."""
+    if isinstance(lr, Tensor) and lr.dim() != 0:
+        return lr.reshape(())
+    return lr
+
+
 class Optimizer:
     """Base class of all optimizers."""
 

@@ -1,6 +1,6 @@
 """optim.RMSprop (alpha, eps, weight decay, momentum, centered, maximize); one C call per group."""
 from .. import _C
-from .optimizer import Optimizer, _no_grad_step, _to_scalar
+from .optimizer import Optimizer, _check_capturable, _no_grad_step, _to_scalar
 
 Tensor = _C.Tensor
 
@@ -41,6 +41,7 @@ class RMSprop(Optimizer):
             params = self._params_with_grad(group)
             if not params:
                 continue
+            _check_capturable(group, params)
             grads = [p.grad for p in params]
             states = [self.state[p] for p in params]
             momentum, centered = group["momentum"], group["centered"]
