@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes; both sides must agree. */
-#define CT_CUDA_ABI_VERSION 26
+#define CT_CUDA_ABI_VERSION 27
 #define CT_CUDA_MAX_DEVICES 64
 #define CT_CUDA_ENTRY_POINT "ct_cuda_backend_init"
 
