@@ -639,11 +639,6 @@ typedef struct {
     double base; /* logspace */
 } SeqCtx;
 
-static float round_to_dtype(float v, CtDType d)
-{
-    return d == CT_F16 ? ct_half_to_float(ct_float_to_half(v)) : d == CT_BF16 ? ct_bfloat16_to_float(ct_float_to_bfloat16(v)) : v;
-}
-
 static void seq_fill(int64_t begin, int64_t end, void *vctx)
 {
     const SeqCtx *c = vctx;
@@ -789,9 +784,9 @@ static CtTensorObject *linlogspace(SeqKind kind, double start, double end, int64
     ctx.dstart = start;
     ctx.dend = end;
     ctx.dstep = steps > 1 ? (end - start) / (double)(steps - 1) : 0.0;
-    ctx.fstart = round_to_dtype((float)start, dtype);
-    ctx.fend = round_to_dtype((float)end, dtype);
-    ctx.fstep = steps > 1 ? round_to_dtype((ctx.fend - ctx.fstart) / (float)(steps - 1), dtype) : 0.0f;
+    ctx.fstart = (float)ct_round_to_dtype(dtype, (float)start);
+    ctx.fend = (float)ct_round_to_dtype(dtype, (float)end);
+    ctx.fstep = steps > 1 ? (float)ct_round_to_dtype(dtype, (ctx.fend - ctx.fstart) / (float)(steps - 1)) : 0.0f;
     return seq_tensor(&ctx, device);
 }
 

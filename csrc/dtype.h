@@ -116,6 +116,22 @@ CT_HOST_DEVICE ct_bfloat16 ct_float_to_bfloat16(float f)
     return (ct_bfloat16)(u >> 16);
 }
 
+/* x rounded to the floating dtype dt, as storing it in a tensor of dt does (float64 and the
+ * non-floating dtypes: x itself). */
+CT_HOST_DEVICE double ct_round_to_dtype(CtDType dt, double x)
+{
+    switch (dt) {
+    case CT_F32:
+        return (float)x;
+    case CT_F16:
+        return ct_half_to_float(ct_float_to_half((float)x));
+    case CT_BF16:
+        return ct_bfloat16_to_float(ct_float_to_bfloat16((float)x));
+    default:
+        return x;
+    }
+}
+
 /* Load an element of dtype NAME as its acctype and store one back: the one place where the
  * 16-bit formats are widened and narrowed. Used by the kernel-stamping macros. */
 #define CT_LOAD_BOOL(p) (*(const bool *)(p))

@@ -489,21 +489,6 @@ static double bump_step_on(PyObject *steps, Py_ssize_t i, CtDevice device, const
     return step + 1.0;
 }
 
-/* x rounded to dt, as storing it in a 0-d tensor of dt does (float64 and the other dtypes: unchanged) */
-static double round_to(CtDType dt, double x)
-{
-    switch (dt) {
-    case CT_F32:
-        return (float)x;
-    case CT_F16:
-        return ct_half_to_float(ct_float_to_half((float)x));
-    case CT_BF16:
-        return ct_bfloat16_to_float(ct_float_to_bfloat16((float)x));
-    default:
-        return x;
-    }
-}
-
 /* The arithmetic on lr, as in PyTorch's optimizers: a Python number computes in double; a one-element
  * tensor stays a tensor, so every scalar computed from it (lr * weight_decay, lr / bias_correction, ...)
  * is a 0-d tensor of its dtype (the default float dtype for an integral one): lr_res rounds each such
@@ -515,7 +500,7 @@ typedef struct {
 
 static double lr_res(const LrMath *lm, double x)
 {
-    return round_to(lm->dtype, x);
+    return ct_round_to_dtype(lm->dtype, x);
 }
 
 static double lr_opnd(const LrMath *lm, double x)
@@ -882,9 +867,9 @@ static int asgd_schedule(const CtOptimParams *p, const ExtHost *h, PyObject *sca
         const double base = lr_res(lm, 1 + lr_res(lm, lr_res(lm, lr_opnd(lm, h->lambd) * p->lr) * lr_opnd(lm, step)));
         const double eta = lr_res(lm, p->lr / lr_res(lm, pow(base, lr_opnd(lm, h->alpha))));
         if (set_scalar(CT_TENSOR(PyList_GET_ITEM(PyList_GET_ITEM(scalars, 0), i)),
-                       lm->tensor ? eta : round_to(ct_default_float_dtype, eta), NULL) < 0 ||
+                       lm->tensor ? eta : ct_round_to_dtype(ct_default_float_dtype, eta), NULL) < 0 ||
             set_scalar(CT_TENSOR(PyList_GET_ITEM(PyList_GET_ITEM(scalars, 1), i)),
-                       round_to(ct_default_float_dtype, 1 / (since > 1 ? since : 1.0)), NULL) < 0) {
+                       ct_round_to_dtype(ct_default_float_dtype, 1 / (since > 1 ? since : 1.0)), NULL) < 0) {
             return -1;
         }
     }
