@@ -362,31 +362,31 @@ static PyObject *copy_of_view(const char *fname, const char *view_op, const char
     return ct_write_out(CT_TENSOR(r), out, fname, CT_OUT_EXACT, 0, NULL);
 }
 
-#define CT_COPY_OP(name, view_op, drop, pieces)                                                                   \
+#define CT_COPY_OP(name, view_op, drop, pieces, quiet)                                                            \
     static PyObject *function_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)    \
     {                                                                                                             \
-        return copy_of_view(#name, view_op, drop, args, nargs, kwnames, pieces, strcmp(#name, "narrow_copy") == 0); \
+        return copy_of_view(#name, view_op, drop, args, nargs, kwnames, pieces, quiet);                           \
     }
-CT_COPY_OP(view_copy, "view", NULL, false)
-CT_COPY_OP(permute_copy, "permute", NULL, false)
-CT_COPY_OP(transpose_copy, "transpose", NULL, false)
-CT_COPY_OP(t_copy, "t", NULL, false)
-CT_COPY_OP(expand_copy, "expand", "implicit", false)
-CT_COPY_OP(diagonal_copy, "diagonal", NULL, false)
-CT_COPY_OP(select_copy, "select", NULL, false)
-CT_COPY_OP(squeeze_copy, "squeeze", NULL, false)
-CT_COPY_OP(unsqueeze_copy, "unsqueeze", NULL, false)
-CT_COPY_OP(unfold_copy, "unfold", NULL, false)
-CT_COPY_OP(narrow_copy, "narrow", NULL, false)
-CT_COPY_OP(as_strided_copy, "as_strided", NULL, false)
-CT_COPY_OP(detach_copy, "detach", NULL, false)
-CT_COPY_OP(alias_copy, "view_as", NULL, false)
-CT_COPY_OP(unbind_copy, "unbind", NULL, true)
-CT_COPY_OP(split_copy, "split", NULL, true)
-CT_COPY_OP(split_with_sizes_copy, "split", NULL, true)
-CT_COPY_OP(unsafe_split, "split", NULL, true)
-CT_COPY_OP(unsafe_split_with_sizes, "split", NULL, true)
-CT_COPY_OP(unsafe_chunk, "chunk", NULL, true)
+CT_COPY_OP(view_copy, "view", NULL, false, false)
+CT_COPY_OP(permute_copy, "permute", NULL, false, false)
+CT_COPY_OP(transpose_copy, "transpose", NULL, false, false)
+CT_COPY_OP(t_copy, "t", NULL, false, false)
+CT_COPY_OP(expand_copy, "expand", "implicit", false, false)
+CT_COPY_OP(diagonal_copy, "diagonal", NULL, false, false)
+CT_COPY_OP(select_copy, "select", NULL, false, false)
+CT_COPY_OP(squeeze_copy, "squeeze", NULL, false, false)
+CT_COPY_OP(unsqueeze_copy, "unsqueeze", NULL, false, false)
+CT_COPY_OP(unfold_copy, "unfold", NULL, false, false)
+CT_COPY_OP(narrow_copy, "narrow", NULL, false, true)
+CT_COPY_OP(as_strided_copy, "as_strided", NULL, false, false)
+CT_COPY_OP(detach_copy, "detach", NULL, false, false)
+CT_COPY_OP(alias_copy, "view_as", NULL, false, false)
+CT_COPY_OP(unbind_copy, "unbind", NULL, true, false)
+CT_COPY_OP(split_copy, "split", NULL, true, false)
+CT_COPY_OP(split_with_sizes_copy, "split", NULL, true, false)
+CT_COPY_OP(unsafe_split, "split", NULL, true, false)
+CT_COPY_OP(unsafe_split_with_sizes, "split", NULL, true, false)
+CT_COPY_OP(unsafe_chunk, "chunk", NULL, true, false)
 #undef CT_COPY_OP
 
 /* alias_copy(input): view_as needs the input again as its argument */
